@@ -1,0 +1,213 @@
+// Settings are read once at start from ASSAY_* environment variables and `serve` flags (a flag
+// wins), checked all together — every bad key is reported, not just the first — then frozen.
+// The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
+import { availableParallelism } from "node:os";
+
+type Kind = "string" | "int" | "bool";
+interface SettingDef {
+  key: string;
+  kind: Kind;
+  def: string | number | boolean | null;
+  min?: number;
+  max?: number;
+  help: string;
+}
+
+export const SETTINGS = [
+  { key: "host", kind: "string", def: "127.0.0.1", help: "Interface to listen on" },
+  { key: "port", kind: "int", def: 8080, min: 0, max: 65535, help: "TCP port (0 = any free port)" },
+  { key: "data_dir", kind: "string", def: "./assay-data", help: "Directory holding the SQLite database" },
+  {
+    key: "base_url",
+    kind: "string",
+    def: null,
+    help: "Public URL for Location/next/previous (default: from the request)",
+  },
+  {
+    key: "sync_wait_ms",
+    kind: "int",
+    def: 5000,
+    min: 0,
+    max: 60000,
+    help: "How long a run request waits for a 201",
+  },
+  {
+    key: "max_payload_bytes",
+    kind: "int",
+    def: 26214400,
+    min: 1024,
+    max: 1073741824,
+    help: "Largest request body",
+  },
+  {
+    key: "max_metadata_bytes",
+    kind: "int",
+    def: 16384,
+    min: 2,
+    max: 1048576,
+    help: "Largest metadata object (JSON text)",
+  },
+  { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
+  {
+    key: "max_queue",
+    kind: "int",
+    def: 10000,
+    min: 1,
+    max: 10000000,
+    help: "Unfinished runs before new runs get 503",
+  },
+  {
+    key: "step_timeout_ms",
+    kind: "int",
+    def: 60000,
+    min: 10,
+    max: 3600000,
+    help: "Default per-step time limit",
+  },
+  {
+    key: "step_timeout_max_ms",
+    kind: "int",
+    def: 600000,
+    min: 10,
+    max: 3600000,
+    help: "Ceiling for a step's timeout_ms",
+  },
+  {
+    key: "max_attempts",
+    kind: "int",
+    def: 3,
+    min: 1,
+    max: 100,
+    help: "Executions of a run (restarts included) before it ends in error",
+  },
+  {
+    key: "retention_days",
+    kind: "int",
+    def: 0,
+    min: 0,
+    max: 36500,
+    help: "Default days before submission content is purged (0 = keep)",
+  },
+  {
+    key: "shutdown_grace_ms",
+    kind: "int",
+    def: 10000,
+    min: 0,
+    max: 600000,
+    help: "Time running steps get to finish on shutdown",
+  },
+  {
+    key: "rate_limit_disabled",
+    kind: "bool",
+    def: false,
+    help: "Turn rate limiting off (trusted benchmarks only)",
+  },
+  {
+    key: "rate_limit_per_minute",
+    kind: "int",
+    def: 1200,
+    min: 1,
+    max: 10000000,
+    help: "Requests per token per minute",
+  },
+  {
+    key: "rate_limit_runs_per_minute",
+    kind: "int",
+    def: 600,
+    min: 1,
+    max: 10000000,
+    help: "Run starts per token per minute",
+  },
+  {
+    key: "rate_limit_ip_per_minute",
+    kind: "int",
+    def: 300,
+    min: 1,
+    max: 10000000,
+    help: "Unauthenticated/failed-auth requests per IP per minute",
+  },
+  {
+    key: "webhook_allow_private",
+    kind: "bool",
+    def: false,
+    help: "Allow webhook targets on private/loopback addresses",
+  },
+  {
+    key: "metrics_enabled",
+    kind: "bool",
+    def: false,
+    help: "Serve /metrics without a token (otherwise instance-admin token)",
+  },
+  { key: "log_level", kind: "string", def: "info", help: "debug | info | warn | error | silent" },
+] as const satisfies readonly SettingDef[];
+
+type Value<D extends SettingDef> = D["kind"] extends "int"
+  ? number
+  : D["kind"] extends "bool"
+    ? boolean
+    : D["def"] extends null
+      ? string | null
+      : string;
+export type Config = Readonly<{ [D in (typeof SETTINGS)[number] as D["key"]]: Value<D> }>;
+
+export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
+export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+}
+
+/** Parse settings from env and `--flag value` / `--flag=value` arguments; throws ConfigError. */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  flags: Record<string, string> = {},
+): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  const known = new Set<string>(SETTINGS.map((s) => s.key));
+  for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown option ${flagName(f)}`);
+  for (const s of SETTINGS as readonly SettingDef[]) {
+    const raw = flags[s.key] ?? env[envName(s.key)];
+    const where = flags[s.key] !== undefined ? flagName(s.key) : envName(s.key);
+    if (raw === undefined || raw === "") {
+      out[s.key] = s.def;
+      continue;
+    }
+    if (s.kind === "int") {
+      const n = Number(raw);
+      if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
+        problems.push(`${where}: "${raw}" is not an integer`);
+      else if ((s.min !== undefined && n < s.min) || (s.max !== undefined && n > s.max))
+        problems.push(`${where}: ${n} is outside ${s.min}..${s.max}`);
+      else out[s.key] = n;
+    } else if (s.kind === "bool") {
+      const v = raw.trim().toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) out[s.key] = true;
+      else if (["0", "false", "no", "off"].includes(v)) out[s.key] = false;
+      else problems.push(`${where}: "${raw}" is not true or false`);
+    } else out[s.key] = raw;
+  }
+  if (typeof out.log_level === "string" && !LOG_LEVELS.includes(out.log_level))
+    problems.push(`log level must be one of ${LOG_LEVELS.join(", ")}`);
+  if (typeof out.base_url === "string") {
+    try {
+      const u = new URL(out.base_url);
+      if (!/^https?:$/.test(u.protocol)) throw new Error();
+      out.base_url = u.href.replace(/\/+$/, "");
+    } catch {
+      problems.push(`base URL "${out.base_url}" is not an http(s) URL`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
+  return Object.freeze(out) as Config;
+}
+
+/** Settings for tests and embedding: defaults plus overrides, no environment. */
+export function testConfig(overrides: Partial<Record<keyof Config, unknown>> = {}): Config {
+  const base = loadConfig({});
+  return Object.freeze({ ...base, ...overrides }) as Config;
+}

@@ -1,0 +1,26 @@
+// Migrations are SQL files embedded in the binary (imported as text) and tracked with
+// PRAGMA user_version: migration N runs once, inside a transaction, when user_version < N.
+import type { Database } from "bun:sqlite";
+import m0001 from "./migrations/0001_init.sql" with { type: "text" };
+
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  { version: 1, name: "init", sql: m0001 },
+];
+
+export function migrate(db: Database): number {
+  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  const latest = MIGRATIONS.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new Error(
+      `The data directory was written by a newer Assay (schema ${current}, this build knows ${latest}).`,
+    );
+  }
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.exec(`PRAGMA user_version = ${m.version}`);
+    })();
+  }
+  return latest;
+}

@@ -1,0 +1,51 @@
+// One error type for the whole service. Every non-2xx answer is rendered from an AppError by
+// src/http/errors.ts as the spec's object {detail, code, status, errors}.
+
+export interface ErrorItem {
+  field: string;
+  code: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly errorCode: string;
+  readonly errors: ErrorItem[];
+  /** Extra response headers (Retry-After, WWW-Authenticate …). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    errorCode: string,
+    detail: string,
+    errors: ErrorItem[] = [],
+    headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.status = status;
+    this.errorCode = errorCode;
+    this.errors = errors;
+    this.headers = headers;
+  }
+}
+
+export const unauthenticated = (detail = "Authentication credentials were not provided or are invalid.") =>
+  new AppError(401, "authentication_required", detail, [], { "WWW-Authenticate": 'Bearer realm="assay"' });
+
+export const forbidden = (detail = "You do not have permission to perform this action.") =>
+  new AppError(403, "permission_denied", detail);
+
+export const notFound = (what = "Resource") => new AppError(404, "not_found", `${what} not found.`);
+
+export const invalid = (detail: string, errors: ErrorItem[] = []) =>
+  new AppError(400, "invalid_request", detail, errors);
+
+/** A single-field validation failure: the common case for hand-written checks. */
+export const invalidField = (field: string, message: string, code = "invalid") =>
+  invalid(`Invalid value for ${field}.`, [{ field, code, message }]);
+
+export const conflict = (detail: string, errors: ErrorItem[] = []) =>
+  new AppError(409, "conflict", detail, errors);
+
+export const serviceUnavailable = (detail: string, retryAfterS: number) =>
+  new AppError(503, "service_unavailable", detail, [], { "Retry-After": String(retryAfterS) });
