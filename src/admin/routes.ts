@@ -1,0 +1,190 @@
+// Instance administration (instance admins only): users, organizations, instance settings.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { notFound } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicUrl } from "../http/url.ts";
+import { requireInstanceAdmin } from "../orgs/access.ts";
+import { OrgOut, presentOrg } from "../orgs/model.ts";
+import { createOrgService } from "../orgs/service.ts";
+import { UserOut, presentUser } from "../users/routes.ts";
+import { createUser } from "../users/service.ts";
+
+const Days = t.Nullable(
+  t.Integer({ minimum: 1, maximum: 36500, error: "must be an integer from 1 to 36500 or null" }),
+);
+const SettingsOut = t.Object({
+  token_default_ttl_days: t.Nullable(t.Integer()),
+  token_max_ttl_days: t.Nullable(t.Integer()),
+  token_rotation_days: t.Nullable(t.Integer()),
+});
+
+export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { users, orgs, settings, config } = deps;
+  const orgService = createOrgService(orgs, users);
+  const detail = { tags: ["Administration"], security: [{ bearer: [] }] };
+  const findOrg = async (slug: string) => {
+    const o = await orgs.getBySlug(slug);
+    if (!o) throw notFound("Organization");
+    return o;
+  };
+  return new Elysia({ prefix: "/api/v1/admin" })
+    .use(auth)
+    .get(
+      "/users/",
+      async ({ query, request, principal }) => {
+        requireInstanceAdmin(principal);
+        const p = parsePage(query);
+        const { count, items } = await users.list(p.limit, p.offset);
+        return envelope(publicUrl(config.base_url, request), p, count, items.map(presentUser));
+      },
+      {
+        auth: true,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(UserOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List users" },
+      },
+    )
+    .post(
+      "/users/",
+      async ({ body, set, principal }) => {
+        requireInstanceAdmin(principal);
+        set.status = 201;
+        return presentUser(await createUser(users, body));
+      },
+      {
+        auth: true,
+        body: t.Object(
+          {
+            username: t.String({ error: "must be a string" }),
+            password: t.Optional(t.String({ error: "must be a string" })),
+            name: t.Optional(
+              t.String({ maxLength: 200, error: "must be a string of at most 200 characters" }),
+            ),
+            email: t.Optional(t.String({ error: "must be a string" })),
+            is_admin: t.Optional(t.Boolean({ error: "must be true or false" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: UserOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Create a user" },
+      },
+    )
+    .delete(
+      "/users/:username/",
+      async ({ params, set, principal }) => {
+        requireInstanceAdmin(principal);
+        const u = await users.getByUsername(params.username);
+        if (!u) throw notFound("User");
+        await users.delete(u.id);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: t.Object({ username: t.String() }),
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete a user: their tokens stop working at once" },
+      },
+    )
+    .get(
+      "/orgs/",
+      async ({ query, request, principal }) => {
+        requireInstanceAdmin(principal);
+        const p = parsePage(query);
+        const { count, items } = await orgs.list({ includeDeleted: true, limit: p.limit, offset: p.offset });
+        return envelope(
+          publicUrl(config.base_url, request),
+          p,
+          count,
+          items.map((o) => presentOrg(o, false)),
+        );
+      },
+      {
+        auth: true,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(OrgOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List all organizations (deleted included)" },
+      },
+    )
+    .post(
+      "/orgs/",
+      async ({ body, set, principal }) => {
+        requireInstanceAdmin(principal);
+        set.status = 201;
+        return presentOrg(await orgService.create(body.org_slug, body.name), false);
+      },
+      {
+        auth: true,
+        body: t.Object(
+          {
+            org_slug: t.String({ error: "must be a string" }),
+            name: t.Optional(t.String({ error: "must be a string" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: OrgOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Create an organization" },
+      },
+    )
+    .post(
+      "/orgs/:org_slug/suspend/",
+      async ({ params, principal }) =>
+        requireInstanceAdmin(principal) ??
+        presentOrg(await orgs.update((await findOrg(params.org_slug)).id, { status: "suspended" }), false),
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String() }),
+        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Suspend: members get 403 until restored" },
+      },
+    )
+    .post(
+      "/orgs/:org_slug/restore/",
+      async ({ params, principal }) =>
+        requireInstanceAdmin(principal) ??
+        presentOrg(
+          await orgs.update((await findOrg(params.org_slug)).id, { status: "active", deleted_at: null }),
+          false,
+        ),
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String() }),
+        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Restore a suspended or deleted organization" },
+      },
+    )
+    .delete(
+      "/orgs/:org_slug/",
+      async ({ params, set, principal }) => {
+        requireInstanceAdmin(principal);
+        await orgs.update((await findOrg(params.org_slug)).id, { deleted_at: new Date().toISOString() });
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String() }),
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete (soft) an organization" },
+      },
+    )
+    .get("/settings/", ({ principal }) => requireInstanceAdmin(principal) ?? settings.get(), {
+      auth: true,
+      response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
+      detail: { ...detail, summary: "Instance settings (token policies)" },
+    })
+    .patch("/settings/", ({ body, principal }) => requireInstanceAdmin(principal) ?? settings.update(body), {
+      auth: true,
+      body: t.Object(
+        {
+          token_default_ttl_days: t.Optional(Days),
+          token_max_ttl_days: t.Optional(Days),
+          token_rotation_days: t.Optional(Days),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
+      detail: { ...detail, summary: "Change token policies" },
+    });
+}

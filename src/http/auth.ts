@@ -1,0 +1,64 @@
+// Bearer authentication as one plugin (a macro with `resolve`), used explicitly by each route
+// with `{ auth: true }`. Session cookies of the web app plug in through `sessions`.
+import { Elysia } from "elysia";
+import { unauthenticated } from "../errors.ts";
+import type { TokenService } from "../tokens/service.ts";
+import type { TokenRecord } from "../tokens/store.ts";
+import type { User } from "../users/store.ts";
+
+export interface Principal {
+  user: User;
+  /** The API token in use; null when the request came with a web session. */
+  token: TokenRecord | null;
+  /** Set for web sessions. */
+  session: { id: number } | null;
+}
+
+/** Web-session authentication, provided by src/web; null when the request has no session. */
+export type SessionAuth = (request: Request) => Promise<Principal | null>;
+
+/** Scheme word is case-insensitive (RFC 9110 §11.1); exactly one space-separated credential. */
+export function bearerToken(header: string | null): string | null {
+  if (!header) return null;
+  const m = /^bearer +(\S+) *$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+export function authPlugin(deps: {
+  tokens: TokenService;
+  sessions?: SessionAuth;
+  /** Called after authentication (rate limits); may throw an AppError. */
+  afterAuth?: (
+    p: Principal,
+    request: Request,
+    set: { headers: Record<string, unknown> },
+  ) => void | Promise<void>;
+  /** Called when authentication fails (per-IP budget for failed attempts). */
+  onAuthFailure?: (request: Request) => void;
+}) {
+  return new Elysia({ name: "auth" }).macro({
+    auth: {
+      async resolve({ request, set }) {
+        let principal: Principal | null = null;
+        try {
+          const header = request.headers.get("authorization");
+          if (header !== null) {
+            const presented = bearerToken(header);
+            if (!presented) throw unauthenticated("Use the Authorization header with the Bearer scheme.");
+            const v = await deps.tokens.verify(presented);
+            if (v.warning) (set.headers as Record<string, string>).warning = v.warning;
+            principal = { user: v.user, token: v.token, session: null };
+          } else if (deps.sessions) {
+            principal = await deps.sessions(request);
+          }
+          if (!principal) throw unauthenticated();
+        } catch (e) {
+          deps.onAuthFailure?.(request);
+          throw e;
+        }
+        await deps.afterAuth?.(principal, request, set as { headers: Record<string, unknown> });
+        return { principal };
+      },
+    },
+  });
+}

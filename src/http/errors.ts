@@ -1,0 +1,99 @@
+// The one error contract (CONTRACT §5): every non-2xx answer is {detail, code, status, errors}
+// as application/json. Errors are mapped by class (instanceof), never by a `code` string: Elysia
+// copies any thrown object's `code` field, and a SQLite error's code must not reach a client.
+import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
+import { AppError, type ErrorItem } from "../errors.ts";
+import type { Logger } from "../lib/log.ts";
+
+export interface ErrorBody {
+  detail: string;
+  code: string;
+  status: number;
+  errors: ErrorItem[];
+}
+
+export function errorResponse(e: AppError, extraHeaders?: Record<string, string>): Response {
+  const body: ErrorBody = { detail: e.message, code: e.errorCode, status: e.status, errors: e.errors };
+  return new Response(JSON.stringify(body), {
+    status: e.status,
+    headers: { ...extraHeaders, ...e.headers, "content-type": "application/json" },
+  });
+}
+
+/** Elysia/TypeBox validation failures → errors[] items {field, code, message}. */
+export function validationItems(err: ValidationError): ErrorItem[] {
+  const where = err.type === "body" ? "" : `${err.type}.`;
+  const items = new Map<string, ErrorItem>();
+  for (const v of err.all as Array<{
+    path?: string;
+    message?: string;
+    summary?: string;
+    schema?: { error?: string };
+  }>) {
+    const field = where + (v.path ?? "").replace(/^\//, "").replaceAll("/", ".");
+    if (items.has(field)) continue; // one message per field: TypeBox reports unions many times
+    items.set(field, {
+      field: field || err.type,
+      code: "invalid",
+      message: v.schema?.error ?? v.summary ?? v.message ?? "Invalid value.",
+    });
+  }
+  return [...items.values()];
+}
+
+/** A route table for telling 405 from 404: path patterns with their allowed methods. */
+export function methodMatcher(routes: { method: string; path: string }[]) {
+  const table = routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ({
+      method: r.method,
+      re: new RegExp(
+        `^${r.path
+          .replace(/\/$/, "")
+          .replace(/:[^/]+/g, "[^/]+")
+          .replace(/\*/g, ".*")}/?$`,
+      ),
+    }));
+  return (path: string): string[] => [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
+}
+
+export function errorPlugin(log: Logger, allowedMethods: () => (path: string) => string[]) {
+  return new Elysia({ name: "errors" }).onError({ as: "global" }, ({ error, request, set }) => {
+    const headers = set.headers as Record<string, string>;
+    if (error instanceof AppError) return errorResponse(error, headers);
+    if (error instanceof ValidationError)
+      return errorResponse(
+        new AppError(400, "invalid_request", "The request is invalid.", validationItems(error)),
+        headers,
+      );
+    if (error instanceof ParseError)
+      return errorResponse(
+        new AppError(400, "invalid_request", "The request body is malformed.", [
+          {
+            field: "body",
+            code: "parse_error",
+            message: "The body could not be parsed as its Content-Type says.",
+          },
+        ]),
+        headers,
+      );
+    if (error instanceof NotFoundError) {
+      const path = new URL(request.url).pathname;
+      const allowed = allowedMethods()(path);
+      if (allowed.length && !allowed.includes(request.method)) {
+        return errorResponse(
+          new AppError(405, "method_not_allowed", `Method ${request.method} is not allowed on this path.`),
+          { ...headers, Allow: allowed.join(", ") },
+        );
+      }
+      return errorResponse(new AppError(404, "not_found", "Not found."), headers);
+    }
+    // Anything else is our bug: log it whole, tell the client nothing about it.
+    log.error("unhandled error", {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      error: String((error as Error)?.stack ?? error),
+    });
+    return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), headers);
+  });
+}

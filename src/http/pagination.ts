@@ -1,0 +1,77 @@
+// Page-number pagination (CONTRACT §3): ?page=1&page_size=50, page_size at most 200.
+// Bad values are a 400 with an errors[] item rather than silently clamped: a client that asks
+// for 1000 items and gets 200 without being told has a bug it cannot see. A page past the end
+// is an empty page (with `previous`), which is friendlier to pollers than a 404.
+import { t } from "elysia";
+import { invalid } from "../errors.ts";
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+export const PageQuery = {
+  page: t.Optional(t.String({ description: "1-based page number" })),
+  page_size: t.Optional(
+    t.String({ description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` }),
+  ),
+};
+
+export interface Page {
+  page: number;
+  pageSize: number;
+  limit: number;
+  offset: number;
+}
+
+export function parsePage(q: { page?: string; page_size?: string }): Page {
+  const errors = [];
+  const page = q.page === undefined ? 1 : /^\d{1,9}$/.test(q.page) ? Number(q.page) : Number.NaN;
+  const pageSize =
+    q.page_size === undefined
+      ? DEFAULT_PAGE_SIZE
+      : /^\d{1,9}$/.test(q.page_size)
+        ? Number(q.page_size)
+        : Number.NaN;
+  if (!(page >= 1))
+    errors.push({ field: "page", code: "invalid", message: "page must be an integer of at least 1." });
+  if (!(pageSize >= 1 && pageSize <= MAX_PAGE_SIZE))
+    errors.push({
+      field: "page_size",
+      code: "invalid",
+      message: `page_size must be an integer from 1 to ${MAX_PAGE_SIZE}.`,
+    });
+  if (errors.length) throw invalid("Invalid pagination parameters.", errors);
+  return { page, pageSize, limit: pageSize, offset: (page - 1) * pageSize };
+}
+
+export interface Envelope<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+/** The envelope with absolute next/previous URLs that keep the request's other parameters. */
+export function envelope<T>(publicUrl: string, p: Page, count: number, results: T[]): Envelope<T> {
+  const link = (page: number) => {
+    const u = new URL(publicUrl);
+    u.searchParams.set("page", String(page));
+    if (u.searchParams.has("page_size") || p.pageSize !== DEFAULT_PAGE_SIZE)
+      u.searchParams.set("page_size", String(p.pageSize));
+    return u.href;
+  };
+  const lastPage = Math.max(1, Math.ceil(count / p.pageSize));
+  return {
+    count,
+    next: p.page < lastPage ? link(p.page + 1) : null,
+    previous: p.page > 1 ? link(Math.min(p.page - 1, lastPage)) : null,
+    results,
+  };
+}
+
+export const EnvelopeOf = <S extends import("elysia").TSchema>(item: S) =>
+  t.Object({
+    count: t.Integer(),
+    next: t.Nullable(t.String()),
+    previous: t.Nullable(t.String()),
+    results: t.Array(item),
+  });

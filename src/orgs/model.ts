@@ -1,0 +1,38 @@
+import { t } from "elysia";
+import type { Member, Org, OrgAccess } from "./store.ts";
+
+export const RoleSchema = t.Union(
+  [t.Literal("viewer"), t.Literal("executor"), t.Literal("author"), t.Literal("admin")],
+  {
+    error: "must be one of viewer, executor, author, admin",
+  },
+);
+export const OrgOut = t.Object({
+  org_slug: t.String(),
+  name: t.String(),
+  status: t.String(),
+  created_at: t.String(),
+  deleted_at: t.Optional(t.Nullable(t.String())),
+  role: t.Optional(t.Nullable(t.String())),
+});
+export const MemberOut = t.Object({
+  username: t.String(),
+  name: t.String(),
+  role: t.String(),
+  created_at: t.String(),
+});
+
+export const presentOrg = (o: Org | OrgAccess, withRole = true) => ({
+  org_slug: o.slug,
+  name: o.name,
+  status: o.status,
+  created_at: o.created_at,
+  ...(o.deleted_at ? { deleted_at: o.deleted_at } : {}),
+  ...(withRole && "role" in o ? { role: o.role } : {}),
+});
+export const presentMember = (m: Member) => ({
+  username: m.username,
+  name: m.name,
+  role: m.role,
+  created_at: m.created_at,
+});

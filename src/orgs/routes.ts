@@ -1,0 +1,147 @@
+// Organizations and members (CONTRACT §3): members read (Viewer), admins write.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { invalidField } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicUrl } from "../http/url.ts";
+import { requireOrgRole } from "./access.ts";
+import { MemberOut, OrgOut, RoleSchema, presentMember, presentOrg } from "./model.ts";
+import { createOrgService } from "./service.ts";
+
+const OrgParams = t.Object({ org_slug: t.String() });
+const MemberParams = t.Object({ org_slug: t.String(), username: t.String() });
+
+export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, users, config } = deps;
+  const service = createOrgService(orgs, users);
+  const detail = { tags: ["Organizations"], security: [{ bearer: [] }] };
+  return new Elysia({ prefix: "/api/v1/orgs" })
+    .use(auth)
+    .get(
+      "/",
+      async ({ query, request, principal }) => {
+        const p = parsePage(query);
+        const { count, items } = await orgs.listForUser(principal.user.id, p.limit, p.offset);
+        return envelope(
+          publicUrl(config.base_url, request),
+          p,
+          count,
+          items.map((o) => presentOrg(o)),
+        );
+      },
+      {
+        auth: true,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(OrgOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Organizations you belong to, with your role" },
+      },
+    )
+    .get(
+      "/:org_slug/",
+      async ({ params, principal }) =>
+        presentOrg((await requireOrgRole(orgs, principal, params.org_slug, "viewer")).org),
+      {
+        auth: true,
+        params: OrgParams,
+        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Organization detail" },
+      },
+    )
+    .patch(
+      "/:org_slug/",
+      async ({ params, body, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        if (body.name !== undefined && (!body.name.trim() || body.name.length > 200))
+          throw invalidField("name", "A name of 1 to 200 characters.");
+        return presentOrg({ ...(await orgs.update(org.id, { name: body.name })), role: org.role });
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        body: t.Object(
+          { name: t.Optional(t.String({ error: "must be a string" })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Rename (Admin)" },
+      },
+    )
+    .delete(
+      "/:org_slug/",
+      async ({ params, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        await orgs.update(org.id, { deleted_at: new Date().toISOString() });
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete (soft; members then get 403) (Admin)" },
+      },
+    )
+    .get(
+      "/:org_slug/members/",
+      async ({ params, query, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const p = parsePage(query);
+        const { count, items } = await orgs.members(org.id, p.limit, p.offset);
+        return envelope(publicUrl(config.base_url, request), p, count, items.map(presentMember));
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(MemberOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Members and roles" },
+      },
+    )
+    .post(
+      "/:org_slug/members/",
+      async ({ params, body, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        set.status = 201;
+        return presentMember(await service.addMember(org.id, body.username, body.role));
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        body: t.Object(
+          { username: t.String({ error: "must be a string" }), role: RoleSchema },
+          { additionalProperties: false },
+        ),
+        response: { 201: MemberOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Add a member (Admin)" },
+      },
+    )
+    .patch(
+      "/:org_slug/members/:username/",
+      async ({ params, body, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        return presentMember(await service.setRole(org.id, params.username, body.role));
+      },
+      {
+        auth: true,
+        params: MemberParams,
+        body: t.Object({ role: RoleSchema }, { additionalProperties: false }),
+        response: { 200: MemberOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Change a role (Admin; the last admin stays)" },
+      },
+    )
+    .delete(
+      "/:org_slug/members/:username/",
+      async ({ params, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        await service.removeMember(org.id, params.username);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: MemberParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Remove a member (Admin; the last admin stays)" },
+      },
+    );
+}

@@ -1,0 +1,59 @@
+// Organization and membership rules: slugs, the last-admin guard, soft deletion.
+import { conflict, invalid, invalidField, notFound } from "../errors.ts";
+import type { UserStore } from "../users/store.ts";
+import { type OrgStore, ROLES, type Role } from "./store.ts";
+
+const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
+
+export function checkOrgSlug(slug: string) {
+  if (!ORG_SLUG_RE.test(slug))
+    throw invalidField(
+      "org_slug",
+      "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
+    );
+}
+export function checkRole(role: string, field = "role"): Role {
+  if (!(ROLES as readonly string[]).includes(role))
+    throw invalidField(field, `The role must be one of ${ROLES.join(", ")}.`);
+  return role as Role;
+}
+
+export function createOrgService(orgs: OrgStore, users: UserStore) {
+  return {
+    async create(slug: string, name?: string) {
+      checkOrgSlug(slug);
+      if (name !== undefined && (name.length > 200 || !name.trim()))
+        throw invalidField("name", "A name of 1 to 200 characters.");
+      return orgs.create(slug, name ?? slug);
+    },
+    async addMember(orgId: number, username: string, role: string) {
+      const r = checkRole(role);
+      const user = await users.getByUsername(username);
+      if (!user)
+        throw invalid("No such user.", [
+          { field: "username", code: "not_found", message: `There is no user "${username}".` },
+        ]);
+      await orgs.addMember(orgId, user.id, r);
+      return (await orgs.member(orgId, username))!;
+    },
+    async setRole(orgId: number, username: string, role: string) {
+      const r = checkRole(role);
+      const m = await orgs.member(orgId, username);
+      if (!m) throw notFound("Member");
+      if ((await orgs.changeMember(orgId, m.user_id, r)) === "last_admin")
+        throw conflict(
+          "The last admin of an organization cannot be demoted; make another member admin first.",
+        );
+      return (await orgs.member(orgId, username))!;
+    },
+    async removeMember(orgId: number, username: string) {
+      const m = await orgs.member(orgId, username);
+      if (!m) throw notFound("Member");
+      if ((await orgs.changeMember(orgId, m.user_id, null)) === "last_admin")
+        throw conflict(
+          "The last admin of an organization cannot be removed; make another member admin first.",
+        );
+    },
+  };
+}
+export type OrgService = ReturnType<typeof createOrgService>;

@@ -1,0 +1,110 @@
+// The caller's own API tokens. The secret is in the create response and nowhere else, ever.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { invalidField, notFound } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicUrl } from "../http/url.ts";
+import type { TokenRecord } from "./store.ts";
+
+export const TokenOut = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  prefix: t.String(),
+  created_at: t.String(),
+  last_used_at: t.Nullable(t.String()),
+  expires_at: t.Nullable(t.String()),
+  revoked_at: t.Nullable(t.String()),
+});
+export const presentToken = (r: TokenRecord) => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  created_at: r.created_at,
+  last_used_at: r.last_used_at,
+  expires_at: r.expires_at,
+  revoked_at: r.revoked_at,
+});
+
+export function checkTokenName(name: string) {
+  if (!name.trim() || name.length > 100)
+    throw invalidField("name", "A token name of 1 to 100 characters is required.");
+}
+
+export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { tokens, tokenStore, config } = deps;
+  const detail = { tags: ["Tokens"], security: [{ bearer: [] }] };
+  return new Elysia({ prefix: "/api/v1/users/me/tokens" })
+    .use(auth)
+    .get(
+      "/",
+      async ({ query, request, principal }) => {
+        const p = parsePage(query);
+        const { count, items } = await tokenStore.listForUser(principal.user.id, p.limit, p.offset);
+        return envelope(
+          publicUrl(config.base_url, request),
+          p,
+          count,
+          items.map((r) => presentToken(tokens.withLastUse(r))),
+        );
+      },
+      {
+        auth: true,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(TokenOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Your API tokens (never their secrets)" },
+      },
+    )
+    .post(
+      "/",
+      async ({ body, principal, set }) => {
+        checkTokenName(body.name);
+        const { record, token } = await tokens.create(principal.user.id, body.name, body.expires_in_days);
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return { ...presentToken(record), token };
+      },
+      {
+        auth: true,
+        body: t.Object(
+          {
+            name: t.String({ error: "must be a string" }),
+            expires_in_days: t.Optional(
+              t.Nullable(
+                t.Integer({
+                  minimum: 1,
+                  maximum: 36500,
+                  error: "must be an integer from 1 to 36500 or null",
+                }),
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: t.Composite([
+            TokenOut,
+            t.Object({ token: t.String({ description: "The secret: shown once" }) }),
+          ]),
+          ...errorResponses(...AUTHED),
+        },
+        detail: { ...detail, summary: "Create a token; the response is the only time its value is shown" },
+      },
+    )
+    .delete(
+      "/:id/",
+      async ({ params, principal, set }) => {
+        const rec = /^\d{1,15}$/.test(params.id) ? await tokenStore.get(Number(params.id)) : null;
+        if (!rec || rec.user_id !== principal.user.id) throw notFound("Token");
+        await tokenStore.revoke(rec.id);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: t.Object({ id: t.String() }),
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Revoke a token (effective on the next request)" },
+      },
+    );
+}

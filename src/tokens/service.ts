@@ -1,0 +1,119 @@
+// Token lifecycle and verification. Every check reads the database (one indexed row) so that
+// revocation, expiry and user deletion act on the very next request — no stale cache.
+import { invalid, unauthenticated } from "../errors.ts";
+import type { SettingsService } from "../settings/service.ts";
+import type { User, UserStore } from "../users/store.ts";
+import { digestOf, lookupPrefix, newToken, sameDigest } from "./secret.ts";
+import type { TokenRecord, TokenStore } from "./store.ts";
+
+const DAY_MS = 86_400_000;
+const FLUSH_MS = 30_000;
+/** Responses of a token this close to its rotation deadline carry a warning. */
+export const ROTATION_WARNING_DAYS = 7;
+
+export interface VerifiedToken {
+  user: User;
+  token: TokenRecord;
+  /** Set in the token's last days before required rotation. */
+  warning: string | null;
+}
+
+export function createTokenService(tokens: TokenStore, users: UserStore, settings: SettingsService) {
+  const lastUse = new Map<number, string>();
+  let flushing: Promise<void> | null = null;
+  const flush = async () => {
+    if (!lastUse.size || flushing) return;
+    const batch = new Map(lastUse);
+    lastUse.clear();
+    flushing = tokens.touch(batch).finally(() => {
+      flushing = null;
+    });
+    await flushing;
+  };
+  const timer = setInterval(() => void flush().catch(() => {}), FLUSH_MS);
+  timer.unref?.();
+
+  return {
+    /** Creates a token; returns the record and the secret, which is never retrievable again. */
+    async create(userId: number, name: string, expiresInDays: number | null | undefined) {
+      const policy = await settings.get();
+      let days = expiresInDays ?? policy.token_default_ttl_days;
+      if (policy.token_max_ttl_days != null) {
+        if (days != null && days > policy.token_max_ttl_days) {
+          throw invalid("The requested lifetime exceeds the instance's maximum token lifetime.", [
+            {
+              field: "expires_in_days",
+              code: "max_ttl",
+              message: `At most ${policy.token_max_ttl_days} days are allowed.`,
+            },
+          ]);
+        }
+        days ??= policy.token_max_ttl_days;
+      }
+      const expires_at = days == null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
+      const secret = newToken();
+      const record = await tokens.create({
+        user_id: userId,
+        name,
+        prefix: secret.prefix,
+        digest: secret.digest,
+        expires_at,
+      });
+      return { record, token: secret.token };
+    },
+
+    /** Verifies a bearer token; throws 401 authentication_required on any failure. */
+    async verify(presented: string): Promise<VerifiedToken> {
+      const prefix = lookupPrefix(presented);
+      if (!prefix) throw unauthenticated("Invalid token.");
+      const digest = digestOf(presented);
+      const match = (await tokens.findByPrefix(prefix)).find((t) => sameDigest(t.digest, digest));
+      if (!match) throw unauthenticated("Invalid token.");
+      const nowMs = Date.now();
+      if (match.revoked_at) throw unauthenticated("The token has been revoked.");
+      if (match.expires_at && Date.parse(match.expires_at) <= nowMs)
+        throw unauthenticated("The token has expired.");
+      const policy = await settings.get();
+      const age = nowMs - Date.parse(match.created_at);
+      if (policy.token_max_ttl_days != null && age >= policy.token_max_ttl_days * DAY_MS)
+        throw unauthenticated("The token is older than the instance's maximum token lifetime.");
+      let warning: string | null = null;
+      if (policy.token_rotation_days != null) {
+        const deadline = Date.parse(match.created_at) + policy.token_rotation_days * DAY_MS;
+        if (nowMs >= deadline)
+          throw unauthenticated("The token must be rotated: create a new one and revoke this one.");
+        if (deadline - nowMs <= ROTATION_WARNING_DAYS * DAY_MS)
+          warning = `299 assay "This token must be rotated before ${new Date(deadline).toISOString()}"`;
+      }
+      const user = await users.get(match.user_id);
+      if (!user) throw unauthenticated("Invalid token.");
+      lastUse.set(match.id, new Date(nowMs).toISOString());
+      const { digest: _d, ...token } = match;
+      return {
+        user,
+        token: { ...token, last_used_at: lastUse.get(match.id) ?? token.last_used_at },
+        warning,
+      };
+    },
+
+    /** Re-checks a token already verified earlier in this request (after a long wait). */
+    async recheck(tokenId: number): Promise<void> {
+      const t = await tokens.get(tokenId);
+      if (!t || t.revoked_at) throw unauthenticated("The token has been revoked.");
+      if (t.expires_at && Date.parse(t.expires_at) <= Date.now())
+        throw unauthenticated("The token has expired.");
+      if (!(await users.get(t.user_id))) throw unauthenticated("Invalid token.");
+    },
+
+    /** Last-use times not yet flushed, merged into a listing. */
+    withLastUse(t: TokenRecord): TokenRecord {
+      return { ...t, last_used_at: lastUse.get(t.id) ?? t.last_used_at };
+    },
+    flush,
+    close: async () => {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+export type TokenService = ReturnType<typeof createTokenService>;

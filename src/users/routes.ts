@@ -1,0 +1,56 @@
+// Who am I: the user, their orgs with roles, and the token in use (for checking a token).
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { TokenOut, presentToken } from "../tokens/routes.ts";
+import type { User } from "./store.ts";
+
+export const UserOut = t.Object({
+  id: t.Integer(),
+  username: t.String(),
+  name: t.String(),
+  email: t.String(),
+  is_admin: t.Boolean(),
+  created_at: t.String(),
+});
+export const presentUser = (u: User) => ({
+  id: u.id,
+  username: u.username,
+  name: u.name,
+  email: u.email,
+  is_admin: u.is_admin,
+  created_at: u.created_at,
+});
+
+const MeOut = t.Composite([
+  UserOut,
+  t.Object({
+    orgs: t.Array(t.Object({ org_slug: t.String(), name: t.String(), status: t.String(), role: t.String() })),
+    token: t.Nullable(TokenOut),
+  }),
+]);
+
+export function meRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const handler = async ({ principal }: { principal: Principal }) => {
+    const { items } = await deps.orgs.listForUser(principal.user.id);
+    return {
+      ...presentUser(principal.user),
+      orgs: items.map((o) => ({ org_slug: o.slug, name: o.name, status: o.status, role: o.role! })),
+      token: principal.token ? presentToken(principal.token) : null,
+    };
+  };
+  const opts = {
+    auth: true as const,
+    response: { 200: MeOut, ...errorResponses(...AUTHED) },
+    detail: {
+      tags: ["Users"],
+      security: [{ bearer: [] }],
+      summary: "The authenticated user, their orgs and roles, and the token in use",
+    },
+  };
+  return new Elysia()
+    .use(auth)
+    .get("/api/v1/users/me/", handler, opts)
+    .get("/api/v1/auth/me/", handler, opts);
+}

@@ -1,0 +1,30 @@
+// User rules shared by the admin API and the CLI.
+import { invalidField } from "../errors.ts";
+import type { UserStore } from "./store.ts";
+
+const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+export const MIN_PASSWORD = 8;
+
+export function checkUsername(u: string) {
+  if (!USERNAME_RE.test(u))
+    throw invalidField(
+      "username",
+      "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
+    );
+}
+export function checkPassword(p: string) {
+  if (p.length < MIN_PASSWORD || p.length > 1024)
+    throw invalidField("password", `A password has ${MIN_PASSWORD} to 1024 characters.`);
+}
+
+export async function createUser(
+  users: UserStore,
+  u: { username: string; password?: string | null; name?: string; email?: string; is_admin?: boolean },
+) {
+  checkUsername(u.username);
+  if (u.password != null) checkPassword(u.password);
+  if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email)))
+    throw invalidField("email", "Not an email address.");
+  const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
+  return users.create({ ...u, password_hash });
+}
