@@ -1,0 +1,80 @@
+// Request and response schemas of the workflow API: the single source for validation, types
+// and OpenAPI. Semantic checks (slug syntax, step configs) live in service.ts.
+import { t } from "elysia";
+
+const FileTypeName = t.String({
+  description: "JSON, XML, YAML, CSV or TEXT",
+  error: "must be one of JSON, XML, YAML, CSV, TEXT",
+});
+const Status = t.Union([t.Literal("active"), t.Literal("inactive")], { error: "must be active or inactive" });
+const Config = t.Record(t.String(), t.Unknown(), {
+  error: "must be an object",
+  description: "Validator config (see GET /api/v1/validators/)",
+});
+
+export const StepIn = t.Object(
+  {
+    name: t.String({ error: "must be a string" }),
+    validator: t.String({ error: "must be a validator slug" }),
+    config: t.Optional(Config),
+    is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
+  },
+  { additionalProperties: false, error: "must be a step object {name, validator, config, is_active}" },
+);
+
+export const StepPatch = t.Object(
+  {
+    name: t.Optional(t.String({ error: "must be a string" })),
+    validator: t.Optional(t.String({ error: "must be a validator slug" })),
+    config: t.Optional(Config),
+    is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
+    order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
+  },
+  { additionalProperties: false },
+);
+
+const fields = {
+  slug: t.String({ error: "must be a string" }),
+  name: t.String({ error: "must be a string" }),
+  description: t.Optional(t.String({ error: "must be a string" })),
+  allowed_file_types: t.Array(FileTypeName, { error: "must be an array of file types" }),
+  fail_fast: t.Optional(t.Boolean({ error: "must be true or false" })),
+  status: t.Optional(Status),
+  retention_days: t.Optional(
+    t.Nullable(t.Integer({ minimum: 0, error: "must be a non-negative integer or null" })),
+  ),
+  steps: t.Optional(t.Array(StepIn, { error: "must be an array of steps" })),
+};
+
+export const WorkflowIn = t.Object(fields, { additionalProperties: false });
+export const WorkflowPatch = t.Partial(t.Object(fields), { additionalProperties: false });
+
+export const StepOut = t.Object({
+  id: t.Integer(),
+  order: t.Integer(),
+  name: t.String(),
+  validator: t.String(),
+  is_active: t.Boolean(),
+  config: t.Record(t.String(), t.Unknown()),
+});
+
+const common = {
+  id: t.Integer(),
+  slug: t.String(),
+  name: t.String(),
+  description: t.String(),
+  org_slug: t.String(),
+  status: Status,
+  allowed_file_types: t.Array(t.String()),
+  fail_fast: t.Boolean(),
+  retention_days: t.Nullable(t.Integer()),
+  version: t.Integer(),
+  created_at: t.String(),
+  updated_at: t.String(),
+  url: t.String(),
+};
+export const WorkflowListItem = t.Object({ ...common, step_count: t.Integer() });
+export const WorkflowDetail = t.Object({ ...common, steps: t.Array(StepOut) });
+
+export const WorkflowParams = t.Object({ org_slug: t.String(), workflow: t.String() });
+export const StepParams = t.Object({ org_slug: t.String(), workflow: t.String(), step_id: t.String() });

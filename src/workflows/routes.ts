@@ -1,0 +1,178 @@
+// Workflow API: list and detail (Viewer), authoring (Author). CONTRACT §2, §2a, §3.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import {
+  StepIn,
+  StepOut,
+  StepParams,
+  StepPatch,
+  WorkflowDetail,
+  WorkflowIn,
+  WorkflowListItem,
+  WorkflowParams,
+  WorkflowPatch,
+} from "./model.ts";
+import { presentDetail, presentStep, presentWorkflow } from "./present.ts";
+
+const OrgParams = t.Object({ org_slug: t.String() });
+
+export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, workflows, config } = deps;
+  const origin = (r: Request) => publicOrigin(config.base_url, r);
+  const detail = { tags: ["Workflows"], security: [{ bearer: [] }] };
+  return new Elysia({ prefix: "/api/v1/orgs/:org_slug/workflows" })
+    .use(auth)
+    .get(
+      "/",
+      async ({ params, query, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const p = parsePage(query);
+        const { count, items } = await workflows.list(org.id, p.limit, p.offset);
+        const results = items.map((w) => ({
+          ...presentWorkflow(origin(request), org.slug, w),
+          step_count: w.step_count,
+        }));
+        return envelope(publicUrl(config.base_url, request), p, count, results);
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(WorkflowListItem), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List workflows" },
+      },
+    )
+    .post(
+      "/",
+      async ({ params, body, request, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        const { workflow, steps } = await workflows.create(org.id, body);
+        set.status = 201;
+        set.headers.location = presentWorkflow(origin(request), org.slug, workflow).url;
+        return presentDetail(origin(request), org.slug, workflow, steps);
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        body: WorkflowIn,
+        response: { 201: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Create a workflow" },
+      },
+    )
+    .get(
+      "/:workflow/",
+      async ({ params, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const { workflow, steps } = await workflows.load(org.id, params.workflow);
+        return presentDetail(origin(request), org.slug, workflow, steps);
+      },
+      {
+        auth: true,
+        params: WorkflowParams,
+        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Workflow detail (slug or numeric id)" },
+      },
+    )
+    .put(
+      "/:workflow/",
+      async ({ params, body, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, true);
+        return presentDetail(origin(request), org.slug, workflow, steps);
+      },
+      {
+        auth: true,
+        params: WorkflowParams,
+        body: WorkflowIn,
+        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Replace a workflow's definition" },
+      },
+    )
+    .patch(
+      "/:workflow/",
+      async ({ params, body, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, false);
+        return presentDetail(origin(request), org.slug, workflow, steps);
+      },
+      {
+        auth: true,
+        params: WorkflowParams,
+        body: WorkflowPatch,
+        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Change some fields (status: active/inactive)" },
+      },
+    )
+    .delete(
+      "/:workflow/",
+      async ({ params, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        await workflows.remove(org.id, params.workflow);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: WorkflowParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete a workflow (its runs stay readable)" },
+      },
+    )
+    .post(
+      "/:workflow/steps/",
+      async ({ params, body, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        const { step } = await workflows.addStep(org.id, params.workflow, body);
+        set.status = 201;
+        return presentStep(step);
+      },
+      {
+        auth: true,
+        params: WorkflowParams,
+        body: t.Composite(
+          [
+            StepIn,
+            t.Object({
+              order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
+            }),
+          ],
+          { additionalProperties: false },
+        ),
+        response: { 201: StepOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Add a step (at `order`, default last)" },
+      },
+    )
+    .patch(
+      "/:workflow/steps/:step_id/",
+      async ({ params, body, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        const { step } = await workflows.updateStep(org.id, params.workflow, params.step_id, body);
+        return presentStep(step);
+      },
+      {
+        auth: true,
+        params: StepParams,
+        body: StepPatch,
+        response: { 200: StepOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Edit, reorder (order) or deactivate (is_active) a step" },
+      },
+    )
+    .delete(
+      "/:workflow/steps/:step_id/",
+      async ({ params, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
+        await workflows.deleteStep(org.id, params.workflow, params.step_id);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: StepParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete a step" },
+      },
+    );
+}

@@ -1,0 +1,224 @@
+// Authoring rules: slug syntax, file types, limits and save-time step config checks (a bad
+// schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
+import { type ErrorItem, invalid, notFound } from "../errors.ts";
+import { checkStepConfig, getValidator } from "../validators/registry.ts";
+import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import type { WorkflowStore } from "./store.ts";
+import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
+
+export const MAX_STEPS = 50;
+export const MAX_STEP_CONFIG_BYTES = 1_048_576;
+// A slug starts with a letter so that it can never be mistaken for a numeric id in paths.
+const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
+
+export interface StepInput {
+  name?: string;
+  validator?: string;
+  config?: Record<string, unknown>;
+  is_active?: boolean;
+}
+export interface WorkflowInput {
+  slug?: string;
+  name?: string;
+  description?: string;
+  allowed_file_types?: string[];
+  fail_fast?: boolean;
+  status?: "active" | "inactive";
+  retention_days?: number | null;
+  steps?: StepInput[];
+}
+
+function checkStep(s: StepInput, field: string, errors: ErrorItem[]) {
+  const f = (k: string) => (field ? `${field}.${k}` : k);
+  if (!s.name || s.name.length > 200)
+    errors.push({
+      field: f("name"),
+      code: "invalid",
+      message: "A step name of 1 to 200 characters is required.",
+    });
+  const v = s.validator ? getValidator(s.validator) : undefined;
+  if (!v) {
+    errors.push({
+      field: f("validator"),
+      code: "unknown_validator",
+      message: `Unknown validator "${s.validator ?? ""}"; see GET /api/v1/validators/.`,
+    });
+    return;
+  }
+  const config = s.config ?? {};
+  if (JSON.stringify(config).length > MAX_STEP_CONFIG_BYTES) {
+    errors.push({
+      field: f("config"),
+      code: "too_large",
+      message: `A step config may hold at most ${MAX_STEP_CONFIG_BYTES} bytes of JSON.`,
+    });
+    return;
+  }
+  for (const i of checkStepConfig(v.slug, config))
+    errors.push({ field: f(i.field ? `config.${i.field}` : "config"), code: i.code, message: i.message });
+}
+
+/** Validates a complete draft; throws 400 invalid_request with every problem found. */
+export function checkDraft(
+  d: WorkflowDraft,
+  stepFieldOf: (i: number) => string = (i) => `steps[${i}]`,
+): void {
+  const errors: ErrorItem[] = [];
+  if (!SLUG_RE.test(d.slug))
+    errors.push({
+      field: "slug",
+      code: "invalid",
+      message: "A slug is 1 to 63 characters: lowercase letters, digits, - and _, starting with a letter.",
+    });
+  if (!d.name.trim() || d.name.length > 200)
+    errors.push({ field: "name", code: "invalid", message: "A name of 1 to 200 characters is required." });
+  if (d.description.length > 5000)
+    errors.push({
+      field: "description",
+      code: "invalid",
+      message: "The description may hold at most 5000 characters.",
+    });
+  const types = d.allowed_file_types as string[];
+  if (
+    !types.length ||
+    types.some((x) => !(FILE_TYPES as readonly string[]).includes(x)) ||
+    new Set(types).size !== types.length
+  )
+    errors.push({
+      field: "allowed_file_types",
+      code: "invalid",
+      message: `A non-empty list of distinct file types among ${FILE_TYPES.join(", ")}.`,
+    });
+  if (d.steps.length > MAX_STEPS)
+    errors.push({
+      field: "steps",
+      code: "too_many",
+      message: `A workflow may have at most ${MAX_STEPS} steps.`,
+    });
+  else
+    d.steps.forEach((s, i) => {
+      checkStep(s, stepFieldOf(i), errors);
+    });
+  if (errors.length) throw invalid("The workflow definition is invalid.", errors);
+}
+
+export const draftOf = (w: Workflow, steps: StepDef[]): WorkflowDraft => ({
+  slug: w.slug,
+  name: w.name,
+  description: w.description,
+  status: w.status,
+  allowed_file_types: w.allowed_file_types,
+  fail_fast: w.fail_fast,
+  retention_days: w.retention_days,
+  steps: steps.map((s) => ({
+    id: s.id,
+    name: s.name,
+    validator: s.validator,
+    config: s.config,
+    is_active: s.is_active,
+  })),
+});
+
+const newStep = (s: StepInput) => ({
+  id: null,
+  name: s.name ?? "",
+  validator: s.validator ?? "",
+  config: s.config ?? {},
+  is_active: s.is_active ?? true,
+});
+
+export function createWorkflowService(store: WorkflowStore) {
+  async function load(orgId: number, identifier: string) {
+    const w = await store.find(orgId, identifier);
+    if (!w) throw notFound("Workflow");
+    return { workflow: w, steps: await store.steps(w.id) };
+  }
+  return {
+    load,
+    list: store.list,
+    async create(orgId: number, b: WorkflowInput) {
+      const d: WorkflowDraft = {
+        slug: b.slug ?? "",
+        name: b.name ?? "",
+        description: b.description ?? "",
+        status: b.status ?? "active",
+        allowed_file_types: (b.allowed_file_types ?? []) as FileType[],
+        fail_fast: b.fail_fast ?? true,
+        retention_days: b.retention_days ?? null,
+        steps: (b.steps ?? []).map(newStep),
+      };
+      checkDraft(d);
+      return store.save(orgId, null, d);
+    },
+    /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
+    async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
+      const cur = await load(orgId, identifier);
+      const base = draftOf(cur.workflow, cur.steps);
+      const d: WorkflowDraft = replace
+        ? {
+            slug: b.slug ?? "",
+            name: b.name ?? "",
+            description: b.description ?? "",
+            status: b.status ?? "active",
+            allowed_file_types: (b.allowed_file_types ?? []) as FileType[],
+            fail_fast: b.fail_fast ?? true,
+            retention_days: b.retention_days ?? null,
+            steps: (b.steps ?? []).map(newStep),
+          }
+        : {
+            slug: b.slug ?? base.slug,
+            name: b.name ?? base.name,
+            description: b.description ?? base.description,
+            status: b.status ?? base.status,
+            allowed_file_types: (b.allowed_file_types ?? base.allowed_file_types) as FileType[],
+            fail_fast: b.fail_fast ?? base.fail_fast,
+            retention_days: b.retention_days === undefined ? base.retention_days : b.retention_days,
+            steps: b.steps ? b.steps.map(newStep) : base.steps,
+          };
+      checkDraft(d);
+      return store.save(orgId, cur.workflow.id, d);
+    },
+    async remove(orgId: number, identifier: string) {
+      const { workflow } = await load(orgId, identifier);
+      await store.softDelete(workflow.id);
+    },
+    async addStep(orgId: number, identifier: string, s: StepInput & { order?: number }) {
+      const cur = await load(orgId, identifier);
+      const d = draftOf(cur.workflow, cur.steps);
+      const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
+      d.steps.splice(at, 0, newStep(s));
+      checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`));
+      const saved = await store.save(orgId, cur.workflow.id, d);
+      return { ...saved, step: saved.steps[at]! };
+    },
+    async updateStep(orgId: number, identifier: string, stepId: string, s: StepInput & { order?: number }) {
+      const cur = await load(orgId, identifier);
+      const d = draftOf(cur.workflow, cur.steps);
+      const from = d.steps.findIndex((x) => String(x.id) === stepId);
+      if (from < 0) throw notFound("Step");
+      const old = d.steps[from]!;
+      const changed = {
+        ...old,
+        name: s.name ?? old.name,
+        validator: s.validator ?? old.validator,
+        config: s.config ?? (s.validator && s.validator !== old.validator ? {} : old.config),
+        is_active: s.is_active ?? old.is_active,
+      };
+      d.steps.splice(from, 1);
+      const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
+      d.steps.splice(to, 0, changed);
+      checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`));
+      const saved = await store.save(orgId, cur.workflow.id, d);
+      return { ...saved, step: saved.steps[to]! };
+    },
+    async deleteStep(orgId: number, identifier: string, stepId: string) {
+      const cur = await load(orgId, identifier);
+      const d = draftOf(cur.workflow, cur.steps);
+      const at = d.steps.findIndex((x) => String(x.id) === stepId);
+      if (at < 0) throw notFound("Step");
+      d.steps.splice(at, 1);
+      return store.save(orgId, cur.workflow.id, d);
+    },
+  };
+}
+export type WorkflowService = ReturnType<typeof createWorkflowService>;

@@ -1,0 +1,48 @@
+import type { FileType } from "../validators/types.ts";
+
+export interface StepDef {
+  id: number;
+  order: number;
+  name: string;
+  validator: string;
+  is_active: boolean;
+  config: Record<string, unknown>;
+}
+
+export interface Workflow {
+  id: number;
+  org_id: number;
+  slug: string;
+  name: string;
+  description: string;
+  status: "active" | "inactive";
+  allowed_file_types: FileType[];
+  fail_fast: boolean;
+  retention_days: number | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  step_count: number;
+}
+
+/** What a save writes: the settings and the full ordered step list (id null = new step). */
+export interface WorkflowDraft {
+  slug: string;
+  name: string;
+  description: string;
+  status: "active" | "inactive";
+  allowed_file_types: FileType[];
+  fail_fast: boolean;
+  retention_days: number | null;
+  steps: Array<Omit<StepDef, "id" | "order"> & { id: number | null }>;
+}
+
+/** The snapshot a run executes (workflow_versions.definition). */
+export interface WorkflowVersion {
+  workflow_id: number;
+  version: number;
+  slug: string;
+  allowed_file_types: FileType[];
+  fail_fast: boolean;
+  steps: StepDef[];
+}

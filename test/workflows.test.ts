@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let author: string;
+let viewer: string;
+let outsider: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  author = (await s.user("alice", "acme", "author")).token;
+  viewer = (await s.user("vic", "acme", "viewer")).token;
+  outsider = (await s.user("olga", "other", "admin")).token;
+});
+afterAll(() => s.close());
+
+const base = "/api/v1/orgs/acme/workflows/";
+const wf = (slug: string, extra: Record<string, unknown> = {}) => ({
+  slug,
+  name: `Workflow ${slug}`,
+  allowed_file_types: ["JSON"],
+  steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  ...extra,
+});
+
+describe("create and read", () => {
+  test("201 creates a workflow with steps, version 1, absolute url and Location", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("orders", { description: "Orders feed" }),
+    });
+    expect(r.status).toBe(201);
+    expect(r.json).toEqual({
+      id: expect.any(Number),
+      slug: "orders",
+      name: "Workflow orders",
+      description: "Orders feed",
+      org_slug: "acme",
+      status: "active",
+      allowed_file_types: ["JSON"],
+      fail_fast: true,
+      retention_days: null,
+      version: 1,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      url: `${s.url}/api/v1/orgs/acme/workflows/orders/`,
+      steps: [
+        {
+          id: expect.any(Number),
+          order: 1,
+          name: "syntax",
+          validator: "syntax",
+          is_active: true,
+          config: {},
+        },
+      ],
+    });
+    expect(r.headers.get("location")).toBe(r.json.url);
+  });
+  test("200 detail by slug and by numeric id", async () => {
+    const bySlug = await call(s, "GET", `${base}orders/`, { token: viewer });
+    expect(bySlug.status).toBe(200);
+    const byId = await call(s, "GET", `${base}${bySlug.json.id}/`, { token: viewer });
+    expect(byId.json).toEqual(bySlug.json);
+    const noSlash = await call(s, "GET", `${base}orders`, { token: viewer });
+    expect(noSlash.status).toBe(200);
+  });
+  test("409 conflict when the slug is taken", async () => {
+    const before = s.count("workflows");
+    const r = await call(s, "POST", base, { token: author, body: wf("orders") });
+    expect(r.status).toBe(409);
+    expect(r.json).toEqual(
+      errorBody(409, "conflict", 'A workflow with the slug "orders" already exists in this organization.', [
+        { field: "slug", code: "unique", message: expect.any(String) },
+      ]),
+    );
+    expect(s.count("workflows")).toBe(before);
+  });
+  test("400 invalid_request lists every problem in errors[]", async () => {
+    const before = s.count("workflows");
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: {
+        slug: "Bad Slug",
+        name: "",
+        allowed_file_types: ["PDF"],
+        steps: [{ name: "x", validator: "nope", config: {} }],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        { field: "slug", code: "invalid", message: expect.any(String) },
+        { field: "name", code: "invalid", message: expect.any(String) },
+        { field: "allowed_file_types", code: "invalid", message: expect.any(String) },
+        { field: "steps[0].validator", code: "unknown_validator", message: expect.any(String) },
+      ]),
+    );
+    expect(s.count("workflows")).toBe(before);
+  });
+  test("400 with a field for a wrong type (request schema)", async () => {
+    const r = await call(s, "POST", base, { token: author, body: { ...wf("typed"), fail_fast: "yes" } });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The request is invalid.", [
+        { field: "fail_fast", code: "invalid", message: "must be true or false" },
+      ]),
+    );
+  });
+  test("400 with a field for an unknown key", async () => {
+    const r = await call(s, "POST", base, { token: author, body: { ...wf("extra"), colour: "red" } });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe("invalid_request");
+    expect(r.json.errors.length).toBeGreaterThan(0);
+  });
+  test("400 a bad step config is refused at save time (JSON Schema that is not a schema)", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("badschema", {
+        steps: [{ name: "schema", validator: "json_schema", config: { schema: { type: 12 } } }],
+      }),
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe("invalid_request");
+    expect(r.json.errors[0].field).toMatch(/^steps\[0\]\.config/);
+  });
+  test("slugs that look like ids are refused so the path identifier is never ambiguous", async () => {
+    const r = await call(s, "POST", base, { token: author, body: wf("123") });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].field).toBe("slug");
+  });
+});
+
+describe("roles and isolation", () => {
+  test("403 permission_denied for a viewer creating", async () => {
+    const r = await call(s, "POST", base, { token: viewer, body: wf("v") });
+    expect(r.json).toEqual(
+      errorBody(403, "permission_denied", "This action needs the author role or higher."),
+    );
+  });
+  test("403 for a non-member, 404 for an unknown org", async () => {
+    expect((await call(s, "GET", base, { token: outsider })).json).toEqual(
+      errorBody(403, "permission_denied", "You are not a member of this organization."),
+    );
+    expect((await call(s, "GET", "/api/v1/orgs/nope/workflows/", { token: viewer })).json).toEqual(
+      errorBody(404, "not_found", "Organization not found."),
+    );
+  });
+  test("404 for another org's workflow id through my org", async () => {
+    const mine = await call(s, "POST", "/api/v1/orgs/other/workflows/", {
+      token: outsider,
+      body: wf("secret"),
+    });
+    expect(mine.status).toBe(201);
+    const r = await call(s, "GET", `${base}${mine.json.id}/`, { token: viewer });
+    expect(r.json).toEqual(errorBody(404, "not_found", "Workflow not found."));
+    const r2 = await call(s, "GET", `${base}secret/`, { token: viewer });
+    expect(r2.status).toBe(404);
+  });
+  test("403 for a suspended and for a deleted org", async () => {
+    const id = await s.org("frozen");
+    const t = (await s.user("fred", "frozen", "admin")).token;
+    await s.deps.orgs.update(id, { status: "suspended" });
+    expect((await call(s, "GET", "/api/v1/orgs/frozen/workflows/", { token: t })).json).toEqual(
+      errorBody(403, "permission_denied", "The organization is suspended."),
+    );
+    await s.deps.orgs.update(id, { status: "active", deleted_at: new Date().toISOString() });
+    expect((await call(s, "GET", "/api/v1/orgs/frozen/workflows/", { token: t })).json).toEqual(
+      errorBody(403, "permission_denied", "The organization has been deleted."),
+    );
+  });
+});
+
+describe("authoring", () => {
+  test("PATCH changes named fields and bumps the version; inactive and back", async () => {
+    const r = await call(s, "PATCH", `${base}orders/`, {
+      token: author,
+      body: { status: "inactive", fail_fast: false },
+    });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual(expect.objectContaining({ status: "inactive", fail_fast: false, version: 2 }));
+    expect(r.json.steps).toHaveLength(1);
+    const back = await call(s, "PATCH", `${base}orders/`, { token: author, body: { status: "active" } });
+    expect(back.json.version).toBe(3);
+  });
+  test("PUT replaces the definition", async () => {
+    const r = await call(s, "PUT", `${base}orders/`, {
+      token: author,
+      body: wf("orders", { allowed_file_types: ["JSON", "YAML"], steps: [] }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual(
+      expect.objectContaining({
+        allowed_file_types: ["JSON", "YAML"],
+        fail_fast: true,
+        version: 4,
+        steps: [],
+      }),
+    );
+  });
+  test("steps: add at a position, edit, reorder, deactivate, delete — each bumps the version", async () => {
+    const a = await call(s, "POST", `${base}orders/steps/`, {
+      token: author,
+      body: { name: "a", validator: "syntax", config: {} },
+    });
+    expect(a.status).toBe(201);
+    expect(a.json).toEqual({
+      id: expect.any(Number),
+      order: 1,
+      name: "a",
+      validator: "syntax",
+      is_active: true,
+      config: {},
+    });
+    const b = await call(s, "POST", `${base}orders/steps/`, {
+      token: author,
+      body: { name: "b", validator: "syntax", config: {}, order: 1 },
+    });
+    expect(b.json.order).toBe(1);
+    const moved = await call(s, "PATCH", `${base}orders/steps/${b.json.id}/`, {
+      token: author,
+      body: { order: 2, is_active: false },
+    });
+    expect(moved.json).toEqual(expect.objectContaining({ order: 2, is_active: false, name: "b" }));
+    const detail = await call(s, "GET", `${base}orders/`, { token: author });
+    expect(detail.json.steps.map((x: { name: string }) => x.name)).toEqual(["a", "b"]);
+    expect(detail.json.version).toBe(7);
+    const del = await call(s, "DELETE", `${base}orders/steps/${a.json.id}/`, { token: author });
+    expect(del.status).toBe(204);
+    const after = await call(s, "GET", `${base}orders/`, { token: author });
+    expect(after.json.steps).toEqual([expect.objectContaining({ name: "b", order: 1 })]);
+    expect(after.json.version).toBe(8);
+  });
+  test("404 for a step of another workflow", async () => {
+    const r = await call(s, "PATCH", `${base}orders/steps/999999/`, { token: author, body: { name: "x" } });
+    expect(r.json).toEqual(errorBody(404, "not_found", "Step not found."));
+  });
+  test("400 for a bad step config on PATCH names the field", async () => {
+    const steps = (await call(s, "GET", `${base}orders/`, { token: author })).json.steps;
+    const r = await call(s, "PATCH", `${base}orders/steps/${steps[0].id}/`, {
+      token: author,
+      body: { validator: "json_schema", config: { schema: { minimum: "x" } } },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].field).toMatch(/^config/);
+  });
+  test("DELETE frees the slug; detail answers 404", async () => {
+    await call(s, "POST", base, { token: author, body: wf("temp") });
+    expect((await call(s, "DELETE", `${base}temp/`, { token: author })).status).toBe(204);
+    expect((await call(s, "GET", `${base}temp/`, { token: author })).status).toBe(404);
+    expect((await call(s, "POST", base, { token: author, body: wf("temp") })).status).toBe(201);
+  });
+});
+
+describe("pagination", () => {
+  beforeAll(async () => {
+    for (let i = 0; i < 5; i++) await call(s, "POST", base, { token: author, body: wf(`p${i}`) });
+  });
+  test("count, next and previous as absolute URLs keeping other parameters", async () => {
+    const all = await call(s, "GET", base, { token: viewer });
+    const n = all.json.count;
+    expect(all.json.results).toHaveLength(n);
+    expect(all.json.results[0]).toEqual(
+      expect.objectContaining({ allowed_file_types: expect.any(Array), step_count: expect.any(Number) }),
+    );
+    const p2 = await call(s, "GET", `${base}?page_size=2&page=2&x=1`, { token: viewer });
+    expect(p2.json.results).toHaveLength(2);
+    expect(p2.json.next).toBe(`${s.url}${base}?page_size=2&page=3&x=1`);
+    expect(p2.json.previous).toBe(`${s.url}${base}?page_size=2&page=1&x=1`);
+  });
+  test("past the end: empty results, next null", async () => {
+    const r = await call(s, "GET", `${base}?page=99`, { token: viewer });
+    expect(r.status).toBe(200);
+    expect(r.json.results).toEqual([]);
+    expect(r.json.next).toBeNull();
+    expect(r.json.previous).not.toBeNull();
+  });
+  test.each([
+    ["page=0", "page"],
+    ["page=abc", "page"],
+    ["page_size=0", "page_size"],
+    ["page_size=1000", "page_size"],
+    ["page_size=201", "page_size"],
+  ])("400 for %s", async (q, field) => {
+    const r = await call(s, "GET", `${base}?${q}`, { token: viewer });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid pagination parameters.", [
+        { field, code: "invalid", message: expect.any(String) },
+      ]),
+    );
+  });
+  test("page_size=200 and page_size=1 are allowed", async () => {
+    expect((await call(s, "GET", `${base}?page_size=200`, { token: viewer })).status).toBe(200);
+    const one = await call(s, "GET", `${base}?page_size=1`, { token: viewer });
+    expect(one.json.results).toHaveLength(1);
+  });
+});
