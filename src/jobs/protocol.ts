@@ -8,7 +8,10 @@ export interface JobStep {
   /** Cache key of the compiled config, e.g. `${stepId}:${workflowVersion}`. */
   key: string;
   validator: string;
-  /** Omitted when the pool knows this worker already compiled `key`. */
+  /**
+   * Omitted when the pool believes this worker already holds `key`; a worker that evicted it
+   * answers `missing_config` and the pool replies with a `config` message (the bytes stay put).
+   */
   config?: unknown;
   maxFindings: number;
 }
@@ -32,11 +35,17 @@ export interface StepOutcome {
   error?: string;
 }
 
-export type ToWorker = { type: "run"; job: RunJob };
+export type ToWorker =
+  | { type: "run"; job: RunJob }
+  | { type: "config"; jobId: string; key: string; config: unknown };
 
+/** A worker runs one job at a time; it posts `step_end` only for steps it ran (the pool marks the
+ * rest skipped) and `run_end` once the job is over. */
 export type FromWorker =
   | { type: "ready" }
   | { type: "step_start"; jobId: string; index: number }
   | { type: "step_end"; jobId: string; index: number; outcome: StepOutcome }
   | { type: "run_end"; jobId: string }
-  | { type: "missing_config"; jobId: string; key: string };
+  | { type: "missing_config"; jobId: string; key: string }
+  /** The loop itself failed (e.g. a finding that cannot be cloned): the pool replaces the worker. */
+  | { type: "fatal"; message: string };

@@ -1,0 +1,130 @@
+// The body of a validation worker: receive a job, run its steps in order, report each step.
+// Pure compute, no database. The validator lookup is injected so tests can run the real loop with
+// fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
+import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
+import { Lru } from "./lru.ts";
+import { errorStep, shortError } from "./outcome.ts";
+import type { FromWorker, JobStep, RunJob, StepOutcome, ToWorker } from "./protocol.ts";
+
+export type ValidatorLookup = (slug: string) => ValidatorDef | undefined;
+
+/** Same capacity as the pool's per-worker view (see pool.ts), so both evict alike. */
+export const CONFIG_CACHE_SIZE = 256;
+
+/** A config as received, compiled on first use: a skipped step costs no compile. */
+interface CacheEntry {
+  config: unknown;
+  compiled?: CompiledValidator;
+}
+
+export interface JobDeps {
+  lookup: ValidatorLookup;
+  cache: Lru<string, CacheEntry>;
+  post(message: FromWorker): void;
+  /** Ask the pool again for a config this worker evicted. */
+  requestConfig(jobId: string, key: string): Promise<unknown>;
+}
+
+export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
+  const { cache, post } = deps;
+  // Touch every step's key in step order, as the pool did when it sent the job.
+  for (const step of job.steps) {
+    const entry = cache.get(step.key);
+    if (!entry && Object.hasOwn(step, "config")) cache.set(step.key, { config: step.config });
+  }
+  const bytes = new Uint8Array(job.bytes);
+  let text: { value: string } | { error: string } | undefined;
+
+  for (let index = 0; index < job.steps.length; index++) {
+    const step = job.steps[index];
+    post({ type: "step_start", jobId: job.jobId, index });
+    const started = performance.now();
+    let outcome: StepOutcome;
+    try {
+      const validate = await compiled(job.jobId, step, deps);
+      // Decode once per job, lazily, so the cost falls inside the first step's time limit.
+      text ??= decode(bytes, job.charset);
+      if ("error" in text) throw new Error(text.error);
+      const result = validate(
+        { bytes, text: text.value, fileType: job.fileType, filename: job.filename },
+        { maxFindings: step.maxFindings },
+      );
+      // Cap again here: findings cross the thread boundary, a validator that ignores the limit
+      // must not turn into a large message.
+      const findings = result.findings.slice(0, step.maxFindings);
+      outcome = {
+        status: findings.some((f) => f.severity === "error") ? "failed" : "passed",
+        findings,
+        truncated: result.truncated || result.findings.length > step.maxFindings,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      outcome = errorStep(shortError(err), performance.now() - started);
+    }
+    post({ type: "step_end", jobId: job.jobId, index, outcome });
+    if (job.failFast && outcome.status !== "passed") break;
+  }
+  post({ type: "run_end", jobId: job.jobId });
+}
+
+async function compiled(jobId: string, step: JobStep, deps: JobDeps): Promise<CompiledValidator> {
+  let entry = deps.cache.get(step.key);
+  if (!entry) {
+    entry = { config: await deps.requestConfig(jobId, step.key) };
+    deps.cache.set(step.key, entry);
+  }
+  if (!entry.compiled) {
+    const def = deps.lookup(step.validator);
+    if (!def) throw new Error(`unknown validator "${step.validator}"`);
+    entry.compiled = def.compile(entry.config);
+  }
+  return entry.compiled;
+}
+
+function decode(bytes: Uint8Array, charset: string): { value: string } | { error: string } {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    return { error: `unsupported charset "${charset}"` };
+  }
+  return { value: decoder.decode(bytes) };
+}
+
+/** Install the message handler on this worker and tell the pool it can take jobs. */
+export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACHE_SIZE): void {
+  // Inside a worker `self` is the worker scope; the DOM lib types it as a Window.
+  const scope = self as unknown as Pick<Worker, "postMessage" | "addEventListener">;
+  const post = (message: FromWorker) => scope.postMessage(message);
+  const cache = new Lru<string, CacheEntry>(cacheSize);
+  let awaiting: { jobId: string; key: string; resolve(config: unknown): void } | null = null;
+
+  const deps: JobDeps = {
+    lookup,
+    cache,
+    post,
+    requestConfig: (jobId, key) =>
+      new Promise((resolve) => {
+        awaiting = { jobId, key, resolve };
+        post({ type: "missing_config", jobId, key });
+      }),
+  };
+
+  scope.addEventListener("message", (event: MessageEvent<ToWorker>) => {
+    const message = event.data;
+    if (message.type === "run") {
+      // A failure of the loop itself (say, a finding that cannot be cloned) leaves this worker in
+      // an unknown state: say why, the pool fails the job as crashed and replaces the worker.
+      runJob(message.job, deps).catch((err) => post({ type: "fatal", message: shortError(err) }));
+    } else if (
+      message.type === "config" &&
+      awaiting?.jobId === message.jobId &&
+      awaiting.key === message.key
+    ) {
+      const { resolve } = awaiting;
+      awaiting = null;
+      resolve(message.config);
+    }
+  });
+  post({ type: "ready" });
+}

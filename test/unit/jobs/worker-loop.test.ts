@@ -1,0 +1,116 @@
+// runJob without a thread: the step rules (decode, compile cache, errors, caps) in isolation.
+import { describe, expect, test } from "bun:test";
+import { Lru } from "../../../src/jobs/lru.ts";
+import type { FromWorker, RunJob } from "../../../src/jobs/protocol.ts";
+import { type JobDeps, runJob } from "../../../src/jobs/worker-loop.ts";
+import type { ValidatorDef } from "../../../src/validators/types.ts";
+
+let compiles = 0;
+const textLength: ValidatorDef = {
+  slug: "len",
+  name: "len",
+  description: "",
+  supportedFileTypes: ["TEXT"],
+  configSchema: {},
+  checkConfig: () => [],
+  compile: (config) => {
+    compiles++;
+    return ({ text }) => ({
+      findings: [
+        {
+          severity: "info",
+          code: "len",
+          message: `${(config as { p: string }).p}${text}`,
+          path: null,
+          line: text.length,
+          column: null,
+          rule: null,
+        },
+      ],
+      truncated: false,
+    });
+  },
+};
+
+function setup(requested: string[] = []) {
+  const posted: FromWorker[] = [];
+  const deps: JobDeps = {
+    lookup: (slug) => (slug === "len" ? textLength : undefined),
+    cache: new Lru(8),
+    post: (m) => posted.push(m),
+    requestConfig: async (_jobId, key) => {
+      requested.push(key);
+      return { p: "re:" };
+    },
+  };
+  return { deps, posted };
+}
+
+function job(bytes: number[], charset: string, steps: RunJob["steps"]): RunJob {
+  return {
+    jobId: "j",
+    bytes: new Uint8Array(bytes).buffer,
+    charset,
+    fileType: "TEXT",
+    filename: null,
+    failFast: false,
+    steps,
+  };
+}
+
+const ends = (posted: FromWorker[]) => posted.flatMap((m) => (m.type === "step_end" ? [m.outcome] : []));
+
+describe("runJob", () => {
+  test("decodes with the job's charset", async () => {
+    const { deps, posted } = setup();
+    await runJob(
+      job([0x63, 0x61, 0x66, 0xe9], "latin1", [
+        { key: "a", validator: "len", config: { p: "" }, maxFindings: 5 },
+      ]),
+      deps,
+    );
+    expect(ends(posted)[0].findings[0].message).toBe("café");
+    expect(posted.map((m) => m.type)).toEqual(["step_start", "step_end", "run_end"]);
+  });
+
+  test("an unknown charset or validator errors the step", async () => {
+    const { deps, posted } = setup();
+    await runJob(
+      job([0x61], "klingon", [
+        { key: "a", validator: "len", config: { p: "" }, maxFindings: 5 },
+        { key: "b", validator: "nope", config: {}, maxFindings: 5 },
+      ]),
+      deps,
+    );
+    expect(ends(posted).map((o) => o.error)).toEqual([
+      'unsupported charset "klingon"',
+      'unknown validator "nope"',
+    ]);
+  });
+
+  test("compiles a key once and asks for a config it does not hold", async () => {
+    const requested: string[] = [];
+    const { deps, posted } = setup(requested);
+    compiles = 0;
+    const steps = [
+      { key: "a", validator: "len", config: { p: "1:" }, maxFindings: 5 },
+      { key: "a", validator: "len", maxFindings: 5 },
+      { key: "b", validator: "len", maxFindings: 5 },
+    ];
+    await runJob(job([0x78], "utf-8", steps), deps);
+    expect(ends(posted).map((o) => o.findings[0].message)).toEqual(["1:x", "1:x", "re:x"]);
+    expect(requested).toEqual(["b"]);
+    expect(compiles).toBe(2);
+  });
+});
+
+describe("Lru", () => {
+  test("evicts the least recently used key", () => {
+    const lru = new Lru<string, number>(2);
+    lru.set("a", 1);
+    lru.set("b", 2);
+    lru.get("a");
+    lru.set("c", 3);
+    expect([lru.has("a"), lru.has("b"), lru.has("c")]).toEqual([true, false, true]);
+  });
+});
