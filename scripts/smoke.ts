@@ -1,0 +1,73 @@
+// Smoke test of the built binary, run from a temporary directory (a binary that only works
+// from the project root is a bug — STYLE: traps): init, serve, /healthz, an authenticated call,
+// a validation run through the worker pool, graceful stop.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const bin = resolve(process.argv[2] ?? "dist/assay");
+const dir = mkdtempSync(join(tmpdir(), "assay-smoke-"));
+// A .env and bunfig.toml in the working directory must be ignored by the binary.
+writeFileSync(join(dir, ".env"), "ASSAY_PORT=1\n");
+writeFileSync(join(dir, "bunfig.toml"), "this is not toml = = =\n");
+const fail = (msg: string): never => {
+  console.error(`smoke: FAIL ${msg}`);
+  process.exit(1);
+};
+const run = (args: string[]) =>
+  Bun.spawnSync([bin, ...args], { cwd: dir, env: { ...process.env, ASSAY_DATA_DIR: join(dir, "data") } });
+
+try {
+  const v = run(["version"]);
+  if (v.exitCode !== 0) fail(`version exited ${v.exitCode}: ${v.stderr}`);
+  const init = run(["init", "--org", "smoke", "--admin", "root"]);
+  if (init.exitCode !== 0) fail(`init exited ${init.exitCode}: ${init.stderr}`);
+  const token = init.stdout.toString().trim().split("\n").at(-1)!;
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = Bun.spawn([bin, "serve", "--port", String(port)], {
+    cwd: dir,
+    env: { ...process.env, ASSAY_DATA_DIR: join(dir, "data") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15000;
+  let healthy = false;
+  while (Date.now() < deadline && !healthy) {
+    healthy = await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (!healthy) await Bun.sleep(50);
+  }
+  if (!healthy) fail(`/healthz did not answer: ${await new Response(server.stderr).text()}`);
+  const auth = { authorization: `Bearer ${token}` };
+  const me = await fetch(`${base}/api/v1/users/me/`, { headers: auth });
+  if (me.status !== 200) fail(`/users/me/ answered ${me.status}`);
+  const wf = await fetch(`${base}/api/v1/orgs/smoke/workflows/`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({
+      slug: "smoke",
+      name: "Smoke",
+      allowed_file_types: ["JSON", "XML"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    }),
+  });
+  if (wf.status !== 201) fail(`workflow create answered ${wf.status}: ${await wf.text()}`);
+  const runRes = await fetch(`${base}/api/v1/orgs/smoke/workflows/smoke/runs/`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/xml" },
+    body: "<a><b></a>",
+  });
+  const runBody = (await runRes.json()) as { status?: string; summary?: { errors: number } };
+  if (runRes.status === 404) console.log("smoke: runs endpoint not present yet (skipped)");
+  else if (runRes.status !== 201 || runBody.status !== "failed")
+    fail(`run answered ${runRes.status} ${JSON.stringify(runBody)}`);
+  server.kill("SIGTERM");
+  const code = await server.exited;
+  if (code !== 0) fail(`serve exited ${code} after SIGTERM`);
+  console.log(`smoke: OK (${bin} from ${dir})`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,204 @@
+// Headless administration on the data dir: init, users, orgs, members, tokens, settings.
+import { AppError } from "../errors.ts";
+import { checkRole, createOrgService } from "../orgs/service.ts";
+import { checkTokenName } from "../tokens/routes.ts";
+import { checkPassword, createUser } from "../users/service.ts";
+import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
+import { parseDuration, print, table, withDeps } from "./context.ts";
+
+const need = (p: Parsed, n: number, usage: string) => {
+  if (p.positionals.length !== n) throw new UsageError(`usage: assay ${usage}`);
+  return p.positionals;
+};
+const fail = (msg: string) => {
+  throw new AppError(400, "invalid_request", msg);
+};
+
+export async function init(p: Parsed) {
+  allowOnly(p, ["org", "admin", "password_stdin", "data_dir"]);
+  if (p.positionals.length || !p.flags.org || !p.flags.admin)
+    throw new UsageError("usage: assay init --org SLUG --admin USERNAME [--password-stdin] [--data-dir DIR]");
+  const password = p.bools.has("password_stdin") ? await readPasswordStdin() : null;
+  await withDeps(p, async (d) => {
+    if ((await d.users.count()) > 0)
+      fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
+    const org = await createOrgService(d.orgs, d.users).create(p.flags.org!);
+    const user = await createUser(d.users, { username: p.flags.admin!, password, is_admin: true });
+    await d.orgs.addMember(org.id, user.id, "admin");
+    const { token } = await d.tokens.create(user.id, "init", null);
+    print(
+      `Initialised ${d.config.data_dir}: instance admin "${user.username}", organization "${org.slug}" (admin).`,
+    );
+    print("API token (shown once, store it now):");
+    print(token);
+  });
+}
+
+export async function users(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  const q = { ...p, positionals: rest };
+  await withDeps(p, async (d) => {
+    if (sub === "create") {
+      allowOnly(p, ["admin", "password_stdin", "name", "email", "data_dir"]);
+      const [username] = need(
+        q,
+        1,
+        "users create USERNAME [--admin] [--password-stdin] [--name N] [--email E]",
+      );
+      const password = p.bools.has("password_stdin") ? await readPasswordStdin() : null;
+      const u = await createUser(d.users, {
+        username: username!,
+        password,
+        name: p.flags.name,
+        email: p.flags.email,
+        is_admin: p.bools.has("admin"),
+      });
+      print(`Created user ${u.username} (id ${u.id})${u.is_admin ? ", instance admin" : ""}.`);
+    } else if (sub === "list") {
+      need(q, 0, "users list");
+      table((await d.users.list(100000, 0)).items as unknown as Record<string, unknown>[], [
+        "id",
+        "username",
+        "name",
+        "email",
+        "is_admin",
+        "created_at",
+      ]);
+    } else if (sub === "delete") {
+      const [username] = need(q, 1, "users delete USERNAME");
+      const u = await d.users.getByUsername(username!);
+      if (!u) fail(`There is no user "${username}".`);
+      await d.users.delete(u!.id);
+      print(`Deleted user ${username}; their tokens no longer work.`);
+    } else if (sub === "set-password") {
+      allowOnly(p, ["password_stdin", "data_dir"]);
+      const [username] = need(q, 1, "users set-password USERNAME --password-stdin");
+      const u = await d.users.getByUsername(username!);
+      if (!u) fail(`There is no user "${username}".`);
+      const pw = await readPasswordStdin();
+      checkPassword(pw);
+      await d.users.setPassword(u!.id, await Bun.password.hash(pw));
+      print(`Password set for ${username}.`);
+    } else throw new UsageError("usage: assay users create|list|delete|set-password …");
+  });
+}
+
+export async function orgs(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  const q = { ...p, positionals: rest };
+  await withDeps(p, async (d) => {
+    if (sub === "create") {
+      allowOnly(p, ["name", "data_dir"]);
+      const [slug] = need(q, 1, "orgs create SLUG [--name N]");
+      const o = await createOrgService(d.orgs, d.users).create(slug!, p.flags.name);
+      print(`Created organization ${o.slug}.`);
+    } else if (sub === "list") {
+      table(
+        (await d.orgs.list({ includeDeleted: true, limit: 100000, offset: 0 })).items as unknown as Record<
+          string,
+          unknown
+        >[],
+        ["slug", "name", "status", "created_at", "deleted_at"],
+      );
+    } else if (sub === "suspend" || sub === "restore" || sub === "delete") {
+      const [slug] = need(q, 1, `orgs ${sub} SLUG`);
+      const o = await d.orgs.getBySlug(slug!);
+      if (!o) fail(`There is no organization "${slug}".`);
+      const patch =
+        sub === "suspend"
+          ? { status: "suspended" as const }
+          : sub === "restore"
+            ? { status: "active" as const, deleted_at: null }
+            : { deleted_at: new Date().toISOString() };
+      await d.orgs.update(o!.id, patch);
+      print(
+        `Organization ${slug}: ${sub === "delete" ? "deleted" : sub === "suspend" ? "suspended" : "restored"}.`,
+      );
+    } else throw new UsageError("usage: assay orgs create|list|suspend|restore|delete …");
+  });
+}
+
+export async function members(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  const q = { ...p, positionals: rest };
+  await withDeps(p, async (d) => {
+    const svc = createOrgService(d.orgs, d.users);
+    const org = async (slug: string) =>
+      (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
+    if (sub === "add") {
+      const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
+      const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!));
+      print(`${m.username} is now ${m.role} of ${slug}.`);
+    } else if (sub === "remove") {
+      const [slug, username] = need(q, 2, "members remove ORG USERNAME");
+      await svc.removeMember((await org(slug!))!.id, username!);
+      print(`Removed ${username} from ${slug}.`);
+    } else if (sub === "list") {
+      const [slug] = need(q, 1, "members list ORG");
+      table(
+        (await d.orgs.members((await org(slug!))!.id, 100000, 0)).items as unknown as Record<
+          string,
+          unknown
+        >[],
+        ["username", "role", "created_at"],
+      );
+    } else throw new UsageError("usage: assay members add|remove|list …");
+  });
+}
+
+export async function tokens(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  const q = { ...p, positionals: rest };
+  await withDeps(p, async (d) => {
+    if (sub === "create") {
+      allowOnly(p, ["name", "expires_in", "data_dir"]);
+      const [username] = need(q, 1, "tokens create USERNAME --name N [--expires-in 30d]");
+      if (!p.flags.name) throw new UsageError("tokens create needs --name");
+      checkTokenName(p.flags.name);
+      const u = await d.users.getByUsername(username!);
+      if (!u) fail(`There is no user "${username}".`);
+      const { record, token } = await d.tokens.create(u!.id, p.flags.name, parseDuration(p.flags.expires_in));
+      print(
+        `Token ${record.id} "${record.name}" for ${username}${record.expires_at ? `, expires ${record.expires_at}` : ""} (shown once):`,
+      );
+      print(token);
+    } else if (sub === "list") {
+      const [username] = need(q, 1, "tokens list USERNAME");
+      const u = await d.users.getByUsername(username!);
+      if (!u) fail(`There is no user "${username}".`);
+      table(
+        (await d.tokenStore.listForUser(u!.id, 100000, 0)).items as unknown as Record<string, unknown>[],
+        ["id", "name", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"],
+      );
+    } else if (sub === "revoke") {
+      const [id] = need(q, 1, "tokens revoke ID");
+      if (!/^\d+$/.test(id!) || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
+      await d.tokenStore.revoke(Number(id));
+      print(`Token ${id} revoked.`);
+    } else throw new UsageError("usage: assay tokens create|list|revoke …");
+  });
+}
+
+export async function settings(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  await withDeps(p, async (d) => {
+    if (sub === "get" || sub === undefined) {
+      for (const [k, v] of Object.entries(await d.settings.get())) print(`${k} = ${v ?? "null"}`);
+    } else if (sub === "set") {
+      const [key, value] = rest;
+      const keys = Object.keys(await d.settings.get());
+      if (!key || value === undefined || !keys.includes(key))
+        throw new UsageError(
+          `usage: assay settings set KEY VALUE (KEY: ${keys.join(", ")}; VALUE: days or null)`,
+        );
+      const v =
+        value === "null"
+          ? null
+          : /^\d{1,5}$/.test(value) && Number(value) >= 1
+            ? Number(value)
+            : fail("VALUE must be a number of days (1..36500) or null");
+      await d.settings.update({ [key]: v });
+      print(`${key} = ${value}`);
+    } else throw new UsageError("usage: assay settings get | set KEY VALUE");
+  });
+}

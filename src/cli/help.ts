@@ -1,0 +1,40 @@
+// Help texts. `assay COMMAND --help` prints the command's entry.
+import { SETTINGS, envName, flagName } from "../config.ts";
+
+export const COMMANDS: Record<string, string> = {
+  serve: `assay serve [options]
+  Runs the server. An empty data dir is created and migrated.
+${SETTINGS.map((s) => `  ${`${flagName(s.key)} (${envName(s.key)})`.padEnd(58)} ${s.help} [${s.def ?? "unset"}]`).join("\n")}`,
+  init: `assay init --org SLUG --admin USERNAME [--password-stdin] [--data-dir DIR]
+  First-run setup: an instance admin, one org where that user is Admin, and one API token,
+  printed once on the last line of stdout. Refuses on an initialised data dir.`,
+  users: `assay users create USERNAME [--admin] [--password-stdin] [--name N] [--email E]
+assay users list | delete USERNAME | set-password USERNAME --password-stdin   [--data-dir DIR]`,
+  orgs: `assay orgs create SLUG [--name N]
+assay orgs list | suspend SLUG | restore SLUG | delete SLUG   [--data-dir DIR]`,
+  members: `assay members add ORG USERNAME ROLE      (ROLE: viewer, executor, author, admin)
+assay members remove ORG USERNAME | list ORG   [--data-dir DIR]`,
+  tokens: `assay tokens create USERNAME --name N [--expires-in 30d]   (token alone on the last line)
+assay tokens list USERNAME | revoke ID   [--data-dir DIR]`,
+  settings: `assay settings get
+assay settings set KEY VALUE   (token_default_ttl_days, token_max_ttl_days, token_rotation_days; days or null)`,
+  workflows: `assay workflows export ORG SLUG [--format yaml|json]   (document on stdout)
+assay workflows import ORG FILE   (creates, or replaces the workflow with the same slug; FILE - = stdin)`,
+  backup:
+    "assay backup FILE [--data-dir DIR]\n  Consistent online copy of the database (the server may be running).",
+  version: "assay version\n  Prints the version.",
+};
+
+export const USAGE = `Assay — validation workflows over a REST API, in one binary.
+
+Usage: assay COMMAND [arguments] [--help]
+
+Commands:
+  serve       run the server
+  init        first-run setup (admin, org, token)
+  users       manage users          orgs        manage organizations
+  members     manage memberships    tokens      manage API tokens
+  settings    instance settings     workflows   export / import workflow documents
+  backup      copy the database     version     print the version
+
+Exit codes: 0 success, 1 the command failed, 2 bad arguments.`;

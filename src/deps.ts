@@ -1,0 +1,79 @@
+// The services of one Assay instance, built once from config and an open database. Routes and
+// the CLI receive this object; nothing reads globals.
+import type { Database } from "bun:sqlite";
+import type { Config } from "./config.ts";
+import type { Logger } from "./lib/log.ts";
+import { WorkerPool } from "./jobs/pool.ts";
+import { createOrgStore } from "./orgs/store.ts";
+import { createExecutor } from "./runs/executor.ts";
+import { createIdempotencyStore } from "./runs/idempotency.ts";
+import { createRunService } from "./runs/service.ts";
+import { createRunStore } from "./runs/store.ts";
+import { createSettingsService } from "./settings/service.ts";
+import { createSettingsStore } from "./settings/store.ts";
+import { createTokenService } from "./tokens/service.ts";
+import { createTokenStore } from "./tokens/store.ts";
+import { createUserStore } from "./users/store.ts";
+import { createWorkflowService } from "./workflows/service.ts";
+import { createWorkflowStore } from "./workflows/store.ts";
+
+export interface DepsOptions {
+  /** The validation worker entry; omitted by CLI commands that run no validation. */
+  workerUrl?: URL | string;
+}
+
+export function createDeps(config: Config, db: Database, log: Logger, opts: DepsOptions = {}) {
+  const users = createUserStore(db);
+  const orgs = createOrgStore(db);
+  const tokenStore = createTokenStore(db);
+  const settings = createSettingsService(createSettingsStore(db));
+  const workflowStore = createWorkflowStore(db);
+  const runs = createRunStore(db);
+  const idempotency = createIdempotencyStore(db);
+  // The CLI's admin commands need no workers: a pool is only started for the server.
+  const pool = opts.workerUrl
+    ? new WorkerPool({
+        size: config.workers,
+        workerUrl: opts.workerUrl,
+        onEvent: (e) => log.debug("pool", e as unknown as Record<string, unknown>),
+      })
+    : null;
+  const executor = pool
+    ? createExecutor(runs, workflowStore, pool, log, {
+        stepTimeoutMs: config.step_timeout_ms,
+        stepTimeoutMaxMs: config.step_timeout_max_ms,
+        maxAttempts: config.max_attempts,
+      })
+    : null;
+  const runService = executor
+    ? createRunService({
+        runs,
+        workflows: workflowStore,
+        idempotency,
+        executor,
+        limits: {
+          maxPayloadBytes: config.max_payload_bytes,
+          maxMetadataBytes: config.max_metadata_bytes,
+          maxQueue: config.max_queue,
+        },
+      })
+    : null;
+  return {
+    runs,
+    idempotency,
+    pool,
+    executor: executor!,
+    runService: runService!,
+    config,
+    db,
+    log,
+    users,
+    orgs,
+    tokenStore,
+    settings,
+    tokens: createTokenService(tokenStore, users, settings),
+    workflowStore,
+    workflows: createWorkflowService(workflowStore),
+  };
+}
+export type Deps = ReturnType<typeof createDeps>;

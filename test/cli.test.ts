@@ -1,0 +1,115 @@
+// The CLI as users run it: a real process on a temp data dir.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
+const dataDir = join(dir, "data");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function assay(args: string[], stdin?: string) {
+  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
+    env: { ...process.env, ASSAY_DATA_DIR: dataDir },
+    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+  });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+const lastLine = (s: string) => s.trim().split("\n").at(-1)!;
+
+describe("assay CLI", () => {
+  test("version and --help exit 0; no command exits 2", () => {
+    expect(assay(["version"]).out).toMatch(/^assay \d+\.\d+\.\d+/);
+    for (const c of [
+      "serve",
+      "init",
+      "users",
+      "orgs",
+      "members",
+      "tokens",
+      "backup",
+      "workflows",
+      "settings",
+    ]) {
+      const r = assay([c, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`assay ${c}`);
+    }
+    expect(assay([]).code).toBe(2);
+  });
+  test("exit 2 with a clear message for an unknown command or option", () => {
+    const r = assay(["frobnicate"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown command "frobnicate"');
+    const o = assay(["init", "--org", "acme", "--admin", "root", "--colour", "red"]);
+    expect(o.code).toBe(2);
+    expect(o.err).toContain("unknown option --colour");
+    expect(assay(["tokens", "create"]).code).toBe(2);
+  });
+  test("init prints a working token alone on the last line, then refuses to run again", async () => {
+    const r = assay(
+      ["init", "--org", "acme", "--admin", "root", "--password-stdin"],
+      "correct horse battery\n",
+    );
+    expect(r.code).toBe(0);
+    const token = lastLine(r.out);
+    expect(token).toMatch(/^assay_[A-Za-z0-9_-]{51}$/);
+    const again = assay(["init", "--org", "acme", "--admin", "root"]);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain("already initialised");
+  });
+  test("users, orgs, members, tokens round trip", () => {
+    expect(assay(["users", "create", "bob", "--name", "Bob"]).code).toBe(0);
+    expect(assay(["users", "create", "bob"]).code).toBe(1);
+    expect(assay(["users", "list"]).out).toContain("bob");
+    expect(assay(["orgs", "create", "beta", "--name", "Beta Ltd"]).code).toBe(0);
+    expect(assay(["members", "add", "beta", "bob", "executor"]).code).toBe(0);
+    expect(assay(["members", "add", "beta", "bob", "king"]).code).toBe(1);
+    expect(assay(["members", "list", "beta"]).out).toMatch(/bob\s+executor/);
+    const t = assay(["tokens", "create", "bob", "--name", "ci", "--expires-in", "30d"]);
+    expect(t.code).toBe(0);
+    expect(lastLine(t.out)).toMatch(/^assay_/);
+    expect(assay(["tokens", "list", "bob"]).out).toContain("ci");
+    const id = /Token (\d+)/.exec(t.out)![1]!;
+    expect(assay(["tokens", "revoke", id]).code).toBe(0);
+    expect(assay(["tokens", "revoke", "999999"]).code).toBe(1);
+    expect(assay(["orgs", "suspend", "beta"]).code).toBe(0);
+    expect(assay(["orgs", "list"]).out).toMatch(/beta\s+Beta Ltd\s+suspended/);
+    expect(assay(["members", "remove", "beta", "bob"]).code).toBe(0);
+    expect(assay(["users", "delete", "bob"]).code).toBe(0);
+  });
+  test("workflows import and export round trip (YAML)", () => {
+    const file = join(dir, "wf.yaml");
+    writeFileSync(
+      file,
+      "kind: assay/workflow\nversion: 1\nslug: invoices\nname: Invoices\nallowed_file_types: [JSON]\nsteps:\n  - name: well-formed\n    validator: syntax\n    config: {}\n",
+    );
+    const imp = assay(["workflows", "import", "acme", file]);
+    expect(imp.code).toBe(0);
+    expect(imp.out).toContain("Created workflow invoices");
+    const exp = assay(["workflows", "export", "acme", "invoices"]);
+    expect(exp.code).toBe(0);
+    expect(exp.out).toContain("slug: invoices");
+    expect(exp.out).toContain("validator: syntax");
+    writeFileSync(file, exp.out.replace("name: Invoices", "name: Invoices v2"));
+    expect(assay(["workflows", "import", "acme", file]).out).toContain(
+      "Replaced workflow invoices (version 2)",
+    );
+    writeFileSync(file, "slug: broken\nname: x\nallowed_file_types: [PDF]\n");
+    const bad = assay(["workflows", "import", "acme", file]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("allowed_file_types");
+  });
+  test("settings get and set", () => {
+    expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);
+    expect(assay(["settings", "get"]).out).toContain("token_rotation_days = 90");
+    expect(assay(["settings", "set", "token_rotation_days", "null"]).code).toBe(0);
+    expect(assay(["settings", "set", "nope", "1"]).code).toBe(2);
+  });
+  test("backup writes a consistent copy and refuses to overwrite", () => {
+    const file = join(dir, "backup.db");
+    expect(assay(["backup", file]).code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    expect(assay(["backup", file]).code).toBe(1);
+  });
+});
