@@ -1,0 +1,73 @@
+// Content type → logical file type (CONTRACT §4), and the re-inspection of stored content:
+// text/plain that is clearly a JSON object or array is classified JSON (spec, Submission).
+import type { FileType } from "../../validators/types.ts";
+
+const EXACT: Record<string, FileType> = {
+  "application/json": "JSON",
+  "text/json": "JSON",
+  "application/xml": "XML",
+  "text/xml": "XML",
+  "application/yaml": "YAML",
+  "application/x-yaml": "YAML",
+  "text/yaml": "YAML",
+  "text/x-yaml": "YAML",
+  "text/csv": "CSV",
+  "application/csv": "CSV",
+  "text/tab-separated-values": "CSV",
+  "text/plain": "TEXT",
+};
+
+export interface MediaType {
+  /** Lower-cased type/subtype without parameters. */
+  mime: string;
+  charset: string | null;
+  params: Record<string, string>;
+}
+
+/** Parses a Content-Type value; null when it is not type/subtype. */
+export function parseMediaType(value: string | null | undefined): MediaType | null {
+  if (!value) return null;
+  const [head, ...rest] = value.split(";");
+  const mime = head!.trim().toLowerCase();
+  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(mime)) return null;
+  const params: Record<string, string> = {};
+  for (const p of rest) {
+    const eq = p.indexOf("=");
+    if (eq < 0) continue;
+    params[p.slice(0, eq).trim().toLowerCase()] = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
+  }
+  return { mime, charset: params.charset?.toLowerCase() ?? null, params };
+}
+
+/** The file type a MIME type maps to; null when Assay does not support it (→ 415). */
+export function fileTypeOf(mime: string): FileType | null {
+  if (EXACT[mime]) return EXACT[mime]!;
+  if (/^application\/[a-z0-9!#$&^_.-]+\+json$/.test(mime)) return "JSON";
+  if (/^application\/[a-z0-9!#$&^_.-]+\+xml$/.test(mime)) return "XML";
+  return null;
+}
+
+/** text/plain re-inspection: a JSON object or array is JSON; anything else stays TEXT. */
+export function classify(fileType: FileType, text: string): FileType {
+  if (fileType !== "TEXT") return fileType;
+  const t = text.trim();
+  if (!((t.startsWith("{") && t.endsWith("}")) || (t.startsWith("[") && t.endsWith("]")))) return fileType;
+  try {
+    const v = JSON.parse(t);
+    return v !== null && typeof v === "object" ? "JSON" : fileType;
+  } catch {
+    return fileType;
+  }
+}
+
+/** A charset the server can decode (WHATWG labels), normalised; null when unknown (→ 415). */
+export function normaliseCharset(label: string): string | null {
+  try {
+    return new TextDecoder(label).encoding;
+  } catch {
+    return null;
+  }
+}

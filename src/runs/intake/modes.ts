@@ -1,0 +1,358 @@
+// The three request modes of a run (spec "Start a run", CONTRACT §4): raw body, JSON envelope,
+// multipart. Each ends in the same Intake: the exact bytes to store, their media type and
+// charset, filename and metadata. Problems in the request are collected into errors[] items.
+import { AppError, type ErrorItem } from "../../errors.ts";
+import type { FileType } from "../../validators/types.ts";
+import { decodeBase64 } from "./base64.ts";
+import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "./filetypes.ts";
+
+export interface Intake {
+  bytes: Uint8Array;
+  /** What the submission's data is, as declared: mime plus charset when one was given. */
+  contentType: string;
+  charset: string;
+  filename: string | null;
+  metadata: Record<string, unknown>;
+  fileType: FileType;
+  mode: "raw" | "envelope" | "multipart";
+}
+
+export interface IntakeLimits {
+  maxMetadataBytes: number;
+  maxFilenameLength: number;
+}
+
+const ENVELOPE_KEYS = new Set(["content", "content_type", "filename", "metadata", "content_encoding"]);
+
+const unsupported = (what: string) => new AppError(415, "unsupported_media_type", what);
+const badRequest = (errors: ErrorItem[]) =>
+  new AppError(400, "invalid_request", "The run request is invalid.", errors);
+const utf8 = new TextEncoder();
+
+interface Fields {
+  content: Uint8Array | string | unknown;
+  contentType: unknown;
+  filename: unknown;
+  metadata: unknown;
+  encoding: unknown;
+  /** true when metadata arrived as JSON text (multipart) and must be parsed. */
+  metadataIsText: boolean;
+}
+
+/** Decides the mode and turns the request into an Intake, or throws 400/415. */
+export async function intake(request: Request, body: Uint8Array, limits: IntakeLimits): Promise<Intake> {
+  const header = request.headers.get("content-type");
+  const media = parseMediaType(header);
+  const forced = request.headers.get("x-submission-mode")?.trim().toLowerCase();
+  if (forced !== undefined && forced !== "raw" && forced !== "envelope")
+    throw badRequest([
+      { field: "X-Submission-Mode", code: "invalid", message: "X-Submission-Mode is raw or envelope." },
+    ]);
+  if (!media) {
+    if (header) throw unsupported(`"${header}" is not a media type.`);
+    throw badRequest([
+      { field: "Content-Type", code: "required", message: "Set Content-Type to the payload's media type." },
+    ]);
+  }
+  if (media.mime === "multipart/form-data") return fromMultipart(request, body, limits);
+  if (media.mime === "application/json" && forced !== "raw") {
+    const obj = forced === "envelope" ? parseEnvelope(body, true) : parseEnvelope(body, false);
+    if (obj) return fromFields("envelope", obj, limits);
+  }
+  return fromRaw(request, body, media, limits);
+}
+
+function parseEnvelope(body: Uint8Array, required: boolean): Fields | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    if (required)
+      throw badRequest([
+        { field: "body", code: "parse_error", message: "The envelope is not valid UTF-8 JSON." },
+      ]);
+    return null;
+  }
+  const isEnvelope =
+    v !== null &&
+    typeof v === "object" &&
+    !Array.isArray(v) &&
+    "content" in v &&
+    Object.keys(v).every((k) => ENVELOPE_KEYS.has(k));
+  if (!isEnvelope) {
+    if (!required) return null;
+    const errors: ErrorItem[] = [];
+    if (v === null || typeof v !== "object" || Array.isArray(v))
+      errors.push({ field: "body", code: "invalid", message: "The envelope must be a JSON object." });
+    else {
+      if (!("content" in v))
+        errors.push({ field: "content", code: "required", message: "The envelope needs content." });
+      for (const k of Object.keys(v))
+        if (!ENVELOPE_KEYS.has(k))
+          errors.push({ field: k, code: "unknown_field", message: `Unknown envelope field "${k}".` });
+    }
+    throw badRequest(errors);
+  }
+  const o = v as Record<string, unknown>;
+  return {
+    content: o.content,
+    contentType: o.content_type,
+    filename: o.filename,
+    metadata: o.metadata,
+    encoding: o.content_encoding,
+    metadataIsText: false,
+  };
+}
+
+async function fromMultipart(request: Request, body: Uint8Array, limits: IntakeLimits): Promise<Intake> {
+  let form: FormData;
+  try {
+    form = await new Response(body as unknown as BodyInit, {
+      headers: { "content-type": request.headers.get("content-type")! },
+    }).formData();
+  } catch {
+    throw badRequest([
+      { field: "body", code: "malformed_multipart", message: "The multipart body could not be parsed." },
+    ]);
+  }
+  const errors: ErrorItem[] = [];
+  const file = form.get("file");
+  const text = form.get("content");
+  if (file !== null && text !== null)
+    errors.push({
+      field: "file",
+      code: "conflict",
+      message: "Send either a file part or a content part, not both.",
+    });
+  if (file === null && text === null)
+    errors.push({ field: "file", code: "required", message: "A file part is required." });
+  const known = new Set(["file", "content", "filename", "content_type", "metadata", "content_encoding"]);
+  for (const k of new Set(form.keys()))
+    if (!known.has(k)) errors.push({ field: k, code: "unknown_field", message: `Unknown part "${k}".` });
+  if (errors.length) throw badRequest(errors);
+  const isFile = typeof file === "object" && file !== null;
+  const content = isFile ? new Uint8Array(await (file as File).arrayBuffer()) : (file ?? text);
+  const partType =
+    isFile && (file as File).type && (file as File).type !== "application/octet-stream"
+      ? (file as File).type
+      : undefined;
+  const partName =
+    isFile && (file as File).name && (file as File).name !== "blob" ? (file as File).name : undefined;
+  return fromFields(
+    "multipart",
+    {
+      content,
+      contentType: form.get("content_type") ?? partType,
+      filename: form.get("filename") ?? partName,
+      metadata: form.get("metadata") ?? undefined,
+      encoding: form.get("content_encoding") ?? undefined,
+      metadataIsText: true,
+    },
+    limits,
+  );
+}
+
+function checkFilename(
+  v: unknown,
+  limits: IntakeLimits,
+  errors: ErrorItem[],
+  field = "filename",
+): string | null {
+  if (v === undefined || v === null || v === "") return null;
+  if (typeof v !== "string") errors.push({ field, code: "invalid", message: "filename must be a string." });
+  else if (v.length > limits.maxFilenameLength)
+    errors.push({
+      field,
+      code: "too_long",
+      message: `filename may hold at most ${limits.maxFilenameLength} characters.`,
+    });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  else if (/[\u0000-\u001f\u007f/\\]/.test(v))
+    errors.push({
+      field,
+      code: "invalid",
+      message: "filename may not contain control characters or path separators.",
+    });
+  else return v;
+  return null;
+}
+
+function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLimits): Intake {
+  const errors: ErrorItem[] = [];
+  // content_type: required for text content; objects and arrays are JSON by nature.
+  let ct = f.contentType;
+  if (
+    (ct === undefined || ct === null) &&
+    f.content !== null &&
+    typeof f.content === "object" &&
+    !(f.content instanceof Uint8Array)
+  )
+    ct = "application/json";
+  let media: ReturnType<typeof parseMediaType> = null;
+  if (ct === undefined || ct === null || ct === "")
+    errors.push({
+      field: "content_type",
+      code: "required",
+      message: "content_type is required: the media type of content.",
+    });
+  else if (typeof ct !== "string")
+    errors.push({ field: "content_type", code: "invalid", message: "content_type must be a string." });
+  else {
+    media = parseMediaType(ct);
+    if (!media) throw unsupported(`"${ct}" is not a media type.`);
+  }
+  const filename = checkFilename(f.filename, limits, errors);
+  // metadata: a JSON object, bounded.
+  let metadata: Record<string, unknown> = {};
+  let meta = f.metadata;
+  if (meta !== undefined && meta !== null && meta !== "") {
+    if (f.metadataIsText && typeof meta === "string") {
+      if (meta.length > limits.maxMetadataBytes)
+        errors.push({
+          field: "metadata",
+          code: "too_large",
+          message: `metadata may hold at most ${limits.maxMetadataBytes} bytes.`,
+        });
+      else {
+        try {
+          meta = JSON.parse(meta);
+        } catch {
+          errors.push({
+            field: "metadata",
+            code: "parse_error",
+            message: "metadata must be a JSON object (the text is not JSON).",
+          });
+          meta = undefined;
+        }
+      }
+    }
+    if (meta !== undefined && !errors.some((e) => e.field === "metadata")) {
+      if (meta === null || typeof meta !== "object" || Array.isArray(meta))
+        errors.push({ field: "metadata", code: "invalid", message: "metadata must be a JSON object." });
+      else if (JSON.stringify(meta).length > limits.maxMetadataBytes)
+        errors.push({
+          field: "metadata",
+          code: "too_large",
+          message: `metadata may hold at most ${limits.maxMetadataBytes} bytes.`,
+        });
+      else metadata = meta as Record<string, unknown>;
+    }
+  }
+  // content and its encoding.
+  const enc = f.encoding;
+  const base64 = typeof enc === "string" && enc.trim().toLowerCase() === "base64";
+  if (enc !== undefined && enc !== null && enc !== "" && !base64)
+    errors.push({
+      field: "content_encoding",
+      code: "invalid",
+      message: 'content_encoding is "base64" or absent.',
+    });
+  let bytes: Uint8Array | null = null;
+  let decodedFromString = false;
+  const c = f.content;
+  if (c === undefined || c === null)
+    errors.push({ field: "content", code: "required", message: "content is required." });
+  else if (c instanceof Uint8Array) bytes = base64 ? decodeBase64(new TextDecoder().decode(c)) : c;
+  else if (typeof c === "string") {
+    bytes = base64 ? decodeBase64(c) : utf8.encode(c);
+    decodedFromString = !base64;
+  } else if (typeof c === "object") {
+    if (base64)
+      errors.push({
+        field: "content_encoding",
+        code: "invalid",
+        message: "base64 applies to string content only.",
+      });
+    else {
+      bytes = utf8.encode(JSON.stringify(c));
+      decodedFromString = true;
+    }
+  } else
+    errors.push({
+      field: "content",
+      code: "invalid",
+      message: "content must be a string, an object or an array.",
+    });
+  if (base64 && bytes === null && !errors.some((e) => e.field.startsWith("content")))
+    errors.push({ field: "content", code: "invalid_base64", message: "content is not valid base64." });
+  if (errors.length) throw badRequest(errors);
+  // A JS string is Unicode: stored as UTF-8 whatever charset the content_type names.
+  const charset = decodedFromString ? "utf-8" : (media!.charset ?? "utf-8");
+  return finish(
+    mode,
+    bytes!,
+    media!,
+    decodedFromString ? "utf-8" : charset,
+    filename,
+    metadata,
+    ct as string,
+  );
+}
+
+function fromRaw(
+  request: Request,
+  body: Uint8Array,
+  media: NonNullable<ReturnType<typeof parseMediaType>>,
+  limits: IntakeLimits,
+): Intake {
+  const errors: ErrorItem[] = [];
+  const enc = request.headers.get("content-encoding")?.trim().toLowerCase();
+  let bytes: Uint8Array | null = body;
+  if (enc && enc !== "identity") {
+    if (enc !== "base64")
+      throw unsupported(`Content-Encoding "${enc}" is not supported; use base64 or none.`);
+    bytes = decodeBase64(new TextDecoder().decode(body));
+    if (!bytes)
+      errors.push({
+        field: "body",
+        code: "invalid_base64",
+        message: "The body is not valid base64 (Content-Encoding: base64).",
+      });
+  }
+  const filename = checkFilename(request.headers.get("x-filename"), limits, errors, "X-Filename");
+  if (errors.length) throw badRequest(errors);
+  return finish(
+    "raw",
+    bytes!,
+    media,
+    media.charset ?? "utf-8",
+    filename,
+    {},
+    request.headers.get("content-type")!,
+  );
+}
+
+function finish(
+  mode: Intake["mode"],
+  bytes: Uint8Array,
+  media: NonNullable<ReturnType<typeof parseMediaType>>,
+  charsetLabel: string,
+  filename: string | null,
+  metadata: Record<string, unknown>,
+  declared: string,
+): Intake {
+  const declaredType = fileTypeOf(media.mime);
+  if (!declaredType)
+    throw unsupported(
+      `The content type "${media.mime}" is not supported; use JSON, XML, YAML, CSV or text types.`,
+    );
+  const charset = normaliseCharset(charsetLabel);
+  if (!charset) throw unsupported(`The charset "${charsetLabel}" is not supported.`);
+  let text: string;
+  try {
+    text = new TextDecoder(charset, { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest([
+      { field: "charset", code: "invalid_encoding", message: `The content is not valid ${charset}.` },
+    ]);
+  }
+  return {
+    bytes,
+    contentType: declared.trim(),
+    charset,
+    filename,
+    metadata,
+    fileType: classify(declaredType, text),
+    mode,
+  };
+}

@@ -1,0 +1,44 @@
+// JSON shape of a run (CONTRACT §2, Run).
+import type { Run, RunStep } from "./types.ts";
+
+export const runUrl = (origin: string, orgSlug: string, id: string) =>
+  `${origin}/api/v1/orgs/${orgSlug}/runs/${id}/`;
+
+export function presentRun(origin: string, orgSlug: string, r: Run, live?: RunStep[] | null) {
+  const steps = live ?? r.steps;
+  return {
+    id: r.id,
+    url: runUrl(origin, orgSlug, r.id),
+    org_slug: orgSlug,
+    workflow: { id: r.workflow_id, slug: r.workflow_slug, version: r.workflow_version },
+    submission: {
+      id: r.submission.id,
+      filename: r.submission.filename,
+      content_type: r.submission.content_type,
+      file_type: r.submission.file_type,
+      size: r.submission.size,
+      sha256: r.submission.sha256,
+      metadata: r.submission.metadata,
+      created_at: r.submission.created_at,
+      content_purged: r.submission.purged_at !== null,
+    },
+    status: r.status,
+    summary: r.summary,
+    steps: steps.map((s) => ({
+      step_id: s.step_id,
+      order: s.order,
+      name: s.name,
+      validator: s.validator,
+      status: s.status,
+      duration_ms: s.duration_ms,
+      findings: s.findings,
+      error: s.error,
+    })),
+    error: r.error,
+    created_by: r.created_by,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    duration_ms: r.duration_ms,
+  };
+}

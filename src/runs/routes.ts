@@ -1,0 +1,218 @@
+// Run API: start a run (Executor), read runs and results (Viewer), content, cancel.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import { roleRank } from "../orgs/store.ts";
+import { RunListQuery, RunOut } from "./model.ts";
+import { parsePrefer } from "./prefer.ts";
+import { presentRun, runUrl } from "./present.ts";
+import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
+
+const MAX_WAIT_S = 60;
+const RETRY_AFTER_S = "1";
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function runRoutes(
+  deps: Deps,
+  auth: ReturnType<typeof authPlugin>,
+  hooks: { beforeRun?: (p: Principal) => void } = {},
+) {
+  const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
+  const origin = (r: Request) => publicOrigin(config.base_url, r);
+  const detail = { tags: ["Runs"], security: [{ bearer: [] }] };
+  const loadRun = async (orgId: number, id: string, withFindings = true) => {
+    const run = UUID_RE.test(id) ? await runs.get(orgId, id, withFindings) : null;
+    if (!run) throw notFound("Run");
+    return run;
+  };
+
+  return new Elysia({ prefix: "/api/v1/orgs/:org_slug" })
+    .use(auth)
+    .post(
+      "/workflows/:workflow/runs/",
+      async ({ params, request, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
+        const wf = await workflowStore.find(org.id, params.workflow);
+        if (!wf) throw notFound("Workflow");
+        hooks.beforeRun?.(principal);
+        const started = await runService.start(principal, org.id, wf, request);
+        if (started.replay) {
+          const r = started.replay;
+          return new Response(r.body, {
+            status: r.status,
+            headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
+          });
+        }
+        const prefer = parsePrefer(request.headers.get("prefer"));
+        const waitMs = prefer.respondAsync
+          ? 0
+          : prefer.waitSeconds !== null
+            ? Math.min(prefer.waitSeconds, MAX_WAIT_S) * 1000
+            : config.sync_wait_ms;
+        const applied = prefer.respondAsync
+          ? "respond-async"
+          : prefer.waitSeconds !== null
+            ? `wait=${waitMs / 1000}`
+            : null;
+        const finished = await executor.waitFinal(started.runId, waitMs);
+        // The wait can be long: a token revoked meanwhile gets 401, not the results.
+        if (waitMs > 0 && principal.token) await tokens.recheck(principal.token.id);
+        const run = (await runs.get(org.id, started.runId))!;
+        const body = presentRun(origin(request), org.slug, run, finished ? null : executor.live(run.id));
+        const headers: Record<string, string> = {};
+        if (applied) headers["preference-applied"] = applied;
+        let status = 201;
+        if (!finished && !isFinal(run.status)) {
+          status = 202;
+          headers.location = body.url;
+          headers["retry-after"] = RETRY_AFTER_S;
+        }
+        const text = JSON.stringify(body);
+        if (started.idempotencyKey)
+          await deps.idempotency.complete(principal.user.id, started.idempotencyKey, {
+            status,
+            headers,
+            body: text,
+          });
+        set.status = status;
+        Object.assign(set.headers, headers);
+        return body;
+      },
+      {
+        auth: true,
+        parse: "none",
+        params: t.Object({ org_slug: t.String(), workflow: t.String() }),
+        response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
+        detail: {
+          ...detail,
+          summary: "Submit data and start a run",
+          description:
+            "Raw body (Content-Type = the payload's type; Content-Encoding: base64; X-Filename), JSON envelope {content, content_type, filename, metadata, content_encoding}, or multipart (file, filename, content_type, metadata, content_encoding). 201 with results when finished within the wait window, else 202 with Location and Retry-After. Prefer: respond-async | wait=N. Idempotency-Key supported.",
+        },
+      },
+    )
+    .get(
+      "/runs/",
+      async ({ params, query, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const p = parsePage(query);
+        const filters: RunFilters = {};
+        const errors: ErrorItem[] = [];
+        if (query.status !== undefined) {
+          if ((RUN_STATUSES as readonly string[]).includes(query.status))
+            filters.status = query.status as RunStatus;
+          else
+            errors.push({
+              field: "status",
+              code: "invalid",
+              message: `status is one of ${RUN_STATUSES.join(", ")}.`,
+            });
+        }
+        for (const k of ["created_after", "created_before"] as const) {
+          const v = query[k];
+          if (v === undefined) continue;
+          const ms = Date.parse(v);
+          if (Number.isNaN(ms))
+            errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
+          else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = new Date(ms).toISOString();
+        }
+        if (errors.length) throw new AppError(400, "invalid_request", "Invalid filters.", errors);
+        if (query.workflow !== undefined) {
+          const wf = await workflowStore.find(org.id, query.workflow);
+          filters.workflowId = wf ? wf.id : /^\d{1,15}$/.test(query.workflow) ? Number(query.workflow) : -1;
+        }
+        const { count, items } = await runs.list(org.id, filters, p.limit, p.offset);
+        return envelope(
+          publicUrl(config.base_url, request),
+          p,
+          count,
+          items.map((r) => presentRun(origin(request), org.slug, r)),
+        );
+      },
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String() }),
+        query: RunListQuery,
+        response: { 200: EnvelopeOf(RunOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List runs, newest first (findings omitted: read a run for them)" },
+      },
+    )
+    .get(
+      "/runs/:run_id/",
+      async ({ params, request, principal, set }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const run = await loadRun(org.id, params.run_id);
+        if (!isFinal(run.status)) set.headers["retry-after"] = RETRY_AFTER_S;
+        return presentRun(
+          origin(request),
+          org.slug,
+          run,
+          run.status === "running" ? executor.live(run.id) : null,
+        );
+      },
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String(), run_id: t.String() }),
+        response: { 200: RunOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Run details and results" },
+      },
+    )
+    .get(
+      "/runs/:run_id/content/",
+      async ({ params, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const c = UUID_RE.test(params.run_id) ? await runs.content(org.id, params.run_id) : null;
+        if (!c) throw notFound("Run");
+        if (!c.content)
+          throw new AppError(
+            410,
+            "gone",
+            "The submission content was purged by the retention policy; the run and its findings remain.",
+          );
+        const headers: Record<string, string> = {
+          "content-type": c.content_type,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+        };
+        if (c.filename)
+          headers["content-disposition"] = `inline; filename*=UTF-8''${encodeURIComponent(c.filename)}`;
+        return new Response(c.content as unknown as BodyInit, { headers });
+      },
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String(), run_id: t.String() }),
+        response: {
+          200: t.Any({ description: "The submitted bytes with their content type" }),
+          410: ErrorSchema,
+          ...errorResponses(...AUTHED),
+        },
+        detail: { ...detail, summary: "The submitted content, byte for byte" },
+      },
+    )
+    .post(
+      "/runs/:run_id/cancel/",
+      async ({ params, request, principal }) => {
+        const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
+        const run = await loadRun(org.id, params.run_id, false);
+        if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
+          throw forbidden("Only the run's creator or an author can cancel it.");
+        if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);
+        await executor.cancel(run.id, org.id, run.workflow_id, `Canceled by ${principal.user.username}.`);
+        await executor.waitFinal(run.id, 5000);
+        const now = (await runs.get(org.id, run.id))!;
+        return presentRun(origin(request), org.slug, now);
+      },
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String(), run_id: t.String() }),
+        response: { 200: RunOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Cancel a queued or running run (its creator, or Author)" },
+      },
+    );
+}
+export { runUrl };

@@ -1,0 +1,129 @@
+// Starting a run, in the contract's order (CONTRACT §4): the route has done 1–3 (token, org,
+// workflow); here 4 rate limit … 9 commit. Nothing is stored when a request is refused.
+import { createHash } from "node:crypto";
+import { AppError, serviceUnavailable } from "../errors.ts";
+import { readBody } from "../http/body.ts";
+import type { Principal } from "../http/auth.ts";
+import { getValidator } from "../validators/registry.ts";
+import type { Workflow, WorkflowVersion } from "../workflows/types.ts";
+import type { WorkflowStore } from "../workflows/store.ts";
+import { uuidv7 } from "../lib/uuid.ts";
+import type { Executor } from "./executor.ts";
+import type { IdempotencyStore } from "./idempotency.ts";
+import { type Intake, intake } from "./intake/modes.ts";
+import type { RunStore } from "./store.ts";
+import type { RunStep } from "./types.ts";
+
+export const MAX_FILENAME_LENGTH = 255;
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+export interface StartLimits {
+  maxPayloadBytes: number;
+  maxMetadataBytes: number;
+  maxQueue: number;
+}
+
+export interface StartOutcome {
+  runId: string;
+  replay: { status: number; headers: Record<string, string>; body: string } | null;
+  idempotencyKey: string | null;
+}
+
+/** Rule 2 of the spec: the type must be allowed and every active step's validator must support it. */
+export function checkFileType(def: WorkflowVersion, wf: Workflow, fileType: Intake["fileType"]) {
+  if (!wf.allowed_file_types.includes(fileType))
+    throw new AppError(
+      400,
+      "file_type_unsupported",
+      `This workflow accepts ${wf.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`,
+    );
+  for (const s of def.steps) {
+    if (!s.is_active) continue;
+    const v = getValidator(s.validator);
+    if (!v?.supportedFileTypes.includes(fileType))
+      throw new AppError(
+        400,
+        "file_type_unsupported",
+        `Step ${s.order} "${s.name}" (${s.validator}) does not support ${fileType} submissions.`,
+      );
+  }
+}
+
+export function createRunService(deps: {
+  runs: RunStore;
+  workflows: WorkflowStore;
+  idempotency: IdempotencyStore;
+  executor: Executor;
+  limits: StartLimits;
+}) {
+  const { runs, workflows, idempotency, executor, limits } = deps;
+  return {
+    async start(p: Principal, orgId: number, wf: Workflow, request: Request): Promise<StartOutcome> {
+      // 5. workflow state
+      if (wf.status !== "active")
+        throw new AppError(
+          409,
+          "workflow_inactive",
+          "The workflow is inactive; re-enable it to accept runs.",
+        );
+      const def = await workflows.version(wf.id, wf.version);
+      const active = def?.steps.filter((s) => s.is_active) ?? [];
+      if (!def || !active.length)
+        throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
+      // 6. size
+      const body = await readBody(request, limits.maxPayloadBytes);
+      // Idempotency: decided once the body is known; a replay answers before the other checks.
+      const key = request.headers.get("idempotency-key");
+      if (key !== null) {
+        if (!IDEMPOTENCY_KEY_RE.test(key))
+          throw new AppError(400, "invalid_request", "Invalid Idempotency-Key.", [
+            { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
+          ]);
+        const h = createHash("sha256");
+        for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"])
+          h.update(`${name}:${request.headers.get(name) ?? ""}\n`);
+        h.update(`${orgId}:${wf.id}\n`).update(body);
+        const begun = await idempotency.begin(p.user.id, key, h.digest("hex"));
+        if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
+      }
+      try {
+        // 7. mode and fields; 8. file type
+        const sub = await intake(request, body, {
+          maxMetadataBytes: limits.maxMetadataBytes,
+          maxFilenameLength: MAX_FILENAME_LENGTH,
+        });
+        checkFileType(def, wf, sub.fileType);
+        // Backpressure: a bounded queue instead of unbounded memory and latency.
+        if ((await runs.queuedCount()) >= limits.maxQueue)
+          throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
+        // 9. commit, then execute
+        const id = uuidv7();
+        const steps: RunStep[] = active.map((s) => ({
+          step_id: s.id,
+          order: s.order,
+          name: s.name,
+          validator: s.validator,
+          status: "pending",
+          duration_ms: null,
+          findings: [],
+          error: null,
+        }));
+        await runs.create({
+          id,
+          orgId,
+          workflowId: wf.id,
+          workflowVersion: wf.version,
+          steps,
+          user: { id: p.user.id, username: p.user.username },
+          submission: { ...sub, sha256: createHash("sha256").update(sub.bytes).digest("hex") },
+        });
+        executor.notify();
+        return { runId: id, replay: null, idempotencyKey: key };
+      } catch (e) {
+        if (key !== null) await idempotency.release(p.user.id, key);
+        throw e;
+      }
+    },
+  };
+}
+export type RunService = ReturnType<typeof createRunService>;

@@ -1,0 +1,289 @@
+// SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
+import type { Database } from "bun:sqlite";
+import { now, parseJson } from "../db/util.ts";
+import type { FileType } from "../validators/types.ts";
+import type { Run, RunFilters, RunStatus, RunStep, RunSummary, Submission } from "./types.ts";
+
+interface RunRow {
+  id: string;
+  org_id: number;
+  workflow_id: number;
+  workflow_slug: string;
+  workflow_version: number;
+  status: RunStatus;
+  summary: string | null;
+  steps: string;
+  error: string | null;
+  attempts: number;
+  created_by: number | null;
+  created_by_name: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  s_id: number;
+  s_filename: string | null;
+  s_content_type: string;
+  s_charset: string;
+  s_file_type: FileType;
+  s_size: number;
+  s_sha256: string;
+  s_metadata: string;
+  s_created_at: string;
+  s_purged_at: string | null;
+}
+
+const SELECT = `SELECT r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS s_filename, s.content_type AS s_content_type,
+  s.charset AS s_charset, s.file_type AS s_file_type, s.size AS s_size, s.sha256 AS s_sha256, s.metadata AS s_metadata,
+  s.created_at AS s_created_at, s.purged_at AS s_purged_at
+  FROM runs r JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id`;
+
+function toRun(r: RunRow, withFindings = true): Run {
+  const steps = parseJson<RunStep[]>(r.steps, []);
+  const submission: Submission = {
+    id: r.s_id,
+    filename: r.s_filename,
+    content_type: r.s_content_type,
+    charset: r.s_charset,
+    file_type: r.s_file_type,
+    size: r.s_size,
+    sha256: r.s_sha256,
+    metadata: parseJson(r.s_metadata, {}),
+    created_at: r.s_created_at,
+    purged_at: r.s_purged_at,
+  };
+  return {
+    id: r.id,
+    org_id: r.org_id,
+    workflow_id: r.workflow_id,
+    workflow_slug: r.workflow_slug,
+    workflow_version: r.workflow_version,
+    submission,
+    status: r.status,
+    summary: parseJson<RunSummary | null>(r.summary, null),
+    steps: withFindings ? steps : steps.map((s) => ({ ...s, findings: [] })),
+    error: r.error,
+    attempts: r.attempts,
+    created_by: { id: r.created_by, username: r.created_by_name },
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    duration_ms: r.duration_ms,
+  };
+}
+
+export interface NewRun {
+  id: string;
+  orgId: number;
+  workflowId: number;
+  workflowVersion: number;
+  steps: RunStep[];
+  user: { id: number; username: string };
+  submission: {
+    bytes: Uint8Array;
+    contentType: string;
+    charset: string;
+    fileType: FileType;
+    filename: string | null;
+    metadata: Record<string, unknown>;
+    sha256: string;
+  };
+}
+
+export interface FinalUpdate {
+  status: RunStatus;
+  steps: RunStep[];
+  summary: RunSummary | null;
+  error: string | null;
+  finishedAt: string;
+  durationMs: number;
+}
+
+export interface JobSource {
+  id: string;
+  org_id: number;
+  status: RunStatus;
+  attempts: number;
+  workflow_id: number;
+  workflow_version: number;
+  file_type: FileType;
+  charset: string;
+  filename: string | null;
+  content: Uint8Array | null;
+  steps: string;
+  created_at: string;
+}
+
+export function createRunStore(db: Database) {
+  const insertSubmission = db.prepare<{ id: number }, (string | number | Uint8Array | null)[]>(
+    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+  );
+  const insertRun = db.prepare(
+    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+  );
+  const byId = db.prepare<RunRow, [string, number]>(`${SELECT} WHERE r.id = ? AND r.org_id = ?`);
+  const byIdAnyOrg = db.prepare<RunRow, [string]>(`${SELECT} WHERE r.id = ?`);
+  const queued = db.prepare<{ id: string }, [number]>(
+    "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?",
+  );
+  const queuedCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
+  const markRunning = db.prepare<{ attempts: number }, [string, string]>(
+    "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
+  );
+  const finishStmt = db.prepare(
+    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?",
+  );
+  const finishIf = db.prepare(
+    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ? AND status = ?",
+  );
+  const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
+  const source = db.prepare<JobSource, [string]>(
+    "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = ?",
+  );
+
+  return {
+    /** Submission and run in one transaction: both exist or neither does. */
+    async create(n: NewRun): Promise<void> {
+      const ts = now();
+      db.transaction(() => {
+        const s = n.submission;
+        const { id: sid } = insertSubmission.get(
+          n.orgId,
+          s.filename,
+          s.contentType,
+          s.charset,
+          s.fileType,
+          s.bytes.byteLength,
+          s.sha256,
+          JSON.stringify(s.metadata),
+          s.bytes,
+          ts,
+        )!;
+        insertRun.run(
+          n.id,
+          n.orgId,
+          n.workflowId,
+          n.workflowVersion,
+          sid,
+          JSON.stringify(n.steps),
+          n.user.id,
+          n.user.username,
+          ts,
+        );
+      })();
+    },
+    async get(orgId: number, id: string, withFindings = true): Promise<Run | null> {
+      const r = byId.get(id, orgId);
+      return r ? toRun(r, withFindings) : null;
+    },
+    async getAnyOrg(id: string): Promise<Run | null> {
+      const r = byIdAnyOrg.get(id);
+      return r ? toRun(r) : null;
+    },
+    async list(
+      orgId: number,
+      f: RunFilters,
+      limit: number,
+      offset: number,
+    ): Promise<{ count: number; items: Run[] }> {
+      const where = ["r.org_id = ?"];
+      const args: (string | number)[] = [orgId];
+      if (f.workflowId !== undefined) {
+        where.push("r.workflow_id = ?");
+        args.push(f.workflowId);
+      }
+      if (f.status) {
+        where.push("r.status = ?");
+        args.push(f.status);
+      }
+      if (f.createdAfter) {
+        where.push("r.created_at > ?");
+        args.push(f.createdAfter);
+      }
+      if (f.createdBefore) {
+        where.push("r.created_at < ?");
+        args.push(f.createdBefore);
+      }
+      const w = where.join(" AND ");
+      const count = (db.query(`SELECT count(*) AS n FROM runs r WHERE ${w}`).get(...args) as { n: number }).n;
+      const rows = db
+        .query<RunRow, (string | number)[]>(
+          `${SELECT} WHERE ${w} ORDER BY r.created_at DESC, r.id DESC LIMIT ? OFFSET ?`,
+        )
+        .all(...args, limit, offset);
+      return { count, items: rows.map((r) => toRun(r, false)) };
+    },
+    async content(
+      orgId: number,
+      id: string,
+    ): Promise<{
+      content: Uint8Array | null;
+      content_type: string;
+      charset: string;
+      filename: string | null;
+    } | null> {
+      return db
+        .query<
+          { content: Uint8Array | null; content_type: string; charset: string; filename: string | null },
+          [string, number]
+        >(
+          "SELECT s.content, s.content_type, s.charset, s.filename FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = ? AND r.org_id = ?",
+        )
+        .get(id, orgId);
+    },
+    async queuedIds(limit: number): Promise<string[]> {
+      return queued.all(limit).map((r) => r.id);
+    },
+    async queuedCount(): Promise<number> {
+      return queuedCount.get()!.n;
+    },
+    /** queued → running, counting the attempt; null if the run was no longer queued. */
+    async markRunning(id: string): Promise<number | null> {
+      return markRunning.get(now(), id)?.attempts ?? null;
+    },
+    async requeue(id: string): Promise<void> {
+      requeueStmt.run(id);
+    },
+    async source(id: string): Promise<JobSource | null> {
+      return source.get(id);
+    },
+    /**
+     * Writes the final state; `inTx` runs inside the same transaction (webhook outbox). With
+     * `onlyIf`, nothing is written unless the run still has that status; returns whether it wrote.
+     */
+    async finish(id: string, u: FinalUpdate, inTx?: () => void, onlyIf?: RunStatus): Promise<boolean> {
+      return db.transaction(() => {
+        const args = [
+          u.status,
+          JSON.stringify(u.steps),
+          u.summary ? JSON.stringify(u.summary) : null,
+          u.error,
+          u.finishedAt,
+          u.durationMs,
+          id,
+        ] as const;
+        const changed = onlyIf ? finishIf.run(...args, onlyIf).changes : finishStmt.run(...args).changes;
+        if (changed) inTx?.();
+        return changed > 0;
+      })();
+    },
+    /** At start: runs a crash left running go back to the queue, or end in error after too many attempts. */
+    async recover(maxAttempts: number): Promise<{ requeued: number; failed: number }> {
+      return db.transaction(() => {
+        const ts = now();
+        const failed = db
+          .query(
+            "UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status IN ('queued', 'running') AND attempts >= ?",
+          )
+          .run(
+            `The run was interrupted ${maxAttempts} times (server crash or restart) and was given up.`,
+            ts,
+            maxAttempts,
+          ).changes;
+        const requeued = db.query("UPDATE runs SET status = 'queued' WHERE status = 'running'").run().changes;
+        return { requeued, failed };
+      })();
+    },
+  };
+}
+export type RunStore = ReturnType<typeof createRunStore>;

@@ -1,0 +1,50 @@
+// Pure functions from step outcomes to run status and summary (CONTRACT §2, Run).
+import type { RunStatus as PoolStatus, RunOutcome } from "../jobs/model.ts";
+import type { RunStatus, RunStep, RunSummary } from "./types.ts";
+
+export function summarize(steps: RunStep[]): RunSummary {
+  const s: RunSummary = {
+    errors: 0,
+    warnings: 0,
+    infos: 0,
+    steps_passed: 0,
+    steps_failed: 0,
+    steps_skipped: 0,
+    truncated: false,
+  };
+  for (const step of steps) {
+    for (const f of step.findings) {
+      if (f.severity === "error") s.errors++;
+      else if (f.severity === "warning") s.warnings++;
+      else s.infos++;
+    }
+    if (step.status === "passed") s.steps_passed++;
+    else if (step.status === "failed" || step.status === "error") s.steps_failed++;
+    else if (step.status === "skipped") s.steps_skipped++;
+  }
+  return s;
+}
+
+/** succeeded: no error-level finding; failed: the data broke a rule; error: we could not finish. */
+export function finalStatus(pool: PoolStatus, steps: RunStep[]): RunStatus {
+  if (pool === "timed_out") return "timed_out";
+  if (pool === "canceled") return "canceled";
+  if (pool === "crashed" || steps.some((s) => s.status === "error")) return "error";
+  return steps.some((s) => s.status === "failed") ? "failed" : "succeeded";
+}
+
+/** Merges a pool outcome into the run's step list. */
+export function applyOutcome(steps: RunStep[], outcome: RunOutcome, truncatedBy: boolean[] = []): RunStep[] {
+  return steps.map((s, i) => {
+    const o = outcome.steps[i];
+    if (!o) return { ...s, status: "skipped" };
+    truncatedBy[i] = o.truncated;
+    return {
+      ...s,
+      status: o.status,
+      duration_ms: o.durationMs,
+      findings: o.findings,
+      error: o.error ?? null,
+    };
+  });
+}
