@@ -32,7 +32,8 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
     const entry = cache.get(step.key);
     if (!entry && Object.hasOwn(step, "config")) cache.set(step.key, { config: step.config });
   }
-  const bytes = new Uint8Array(job.bytes);
+  const stored = new Uint8Array(job.bytes);
+  let bytes = stored;
   let text: { value: string } | { error: string } | undefined;
 
   for (let index = 0; index < job.steps.length; index++) {
@@ -43,7 +44,12 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
     try {
       const validate = await compiled(job.jobId, step, deps);
       // Decode once per job, lazily, so the cost falls inside the first step's time limit.
-      text ??= decode(bytes, job.charset);
+      if (!text) {
+        text = decode(stored, job.charset);
+        // The HTTP charset wins over what the bytes might say (RFC 7303 §3): engines that read
+        // bytes (libxml2) get the text as UTF-8, so a latin-1 body declared as such validates.
+        if ("value" in text && !/^utf-?8$/i.test(job.charset)) bytes = new TextEncoder().encode(text.value);
+      }
       if ("error" in text) throw new Error(text.error);
       const result = validate(
         { bytes, text: text.value, fileType: job.fileType, filename: job.filename },

@@ -5,6 +5,7 @@ import { AppError, type ErrorItem } from "../../errors.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
 import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "./filetypes.ts";
+import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
 
 export interface Intake {
   bytes: Uint8Array;
@@ -105,52 +106,78 @@ function parseEnvelope(body: Uint8Array, required: boolean): Fields | null {
 }
 
 async function fromMultipart(request: Request, body: Uint8Array, limits: IntakeLimits): Promise<Intake> {
-  let form: FormData;
+  let parts: Part[];
   try {
-    form = await new Response(body as unknown as BodyInit, {
-      headers: { "content-type": request.headers.get("content-type")! },
-    }).formData();
-  } catch {
+    parts = parseMultipart(body, boundaryOf(request.headers.get("content-type")!));
+  } catch (e) {
+    const why = e instanceof MultipartError ? e.message : "unreadable";
     throw badRequest([
-      { field: "body", code: "malformed_multipart", message: "The multipart body could not be parsed." },
+      {
+        field: "body",
+        code: "malformed_multipart",
+        message: `The multipart body could not be parsed: ${why}.`,
+      },
     ]);
   }
   const errors: ErrorItem[] = [];
-  const file = form.get("file");
-  const text = form.get("content");
-  if (file !== null && text !== null)
+  const known = new Set(["file", "content", "filename", "content_type", "metadata", "content_encoding"]);
+  const byName = new Map<string, Part>();
+  for (const p of parts) {
+    if (!known.has(p.name))
+      errors.push({ field: p.name, code: "unknown_field", message: `Unknown part "${p.name}".` });
+    else if (byName.has(p.name))
+      errors.push({ field: p.name, code: "duplicate", message: `The part "${p.name}" is sent twice.` });
+    else byName.set(p.name, p);
+  }
+  const file = byName.get("file");
+  const text = byName.get("content");
+  if (file && text)
     errors.push({
       field: "file",
       code: "conflict",
       message: "Send either a file part or a content part, not both.",
     });
-  if (file === null && text === null)
-    errors.push({ field: "file", code: "required", message: "A file part is required." });
-  const known = new Set(["file", "content", "filename", "content_type", "metadata", "content_encoding"]);
-  for (const k of new Set(form.keys()))
-    if (!known.has(k)) errors.push({ field: k, code: "unknown_field", message: `Unknown part "${k}".` });
+  if (!file && !text) errors.push({ field: "file", code: "required", message: "A file part is required." });
   if (errors.length) throw badRequest(errors);
-  const isFile = typeof file === "object" && file !== null;
-  const content = isFile ? new Uint8Array(await (file as File).arrayBuffer()) : (file ?? text);
+  const field = (n: string) => {
+    const p = byName.get(n);
+    return p ? new TextDecoder().decode(p.body) : undefined;
+  };
+  const payload = (file ?? text)!;
   const partType =
-    isFile && (file as File).type && (file as File).type !== "application/octet-stream"
-      ? (file as File).type
+    payload.contentType && !/^application\/octet-stream\b/i.test(payload.contentType)
+      ? payload.contentType
       : undefined;
-  const partName =
-    isFile && (file as File).name && (file as File).name !== "blob" ? (file as File).name : undefined;
+  const partName = payload.filename || undefined;
+  const filenamePart = field("filename");
   return fromFields(
     "multipart",
     {
-      content,
-      contentType: form.get("content_type") ?? partType,
-      filename: form.get("filename") ?? partName,
-      metadata: form.get("metadata") ?? undefined,
-      encoding: form.get("content_encoding") ?? undefined,
+      // The bytes exactly as sent: a file part is never decoded or re-encoded on the way.
+      content: payload.body,
+      // The part's own type is the next best thing to an explicit content_type, then the name's
+      // extension (some clients send every file part as application/octet-stream).
+      contentType: field("content_type") ?? partType ?? typeFromName(filenamePart ?? partName),
+      filename: filenamePart ?? partName,
+      metadata: field("metadata"),
+      encoding: field("content_encoding"),
       metadataIsText: true,
     },
     limits,
   );
 }
+
+const EXTENSIONS: Record<string, string> = {
+  json: "application/json",
+  xml: "application/xml",
+  yaml: "application/yaml",
+  yml: "application/yaml",
+  csv: "text/csv",
+  tsv: "text/tab-separated-values",
+  txt: "text/plain",
+};
+const typeFromName = (name: string | undefined) =>
+  name ? EXTENSIONS[name.split(".").pop()!.toLowerCase()] : undefined;
 
 function checkFilename(
   v: unknown,

@@ -1,0 +1,36 @@
+// Workflow fixtures shared by run tests.
+import { type TestServer, call } from "./server.ts";
+
+export const SLOW_RULE = {
+  id: "slow",
+  expr: "data.items.all(x, data.items.exists(y, y == x))",
+  message: "never shown",
+};
+/** A JSON document that makes SLOW_RULE take seconds (quadratic in n). */
+export const slowDoc = (n = 6000) => JSON.stringify({ items: Array.from({ length: n }, (_, i) => i) });
+
+export async function createWorkflow(
+  s: TestServer,
+  token: string,
+  body: Record<string, unknown>,
+  org = "acme",
+) {
+  const r = await call(s, "POST", `/api/v1/orgs/${org}/workflows/`, {
+    token,
+    body: { name: body.slug, ...body },
+  });
+  if (r.status !== 201) throw new Error(`workflow create failed: ${r.status} ${r.text}`);
+  return r.json;
+}
+
+/** Polls until the run is final (bounded); returns the run. */
+export async function waitForRun(s: TestServer, token: string, url: string, timeoutMs = 30000) {
+  const path = url.startsWith("http") ? new URL(url).pathname : url;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await call(s, "GET", path, { token });
+    if (!["queued", "running"].includes(r.json.status)) return r.json;
+    if (Date.now() > deadline) throw new Error(`run ${path} still ${r.json.status} after ${timeoutMs} ms`);
+    await Bun.sleep(20);
+  }
+}

@@ -1,0 +1,293 @@
+// Every refusal of POST …/runs/ in the contract's order: exact status, code, whole body, and
+// nothing stored (no run, no submission).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let exec: string;
+const runs = (wf: string, org = "acme") => `/api/v1/orgs/${org}/workflows/${wf}/runs/`;
+const JSON_CT = { "content-type": "application/json" };
+beforeAll(async () => {
+  s = await startTestServer({ max_payload_bytes: 4096, max_metadata_bytes: 64 });
+  exec = (await s.user("exec", "acme", "executor")).token;
+  await createWorkflow(s, s.rootToken, {
+    slug: "json",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "schema", validator: "json_schema", config: { schema: { type: "object" } } }],
+  });
+  await createWorkflow(s, s.rootToken, {
+    slug: "xmlish",
+    allowed_file_types: ["JSON", "XML"],
+    steps: [
+      { name: "syntax", validator: "syntax", config: {} },
+      { name: "schema", validator: "json_schema", config: { schema: {} } },
+    ],
+  });
+  await createWorkflow(s, s.rootToken, {
+    slug: "off",
+    status: "inactive",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "s", validator: "syntax", config: {} }],
+  });
+  await createWorkflow(s, s.rootToken, { slug: "empty", allowed_file_types: ["JSON"], steps: [] });
+  await createWorkflow(s, s.rootToken, {
+    slug: "idle",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "s", validator: "syntax", config: {}, is_active: false }],
+  });
+});
+afterAll(() => s.close());
+
+/** Sends the request and asserts the whole error body and that nothing was stored. */
+async function refused(
+  path: string,
+  o: Parameters<typeof call>[3],
+  status: number,
+  code: string,
+  detail: unknown,
+  errors: unknown[] = [],
+) {
+  const before = [s.count("runs"), s.count("submissions")];
+  const r = await call(s, "POST", path, o);
+  expect(r.json).toEqual(errorBody(status, code, detail, errors));
+  expect(r.status).toBe(status);
+  expect(r.headers.get("content-type")).toContain("application/json");
+  expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+  return r;
+}
+
+describe("in the contract's order", () => {
+  test("401 authentication_required without a token", async () => {
+    const r = await refused(
+      runs("json"),
+      { raw: "{}", headers: JSON_CT },
+      401,
+      "authentication_required",
+      expect.any(String),
+    );
+    expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
+  });
+  test("404 not_found for an unknown org", async () => {
+    await refused(
+      runs("json", "nope"),
+      { token: exec, raw: "{}", headers: JSON_CT },
+      404,
+      "not_found",
+      "Organization not found.",
+    );
+  });
+  test("403 permission_denied below Executor", async () => {
+    const viewer = (await s.user("view", "acme", "viewer")).token;
+    await refused(
+      runs("json"),
+      { token: viewer, raw: "{}", headers: JSON_CT },
+      403,
+      "permission_denied",
+      "This action needs the executor role or higher.",
+    );
+  });
+  test("403 permission_denied for a non-member", async () => {
+    const other = (await s.user("otto", "other", "admin")).token;
+    await refused(
+      runs("json"),
+      { token: other, raw: "{}", headers: JSON_CT },
+      403,
+      "permission_denied",
+      "You are not a member of this organization.",
+    );
+  });
+  test("404 not_found for an unknown workflow", async () => {
+    await refused(
+      runs("ghost"),
+      { token: exec, raw: "{}", headers: JSON_CT },
+      404,
+      "not_found",
+      "Workflow not found.",
+    );
+  });
+  test("409 workflow_inactive", async () => {
+    await refused(
+      runs("off"),
+      { token: exec, raw: "{}", headers: JSON_CT },
+      409,
+      "workflow_inactive",
+      "The workflow is inactive; re-enable it to accept runs.",
+    );
+  });
+  test("400 no_workflow_steps without steps, and with only inactive steps", async () => {
+    await refused(
+      runs("empty"),
+      { token: exec, raw: "{}", headers: JSON_CT },
+      400,
+      "no_workflow_steps",
+      "The workflow has no active steps.",
+    );
+    await refused(
+      runs("idle"),
+      { token: exec, raw: "{}", headers: JSON_CT },
+      400,
+      "no_workflow_steps",
+      "The workflow has no active steps.",
+    );
+  });
+  test("409 inactive comes before 413: an inactive workflow never reads the body", async () => {
+    await refused(
+      runs("off"),
+      { token: exec, raw: "x".repeat(5000), headers: JSON_CT },
+      409,
+      "workflow_inactive",
+      expect.any(String),
+    );
+  });
+  test("413 payload_too_large names the limit", async () => {
+    await refused(
+      runs("json"),
+      { token: exec, raw: `"${"x".repeat(5000)}"`, headers: JSON_CT },
+      413,
+      "payload_too_large",
+      "The request body exceeds the limit of 4096 bytes.",
+    );
+  });
+  test("415 unsupported_media_type for an unsupported content type (raw and envelope)", async () => {
+    await refused(
+      runs("json"),
+      { token: exec, raw: "x", headers: { "content-type": "application/pdf" } },
+      415,
+      "unsupported_media_type",
+      expect.stringContaining("application/pdf"),
+    );
+    await refused(
+      runs("json"),
+      { token: exec, body: { content: "x", content_type: "image/png" } },
+      415,
+      "unsupported_media_type",
+      expect.stringContaining("image/png"),
+    );
+  });
+  test("415 for an unknown charset", async () => {
+    await refused(
+      runs("json"),
+      { token: exec, raw: "{}", headers: { "content-type": "application/json; charset=klingon" } },
+      415,
+      "unsupported_media_type",
+      'The charset "klingon" is not supported.',
+    );
+  });
+  test("415 for a Content-Encoding other than base64", async () => {
+    await refused(
+      runs("json"),
+      { token: exec, raw: "{}", headers: { "content-type": "application/json", "content-encoding": "br" } },
+      415,
+      "unsupported_media_type",
+      expect.stringContaining("br"),
+    );
+  });
+});
+
+describe("400 invalid_request with errors[]", () => {
+  const bad = (o: Parameters<typeof call>[3], errors: unknown[]) =>
+    refused(
+      runs("json"),
+      { token: exec, ...o },
+      400,
+      "invalid_request",
+      "The run request is invalid.",
+      errors,
+    );
+  const item = (field: string, code: string) => ({ field, code, message: expect.any(String) });
+  test("bad base64 in raw mode", () =>
+    bad({ raw: "!!!", headers: { "content-type": "application/json", "content-encoding": "base64" } }, [
+      item("body", "invalid_base64"),
+    ]));
+  test("bad base64 in an envelope", () =>
+    bad({ body: { content: "a=b=", content_type: "application/json", content_encoding: "base64" } }, [
+      item("content", "invalid_base64"),
+    ]));
+  test("metadata that is not JSON (multipart)", () => {
+    const f = new FormData();
+    f.append("file", new File(["{}"], "a.json", { type: "application/json" }));
+    f.append("metadata", "{oops");
+    return bad({ raw: f }, [item("metadata", "parse_error")]);
+  });
+  test("metadata that is not an object", () =>
+    bad({ body: { content: "{}", content_type: "application/json", metadata: [1] } }, [
+      item("metadata", "invalid"),
+    ]));
+  test("metadata over its limit", () =>
+    bad({ body: { content: "{}", content_type: "application/json", metadata: { k: "x".repeat(100) } } }, [
+      item("metadata", "too_large"),
+    ]));
+  test("missing content with X-Submission-Mode: envelope", () =>
+    bad(
+      {
+        raw: '{"content_type":"application/json"}',
+        headers: { "content-type": "application/json", "x-submission-mode": "envelope" },
+      },
+      [item("content", "required")],
+    ));
+  test("content string without content_type", () =>
+    bad({ body: { content: "{}" } }, [item("content_type", "required")]));
+  test("both file and content parts", () => {
+    const f = new FormData();
+    f.append("file", new File(["{}"], "a.json", { type: "application/json" }));
+    f.append("content", "{}");
+    return bad({ raw: f }, [item("file", "conflict")]);
+  });
+  test("neither file nor content part", () => {
+    const f = new FormData();
+    f.append("filename", "a.json");
+    return bad({ raw: f }, [item("file", "required")]);
+  });
+  test("a malformed multipart body", () =>
+    bad(
+      {
+        raw: "--xyz\r\nnot a header\r\n\r\n{}",
+        headers: { "content-type": "multipart/form-data; boundary=xyz" },
+      },
+      [item("body", "malformed_multipart")],
+    ));
+  test("bytes that are not valid in the declared charset", () =>
+    bad(
+      {
+        raw: new Uint8Array([0x7b, 0xff, 0x7d]),
+        headers: { "content-type": "application/json; charset=utf-8" },
+      },
+      [item("charset", "invalid_encoding")],
+    ));
+  test("a filename with a path separator", () =>
+    bad({ raw: "{}", headers: { "content-type": "application/json", "x-filename": "../etc/passwd" } }, [
+      item("X-Filename", "invalid"),
+    ]));
+  test("an unknown X-Submission-Mode", () =>
+    bad({ raw: "{}", headers: { "content-type": "application/json", "x-submission-mode": "magic" } }, [
+      item("X-Submission-Mode", "invalid"),
+    ]));
+  test("several problems at once are all listed", () =>
+    bad({ body: { content: 5, content_type: "application/json", metadata: "x", content_encoding: "gzip" } }, [
+      item("metadata", "invalid"),
+      item("content_encoding", "invalid"),
+      item("content", "invalid"),
+    ]));
+});
+
+describe("400 file_type_unsupported", () => {
+  test("a type outside allowed_file_types", async () => {
+    await refused(
+      runs("json"),
+      { token: exec, raw: "<a/>", headers: { "content-type": "application/xml" } },
+      400,
+      "file_type_unsupported",
+      "This workflow accepts JSON submissions; this one is XML.",
+    );
+  });
+  test("detail names the blocking step when a validator does not support the type", async () => {
+    await refused(
+      runs("xmlish"),
+      { token: exec, raw: "<a/>", headers: { "content-type": "application/xml" } },
+      400,
+      "file_type_unsupported",
+      'Step 2 "schema" (json_schema) does not support XML submissions.',
+    );
+  });
+});

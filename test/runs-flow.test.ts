@@ -1,0 +1,351 @@
+// 201 or 202, polling, cancel, idempotency, the token re-check, concurrency, reading runs.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SLOW_RULE, createWorkflow, slowDoc, waitForRun } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let exec: string;
+let author: string;
+const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
+const JSON_CT = { "content-type": "application/json" };
+beforeAll(async () => {
+  s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
+  exec = (await s.user("exec", "acme", "executor")).token;
+  author = (await s.user("auth", "acme", "author")).token;
+  await createWorkflow(s, s.rootToken, {
+    slug: "schema",
+    allowed_file_types: ["JSON"],
+    steps: [
+      { name: "syntax", validator: "syntax", config: {} },
+      {
+        name: "schema",
+        validator: "json_schema",
+        config: { schema: { type: "object", required: ["id"], properties: { id: { type: "integer" } } } },
+      },
+      { name: "after", validator: "syntax", config: {} },
+    ],
+  });
+  await createWorkflow(s, s.rootToken, {
+    slug: "slow",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+  });
+});
+afterAll(() => s.close());
+
+describe("201 within the wait window", () => {
+  test("201 with the whole run: statuses, summary, findings with positions", async () => {
+    const r = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: '{\n  "id": "seven"\n}',
+      headers: JSON_CT,
+    });
+    expect(r.status).toBe(201);
+    expect(r.headers.get("location")).toBeNull();
+    expect(r.json).toEqual(
+      expect.objectContaining({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        url: `${s.url}/api/v1/orgs/acme/runs/${r.json.id}/`,
+        org_slug: "acme",
+        workflow: { id: expect.any(Number), slug: "schema", version: 1 },
+        status: "failed",
+        summary: {
+          errors: 1,
+          warnings: 0,
+          infos: 0,
+          steps_passed: 1,
+          steps_failed: 1,
+          steps_skipped: 1,
+          truncated: false,
+        },
+        error: null,
+        created_by: { id: expect.any(Number), username: "exec" },
+        started_at: expect.any(String),
+        finished_at: expect.any(String),
+        duration_ms: expect.any(Number),
+      }),
+    );
+    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "failed", "skipped"]);
+    expect(r.json.steps[1].findings[0]).toEqual(
+      expect.objectContaining({ severity: "error", code: "json_schema.type", path: "/id", line: 2 }),
+    );
+  });
+  test("fail_fast off: later steps run after a failure", async () => {
+    await call(s, "PATCH", "/api/v1/orgs/acme/workflows/schema/", {
+      token: author,
+      body: { fail_fast: false },
+    });
+    const r = await call(s, "POST", runs("schema"), { token: exec, raw: "{}", headers: JSON_CT });
+    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "failed", "passed"]);
+    expect(r.json.workflow.version).toBe(2);
+    await call(s, "PATCH", "/api/v1/orgs/acme/workflows/schema/", {
+      token: author,
+      body: { fail_fast: true },
+    });
+  });
+  test("Prefer: wait=N is honoured and echoed in Preference-Applied", async () => {
+    const r = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: '{"id":1}',
+      headers: { ...JSON_CT, prefer: "wait=5" },
+    });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(r.headers.get("preference-applied")).toBe("wait=5");
+  });
+});
+
+describe("202 accepted", () => {
+  test("Prefer: respond-async gives 202 at once with Location and Retry-After; polling reaches the result", async () => {
+    const r = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: '{"id":2}',
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    expect(r.status).toBe(202);
+    expect(r.headers.get("preference-applied")).toBe("respond-async");
+    expect(r.headers.get("location")).toBe(r.json.url);
+    expect(r.headers.get("retry-after")).toBe("1");
+    expect(["queued", "running", "succeeded"]).toContain(r.json.status);
+    const done = await waitForRun(s, exec, r.headers.get("location")!);
+    expect(done.status).toBe("succeeded");
+  });
+  test("a run longer than the window answers 202; a GET while unfinished carries Retry-After", async () => {
+    const r = await call(s, "POST", runs("slow"), {
+      token: exec,
+      raw: slowDoc(),
+      headers: { ...JSON_CT, prefer: "wait=0" },
+    });
+    expect(r.status).toBe(202);
+    const g = await call(s, "GET", new URL(r.headers.get("location")!).pathname, { token: exec });
+    expect(["queued", "running"]).toContain(g.json.status);
+    expect(g.headers.get("retry-after")).toBe("1");
+    const done = await waitForRun(s, exec, r.json.url, 60000);
+    expect(done.status).toBe("succeeded");
+    const final = await call(s, "GET", new URL(r.json.url).pathname, { token: exec });
+    expect(final.headers.get("retry-after")).toBeNull();
+  });
+});
+
+describe("cancel", () => {
+  test("a running run is stopped promptly and ends canceled; cancel again is 409", async () => {
+    const r = await call(s, "POST", runs("slow"), {
+      token: exec,
+      raw: slowDoc(9000),
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    const path = new URL(r.json.url).pathname;
+    const deadline = Date.now() + 10000;
+    while ((await call(s, "GET", path, { token: exec })).json.status !== "running" && Date.now() < deadline)
+      await Bun.sleep(10);
+    const t0 = performance.now();
+    const c = await call(s, "POST", `${path}cancel/`, { token: exec });
+    expect(c.status).toBe(200);
+    expect(c.json.status).toBe("canceled");
+    expect(c.json.error).toBe("Canceled by exec.");
+    expect(performance.now() - t0).toBeLessThan(2000);
+    const again = await call(s, "POST", `${path}cancel/`, { token: exec });
+    expect(again.json).toEqual(errorBody(409, "conflict", "The run is already canceled."));
+  });
+  test("a queued run is canceled at once (workers busy)", async () => {
+    const busy = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        call(s, "POST", runs("slow"), {
+          token: exec,
+          raw: slowDoc(7000),
+          headers: { ...JSON_CT, prefer: "respond-async" },
+        }),
+      ),
+    );
+    const queued = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: '{"id":3}',
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    expect(queued.json.status).toBe("queued");
+    const c = await call(s, "POST", `${new URL(queued.json.url).pathname}cancel/`, { token: exec });
+    expect(c.json.status).toBe("canceled");
+    expect(c.json.steps.every((x: { status: string }) => x.status === "skipped")).toBe(true);
+    for (const b of busy)
+      await call(s, "POST", `${new URL(b.json.url).pathname}cancel/`, { token: s.rootToken });
+  });
+  test("403 for an executor canceling someone else's run; an author may", async () => {
+    const other = (await s.user("exec2", "acme", "executor")).token;
+    const r = await call(s, "POST", runs("slow"), {
+      token: exec,
+      raw: slowDoc(7000),
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    const path = `${new URL(r.json.url).pathname}cancel/`;
+    expect((await call(s, "POST", path, { token: other })).json).toEqual(
+      errorBody(403, "permission_denied", "Only the run's creator or an author can cancel it."),
+    );
+    expect((await call(s, "POST", path, { token: author })).json.status).toBe("canceled");
+  });
+});
+
+describe("Idempotency-Key", () => {
+  test("the same key and request replays the first answer with Idempotent-Replayed", async () => {
+    const h = { ...JSON_CT, "idempotency-key": "k-1" };
+    const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
+    const before = s.count("runs");
+    const b = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
+    expect(b.status).toBe(a.status);
+    expect(b.json).toEqual(a.json);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(s.count("runs")).toBe(before);
+  });
+  test("a replayed 202 keeps Location and Retry-After", async () => {
+    const h = { ...JSON_CT, "idempotency-key": "k-async", prefer: "respond-async" };
+    const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":10}', headers: h });
+    const b = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":10}', headers: h });
+    expect(b.status).toBe(202);
+    expect(b.headers.get("location")).toBe(a.headers.get("location"));
+    expect(b.headers.get("retry-after")).toBe("1");
+  });
+  test("422 idempotency_key_reused for the same key with another body", async () => {
+    const h = { ...JSON_CT, "idempotency-key": "k-2" };
+    await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":1}', headers: h });
+    const r = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":2}', headers: h });
+    expect(r.json).toEqual(
+      errorBody(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request."),
+    );
+  });
+  test("409 idempotency_key_in_progress while the first request is still waiting", async () => {
+    const h = { ...JSON_CT, "idempotency-key": "k-3", prefer: "wait=20" };
+    const first = call(s, "POST", runs("slow"), { token: exec, raw: slowDoc(6000), headers: h });
+    const deadline = Date.now() + 10000;
+    while (
+      !s.deps.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'").get() &&
+      Date.now() < deadline
+    )
+      await Bun.sleep(5);
+    const second = await call(s, "POST", runs("slow"), { token: exec, raw: slowDoc(6000), headers: h });
+    expect(second.json).toEqual(errorBody(409, "idempotency_key_in_progress", expect.any(String)));
+    expect((await first).status).toBe(201);
+  });
+  test("a refused request stores no key: the corrected retry goes through", async () => {
+    const h = { "idempotency-key": "k-4" };
+    const bad = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: "<a/>",
+      headers: { ...h, "content-type": "application/xml" },
+    });
+    expect(bad.status).toBe(400);
+    const good = await call(s, "POST", runs("schema"), {
+      token: exec,
+      raw: '{"id":1}',
+      headers: { ...h, ...JSON_CT },
+    });
+    expect(good.status).toBe(201);
+  });
+});
+
+describe("the waiting request re-checks its token", () => {
+  test("401 when the token is revoked during the wait (the run still completes)", async () => {
+    const u = await s.user("waiter", "acme", "executor");
+    const pending = call(s, "POST", runs("slow"), {
+      token: u.token,
+      raw: slowDoc(6000),
+      headers: { ...JSON_CT, prefer: "wait=30" },
+    });
+    const deadline = Date.now() + 10000;
+    while (
+      !(
+        s.deps.db
+          .query("SELECT count(*) AS n FROM runs WHERE created_by = ? AND status = 'running'")
+          .get(u.id) as { n: number }
+      ).n &&
+      Date.now() < deadline
+    )
+      await Bun.sleep(5);
+    await s.deps.tokenStore.revoke(u.tokenId);
+    const r = await pending;
+    expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
+  });
+});
+
+describe("reading runs", () => {
+  test("list: newest first, filters by workflow, status and created range; 400 on bad filters", async () => {
+    const all = await call(s, "GET", "/api/v1/orgs/acme/runs/?page_size=200", { token: exec });
+    expect(all.status).toBe(200);
+    const times = all.json.results.map((r: { created_at: string }) => r.created_at);
+    expect([...times].sort().reverse()).toEqual(times);
+    const failed = await call(s, "GET", "/api/v1/orgs/acme/runs/?status=failed&workflow=schema", {
+      token: exec,
+    });
+    expect(failed.json.count).toBeGreaterThan(0);
+    expect(
+      failed.json.results.every(
+        (r: { status: string; workflow: { slug: string } }) =>
+          r.status === "failed" && r.workflow.slug === "schema",
+      ),
+    ).toBe(true);
+    const future = await call(s, "GET", "/api/v1/orgs/acme/runs/?created_after=2999-01-01T00:00:00Z", {
+      token: exec,
+    });
+    expect(future.json.count).toBe(0);
+    const past = await call(s, "GET", "/api/v1/orgs/acme/runs/?created_before=2000-01-01", { token: exec });
+    expect(past.json.count).toBe(0);
+    const bad = await call(s, "GET", "/api/v1/orgs/acme/runs/?status=done&created_after=yesterday", {
+      token: exec,
+    });
+    expect(bad.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid filters.", [
+        { field: "status", code: "invalid", message: expect.any(String) },
+        { field: "created_after", code: "invalid", message: expect.any(String) },
+      ]),
+    );
+  });
+  test("404 for an unknown run id, a malformed id, and another org's run", async () => {
+    expect(
+      (await call(s, "GET", "/api/v1/orgs/acme/runs/00000000-0000-7000-8000-000000000000/", { token: exec }))
+        .json,
+    ).toEqual(errorBody(404, "not_found", "Run not found."));
+    expect((await call(s, "GET", "/api/v1/orgs/acme/runs/zzz/", { token: exec })).status).toBe(404);
+    const other = (await s.user("oscar", "beta", "admin")).token;
+    await createWorkflow(
+      s,
+      other,
+      { slug: "b", allowed_file_types: ["JSON"], steps: [{ name: "s", validator: "syntax", config: {} }] },
+      "beta",
+    );
+    const theirs = await call(s, "POST", "/api/v1/orgs/beta/workflows/b/runs/", {
+      token: other,
+      raw: "{}",
+      headers: JSON_CT,
+    });
+    expect((await call(s, "GET", `/api/v1/orgs/acme/runs/${theirs.json.id}/`, { token: exec })).status).toBe(
+      404,
+    );
+    expect(
+      (await call(s, "GET", `/api/v1/orgs/acme/runs/${theirs.json.id}/content/`, { token: exec })).status,
+    ).toBe(404);
+  });
+});
+
+describe("concurrency", () => {
+  test("200 concurrent submissions each reach a final status with their own content", async () => {
+    const n = 200;
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        call(s, "POST", runs("schema"), {
+          token: exec,
+          raw: JSON.stringify(i % 2 ? { id: i } : { id: `s${i}` }),
+          headers: { ...JSON_CT, "x-filename": `doc-${i}.json`, prefer: i % 3 ? "wait=30" : "respond-async" },
+        }),
+      ),
+    );
+    const ids = new Set<string>();
+    for (const [i, a] of answers.entries()) {
+      expect([201, 202]).toContain(a.status);
+      ids.add(a.json.id);
+      const run = a.status === 201 ? a.json : await waitForRun(s, exec, a.json.url, 60000);
+      expect(run.submission.filename).toBe(`doc-${i}.json`);
+      expect(run.status).toBe(i % 2 ? "succeeded" : "failed");
+      const c = await call(s, "GET", `/api/v1/orgs/acme/runs/${run.id}/content/`, { token: exec });
+      expect(c.json).toEqual(i % 2 ? { id: i } : { id: `s${i}` });
+    }
+    expect(ids.size).toBe(n);
+  });
+});
