@@ -7,17 +7,24 @@ import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin } from "./http/auth.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
+import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
+import { reportRoutes } from "./reports/routes.ts";
 import { runRoutes } from "./runs/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
 import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
+import { webAuthRoutes } from "./web/auth-routes.ts";
+import { webRoutes } from "./web/routes.ts";
 import { VERSION } from "./version.ts";
+import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
 export interface AppOptions {
   sessions?: SessionAuth;
   isDraining?: () => boolean;
+  /** Prometheus registry; when given, HTTP durations are recorded and /metrics is served. */
+  metrics?: Metrics;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -26,6 +33,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   const app = new Elysia({ name: "assay", normalize: false })
     .use(errorPlugin(deps.log, () => matcher))
+    .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .onAfterHandle({ as: "global" }, ({ set }) => {
       // API answers are per-user: never cached by a shared cache.
       set.headers["cache-control"] ??= "no-store";
@@ -55,9 +63,32 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(orgRoutes(deps, auth))
     .use(workflowRoutes(deps, auth))
     .use(runRoutes(deps, auth))
+    .use(webhookRoutes(deps, auth))
+    .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))
-    .use(adminRoutes(deps, auth));
+    .use(adminRoutes(deps, auth))
+    .use(webAuthRoutes(deps, auth))
+    .use(webRoutes())
+    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
   matcher = methodMatcher(app.routes);
   return app;
 }
 export type App = ReturnType<typeof createApp>;
+
+/** Request durations by route template (not the raw path: ids would explode the series). */
+function httpTiming(metrics: Metrics) {
+  const started = new WeakMap<Request, number>();
+  return new Elysia({ name: "http-timing" })
+    .onRequest(({ request }) => {
+      started.set(request, performance.now());
+    })
+    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+      const t0 = started.get(request);
+      if (t0 === undefined) return;
+      const status = typeof set.status === "number" ? set.status : 200;
+      metrics.httpDuration.observe(
+        { route: route || "unmatched", method: request.method, status: String(status) },
+        (performance.now() - t0) / 1000,
+      );
+    });
+}

@@ -5,11 +5,18 @@ import type { Config } from "./config.ts";
 import { closeDatabase, openDatabase } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
+import { Metrics, instrument } from "./metrics/index.ts";
+import { createRetention } from "./runs/retention.ts";
+import { createSessionAuth } from "./web/sessions.ts";
 
 export interface RunningServer {
   url: string;
   port: number;
   deps: ReturnType<typeof createDeps>;
+  /** The Elysia app being served; tests read `app.routes` (the access matrix covers every route). */
+  app: ReturnType<typeof createApp>;
+  /** Purges submission content past its retention (also runs on a timer). */
+  retention: ReturnType<typeof createRetention>;
   /** Graceful: stop accepting, finish in-flight requests, checkpoint and close the database. */
   stop(): Promise<void>;
 }
@@ -20,15 +27,27 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, { workerUrl: new URL("./jobs/worker.ts", import.meta.url) });
+  let startTimer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     deps.pool!.ready(),
-    Bun.sleep(30_000).then(() => {
-      throw new Error("validation workers did not start within 30 s");
+    new Promise((_, reject) => {
+      startTimer = setTimeout(
+        () => reject(new Error("validation workers did not start within 30 s")),
+        30_000,
+      );
     }),
-  ]);
+  ]).finally(() => clearTimeout(startTimer));
   await deps.executor.start();
+  const metrics = new Metrics();
+  instrument(deps, metrics);
+  const retention = createRetention(db, log, config.retention_days);
+  retention.start();
   let draining = false;
-  const app = createApp(deps, { isDraining: () => draining });
+  const app = createApp(deps, {
+    isDraining: () => draining,
+    metrics,
+    sessions: createSessionAuth(db, deps.users),
+  });
   app.listen({
     hostname: config.host,
     port: config.port,
@@ -37,17 +56,24 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, data_dir: config.data_dir });
+  // After the executor: run URLs in webhook bodies need the public origin, known once listening.
+  await deps.webhookDispatcher.start(config.base_url ?? url);
   let stopped: Promise<void> | null = null;
   return {
     url,
     port: server.port!,
     deps,
+    app,
+    retention,
     stop() {
       stopped ??= (async () => {
         draining = true;
+        retention.stop();
         await server.stop(false);
         // Running steps get the grace period; queued runs stay queued for the next start.
         await deps.executor.close(config.shutdown_grace_ms);
+        // After the executor, whose last final states may still add deliveries (kept for the next start).
+        await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();
         closeDatabase(db);
         log.info("stopped");

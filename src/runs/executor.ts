@@ -42,8 +42,9 @@ export function createExecutor(
   /** Called inside the transaction that writes a final status (webhook outbox). */
   const finalHooks: ((e: FinalEvent) => void)[] = [];
   /** Called after a final status is committed (metrics, live views). */
-  const afterFinal: ((e: FinalEvent, durationMs: number) => void)[] = [];
-  const capacity = pool.stats().size * 2;
+  const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
+  // One run per worker: a run is "running" only while a worker has it (no hidden pool queue).
+  const capacity = pool.stats().size;
   let dispatching = false;
   let again = false;
   let closed = false;
@@ -77,7 +78,7 @@ export function createExecutor(
       onlyIf,
     );
     if (!wrote) return false;
-    for (const h of afterFinal) h(ev, durationMs);
+    for (const h of afterFinal) h(ev, durationMs, steps);
     wake(id);
     return true;
   }

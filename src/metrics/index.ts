@@ -1,0 +1,2 @@
+export { Metrics } from "./registry.ts";
+export { instrument, metricsRoutes } from "./routes.ts";

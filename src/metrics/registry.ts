@@ -1,0 +1,88 @@
+// A minimal Prometheus text-format registry (exposition format 0.0.4): counters, gauges read at
+// scrape time, histograms with fixed buckets. No dependency needed for this much.
+
+type Labels = Record<string, string>;
+const key = (l: Labels) =>
+  Object.entries(l)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+    .join(",");
+
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+class Histogram {
+  private series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets = DURATION_BUCKETS,
+  ) {}
+  observe(labels: Labels, value: number) {
+    const k = key(labels);
+    let s = this.series.get(k);
+    if (!s) this.series.set(k, (s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+  render(): string {
+    const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [k, s] of this.series) {
+      const sep = k ? `${k},` : "";
+      this.buckets.forEach((b, i) => out.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      out.push(
+        `${this.name}_bucket{${sep}le="+Inf"} ${s.count}`,
+        `${this.name}_sum{${k}} ${s.sum}`,
+        `${this.name}_count{${k}} ${s.count}`,
+      );
+    }
+    return out.join("\n");
+  }
+}
+
+class Counter {
+  private series = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1) {
+    const k = key(labels);
+    this.series.set(k, (this.series.get(k) ?? 0) + by);
+  }
+  render(): string {
+    const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [k, v] of this.series) out.push(`${this.name}{${k}} ${v}`);
+    return out.join("\n");
+  }
+}
+
+type GaugeRead = () => Array<[Labels, number]>;
+
+export class Metrics {
+  readonly httpDuration = new Histogram(
+    "assay_http_request_duration_seconds",
+    "HTTP request duration by route, method and status.",
+  );
+  readonly stepDuration = new Histogram(
+    "assay_step_duration_seconds",
+    "Validation step duration by validator and status.",
+  );
+  readonly runsFinished = new Counter(
+    "assay_runs_finished_total",
+    "Runs that reached a final status since start, by status.",
+  );
+  private gauges: { name: string; help: string; read: GaugeRead }[] = [];
+  gauge(name: string, help: string, read: GaugeRead) {
+    this.gauges.push({ name, help, read });
+  }
+  render(): string {
+    const parts = [this.httpDuration.render(), this.stepDuration.render(), this.runsFinished.render()];
+    for (const g of this.gauges) {
+      const lines = [`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`];
+      for (const [labels, v] of g.read()) lines.push(`${g.name}{${key(labels)}} ${v}`);
+      parts.push(lines.join("\n"));
+    }
+    return `${parts.join("\n")}\n`;
+  }
+}

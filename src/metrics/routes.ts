@@ -1,0 +1,51 @@
+// GET /metrics (Prometheus text). Public when ASSAY_METRICS_ENABLED=true (scrapers on a trusted
+// network); otherwise it needs an instance administrator's token.
+import { Elysia } from "elysia";
+import type { Deps } from "../deps.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { requireInstanceAdmin } from "../orgs/access.ts";
+import type { Metrics } from "./registry.ts";
+
+const TEXT = { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" };
+
+export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typeof authPlugin>) {
+  const detail = {
+    tags: ["Health"],
+    summary: "Prometheus metrics (public if metrics_enabled, else instance admin)",
+  };
+  if (deps.config.metrics_enabled)
+    return new Elysia().get("/metrics", () => new Response(metrics.render(), { headers: TEXT }), { detail });
+  return new Elysia().use(auth).get(
+    "/metrics",
+    ({ principal }) => {
+      requireInstanceAdmin(principal);
+      return new Response(metrics.render(), { headers: TEXT });
+    },
+    { auth: true, detail: { ...detail, security: [{ bearer: [] }] } },
+  );
+}
+
+/** Wires the gauges and counters to the executor and the queue. */
+export function instrument(deps: Deps, metrics: Metrics) {
+  const queued = deps.db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
+  const running = deps.db.prepare<{ n: number }, []>(
+    "SELECT count(*) AS n FROM runs WHERE status = 'running'",
+  );
+  metrics.gauge("assay_runs_queued", "Runs waiting for a worker (the queue depth).", () => [
+    [{}, queued.get()!.n],
+  ]);
+  metrics.gauge("assay_runs_running", "Runs being executed.", () => [[{}, running.get()!.n]]);
+  metrics.gauge("assay_workers", "Validation workers, by state.", () => {
+    const s = deps.executor.stats();
+    return [
+      [{ state: "busy" }, s.busy],
+      [{ state: "idle" }, s.size - s.busy],
+    ];
+  });
+  deps.executor.afterFinal.push((e, _ms, steps) => {
+    metrics.runsFinished.inc({ status: e.status });
+    for (const st of steps)
+      if (st.duration_ms != null)
+        metrics.stepDuration.observe({ validator: st.validator, status: st.status }, st.duration_ms / 1000);
+  });
+}

@@ -1,0 +1,56 @@
+// Retention: submission content older than its workflow's retention_days (or the instance
+// default) is purged; the run, its findings and the content's sha256 stay. The sweep works in
+// small batches, each its own short transaction, yielding between batches so requests are not
+// blocked behind one long write.
+import type { Database } from "bun:sqlite";
+import type { Logger } from "../lib/log.ts";
+
+export const RETENTION_BATCH = 500;
+const DAY_MS = 86_400_000;
+
+export function createRetention(db: Database, log: Logger, defaultDays: number) {
+  // Candidates: content still present, run final, older than the applicable retention.
+  const pick = db.prepare<{ id: number }, [number, string, number]>(`
+    SELECT s.id FROM submissions s
+    JOIN runs r ON r.submission_id = s.id
+    JOIN workflows w ON w.id = r.workflow_id
+    WHERE s.content IS NOT NULL
+      AND r.status NOT IN ('queued', 'running')
+      AND coalesce(w.retention_days, ?) > 0
+      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?, '-' || coalesce(w.retention_days, ?) || ' days')
+    LIMIT ${RETENTION_BATCH}`);
+  const purge = db.prepare("UPDATE submissions SET content = NULL, purged_at = ? WHERE id = ?");
+  let timer: ReturnType<typeof setInterval> | null = null;
+
+  async function sweep(now = new Date()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const ids = pick.all(defaultDays, now.toISOString(), defaultDays).map((r) => r.id);
+      if (!ids.length) break;
+      const ts = new Date().toISOString();
+      db.transaction(() => {
+        for (const id of ids) purge.run(ts, id);
+      })();
+      total += ids.length;
+      if (ids.length < RETENTION_BATCH) break;
+      await Bun.sleep(0); // let queued requests run between batches
+    }
+    if (total) log.info("retention purged submission content", { submissions: total });
+    return total;
+  }
+
+  return {
+    sweep,
+    start(intervalMs = DAY_MS / 24) {
+      timer = setInterval(
+        () => void sweep().catch((e) => log.error("retention sweep failed", { error: String(e) })),
+        intervalMs,
+      );
+      timer.unref?.();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}
+export type Retention = ReturnType<typeof createRetention>;

@@ -1,0 +1,109 @@
+// Crash safety (issue 5): the built binary is killed with SIGKILL in the middle of a burst of
+// submissions and restarted on the same data dir. Every run that got 201 or 202 must exist and
+// finish, none twice, and no run may appear that we did not submit.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureBinary, serveBinary } from "./helpers/binary.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "assay-crash-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("SIGKILL mid-burst: every acknowledged run survives and finishes exactly once", async () => {
+  const bin = ensureBinary();
+  const dataDir = join(dir, "data");
+  const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
+  expect(init.exitCode).toBe(0);
+  const token = init.stdout.toString().trim().split("\n").at(-1)!;
+  const auth = { authorization: `Bearer ${token}` };
+
+  let { proc, url } = await serveBinary(bin, dataDir);
+  const wf = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({
+      slug: "crash",
+      name: "Crash",
+      allowed_file_types: ["JSON"],
+      steps: [
+        { name: "syntax", validator: "syntax", config: {} },
+        { name: "schema", validator: "json_schema", config: { schema: { type: "object", required: ["n"] } } },
+      ],
+    }),
+  });
+  expect(wf.status).toBe(201);
+
+  const N = 300;
+  const acked = new Map<string, string>(); // filename → run id
+  let answered = 0;
+  let killed = false;
+  const sends = Array.from({ length: N }, (_, i) =>
+    fetch(`${url}/api/v1/orgs/acme/workflows/crash/runs/`, {
+      method: "POST",
+      headers: {
+        ...auth,
+        "content-type": "application/json",
+        "x-filename": `req-${i}.json`,
+        ...(i % 2 ? { prefer: "respond-async" } : {}),
+      },
+      body: JSON.stringify({ n: i, pad: "x".repeat(512) }),
+    })
+      .then(async (r) => {
+        if (r.status === 201 || r.status === 202)
+          acked.set(`req-${i}.json`, ((await r.json()) as { id: string }).id);
+        else throw new Error(`unexpected ${r.status}`);
+      })
+      .catch((e) => {
+        if (!killed) throw e; // a failure is only acceptable once the server is gone
+      })
+      .finally(() => {
+        answered++;
+        if (answered === Math.floor(N / 3) && !killed) {
+          killed = true;
+          proc.kill("SIGKILL");
+        }
+      }),
+  );
+  await Promise.all(sends);
+  await proc.exited;
+  expect(killed).toBe(true);
+  expect(acked.size).toBeGreaterThan(50);
+  expect(acked.size).toBeLessThan(N);
+
+  ({ proc, url } = await serveBinary(bin, dataDir));
+  try {
+    const deadline = Date.now() + 60000;
+    let runs: { id: string; status: string; submission: { filename: string } }[] = [];
+    for (;;) {
+      runs = [];
+      for (let page = 1; ; page++) {
+        const r = (await (
+          await fetch(`${url}/api/v1/orgs/acme/runs/?page_size=200&page=${page}`, { headers: auth })
+        ).json()) as { results: typeof runs; next: string | null };
+        runs.push(...r.results);
+        if (!r.next) break;
+      }
+      if (runs.every((r) => !["queued", "running"].includes(r.status))) break;
+      if (Date.now() > deadline) throw new Error("runs did not finish after restart");
+      await Bun.sleep(50);
+    }
+    const byName = new Map<string, number>();
+    for (const r of runs) byName.set(r.submission.filename, (byName.get(r.submission.filename) ?? 0) + 1);
+    // none twice, nothing we did not send
+    for (const [name, n] of byName) {
+      expect(n).toBe(1);
+      expect(name).toMatch(/^req-\d+\.json$/);
+    }
+    // every acknowledged run exists, with its id, and finished well
+    const byId = new Map(runs.map((r) => [r.id, r]));
+    for (const [name, id] of acked) {
+      const r = byId.get(id);
+      expect(r?.submission.filename).toBe(name);
+      expect(r?.status).toBe("succeeded");
+    }
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+});

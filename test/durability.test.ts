@@ -1,0 +1,333 @@
+// Durable execution (issue 5): step time limits, recovery after interruption, graceful
+// shutdown, retention, backpressure, metrics.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Config, testConfig } from "../src/config.ts";
+import { startServer } from "../src/server.ts";
+import { SLOW_RULE, createWorkflow, slowDoc, waitForRun } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+const JSON_CT = { "content-type": "application/json" };
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A server whose data dir survives stop(), for restart tests. */
+async function restartable(overrides: Partial<Record<keyof Config, unknown>> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), "assay-dur-"));
+  dirs.push(dataDir);
+  const start = () =>
+    startServer(
+      testConfig({
+        data_dir: dataDir,
+        port: 0,
+        log_level: "silent",
+        rate_limit_disabled: true,
+        workers: 1,
+        ...overrides,
+      }),
+    );
+  const first = await start();
+  const u = await first.deps.users.create({ username: "root", is_admin: true });
+  const org = await first.deps.orgs.create("acme", "ACME");
+  await first.deps.orgs.addMember(org.id, u.id, "admin");
+  const { token } = await first.deps.tokens.create(u.id, "t", null);
+  return { first, start, token, dataDir };
+}
+
+describe("step time limit", () => {
+  test("a step that overruns is stopped: step error, run timed_out, the next run is served", async () => {
+    const s = await startTestServer({ workers: 1 });
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "limited",
+        allowed_file_types: ["JSON"],
+        steps: [
+          { name: "forever", validator: "assertions", config: { rules: [SLOW_RULE], timeout_ms: 300 } },
+          { name: "later", validator: "syntax", config: {} },
+        ],
+      });
+      const t0 = performance.now();
+      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/limited/runs/", {
+        token: s.rootToken,
+        raw: slowDoc(20000),
+        headers: JSON_CT,
+      });
+      expect(r.status).toBe(201);
+      expect(performance.now() - t0).toBeLessThan(3000);
+      expect(r.json.status).toBe("timed_out");
+      expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
+      expect(r.json.steps[0].error).toBe("step exceeded its time limit of 300 ms");
+      expect(r.json.error).toContain("time limit");
+      await createWorkflow(s, s.rootToken, {
+        slug: "quick",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      const next = await call(s, "POST", "/api/v1/orgs/acme/workflows/quick/runs/", {
+        token: s.rootToken,
+        raw: "{}",
+        headers: JSON_CT,
+      });
+      expect(next.json.status).toBe("succeeded");
+    } finally {
+      await s.close();
+    }
+  });
+  test("400 at save time for a timeout_ms outside its bounds", async () => {
+    const s = await startTestServer();
+    try {
+      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+        token: s.rootToken,
+        body: {
+          slug: "bad",
+          name: "b",
+          allowed_file_types: ["JSON"],
+          steps: [{ name: "s", validator: "syntax", config: { timeout_ms: 0 } }],
+        },
+      });
+      expect(r.status).toBe(400);
+      expect(r.json.errors[0].field).toBe("steps[0].config.timeout_ms");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("graceful shutdown and recovery", () => {
+  const statuses = (dataDir: string) => {
+    const db = new Database(join(dataDir, "assay.db"));
+    try {
+      return db.query("SELECT id, status, attempts FROM runs ORDER BY created_at").all() as {
+        id: string;
+        status: string;
+        attempts: number;
+      }[];
+    } finally {
+      db.close();
+    }
+  };
+  test("stop: a running step past the grace period goes back to the queue with the queued runs; the next start completes them", async () => {
+    const { first, start, token, dataDir } = await restartable({ shutdown_grace_ms: 100 });
+    await createWorkflow(first, token, {
+      slug: "slow",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+        token,
+        raw: slowDoc(4000),
+        headers: { ...JSON_CT, prefer: "respond-async" },
+      });
+      expect(r.status).toBe(202);
+      ids.push(r.json.id);
+    }
+    await first.stop();
+    const after = statuses(dataDir);
+    expect(after.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
+    expect(after[0]!.attempts).toBe(1);
+    const second = await start();
+    try {
+      for (const id of ids) {
+        const done = await waitForRun(second, token, `/api/v1/orgs/acme/runs/${id}/`, 60000);
+        expect(done.status).toBe("succeeded");
+      }
+    } finally {
+      await second.stop();
+    }
+  });
+  test("stop: a running step that finishes within the grace period is recorded", async () => {
+    const { first, token, dataDir } = await restartable({ shutdown_grace_ms: 20000 });
+    await createWorkflow(first, token, {
+      slug: "slow",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+    });
+    const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+      token,
+      raw: slowDoc(3000),
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    const deadline = Date.now() + 10000;
+    while (
+      (await call(first, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token })).json.status !==
+        "running" &&
+      Date.now() < deadline
+    )
+      await Bun.sleep(5);
+    await first.stop();
+    expect(statuses(dataDir)[0]!.status).toBe("succeeded");
+  });
+  test("a run interrupted max_attempts times ends in error with a clear message", async () => {
+    const { first, start, token, dataDir } = await restartable({ max_attempts: 2 });
+    await createWorkflow(first, token, {
+      slug: "q",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "s", validator: "syntax", config: {} }],
+    });
+    const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/q/runs/", {
+      token,
+      raw: "{}",
+      headers: JSON_CT,
+    });
+    await first.stop();
+    // What two crashes in the middle of this run would have left behind.
+    const db = new Database(join(dataDir, "assay.db"));
+    db.query("UPDATE runs SET status = 'running', attempts = 2, finished_at = NULL WHERE id = ?").run(
+      r.json.id,
+    );
+    db.close();
+    const second = await start();
+    try {
+      const run = await call(second, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token });
+      expect(run.json.status).toBe("error");
+      expect(run.json.error).toBe(
+        "The run was interrupted 2 times (server crash or restart) and was given up.",
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe("retention", () => {
+  test("content past retention_days is purged; the run, findings and sha256 stay; 410 gone for the content", async () => {
+    const s = await startTestServer();
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "short",
+        retention_days: 1,
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      await createWorkflow(s, s.rootToken, {
+        slug: "keep",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      const old = await call(s, "POST", "/api/v1/orgs/acme/workflows/short/runs/", {
+        token: s.rootToken,
+        raw: '{"a":',
+        headers: JSON_CT,
+      });
+      const fresh = await call(s, "POST", "/api/v1/orgs/acme/workflows/short/runs/", {
+        token: s.rootToken,
+        raw: "{}",
+        headers: JSON_CT,
+      });
+      const kept = await call(s, "POST", "/api/v1/orgs/acme/workflows/keep/runs/", {
+        token: s.rootToken,
+        raw: "{}",
+        headers: JSON_CT,
+      });
+      // Age two submissions by two days (the sweep compares created_at with now).
+      const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+      for (const id of [old.json.submission.id, kept.json.submission.id])
+        s.deps.db.query("UPDATE submissions SET created_at = ? WHERE id = ?").run(twoDaysAgo, id);
+      expect(await s.retention.sweep()).toBe(1);
+      const c = await call(s, "GET", `/api/v1/orgs/acme/runs/${old.json.id}/content/`, {
+        token: s.rootToken,
+      });
+      expect(c.json).toEqual(errorBody(410, "gone", expect.stringContaining("purged")));
+      const run = await call(s, "GET", `/api/v1/orgs/acme/runs/${old.json.id}/`, { token: s.rootToken });
+      expect(run.json.submission).toEqual(
+        expect.objectContaining({ content_purged: true, sha256: old.json.submission.sha256 }),
+      );
+      expect(run.json.steps[0].findings.length).toBeGreaterThan(0);
+      expect(
+        (await call(s, "GET", `/api/v1/orgs/acme/runs/${fresh.json.id}/content/`, { token: s.rootToken }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call(s, "GET", `/api/v1/orgs/acme/runs/${kept.json.id}/content/`, { token: s.rootToken }))
+          .status,
+      ).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("backpressure", () => {
+  test("503 service_unavailable with Retry-After when the queue is full; nothing stored", async () => {
+    const s = await startTestServer({ workers: 1, max_queue: 2 });
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "slow",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+      });
+      const send = () =>
+        call(s, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+          token: s.rootToken,
+          raw: slowDoc(6000),
+          headers: { ...JSON_CT, prefer: "respond-async" },
+        });
+      const accepted = [await send(), await send(), await send()];
+      expect(accepted.map((a) => a.status)).toEqual([202, 202, 202]);
+      const before = s.count("runs");
+      const r = await send();
+      expect(r.status).toBe(503);
+      expect(r.headers.get("retry-after")).toBe("5");
+      expect(r.json).toEqual(
+        errorBody(503, "service_unavailable", "Too many runs are waiting; retry later."),
+      );
+      expect(s.count("runs")).toBe(before);
+      for (const a of accepted)
+        await call(s, "POST", `${new URL(a.json.url).pathname}cancel/`, { token: s.rootToken });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("GET /metrics", () => {
+  let s: TestServer;
+  test("Prometheus text for an instance admin: runs by status, queue, workers, step and HTTP durations", async () => {
+    s = await startTestServer();
+    await createWorkflow(s, s.rootToken, {
+      slug: "m",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "s", validator: "syntax", config: {} }],
+    });
+    await call(s, "POST", "/api/v1/orgs/acme/workflows/m/runs/", {
+      token: s.rootToken,
+      raw: "{}",
+      headers: JSON_CT,
+    });
+    const r = await call(s, "GET", "/metrics", { token: s.rootToken });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/plain");
+    expect(r.text).toContain('assay_runs_finished_total{status="succeeded"} 1');
+    expect(r.text).toContain("assay_runs_queued{} 0");
+    expect(r.text).toMatch(/assay_workers\{state="idle"\} \d/);
+    expect(r.text).toContain('assay_step_duration_seconds_count{status="passed",validator="syntax"} 1');
+    expect(r.text).toMatch(
+      /assay_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/orgs\/:org_slug\/workflows\/:workflow\/runs\/",status="201"\} 1/,
+    );
+  });
+  test("401 without a token, 403 for a non-admin", async () => {
+    expect((await call(s, "GET", "/metrics")).json).toEqual(
+      errorBody(401, "authentication_required", expect.any(String)),
+    );
+    const u = await s.user("plain", "acme", "admin");
+    expect((await call(s, "GET", "/metrics", { token: u.token })).json).toEqual(
+      errorBody(403, "permission_denied", "This action needs an instance administrator."),
+    );
+    await s.close();
+  });
+  test("public when metrics_enabled", async () => {
+    const p = await startTestServer({ metrics_enabled: true });
+    try {
+      expect((await call(p, "GET", "/metrics")).status).toBe(200);
+    } finally {
+      await p.close();
+    }
+  });
+});

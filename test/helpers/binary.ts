@@ -1,0 +1,39 @@
+// The built executable for tests that need the real binary: built once if missing.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "../..");
+export const BINARY = join(ROOT, "dist/assay");
+
+export function ensureBinary(): string {
+  if (!existsSync(BINARY)) {
+    const p = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if (p.exitCode !== 0) throw new Error(`build failed: ${p.stderr.toString()}`);
+  }
+  return BINARY;
+}
+
+/** Starts `assay serve` on a free port; resolves once /healthz answers. */
+export async function serveBinary(bin: string, dataDir: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn([bin, "serve", "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], {
+    env: { ...process.env, ASSAY_RATE_LIMIT_DISABLED: "true", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  const deadline = Date.now() + 30000;
+  while (!/listening on (http:\/\/\S+)/.test(out)) {
+    if (Date.now() > deadline) throw new Error(`serve did not start: ${out}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve exited: ${out} ${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+  return { proc, url };
+}
