@@ -20,7 +20,10 @@ class Histogram {
   observe(labels: Labels, value: number) {
     const k = key(labels);
     let s = this.series.get(k);
-    if (!s) this.series.set(k, (s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(k, s);
+    }
     for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
     s.sum += value;
     s.count++;
@@ -29,7 +32,9 @@ class Histogram {
     const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [k, s] of this.series) {
       const sep = k ? `${k},` : "";
-      this.buckets.forEach((b, i) => out.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      this.buckets.forEach((b, i) => {
+        out.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`);
+      });
       out.push(
         `${this.name}_bucket{${sep}le="+Inf"} ${s.count}`,
         `${this.name}_sum{${k}} ${s.sum}`,

@@ -1,5 +1,7 @@
 // Workflow fixtures shared by run tests.
-import { type TestServer, call } from "./server.ts";
+import { call } from "./server.ts";
+
+type Server = { url: string };
 
 export const SLOW_RULE = {
   id: "slow",
@@ -24,7 +26,7 @@ export async function createWorkflow(
 }
 
 /** Polls until the run is final (bounded); returns the run. */
-export async function waitForRun(s: TestServer, token: string, url: string, timeoutMs = 30000) {
+export async function waitForRun(s: Server, token: string, url: string, timeoutMs = 30000) {
   const path = url.startsWith("http") ? new URL(url).pathname : url;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
