@@ -64,6 +64,41 @@ export async function startTestServer(
   };
 }
 
+/**
+ * Stops `s` and starts a new server on the same data dir, as a restart does: what was committed
+ * is there, what was in memory is gone. The root token stays valid; close() removes the dir.
+ */
+export async function restartTestServer(
+  s: TestServer,
+  overrides: Partial<Record<keyof Config, unknown>> = {},
+): Promise<TestServer> {
+  await s.stop();
+  const server = await startServer(
+    testConfig({ port: 0, log_level: "silent", rate_limit_disabled: true, workers: 2, ...overrides, data_dir: s.dataDir }),
+  );
+  const d = server.deps;
+  const org = async (slug: string) =>
+    (await d.orgs.getBySlug(slug))?.id ?? (await d.orgs.create(slug, slug.toUpperCase())).id;
+  return {
+    ...server,
+    dataDir: s.dataDir,
+    rootToken: s.rootToken,
+    org,
+    async user(username, orgSlug, role, opts) {
+      const u =
+        (await d.users.getByUsername(username)) ?? (await d.users.create({ username, is_admin: opts?.is_admin }));
+      if (orgSlug && role) await d.orgs.addMember(await org(orgSlug), u.id, role);
+      const { token, record } = await d.tokens.create(u.id, `${username}-token`, null);
+      return { id: u.id, token, tokenId: record.id };
+    },
+    count: (table: string) => (d.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
+    async close() {
+      await server.stop();
+      rmSync(s.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface CallOpts {
   token?: string | null;
   body?: unknown;
