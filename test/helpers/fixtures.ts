@@ -12,7 +12,7 @@ export const SLOW_RULE = {
 export const slowDoc = (n = 6000) => JSON.stringify({ items: Array.from({ length: n }, (_, i) => i) });
 
 export async function createWorkflow(
-  s: TestServer,
+  s: Server,
   token: string,
   body: Record<string, unknown>,
   org = "acme",
