@@ -1,0 +1,138 @@
+// Dates and times for Table Schema: ISO 8601 by default, "any", or a strptime-style pattern
+// (%Y %y %m %d %H %I %M %S %f %p %z %b %B %%). Parsed values become numbers so that minimum,
+// maximum, enum and unique compare them: days (date), milliseconds (datetime), seconds (time).
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const FULL_MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
+
+const DIRECTIVES: Record<string, string> = {
+  Y: "(?<Y>\\d{4})",
+  y: "(?<y>\\d{2})",
+  m: "(?<m>\\d{1,2})",
+  d: "(?<d>\\d{1,2})",
+  H: "(?<H>\\d{1,2})",
+  I: "(?<I>\\d{1,2})",
+  M: "(?<M>\\d{1,2})",
+  S: "(?<S>\\d{1,2})",
+  f: "(?<f>\\d{1,6})",
+  p: "(?<p>[AaPp][Mm])",
+  z: "(?<z>Z|[+-]\\d{2}:?\\d{2})",
+  b: "(?<b>[A-Za-z]{3})",
+  B: "(?<B>[A-Za-z]+)",
+};
+
+export type Kind = "date" | "datetime" | "time";
+
+interface Parts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  ms: number;
+  offsetMin: number;
+}
+
+/** Compiles a strptime pattern to a regex; null if it uses an unsupported directive. */
+export function compilePattern(pattern: string): RegExp | null {
+  let src = "";
+  const seen = new Set<string>();
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c !== "%") {
+      src += c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      continue;
+    }
+    const d = pattern[++i];
+    if (d === "%") src += "%";
+    else if (DIRECTIVES[d] && !seen.has(d)) {
+      src += DIRECTIVES[d];
+      seen.add(d);
+    } else return null;
+  }
+  return new RegExp(`^${src}$`);
+}
+
+const ISO: Record<Kind, RegExp> = {
+  date: /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})$/,
+  datetime:
+    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})T(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:\.(?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}:\d{2})?$/,
+  time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:\.(?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}:\d{2})?$/,
+};
+
+function toParts(g: Record<string, string | undefined>): Parts | null {
+  let month = g.m ? Number(g.m) : 1;
+  if (g.b || g.B) {
+    const name = (g.b ?? g.B ?? "").toLowerCase();
+    const idx = g.b ? MONTHS.indexOf(name) : FULL_MONTHS.indexOf(name);
+    if (idx < 0) return null;
+    month = idx + 1;
+  }
+  let hour = g.H !== undefined ? Number(g.H) : 0;
+  if (g.I !== undefined) {
+    const h12 = Number(g.I);
+    if (h12 < 1 || h12 > 12 || !g.p) return null;
+    hour = (h12 % 12) + (g.p.toLowerCase() === "pm" ? 12 : 0);
+  }
+  let offsetMin = 0;
+  if (g.z && g.z !== "Z") {
+    const z = g.z.replace(":", "");
+    offsetMin = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5)));
+  }
+  const year =
+    g.Y !== undefined
+      ? Number(g.Y)
+      : g.y !== undefined
+        ? 2000 + Number(g.y) - (Number(g.y) >= 69 ? 100 : 0)
+        : 1900;
+  const p: Parts = {
+    year,
+    month,
+    day: g.d !== undefined ? Number(g.d) : 1,
+    hour,
+    minute: g.M !== undefined ? Number(g.M) : 0,
+    second: g.S !== undefined ? Number(g.S) : 0,
+    ms: g.f ? Math.floor(Number(`0.${g.f}`) * 1000) : 0,
+    offsetMin,
+  };
+  const dim = new Date(Date.UTC(p.year, p.month, 0)).getUTCDate();
+  if (p.month < 1 || p.month > 12 || p.day < 1 || p.day > dim) return null;
+  if (p.hour > 23 || p.minute > 59 || p.second > 59) return null;
+  return p;
+}
+
+/** Parses a cell as a date, datetime or time; returns a comparable number or null. */
+export function parseTemporal(
+  kind: Kind,
+  format: string | undefined,
+  raw: string,
+  compiled?: RegExp | null,
+): number | null {
+  if (format === "any") {
+    const t = kind === "time" ? Date.parse(`1970-01-01T${raw}Z`) : Date.parse(raw);
+    if (Number.isNaN(t)) return null;
+    return kind === "date" ? Math.floor(t / 86_400_000) : kind === "time" ? t / 1000 : t;
+  }
+  const re = !format || format === "default" ? ISO[kind] : compiled;
+  const m = re?.exec(raw);
+  if (!m?.groups) return null;
+  const p = toParts(m.groups);
+  if (!p) return null;
+  if (kind === "date") return Date.UTC(p.year, p.month - 1, p.day) / 86_400_000;
+  if (kind === "time") return p.hour * 3600 + p.minute * 60 + p.second + p.ms / 1000 - p.offsetMin * 60;
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second, p.ms) - p.offsetMin * 60_000;
+}

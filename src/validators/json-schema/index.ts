@@ -1,0 +1,194 @@
+// `json_schema`: validates JSON and YAML submissions with typebox 1.x (drafts 4 to 2020-12).
+// Schemas are meta-validated and every $ref is checked at save time; nothing is ever fetched.
+// Org-stored schemas plug in through `resources` (URI → schema) of createJsonSchemaValidator.
+import Schema from "typebox/schema";
+import { Settings } from "typebox/system";
+import { MAX_CONFIG_ISSUES } from "../limits.ts";
+import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
+import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
+import { FindingCollector, finding } from "../shared/findings.ts";
+import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import {
+  DEFAULT_DRAFT,
+  DRAFTS,
+  type Draft,
+  draftFromUri,
+  META_URIS,
+  metaResources,
+  normalise,
+} from "./drafts.ts";
+import { type TbError, toFindings } from "./errors.ts";
+import { instanceDocuments } from "./instance.ts";
+import { unresolvableRefs } from "./refs.ts";
+import { unsafePatterns } from "./walk.ts";
+
+export interface JsonSchemaConfig {
+  schema: Record<string, unknown>;
+  draft?: Draft;
+  assert_formats?: boolean;
+}
+
+export interface JsonSchemaOptions {
+  /** Extra schemas that `$ref` may name, keyed by absolute URI (no network, ever). */
+  resources?: Record<string, unknown>;
+}
+
+export const jsonSchemaConfigSchema = {
+  type: "object",
+  required: ["schema"],
+  properties: {
+    schema: { type: "object", description: "The JSON Schema the submission must satisfy." },
+    draft: { enum: [...DRAFTS], description: "Used when the schema has no $schema. Default 2020-12." },
+    assert_formats: { type: "boolean", default: true, description: "Treat `format` as an assertion." },
+    ...COMMON_CONFIG_PROPERTIES,
+  },
+  additionalProperties: false,
+};
+
+type Compiled = ReturnType<typeof Schema.Compile>;
+const metaValidators = new Map<Draft, Compiled>();
+const META = metaResources();
+const NO_RESOURCES: Record<string, unknown> = {};
+
+function metaValidator(draft: Draft): Compiled {
+  let v = metaValidators.get(draft);
+  if (!v) {
+    v = Schema.Compile(META as never, (Schema.Meta as Record<string, unknown>)[META_URIS[draft]] as never);
+    metaValidators.set(draft, v);
+  }
+  return v;
+}
+
+/** The draft in force: $schema when present, else config.draft, else 2020-12. */
+function resolveDraft(cfg: JsonSchemaConfig, resources: Record<string, unknown>): Draft | ConfigIssue {
+  const declared = cfg.schema.$schema;
+  if (typeof declared === "string") {
+    const d = draftFromUri(declared);
+    if (d && cfg.draft && d !== cfg.draft) {
+      return issue(
+        "draft",
+        "draft_mismatch",
+        `is "${cfg.draft}" but the schema's $schema declares draft ${d}`,
+      );
+    }
+    if (d) return d;
+    // A custom meta-schema is acceptable only when it is a registered resource.
+    if (!(declared in resources) && !(declared in META)) {
+      return issue(
+        "schema",
+        "unknown_draft",
+        `$schema "${declared}" is not a supported draft (4, 6, 7, 2019-09, 2020-12)`,
+      );
+    }
+  }
+  return cfg.draft ?? DEFAULT_DRAFT;
+}
+
+const contexts = new WeakMap<object, Map<string, Record<string, unknown>>>();
+
+/**
+ * Meta-schemas plus the registered resources, normalised once per (draft, formats): a registered
+ * schema follows its own $schema, else the dialect of the schema referencing it.
+ */
+function resourceContext(resources: Record<string, unknown>, draft: Draft, assertFormats: boolean) {
+  let perDraft = contexts.get(resources);
+  if (!perDraft) {
+    perDraft = new Map();
+    contexts.set(resources, perDraft);
+  }
+  const key = `${draft}/${assertFormats}`;
+  let context = perDraft.get(key);
+  if (!context) {
+    context = { ...META };
+    for (const [uri, res] of Object.entries(resources)) {
+      const own =
+        isPlainObject(res) && typeof res.$schema === "string" ? draftFromUri(res.$schema) : undefined;
+      context[uri] = normalise(res, { draft: own ?? draft, assertFormats });
+    }
+    perDraft.set(key, context);
+  }
+  return context;
+}
+
+function prepare(cfg: JsonSchemaConfig, resources: Record<string, unknown>) {
+  const draft = resolveDraft(cfg, resources);
+  if (typeof draft !== "string") return { issues: [draft] };
+  const assertFormats = cfg.assert_formats ?? true;
+  const schema = normalise(cfg.schema, { draft, assertFormats });
+  return { draft, schema, context: resourceContext(resources, draft, assertFormats) };
+}
+
+export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions = {}): ConfigIssue[] {
+  if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
+  const shape = shapeIssues(jsonSchemaConfigSchema, config);
+  if (shape.length > 0) return shape;
+  const cfg = config as unknown as JsonSchemaConfig;
+  const p = prepare(cfg, opts.resources ?? NO_RESOURCES);
+  if (p.issues) return p.issues;
+  Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
+  const [valid, errors] = metaValidator(p.draft).Errors(cfg.schema) as [boolean, TbError[]];
+  if (!valid) {
+    return errors
+      .filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf")
+      .map((e) =>
+        issue(
+          "schema",
+          "invalid_schema",
+          `${e.instancePath || "(root)"}: ${e.message} (meta-schema ${e.schemaPath})`,
+        ),
+      )
+      .slice(0, MAX_CONFIG_ISSUES);
+  }
+  const unsafe = unsafePatterns(cfg.schema);
+  if (unsafe.length > 0)
+    return unsafe.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unsafe_regex", m));
+  const refs = unresolvableRefs(p.schema, p.context);
+  if (refs.length > 0)
+    return refs.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unresolvable_ref", m));
+  try {
+    Schema.Compile(p.context as never, p.schema as never);
+  } catch (e) {
+    return [issue("schema", "invalid_schema", `cannot be compiled: ${(e as Error).message}`)];
+  }
+  return [];
+}
+
+export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
+  const cfg = config as JsonSchemaConfig;
+  const p = prepare(cfg, opts.resources ?? NO_RESOURCES);
+  if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
+  const validator = Schema.Compile(p.context as never, p.schema as never);
+  return (input: ValidationInput, ctx: ValidationContext) => {
+    const out = new FindingCollector(ctx.maxFindings);
+    for (const doc of instanceDocuments(input)) {
+      if (doc.problem) {
+        if (!out.add(doc.problem)) break;
+        continue;
+      }
+      if (validator.Check(doc.value)) continue;
+      // Headroom over maxFindings: some raw errors are merged away by toFindings.
+      Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
+      const [, errors] = validator.Errors(doc.value) as [boolean, TbError[]];
+      const found = toFindings(errors, doc.locate);
+      if (found.length === 0)
+        found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));
+      for (const f of found) if (!out.add(f)) break;
+      if (out.truncated) break;
+    }
+    return out.result();
+  };
+}
+
+export function createJsonSchemaValidator(opts: JsonSchemaOptions = {}): ValidatorDef {
+  return {
+    slug: "json_schema",
+    name: "JSON Schema",
+    description: "Validates JSON and YAML against a JSON Schema (drafts 4, 6, 7, 2019-09, 2020-12).",
+    supportedFileTypes: ["JSON", "YAML"],
+    configSchema: jsonSchemaConfigSchema,
+    checkConfig: (config) => checkJsonSchemaConfig(config, opts),
+    compile: (config) => compileJsonSchema(config, opts),
+  };
+}
+
+export const jsonSchemaValidator = createJsonSchemaValidator();

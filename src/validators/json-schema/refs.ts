@@ -1,0 +1,121 @@
+// Save-time check that every $ref can be resolved WITHOUT the network: to the schema itself, an
+// embedded resource ($id), a meta-schema, or a registered resource (org-stored schemas later).
+// typebox would silently treat an unresolvable reference as `false`; we refuse it at save time.
+import { walkSchemas } from "./walk.ts";
+
+/** Base for a root without $id: hierarchical, so relative $ids/$refs resolve like URLs do. */
+const ROOT_BASE = "https://assay.invalid/schema.json";
+
+interface Resource {
+  node: unknown;
+  anchors: Set<string>;
+}
+
+function stripHash(u: URL): string {
+  return u.href.split("#")[0];
+}
+
+function pointerGet(node: unknown, pointer: string): boolean {
+  let cur = node;
+  for (const raw of pointer.split("/").slice(1)) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, seg)) return false;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return true;
+}
+
+function resolveUrl(ref: string, base: string): URL | null {
+  try {
+    return new URL(ref, base);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Messages for each unresolvable reference in a normalised schema. `resources` maps absolute URIs to schemas that may
+ * be referenced (meta-schemas, registered schemas).
+ */
+export function unresolvableRefs(schema: unknown, resources: Record<string, unknown>): string[] {
+  // The schema is already normalised: draft 4's `id` has become `$id`.
+  const idKey = "$id";
+  const docs = new Map<string, Resource>();
+  const bases = new Map<object, string>();
+  const refs: Array<{ ref: string; base: string; at: string }> = [];
+  const rootId = typeof (schema as Record<string, unknown>)?.[idKey] === "string";
+  const rootBase = rootId
+    ? (resolveUrl((schema as Record<string, string>)[idKey], ROOT_BASE)?.href ?? ROOT_BASE)
+    : ROOT_BASE;
+  docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set() });
+
+  // Pass 1: base URI of every schema object (parents are visited before children), resources, anchors.
+  walkSchemas(schema, (s, pointer) => {
+    const parentPointer = pointer.slice(0, pointer.lastIndexOf("/"));
+    let base = pointer === "" ? rootBase : (findBase(bases, schema, parentPointer) ?? rootBase);
+    let doc = docs.get(base.split("#")[0]);
+    const id = s[idKey];
+    if (typeof id === "string" && pointer !== "") {
+      const u = resolveUrl(id, base);
+      if (u && id.startsWith("#")) doc?.anchors.add(decodeURIComponent(u.hash.slice(1)));
+      else if (u) {
+        base = stripHash(u);
+        doc = { node: s, anchors: new Set() };
+        docs.set(base, doc);
+      }
+    }
+    for (const key of ["$anchor", "$dynamicAnchor"])
+      if (typeof s[key] === "string") doc?.anchors.add(s[key] as string);
+    bases.set(s, base);
+    for (const key of ["$ref", "$dynamicRef"]) {
+      if (typeof s[key] === "string") refs.push({ ref: s[key] as string, base, at: `#${pointer}` });
+    }
+  });
+
+  const problems: string[] = [];
+  for (const { ref, base, at } of refs) {
+    const target = resolveUrl(ref, base);
+    if (!target) {
+      problems.push(`$ref "${ref}" at ${at} is not a valid URI reference`);
+      continue;
+    }
+    const docUri = stripHash(target);
+    const fragment = decodeURIComponent(target.hash.slice(1));
+    const local = docs.get(docUri);
+    const external = resources[docUri] ?? resources[`${docUri}#`];
+    if (!local && external === undefined) {
+      problems.push(
+        `$ref "${ref}" at ${at} points to ${docUri}, which is not part of this schema; ` +
+          "remote schemas are never fetched: inline it under $defs",
+      );
+      continue;
+    }
+    if (fragment.startsWith("/") && !pointerGet(local ? local.node : external, fragment)) {
+      problems.push(`$ref "${ref}" at ${at} points to nothing (no value at ${fragment})`);
+    } else if (fragment !== "" && !fragment.startsWith("/") && local && !local.anchors.has(fragment)) {
+      problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that is not defined`);
+    }
+  }
+  return problems;
+}
+
+/** Base of the nearest visited ancestor (walkSchemas is pre-order, so ancestors have one). */
+function findBase(bases: Map<object, string>, root: unknown, pointer: string): string | undefined {
+  let p = pointer;
+  for (;;) {
+    const node = nodeAt(root, p);
+    if (node && bases.has(node)) return bases.get(node);
+    if (p === "") return undefined;
+    p = p.slice(0, p.lastIndexOf("/"));
+  }
+}
+
+function nodeAt(root: unknown, pointer: string): object | undefined {
+  let cur = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (typeof cur !== "object" || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return typeof cur === "object" && cur !== null ? cur : undefined;
+}

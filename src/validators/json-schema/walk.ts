@@ -1,0 +1,94 @@
+import { hasNestedQuantifier } from "../shared/safe-regex.ts";
+
+// Where subschemas live, per keyword. Used to normalise older drafts, to strip `format`, and to
+// find $id/$ref for the save-time reference check. Values under enum/const/examples/default are
+// data, never schemas, so they are never visited.
+
+/** Keywords whose value is one subschema (or, for `items` before 2020-12, possibly an array). */
+export const SINGLE = new Set([
+  "additionalItems",
+  "additionalProperties",
+  "contains",
+  "contentSchema",
+  "else",
+  "if",
+  "items",
+  "not",
+  "propertyNames",
+  "then",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+]);
+/** Keywords whose value is an array of subschemas. */
+export const ARRAY = new Set(["allOf", "anyOf", "oneOf", "prefixItems", "items"]);
+/** Keywords whose value maps names to subschemas (`dependencies` values may also be arrays). */
+export const MAP = new Set([
+  "$defs",
+  "definitions",
+  "dependencies",
+  "dependentSchemas",
+  "patternProperties",
+  "properties",
+]);
+
+export type Visit = (schema: Record<string, unknown>, pointer: string) => void;
+
+function esc(s: string): string {
+  return s.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Pre-order walk over every schema object, with its JSON Pointer from the root. */
+export function walkSchemas(schema: unknown, visit: Visit, pointer = ""): void {
+  if (!isObj(schema)) return;
+  visit(schema, pointer);
+  for (const [key, value] of Object.entries(schema)) {
+    const at = `${pointer}/${esc(key)}`;
+    if (ARRAY.has(key) && Array.isArray(value)) {
+      value.forEach((s, i) => {
+        walkSchemas(s, visit, `${at}/${i}`);
+      });
+    } else if (SINGLE.has(key)) {
+      walkSchemas(value, visit, at);
+    } else if (MAP.has(key) && isObj(value)) {
+      for (const [name, s] of Object.entries(value)) walkSchemas(s, visit, `${at}/${esc(name)}`);
+    }
+  }
+}
+
+/** The keyword a schema location ends in: "#/properties/a/items" → "items"; "#" → null. */
+export function lastKeyword(schemaPath: string): string | null {
+  const segs = schemaPath.replace(/^#\/?/, "").split("/").filter(Boolean);
+  let kw: string | null = null;
+  for (let i = 0; i < segs.length; i++) {
+    kw = segs[i];
+    if (MAP.has(kw) || (ARRAY.has(kw) && /^\d+$/.test(segs[i + 1] ?? ""))) i++;
+  }
+  return kw;
+}
+
+/**
+ * `pattern` values and `patternProperties` keys that could backtrack exponentially: regexes run
+ * on untrusted data, and a stuck regex cannot be interrupted (see shared/safe-regex.ts).
+ */
+export function unsafePatterns(schema: unknown): string[] {
+  const out: string[] = [];
+  walkSchemas(schema, (s, pointer) => {
+    if (typeof s.pattern === "string" && hasNestedQuantifier(s.pattern)) {
+      out.push(
+        `#${pointer}/pattern "${s.pattern}" nests quantifiers, e.g. (a+)+, which can take exponential time`,
+      );
+    }
+    const pp = s.patternProperties;
+    if (typeof pp === "object" && pp !== null) {
+      for (const key of Object.keys(pp)) {
+        if (hasNestedQuantifier(key))
+          out.push(`#${pointer}/patternProperties key "${key}" nests quantifiers`);
+      }
+    }
+  });
+  return out;
+}

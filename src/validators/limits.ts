@@ -1,0 +1,29 @@
+// Bounds applied inside validators so hostile input yields a finding, never a crash or a hang.
+// The worker pool's per-step timeout is the last line of defence; these keep us well inside it.
+
+/** Deepest JSON/YAML nesting accepted: deeper input is a finding, not a stack overflow. */
+export const MAX_JSON_DEPTH = 512;
+/** YAML aliases expanded when building data (yaml's own billion-laughs guard). */
+export const MAX_YAML_ALIAS_COUNT = 100;
+/** CSV cells per record; more is a csv.too_many_columns finding and the check stops. */
+export const MAX_CSV_COLUMNS = 10_000;
+/** CSV records per file; more is a csv.too_many_rows finding and the check stops. */
+export const MAX_CSV_ROWS = 1_000_000;
+/**
+ * XML: libxml2's defaults stay on (no XML_PARSE_HUGE): element depth 256, entity nesting 20,
+ * entity amplification factor bounded (billion laughs is rejected in milliseconds). External
+ * entities, external DTDs and network access are never loaded.
+ */
+export const MAX_XML_DEPTH = 256;
+/** Common step-config bounds (CONTRACT §2a: every step config may carry these). */
+export const DEFAULT_MAX_FINDINGS = 1000;
+export const MAX_MAX_FINDINGS = 10_000;
+export const MAX_TIMEOUT_MS = 600_000;
+/** Assertions: rules per step, expression length, CEL parse limits. */
+export const MAX_ASSERTION_RULES = 200;
+export const MAX_EXPRESSION_LENGTH = 4096;
+export const CEL_LIMITS = { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000 };
+/** Regexes written by workflow authors (text_rules, csv_table pattern). */
+export const MAX_REGEX_LENGTH = 1000;
+/** Save-time issues reported for one config before giving up (a broken schema can yield hundreds). */
+export const MAX_CONFIG_ISSUES = 50;

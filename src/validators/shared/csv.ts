@@ -1,0 +1,153 @@
+// CSV records with positions. csv-parse is the engine (values, quoting, syntax errors); a small
+// locator walks the same text in lockstep to find where each record and cell starts, because
+// csv-parse reports line numbers only, and counts bytes rather than characters.
+import { CsvError, parse } from "csv-parse/sync";
+import { MAX_CSV_COLUMNS, MAX_CSV_ROWS } from "../limits.ts";
+import { LineIndex, type Position } from "./position.ts";
+
+export interface CsvDialect {
+  delimiter: string;
+  quoteChar: string;
+  header: boolean;
+}
+
+export interface CsvRecord {
+  /** 1-based record number in the file, header included (a spreadsheet's row number). */
+  number: number;
+  cells: string[];
+  /** Character offset where the record starts, and where each cell starts. */
+  start: number;
+  cellStarts: number[];
+  /** Offset just past the last cell (before the line break). */
+  end: number;
+}
+
+export interface CsvProblem {
+  code: "csv.syntax_error" | "csv.too_many_columns" | "csv.too_many_rows";
+  message: string;
+  position: Position;
+}
+
+/** Config dialect wins; otherwise "," unless the first line has tabs and no commas (TSV). */
+export function resolveDialect(text: string, cfg: Partial<CsvDialect> = {}): CsvDialect {
+  let delimiter = cfg.delimiter;
+  if (delimiter === undefined) {
+    const nl = text.search(/[\r\n]/);
+    const first = nl < 0 ? text : text.slice(0, nl);
+    delimiter = first.includes("\t") && !first.includes(",") ? "\t" : ",";
+  }
+  return { delimiter, quoteChar: cfg.quoteChar ?? '"', header: cfg.header ?? true };
+}
+
+interface Located {
+  cellStarts: number[];
+  end: number;
+  next: number;
+  problem?: { offset: number; kind: string };
+}
+
+/** Walks one record from `start` the way RFC 4180 reads it. */
+function locate(text: string, start: number, d: string, q: string): Located {
+  const cellStarts = [start];
+  let i = start;
+  for (;;) {
+    if (text[i] === q) {
+      const open = i;
+      i++;
+      for (;;) {
+        if (i >= text.length)
+          return { cellStarts, end: i, next: i, problem: { offset: open, kind: "unclosed" } };
+        if (text[i] === q) {
+          if (text[i + 1] === q) i += 2;
+          else break;
+        } else i++;
+      }
+      i++;
+      const c = text[i];
+      if (i < text.length && c !== d && c !== "\n" && c !== "\r") {
+        return { cellStarts, end: i, next: i, problem: { offset: i, kind: "after_quote" } };
+      }
+    } else {
+      while (i < text.length && text[i] !== d && text[i] !== "\n" && text[i] !== "\r") {
+        if (text[i] === q)
+          return { cellStarts, end: i, next: i, problem: { offset: i, kind: "stray_quote" } };
+        i++;
+      }
+    }
+    if (i >= text.length) return { cellStarts, end: i, next: i };
+    if (text[i] === d) {
+      i++;
+      cellStarts.push(i);
+      continue;
+    }
+    const next = text[i] === "\r" && text[i + 1] === "\n" ? i + 2 : i + 1;
+    return { cellStarts, end: i, next };
+  }
+}
+
+const MESSAGES: Record<string, string> = {
+  unclosed: "quoted field is never closed",
+  stray_quote: 'a quote inside an unquoted field; quote the whole field and double inner quotes ("")',
+  after_quote: "unexpected character after a closing quote; expected a delimiter or the end of the line",
+};
+
+class Stop extends Error {}
+
+/**
+ * Feeds each record to `onRecord` (return false to stop early). Returns the syntax or limit
+ * problem that ended the scan, or null. Records are not accumulated: memory stays flat.
+ */
+export function scanCsv(
+  text: string,
+  dialect: CsvDialect,
+  onRecord: (r: CsvRecord) => boolean,
+): CsvProblem | null {
+  const lines = new LineIndex(text);
+  let cursor = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let count = 0;
+  let limit: CsvProblem | null = null;
+  try {
+    parse(text, {
+      delimiter: dialect.delimiter,
+      quote: dialect.quoteChar,
+      escape: dialect.quoteChar,
+      bom: true,
+      relax_column_count: true, // ragged rows are a table problem (csv_table), not a syntax error
+      skip_empty_lines: false,
+      on_record: (cells: string[]) => {
+        const loc = locate(text, cursor, dialect.delimiter, dialect.quoteChar);
+        const rec: CsvRecord = {
+          number: ++count,
+          cells,
+          start: cursor,
+          cellStarts: loc.cellStarts,
+          end: loc.end,
+        };
+        cursor = loc.next;
+        if (count > MAX_CSV_ROWS) {
+          limit = {
+            code: "csv.too_many_rows",
+            message: `more than ${MAX_CSV_ROWS} records`,
+            position: lines.position(rec.start),
+          };
+          throw new Stop();
+        }
+        if (cells.length > MAX_CSV_COLUMNS) {
+          const message = `record has ${cells.length} cells; at most ${MAX_CSV_COLUMNS} are accepted`;
+          limit = { code: "csv.too_many_columns", message, position: lines.position(rec.start) };
+          throw new Stop();
+        }
+        if (!onRecord(rec)) throw new Stop();
+        return null;
+      },
+    });
+  } catch (e) {
+    if (e instanceof Stop) return limit;
+    if (!(e instanceof CsvError)) throw e;
+    const loc = locate(text, cursor, dialect.delimiter, dialect.quoteChar);
+    const at = loc.problem?.offset ?? cursor;
+    const message = (loc.problem && MESSAGES[loc.problem.kind]) ?? e.message;
+    return { code: "csv.syntax_error", message, position: lines.position(at) };
+  }
+  return null;
+}

@@ -1,0 +1,59 @@
+import type { Finding, Severity, ValidationResult } from "../types.ts";
+
+export interface FindingInit {
+  severity?: Severity;
+  path?: string | null;
+  line?: number | null;
+  column?: number | null;
+  rule?: string | null;
+}
+
+export function finding(code: string, message: string, init: FindingInit = {}): Finding {
+  return {
+    severity: init.severity ?? "error",
+    code,
+    message,
+    path: init.path ?? null,
+    line: init.line ?? null,
+    column: init.column ?? null,
+    rule: init.rule ?? null,
+  };
+}
+
+/**
+ * Collects findings up to ctx.maxFindings. `truncated` becomes true only when a finding is
+ * actually dropped, so callers loop `while (!out.truncated)` and stop at the first overflow.
+ */
+export class FindingCollector {
+  readonly findings: Finding[] = [];
+  truncated = false;
+
+  constructor(private readonly max: number) {}
+
+  add(f: Finding): boolean {
+    if (this.findings.length >= this.max) {
+      this.truncated = true;
+      return false;
+    }
+    this.findings.push(f);
+    return true;
+  }
+
+  result(): ValidationResult {
+    return { findings: this.findings, truncated: this.truncated };
+  }
+}
+
+/** Appends one JSON Pointer segment (RFC 6901 escaping). */
+export function pointerJoin(base: string, segment: string | number): string {
+  return `${base}/${String(segment).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+}
+
+export function pointerSegments(pointer: string): string[] {
+  if (pointer === "" || pointer === "#") return [];
+  return pointer
+    .replace(/^#/, "")
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}

@@ -1,0 +1,160 @@
+// Strict JSON (RFC 8259) with positions. JSON.parse builds the value (fast, and exactly strict
+// JSON); jsonc-parser is used only when positions are needed: the offset of a syntax error, or a
+// tree, built lazily, to map a JSON Pointer back to line/column. A depth pre-scan keeps hostile
+// nesting from overflowing either parser's stack.
+import { type Node, type ParseError, parseTree, printParseErrorCode, visit } from "jsonc-parser";
+import { MAX_JSON_DEPTH } from "../limits.ts";
+import { pointerSegments } from "./findings.ts";
+import { LineIndex, type Position } from "./position.ts";
+
+export interface JsonProblem {
+  code: "json.syntax_error" | "json.max_depth";
+  message: string;
+  position: Position;
+}
+
+export interface ParsedJson {
+  value: unknown;
+  /** The syntax tree, built on first call (only findings need it). */
+  tree: () => Node | undefined;
+  lines: LineIndex;
+}
+
+// Keyed by name: ParseErrorCode is a const enum, unusable under verbatimModuleSyntax.
+const MESSAGES: Record<string, string> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "invalid number",
+  PropertyNameExpected: "expected a property name in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected ':' after the property name",
+  CommaExpected: "expected ',' or a closing bracket",
+  CloseBraceExpected: "expected '}'",
+  CloseBracketExpected: "expected ']'",
+  EndOfFileExpected: "unexpected content after the JSON value",
+  InvalidCommentToken: "comments are not allowed in JSON",
+  UnexpectedEndOfComment: "comments are not allowed in JSON",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "unexpected end of number",
+  InvalidUnicode: "invalid \\u escape",
+  InvalidEscapeCharacter: "invalid escape sequence",
+  InvalidCharacter: "control characters in strings must be escaped",
+};
+
+/** Offset where nesting first exceeds MAX_JSON_DEPTH, or -1. Strings are skipped. */
+export function depthExceededAt(text: string, max = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 91 || c === 123) {
+      if (++depth > max) return i;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return -1;
+}
+
+function describe(text: string, err: ParseError): string {
+  const ch = text[err.offset];
+  if ((ch === "}" || ch === "]") && /,\s*$/.test(text.slice(0, err.offset)))
+    return "trailing comma is not allowed";
+  return MESSAGES[printParseErrorCode(err.error)] ?? "invalid JSON";
+}
+
+/** Parses strict JSON; returns the value and a tree, or the first problem with its position. */
+export function parseJson(input: string): ParsedJson | JsonProblem {
+  // A UTF-8 BOM is tolerated (RFC 8259 §8.1 allows ignoring it); a space keeps offsets aligned.
+  const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
+  const lines = new LineIndex(input);
+  const deep = depthExceededAt(text);
+  if (deep >= 0) {
+    return {
+      code: "json.max_depth",
+      message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+      position: lines.position(deep),
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const errors: ParseError[] = [];
+    parseTree(text, errors, { disallowComments: true, allowTrailingComma: false });
+    // Only the first error is reported: after it, jsonc-parser's recovery produces cascades.
+    const first = errors[0];
+    if (!first)
+      return { code: "json.syntax_error", message: "invalid JSON", position: { line: 1, column: 1 } };
+    return {
+      code: "json.syntax_error",
+      message: describe(text, first),
+      position: lines.position(first.offset),
+    };
+  }
+  let tree: Node | undefined | null = null;
+  const getTree = () => {
+    if (tree === null) tree = parseTree(text, [], { disallowComments: true });
+    return tree;
+  };
+  return { value, tree: getTree, lines };
+}
+
+export function isJsonProblem(r: ParsedJson | JsonProblem): r is JsonProblem {
+  return (r as JsonProblem).code !== undefined;
+}
+
+/**
+ * Offset for a JSON Pointer: the value's start, or with `key` the property name's start.
+ * Falls back to the deepest existing ancestor (e.g. for a missing property).
+ */
+export function jsonPointerOffset(tree: Node | undefined, pointer: string, key = false): number | null {
+  if (!tree) return null;
+  let node: Node = tree;
+  let keyNode: Node | undefined;
+  for (const seg of pointerSegments(pointer)) {
+    let next: Node | undefined;
+    keyNode = undefined;
+    if (node.type === "object") {
+      // The last duplicate wins, as in JSON.parse.
+      for (const prop of node.children ?? []) {
+        if (prop.children?.[0]?.value === seg) {
+          next = prop.children[1];
+          keyNode = prop.children[0];
+        }
+      }
+    } else if (node.type === "array" && /^\d+$/.test(seg)) {
+      next = node.children?.[Number(seg)];
+    }
+    if (!next) return node.offset;
+    node = next;
+  }
+  return key && keyNode ? keyNode.offset : node.offset;
+}
+
+/** Duplicate object keys (legal per RFC 8259 but almost always a mistake), in document order. */
+export function duplicateKeys(text: string, limit: number): Array<{ key: string; offset: number }> {
+  const out: Array<{ key: string; offset: number }> = [];
+  const stack: Array<Set<string>> = [];
+  // Streaming visit: no tree is built, so large files stay cheap.
+  visit(
+    text,
+    {
+      onObjectBegin: () => {
+        stack.push(new Set());
+      },
+      onObjectEnd: () => {
+        stack.pop();
+      },
+      onObjectProperty: (key, offset) => {
+        const seen = stack[stack.length - 1];
+        if (seen?.has(key) && out.length < limit) out.push({ key, offset });
+        seen?.add(key);
+      },
+    },
+    { disallowComments: true },
+  );
+  return out;
+}

@@ -1,0 +1,228 @@
+import { describe, expect, test } from "bun:test";
+import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { run } from "./helpers.ts";
+
+type Rule = { id: string; expr: string; message: string; severity?: string; when?: string };
+const assert = (
+  rules: Rule[],
+  content: string,
+  type: Parameters<typeof run>[3],
+  extra: Record<string, unknown> = {},
+) => run("assertions", { rules, ...extra }, content, type);
+const view = (r: ReturnType<typeof assert>) =>
+  r.findings.map((f) => ({
+    code: f.code,
+    severity: f.severity,
+    rule: f.rule,
+    path: f.path,
+    line: f.line,
+    column: f.column,
+    message: f.message,
+  }));
+
+describe("assertions: JSON and YAML", () => {
+  const order = '{"id": 7, "total": 12.5, "items": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 0}]}';
+
+  test("a passing rule yields nothing; a failing one yields assertion.failed with the message filled in", () => {
+    const r = assert(
+      [
+        { id: "has-items", expr: "size(data.items) > 0", message: "order has no items" },
+        {
+          id: "qty",
+          expr: "data.items.all(i, i.qty > 0)",
+          message: "order {{ data.id }} has an item with qty {{ data.items[1].qty }}",
+        },
+      ],
+      order,
+      "JSON",
+    );
+    expect(view(r)).toEqual([
+      {
+        code: "assertion.failed",
+        severity: "error",
+        rule: "qty",
+        path: null,
+        line: null,
+        column: null,
+        message: "order 7 has an item with qty 0",
+      },
+    ]);
+  });
+
+  test("integers are CEL ints, other numbers doubles; severity and when are honoured", () => {
+    const rules = [
+      { id: "next", expr: "data.id + 1 == 8", message: "int arithmetic" },
+      {
+        id: "total",
+        expr: "data.total < 10.0",
+        message: "total {{ data.total }} too high",
+        severity: "warning",
+      },
+      { id: "skipped", expr: "false", message: "never", when: "data.id == 1" },
+    ];
+    expect(view(assert(rules, order, "JSON")).map((f) => [f.rule, f.severity, f.message])).toEqual([
+      ["total", "warning", "total 12.5 too high"],
+    ]);
+  });
+
+  test("a missing field is assertion.error (guard with has())", () => {
+    const r = assert([{ id: "m", expr: "data.missing > 1", message: "x" }], order, "JSON");
+    expect(r.findings.map((f) => f.code)).toEqual(["assertion.error"]);
+    expect(r.findings[0].message).toContain("missing");
+    expect(
+      assert([{ id: "m", expr: "!has(data.missing) || data.missing > 1", message: "x" }], order, "JSON")
+        .findings,
+    ).toEqual([]);
+  });
+
+  test("per-row rules over a top-level array point at each element", () => {
+    const r = assert(
+      [{ id: "pos", expr: "row.n > 0", message: "n is {{ row.n }}" }],
+      '[\n  {"n": 1},\n  {"n": -2}\n]',
+      "JSON",
+    );
+    expect(view(r)).toEqual([
+      {
+        code: "assertion.failed",
+        severity: "error",
+        rule: "pos",
+        path: "/1",
+        line: 3,
+        column: 3,
+        message: "n is -2",
+      },
+    ]);
+  });
+
+  test("row on a non-array document is assertion.error", () => {
+    expect(assert([{ id: "r", expr: "row.n > 0", message: "x" }], '{"n": 1}', "JSON").findings[0].code).toBe(
+      "assertion.error",
+    );
+  });
+
+  test("YAML documents", () => {
+    const r = assert(
+      [{ id: "v", expr: "data.version >= 2", message: "old version {{ data.version }}" }],
+      "version: 1\n---\nversion: 3\n",
+      "YAML",
+    );
+    expect(r.findings.map((f) => f.message)).toEqual(["old version 1"]);
+  });
+
+  test("a non-bool result is assertion.error", () => {
+    expect(assert([{ id: "d", expr: "data.id", message: "x" }], order, "JSON").findings[0].code).toBe(
+      "assertion.error",
+    );
+  });
+
+  test("unparsable data is the parser's finding", () => {
+    expect(assert([{ id: "a", expr: "true", message: "x" }], "{", "JSON").findings[0].code).toBe(
+      "json.syntax_error",
+    );
+  });
+});
+
+describe("assertions: XML and CSV", () => {
+  test("XML: attributes with @, repeated elements as lists, values as strings", () => {
+    const xml = '<order id="7"><item qty="2">A</item><item qty="0">B</item></order>';
+    const rules = [
+      { id: "id", expr: 'data.order["@id"] == "7"', message: "id" },
+      { id: "qty", expr: 'data.order.item.all(i, int(i["@qty"]) > 0)', message: "an item has qty 0" },
+    ];
+    expect(assert(rules, xml, "XML").findings.map((f) => f.rule)).toEqual(["qty"]);
+  });
+
+  test("XML: not well-formed is reported, rules are not run", () => {
+    expect(assert([{ id: "a", expr: "false", message: "x" }], "<a><b></a>", "XML").findings[0].code).toBe(
+      "xml.not_well_formed",
+    );
+  });
+
+  test("CSV: per-row rules with row numbers and positions; data holds every row", () => {
+    const csv = "sku,qty\na,2\nb,0\nc,5\n";
+    const rules = [
+      { id: "qty", expr: "int(row.qty) > 0", message: "{{ row.sku }}: qty must be positive" },
+      { id: "count", expr: "size(data) == 3", message: "three rows" },
+      { id: "sum", expr: "data.map(r, int(r.qty)).exists(q, q > 4)", message: "some big" },
+    ];
+    expect(view(assert(rules, csv, "CSV"))).toEqual([
+      {
+        code: "assertion.failed",
+        severity: "error",
+        rule: "qty",
+        path: "/rows/3",
+        line: 3,
+        column: 1,
+        message: "b: qty must be positive",
+      },
+    ]);
+  });
+
+  test("findings are capped with truncated", () => {
+    const csv = `n\n${"0\n".repeat(30)}`;
+    const r = assert([{ id: "n", expr: "row.n != '0'", message: "zero" }], csv, "CSV", { max_findings: 4 });
+    expect(r.findings).toHaveLength(4);
+    expect(r.truncated).toBe(true);
+  });
+});
+
+describe("assertions: save-time checks", () => {
+  const issues = (rules: unknown) => checkStepConfig("assertions", { rules });
+  test("syntax and type errors name the field", () => {
+    expect(issues([{ id: "a", expr: "data.x >", message: "m" }])[0]).toMatchObject({
+      field: "rules[0].expr",
+      code: "invalid_expression",
+    });
+    expect(
+      issues([
+        { id: "a", expr: "true", message: "m" },
+        { id: "b", expr: "1 + 'a'", message: "m" },
+      ])[0].field,
+    ).toBe("rules[1].expr");
+    expect(issues([{ id: "a", expr: "'text'", message: "m" }])[0].message).toContain("bool");
+    expect(issues([{ id: "a", expr: "unknown_var", message: "m" }])[0].field).toBe("rules[0].expr");
+    expect(issues([{ id: "a", expr: "true", when: "1", message: "m" }])[0].field).toBe("rules[0].when");
+    expect(issues([{ id: "a", expr: "true", message: "bad {{ data. }}" }])[0].field).toBe("rules[0].message");
+  });
+  test("shape: ids unique, required keys, limits", () => {
+    expect(
+      issues([
+        { id: "a", expr: "true", message: "m" },
+        { id: "a", expr: "true", message: "m" },
+      ])[0].code,
+    ).toBe("duplicate");
+    expect(issues([{ id: "a", expr: "true" }])[0]).toMatchObject({
+      field: "rules[0].message",
+      code: "required",
+    });
+    expect(issues([])[0].field).toBe("rules");
+    expect(issues([{ id: "a", expr: "x".repeat(5000), message: "m" }])[0].field).toBe("rules[0].expr");
+    expect(issues([{ id: "a", expr: "true", message: "m", severity: "fatal" }])[0].field).toBe(
+      "rules[0].severity",
+    );
+  });
+});
+
+describe("assertions: regex safety", () => {
+  test("a literal matches() pattern with nested quantifiers is refused", () => {
+    const r = checkStepConfig("assertions", {
+      rules: [{ id: "a", expr: 'data.s.matches("^(a+)+$")', message: "m" }],
+    });
+    expect(r[0]).toMatchObject({ field: "rules[0].expr", code: "invalid_expression" });
+    expect(
+      checkStepConfig("assertions", { rules: [{ id: "a", expr: 'data.s.matches("^a+$")', message: "m" }] }),
+    ).toEqual([]);
+  });
+});
+
+describe("assertions: hostile keys", () => {
+  test('"__proto__" is an ordinary key, not a prototype', () => {
+    const r = run(
+      "assertions",
+      { rules: [{ id: "p", expr: "has(data.__proto__) && !has(data.polluted)", message: "m" }] },
+      '{"__proto__": {"polluted": 1}}',
+      "JSON",
+    );
+    expect(r.findings).toEqual([]);
+  });
+});

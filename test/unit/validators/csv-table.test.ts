@@ -1,0 +1,194 @@
+import { describe, expect, test } from "bun:test";
+import { MAX_CSV_COLUMNS } from "../../../src/validators/limits.ts";
+import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { brief, codes, run } from "./helpers.ts";
+
+const schema = {
+  fields: [
+    { name: "id", type: "integer", constraints: { required: true, unique: true, minimum: 1 } },
+    { name: "name", type: "string", constraints: { minLength: 2, maxLength: 10, pattern: "[A-Z][a-z]+" } },
+    { name: "born", type: "date" },
+    { name: "active", type: "boolean" },
+    { name: "score", type: "number", constraints: { maximum: 100 } },
+  ],
+  missingValues: ["", "NA"],
+};
+
+const table = (csv: string, extra: Record<string, unknown> = {}, s: Record<string, unknown> = schema) =>
+  run("csv_table", { schema: s, ...extra }, csv, "CSV");
+
+const HEADER = "id,name,born,active,score\n";
+
+describe("csv_table: rows", () => {
+  test("a valid table passes", () => {
+    expect(table(`${HEADER}1,Ada,1815-12-10,true,99.5\n2,Alan,1912-06-23,false,NA\n`).findings).toEqual([]);
+  });
+
+  test("type errors at the cell, path /rows/<n>/<field>", () => {
+    const r = table(`${HEADER}1,Ada,1815-13-10,yes,abc\n`);
+    expect(brief(r, true)).toEqual([
+      { code: "csv.type_error", line: 2, column: 7, path: "/rows/2/born" },
+      { code: "csv.type_error", line: 2, column: 18, path: "/rows/2/active" },
+      { code: "csv.type_error", line: 2, column: 22, path: "/rows/2/score" },
+    ]);
+    expect(r.findings[0].message).toBe('"1815-13-10" is not a valid date');
+  });
+
+  test("constraint errors: required, minimum, length, pattern, maximum", () => {
+    const r = table(`${HEADER}NA,Ada,,,\n0,A,,,\n3,ada,,,101\n4,Abcdefghijk,,,\n`);
+    expect(brief(r, true)).toEqual([
+      { code: "csv.constraint_error", line: 2, column: 1, path: "/rows/2/id" },
+      { code: "csv.constraint_error", line: 3, column: 1, path: "/rows/3/id" },
+      { code: "csv.constraint_error", line: 3, column: 3, path: "/rows/3/name" },
+      { code: "csv.constraint_error", line: 4, column: 3, path: "/rows/4/name" },
+      { code: "csv.constraint_error", line: 4, column: 9, path: "/rows/4/score" },
+      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/name" },
+    ]);
+  });
+
+  test("unique compares typed values", () => {
+    const r = table(`${HEADER}1,Ada,,,\n01,Bob,,,\n`);
+    expect(brief(r, true)).toEqual([{ code: "csv.unique_error", line: 3, column: 1, path: "/rows/3/id" }]);
+    expect(r.findings[0].message).toContain("row 2");
+  });
+
+  test("missing and extra cells, blank rows", () => {
+    const r = table(`${HEADER}1,Ada\n\n2,Bob,,,,x\n`);
+    expect(brief(r, true)).toEqual([
+      { code: "csv.missing_cell", line: 2, column: 6, path: "/rows/2/born" },
+      { code: "csv.missing_cell", line: 2, column: 6, path: "/rows/2/active" },
+      { code: "csv.missing_cell", line: 2, column: 6, path: "/rows/2/score" },
+      { code: "csv.blank_row", line: 3, column: 1, path: "/rows/3" },
+      { code: "csv.extra_cell", line: 4, column: 10, path: "/rows/4" },
+    ]);
+  });
+
+  test("primary key duplicates", () => {
+    const s = { fields: [{ name: "a" }, { name: "b", type: "integer" }], primaryKey: ["a", "b"] };
+    const r = table("a,b\nx,1\nx,2\nx,01\ny,\n", {}, s);
+    expect(brief(r, true)).toEqual([
+      { code: "csv.primary_key_error", line: 4, column: 1, path: "/rows/4" },
+      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/b" },
+    ]);
+  });
+
+  test("enum, formats and temporal bounds", () => {
+    const s = {
+      fields: [
+        { name: "c", constraints: { enum: ["red", "green"] } },
+        { name: "e", format: "email" },
+        { name: "d", type: "date", format: "%d/%m/%Y", constraints: { minimum: "01/01/2000" } },
+        { name: "t", type: "datetime" },
+        { name: "y", type: "year" },
+        { name: "h", type: "time" },
+      ],
+    };
+    const ok = "c,e,d,t,y,h\nred,a@b.io,31/12/2000,2024-01-02T03:04:05Z,1999,23:59:59\n";
+    expect(table(ok, {}, s).findings).toEqual([]);
+    const bad = "c,e,d,t,y,h\nblue,nope,31/12/1999,2024-01-02 03:04,99,24:00:00\n";
+    expect(codes(table(bad, {}, s))).toEqual([
+      "csv.constraint_error",
+      "csv.type_error",
+      "csv.constraint_error",
+      "csv.type_error",
+      "csv.type_error",
+      "csv.type_error",
+    ]);
+  });
+
+  test("quoted multi-line cells keep positions right", () => {
+    const s = { fields: [{ name: "a" }, { name: "n", type: "integer" }] };
+    expect(brief(table('a,n\n"x\ny",1\n"z",q\n', {}, s), true)).toEqual([
+      { code: "csv.type_error", line: 4, column: 5, path: "/rows/3/n" },
+    ]);
+  });
+});
+
+describe("csv_table: header", () => {
+  const s = { fields: [{ name: "a" }, { name: "b" }, { name: "c" }] };
+  test("missing, extra, duplicate and incorrect labels", () => {
+    expect(brief(table("a,b\n", {}, s), true)).toEqual([
+      { code: "csv.missing_label", line: 1, column: 4, path: "/rows/1/c" },
+    ]);
+    expect(brief(table("a,b,c,d\n", {}, s), true)).toEqual([
+      { code: "csv.extra_label", line: 1, column: 7, path: "/rows/1" },
+    ]);
+    expect(codes(table("a,a,c\n", {}, s))).toEqual(["csv.duplicate_label", "csv.incorrect_label"]);
+    const r = table("a,c,b\n", {}, s);
+    expect(brief(r, true)).toEqual([
+      { code: "csv.incorrect_label", line: 1, column: 3, path: "/rows/1/b" },
+      { code: "csv.incorrect_label", line: 1, column: 5, path: "/rows/1/c" },
+    ]);
+    expect(r.findings[0].message).toContain("out of order");
+  });
+  test("no header: every record is data", () => {
+    const r = table(
+      "1,2\n",
+      { dialect: { header: false } },
+      { fields: [{ name: "x", type: "integer" }, { name: "y" }] },
+    );
+    expect(r.findings).toEqual([]);
+  });
+});
+
+describe("csv_table: dialect", () => {
+  const s = { fields: [{ name: "a" }, { name: "n", type: "integer" }] };
+  test("TSV is detected when the first line has tabs and no commas", () => {
+    expect(brief(table("a\tn\nx,y\tz\n", {}, s), true)).toEqual([
+      { code: "csv.type_error", line: 2, column: 5, path: "/rows/2/n" },
+    ]);
+  });
+  test("explicit delimiter and quote", () => {
+    expect(table("a;n\n'x;y';3\n", { dialect: { delimiter: ";", quoteChar: "'" } }, s).findings).toEqual([]);
+  });
+  test("syntax errors surface as csv.syntax_error", () => {
+    expect(brief(table('a,n\n"x,1\n', {}, s))).toEqual([{ code: "csv.syntax_error", line: 2, column: 1 }]);
+  });
+});
+
+describe("csv_table: limits and truncation", () => {
+  test("too many columns stops with a finding", () => {
+    const wide = `${"x,".repeat(MAX_CSV_COLUMNS + 5)}x\n`;
+    expect(codes(table(wide, {}, { fields: [{ name: "x" }] }))).toEqual(["csv.too_many_columns"]);
+  });
+  test("max_findings caps and truncates", () => {
+    const s = { fields: [{ name: "n", type: "integer" }] };
+    const r = table(`n\n${"x\n".repeat(100)}`, { max_findings: 10 }, s);
+    expect(r.findings).toHaveLength(10);
+    expect(r.truncated).toBe(true);
+  });
+});
+
+describe("csv_table: save-time checks", () => {
+  const issues = (config: Record<string, unknown>) => checkStepConfig("csv_table", config);
+  test("shape and meaning", () => {
+    expect(issues({ schema: { fields: [{ name: "a", type: "decimal" }] } })[0].field).toBe(
+      "schema.fields[0].type",
+    );
+    expect(issues({ schema: { fields: [{ name: "a" }, { name: "a" }] } })[0]).toMatchObject({
+      field: "schema.fields[1].name",
+      code: "duplicate",
+    });
+    expect(issues({ schema: { fields: [{ name: "a" }], primaryKey: "b" } })[0].code).toBe("unknown_field");
+    expect(
+      issues({ schema: { fields: [{ name: "a", constraints: { pattern: "(a+)+" } }] } })[0],
+    ).toMatchObject({
+      field: "schema.fields[0].constraints.pattern",
+      code: "invalid",
+    });
+    expect(issues({ schema: { fields: [{ name: "a", type: "date", format: "%Q" }] } })[0].field).toBe(
+      "schema.fields[0].format",
+    );
+    expect(
+      issues({ schema: { fields: [{ name: "a", type: "integer", constraints: { minimum: "x" } }] } })[0]
+        .field,
+    ).toBe("schema.fields[0].constraints.minimum");
+    expect(issues({ schema: { fields: [{ name: "a" }] }, dialect: { delimiter: ";;" } })[0].field).toBe(
+      "dialect.delimiter",
+    );
+    expect(issues({ schema: { fields: [{ name: "a" }], foreignKeys: [] } })[0]).toMatchObject({
+      field: "schema.foreignKeys",
+      code: "unknown_key",
+    });
+  });
+});

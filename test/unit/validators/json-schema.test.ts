@@ -1,0 +1,241 @@
+import { describe, expect, test } from "bun:test";
+import { createJsonSchemaValidator } from "../../../src/validators/json-schema/index.ts";
+import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { input, run } from "./helpers.ts";
+
+const person = {
+  type: "object",
+  required: ["name", "age"],
+  properties: {
+    name: { type: "string", minLength: 1 },
+    age: { type: "integer", minimum: 0 },
+    email: { type: "string", format: "email" },
+    tags: { type: "array", items: { type: "string" } },
+    "a/b": { type: "boolean" },
+  },
+  additionalProperties: false,
+};
+
+const check = (
+  schema: Record<string, unknown>,
+  text: string,
+  extra: Record<string, unknown> = {},
+  type: "JSON" | "YAML" = "JSON",
+) => run("json_schema", { schema, ...extra }, text, type);
+
+const view = (r: ReturnType<typeof check>) =>
+  r.findings.map((f) => ({ code: f.code, path: f.path, line: f.line, column: f.column, rule: f.rule }));
+
+describe("json_schema: findings", () => {
+  test("a valid instance passes", () => {
+    expect(check(person, '{"name": "Ada", "age": 36, "tags": ["x"]}').findings).toEqual([]);
+  });
+
+  test("type and minimum errors point at the value, with the schema location as rule", () => {
+    const text = '{\n  "name": "Ada",\n  "age": -1,\n  "tags": ["x", 3]\n}';
+    expect(view(check(person, text))).toEqual([
+      { code: "json_schema.minimum", path: "/age", line: 3, column: 10, rule: "#/properties/age/minimum" },
+      {
+        code: "json_schema.type",
+        path: "/tags/1",
+        line: 4,
+        column: 17,
+        rule: "#/properties/tags/items/type",
+      },
+    ]);
+  });
+
+  test("required: one finding per missing property, on the object", () => {
+    const r = check(person, '{\n  "x": {}\n}'.replace('"x": {}', '"name": "Ada"'));
+    expect(view(r)).toEqual([
+      { code: "json_schema.required", path: "", line: 1, column: 1, rule: "#/required" },
+    ]);
+    expect(r.findings[0].message).toBe('missing required property "age"');
+  });
+
+  test("additionalProperties: one finding per extra key, on the key", () => {
+    const r = check(person, '{"name": "A", "age": 1,\n  "nick": "x", "zz": 1}');
+    expect(view(r)).toEqual([
+      {
+        code: "json_schema.additionalProperties",
+        path: "/nick",
+        line: 2,
+        column: 3,
+        rule: "#/additionalProperties",
+      },
+      {
+        code: "json_schema.additionalProperties",
+        path: "/zz",
+        line: 2,
+        column: 16,
+        rule: "#/additionalProperties",
+      },
+    ]);
+  });
+
+  test("JSON Pointer escaping in paths", () => {
+    const r = check(person, '{"name": "A", "age": 1, "a/b": "no"}');
+    expect(view(r)).toEqual([
+      { code: "json_schema.type", path: "/a~1b", line: 1, column: 32, rule: "#/properties/a~1b/type" },
+    ]);
+  });
+
+  test("format is asserted by default and can be turned off", () => {
+    const text = '{"name": "A", "age": 1, "email": "nope"}';
+    expect(view(check(person, text))).toEqual([
+      { code: "json_schema.format", path: "/email", line: 1, column: 34, rule: "#/properties/email/format" },
+    ]);
+    expect(check(person, text, { assert_formats: false }).findings).toEqual([]);
+  });
+
+  test("anyOf reports the combinator once, not every failed branch", () => {
+    const r = check({ anyOf: [{ type: "string" }, { type: "integer", minimum: 3 }] }, "1.5");
+    expect(view(r)).toEqual([{ code: "json_schema.anyOf", path: "", line: 1, column: 1, rule: "#/anyOf" }]);
+  });
+
+  test("enum and const messages list the allowed values", () => {
+    const r = check({ properties: { s: { enum: ["a", "b"] } } }, '{"s": "c"}');
+    expect(r.findings[0].code).toBe("json_schema.enum");
+    expect(r.findings[0].message).toBe('must be one of ["a","b"]');
+  });
+
+  test("internal $ref is resolved", () => {
+    const schema = {
+      $defs: { pos: { type: "integer", minimum: 1 } },
+      type: "array",
+      items: { $ref: "#/$defs/pos" },
+    };
+    expect(view(check(schema, "[1, 0]"))).toEqual([
+      { code: "json_schema.minimum", path: "/1", line: 1, column: 5, rule: "#/items/minimum" },
+    ]);
+  });
+
+  test("YAML instances: positions from the YAML source", () => {
+    const yaml = "name: Ada\nage: -1\ntags:\n  - ok\n  - 3\n";
+    expect(view(check(person, yaml, {}, "YAML"))).toEqual([
+      { code: "json_schema.minimum", path: "/age", line: 2, column: 6, rule: "#/properties/age/minimum" },
+      { code: "json_schema.type", path: "/tags/1", line: 5, column: 5, rule: "#/properties/tags/items/type" },
+    ]);
+  });
+
+  test("each YAML document is validated", () => {
+    const r = check({ type: "object", required: ["id"] }, "id: 1\n---\nname: x\n", {}, "YAML");
+    expect(view(r)).toEqual([
+      { code: "json_schema.required", path: "", line: 3, column: 1, rule: "#/required" },
+    ]);
+  });
+
+  test("an unparsable instance is a syntax finding, not a crash", () => {
+    expect(view(check(person, '{"name": }'))).toEqual([
+      { code: "json.syntax_error", path: null, line: 1, column: 10, rule: null },
+    ]);
+    expect(check(person, "a: [1\n", {}, "YAML").findings[0].code).toBe("yaml.syntax_error");
+  });
+
+  test("deep nesting is json.max_depth", () => {
+    expect(check({}, "[".repeat(600) + "]".repeat(600)).findings.map((f) => f.code)).toEqual([
+      "json.max_depth",
+    ]);
+  });
+
+  test("findings are capped at max_findings with truncated", () => {
+    const schema = { type: "array", items: { type: "string" } };
+    const r = check(schema, JSON.stringify(Array.from({ length: 50 }, (_, i) => i)), { max_findings: 5 });
+    expect(r.findings.length).toBe(5);
+    expect(r.truncated).toBe(true);
+    expect(check(schema, "[1, 2]", { max_findings: 2 }).truncated).toBe(false);
+  });
+});
+
+describe("json_schema: drafts", () => {
+  test("draft 4 boolean exclusiveMaximum, from $schema", () => {
+    const schema = { $schema: "http://json-schema.org/draft-04/schema#", maximum: 3, exclusiveMaximum: true };
+    expect(check(schema, "3").findings.map((f) => f.code)).toEqual(["json_schema.exclusiveMaximum"]);
+    expect(check(schema, "2").findings).toEqual([]);
+  });
+
+  test("draft 7 ignores keywords beside $ref; 2020-12 applies them", () => {
+    const schema = {
+      definitions: { a: { type: "integer" } },
+      properties: { x: { $ref: "#/definitions/a", maximum: 1 } },
+    };
+    expect(check(schema, '{"x": 5}', { draft: "7" }).findings).toEqual([]);
+    expect(check(schema, '{"x": 5}', { draft: "2020-12" }).findings.map((f) => f.code)).toEqual([
+      "json_schema.maximum",
+    ]);
+  });
+});
+
+describe("json_schema: save-time checks", () => {
+  const issues = (config: Record<string, unknown>) => checkStepConfig("json_schema", config);
+
+  test("schema is required and must be an object", () => {
+    expect(issues({})).toEqual([{ field: "schema", code: "required", message: "is required" }]);
+    expect(issues({ schema: 3 }).map((i) => i.field)).toEqual(["schema"]);
+  });
+
+  test("the schema is meta-validated", () => {
+    const r = issues({ schema: { type: "strin" } });
+    expect(r.length).toBeGreaterThan(0);
+    expect(r.every((i) => i.field === "schema" && i.code === "invalid_schema")).toBe(true);
+    expect(issues({ schema: { minimum: "3" } })[0].field).toBe("schema");
+  });
+
+  test("remote $ref is refused: never fetched", () => {
+    const r = issues({ schema: { $ref: "https://example.com/person.json" } });
+    expect(r).toHaveLength(1);
+    expect(r[0]).toMatchObject({ field: "schema", code: "unresolvable_ref" });
+    expect(r[0].message).toContain("never fetched");
+  });
+
+  test("a local $ref to nothing is refused", () => {
+    expect(issues({ schema: { $ref: "#/$defs/missing" } })[0].code).toBe("unresolvable_ref");
+    expect(issues({ schema: { $defs: { a: {} }, $ref: "#/$defs/a" } })).toEqual([]);
+  });
+
+  test("embedded resources ($id) resolve", () => {
+    const schema = {
+      $defs: { p: { $id: "https://example.com/p.json", type: "string" } },
+      $ref: "https://example.com/p.json",
+    };
+    expect(issues({ schema })).toEqual([]);
+  });
+
+  test("an invalid regex is refused", () => {
+    expect(issues({ schema: { pattern: "(" } })[0].field).toBe("schema");
+  });
+
+  test("patterns that can backtrack exponentially are refused", () => {
+    expect(issues({ schema: { pattern: "^(a+)+$" } })[0]).toMatchObject({
+      field: "schema",
+      code: "unsafe_regex",
+    });
+    expect(issues({ schema: { patternProperties: { "(x*)*": {} } } })[0].code).toBe("unsafe_regex");
+    expect(issues({ schema: { pattern: "^[a-z]+(-[a-z]+)*$" } })).toEqual([]);
+  });
+
+  test("draft conflicts and unknown $schema", () => {
+    const d4 = { $schema: "http://json-schema.org/draft-04/schema#" };
+    expect(issues({ schema: d4, draft: "7" })[0]).toMatchObject({ field: "draft", code: "draft_mismatch" });
+    expect(issues({ schema: { $schema: "https://example.com/my-meta" } })[0].code).toBe("unknown_draft");
+    expect(issues({ schema: {}, draft: "5" })[0].field).toBe("draft");
+  });
+
+  test("unknown config keys are refused", () => {
+    expect(issues({ schema: {}, strict: true })).toEqual([
+      { field: "strict", code: "unknown_key", message: "is not a known key" },
+    ]);
+  });
+});
+
+describe("json_schema: registered resources hook", () => {
+  test("a URI → schema map resolves $ref without the network", () => {
+    const v = createJsonSchemaValidator({
+      resources: { "https://schemas.example.org/id.json": { type: "integer" } },
+    });
+    const config = { schema: { properties: { id: { $ref: "https://schemas.example.org/id.json" } } } };
+    expect(v.checkConfig(config)).toEqual([]);
+    const r = v.compile(config)(input('{"id": "x"}', "JSON"), { maxFindings: 10 });
+    expect(r.findings.map((f) => [f.code, f.path])).toEqual([["json_schema.type", "/id"]]);
+  });
+});

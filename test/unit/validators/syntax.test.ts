@@ -1,0 +1,146 @@
+import { describe, expect, test } from "bun:test";
+import { MAX_JSON_DEPTH } from "../../../src/validators/limits.ts";
+import { brief, codes, run } from "./helpers.ts";
+
+const syntax = (text: string | Uint8Array, type: Parameters<typeof run>[3]) => run("syntax", {}, text, type);
+
+describe("syntax: JSON", () => {
+  test("valid JSON passes", () => {
+    expect(syntax('{"a": [1, 2, {"b": null}]}', "JSON").findings).toEqual([]);
+  });
+  test("missing comma is json.syntax_error at the token", () => {
+    expect(brief(syntax('{\n  "a": 1\n  "b": 2\n}', "JSON"))).toEqual([
+      { code: "json.syntax_error", line: 3, column: 3 },
+    ]);
+  });
+  test("trailing comma is rejected with a clear message", () => {
+    const r = syntax('{"a": 1,\n}', "JSON");
+    expect(brief(r)).toEqual([{ code: "json.syntax_error", line: 2, column: 1 }]);
+    expect(r.findings[0].message).toContain("trailing comma");
+  });
+  test("comments are rejected", () => {
+    const r = syntax('{\n  // no\n  "a": 1}', "JSON");
+    expect(brief(r)).toEqual([{ code: "json.syntax_error", line: 2, column: 3 }]);
+    expect(r.findings[0].message).toContain("comments");
+  });
+  test("empty document and unterminated string", () => {
+    expect(codes(syntax("", "JSON"))).toEqual(["json.syntax_error"]);
+    expect(brief(syntax('["abc', "JSON"))).toEqual([{ code: "json.syntax_error", line: 1, column: 2 }]);
+  });
+  test("a UTF-8 BOM is tolerated", () => {
+    expect(syntax('\ufeff{"a": 1}', "JSON").findings).toEqual([]);
+  });
+  test("duplicate keys are a warning", () => {
+    const r = syntax('{"a": 1,\n "a": 2}', "JSON");
+    expect(r.findings.map((f) => [f.code, f.severity, f.line, f.column])).toEqual([
+      ["json.duplicate_key", "warning", 2, 2],
+    ]);
+  });
+  test("hostile nesting is json.max_depth, not a stack overflow", () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    expect(brief(syntax(deep, "JSON"))).toEqual([
+      { code: "json.max_depth", line: 1, column: MAX_JSON_DEPTH + 1 },
+    ]);
+  });
+});
+
+describe("syntax: YAML", () => {
+  test("valid multi-document YAML passes", () => {
+    expect(syntax("a: 1\n---\nb: [1, 2]\n", "YAML").findings).toEqual([]);
+  });
+  test("bad indentation is yaml.syntax_error with position", () => {
+    expect(brief(syntax("a:\n  - b\n c: 1\n", "YAML"))).toEqual([
+      { code: "yaml.syntax_error", line: 3, column: 1 },
+    ]);
+  });
+  test("duplicate keys are errors", () => {
+    const r = syntax("name: a\nage: 3\nname: b\n", "YAML");
+    expect(brief(r)).toEqual([{ code: "yaml.syntax_error", line: 3, column: 1 }]);
+    expect(r.findings[0].message).toContain("duplicate key");
+  });
+  test("unterminated quote", () => {
+    expect(codes(syntax('key: "open\n', "YAML"))).toContain("yaml.syntax_error");
+  });
+  test("alias bomb is yaml.alias_limit", () => {
+    const levels = ["a: &a [x,x,x,x,x,x,x,x,x,x]"];
+    for (const [n, p] of [
+      ["b", "a"],
+      ["c", "b"],
+      ["d", "c"],
+      ["e", "d"],
+    ])
+      levels.push(`${n}: &${n} [${`*${p},`.repeat(9)}*${p}]`);
+    expect(codes(syntax(`${levels.join("\n")}\n`, "YAML"))).toEqual(["yaml.alias_limit"]);
+  });
+  test("unresolved alias", () => {
+    expect(codes(syntax("a: *nope\n", "YAML"))).toEqual(["yaml.syntax_error"]);
+  });
+});
+
+describe("syntax: XML", () => {
+  test("well-formed XML passes", () => {
+    expect(syntax('<?xml version="1.0"?>\n<a x="1"><b/></a>', "XML").findings).toEqual([]);
+  });
+  test("unclosed tag", () => {
+    expect(brief(syntax("<a>\n  <b>x</a>", "XML"))).toEqual([
+      { code: "xml.not_well_formed", line: 2, column: 11 },
+    ]);
+  });
+  test("undefined entity", () => {
+    const r = syntax("<a>&foo;</a>", "XML");
+    expect(brief(r)).toEqual([{ code: "xml.not_well_formed", line: 1, column: 9 }]);
+    expect(r.findings[0].message).toContain("foo");
+  });
+  test("duplicate attribute", () => {
+    expect(brief(syntax('<a x="1" x="2"/>', "XML"))).toEqual([
+      { code: "xml.not_well_formed", line: 1, column: 15 },
+    ]);
+  });
+  test("invalid UTF-8 bytes", () => {
+    const bytes = new Uint8Array([0x3c, 0x61, 0x3e, 0xc3, 0x28, 0x3c, 0x2f, 0x61, 0x3e]);
+    const r = syntax(bytes, "XML");
+    expect(brief(r)).toEqual([{ code: "xml.not_well_formed", line: 1, column: 4 }]);
+    expect(r.findings[0].message).toContain("encoding");
+  });
+  test("an encoding declaration is honoured", () => {
+    const head = new TextEncoder().encode('<?xml version="1.0" encoding="ISO-8859-1"?><a>');
+    const bytes = new Uint8Array([...head, 0xe9, ...new TextEncoder().encode("</a>")]);
+    expect(syntax(bytes, "XML").findings).toEqual([]);
+  });
+  test("several errors are all reported", () => {
+    expect(codes(syntax("<a><b></c><d x='1' x='2'/></a>", "XML")).length).toBeGreaterThanOrEqual(2);
+  });
+  test("empty document", () => {
+    expect(codes(syntax("", "XML"))).toEqual(["xml.not_well_formed"]);
+  });
+});
+
+describe("syntax: CSV", () => {
+  test("valid CSV passes, ragged rows included (not a syntax matter)", () => {
+    expect(syntax('a,b\n1,"x, y"\n3\n4,5,6\n', "CSV").findings).toEqual([]);
+  });
+  test("unclosed quote points at the opening quote", () => {
+    expect(brief(syntax('a,b\n1,"2\n3,4\n', "CSV"))).toEqual([
+      { code: "csv.syntax_error", line: 2, column: 3 },
+    ]);
+  });
+  test("stray quote inside an unquoted field", () => {
+    expect(brief(syntax('a,b\n1,2"x\n', "CSV"))).toEqual([{ code: "csv.syntax_error", line: 2, column: 4 }]);
+  });
+  test("text after a closing quote", () => {
+    expect(brief(syntax('a,b\n1,"2"x\n', "CSV"))).toEqual([{ code: "csv.syntax_error", line: 2, column: 6 }]);
+  });
+  test("TSV is detected from the first line", () => {
+    expect(syntax('a\tb\n1\t"x\ty"\n', "CSV").findings).toEqual([]);
+  });
+});
+
+describe("syntax: TEXT", () => {
+  test("valid UTF-8 passes", () => {
+    expect(syntax("héllo\nwörld\n", "TEXT").findings).toEqual([]);
+  });
+  test("invalid UTF-8 is text.encoding_error at the bad byte", () => {
+    const bytes = new Uint8Array([0x61, 0x0a, 0x62, 0xc3, 0xa9, 0xff, 0x63]);
+    expect(brief(syntax(bytes, "TEXT"))).toEqual([{ code: "text.encoding_error", line: 2, column: 3 }]);
+  });
+});

