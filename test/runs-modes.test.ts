@@ -256,3 +256,36 @@ describe("content forms and classification", () => {
     expect(r.json.submission.size).toBe(4);
   });
 });
+
+describe("XML declares its own encoding", () => {
+  test('a latin-1 document with encoding="ISO-8859-1" and no charset parameter is accepted', async () => {
+    const head = new TextEncoder().encode('<?xml version="1.0" encoding="ISO-8859-1"?><a>');
+    const bytes = new Uint8Array([...head, 0xe9, ...new TextEncoder().encode("</a>")]);
+    const r = await call(s, "POST", path, {
+      token,
+      raw: bytes,
+      headers: { "content-type": "application/xml" },
+    });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    // The value reaches validators as é, not mojibake: an assertion on it passes.
+    await createWorkflow(s, s.rootToken, {
+      slug: "latin",
+      allowed_file_types: ["XML"],
+      steps: [
+        {
+          name: "value",
+          validator: "assertions",
+          config: { rules: [{ id: "e", expr: 'data.a == "\u00e9"', message: "got {{ data.a }}" }] },
+        },
+      ],
+    });
+    const a = await call(s, "POST", "/api/v1/orgs/acme/workflows/latin/runs/", {
+      token,
+      raw: bytes,
+      headers: { "content-type": "application/xml" },
+    });
+    expect(a.json.steps[0].findings).toEqual([]);
+    expect(a.json.status).toBe("succeeded");
+  });
+});

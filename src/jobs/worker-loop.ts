@@ -48,7 +48,15 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
         text = decode(stored, job.charset);
         // The HTTP charset wins over what the bytes might say (RFC 7303 §3): engines that read
         // bytes (libxml2) get the text as UTF-8, so a latin-1 body declared as such validates.
-        if ("value" in text && !/^utf-?8$/i.test(job.charset)) bytes = new TextEncoder().encode(text.value);
+        if ("value" in text && !/^utf-?8$/i.test(job.charset)) {
+          // An XML declaration naming the old encoding would now lie: it says UTF-8 instead
+          // (same line, so positions hold).
+          const utf8 =
+            job.fileType === "XML"
+              ? text.value.replace(/^(\uFEFF?<\?xml[^>]*?encoding\s*=\s*["'])[^"']+/, "$1UTF-8")
+              : text.value;
+          bytes = new TextEncoder().encode(utf8);
+        }
       }
       if ("error" in text) throw new Error(text.error);
       const result = validate(

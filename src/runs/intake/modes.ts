@@ -349,6 +349,15 @@ function fromRaw(
   );
 }
 
+/** The encoding an XML document declares for itself: a UTF-16 BOM or <?xml … encoding="…"?>. */
+function xmlEncoding(bytes: Uint8Array): string | null {
+  if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)) return "utf-16";
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 200));
+  return (
+    /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
+  );
+}
+
 function finish(
   mode: Intake["mode"],
   bytes: Uint8Array,
@@ -363,6 +372,9 @@ function finish(
     throw unsupported(
       `The content type "${media.mime}" is not supported; use JSON, XML, YAML, CSV or text types.`,
     );
+  // XML without a charset parameter: its own declaration (or BOM) governs (RFC 7303 §3).
+  if (declaredType === "XML" && !media.charset && charsetLabel === "utf-8")
+    charsetLabel = xmlEncoding(bytes) ?? charsetLabel;
   const charset = normaliseCharset(charsetLabel);
   if (!charset) throw unsupported(`The charset "${charsetLabel}" is not supported.`);
   let text: string;
