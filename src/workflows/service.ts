@@ -127,6 +127,32 @@ const newStep = (s: StepInput) => ({
   is_active: s.is_active ?? true,
 });
 
+/** The defaults a new workflow (POST) or a replaced one (PUT) starts from. */
+const EMPTY: WorkflowDraft = {
+  slug: "",
+  name: "",
+  description: "",
+  status: "active",
+  allowed_file_types: [],
+  fail_fast: true,
+  retention_days: null,
+  steps: [],
+};
+
+/** The fields the input names, over `base`; steps given are new steps replacing the list. */
+export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft {
+  return {
+    slug: b.slug ?? base.slug,
+    name: b.name ?? base.name,
+    description: b.description ?? base.description,
+    status: b.status ?? base.status,
+    allowed_file_types: (b.allowed_file_types ?? base.allowed_file_types) as FileType[],
+    fail_fast: b.fail_fast ?? base.fail_fast,
+    retention_days: b.retention_days === undefined ? base.retention_days : b.retention_days,
+    steps: b.steps ? b.steps.map(newStep) : base.steps,
+  };
+}
+
 export function createWorkflowService(store: WorkflowStore) {
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);
@@ -137,44 +163,14 @@ export function createWorkflowService(store: WorkflowStore) {
     load,
     list: store.list,
     async create(orgId: number, b: WorkflowInput) {
-      const d: WorkflowDraft = {
-        slug: b.slug ?? "",
-        name: b.name ?? "",
-        description: b.description ?? "",
-        status: b.status ?? "active",
-        allowed_file_types: (b.allowed_file_types ?? []) as FileType[],
-        fail_fast: b.fail_fast ?? true,
-        retention_days: b.retention_days ?? null,
-        steps: (b.steps ?? []).map(newStep),
-      };
+      const d = applyInput(EMPTY, b);
       checkDraft(d);
       return store.save(orgId, null, d);
     },
     /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
       const cur = await load(orgId, identifier);
-      const base = draftOf(cur.workflow, cur.steps);
-      const d: WorkflowDraft = replace
-        ? {
-            slug: b.slug ?? "",
-            name: b.name ?? "",
-            description: b.description ?? "",
-            status: b.status ?? "active",
-            allowed_file_types: (b.allowed_file_types ?? []) as FileType[],
-            fail_fast: b.fail_fast ?? true,
-            retention_days: b.retention_days ?? null,
-            steps: (b.steps ?? []).map(newStep),
-          }
-        : {
-            slug: b.slug ?? base.slug,
-            name: b.name ?? base.name,
-            description: b.description ?? base.description,
-            status: b.status ?? base.status,
-            allowed_file_types: (b.allowed_file_types ?? base.allowed_file_types) as FileType[],
-            fail_fast: b.fail_fast ?? base.fail_fast,
-            retention_days: b.retention_days === undefined ? base.retention_days : b.retention_days,
-            steps: b.steps ? b.steps.map(newStep) : base.steps,
-          };
+      const d = applyInput(replace ? EMPTY : draftOf(cur.workflow, cur.steps), b);
       checkDraft(d);
       return store.save(orgId, cur.workflow.id, d);
     },
