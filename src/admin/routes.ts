@@ -1,7 +1,7 @@
 // Instance administration (instance admins only): users, organizations, instance settings.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import { notFound } from "../errors.ts";
+import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
@@ -12,9 +12,9 @@ import { createOrgService } from "../orgs/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { createUser } from "../users/service.ts";
 
-const Days = t.Nullable(
-  t.Integer({ minimum: 1, maximum: 36500, error: "must be an integer from 1 to 36500 or null" }),
-);
+const Days = t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
+  error: "must be an integer from 1 to 36500 or null",
+});
 const SettingsOut = t.Object({
   token_default_ttl_days: t.Nullable(t.Integer()),
   token_max_ttl_days: t.Nullable(t.Integer()),
@@ -78,13 +78,16 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         requireInstanceAdmin(principal);
         const u = await users.getByUsername(params.username);
         if (!u) throw notFound("User");
+        // Someone must be left to administer the instance through the API.
+        if (u.is_admin && (await users.countAdmins()) <= 1)
+          throw conflict("The last instance administrator cannot be deleted; make another user admin first.");
         await users.delete(u.id);
         set.status = 204;
       },
       {
         auth: true,
         params: t.Object({ username: t.String() }),
-        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, summary: "Delete a user: their tokens stop working at once" },
       },
     )
@@ -112,8 +115,13 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/orgs/",
       async ({ body, set, principal }) => {
         requireInstanceAdmin(principal);
+        // An org needs an Admin to be managed through the API: the named user, else the caller.
+        const admin = body.admin === undefined ? principal.user : await users.getByUsername(body.admin);
+        if (!admin) throw invalidField("admin", `There is no user "${body.admin}".`, "not_found");
+        const org = await orgService.create(body.org_slug, body.name);
+        await orgs.addMember(org.id, admin.id, "admin");
         set.status = 201;
-        return presentOrg(await orgService.create(body.org_slug, body.name), false);
+        return presentOrg(org, false);
       },
       {
         auth: true,
@@ -121,11 +129,14 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           {
             org_slug: t.String({ error: "must be a string" }),
             name: t.Optional(t.String({ error: "must be a string" })),
+            admin: t.Optional(
+              t.String({ maxLength: 64, error: "must be a username", description: "Default: you" }),
+            ),
           },
           { additionalProperties: false },
         ),
         response: { 201: OrgOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create an organization" },
+        detail: { ...detail, summary: "Create an organization with its first Admin (default: you)" },
       },
     )
     .post(
@@ -159,7 +170,8 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/orgs/:org_slug/",
       async ({ params, set, principal }) => {
         requireInstanceAdmin(principal);
-        await orgs.update((await findOrg(params.org_slug)).id, { deleted_at: new Date().toISOString() });
+        const o = await findOrg(params.org_slug);
+        await orgs.update(o.id, { deleted_at: o.deleted_at ?? new Date().toISOString() });
         set.status = 204;
       },
       {

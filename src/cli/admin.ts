@@ -68,6 +68,8 @@ export async function users(p: Parsed) {
       const [username] = need(q, 1, "users delete USERNAME");
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
+      if (u!.is_admin && (await d.users.countAdmins()) <= 1)
+        fail("The last instance administrator cannot be deleted; make another user admin first.");
       await d.users.delete(u!.id);
       print(`Deleted user ${username}; their tokens no longer work.`);
     } else if (sub === "set-password") {
@@ -109,7 +111,7 @@ export async function orgs(p: Parsed) {
           ? { status: "suspended" as const }
           : sub === "restore"
             ? { status: "active" as const, deleted_at: null }
-            : { deleted_at: new Date().toISOString() };
+            : { deleted_at: o!.deleted_at ?? new Date().toISOString() };
       await d.orgs.update(o!.id, patch);
       print(
         `Organization ${slug}: ${sub === "delete" ? "deleted" : sub === "suspend" ? "suspended" : "restored"}.`,
@@ -194,7 +196,7 @@ export async function settings(p: Parsed) {
       const v =
         value === "null"
           ? null
-          : /^\d{1,5}$/.test(value) && Number(value) >= 1
+          : /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 36500
             ? Number(value)
             : fail("VALUE must be a number of days (1..36500) or null");
       await d.settings.update({ [key]: v });

@@ -36,9 +36,12 @@ export function authPlugin(deps: {
   /** Called when authentication fails (per-IP budget for failed attempts). */
   onAuthFailure?: (request: Request) => void;
 }) {
+  // Authentication runs in `transform`, before body and query validation: a request without a
+  // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
+  const authenticated = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth" }).macro({
     auth: {
-      async resolve({ request, set }) {
+      async transform({ request, set }) {
         let principal: Principal | null = null;
         try {
           const header = request.headers.get("authorization");
@@ -57,8 +60,9 @@ export function authPlugin(deps: {
           throw e;
         }
         await deps.afterAuth?.(principal, request, set as { headers: Record<string, unknown> });
-        return { principal };
+        authenticated.set(request, principal);
       },
+      resolve: ({ request }) => ({ principal: authenticated.get(request)! }),
     },
   });
 }

@@ -1,26 +1,30 @@
-// Instance settings, cached in memory for the hot path (token policies are checked on every
-// request). A write through the API updates the cache at once; a write by the CLI on the same
-// data dir is picked up within REFRESH_MS.
-import { type InstanceSettings, type SettingsStore, DEFAULT_SETTINGS } from "./store.ts";
+// Instance settings. Read from the database on every use — three rows through a prepared
+// statement, cheaper than being wrong: a policy tightened by `assay settings set` in another
+// process must act on the server's very next request, like a revocation does.
+import { type ErrorItem, invalid } from "../errors.ts";
+import type { InstanceSettings, SettingsStore } from "./store.ts";
 
-const REFRESH_MS = 2000;
+/** The combination rules a single field's schema cannot express. */
+export function checkSettings(s: InstanceSettings): ErrorItem[] {
+  const errors: ErrorItem[] = [];
+  const { token_default_ttl_days: def, token_max_ttl_days: max } = s;
+  if (def != null && max != null && def > max)
+    errors.push({
+      field: "token_default_ttl_days",
+      code: "above_max",
+      message: `The default lifetime (${def} days) exceeds token_max_ttl_days (${max}).`,
+    });
+  return errors;
+}
 
 export function createSettingsService(store: SettingsStore) {
-  let cached: InstanceSettings = { ...DEFAULT_SETTINGS };
-  let readAt = 0;
   return {
-    async get(): Promise<InstanceSettings> {
-      if (Date.now() - readAt > REFRESH_MS) {
-        cached = await store.read();
-        readAt = Date.now();
-      }
-      return cached;
-    },
+    get: (): Promise<InstanceSettings> => store.read(),
     async update(patch: Partial<InstanceSettings>): Promise<InstanceSettings> {
+      const errors = checkSettings({ ...(await store.read()), ...patch });
+      if (errors.length) throw invalid("Inconsistent token policies.", errors);
       await store.write(patch);
-      cached = await store.read();
-      readAt = Date.now();
-      return cached;
+      return store.read();
     },
   };
 }

@@ -17,9 +17,11 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
 };
 
 export function createSettingsStore(db: Database) {
+  // On the hot path (every authenticated request): prepared once.
+  const all = db.prepare<{ key: string; value: string }, []>("SELECT key, value FROM settings");
   return {
     async read(): Promise<InstanceSettings> {
-      const rows = db.query<{ key: string; value: string }, []>("SELECT key, value FROM settings").all();
+      const rows = all.all();
       const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
       for (const r of rows) if (r.key in DEFAULT_SETTINGS) out[r.key] = JSON.parse(r.value);
       return out as unknown as InstanceSettings;

@@ -1,7 +1,9 @@
-// Token lifecycle and verification. Every check reads the database (one indexed row) so that
-// revocation, expiry and user deletion act on the very next request — no stale cache.
-import { invalid, unauthenticated } from "../errors.ts";
+// Token lifecycle and verification. Every check reads the database (one indexed row, the user,
+// the three policy settings) so that revocation, expiry, user deletion and a policy change act
+// on the very next request — no stale cache.
+import { conflict, invalid, unauthenticated } from "../errors.ts";
 import type { SettingsService } from "../settings/service.ts";
+import type { InstanceSettings } from "../settings/store.ts";
 import type { User, UserStore } from "../users/store.ts";
 import { digestOf, lookupPrefix, newToken, sameDigest } from "./secret.ts";
 import type { TokenRecord, TokenStore } from "./store.ts";
@@ -10,6 +12,8 @@ const DAY_MS = 86_400_000;
 const FLUSH_MS = 30_000;
 /** Responses of a token this close to its rotation deadline carry a warning. */
 export const ROTATION_WARNING_DAYS = 7;
+/** Unrevoked tokens one user may hold: a leaked script minting tokens in a loop hits a wall. */
+export const MAX_ACTIVE_TOKENS = 100;
 
 export interface VerifiedToken {
   user: User;
@@ -18,7 +22,27 @@ export interface VerifiedToken {
   warning: string | null;
 }
 
+/**
+ * Throws 401 unless the token may be used now; returns the rotation warning, if any. The
+ * Warning header (RFC 7234 §5.5, code 299 "miscellaneous persistent warning") names the date.
+ */
+export function checkUsable(t: TokenRecord, policy: InstanceSettings, nowMs: number): string | null {
+  if (t.revoked_at) throw unauthenticated("The token has been revoked.");
+  if (t.expires_at && Date.parse(t.expires_at) <= nowMs) throw unauthenticated("The token has expired.");
+  const created = Date.parse(t.created_at);
+  if (policy.token_max_ttl_days != null && nowMs - created >= policy.token_max_ttl_days * DAY_MS)
+    throw unauthenticated("The token is older than the instance's maximum token lifetime.");
+  if (policy.token_rotation_days == null) return null;
+  const deadline = created + policy.token_rotation_days * DAY_MS;
+  if (nowMs >= deadline)
+    throw unauthenticated("The token must be rotated: create a new one and revoke this one.");
+  if (deadline - nowMs > ROTATION_WARNING_DAYS * DAY_MS) return null;
+  return `299 assay "This token must be rotated before ${new Date(deadline).toISOString()}"`;
+}
+
 export function createTokenService(tokens: TokenStore, users: UserStore, settings: SettingsService) {
+  // last_used_at: remembered in memory per request, written in one batch every FLUSH_MS (and at
+  // shutdown), so authentication never writes to the database.
   const lastUse = new Map<number, string>();
   let flushing: Promise<void> | null = null;
   const flush = async () => {
@@ -37,19 +61,19 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
     /** Creates a token; returns the record and the secret, which is never retrievable again. */
     async create(userId: number, name: string, expiresInDays: number | null | undefined) {
       const policy = await settings.get();
-      let days = expiresInDays ?? policy.token_default_ttl_days;
-      if (policy.token_max_ttl_days != null) {
-        if (days != null && days > policy.token_max_ttl_days) {
-          throw invalid("The requested lifetime exceeds the instance's maximum token lifetime.", [
-            {
-              field: "expires_in_days",
-              code: "max_ttl",
-              message: `At most ${policy.token_max_ttl_days} days are allowed.`,
-            },
-          ]);
-        }
-        days ??= policy.token_max_ttl_days;
+      const max = policy.token_max_ttl_days;
+      if (expiresInDays != null && max != null && expiresInDays > max) {
+        throw invalid("The requested lifetime exceeds the instance's maximum token lifetime.", [
+          { field: "expires_in_days", code: "max_ttl", message: `At most ${max} days are allowed.` },
+        ]);
       }
+      // Without an explicit lifetime: the default, never longer than the maximum.
+      let days = expiresInDays ?? policy.token_default_ttl_days;
+      if (max != null) days = Math.min(days ?? max, max);
+      if ((await tokens.countActive(userId)) >= MAX_ACTIVE_TOKENS)
+        throw conflict(
+          `A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`,
+        );
       const expires_at = days == null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
       const secret = newToken();
       const record = await tokens.create({
@@ -70,38 +94,21 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
       const match = (await tokens.findByPrefix(prefix)).find((t) => sameDigest(t.digest, digest));
       if (!match) throw unauthenticated("Invalid token.");
       const nowMs = Date.now();
-      if (match.revoked_at) throw unauthenticated("The token has been revoked.");
-      if (match.expires_at && Date.parse(match.expires_at) <= nowMs)
-        throw unauthenticated("The token has expired.");
-      const policy = await settings.get();
-      const age = nowMs - Date.parse(match.created_at);
-      if (policy.token_max_ttl_days != null && age >= policy.token_max_ttl_days * DAY_MS)
-        throw unauthenticated("The token is older than the instance's maximum token lifetime.");
-      let warning: string | null = null;
-      if (policy.token_rotation_days != null) {
-        const deadline = Date.parse(match.created_at) + policy.token_rotation_days * DAY_MS;
-        if (nowMs >= deadline)
-          throw unauthenticated("The token must be rotated: create a new one and revoke this one.");
-        if (deadline - nowMs <= ROTATION_WARNING_DAYS * DAY_MS)
-          warning = `299 assay "This token must be rotated before ${new Date(deadline).toISOString()}"`;
-      }
+      const warning = checkUsable(match, await settings.get(), nowMs);
+      // A deleted user's tokens are deleted with them (ON DELETE CASCADE); this covers a race.
       const user = await users.get(match.user_id);
       if (!user) throw unauthenticated("Invalid token.");
-      lastUse.set(match.id, new Date(nowMs).toISOString());
+      const usedAt = new Date(nowMs).toISOString();
+      lastUse.set(match.id, usedAt);
       const { digest: _d, ...token } = match;
-      return {
-        user,
-        token: { ...token, last_used_at: lastUse.get(match.id) ?? token.last_used_at },
-        warning,
-      };
+      return { user, token: { ...token, last_used_at: usedAt }, warning };
     },
 
     /** Re-checks a token already verified earlier in this request (after a long wait). */
     async recheck(tokenId: number): Promise<void> {
       const t = await tokens.get(tokenId);
-      if (!t || t.revoked_at) throw unauthenticated("The token has been revoked.");
-      if (t.expires_at && Date.parse(t.expires_at) <= Date.now())
-        throw unauthenticated("The token has expired.");
+      if (!t) throw unauthenticated("Invalid token.");
+      checkUsable(t, await settings.get(), Date.now());
       if (!(await users.get(t.user_id))) throw unauthenticated("Invalid token.");
     },
 

@@ -58,6 +58,16 @@ export function createTokenStore(db: Database) {
         .all(userId, limit, offset);
       return { count, items };
     },
+    /** Tokens that are neither revoked nor past their expiry. */
+    async countActive(userId: number): Promise<number> {
+      return (
+        db
+          .query(
+            "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+          )
+          .get(userId, now()) as { n: number }
+      ).n;
+    },
     async revoke(id: number): Promise<TokenRecord | null> {
       db.query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now(), id);
       return this.get(id);

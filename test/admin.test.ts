@@ -1,0 +1,155 @@
+// Instance administration: users and orgs through /api/v1/admin/ and through the CLI on the data
+// dir of the running server. Every change acts on the very next request.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.close());
+
+const root = () => ({ token: s.rootToken });
+const me = (token: string) => call(s, "GET", "/api/v1/users/me/", { token });
+const invalidToken = errorBody(401, "authentication_required", "Invalid token.");
+const suspended = errorBody(403, "permission_denied", "The organization is suspended.");
+const deleted = errorBody(403, "permission_denied", "The organization has been deleted.");
+function assay(...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
+    env: { ...process.env, ASSAY_DATA_DIR: s.dataDir },
+  });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+describe("/api/v1/admin/users/", () => {
+  test("201 creates, 200 lists; 409 for a taken name, 400 for a bad one", async () => {
+    const r = await call(s, "POST", "/api/v1/admin/users/", {
+      ...root(),
+      body: { username: "newbie", name: "New" },
+    });
+    expect(r.status).toBe(201);
+    expect(r.json).toEqual({
+      id: expect.any(Number),
+      username: "newbie",
+      name: "New",
+      email: "",
+      is_admin: false,
+      created_at: expect.any(String),
+    });
+    const list = await call(s, "GET", "/api/v1/admin/users/", root());
+    expect(list.json.results.map((u: { username: string }) => u.username)).toContain("newbie");
+    const taken = 'The username "newbie" is taken.';
+    expect(
+      (await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: "newbie" } })).json,
+    ).toEqual(errorBody(409, "conflict", taken, [{ field: "username", code: "unique", message: taken }]));
+    const bad = await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: "no spaces" } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors).toEqual([{ field: "username", code: "invalid", message: expect.any(String) }]);
+  });
+  test("204 deletes a user: their token is 401 on the very next request", async () => {
+    const u = await s.user("leaver", "acme", "admin");
+    expect((await me(u.token)).status).toBe(200);
+    expect((await call(s, "DELETE", "/api/v1/admin/users/leaver/", root())).status).toBe(204);
+    expect((await me(u.token)).json).toEqual(invalidToken);
+    expect((await call(s, "DELETE", "/api/v1/admin/users/leaver/", root())).json).toEqual(
+      errorBody(404, "not_found", "User not found."),
+    );
+  });
+  test("409 conflict when deleting the last instance administrator", async () => {
+    const r = await call(s, "DELETE", "/api/v1/admin/users/root/", root());
+    expect(r.json).toEqual(
+      errorBody(
+        409,
+        "conflict",
+        "The last instance administrator cannot be deleted; make another user admin first.",
+      ),
+    );
+    await s.user("second-admin", undefined, undefined, { is_admin: true });
+    expect((await call(s, "DELETE", "/api/v1/admin/users/second-admin/", root())).status).toBe(204);
+  });
+});
+
+describe("/api/v1/admin/orgs/", () => {
+  test("201 creates an org whose first Admin is the caller, or the user named in admin", async () => {
+    const mine = await call(s, "POST", "/api/v1/admin/orgs/", {
+      ...root(),
+      body: { org_slug: "made", name: "Made" },
+    });
+    expect(mine.json).toEqual({
+      org_slug: "made",
+      name: "Made",
+      status: "active",
+      created_at: expect.any(String),
+    });
+    expect((await call(s, "GET", "/api/v1/orgs/made/", root())).json.role).toBe("admin");
+    const lead = await s.user("lead");
+    await call(s, "POST", "/api/v1/admin/orgs/", { ...root(), body: { org_slug: "theirs", admin: "lead" } });
+    expect(
+      (await call(s, "GET", "/api/v1/orgs/theirs/members/", { token: lead.token })).json.results,
+    ).toEqual([expect.objectContaining({ username: "lead", role: "admin" })]);
+  });
+  test("400 for an unknown admin or a bad slug, 409 for a taken slug", async () => {
+    const post = (body: unknown) => call(s, "POST", "/api/v1/admin/orgs/", { ...root(), body });
+    expect((await post({ org_slug: "nobodys", admin: "ghost" })).json).toEqual(
+      errorBody(400, "invalid_request", "Invalid value for admin.", [
+        { field: "admin", code: "not_found", message: 'There is no user "ghost".' },
+      ]),
+    );
+    expect((await post({ org_slug: "Bad Slug" })).json.errors[0].field).toBe("org_slug");
+    expect((await post({ org_slug: "acme" })).json).toMatchObject({ status: 409, code: "conflict" });
+  });
+  test("suspend: 403 on the members' next request; restore: 200 again; deleted orgs too", async () => {
+    const v = await s.user("susp-viewer", "sus", "viewer");
+    const path = "/api/v1/orgs/sus/workflows/";
+    const r = await call(s, "POST", "/api/v1/admin/orgs/sus/suspend/", root());
+    expect(r.json).toMatchObject({ org_slug: "sus", status: "suspended" });
+    expect((await call(s, "GET", path, { token: v.token })).json).toEqual(suspended);
+    expect((await call(s, "POST", "/api/v1/admin/orgs/sus/restore/", root())).json.status).toBe("active");
+    expect((await call(s, "GET", path, { token: v.token })).status).toBe(200);
+    expect((await call(s, "DELETE", "/api/v1/admin/orgs/sus/", root())).status).toBe(204);
+    expect((await call(s, "GET", path, { token: v.token })).json).toEqual(deleted);
+    const all = await call(s, "GET", "/api/v1/admin/orgs/", root());
+    expect(all.json.results.find((o: { org_slug: string }) => o.org_slug === "sus").deleted_at).toEqual(
+      expect.any(String),
+    );
+    await call(s, "POST", "/api/v1/admin/orgs/sus/restore/", root());
+    expect((await call(s, "GET", path, { token: v.token })).status).toBe(200);
+  });
+  test("404 not_found for an unknown org", async () => {
+    const r = await call(s, "POST", "/api/v1/admin/orgs/nowhere/suspend/", root());
+    expect(r.json).toEqual(errorBody(404, "not_found", "Organization not found."));
+  });
+});
+
+describe("the CLI on the running server's data dir", () => {
+  test("tokens revoke, members remove, orgs suspend, users delete: each acts on the next request", async () => {
+    const u = await s.user("cli-target", "clio", "viewer");
+    await s.user("cli-admin", "clio", "admin");
+    const spare = await s.user("cli-target");
+    const path = "/api/v1/orgs/clio/";
+    expect(assay("tokens", "revoke", String(u.tokenId)).code).toBe(0);
+    expect((await me(u.token)).json).toEqual(
+      errorBody(401, "authentication_required", "The token has been revoked."),
+    );
+    expect((await call(s, "GET", path, { token: spare.token })).status).toBe(200);
+    expect(assay("orgs", "suspend", "clio").code).toBe(0);
+    expect((await call(s, "GET", path, { token: spare.token })).json).toEqual(suspended);
+    expect(assay("orgs", "restore", "clio").code).toBe(0);
+    expect(assay("members", "remove", "clio", "cli-target").code).toBe(0);
+    expect((await call(s, "GET", path, { token: spare.token })).json).toEqual(
+      errorBody(403, "permission_denied", "You are not a member of this organization."),
+    );
+    expect(assay("users", "delete", "cli-target").code).toBe(0);
+    expect((await me(spare.token)).json).toEqual(invalidToken);
+  });
+  test("members remove refuses the last Admin; users delete refuses the last instance admin", async () => {
+    await s.user("solo", "solo-org", "admin");
+    const m = assay("members", "remove", "solo-org", "solo");
+    expect(m.code).toBe(1);
+    expect(m.err).toContain("last admin");
+    const u = assay("users", "delete", "root");
+    expect(u.code).toBe(1);
+    expect(u.err).toContain("last instance administrator");
+  });
+});
