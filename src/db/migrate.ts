@@ -2,9 +2,11 @@
 // PRAGMA user_version: migration N runs once, inside a transaction, when user_version < N.
 import type { Database } from "bun:sqlite";
 import m0001 from "./migrations/0001_init.sql" with { type: "text" };
+import m0002 from "./migrations/0002_webhooks.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   { version: 1, name: "init", sql: m0001 },
+  { version: 2, name: "webhooks", sql: m0002 },
 ];
 
 export function migrate(db: Database): number {

@@ -74,7 +74,14 @@ export async function restartTestServer(
 ): Promise<TestServer> {
   await s.stop();
   const server = await startServer(
-    testConfig({ port: 0, log_level: "silent", rate_limit_disabled: true, workers: 2, ...overrides, data_dir: s.dataDir }),
+    testConfig({
+      port: 0,
+      log_level: "silent",
+      rate_limit_disabled: true,
+      workers: 2,
+      ...overrides,
+      data_dir: s.dataDir,
+    }),
   );
   const d = server.deps;
   const org = async (slug: string) =>
@@ -86,7 +93,8 @@ export async function restartTestServer(
     org,
     async user(username, orgSlug, role, opts) {
       const u =
-        (await d.users.getByUsername(username)) ?? (await d.users.create({ username, is_admin: opts?.is_admin }));
+        (await d.users.getByUsername(username)) ??
+        (await d.users.create({ username, is_admin: opts?.is_admin }));
       if (orgSlug && role) await d.orgs.addMember(await org(orgSlug), u.id, role);
       const { token, record } = await d.tokens.create(u.id, `${username}-token`, null);
       return { id: u.id, token, tokenId: record.id };

@@ -1,0 +1,95 @@
+// One HTTP attempt of a delivery: resolve and check the target (DNS can change after creation),
+// connect to the checked address itself, POST, read at most a short excerpt of the answer.
+// Redirects are not followed (CONTRACT §7): a 3xx is a failed attempt.
+import { isIP } from "node:net";
+import type { Attempt } from "./types.ts";
+import { resolveTarget } from "./ssrf.ts";
+
+/** Bytes of the response body read and kept: enough to see an error message, no more. */
+export const EXCERPT_BYTES = 1024;
+
+export interface AttemptOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  /** Aborted on shutdown: the attempt then resolves null and is not logged. */
+  shutdown: AbortSignal;
+}
+
+/**
+ * The URL to fetch and the TLS server name: the host replaced by the checked address, so the
+ * connection goes where the check looked. Host header and SNI keep the original name.
+ */
+function pinned(url: URL, address: string): { target: string; host: string; serverName?: string } {
+  const host = url.host;
+  if (isIP(url.hostname.replace(/^\[|\]$/g, ""))) return { target: url.href, host };
+  const u = new URL(url.href);
+  u.hostname = address.includes(":") ? `[${address}]` : address;
+  return { target: u.href, host, serverName: url.protocol === "https:" ? url.hostname : undefined };
+}
+
+async function readExcerpt(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  try {
+    while (n < EXCERPT_BYTES) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      n += value.byteLength;
+    }
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES);
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+}
+
+const describe = (e: unknown, timeoutMs: number): string => {
+  if ((e as Error)?.name === "TimeoutError") return `timed out after ${timeoutMs} ms`;
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === "string" ? `connection failed (${code})` : "connection failed";
+};
+
+/** Sends one attempt; null when cut short by shutdown. Never throws. */
+export async function attempt(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  o: AttemptOptions,
+): Promise<Attempt | null> {
+  const attemptedAt = new Date().toISOString();
+  const started = performance.now();
+  const timeout = AbortSignal.timeout(o.timeoutMs);
+  const signal = AbortSignal.any([timeout, o.shutdown]);
+  const done = (http_status: number | null, error: string | null, response_excerpt: string | null) => ({
+    attempted_at: attemptedAt,
+    http_status,
+    duration_ms: Math.round(performance.now() - started),
+    error,
+    response_excerpt,
+  });
+  try {
+    const u = new URL(url);
+    const r = await resolveTarget(u, o.allowPrivate, signal);
+    if (!r.ok) return done(null, `refused: ${r.message}`, null);
+    const p = pinned(u, r.addresses[0]!);
+    const res = await fetch(p.target, {
+      method: "POST",
+      headers: { ...headers, host: p.host },
+      body,
+      redirect: "manual",
+      signal,
+      ...(p.serverName ? { tls: { serverName: p.serverName } } : {}),
+    });
+    // The status decides; a body that trickles past the time limit only shortens the excerpt.
+    const excerpt = await readExcerpt(res).catch(() => null);
+    if (o.shutdown.aborted) return null;
+    const ok = res.status >= 200 && res.status < 300;
+    return done(res.status, ok ? null : `HTTP ${res.status}`, excerpt);
+  } catch (e) {
+    if (o.shutdown.aborted) return null;
+    return done(null, describe(e, o.timeoutMs), null);
+  }
+}

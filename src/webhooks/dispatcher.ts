@@ -1,0 +1,187 @@
+// The delivery loop. It takes due deliveries from the outbox (leasing them), sends each attempt
+// off the request path with a bounded number in flight, and sleeps until the next one is due or
+// until woken by a new event. Everything it needs is in the database, so a restart loses nothing:
+// at-least-once, since an attempt cut short is sent again.
+import type { Logger } from "../lib/log.ts";
+import type { RunStore } from "../runs/store.ts";
+import { attempt } from "./deliver.ts";
+import type { OutboxStore } from "./outbox-store.ts";
+import type { DueDelivery, Outcome } from "./types.ts";
+import { runEventBody } from "./payload.ts";
+import { signatureHeaders } from "./signing.ts";
+import { VERSION } from "../version.ts";
+
+const MAX_IN_FLIGHT = 16;
+const IDLE_RECHECK_MS = 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+const STOP_WAIT_MS = 2000;
+const DAY_MS = 86_400_000;
+
+export interface DispatcherOptions {
+  timeoutMs: number;
+  /** Delays before the 2nd, 3rd … attempt; after the last one the delivery is failed. */
+  retryDelaysMs: number[];
+  allowPrivate: boolean;
+  disableAfterFailures: number;
+  disableAfterDays: number;
+  /** Finished deliveries older than this are forgotten. */
+  retentionDays: number;
+}
+
+/** "5000,300000,…" → [5000, 300000, …]; throws on anything else. */
+export function parseRetryDelays(s: string): number[] {
+  if (!/^\s*\d{1,10}(\s*,\s*\d{1,10})*\s*$/.test(s)) throw new Error(`invalid webhook retry delays "${s}"`);
+  return s.split(",").map((x) => Number(x.trim()));
+}
+
+export function createWebhookDispatcher(
+  outbox: OutboxStore,
+  runs: RunStore,
+  log: Logger,
+  o: DispatcherOptions,
+) {
+  const inFlight = new Map<string, Promise<void>>();
+  const shutdown = new AbortController();
+  let origin = "";
+  let closed = true;
+  let passing: Promise<void> | null = null;
+  let again = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let pruneTimer: ReturnType<typeof setInterval> | undefined;
+  // A lease longer than any attempt: a delivery in flight is never taken twice.
+  const leaseMs = o.timeoutMs + 30_000;
+
+  function outcomeOf(d: DueDelivery, ok: boolean): Outcome {
+    const tries = d.tries + 1;
+    if (ok) return { status: "succeeded", tries, nextAttemptAt: null };
+    const delay = o.retryDelaysMs[tries - 1];
+    if (delay === undefined) return { status: "failed", tries, nextAttemptAt: null };
+    // Up to 10 % jitter so that endpoints failing together are not retried in lockstep.
+    const at = Date.now() + Math.round(delay * (1 + Math.random() * 0.1));
+    return { status: "pending", tries, nextAttemptAt: new Date(at).toISOString() };
+  }
+
+  async function send(d: DueDelivery) {
+    let body = d.payload;
+    if (body === null) {
+      body = await runEventBody(runs, origin, d);
+      if (body === null)
+        body = JSON.stringify({ type: d.event, timestamp: d.created_at, data: { run: null } });
+      await outbox.setPayload(d.id, body);
+    }
+    const nowIso = new Date().toISOString();
+    const secrets = [d.secret];
+    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > nowIso)
+      secrets.push(d.previous_secret);
+    const headers = {
+      "content-type": "application/json",
+      "user-agent": `Assay-Webhooks/${VERSION}`,
+      ...signatureHeaders(secrets, d.id, Math.floor(Date.now() / 1000), body),
+    };
+    const a = await attempt(d.url, headers, body, {
+      timeoutMs: o.timeoutMs,
+      allowPrivate: o.allowPrivate,
+      shutdown: shutdown.signal,
+    });
+    if (!a) return outbox.release(d.id);
+    const outcome = outcomeOf(d, a.error === null);
+    const policy = { afterFailures: o.disableAfterFailures, afterMs: o.disableAfterDays * DAY_MS };
+    const disabled = await outbox.recordAttempt(d.id, a, outcome, policy, (streak) => {
+      const days = o.disableAfterDays === 1 ? "1 day" : `${o.disableAfterDays} days`;
+      return `Deactivated after ${streak} consecutive failed deliveries over at least ${days}; last attempt: ${a.error}. Fix the endpoint, then PATCH is_active: true.`;
+    });
+    if (disabled) log.warn("webhook deactivated", { webhook: d.webhook_id, reason: disabled });
+  }
+
+  function pass(): Promise<void> {
+    if (closed) return Promise.resolve();
+    if (passing) {
+      again = true;
+      return passing;
+    }
+    passing = passOnce().finally(() => {
+      passing = null;
+    });
+    return passing;
+  }
+
+  async function passOnce(): Promise<void> {
+    try {
+      do {
+        again = false;
+        const room = MAX_IN_FLIGHT - inFlight.size;
+        if (room <= 0) break;
+        const lease = new Date(Date.now() + leaseMs).toISOString();
+        const claimed = await outbox.claimDue(room, lease);
+        for (const d of claimed) {
+          if (closed) {
+            await outbox.release(d.id);
+            continue;
+          }
+          const p = send(d)
+            .catch((e) => log.error("webhook delivery failed", { delivery: d.id, error: String(e) }))
+            .finally(() => {
+              inFlight.delete(d.id);
+              void pass();
+            });
+          inFlight.set(d.id, p);
+        }
+      } while (again && !closed);
+      if (!closed) await arm();
+    } catch (e) {
+      log.error("webhook dispatcher pass failed", { error: String(e) });
+      if (!closed) timer = setTimeout(() => void pass(), 1000);
+    }
+  }
+
+  /** Sleep until the next delivery is due (re-checked at least every minute). */
+  async function arm() {
+    clearTimeout(timer);
+    if (inFlight.size >= MAX_IN_FLIGHT) return; // each finishing attempt runs a pass
+    const next = await outbox.nextDue();
+    const wait = next === null ? IDLE_RECHECK_MS : Math.max(0, Date.parse(next) - Date.now());
+    timer = setTimeout(() => void pass(), Math.min(wait, IDLE_RECHECK_MS));
+  }
+
+  async function prune() {
+    try {
+      const removed = await outbox.prune(new Date(Date.now() - o.retentionDays * DAY_MS).toISOString());
+      if (removed) log.info("pruned webhook deliveries", { removed });
+    } catch (e) {
+      log.error("pruning webhook deliveries failed", { error: String(e) });
+    }
+  }
+
+  return {
+    /** `publicOrigin` is used for run URLs in event bodies. */
+    async start(publicOrigin: string) {
+      origin = publicOrigin;
+      closed = false;
+      const released = await outbox.releaseClaims();
+      if (released) log.info("webhook attempts interrupted by a stop will be resent", { released });
+      void prune();
+      pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);
+      void pass();
+    },
+    /** New deliveries were committed: look now rather than at the next timer. */
+    wake() {
+      if (!closed) void pass();
+    },
+    /**
+     * Waits for attempts in flight (at most graceMs, capped at STOP_WAIT_MS: an aborted attempt is
+     * only sent again after the restart), then aborts the rest.
+     */
+    async stop(graceMs: number) {
+      closed = true;
+      clearTimeout(timer);
+      clearInterval(pruneTimer);
+      await passing;
+      const all = Promise.allSettled([...inFlight.values()]);
+      await Promise.race([all, Bun.sleep(Math.min(graceMs, STOP_WAIT_MS))]);
+      shutdown.abort();
+      await all;
+    },
+    stats: () => ({ inFlight: inFlight.size }),
+  };
+}
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

@@ -1,0 +1,82 @@
+// Request and response schemas of the webhook API (CONTRACT §2 Webhook, §3, §7): the single
+// source for validation, types and OpenAPI. Semantic checks (URL, SSRF, slugs) live in service.ts.
+import { t } from "elysia";
+
+/** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
+export const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"] as const;
+export type WebhookEvent = (typeof EVENTS)[number];
+
+const Event = t.Union(
+  EVENTS.map((e) => t.Literal(e)),
+  { error: `must be one of ${EVENTS.join(", ")}` },
+);
+const fields = {
+  url: t.String({ error: "must be a string", description: "http(s) URL, at most 2048 characters" }),
+  events: t.Array(Event, {
+    minItems: 1,
+    maxItems: EVENTS.length,
+    error: "must be a non-empty array of events",
+    description: `Default ["run.completed"]`,
+  }),
+  workflow_slugs: t.Array(t.String({ maxLength: 63, error: "must be a workflow slug" }), {
+    maxItems: 100,
+    error: "must be an array of at most 100 workflow slugs",
+    description: "Only runs of these workflows; empty: all",
+  }),
+  is_active: t.Boolean({ error: "must be true or false" }),
+};
+
+export const WebhookIn = t.Object(
+  {
+    url: fields.url,
+    events: t.Optional(fields.events),
+    workflow_slugs: t.Optional(fields.workflow_slugs),
+    is_active: t.Optional(fields.is_active),
+  },
+  { additionalProperties: false },
+);
+export const WebhookPatch = t.Partial(t.Object(fields), { additionalProperties: false });
+
+const common = {
+  id: t.Integer(),
+  url: t.String(),
+  events: t.Array(t.String()),
+  workflow_slugs: t.Array(t.String()),
+  is_active: t.Boolean(),
+  disabled_reason: t.Nullable(
+    t.String({ description: "Why Assay deactivated the endpoint (repeated failures); null otherwise" }),
+  ),
+  disabled_at: t.Nullable(t.String()),
+  previous_secret_expires_at: t.Nullable(
+    t.String({ description: "Until then the secret replaced by a rotation also signs" }),
+  ),
+  created_at: t.String(),
+  updated_at: t.String(),
+};
+export const WebhookOut = t.Object(common);
+export const WebhookWithSecret = t.Object({
+  ...common,
+  secret: t.String({ description: "whsec_…: shown once" }),
+});
+
+export const AttemptOut = t.Object({
+  attempted_at: t.String(),
+  http_status: t.Nullable(t.Integer()),
+  duration_ms: t.Integer(),
+  error: t.Nullable(t.String()),
+  response_excerpt: t.Nullable(t.String()),
+});
+export const DeliveryOut = t.Object({
+  id: t.String({ description: "msg_…: the webhook-id header" }),
+  webhook_id: t.Integer(),
+  event: t.String(),
+  run_id: t.Nullable(t.String()),
+  status: t.String({ description: "pending, succeeded or failed" }),
+  created_at: t.String(),
+  next_attempt_at: t.Nullable(t.String()),
+  finished_at: t.Nullable(t.String()),
+  attempts: t.Array(AttemptOut),
+});
+
+export const WebhookParams = t.Object({ org_slug: t.String(), id: t.String() });
+export const DeliveryParams = t.Object({ org_slug: t.String(), id: t.String(), delivery_id: t.String() });

@@ -1,0 +1,176 @@
+// Webhook API (CONTRACT §3, §7): endpoints, their delivery log, redelivery, ping and secret
+// rotation. Every route is Admin of the org; another org's webhook is 404.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import {
+  DeliveryOut,
+  DeliveryParams,
+  WebhookIn,
+  WebhookOut,
+  WebhookParams,
+  WebhookPatch,
+  WebhookWithSecret,
+} from "./model.ts";
+import { presentDelivery, presentWebhook } from "./present.ts";
+
+const OrgParams = t.Object({ org_slug: t.String() });
+const ListQuery = t.Object(PageQuery, { additionalProperties: true });
+
+export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, config, webhooks } = deps;
+  const admin = async (p: Parameters<typeof requireOrgRole>[1], slug: string) =>
+    (await requireOrgRole(orgs, p, slug, "admin")).org;
+  const detail = { tags: ["Webhooks"], security: [{ bearer: [] }] };
+  return new Elysia({ prefix: "/api/v1/orgs/:org_slug/webhooks" })
+    .use(auth)
+    .get(
+      "/",
+      async ({ params, query, request, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        const p = parsePage(query);
+        const { count, items } = await webhooks.list(org.id, p.limit, p.offset);
+        return envelope(publicUrl(config.base_url, request), p, count, items.map(presentWebhook));
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        query: ListQuery,
+        response: { 200: EnvelopeOf(WebhookOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List webhooks" },
+      },
+    )
+    .post(
+      "/",
+      async ({ params, body, request, principal, set }) => {
+        const org = await admin(principal, params.org_slug);
+        const { webhook, secret } = await webhooks.create(org.id, body);
+        set.status = 201;
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/webhooks/${webhook.id}/`;
+        return { ...presentWebhook(webhook), secret };
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        body: WebhookIn,
+        response: { 201: WebhookWithSecret, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Create a webhook (its whsec_ secret is shown once)" },
+      },
+    )
+    .get(
+      "/:id/",
+      async ({ params, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        return presentWebhook(await webhooks.load(org.id, params.id));
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Webhook detail (disabled_reason says why Assay deactivated it)" },
+      },
+    )
+    .patch(
+      "/:id/",
+      async ({ params, body, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        return presentWebhook(await webhooks.update(org.id, params.id, body));
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        body: WebhookPatch,
+        response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Change url, events, workflow_slugs or is_active" },
+      },
+    )
+    .delete(
+      "/:id/",
+      async ({ params, principal, set }) => {
+        const org = await admin(principal, params.org_slug);
+        await webhooks.remove(org.id, params.id);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delete a webhook and its delivery log" },
+      },
+    )
+    .post(
+      "/:id/rotate-secret/",
+      async ({ params, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        const { webhook, secret } = await webhooks.rotateSecret(org.id, params.id);
+        return { ...presentWebhook(webhook), secret };
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        response: { 200: WebhookWithSecret, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "New signing secret (shown once); the old one also signs for 24 h" },
+      },
+    )
+    .post(
+      "/:id/ping/",
+      async ({ params, principal, set }) => {
+        const org = await admin(principal, params.org_slug);
+        set.status = 202;
+        return presentDelivery(await webhooks.ping(org.id, params.id));
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Queue a ping event; follow it in the delivery log" },
+      },
+    )
+    .get(
+      "/:id/deliveries/",
+      async ({ params, query, request, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        const p = parsePage(query);
+        const { count, items } = await webhooks.deliveries(org.id, params.id, p.limit, p.offset);
+        return envelope(publicUrl(config.base_url, request), p, count, items.map(presentDelivery));
+      },
+      {
+        auth: true,
+        params: WebhookParams,
+        query: ListQuery,
+        response: { 200: EnvelopeOf(DeliveryOut), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "Delivery log, newest first, with every attempt" },
+      },
+    )
+    .get(
+      "/:id/deliveries/:delivery_id/",
+      async ({ params, principal }) => {
+        const org = await admin(principal, params.org_slug);
+        return presentDelivery(await webhooks.delivery(org.id, params.id, params.delivery_id));
+      },
+      {
+        auth: true,
+        params: DeliveryParams,
+        response: { 200: DeliveryOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "One delivery with its attempts" },
+      },
+    )
+    .post(
+      "/:id/deliveries/:delivery_id/redeliver/",
+      async ({ params, principal, set }) => {
+        const org = await admin(principal, params.org_slug);
+        set.status = 202;
+        return presentDelivery(await webhooks.redeliver(org.id, params.id, params.delivery_id));
+      },
+      {
+        auth: true,
+        params: DeliveryParams,
+        response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Send a finished delivery again (same webhook-id, fresh retries)" },
+      },
+    );
+}

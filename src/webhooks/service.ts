@@ -1,0 +1,168 @@
+// Webhook rules: URL shape and SSRF check, event and workflow filters, the per-org limit, the
+// secret shown once, rotation, ping and redelivery. Routes call this; it never sees a request.
+import { type ErrorItem, conflict, invalid, notFound } from "../errors.ts";
+import type { WorkflowStore } from "../workflows/store.ts";
+import type { OutboxStore } from "./outbox-store.ts";
+import type { Delivery } from "./types.ts";
+import { pingBody } from "./payload.ts";
+import { newSecret } from "./signing.ts";
+import { resolveTarget } from "./ssrf.ts";
+import type { Webhook, WebhookChanges, WebhookStore } from "./store.ts";
+
+export const MAX_WEBHOOKS_PER_ORG = 20;
+export const MAX_URL_LENGTH = 2048;
+/** How long the secret replaced by a rotation keeps signing alongside the new one. */
+export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
+const DEFAULT_EVENTS = ["run.completed"];
+
+export interface WebhookInput {
+  url?: string;
+  events?: string[];
+  workflow_slugs?: string[];
+  is_active?: boolean;
+}
+
+export interface WebhookServiceDeps {
+  store: WebhookStore;
+  outbox: OutboxStore;
+  workflows: WorkflowStore;
+  allowPrivate: boolean;
+  /** Tells the dispatcher that a delivery is due now. */
+  wake: () => void;
+}
+
+const unique = <T>(xs: T[]) => [...new Set(xs)];
+
+export function createWebhookService(d: WebhookServiceDeps) {
+  async function urlProblems(raw: string): Promise<ErrorItem[]> {
+    const item = (code: string, message: string) => [{ field: "url", code, message }];
+    if (raw.length > MAX_URL_LENGTH)
+      return item("too_long", `The URL may hold at most ${MAX_URL_LENGTH} characters.`);
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      return item("invalid", "The URL is not an absolute http(s) URL.");
+    }
+    if (u.protocol !== "https:" && u.protocol !== "http:")
+      return item("invalid", "The URL must use https or http.");
+    const r = await resolveTarget(u, d.allowPrivate);
+    return r.ok ? [] : item(r.code, r.message);
+  }
+
+  async function slugProblems(orgId: number, slugs: string[]): Promise<ErrorItem[]> {
+    const errors: ErrorItem[] = [];
+    for (const [i, slug] of slugs.entries()) {
+      const w = await d.workflows.find(orgId, slug);
+      if (w?.slug !== slug)
+        errors.push({
+          field: `workflow_slugs[${i}]`,
+          code: "unknown_workflow",
+          message: `No workflow with the slug "${slug}" in this organization.`,
+        });
+    }
+    return errors;
+  }
+
+  /** Checks what the input names; throws one 400 with every problem. */
+  async function check(orgId: number, input: WebhookInput): Promise<WebhookChanges> {
+    const errors = [
+      ...(input.url !== undefined ? await urlProblems(input.url) : []),
+      ...(input.workflow_slugs ? await slugProblems(orgId, input.workflow_slugs) : []),
+    ];
+    if (errors.length) throw invalid("The webhook is invalid.", errors);
+    return {
+      url: input.url,
+      events: input.events && unique(input.events),
+      workflow_slugs: input.workflow_slugs && unique(input.workflow_slugs),
+      is_active: input.is_active,
+    };
+  }
+
+  async function load(orgId: number, id: string): Promise<Webhook> {
+    const w = /^\d{1,15}$/.test(id) ? await d.store.get(orgId, Number(id)) : null;
+    if (!w) throw notFound("Webhook");
+    return w;
+  }
+
+  const requireActive = (w: Webhook) => {
+    if (!w.is_active)
+      throw conflict("The webhook is inactive; activate it first (PATCH is_active: true).", [
+        { field: "is_active", code: "inactive", message: w.disabled_reason ?? "The webhook is inactive." },
+      ]);
+  };
+
+  return {
+    load,
+    list: (orgId: number, limit: number, offset: number) => d.store.list(orgId, limit, offset),
+    async create(orgId: number, input: WebhookInput & { url: string }) {
+      const full = () => conflict(`An organization can have at most ${MAX_WEBHOOKS_PER_ORG} webhooks.`);
+      if ((await d.store.count(orgId)) >= MAX_WEBHOOKS_PER_ORG) throw full();
+      const c = await check(orgId, input);
+      const secret = newSecret();
+      const webhook = await d.store.create(
+        orgId,
+        {
+          url: input.url,
+          events: c.events ?? DEFAULT_EVENTS,
+          workflow_slugs: c.workflow_slugs ?? [],
+          is_active: c.is_active ?? true,
+          secret,
+        },
+        MAX_WEBHOOKS_PER_ORG,
+      );
+      if (!webhook) throw full(); // another request took the last place meanwhile
+      return { webhook, secret };
+    },
+    async update(orgId: number, id: string, input: WebhookInput): Promise<Webhook> {
+      const w = await load(orgId, id);
+      const updated = await d.store.update(orgId, w.id, await check(orgId, input));
+      if (!updated) throw notFound("Webhook");
+      if (input.is_active) d.wake(); // deliveries paused while inactive are due again
+      return updated;
+    },
+    async remove(orgId: number, id: string): Promise<void> {
+      const w = await load(orgId, id);
+      if (!(await d.store.remove(orgId, w.id))) throw notFound("Webhook");
+    },
+    async rotateSecret(orgId: number, id: string) {
+      const w = await load(orgId, id);
+      const secret = newSecret();
+      const until = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS).toISOString();
+      const webhook = await d.store.rotateSecret(orgId, w.id, secret, until);
+      if (!webhook) throw notFound("Webhook");
+      return { webhook, secret };
+    },
+    async ping(orgId: number, id: string): Promise<Delivery> {
+      const w = await load(orgId, id);
+      requireActive(w);
+      const delivery = await d.outbox.enqueue(w.id, "ping", pingBody(w.id, w.url));
+      d.wake();
+      return delivery;
+    },
+    async deliveries(orgId: number, id: string, limit: number, offset: number) {
+      const w = await load(orgId, id);
+      return d.outbox.list(w.id, limit, offset);
+    },
+    async delivery(orgId: number, id: string, deliveryId: string): Promise<Delivery> {
+      const w = await load(orgId, id);
+      const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
+      if (!found) throw notFound("Delivery");
+      return found;
+    },
+    async redeliver(orgId: number, id: string, deliveryId: string): Promise<Delivery> {
+      const w = await load(orgId, id);
+      const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
+      if (!found) throw notFound("Delivery");
+      requireActive(w);
+      const again = await d.outbox.redeliver(w.id, deliveryId);
+      if (!again)
+        throw conflict("The delivery is still pending; it is retried on its own schedule.", [
+          { field: "delivery_id", code: "pending", message: `Next attempt at ${found.next_attempt_at}.` },
+        ]);
+      d.wake();
+      return again;
+    },
+  };
+}
+export type WebhookService = ReturnType<typeof createWebhookService>;

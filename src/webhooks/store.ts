@@ -1,0 +1,133 @@
+// SQL for webhook endpoints. Deliveries (the outbox) and attempts are in outbox-store.ts.
+import type { Database } from "bun:sqlite";
+import { bool, now, parseJson } from "../db/util.ts";
+
+interface WebhookRow {
+  id: number;
+  org_id: number;
+  url: string;
+  events: string;
+  workflow_slugs: string;
+  is_active: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  failed_streak: number;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Webhook extends Omit<WebhookRow, "events" | "workflow_slugs" | "is_active"> {
+  events: string[];
+  workflow_slugs: string[];
+  is_active: boolean;
+}
+
+const toWebhook = (r: WebhookRow): Webhook => ({
+  ...r,
+  events: parseJson<string[]>(r.events, []),
+  workflow_slugs: parseJson<string[]>(r.workflow_slugs, []),
+  is_active: bool(r.is_active),
+});
+
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  workflow_slugs?: string[];
+  is_active?: boolean;
+}
+
+export function createWebhookStore(db: Database) {
+  const byId = db.prepare<WebhookRow, [number, number]>("SELECT * FROM webhooks WHERE org_id = ? AND id = ?");
+  return {
+    async count(orgId: number): Promise<number> {
+      return (db.query("SELECT count(*) AS n FROM webhooks WHERE org_id = ?").get(orgId) as { n: number }).n;
+    },
+    /** Null when the org already has `max` webhooks (count and insert in one transaction). */
+    async create(
+      orgId: number,
+      w: { url: string; events: string[]; workflow_slugs: string[]; is_active: boolean; secret: string },
+      max: number,
+    ): Promise<Webhook | null> {
+      const ts = now();
+      const count = db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM webhooks WHERE org_id = ?");
+      return db.transaction(() => {
+        if (count.get(orgId)!.n >= max) return null;
+        const row = db
+          .query<WebhookRow, (string | number)[]>(
+            "INSERT INTO webhooks (org_id, url, events, workflow_slugs, is_active, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+          )
+          .get(
+            orgId,
+            w.url,
+            JSON.stringify(w.events),
+            JSON.stringify(w.workflow_slugs),
+            w.is_active ? 1 : 0,
+            w.secret,
+            ts,
+            ts,
+          )!;
+        return toWebhook(row);
+      })();
+    },
+    async get(orgId: number, id: number): Promise<Webhook | null> {
+      const r = byId.get(orgId, id);
+      return r ? toWebhook(r) : null;
+    },
+    async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Webhook[] }> {
+      const count = await this.count(orgId);
+      const items = db
+        .query<WebhookRow, [number, number, number]>(
+          "SELECT * FROM webhooks WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?",
+        )
+        .all(orgId, limit, offset)
+        .map(toWebhook);
+      return { count, items };
+    },
+    /** Applies the changes; (re)activating clears the automatic deactivation and its streak. */
+    async update(orgId: number, id: number, c: WebhookChanges): Promise<Webhook | null> {
+      const sets: string[] = ["updated_at = ?"];
+      const args: (string | number)[] = [now()];
+      const set = (column: string, value: string) => {
+        sets.push(`${column} = ?`);
+        args.push(value);
+      };
+      if (c.url !== undefined) set("url", c.url);
+      if (c.events !== undefined) set("events", JSON.stringify(c.events));
+      if (c.workflow_slugs !== undefined) set("workflow_slugs", JSON.stringify(c.workflow_slugs));
+      if (c.is_active === false) sets.push("is_active = 0");
+      if (c.is_active === true)
+        sets.push(
+          "is_active = 1, disabled_reason = NULL, disabled_at = NULL, failed_streak = 0, failing_since = NULL",
+        );
+      const r = db
+        .query<WebhookRow, (string | number)[]>(
+          `UPDATE webhooks SET ${sets.join(", ")} WHERE org_id = ? AND id = ? RETURNING *`,
+        )
+        .get(...args, orgId, id);
+      return r ? toWebhook(r) : null;
+    },
+    /** The new secret signs from now on; the old one also signs until `previousUntil`. */
+    async rotateSecret(
+      orgId: number,
+      id: number,
+      secret: string,
+      previousUntil: string,
+    ): Promise<Webhook | null> {
+      const r = db
+        .query<WebhookRow, [string, string, string, number, number]>(
+          "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
+        )
+        .get(previousUntil, secret, now(), orgId, id);
+      return r ? toWebhook(r) : null;
+    },
+    /** Deliveries and their attempts go with it (ON DELETE CASCADE). */
+    async remove(orgId: number, id: number): Promise<boolean> {
+      return db.query("DELETE FROM webhooks WHERE org_id = ? AND id = ?").run(orgId, id).changes > 0;
+    },
+  };
+}
+export type WebhookStore = ReturnType<typeof createWebhookStore>;

@@ -1,0 +1,52 @@
+// Shapes of the outbox: a delivery (one event for one webhook), its attempts, and what the
+// dispatcher decides after an attempt.
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+export interface Attempt {
+  attempted_at: string;
+  http_status: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  webhook_id: number;
+  event: string;
+  run_id: string | null;
+  status: DeliveryStatus;
+  created_at: string;
+  next_attempt_at: string | null;
+  finished_at: string | null;
+  attempts: Attempt[];
+}
+
+/** A delivery taken for an attempt, with what is needed to send it. */
+export interface DueDelivery {
+  id: string;
+  webhook_id: number;
+  event: string;
+  run_id: string | null;
+  payload: string | null;
+  tries: number;
+  created_at: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  org_id: number;
+  org_slug: string;
+}
+
+export interface Outcome {
+  status: DeliveryStatus;
+  tries: number;
+  nextAttemptAt: string | null;
+}
+
+export interface DisablePolicy {
+  afterFailures: number;
+  afterMs: number;
+}

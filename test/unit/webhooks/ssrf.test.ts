@@ -1,0 +1,69 @@
+import { describe, expect, test } from "bun:test";
+import { blockedAddressClass, parseV6 } from "../../../src/webhooks/ssrf.ts";
+
+describe("blockedAddressClass", () => {
+  const blocked: [string, string][] = [
+    ["127.0.0.1", "loopback"],
+    ["127.255.255.254", "loopback"],
+    ["10.0.0.1", "private"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["192.168.0.1", "private"],
+    ["169.254.169.254", "link-local (cloud metadata)"],
+    ["100.100.100.200", "shared (carrier-grade NAT)"],
+    ["0.0.0.0", "unspecified"],
+    ["224.0.0.1", "multicast"],
+    ["255.255.255.255", "reserved"],
+    ["192.0.2.1", "documentation"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["[::1]", "loopback"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:7f00:1", "loopback"],
+    ["::ffff:10.1.2.3", "private"],
+    ["64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"],
+    ["2002:c0a8:0101::1", "private"],
+    ["fd00:ec2::254", "private (unique local)"],
+    ["fc00::1", "private (unique local)"],
+    ["fe80::1%eth0", "link-local"],
+    ["febf::1", "link-local"],
+    ["ff02::1", "multicast"],
+    ["2001:db8::1", "documentation"],
+    ["2001:0:4136:e378::1", "reserved"],
+  ];
+  for (const [ip, why] of blocked)
+    test(`${ip} is refused (${why})`, () => expect(blockedAddressClass(ip)).toBe(why));
+
+  const allowed = [
+    "8.8.8.8",
+    "1.1.1.1",
+    "172.15.255.255",
+    "172.32.0.1",
+    "192.169.0.1",
+    "100.128.0.1",
+    "11.0.0.1",
+  ];
+  const allowed6 = [
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "2002:0808:0808::1",
+  ];
+  for (const ip of [...allowed, ...allowed6])
+    test(`${ip} is public`, () => expect(blockedAddressClass(ip)).toBeNull());
+
+  test("something that is not an address is refused", () => {
+    expect(blockedAddressClass("example.com")).toBe("unparseable");
+  });
+});
+
+describe("parseV6", () => {
+  test("expands :: and an embedded IPv4 tail", () => {
+    expect(parseV6("::ffff:1.2.3.4")).toEqual([0, 0, 0, 0, 0, 0xffff, 0x102, 0x304]);
+    expect(parseV6("fe80::1")).toEqual([0xfe80, 0, 0, 0, 0, 0, 0, 1]);
+    expect(parseV6("1:2:3:4:5:6:7:8")).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+  test("null for malformed input", () => {
+    for (const bad of ["1::2::3", "1:2:3", "12345::", "::1.2.3.999"]) expect(parseV6(bad)).toBeNull();
+  });
+});

@@ -1,0 +1,275 @@
+// Webhook delivery (issue 7, CONTRACT §7) against real receivers on 127.0.0.1: Standard Webhooks
+// signatures checked independently, payloads, filters, retries, time limit, redelivery, ping,
+// rotation, no redirects, bounded response reads, and a request path that never waits.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import {
+  type Receiver,
+  eventually,
+  startReceiver,
+  verifyStandardWebhook,
+} from "./helpers/webhook-receiver.ts";
+
+let s: TestServer;
+let admin: string;
+let rootId: number;
+const receivers: Receiver[] = [];
+const JSON_CT = { "content-type": "application/json" };
+const syntaxOnly = (slug: string) => ({
+  slug,
+  allowed_file_types: ["JSON"],
+  steps: [{ name: "syntax", validator: "syntax", config: {} }],
+});
+
+beforeAll(async () => {
+  s = await startTestServer({
+    webhook_allow_private: true,
+    webhook_retry_delays_ms: "100,100",
+    webhook_timeout_ms: 1000,
+  });
+  admin = s.rootToken;
+  rootId = (await s.deps.users.getByUsername("root"))!.id;
+});
+afterAll(async () => {
+  for (const r of receivers) await r.stop();
+  await s.close();
+});
+
+/** A fresh org (root is Admin) with workflow "orders", a receiver and a webhook pointing at it. */
+async function setup(org: string, body: Record<string, unknown> = {}) {
+  await s.deps.orgs.addMember(await s.org(org), rootId, "admin");
+  await createWorkflow(s, admin, syntaxOnly("orders"), org);
+  const rx = startReceiver();
+  receivers.push(rx);
+  const r = await call(s, "POST", `/api/v1/orgs/${org}/webhooks/`, {
+    token: admin,
+    body: { url: `${rx.url}/hook`, ...body },
+  });
+  expect(r.status).toBe(201);
+  const path = `/api/v1/orgs/${org}/webhooks/${r.json.id}/`;
+  const deliveries = async () => (await call(s, "GET", `${path}deliveries/`, { token: admin })).json.results;
+  /** Polls the log until the delivery is no longer pending. */
+  const settled = (id: string) =>
+    eventually(async () => {
+      const d = (await call(s, "GET", `${path}deliveries/${id}/`, { token: admin })).json;
+      return d.status === "pending" ? undefined : d;
+    });
+  return { rx, hook: r.json, path, deliveries, settled };
+}
+const run = (org: string, doc: string, wf = "orders") =>
+  call(s, "POST", `/api/v1/orgs/${org}/workflows/${wf}/runs/`, { token: admin, raw: doc, headers: JSON_CT });
+
+describe("events", () => {
+  test("a succeeded run sends run.completed and run.succeeded, signed per Standard Webhooks", async () => {
+    const { rx, hook, deliveries } = await setup("ev-ok", {
+      events: ["run.completed", "run.succeeded", "run.failed"],
+    });
+    const r = await run("ev-ok", '{"a": 1}');
+    expect([r.status, r.json.status]).toEqual([201, "succeeded"]);
+    const got = await rx.waitFor((x) => x.length === 2);
+    expect(got.map((g) => g.json.type).sort()).toEqual(["run.completed", "run.succeeded"]);
+    const runNow = (await call(s, "GET", `/api/v1/orgs/ev-ok/runs/${r.json.id}/`, { token: admin })).json;
+    for (const g of got) {
+      expect(verifyStandardWebhook(hook.secret, g.headers, g.body)).toBe(true);
+      expect(g.headers.get("content-type")).toBe("application/json");
+      expect(g.headers.get("webhook-id")).toMatch(/^msg_[0-9a-f]{32}$/);
+      expect(g.json).toEqual({ type: g.json.type, timestamp: expect.any(String), data: { run: runNow } });
+      expect((g.json.data.run as { url: string }).url).toBe(`${s.url}/api/v1/orgs/ev-ok/runs/${r.json.id}/`);
+    }
+    const log = await eventually(async () => {
+      const ds = await deliveries();
+      return ds.every((d: { status: string }) => d.status === "succeeded") ? ds : undefined;
+    });
+    expect(log.map((d: { id: string }) => d.id).sort()).toEqual(
+      got.map((g) => g.headers.get("webhook-id")).sort(),
+    );
+    expect(log[0]).toEqual({
+      id: expect.any(String),
+      webhook_id: hook.id,
+      event: expect.any(String),
+      run_id: r.json.id,
+      status: "succeeded",
+      created_at: expect.any(String),
+      next_attempt_at: null,
+      finished_at: expect.any(String),
+      attempts: [
+        {
+          attempted_at: expect.any(String),
+          http_status: 200,
+          duration_ms: expect.any(Number),
+          error: null,
+          response_excerpt: "ok",
+        },
+      ],
+    });
+  });
+  test("a failed run sends run.failed with the run but without its findings", async () => {
+    const { rx, hook } = await setup("ev-fail", { events: ["run.failed"] });
+    const r = await run("ev-fail", '{"a": ');
+    expect(r.json.status).toBe("failed");
+    expect(r.json.steps[0].findings.length).toBeGreaterThan(0);
+    const [g] = await rx.waitFor((x) => x.length === 1);
+    expect(verifyStandardWebhook(hook.secret, g!.headers, g!.body)).toBe(true);
+    expect(g!.json.type).toBe("run.failed");
+    const sent = g!.json.data.run as {
+      status: string;
+      summary: { errors: number };
+      steps: { findings: [] }[];
+    };
+    expect(sent.status).toBe("failed");
+    expect(sent.summary.errors).toBeGreaterThan(0);
+    expect(sent.steps.map((x) => x.findings)).toEqual([[]]);
+  });
+  test("only subscribed events of the named workflows are queued", async () => {
+    const { rx, deliveries } = await setup("ev-filter", {
+      events: ["run.failed"],
+      workflow_slugs: ["orders"],
+    });
+    await createWorkflow(s, admin, syntaxOnly("invoices"), "ev-filter");
+    await run("ev-filter", '{"ok": true}'); // succeeded: not subscribed
+    await run("ev-filter", "{", "invoices"); // failed, but another workflow
+    const wanted = await run("ev-filter", "{");
+    // The outbox row is written with the final status: once the run is final, the log is complete.
+    const log = await deliveries();
+    expect(log.map((d: { event: string; run_id: string }) => [d.event, d.run_id])).toEqual([
+      ["run.failed", wanted.json.id],
+    ]);
+    await rx.waitFor((x) => x.length === 1);
+  });
+});
+
+describe("retries", () => {
+  test("500s are retried until a 2xx, with every attempt logged", async () => {
+    const { rx, hook, deliveries, settled } = await setup("re-500");
+    rx.respond((_, n) => (n <= 2 ? new Response("boom", { status: 500 }) : new Response("ok")));
+    await run("re-500", "{}");
+    const [pending] = await deliveries();
+    const d = await settled(pending.id);
+    expect(d.status).toBe("succeeded");
+    expect(d.attempts.map((a: { http_status: number; error: string }) => [a.http_status, a.error])).toEqual([
+      [500, "HTTP 500"],
+      [500, "HTTP 500"],
+      [200, null],
+    ]);
+    expect(d.attempts[0].response_excerpt).toBe("boom");
+    expect(new Set(rx.received.map((g) => g.headers.get("webhook-id")))).toEqual(new Set([d.id]));
+    expect(rx.received.every((g) => verifyStandardWebhook(hook.secret, g.headers, g.body))).toBe(true);
+  });
+  test("an attempt over the time limit fails and is retried", async () => {
+    const { rx, deliveries, settled } = await setup("re-slow");
+    rx.respond(async (_, n) => {
+      if (n === 1) await Bun.sleep(2500); // the receiver is slower than the 1 s limit
+      return new Response("ok");
+    });
+    await run("re-slow", "{}");
+    const d = await settled((await deliveries())[0].id);
+    expect(d.status).toBe("succeeded");
+    expect(d.attempts[0]).toMatchObject({ http_status: null, error: "timed out after 1000 ms" });
+    expect(d.attempts[0].duration_ms).toBeGreaterThanOrEqual(990);
+    expect(d.attempts[1]).toMatchObject({ http_status: 200, error: null });
+  });
+  test("after the last retry the delivery is failed; redeliver sends it again, same webhook-id", async () => {
+    const { rx, path, deliveries, settled } = await setup("re-fail");
+    rx.respond(() => new Response("down", { status: 503 }));
+    await run("re-fail", "{}");
+    const d = await settled((await deliveries())[0].id);
+    expect([d.status, d.next_attempt_at, d.attempts.length]).toEqual(["failed", null, 3]);
+    rx.respond(() => new Response("ok"));
+    const again = await call(s, "POST", `${path}deliveries/${d.id}/redeliver/`, { token: admin });
+    expect(again.status).toBe(202);
+    expect([again.json.id, again.json.status, again.json.finished_at]).toEqual([d.id, "pending", null]);
+    const done = await settled(d.id);
+    expect([done.status, done.attempts.length, done.attempts[3].http_status]).toEqual(["succeeded", 4, 200]);
+    expect(rx.received.at(-1)!.headers.get("webhook-id")).toBe(d.id);
+  });
+  test("409 redeliver while pending; 404 for an unknown delivery", async () => {
+    const { rx, hook, path } = await setup("re-409");
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    rx.respond(async () => {
+      await held;
+      return new Response("ok");
+    });
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    await rx.waitFor((x) => x.length === 1);
+    const r = await call(s, "POST", `${path}deliveries/${ping.json.id}/redeliver/`, { token: admin });
+    expect(r.json).toEqual(
+      errorBody(409, "conflict", "The delivery is still pending; it is retried on its own schedule.", [
+        { field: "delivery_id", code: "pending", message: expect.any(String) },
+      ]),
+    );
+    release();
+    const missing = await call(s, "POST", `${path}deliveries/msg_nope/redeliver/`, { token: admin });
+    expect(missing.json).toEqual(errorBody(404, "not_found", "Delivery not found."));
+    expect(hook.id).toBeGreaterThan(0);
+  });
+});
+
+describe("ping, rotation, transport rules", () => {
+  test("202 ping queues a signed ping event", async () => {
+    const { rx, hook, path, settled } = await setup("pi-ok");
+    const r = await call(s, "POST", `${path}ping/`, { token: admin });
+    expect(r.status).toBe(202);
+    expect(r.json).toMatchObject({ event: "ping", status: "pending", run_id: null, attempts: [] });
+    const [g] = await rx.waitFor((x) => x.length === 1);
+    expect(g!.json).toEqual({
+      type: "ping",
+      timestamp: expect.any(String),
+      data: { webhook: { id: hook.id, url: hook.url } },
+    });
+    expect(verifyStandardWebhook(hook.secret, g!.headers, g!.body)).toBe(true);
+    expect((await settled(r.json.id)).status).toBe("succeeded");
+  });
+  test("after rotate-secret both the new and the old secret sign each message", async () => {
+    const { rx, hook, path } = await setup("pi-rot");
+    const rotated = (await call(s, "POST", `${path}rotate-secret/`, { token: admin })).json;
+    await call(s, "POST", `${path}ping/`, { token: admin });
+    const [g] = await rx.waitFor((x) => x.length === 1);
+    const entries = g!.headers.get("webhook-signature")!.split(" ");
+    expect(entries).toHaveLength(2);
+    const only = (sig: string) =>
+      new Headers({ ...Object.fromEntries(g!.headers), "webhook-signature": sig });
+    expect(entries.map((e) => verifyStandardWebhook(rotated.secret, only(e), g!.body))).toEqual([
+      true,
+      false,
+    ]);
+    expect(entries.map((e) => verifyStandardWebhook(hook.secret, only(e), g!.body))).toEqual([false, true]);
+  });
+  test("redirects are not followed: a 3xx is a failed attempt", async () => {
+    const { rx, path, settled } = await setup("pi-redir");
+    rx.respond(() => new Response(null, { status: 307, headers: { location: "/elsewhere" } }));
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    const d = await settled(ping.json.id);
+    expect(d.status).toBe("failed");
+    expect(d.attempts.map((a: { http_status: number }) => a.http_status)).toEqual([307, 307, 307]);
+    expect(rx.received.map((g) => g.path)).toEqual(["/hook", "/hook", "/hook"]);
+  });
+  test("only a short excerpt of a large response is read and kept", async () => {
+    const { rx, path, settled } = await setup("pi-big");
+    rx.respond(() => new Response("x".repeat(5_000_000), { status: 500 }));
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    const d = await settled(ping.json.id);
+    expect(d.attempts[0].response_excerpt).toBe("x".repeat(1024));
+  });
+  test("a run is answered at once while its receiver hangs", async () => {
+    const { rx, deliveries } = await setup("pi-hang");
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    rx.respond(async () => {
+      await held;
+      return new Response("ok");
+    });
+    await run("pi-hang", "{}");
+    await rx.waitFor((x) => x.length === 1); // the first delivery is now in flight, held
+    const second = await run("pi-hang", "{}");
+    expect([second.status, second.json.status]).toEqual([201, "succeeded"]);
+    const first = (await deliveries()).at(-1);
+    expect([first.status, first.attempts]).toEqual(["pending", []]); // still held: not waited for
+    release();
+  });
+});

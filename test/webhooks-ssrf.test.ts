@@ -1,0 +1,89 @@
+// SSRF guard (issue 7, CONTRACT §7) with ASSAY_WEBHOOK_ALLOW_PRIVATE off (the default): targets
+// on loopback, private, link-local or metadata addresses are refused at creation and on PATCH,
+// and again at each delivery, since DNS can change after creation.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { type Receiver, eventually, startReceiver } from "./helpers/webhook-receiver.ts";
+
+let s: TestServer;
+let rx: Receiver;
+const base = "/api/v1/orgs/acme/webhooks/";
+// A public address (TEST-NET ranges are refused too): nothing is ever sent to it in these tests.
+const PUBLIC_URL = "https://1.1.1.1/assay-test-hook";
+
+beforeAll(async () => {
+  s = await startTestServer();
+  rx = startReceiver();
+});
+afterAll(async () => {
+  await rx.stop();
+  await s.close();
+});
+
+const privateRefusal = errorBody(400, "invalid_request", "The webhook is invalid.", [
+  { field: "url", code: "private_address", message: expect.stringContaining("non-public address") },
+]);
+
+describe("refused at creation", () => {
+  const targets: [string, string][] = [
+    ["loopback", "http://127.0.0.1:8080/hook"],
+    ["loopback, elsewhere in 127/8", "http://127.1.2.3/hook"],
+    ["loopback, written as a decimal integer", "http://2130706433/hook"],
+    ["10/8", "http://10.20.30.40/hook"],
+    ["172.16/12 (low end)", "http://172.16.0.1/hook"],
+    ["172.16/12 (high end)", "https://172.31.255.254/hook"],
+    ["192.168/16", "http://192.168.1.10/hook"],
+    ["the cloud metadata address", "http://169.254.169.254/latest/meta-data/"],
+    ["the unspecified address", "http://0.0.0.0/hook"],
+    ["IPv6 loopback", "http://[::1]:8080/hook"],
+    ["IPv4-mapped IPv6 loopback", "http://[::ffff:127.0.0.1]/hook"],
+    ["IPv6 unique local", "http://[fd00:ec2::254]/hook"],
+    ["IPv6 link-local", "http://[fe80::1]/hook"],
+    ["a host name that resolves to loopback", "http://localhost:8080/hook"],
+  ];
+  for (const [what, url] of targets) {
+    test(`400 private_address: ${what}`, async () => {
+      const before = s.count("webhooks");
+      const r = await call(s, "POST", base, { token: s.rootToken, body: { url } });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual(privateRefusal);
+      expect(s.count("webhooks")).toBe(before);
+    });
+  }
+  test("201 for a public address; 400 when PATCHed to a private one", async () => {
+    const created = await call(s, "POST", base, {
+      token: s.rootToken,
+      body: { url: PUBLIC_URL, is_active: false },
+    });
+    expect(created.status).toBe(201);
+    const r = await call(s, "PATCH", `${base}${created.json.id}/`, {
+      token: s.rootToken,
+      body: { url: "http://192.168.0.1/" },
+    });
+    expect(r.json).toEqual(privateRefusal);
+    const still = await call(s, "GET", `${base}${created.json.id}/`, { token: s.rootToken });
+    expect(still.json.url).toBe(PUBLIC_URL);
+  });
+});
+
+describe("checked again at delivery", () => {
+  test("a target that now points at a private address is refused, and nothing is sent", async () => {
+    const created = await call(s, "POST", base, {
+      token: s.rootToken,
+      body: { url: PUBLIC_URL, is_active: false },
+    });
+    // What a DNS change would do: the stored target now leads to a loopback receiver.
+    s.deps.db.query("UPDATE webhooks SET url = ? WHERE id = ?").run(`${rx.url}/hook`, created.json.id);
+    const path = `${base}${created.json.id}/`;
+    await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: true } });
+    const ping = await call(s, "POST", `${path}ping/`, { token: s.rootToken });
+    const attempt = await eventually(async () => {
+      const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: s.rootToken })).json;
+      return d.attempts[0];
+    });
+    expect(attempt).toMatchObject({ http_status: null, response_excerpt: null });
+    expect(attempt.error).toStartWith("refused: The URL points at a non-public address (loopback)");
+    await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
+    expect(rx.received).toEqual([]);
+  });
+});
