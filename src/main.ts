@@ -4,6 +4,7 @@ import { backup } from "./cli/backup.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
 import { COMMANDS, USAGE } from "./cli/help.ts";
+import { VALIDATE_BOOLEANS, validate } from "./cli/validate.ts";
 import { workflows } from "./cli/workflows.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { AppError } from "./errors.ts";
@@ -14,6 +15,7 @@ import { VERSION } from "./version.ts";
 const BOOLEANS: Record<string, readonly string[]> = {
   init: ["help", "password_stdin"],
   users: ["help", "admin", "password_stdin"],
+  validate: VALIDATE_BOOLEANS,
 };
 
 async function serve(flags: Record<string, string>) {
@@ -79,6 +81,9 @@ export async function main(argv: string[]): Promise<number> {
       case "backup":
         await backup(p);
         return 0;
+      case "validate":
+        // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.
+        return await validate(p);
     }
     return 2;
   } catch (e) {

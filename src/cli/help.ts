@@ -22,6 +22,20 @@ assay settings set KEY VALUE   (token_default_ttl_days, token_max_ttl_days, toke
 assay workflows import ORG FILE   (creates, or replaces the workflow with the same slug; FILE - = stdin)`,
   backup:
     "assay backup FILE [--data-dir DIR]\n  Consistent online copy of the database (the server may be running).",
+  validate: `assay validate FILE… --workflow SLUG --org ORG [--server URL] [--token T] [options]
+assay validate --local --workflow-file WORKFLOW.yaml FILE… [options]
+  Validates files against a workflow on a server (ASSAY_SERVER, ASSAY_TOKEN), or locally from an
+  exported workflow document (assay workflows export). Prints findings as
+  file:line:column severity code message.
+  --format text|json|junit|sarif|html   output format [text]
+  --output FILE                         write the report to FILE (a summary still goes to stdout)
+  --fail-on error|warning               also fail on warnings [error]
+  --content-type TYPE                   content type of every FILE (default: from the extension:
+                                        .json .xml .yaml/.yml .csv .tsv .txt)
+  --wait SECONDS                        how long the server may hold a request (0: poll at once)
+  --timeout SECONDS                     give up waiting for a run [600]
+  --jobs N                              files submitted at once [4]
+  Exit codes: 0 every run succeeded, 1 a run failed, 2 error (arguments, network, auth, server).`,
   version: "assay version\n  Prints the version.",
 };
 
@@ -36,5 +50,6 @@ Commands:
   members     manage memberships    tokens      manage API tokens
   settings    instance settings     workflows   export / import workflow documents
   backup      copy the database     version     print the version
+  validate    validate files against a workflow (CI; exit 0 passed, 1 failed, 2 error)
 
 Exit codes: 0 success, 1 the command failed, 2 bad arguments.`;

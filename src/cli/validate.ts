@@ -1,0 +1,129 @@
+// `assay validate FILE… --workflow SLUG --org ORG [--server URL] [--token T]` checks files
+// through a server; `assay validate --local --workflow-file WORKFLOW.yaml FILE…` checks them in
+// this process from an exported workflow document (pre-commit hooks). Exit codes differ from the
+// admin commands on purpose, for CI: 0 every run succeeded, 1 a run failed, 2 anything could
+// not be validated (bad arguments, network, auth, server error).
+import { AppError } from "../errors.ts";
+import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { readInputs } from "./validate/files.ts";
+import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
+import { CLI_FORMATS, type CliFormat, type OutputContext, render, renderText } from "./validate/output.ts";
+import { createProgress } from "./validate/progress.ts";
+import { createRemote } from "./validate/remote.ts";
+import { type FailOn, type FileResult, ValidateError, exitCode } from "./validate/result.ts";
+
+export const VALIDATE_BOOLEANS = ["help", "local"] as const;
+const COMMON = ["format", "output", "fail_on", "content_type", "jobs"];
+const REMOTE = ["workflow", "org", "server", "token", "wait", "timeout"];
+
+function intFlag(p: Parsed, name: string, min: number, max: number, def: number | null): number | null {
+  const v = p.flags[name];
+  if (v === undefined) return def;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw new UsageError(`--${name.replaceAll("_", "-")} is a whole number from ${min} to ${max}`);
+  return Number(v);
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+function serverUrl(p: Parsed): string {
+  const raw = p.flags.server ?? process.env.ASSAY_SERVER;
+  if (!raw) throw new UsageError("--server URL (or ASSAY_SERVER) is required; or use --local");
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`--server "${raw}" is not a URL`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:")
+    throw new UsageError("--server is an http or https URL");
+  return u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
+}
+
+export async function validate(p: Parsed): Promise<number> {
+  const local = p.bools.has("local");
+  allowOnly(p, ["help", ...COMMON, ...(local ? ["local", "workflow_file"] : REMOTE)]);
+  if (!p.positionals.length)
+    throw new UsageError(
+      "usage: assay validate FILE… --workflow SLUG --org ORG [--server URL] [--token T] | --local --workflow-file WORKFLOW.yaml FILE…",
+    );
+  const format = (p.flags.format ?? "text") as CliFormat;
+  if (!CLI_FORMATS.includes(format)) throw new UsageError(`--format is one of ${CLI_FORMATS.join(", ")}`);
+  const failOn = (p.flags.fail_on ?? "error") as FailOn;
+  if (failOn !== "error" && failOn !== "warning") throw new UsageError("--fail-on is error or warning");
+  const jobs = intFlag(p, "jobs", 1, 32, 4)!;
+  let run: (f: Awaited<ReturnType<typeof readInputs>>[number]) => Promise<FileResult>;
+  let workflow: string;
+  let reportUrl: OutputContext["reportUrl"];
+  if (local) {
+    if (!p.flags.workflow_file) throw new UsageError("--local needs --workflow-file WORKFLOW.yaml");
+  } else {
+    for (const k of ["workflow", "org"]) if (!p.flags[k]) throw new UsageError(`--${k} is required`);
+  }
+  const server = local ? "" : serverUrl(p);
+  const token = local ? "" : (p.flags.token ?? process.env.ASSAY_TOKEN);
+  if (!local && !token) throw new UsageError("--token (or ASSAY_TOKEN) is required");
+
+  try {
+    if (local) {
+      const w = loadLocalWorkflow(p.flags.workflow_file!);
+      workflow = w.draft.slug;
+      run = createLocal(w);
+    } else {
+      workflow = p.flags.workflow!;
+      const org = p.flags.org!;
+      run = createRemote({
+        server,
+        token: token!,
+        org,
+        workflow,
+        waitS: intFlag(p, "wait", 0, 60, null),
+        timeoutS: intFlag(p, "timeout", 1, 86_400, 600)!,
+      });
+      reportUrl = (id) => `${server}/api/v1/orgs/${encodeURIComponent(org)}/runs/${id}/report/?format=html`;
+    }
+    const inputs = await readInputs(p.positionals, p.flags.content_type);
+    const progress = createProgress(inputs.length);
+    let results: FileResult[];
+    try {
+      results = await mapLimit(inputs, local ? 1 : jobs, async (f) => {
+        const r = await run(f);
+        progress.done(f.label);
+        return r;
+      });
+    } finally {
+      progress.end();
+    }
+    const ctx: OutputContext = { results, failOn, workflow, reportUrl };
+    const body = render(format, ctx);
+    if (p.flags.output) {
+      try {
+        await Bun.write(p.flags.output, body);
+      } catch (e) {
+        throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);
+      }
+      // The report went to a file: the log still gets the human summary.
+      if (format !== "text") process.stdout.write(renderText(ctx));
+    } else process.stdout.write(body);
+    return exitCode(results, failOn);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    if (e instanceof AppError)
+      process.stderr.write(
+        `assay validate: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`,
+      );
+    else process.stderr.write(`assay validate: ${(e as Error).message}\n`);
+    return 2;
+  }
+}

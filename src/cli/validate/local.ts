@@ -1,0 +1,176 @@
+// `assay validate --local`: the same validation without a server, from an exported workflow
+// document. It takes the server's path through the same code — intake's file typing, the run
+// service's file-type check, the worker loop's step runner (fail-fast, findings cap) and the run
+// summary — so a file gets the same findings here as on the server. What it lacks is the pool's
+// per-step time limit: a validator runs to the end in this process.
+import { readFileSync } from "node:fs";
+import { AppError } from "../../errors.ts";
+import { CONFIG_CACHE_SIZE, type JobDeps, runJob } from "../../jobs/worker-loop.ts";
+import { Lru } from "../../jobs/lru.ts";
+import type { StepOutcome } from "../../jobs/protocol.ts";
+import type { ReportRun } from "../../reports/types.ts";
+import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "../../runs/intake/filetypes.ts";
+import { checkFileType } from "../../runs/service.ts";
+import { applyOutcome, finalStatus, summarize } from "../../runs/summary.ts";
+import type { RunStep } from "../../runs/types.ts";
+import { DEFAULT_MAX_FINDINGS, getValidator } from "../../validators/registry.ts";
+import type { FileType } from "../../validators/types.ts";
+import { parseDocument } from "../../workflows/document.ts";
+import { checkDraft } from "../../workflows/service.ts";
+import type { Workflow, WorkflowDraft, WorkflowVersion } from "../../workflows/types.ts";
+import type { InputFile } from "./files.ts";
+import { type FileResult, type RequestError, ValidateError } from "./result.ts";
+
+export interface LocalWorkflow {
+  draft: WorkflowDraft;
+  def: WorkflowVersion;
+}
+
+/** Reads and checks a workflow document as `assay workflows import` would (AppError 400 if bad). */
+export function loadLocalWorkflow(path: string): LocalWorkflow {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ValidateError(`cannot read the workflow file ${path}: ${(e as Error).message}`);
+  }
+  let b: ReturnType<typeof parseDocument>;
+  try {
+    b = parseDocument(text);
+  } catch (e) {
+    throw new ValidateError(`${path}: ${(e as Error).message}`);
+  }
+  const draft: WorkflowDraft = {
+    slug: b.slug ?? "",
+    name: b.name ?? "",
+    description: b.description ?? "",
+    status: b.status ?? "active",
+    allowed_file_types: (b.allowed_file_types ?? []) as FileType[],
+    fail_fast: b.fail_fast ?? true,
+    retention_days: b.retention_days ?? null,
+    steps: (b.steps ?? []).map((s) => ({
+      id: null,
+      name: s.name ?? "",
+      validator: s.validator ?? "",
+      config: s.config ?? {},
+      is_active: s.is_active ?? true,
+    })),
+  };
+  checkDraft(draft);
+  const def: WorkflowVersion = {
+    workflow_id: 0,
+    version: 0,
+    slug: draft.slug,
+    allowed_file_types: draft.allowed_file_types,
+    fail_fast: draft.fail_fast,
+    steps: draft.steps.map((s, i) => ({ ...s, id: i + 1, order: i + 1 })),
+  };
+  return { draft, def };
+}
+
+const refused = (e: AppError): RequestError => ({
+  status: e.status,
+  code: e.errorCode,
+  detail: e.message,
+  errors: e.errors,
+});
+
+/** The checks the server makes before it stores a submission (CONTRACT §4, 5 to 8). */
+function admit(w: LocalWorkflow, f: InputFile): { fileType: FileType; charset: string } {
+  if (w.draft.status !== "active")
+    throw new AppError(409, "workflow_inactive", "The workflow is inactive; re-enable it to accept runs.");
+  if (!w.def.steps.some((s) => s.is_active))
+    throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
+  const media = parseMediaType(f.contentType);
+  const declared = media ? fileTypeOf(media.mime) : null;
+  if (!media || !declared)
+    throw new AppError(
+      415,
+      "unsupported_media_type",
+      `The content type "${f.contentType}" is not supported.`,
+    );
+  const charset = normaliseCharset(media.charset ?? "utf-8");
+  if (!charset)
+    throw new AppError(415, "unsupported_media_type", `The charset "${media.charset}" is not supported.`);
+  let text: string;
+  try {
+    text = new TextDecoder(charset, { fatal: true }).decode(f.bytes);
+  } catch {
+    throw new AppError(400, "invalid_request", "The run request is invalid.", [
+      { field: "charset", code: "invalid_encoding", message: `The content is not valid ${charset}.` },
+    ]);
+  }
+  const fileType = classify(declared, text);
+  checkFileType(w.def, { allowed_file_types: w.draft.allowed_file_types } as Workflow, fileType);
+  return { fileType, charset };
+}
+
+export function createLocal(w: LocalWorkflow) {
+  // Shared by every file: each step's config is compiled once, as a server worker would.
+  const cache: JobDeps["cache"] = new Lru(CONFIG_CACHE_SIZE);
+  const active = w.def.steps.filter((s) => s.is_active);
+
+  return async function validateLocal(f: InputFile): Promise<FileResult> {
+    const base = { file: f.label, contentType: f.contentType };
+    let admitted: ReturnType<typeof admit>;
+    try {
+      admitted = admit(w, f);
+    } catch (e) {
+      if (e instanceof AppError) return { ...base, run: null, error: refused(e) };
+      throw e;
+    }
+    const createdAt = new Date().toISOString();
+    const started = performance.now();
+    const outcomes: StepOutcome[] = [];
+    await runJob(
+      {
+        jobId: "local",
+        bytes: f.bytes.slice().buffer as ArrayBuffer,
+        charset: admitted.charset,
+        fileType: admitted.fileType,
+        filename: f.name,
+        failFast: w.def.fail_fast,
+        steps: active.map((s) => ({
+          key: String(s.order),
+          validator: s.validator,
+          config: s.config,
+          maxFindings: Number(s.config.max_findings ?? DEFAULT_MAX_FINDINGS),
+        })),
+      },
+      {
+        lookup: getValidator,
+        cache,
+        post: (m) => {
+          if (m.type === "step_end") outcomes[m.index] = m.outcome;
+        },
+        requestConfig: () => Promise.reject(new Error("every step carries its config")),
+      },
+    );
+    const pending: RunStep[] = active.map((s) => ({
+      step_id: s.id,
+      order: s.order,
+      name: s.name,
+      validator: s.validator,
+      status: "pending",
+      duration_ms: null,
+      findings: [],
+      error: null,
+    }));
+    const steps = applyOutcome(pending, { status: "completed", steps: outcomes });
+    const durationMs = Math.round(performance.now() - started);
+    const run: ReportRun = {
+      id: "",
+      url: null,
+      workflow: { slug: w.draft.slug, version: 0 },
+      submission: { filename: f.name, content_type: f.contentType, file_type: admitted.fileType },
+      status: finalStatus("completed", steps),
+      summary: summarize(steps),
+      steps,
+      error: steps.find((s) => s.error)?.error ?? null,
+      created_at: createdAt,
+      finished_at: new Date().toISOString(),
+      duration_ms: durationMs,
+    };
+    return { ...base, run, error: null };
+  };
+}

@@ -1,0 +1,148 @@
+// Validation through a server: submit each file (multipart, so any file name survives), take the
+// run from a 201, or poll it after a 202, sleeping what Retry-After says. Refusals that concern
+// every file (bad token, no access, no such workflow) stop the whole command.
+import type { ReportRun } from "../../reports/types.ts";
+import { isFinal, type RunStatus } from "../../runs/types.ts";
+import { VERSION } from "../../version.ts";
+import type { InputFile } from "./files.ts";
+import { type FileResult, type RequestError, ValidateError, errorText } from "./result.ts";
+
+export interface RemoteOptions {
+  server: string;
+  token: string;
+  org: string;
+  workflow: string;
+  /** Seconds the server may hold the request (Prefer: wait=N); 0 asks for 202 at once. */
+  waitS: number | null;
+  timeoutS: number;
+}
+
+const MAX_RETRIES = 5;
+const FATAL = new Set([401, 403, 404]);
+const RETRYABLE = new Set([429, 503]);
+const seg = encodeURIComponent;
+
+type Got = { run: ReportRun } | { error: RequestError };
+
+/** Retry-After as seconds (delta or HTTP date), clamped so a bad value neither spins nor hangs. */
+export function retryAfterMs(value: string | null, fallbackS = 1): number {
+  let s = fallbackS;
+  if (value && /^\d+$/.test(value.trim())) s = Number(value.trim());
+  else if (value && !Number.isNaN(Date.parse(value))) s = (Date.parse(value) - Date.now()) / 1000;
+  return Math.round(Math.min(Math.max(s, 0.1), 60) * 1000);
+}
+
+async function errorOf(res: Response): Promise<RequestError> {
+  const text = await res.text().catch(() => "");
+  try {
+    const b = JSON.parse(text) as Partial<RequestError>;
+    if (typeof b.code === "string" && typeof b.detail === "string")
+      return {
+        status: res.status,
+        code: b.code,
+        detail: b.detail,
+        errors: Array.isArray(b.errors) ? b.errors : [],
+      };
+  } catch {
+    // not the error object: a proxy's page, say
+  }
+  return {
+    status: res.status,
+    code: "http_error",
+    detail: `The server answered HTTP ${res.status}.`,
+    errors: [],
+  };
+}
+
+const networkError = (e: unknown): RequestError => ({
+  status: null,
+  code: "network_error",
+  detail: (e as Error)?.message ?? String(e),
+  errors: [],
+});
+
+export function createRemote(o: RemoteOptions) {
+  const headers = {
+    authorization: `Bearer ${o.token}`,
+    accept: "application/json",
+    "user-agent": `assay-cli/${VERSION}`,
+  };
+  const runsUrl = `${o.server}/api/v1/orgs/${seg(o.org)}/workflows/${seg(o.workflow)}/runs/`;
+  // Polled by id on --server rather than by Location: behind a proxy, the public base URL the
+  // server puts in Location may not be reachable from where CI runs.
+  const runUrl = (id: string) => `${o.server}/api/v1/orgs/${seg(o.org)}/runs/${seg(id)}/`;
+
+  /** fetch with retries on 429/503 (and network errors, made safe by the Idempotency-Key). */
+  async function send(
+    url: string,
+    init: () => RequestInit,
+    deadline: number,
+  ): Promise<Response | RequestError> {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(url, init());
+      } catch (e) {
+        if (attempt >= 2 || Date.now() > deadline) return networkError(e);
+        await Bun.sleep(500 * 2 ** attempt);
+        continue;
+      }
+      const retry = RETRYABLE.has(res.status) || (res.status === 409 && res.headers.get("retry-after"));
+      if (!retry || attempt >= MAX_RETRIES || Date.now() > deadline) return res;
+      await res.body?.cancel();
+      await Bun.sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
+    }
+  }
+
+  async function poll(run: ReportRun, retryAfter: string | null, deadline: number): Promise<Got> {
+    let wait = retryAfterMs(retryAfter);
+    let current = run;
+    while (!isFinal(current.status as RunStatus)) {
+      if (Date.now() + wait > deadline)
+        return {
+          error: {
+            status: null,
+            code: "timeout",
+            detail: `The run ${run.id} did not finish within ${o.timeoutS} s (still ${current.status}); see ${runUrl(run.id)}`,
+            errors: [],
+          },
+        };
+      await Bun.sleep(wait);
+      const res = await send(runUrl(run.id), () => ({ headers }), deadline);
+      if (!(res instanceof Response)) return { error: res };
+      if (!res.ok) return { error: await errorOf(res) };
+      current = (await res.json()) as ReportRun;
+      wait = retryAfterMs(res.headers.get("retry-after"));
+    }
+    return { run: current };
+  }
+
+  return async function validateRemote(f: InputFile): Promise<FileResult> {
+    const deadline = Date.now() + o.timeoutS * 1000;
+    const key = crypto.randomUUID();
+    const result = (x: Got): FileResult => ({
+      file: f.label,
+      contentType: f.contentType,
+      run: "run" in x ? x.run : null,
+      error: "error" in x ? x.error : null,
+    });
+    const init = () => {
+      const form = new FormData();
+      form.append("file", new Blob([f.bytes as BlobPart], { type: f.contentType }), f.name);
+      form.append("filename", f.name);
+      form.append("content_type", f.contentType);
+      const h: Record<string, string> = { ...headers, "idempotency-key": key };
+      if (o.waitS !== null) h.prefer = o.waitS === 0 ? "respond-async" : `wait=${o.waitS}`;
+      return { method: "POST", headers: h, body: form };
+    };
+    const res = await send(runsUrl, init, deadline);
+    if (!(res instanceof Response)) return result({ error: res });
+    if (res.status !== 201 && res.status !== 202) {
+      const error = await errorOf(res);
+      if (FATAL.has(res.status)) throw new ValidateError(`${f.label}: ${errorText(error)}`);
+      return result({ error });
+    }
+    const run = (await res.json()) as ReportRun;
+    return result(res.status === 201 ? { run } : await poll(run, res.headers.get("retry-after"), deadline));
+  };
+}

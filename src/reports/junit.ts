@@ -1,0 +1,99 @@
+// JUnit XML, the report format every CI shows natively: a <testsuite> per run, a <testcase> per
+// step; a failed step carries its findings in <failure>, a step the service could not finish an
+// <error>, a step not run <skipped>. Element order and attributes follow the widely used Jenkins
+// schema (test/fixtures/schemas/junit.xsd).
+import { escapeAttr, escapeXml } from "./escape.ts";
+import { countsText, findingLine, plural } from "./lines.ts";
+import { type ReportItem, type ReportRun, type ReportStep, UNFINISHED_STATUSES } from "./types.ts";
+
+const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
+
+interface Case {
+  xml: string;
+  failure: boolean;
+  error: boolean;
+  skipped: boolean;
+}
+
+function skippedWhy(run: ReportRun, step: ReportStep): string {
+  if (step.status === "pending" || step.status === "running")
+    return `Not finished: the run is ${run.status}.`;
+  if (run.status === "canceled") return run.error ?? "The run was canceled.";
+  return "Not run: an earlier step did not pass (fail_fast).";
+}
+
+function stepCase(item: ReportItem, step: ReportStep): Case {
+  const { run, file } = item;
+  const open = `<testcase name="${escapeAttr(`${step.order}. ${step.name} (${step.validator})`)}" classname="${escapeAttr(file)}" time="${seconds(step.duration_ms)}"`;
+  const lines = step.findings.map((f) => findingLine(file, f)).join("\n");
+  const c: Case = { xml: "", failure: false, error: false, skipped: false };
+  let body = "";
+  if (step.status === "failed") {
+    c.failure = true;
+    const errors = step.findings.filter((f) => f.severity === "error").length;
+    body = `<failure message="${escapeAttr(plural(errors, "error"))}" type="failed">${escapeXml(lines)}</failure>`;
+  } else if (step.status === "error") {
+    c.error = true;
+    body = `<error message="${escapeAttr(step.error ?? "The step could not finish.")}" type="error"/>`;
+  } else if (step.status !== "passed") {
+    c.skipped = true;
+    body = `<skipped message="${escapeAttr(skippedWhy(run, step))}"/>`;
+  }
+  // Warnings and infos of a passed step are worth seeing, but are not a failure.
+  if (lines && step.status !== "failed") body += `<system-out>${escapeXml(lines)}</system-out>`;
+  c.xml = body ? `${open}>${body}</testcase>` : `${open}/>`;
+  return c;
+}
+
+/** A run that ended without judging the data, for a reason no step carries (crash, purge). */
+function runCase(item: ReportItem): Case | null {
+  const { run, file } = item;
+  if (!UNFINISHED_STATUSES.includes(run.status) || run.steps.some((s) => s.status === "error")) return null;
+  const why = run.error ?? `The run ended ${run.status}.`;
+  return {
+    xml: `<testcase name="run" classname="${escapeAttr(file)}" time="${seconds(run.duration_ms)}"><error message="${escapeAttr(why)}" type="${escapeAttr(run.status)}"/></testcase>`,
+    failure: false,
+    error: true,
+    skipped: false,
+  };
+}
+
+function property(name: string, value: unknown) {
+  return `<property name="${escapeAttr(name)}" value="${escapeAttr(value ?? "")}"/>`;
+}
+
+function suite(item: ReportItem): { xml: string; tests: number; failures: number; errors: number } {
+  const { run, file } = item;
+  const cases = run.steps.map((s) => stepCase(item, s));
+  const extra = runCase(item);
+  if (extra) cases.push(extra);
+  const count = (k: "failure" | "error" | "skipped") => cases.filter((c) => c[k]).length;
+  const props = [
+    property("run_id", run.id),
+    property("status", run.status),
+    property("workflow", `${run.workflow.slug} v${run.workflow.version}`),
+    property("content_type", run.submission.content_type),
+    property("findings", countsText(run.summary)),
+  ];
+  if (run.url) props.push(property("url", run.url));
+  const attrs = [
+    `name="${escapeAttr(file)}"`,
+    `tests="${cases.length}"`,
+    `failures="${count("failure")}"`,
+    `errors="${count("error")}"`,
+    `skipped="${count("skipped")}"`,
+    `time="${seconds(run.duration_ms)}"`,
+    `timestamp="${escapeAttr(run.created_at)}"`,
+    `package="${escapeAttr(`assay.${run.workflow.slug}`)}"`,
+  ];
+  if (run.id) attrs.push(`id="${escapeAttr(run.id)}"`);
+  const xml = `  <testsuite ${attrs.join(" ")}>\n    <properties>${props.join("")}</properties>\n${cases.map((c) => `    ${c.xml}\n`).join("")}  </testsuite>\n`;
+  return { xml, tests: cases.length, failures: count("failure"), errors: count("error") };
+}
+
+export function renderJunit(items: ReportItem[]): string {
+  const suites = items.map(suite);
+  const sum = (k: "tests" | "failures" | "errors") => suites.reduce((n, s) => n + s[k], 0);
+  const ms = items.reduce((n, i) => n + (i.run.duration_ms ?? 0), 0);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="assay" tests="${sum("tests")}" failures="${sum("failures")}" errors="${sum("errors")}" time="${seconds(ms)}">\n${suites.map((s) => s.xml).join("")}</testsuites>\n`;
+}

@@ -1,0 +1,34 @@
+// One entry point for the report formats: the body and the media type it is served with.
+import { renderHtml } from "./html.ts";
+import { renderJunit } from "./junit.ts";
+import { renderSarif } from "./sarif.ts";
+import { type ReportFormat, type ReportRun, itemOf } from "./types.ts";
+
+export const CONTENT_TYPES: Record<ReportFormat, string> = {
+  json: "application/json",
+  junit: "application/xml; charset=utf-8",
+  // Registered with IANA for SARIF (OASIS SARIF 2.1.0, §3.1).
+  sarif: "application/sarif+json",
+  html: "text/html; charset=utf-8",
+};
+
+export const EXTENSIONS: Record<ReportFormat, string> = {
+  json: "json",
+  junit: "junit.xml",
+  sarif: "sarif",
+  html: "html",
+};
+
+/** The report of one run, as the API serves it. JSON is the run exactly as GET …/runs/{id}/ gives it. */
+export function renderRun(format: ReportFormat, run: ReportRun): string {
+  switch (format) {
+    case "json":
+      return JSON.stringify(run);
+    case "junit":
+      return renderJunit([itemOf(run)]);
+    case "sarif":
+      return `${JSON.stringify(renderSarif([itemOf(run)]), null, 2)}\n`;
+    case "html":
+      return renderHtml([itemOf(run)]);
+  }
+}

@@ -1,0 +1,67 @@
+// GET /api/v1/orgs/{org_slug}/runs/{run_id}/report/?format=json|junit|sarif|html (Viewer): a run's
+// results as a file for CI systems and people. A run still executing is reported as it stands,
+// with Retry-After like the run itself.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { invalidField, notFound } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicOrigin } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import { presentRun } from "../runs/present.ts";
+import { isFinal } from "../runs/types.ts";
+import { CONTENT_TYPES, EXTENSIONS, renderRun } from "./render.ts";
+import { REPORT_FORMATS, type ReportFormat } from "./types.ts";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const RETRY_AFTER_S = "1";
+
+export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, runs, executor, config } = deps;
+  return new Elysia({ prefix: "/api/v1/orgs/:org_slug" }).use(auth).get(
+    "/runs/:run_id/report/",
+    async ({ params, query, request, principal }) => {
+      const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+      const run = UUID_RE.test(params.run_id) ? await runs.get(org.id, params.run_id) : null;
+      if (!run) throw notFound("Run");
+      const format = (query.format ?? "json") as ReportFormat;
+      if (!REPORT_FORMATS.includes(format))
+        throw invalidField("format", `format is one of ${REPORT_FORMATS.join(", ")}.`);
+      const live = run.status === "running" ? executor.live(run.id) : null;
+      const presented = presentRun(publicOrigin(config.base_url, request), org.slug, run, live);
+      const headers: Record<string, string> = {
+        "content-type": CONTENT_TYPES[format],
+        "content-disposition": `inline; filename="assay-run-${run.id}.${EXTENSIONS[format]}"`,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      };
+      // The HTML quotes submitted data: even escaped, it gets no script and no outside resource.
+      if (format === "html")
+        headers["content-security-policy"] =
+          "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
+      if (!isFinal(run.status)) headers["retry-after"] = RETRY_AFTER_S;
+      return new Response(renderRun(format, presented), { headers });
+    },
+    {
+      auth: true,
+      params: t.Object({ org_slug: t.String(), run_id: t.String() }),
+      query: t.Object({
+        format: t.Optional(
+          t.String({ description: "json (default), junit, sarif or html", examples: ["junit"] }),
+        ),
+      }),
+      response: {
+        200: t.Any({
+          description:
+            "json: the run (application/json); junit: JUnit XML, a testsuite per run and a testcase per step; sarif: SARIF 2.1.0 (application/sarif+json); html: a self-contained page",
+        }),
+        ...errorResponses(...AUTHED),
+      },
+      detail: {
+        tags: ["Runs"],
+        security: [{ bearer: [] }],
+        summary: "A run's results as a JSON, JUnit XML, SARIF 2.1.0 or HTML report",
+      },
+    },
+  );
+}

@@ -1,0 +1,142 @@
+// SARIF 2.1.0 (OASIS), the format code-scanning tools import: one SARIF run for the whole report
+// (tools such as GitHub code scanning expect one run per tool and category), a rule per finding
+// code, a result per finding located by the file name, line and column. Steps and runs that could
+// not finish become tool execution notifications, not results: they say nothing about the data.
+import { VERSION } from "../version.ts";
+import type { Finding, Severity } from "../validators/types.ts";
+import { type ReportItem, UNFINISHED_STATUSES } from "./types.ts";
+
+export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
+const LEVEL: Record<Severity, "error" | "warning" | "note"> = {
+  error: "error",
+  warning: "warning",
+  info: "note",
+};
+
+/** A file path as a relative URI reference: forward slashes, each segment percent-encoded. */
+export function fileUri(file: string): string {
+  return file
+    .replace(/\\/g, "/")
+    .split("/")
+    .map((seg) => encodeURIComponent(seg.toWellFormed()))
+    .join("/");
+}
+
+interface Rule {
+  id: string;
+  shortDescription: { text: string };
+  defaultConfiguration: { level: "error" | "warning" | "note" };
+  properties: { validators: string[] };
+}
+
+export function renderSarif(items: ReportItem[]) {
+  const rules: Rule[] = [];
+  const ruleIndex = new Map<string, number>();
+  const artifacts: Record<string, unknown>[] = [];
+  const artifactIndex = new Map<string, number>();
+  const results: Record<string, unknown>[] = [];
+  const notifications: Record<string, unknown>[] = [];
+
+  const ruleFor = (f: Finding, validator: string) => {
+    let i = ruleIndex.get(f.code);
+    if (i === undefined) {
+      i = rules.length;
+      ruleIndex.set(f.code, i);
+      rules.push({
+        id: f.code,
+        shortDescription: { text: `${f.code} (reported by the ${validator} validator)` },
+        defaultConfiguration: { level: LEVEL[f.severity] },
+        properties: { validators: [validator] },
+      });
+    } else if (!rules[i]!.properties.validators.includes(validator))
+      rules[i]!.properties.validators.push(validator);
+    return i;
+  };
+
+  for (const { run, file } of items) {
+    const uri = fileUri(file);
+    let index = artifactIndex.get(uri);
+    if (index === undefined) {
+      index = artifacts.length;
+      artifactIndex.set(uri, index);
+      const mime = run.submission.content_type.split(";")[0]!.trim();
+      artifacts.push({
+        location: { uri },
+        ...(/^[^/]+\/.+$/.test(mime) ? { mimeType: mime } : {}),
+        properties: { file_type: run.submission.file_type },
+      });
+    }
+    for (const step of run.steps) {
+      for (const f of step.findings) {
+        const physical: Record<string, unknown> = { artifactLocation: { uri, index } };
+        if (f.line !== null && f.line >= 1)
+          physical.region = {
+            startLine: f.line,
+            ...(f.column !== null && f.column >= 1 ? { startColumn: f.column } : {}),
+          };
+        const loc: Record<string, unknown> = { physicalLocation: physical };
+        if (f.path) loc.logicalLocations = [{ fullyQualifiedName: f.path }];
+        results.push({
+          ruleId: f.code,
+          ruleIndex: ruleFor(f, step.validator),
+          level: LEVEL[f.severity],
+          message: { text: f.message || f.code },
+          locations: [loc],
+          properties: {
+            run_id: run.id,
+            step: step.name,
+            step_order: step.order,
+            validator: step.validator,
+            ...(f.rule ? { rule: f.rule } : {}),
+          },
+        });
+      }
+      if (step.status === "error")
+        notifications.push(
+          notification(
+            `${file}: step ${step.order} "${step.name}" (${step.validator}) could not finish: ${step.error ?? "unknown error"}`,
+            uri,
+            index,
+          ),
+        );
+    }
+    if (UNFINISHED_STATUSES.includes(run.status) && !run.steps.some((s) => s.status === "error"))
+      notifications.push(
+        notification(`${file}: the run ended ${run.status}${run.error ? `: ${run.error}` : "."}`, uri, index),
+      );
+  }
+
+  const workflows = [...new Set(items.map((i) => i.run.workflow.slug))];
+  const run: Record<string, unknown> = {
+    tool: {
+      driver: {
+        name: "Assay",
+        version: VERSION,
+        semanticVersion: VERSION,
+        rules,
+      },
+    },
+    invocations: [
+      {
+        executionSuccessful: notifications.length === 0,
+        ...(notifications.length ? { toolExecutionNotifications: notifications } : {}),
+      },
+    ],
+    artifacts,
+    results,
+    // Validators count columns in UTF-16 code units (src/validators/shared/position.ts).
+    columnKind: "utf16CodeUnits",
+    properties: { runs: items.map((i) => ({ file: i.file, run_id: i.run.id, status: i.run.status })) },
+  };
+  // The category code-scanning tools group results by: one per workflow.
+  if (workflows.length === 1) run.automationDetails = { id: `assay/${workflows[0]}/` };
+  return { $schema: SARIF_SCHEMA, version: "2.1.0", runs: [run] };
+}
+
+function notification(text: string, uri: string, index: number) {
+  return {
+    level: "error",
+    message: { text },
+    locations: [{ physicalLocation: { artifactLocation: { uri, index } } }],
+  };
+}

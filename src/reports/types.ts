@@ -1,0 +1,47 @@
+// What every report is rendered from: runs in the shape the API presents them
+// (src/runs/present.ts), each with the file name its findings point at. The API names a run by its
+// submission's filename; the CLI by the path the user typed, which the server never sees (a
+// submission filename has no directories), so code-scanning tools can find the file in the repo.
+import type { RunSummary } from "../runs/types.ts";
+import type { Finding } from "../validators/types.ts";
+
+export interface ReportStep {
+  order: number;
+  name: string;
+  validator: string;
+  status: string;
+  duration_ms: number | null;
+  findings: Finding[];
+  error: string | null;
+}
+
+/** A presented run (presentRun's output satisfies it), or one the CLI ran locally. */
+export interface ReportRun {
+  id: string;
+  url: string | null;
+  workflow: { slug: string; version: number };
+  submission: { filename: string | null; content_type: string; file_type: string };
+  status: string;
+  summary: RunSummary | null;
+  steps: ReportStep[];
+  error: string | null;
+  created_at: string;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface ReportItem {
+  run: ReportRun;
+  /** The name findings are reported against: `file:line:column`. */
+  file: string;
+}
+
+export const REPORT_FORMATS = ["json", "junit", "sarif", "html"] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** The run could not be judged: the service failed, a limit stopped it, or it was canceled. */
+export const UNFINISHED_STATUSES = ["error", "timed_out", "canceled"];
+
+export const fileOf = (run: ReportRun) => run.submission.filename ?? `run-${run.id}`;
+
+export const itemOf = (run: ReportRun): ReportItem => ({ run, file: fileOf(run) });

@@ -1,0 +1,43 @@
+// Checks reports against their published schemas with the engines Assay itself validates with:
+// SARIF with the json_schema validator (typebox), JUnit XML with the xml_schema validator
+// (libxml2-wasm XSD). Each returns the findings as `line:column message` strings; [] is valid.
+import { join } from "node:path";
+import { getValidator } from "../../../src/validators/registry.ts";
+import type { CompiledValidator, FileType } from "../../../src/validators/types.ts";
+
+const dir = join(import.meta.dir, "../../fixtures/schemas");
+// See test/fixtures/schemas/README.md: the schema's one invalid regular expression.
+const BROKEN_LANGUAGE_PATTERN = "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$";
+
+function checker(slug: string, config: unknown, fileType: FileType) {
+  const v = getValidator(slug)!;
+  const issues = v.checkConfig(config);
+  if (issues.length) throw new Error(`the ${slug} test schema is refused: ${JSON.stringify(issues)}`);
+  const run: CompiledValidator = v.compile(config);
+  return (text: string) =>
+    run(
+      { bytes: new TextEncoder().encode(text), text, fileType, filename: null },
+      { maxFindings: 100 },
+    ).findings.map((f) => `${f.line}:${f.column} ${f.path ?? ""} ${f.message}`);
+}
+
+let sarif: ((text: string) => string[]) | undefined;
+export async function sarifProblems(text: string): Promise<string[]> {
+  if (!sarif) {
+    const raw = await Bun.file(join(dir, "sarif-2.1.0-rtm.5.json")).text();
+    const schema = JSON.parse(raw, (k, v) =>
+      k === "pattern" && v === BROKEN_LANGUAGE_PATTERN ? undefined : v,
+    );
+    sarif = checker("json_schema", { schema }, "JSON");
+  }
+  return sarif(text);
+}
+
+let junit: ((text: string) => string[]) | undefined;
+export async function junitProblems(xml: string): Promise<string[]> {
+  if (!junit) {
+    const schema = await Bun.file(join(dir, "junit.xsd")).text();
+    junit = checker("xml_schema", { schema_type: "xsd", schema }, "XML");
+  }
+  return junit(xml);
+}

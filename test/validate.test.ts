@@ -1,0 +1,429 @@
+// `assay validate` as CI runs it: a real process against a real server, for each output format
+// and exit code, and `--local` against the same workflow giving the same findings.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ReportRun } from "../src/reports/types.ts";
+import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+import { junitProblems, sarifProblems } from "./unit/reports/schemas.ts";
+
+let s: TestServer;
+let token: string;
+const dir = mkdtempSync(join(tmpdir(), "assay-validate-"));
+const main = join(import.meta.dir, "../src/main.ts");
+
+/** Runs the CLI without blocking this process: the server under test lives in it. */
+async function assay(args: string[], env: Record<string, string> = {}) {
+  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
+  const p = Bun.spawn([process.execPath, main, ...args], {
+    cwd: dir,
+    env: { ...base, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, out, err };
+}
+const remote = (workflow: string, ...args: string[]) =>
+  assay(["validate", "--workflow", workflow, "--org", "acme", "--server", s.url, "--token", token, ...args]);
+
+const FILES: Record<string, string> = {
+  "data/good.json": '{"id": 1, "total": 10}\n',
+  "data/bad.json": '{\n  "id": "A-1",\n  "total": 10\n}\n',
+  "data/broken.json": '{"id": 1,\n "total": }\n',
+  "data/good.data": '{"id": 2, "total": 3}',
+  "data/table.csv": "id,total\n1,2\n",
+  "notes/clean.txt": "all done\n",
+  "notes/todo.txt": "first line\nTODO: finish\n",
+  "xml/order.xml": '<order><id>x</id><item sku="a" qty="0"/></order>\n',
+  "xml/ok.xml": '<order><id>1</id><item sku="a" qty="2"/></order>\n',
+};
+
+async function workflow(body: Record<string, unknown>) {
+  const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", { token: s.rootToken, body });
+  if (r.status !== 201) throw new Error(`workflow not created: ${r.text}`);
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  token = (await s.user("ci", "acme", "executor")).token;
+  for (const [name, text] of Object.entries(FILES)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  await workflow({
+    slug: "orders",
+    name: "Orders",
+    allowed_file_types: ["JSON"],
+    fail_fast: false,
+    steps: [
+      { name: "syntax", validator: "syntax", config: {} },
+      {
+        name: "schema",
+        validator: "json_schema",
+        config: {
+          schema: { type: "object", required: ["id", "total"], properties: { id: { type: "integer" } } },
+        },
+      },
+      {
+        name: "rules",
+        validator: "assertions",
+        config: {
+          rules: [
+            { id: "positive", expr: "data.total > 5", message: "total must exceed 5", severity: "warning" },
+          ],
+        },
+      },
+    ],
+  });
+  await workflow({
+    slug: "notes",
+    name: "Notes",
+    allowed_file_types: ["TEXT"],
+    steps: [
+      {
+        name: "no todos",
+        validator: "text_rules",
+        config: {
+          patterns: [{ regex: "TODO", must: "not_match", message: "unfinished work", severity: "warning" }],
+        },
+      },
+    ],
+  });
+  await workflow({
+    slug: "parts",
+    name: "Parts",
+    allowed_file_types: ["XML"],
+    steps: [
+      { name: "syntax", validator: "syntax", config: {} },
+      {
+        name: "xsd",
+        validator: "xml_schema",
+        config: {
+          schema_type: "xsd",
+          schema: readFileSync(join(import.meta.dir, "fixtures/validators/order.xsd"), "utf8"),
+        },
+      },
+    ],
+  });
+});
+afterAll(async () => {
+  await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("exit codes and the text summary", () => {
+  test("exit 0 and PASS when every run succeeds", async () => {
+    const r = await remote("orders", "data/good.json");
+    expect(r).toEqual({
+      code: 0,
+      out: "PASS data/good.json: succeeded (no findings)\n1 file: 1 passed, 0 failed.\n",
+      err: "",
+    });
+  });
+
+  test("exit 1 with one `file:line:column severity code message` line per finding", async () => {
+    const r = await remote("orders", "data/good.json", "data/bad.json");
+    expect(r.code).toBe(1);
+    expect(r.err).toBe("");
+    const lines = r.out.trim().split("\n");
+    expect(lines[0]).toBe("PASS data/good.json: succeeded (no findings)");
+    expect(lines[1]).toBe("FAIL data/bad.json: failed (1 error)");
+    expect(lines[2]).toMatch(/^data\/bad\.json:2:9 error json_schema\.type \S.*$/);
+    expect(lines[3]).toMatch(
+      /^ {2}report: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orgs\/acme\/runs\/[0-9a-f-]{36}\/report\/\?format=html$/,
+    );
+    expect(lines[4]).toBe("2 files: 1 passed, 1 failed.");
+    const html = await fetch(lines[3]!.slice("  report: ".length), {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(html.headers.get("content-type")).toBe("text/html; charset=utf-8");
+  });
+
+  test("--fail-on warning turns a warning into exit 1; without it the run passes", async () => {
+    const plain = await remote("notes", "notes/todo.txt", "notes/clean.txt");
+    expect(plain.code).toBe(0);
+    expect(plain.out).toContain("notes/todo.txt:2:1 warning text.");
+    const strict = await remote("notes", "notes/todo.txt", "notes/clean.txt", "--fail-on", "warning");
+    expect(strict.code).toBe(1);
+    expect(strict.out).toContain("FAIL notes/todo.txt: succeeded (1 warning)");
+    expect(strict.out).toContain("PASS notes/clean.txt");
+  });
+
+  test("the content type comes from the extension; --content-type overrides it", async () => {
+    const unknown = await remote("orders", "data/good.data");
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("cannot tell the content type of data/good.data from its extension");
+    const forced = await remote("orders", "data/good.data", "--content-type", "application/json");
+    expect(forced.code).toBe(0);
+  });
+
+  test("exit 2 for a file the workflow refuses, the other files still reported", async () => {
+    const r = await remote("orders", "data/table.csv", "data/good.json");
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(
+      "ERROR data/table.csv: 400 file_type_unsupported: This workflow accepts JSON submissions; this one is CSV.",
+    );
+    expect(r.out).toContain("PASS data/good.json");
+    expect(r.out).toContain("2 files: 1 passed, 0 failed, 1 error.");
+  });
+
+  test("202 then polling with Retry-After ends with the same results", async () => {
+    const r = await remote("orders", "data/bad.json", "--wait", "0");
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^data\/bad\.json:2:9 error json_schema\.type /m);
+  });
+
+  test("server and token from ASSAY_SERVER and ASSAY_TOKEN", async () => {
+    const r = await assay(["validate", "data/good.json", "--workflow", "orders", "--org", "acme"], {
+      ASSAY_SERVER: `${s.url}/`,
+      ASSAY_TOKEN: token,
+    });
+    expect(r.code).toBe(0);
+  });
+});
+
+describe("errors exit 2", () => {
+  test("a bad token: the server's 401 on stderr", async () => {
+    const r = await assay([
+      "validate",
+      "data/good.json",
+      "--workflow",
+      "orders",
+      "--org",
+      "acme",
+      "--server",
+      s.url,
+      "--token",
+      "assay_nope",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toStartWith("assay validate: data/good.json: 401 authentication_required: ");
+  });
+  test("a workflow that does not exist: 404", async () => {
+    const r = await remote("nope", "data/good.json");
+    expect(r.code).toBe(2);
+    expect(r.err).toBe("assay validate: data/good.json: 404 not_found: Workflow not found.\n");
+  });
+  test("a server that cannot be reached", async () => {
+    const closed = Bun.serve({ port: 0, fetch: () => new Response() });
+    const url = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const r = await assay([
+      "validate",
+      "data/good.json",
+      "--workflow",
+      "orders",
+      "--org",
+      "acme",
+      "--server",
+      url,
+      "--token",
+      token,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.out).toStartWith("ERROR data/good.json: network_error: ");
+  });
+  test("a run the server could not finish (a step over its time limit)", async () => {
+    await workflow({
+      slug: "hasty",
+      name: "Hasty",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: { timeout_ms: 1 } }],
+    });
+    // Big enough that no machine parses it within the 1 ms limit.
+    const rows = Array.from({ length: 200_000 }, (_, i) => ({ id: i, name: `row ${i}`, tags: ["a", "b"] }));
+    writeFileSync(join(dir, "data/big.json"), JSON.stringify(rows));
+    const r = await remote("hasty", "data/big.json");
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/^ERROR data\/big\.json: timed_out \(no findings\)$/m);
+    expect(r.out).toMatch(/^data\/big\.json: step 1 "syntax" \(syntax\) could not finish: .+$/m);
+    expect(r.out).toContain("1 file: 0 passed, 0 failed, 1 error.");
+  });
+
+  test("bad arguments and missing files", async () => {
+    const cases: [string[], string][] = [
+      [
+        ["validate", "data/good.json", "--org", "acme", "--server", "http://x", "--token", "t"],
+        "--workflow is required",
+      ],
+      [
+        ["validate", "data/good.json", "--workflow", "orders", "--org", "acme", "--token", "t"],
+        "--server URL (or ASSAY_SERVER) is required",
+      ],
+      [
+        ["validate", "data/good.json", "--workflow", "orders", "--org", "acme", "--server", "http://x"],
+        "--token (or ASSAY_TOKEN) is required",
+      ],
+      [
+        ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--format", "pdf"],
+        "--format is one of text, json, junit, sarif, html",
+      ],
+      [
+        ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--fail-on", "info"],
+        "--fail-on is error or warning",
+      ],
+      [["validate", "--local", "--workflow-file", "w.yaml"], "usage: assay validate FILE…"],
+      [
+        ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--server", "http://x"],
+        "unknown option --server",
+      ],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => assay(args)));
+    runs.forEach((r, i) => {
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(cases[i]![1]);
+    });
+    const missing = await remote("orders", "data/missing.json");
+    expect(missing).toEqual({
+      code: 2,
+      out: "",
+      err: "assay validate: cannot read data/missing.json: no such file\n",
+    });
+  });
+});
+
+describe("formats", () => {
+  test("--format json: every file with its verdict and run", async () => {
+    const r = await remote("orders", "data/good.json", "data/bad.json", "--format", "json");
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.out);
+    expect(j.verdict).toBe("failed");
+    expect(j.exit_code).toBe(1);
+    expect(j.counts).toEqual({ files: 2, succeeded: 1, failed: 1, error: 0 });
+    expect(j.files.map((f: { file: string; verdict: string }) => [f.file, f.verdict])).toEqual([
+      ["data/good.json", "succeeded"],
+      ["data/bad.json", "failed"],
+    ]);
+    expect(j.files[1].run.submission.filename).toBe("bad.json");
+    expect(j.files[1].run.steps[1].findings[0].code).toBe("json_schema.type");
+  });
+
+  test("--format junit --output: a report valid against the JUnit schema, the summary on stdout", async () => {
+    const r = await remote(
+      "orders",
+      "data/good.json",
+      "data/bad.json",
+      "data/table.csv",
+      "--format",
+      "junit",
+      "--output",
+      "out/junit.xml",
+    );
+    expect(r.code).toBe(2);
+    expect(r.out).toContain("3 files: 1 passed, 1 failed, 1 error.");
+    const xml = readFileSync(join(dir, "out/junit.xml"), "utf8");
+    expect(await junitProblems(xml)).toEqual([]);
+    expect(xml.match(/<testsuite /g)?.length).toBe(3);
+    expect(xml).toMatch(
+      /<failure message="1 error" type="failed">data\/bad\.json:2:9 error json_schema\.type /,
+    );
+    expect(xml).toContain('<testcase name="run" classname="data/table.csv"');
+    expect(xml).toContain("file_type_unsupported");
+  });
+
+  test("--format sarif: SARIF 2.1.0 valid against its schema, located by the path given", async () => {
+    const r = await remote("orders", "data/bad.json", "data/broken.json", "--format", "sarif");
+    expect(r.code).toBe(1);
+    expect(await sarifProblems(r.out)).toEqual([]);
+    const run = JSON.parse(r.out).runs[0];
+    expect(run.artifacts.map((a: { location: { uri: string } }) => a.location.uri)).toEqual([
+      "data/bad.json",
+      "data/broken.json",
+    ]);
+    const first = run.results[0];
+    expect(first.ruleId).toBe("json_schema.type");
+    expect(first.locations[0].physicalLocation).toEqual({
+      artifactLocation: { uri: "data/bad.json", index: 0 },
+      region: { startLine: 2, startColumn: 9 },
+    });
+    expect(run.automationDetails).toEqual({ id: "assay/orders/" });
+  });
+
+  test("--format html: one self-contained page for all files", async () => {
+    const r = await remote("parts", "xml/order.xml", "xml/ok.xml", "--format", "html");
+    expect(r.code).toBe(1);
+    expect(r.out).toStartWith("<!doctype html>");
+    expect(r.out).toContain("xml/order.xml");
+    expect(r.out).not.toMatch(/<script/i);
+  });
+});
+
+describe("--local", () => {
+  const comparable = (out: string) =>
+    JSON.parse(out).files.map(
+      (f: { file: string; verdict: string; run: ReportRun | null; error: unknown }) => ({
+        file: f.file,
+        verdict: f.verdict,
+        error: f.error,
+        status: f.run?.status,
+        file_type: f.run?.submission.file_type,
+        summary: f.run?.summary,
+        steps: f.run?.steps.map((st) => ({
+          order: st.order,
+          name: st.name,
+          validator: st.validator,
+          status: st.status,
+          findings: st.findings,
+          error: st.error,
+        })),
+      }),
+    );
+
+  for (const [slug, files] of [
+    ["orders", ["data/good.json", "data/bad.json", "data/broken.json", "data/table.csv"]],
+    ["notes", ["notes/todo.txt", "notes/clean.txt"]],
+    ["parts", ["xml/order.xml", "xml/ok.xml"]],
+  ] as const) {
+    test(`gives the same findings as the server for the exported "${slug}" workflow`, async () => {
+      const exported = await assay(["workflows", "export", "acme", slug, "--data-dir", s.dataDir]);
+      expect(exported.code).toBe(0);
+      writeFileSync(join(dir, `${slug}.yaml`), exported.out);
+      const server = await remote(slug, ...files, "--format", "json");
+      const local = await assay([
+        "validate",
+        "--local",
+        "--workflow-file",
+        `${slug}.yaml`,
+        ...files,
+        "--format",
+        "json",
+      ]);
+      expect(local.err).toBe("");
+      expect(local.code).toBe(server.code);
+      expect(comparable(local.out)).toEqual(comparable(server.out));
+      expect(
+        comparable(local.out).some((f: { steps?: { findings: unknown[] }[] }) =>
+          f.steps?.some((st) => st.findings.length),
+        ),
+      ).toBe(true);
+    });
+  }
+
+  test("text output and exit codes match the server's", async () => {
+    const r = await assay(["validate", "--local", "--workflow-file", "orders.yaml", "data/bad.json"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(
+      /^FAIL data\/bad\.json: failed \(1 error\)\ndata\/bad\.json:2:9 error json_schema\.type .+\n1 file: 0 passed, 1 failed\.\n$/,
+    );
+  });
+
+  test("exit 2 with every problem listed for an invalid workflow document", async () => {
+    writeFileSync(
+      join(dir, "bad.yaml"),
+      "slug: x\nname: X\nallowed_file_types: [JSON]\nsteps:\n  - name: s\n    validator: nope\n",
+    );
+    const r = await assay(["validate", "--local", "--workflow-file", "bad.yaml", "data/good.json"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'assay validate: The workflow definition is invalid.\n  steps[0].validator: Unknown validator "nope"; see GET /api/v1/validators/.\n',
+    );
+  });
+});
