@@ -349,3 +349,24 @@ describe("concurrency", () => {
     expect(ids.size).toBe(n);
   });
 });
+
+describe("findings cap", () => {
+  test("max_findings caps a step's findings and summary.truncated says so", async () => {
+    await createWorkflow(s, s.rootToken, {
+      slug: "capped",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "schema",
+          validator: "json_schema",
+          config: { schema: { type: "array", items: { type: "string" } }, max_findings: 3 },
+        },
+      ],
+    });
+    const r = await call(s, "POST", runs("capped"), { token: exec, raw: "[1,2,3,4,5,6]", headers: JSON_CT });
+    expect(r.json.steps[0].findings).toHaveLength(3);
+    expect(r.json.summary).toEqual(expect.objectContaining({ errors: 3, truncated: true }));
+    const ok = await call(s, "POST", runs("capped"), { token: exec, raw: "[1]", headers: JSON_CT });
+    expect(ok.json.summary.truncated).toBe(false);
+  });
+});

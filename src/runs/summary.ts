@@ -18,6 +18,7 @@ export function summarize(steps: RunStep[]): RunSummary {
       else if (f.severity === "warning") s.warnings++;
       else s.infos++;
     }
+    if (step.truncated) s.truncated = true;
     if (step.status === "passed") s.steps_passed++;
     else if (step.status === "failed" || step.status === "error") s.steps_failed++;
     else if (step.status === "skipped") s.steps_skipped++;
@@ -34,17 +35,17 @@ export function finalStatus(pool: PoolStatus, steps: RunStep[]): RunStatus {
 }
 
 /** Merges a pool outcome into the run's step list. */
-export function applyOutcome(steps: RunStep[], outcome: RunOutcome, truncatedBy: boolean[] = []): RunStep[] {
+export function applyOutcome(steps: RunStep[], outcome: RunOutcome): RunStep[] {
   return steps.map((s, i) => {
     const o = outcome.steps[i];
     if (!o) return { ...s, status: "skipped" };
-    truncatedBy[i] = o.truncated;
     return {
       ...s,
       status: o.status,
       duration_ms: o.durationMs,
       findings: o.findings,
       error: o.error ?? null,
+      truncated: o.truncated,
     };
   });
 }

@@ -16,6 +16,8 @@ export interface RunStep {
   findings: Finding[];
   /** Why the step is in error (time limit, crash, engine failure); null otherwise. */
   error: string | null;
+  /** Findings were capped at the step's max_findings (surfaces as summary.truncated). */
+  truncated?: boolean;
 }
 
 export interface RunSummary {
