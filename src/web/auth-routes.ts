@@ -1,0 +1,158 @@
+// Sign-in for the web app: login, logout, the session's CSRF token, and password change. The app
+// then calls the same /api/v1 routes as any client, authenticated by the session cookie.
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import { invalid, unauthenticated } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { MIN_PASSWORD } from "../users/service.ts";
+import { UserOut, presentUser } from "../users/routes.ts";
+import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
+import { SESSION_TTL_MS, clearedCookie, createSessions, isHttps, sessionCookie } from "./sessions.ts";
+
+const SessionOut = t.Object({
+  user: UserOut,
+  csrf_token: t.Nullable(t.String({ description: "Send as X-CSRF-Token on every write" })),
+  expires_at: t.Nullable(t.String()),
+});
+
+// Unknown users and users without a password cost one hash verification too, so the answer's
+// timing does not tell which usernames exist.
+let dummyHash: Promise<string> | null = null;
+const dummy = () => {
+  dummyHash ??= Bun.password.hash("assay timing equaliser");
+  return dummyHash;
+};
+
+async function passwordMatches(hash: string | null | undefined, password: string): Promise<boolean> {
+  if (!hash) {
+    await Bun.password.verify(password, await dummy());
+    return false;
+  }
+  return Bun.password.verify(password, hash);
+}
+
+const BAD_LOGIN = "Invalid username or password.";
+
+export function webAuthRoutes(
+  deps: Deps,
+  auth: ReturnType<typeof authPlugin>,
+  limits: LoginLimits = { ...DEFAULT_LOGIN_LIMITS, disabled: deps.config.rate_limit_disabled },
+) {
+  const { users, config } = deps;
+  const sessions = createSessions(deps.db, users);
+  const limiter = createLoginLimiter(limits);
+  const detail = { tags: ["Web session"] };
+  const ipOf = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) =>
+    server?.requestIP(r)?.address ?? "unknown";
+
+  return new Elysia()
+    .use(auth)
+    .post(
+      "/api/v1/auth/login/",
+      async ({ body, request, server, set }) => {
+        limiter.attempt(ipOf(server, request), body.username);
+        const found = await users.passwordHash(body.username);
+        if (!(await passwordMatches(found?.hash, body.password)) || !found) throw unauthenticated(BAD_LOGIN);
+        // A new secret on every sign-in (no session fixation); the one the browser held ends.
+        const previous = await sessions.current(request);
+        if (previous) await sessions.store.delete(previous.session.id);
+        const { secret, session } = await sessions.start(found.user.id);
+        const secure = isHttps(request, config.base_url);
+        set.headers["set-cookie"] = sessionCookie(secret, SESSION_TTL_MS / 1000, secure);
+        return { user: presentUser(found.user), csrf_token: session.csrf, expires_at: session.expires_at };
+      },
+      {
+        body: t.Object(
+          {
+            username: t.String({ minLength: 1, maxLength: 200, error: "must be a non-empty string" }),
+            password: t.String({ minLength: 1, maxLength: 1024, error: "must be a non-empty string" }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SessionOut, ...errorResponses(400, 401, 429, 500) },
+        detail: {
+          ...detail,
+          summary: "Sign in with username and password: sets the session cookie, returns the CSRF token",
+        },
+      },
+    )
+    .post(
+      "/api/v1/auth/logout/",
+      async ({ request, set }) => {
+        const found = await sessions.current(request);
+        if (found) {
+          sessions.checkCsrf(request, found.session);
+          await sessions.store.delete(found.session.id);
+        }
+        set.headers["set-cookie"] = clearedCookie(isHttps(request, config.base_url));
+        set.status = 204;
+      },
+      {
+        response: { 204: t.Void(), ...errorResponses(403, 500) },
+        detail: {
+          ...detail,
+          summary: "Sign out: ends the session (needs X-CSRF-Token) and clears the cookie",
+        },
+      },
+    )
+    .get(
+      "/api/v1/auth/session/",
+      async ({ principal }) => {
+        const s = principal.session ? await sessions.store.get(principal.session.id) : null;
+        return {
+          user: presentUser(principal.user),
+          csrf_token: s?.csrf ?? null,
+          expires_at: s?.expires_at ?? null,
+        };
+      },
+      {
+        auth: true,
+        response: { 200: SessionOut, ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          security: [{ bearer: [] }],
+          summary: "The signed-in user and the session's CSRF token (null for a bearer token)",
+        },
+      },
+    )
+    .post(
+      "/api/v1/users/me/password/",
+      async ({ body, principal, request, server, set }) => {
+        limiter.attempt(ipOf(server, request), principal.user.username);
+        const found = await users.passwordHash(principal.user.username);
+        if (!(await passwordMatches(found?.hash, body.current_password)))
+          throw invalid("The current password is incorrect.", [
+            { field: "current_password", code: "incorrect", message: "The current password is incorrect." },
+          ]);
+        if (body.new_password.length < MIN_PASSWORD || body.new_password.length > 1024)
+          throw invalid("The new password is not acceptable.", [
+            {
+              field: "new_password",
+              code: "invalid",
+              message: `A password has ${MIN_PASSWORD} to 1024 characters.`,
+            },
+          ]);
+        await users.setPassword(principal.user.id, await Bun.password.hash(body.new_password));
+        // Other browsers signed in as this user are signed out; API tokens are not affected.
+        await sessions.store.deleteOthers(principal.user.id, principal.session?.id ?? null);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        body: t.Object(
+          {
+            current_password: t.String({ maxLength: 1024, error: "must be a string" }),
+            new_password: t.String({ maxLength: 4096, error: "must be a string" }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          security: [{ bearer: [] }],
+          summary: "Change your password; your other web sessions end",
+        },
+      },
+    );
+}

@@ -1,0 +1,89 @@
+// Boot: find out who is signed in, then render the page the URL names inside the shell. Each
+// page is a view function registered in views/; it returns a title and a body.
+import { ApiError, whenSignedOut } from "./api.ts";
+import { h, mount } from "./dom.ts";
+import { type Ctx, match, navigate, startRouter } from "./router.ts";
+import { defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
+import { shell } from "./shell.ts";
+import { errorNotice, heading, notice, takeFlash } from "./ui.ts";
+import { loginView } from "./views/login.ts";
+import "./views/index.ts";
+
+const root = document.getElementById("app")!;
+let controller: AbortController | null = null;
+let endedNotice: HTMLElement | null = null;
+
+function problemPage(e: unknown): { title: string; body: Node } {
+  if (e instanceof ApiError && e.status === 404)
+    return { title: "Not found", body: h("div", null, heading("Not found"), errorNotice(e)) };
+  if (e instanceof ApiError && e.status === 403)
+    return { title: "Not allowed", body: h("div", null, heading("Not allowed"), errorNotice(e)) };
+  return { title: "Error", body: h("div", null, heading("Something went wrong"), errorNotice(e)) };
+}
+
+async function render(initial: boolean): Promise<void> {
+  controller?.abort();
+  const ctl = new AbortController();
+  controller = ctl;
+  const path = location.pathname;
+  if (!session()) {
+    document.title = "Sign in · Assay";
+    mount(
+      root,
+      loginView(endedNotice, () => {
+        endedNotice = null;
+        navigate(path.startsWith("/app") ? path + location.search : "/app/", { replace: true });
+      }),
+    );
+    (root.querySelector("input") as HTMLInputElement | null)?.focus();
+    return;
+  }
+  if (path === "/" || path === "/app" || path === "/app/") {
+    const org = defaultOrg();
+    navigate(org ? `/app/orgs/${org}/workflows/` : "/app/settings/tokens/", { replace: true });
+    return;
+  }
+  const found = match(path);
+  const org = found?.params.org ?? null;
+  if (org) rememberOrg(org);
+  root.querySelector("main")?.setAttribute("aria-busy", "true");
+  let page: { title: string; body: Node };
+  try {
+    if (!found) throw new ApiError(404, "not_found", "There is no page at this address.");
+    const ctx: Ctx = {
+      params: found.params,
+      query: new URLSearchParams(location.search),
+      signal: ctl.signal,
+      path,
+    };
+    page = await found.view(ctx);
+  } catch (e) {
+    if (ctl.signal.aborted) return;
+    if (!session()) return; // the 401 handler has already shown the sign-in form
+    page = problemPage(e);
+  }
+  if (ctl.signal.aborted) return;
+  document.title = `${page.title} · Assay`;
+  mount(root, shell(org, path, [takeFlash(), page.body]));
+  if (!initial) (root.querySelector("h1") as HTMLElement | null)?.focus();
+  const hash = location.hash.slice(1);
+  if (hash) document.getElementById(hash)?.scrollIntoView();
+}
+
+whenSignedOut(() => {
+  if (!session()) return;
+  forget();
+  endedNotice = notice("info", "Your session has ended. Sign in again to continue.");
+  void render(false);
+});
+
+async function boot() {
+  try {
+    await loadSession();
+  } catch (e) {
+    mount(root, h("main", { id: "main" }, errorNotice(e)));
+    return;
+  }
+  startRouter((initial) => void render(initial));
+}
+void boot();

@@ -1,0 +1,105 @@
+// The frame around every signed-in page: the org switcher, navigation (only what the user's
+// role allows), and the account menu.
+import { type Child, h } from "./dom.ts";
+import { navigate } from "./router.ts";
+import { can, defaultOrg, me, signOut } from "./session.ts";
+
+export function shell(pageOrg: string | null, path: string, content: Child): HTMLElement {
+  const user = me();
+  // Pages outside an org (tokens, account, admin) keep the last org's navigation.
+  const org = pageOrg ?? defaultOrg();
+  const link = (href: string, label: string) =>
+    h("li", null, h("a", { href, "aria-current": path.startsWith(href) ? "page" : null }, label));
+  const orgNav = org
+    ? [
+        link(`/app/orgs/${org}/workflows/`, "Workflows"),
+        link(`/app/orgs/${org}/runs/`, "Runs"),
+        link(`/app/orgs/${org}/members/`, "Members"),
+        can(org, "admin") ? link(`/app/orgs/${org}/webhooks/`, "Webhooks") : null,
+      ]
+    : [];
+  // A menu of links rather than a <select> that navigates on change: arrowing through a
+  // select must not switch pages (WCAG 3.2.2).
+  const current = user.orgs.find((o) => o.org_slug === org);
+  const switcher = user.orgs.length
+    ? h(
+        "details",
+        { class: "org-switch" },
+        h(
+          "summary",
+          null,
+          h("span", { class: "sr-only" }, "Organization: "),
+          current ? `${current.name} (${current.role})` : "Organizations",
+        ),
+        h(
+          "ul",
+          { class: "menu" },
+          user.orgs.map((o) =>
+            h(
+              "li",
+              null,
+              h(
+                "a",
+                {
+                  href: `/app/orgs/${o.org_slug}/workflows/`,
+                  "aria-current": o.org_slug === org ? "true" : null,
+                },
+                `${o.name} (${o.role})`,
+              ),
+            ),
+          ),
+        ),
+      )
+    : null;
+  const out = h(
+    "button",
+    {
+      type: "button",
+      class: "linklike",
+      onclick: async () => {
+        await signOut().catch(() => {});
+        navigate("/", { replace: true });
+      },
+    },
+    "Sign out",
+  );
+  return h(
+    "div",
+    { class: "layout" },
+    h(
+      "header",
+      { class: "top" },
+      h("a", { class: "brand", href: "/app/" }, h("span", { "aria-hidden": "true" }, "◆"), " Assay"),
+      switcher,
+      h(
+        "nav",
+        { "aria-label": "Main" },
+        h("ul", null, orgNav, user.is_admin ? link("/app/admin/", "Administration") : null),
+      ),
+      h(
+        "nav",
+        { class: "account", "aria-label": "Account" },
+        h(
+          "ul",
+          null,
+          link("/app/settings/tokens/", "API tokens"),
+          h(
+            "li",
+            null,
+            h(
+              "a",
+              {
+                href: "/app/settings/account/",
+                "aria-current": path.startsWith("/app/settings/account") ? "page" : null,
+                title: "Account",
+              },
+              user.username,
+            ),
+          ),
+          h("li", null, out),
+        ),
+      ),
+    ),
+    h("main", { id: "main", class: "content", tabindex: "-1" }, content),
+  );
+}

@@ -1,0 +1,196 @@
+// Shared pieces of the pages: dialogs, messages, dates, status badges, pagination.
+import { ApiError } from "./api.ts";
+import { type Child, h } from "./dom.ts";
+
+/** A modal confirmation on the native <dialog>: Escape cancels, focus returns to the opener. */
+export function confirmDialog(o: {
+  title: string;
+  message: Child;
+  confirm: string;
+  danger?: boolean;
+}): Promise<boolean> {
+  return new Promise((resolve) => {
+    const opener = document.activeElement as HTMLElement | null;
+    const cancel = h("button", { type: "button", class: "button secondary", value: "cancel" }, "Cancel");
+    const ok = h(
+      "button",
+      { type: "submit", class: `button ${o.danger ? "danger" : ""}`, value: "ok" },
+      o.confirm,
+    );
+    const titleId = `dlg-${Date.now()}`;
+    const dlg = h(
+      "dialog",
+      { "aria-labelledby": titleId },
+      h(
+        "form",
+        { method: "dialog" },
+        h("h2", { id: titleId }, o.title),
+        h("div", { class: "dialog-body" }, o.message),
+        h("div", { class: "actions" }, cancel, ok),
+      ),
+    );
+    cancel.addEventListener("click", () => dlg.close("cancel"));
+    dlg.addEventListener("close", () => {
+      dlg.remove();
+      opener?.focus();
+      resolve(dlg.returnValue === "ok");
+    });
+    document.body.append(dlg);
+    dlg.showModal();
+    cancel.focus();
+  });
+}
+
+/** A message box; errors are announced (role=alert), the rest politely (role=status). */
+export function notice(kind: "error" | "success" | "info" | "warning", ...content: Child[]): HTMLDivElement {
+  const icon = { error: "✖", success: "✔", info: "ℹ", warning: "⚠" }[kind];
+  return h(
+    "div",
+    { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
+    h("span", { class: "icon", "aria-hidden": "true" }, icon),
+    h("div", null, ...content),
+  );
+}
+
+export function errorNotice(e: unknown): HTMLDivElement {
+  if (e instanceof ApiError) {
+    const items = e.errors.map((x) => h("li", null, x.field ? `${x.field}: ${x.message}` : x.message));
+    return notice("error", h("p", null, e.message), items.length ? h("ul", null, items) : null);
+  }
+  return notice("error", h("p", null, (e as Error)?.message ?? String(e)));
+}
+
+let pendingFlash: HTMLElement | null = null;
+/** A message for the next page shown (after a save that navigates away). */
+export const flash = (kind: "success" | "info", text: string) => {
+  pendingFlash = notice(kind, text);
+};
+export function takeFlash(): HTMLElement | null {
+  const f = pendingFlash;
+  pendingFlash = null;
+  return f;
+}
+
+const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+/** A <time> element: local date and time, the exact ISO value on hover. */
+export function time(iso: string | null | undefined, empty = "—"): Child {
+  if (!iso) return h("span", { class: "muted" }, empty);
+  return h("time", { datetime: iso, title: iso }, dateFmt.format(new Date(iso)));
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms == null) return "—";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1048576) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1048576).toFixed(1)} MiB`;
+}
+
+// Status is never told by colour alone: every badge has a symbol and a word.
+const STATUS: Record<string, [string, string]> = {
+  succeeded: ["✔", "ok"],
+  passed: ["✔", "ok"],
+  active: ["●", "ok"],
+  failed: ["✖", "bad"],
+  error: ["⚠", "bad"],
+  timed_out: ["⏱", "bad"],
+  canceled: ["⊘", "neutral"],
+  skipped: ["↷", "neutral"],
+  inactive: ["○", "neutral"],
+  suspended: ["⏸", "warn"],
+  revoked: ["⊘", "neutral"],
+  expired: ["⏱", "neutral"],
+  queued: ["…", "pending"],
+  pending: ["…", "pending"],
+  running: ["↻", "pending"],
+  warning: ["⚠", "warn"],
+  info: ["ℹ", "neutral"],
+};
+const SEVERITY: Record<string, [string, string]> = {
+  error: ["✖", "bad"],
+  warning: ["⚠", "warn"],
+  info: ["ℹ", "neutral"],
+};
+export function severityBadge(severity: string): HTMLSpanElement {
+  const [icon, tone] = SEVERITY[severity] ?? ["•", "neutral"];
+  return h("span", { class: `badge ${tone}` }, h("span", { "aria-hidden": "true" }, icon), ` ${severity}`);
+}
+
+export function badge(status: string, label = status.replace("_", " ")): HTMLSpanElement {
+  const [icon, tone] = STATUS[status] ?? ["•", "neutral"];
+  return h("span", { class: `badge ${tone}` }, h("span", { "aria-hidden": "true" }, icon), ` ${label}`);
+}
+
+/** Previous/next links for a paginated list. */
+export function pager(count: number, page: number, pageSize: number, href: (p: number) => string): Child {
+  const pages = Math.max(1, Math.ceil(count / pageSize));
+  if (pages <= 1) return null;
+  return h(
+    "nav",
+    { class: "pager", "aria-label": "Pages" },
+    page > 1 ? h("a", { href: href(page - 1), rel: "prev" }, "← Previous") : null,
+    h("span", null, `Page ${page} of ${pages} (${count} items)`),
+    page < pages ? h("a", { href: href(page + 1), rel: "next" }, "Next →") : null,
+  );
+}
+
+/** A page heading that receives focus after navigation (screen readers announce the new page). */
+export const heading = (text: Child, ...extra: Child[]) =>
+  h(
+    "div",
+    { class: "page-head" },
+    h("h1", { tabindex: "-1" }, text),
+    extra.length ? h("div", { class: "actions" }, ...extra) : null,
+  );
+
+export const empty = (text: string) => h("p", { class: "empty" }, text);
+
+export function table(head: string[], rows: Child[][], caption?: string): HTMLElement {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      null,
+      caption ? h("caption", { class: "sr-only" }, caption) : null,
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          head.map((x) => h("th", { scope: "col" }, x)),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        rows.map((r) =>
+          h(
+            "tr",
+            null,
+            // data-label: on a phone each row becomes a card of "label: value" lines (app.css).
+            r.map((c, i) => h("td", { "data-label": head[i] || null }, h("div", { class: "cell" }, c))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Disables a form's submit button while `work` runs. */
+export async function busy<T>(button: HTMLButtonElement, work: () => Promise<T>): Promise<T> {
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  try {
+    return await work();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
+  }
+}

@@ -1,0 +1,103 @@
+// The submitted content with line numbers; lines that have findings are highlighted and the
+// findings are written under them (symbol and words, not colour alone).
+import { h } from "../dom.ts";
+import type { Finding, RunStep } from "../types.ts";
+
+export const MAX_LINES = 5000;
+const RANK = { error: 3, warning: 2, info: 1 } as const;
+const ICON = { error: "✖", warning: "⚠", info: "ℹ" } as const;
+
+/** Findings by line number, with the step that reported them. */
+export function findingsByLine(steps: RunStep[]): Map<number, (Finding & { step: string })[]> {
+  const m = new Map<number, (Finding & { step: string })[]>();
+  for (const s of steps)
+    for (const f of s.findings ?? [])
+      if (f.line != null) {
+        const list = m.get(f.line) ?? [];
+        list.push({ ...f, step: s.name });
+        m.set(f.line, list);
+      }
+  return m;
+}
+
+export const lineId = (n: number) => `L${n}`;
+
+/** Moves focus to a line of the viewer (from a finding's location link). */
+export function goToLine(n: number): void {
+  const el = document.getElementById(lineId(n));
+  if (!el) return;
+  el.scrollIntoView({ block: "center" });
+  el.focus({ preventScroll: true });
+  history.replaceState(null, "", `#${lineId(n)}`);
+}
+
+export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
+  const lines = text.split(/\r\n|\n|\r/);
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  const byLine = findingsByLine(steps);
+  const shown = lines.slice(0, MAX_LINES);
+  const rows = shown.map((line, i) => {
+    const n = i + 1;
+    const fs = byLine.get(n);
+    if (!fs)
+      return h(
+        "div",
+        { class: "ln-row", id: lineId(n), tabindex: "-1" },
+        h("span", { class: "ln", "aria-hidden": "true" }, String(n)),
+        h("span", { class: "mark", "aria-hidden": "true" }),
+        h("code", null, line || " "),
+      );
+    const worst = fs.reduce(
+      (a, f) => (RANK[f.severity] > RANK[a] ? f.severity : a),
+      "info" as Finding["severity"],
+    );
+    return [
+      h(
+        "div",
+        { class: `ln-row hl sev-${worst}`, id: lineId(n), tabindex: "-1" },
+        h(
+          "span",
+          { class: "ln" },
+          h("span", { class: "sr-only" }, `Line `),
+          String(n),
+          h("span", { class: "sr-only" }, `, ${worst}:`),
+        ),
+        h("span", { class: "mark", "aria-hidden": "true" }, ICON[worst]),
+        h("code", null, line || " "),
+      ),
+      h(
+        "ul",
+        { class: "annots" },
+        fs.map((f) =>
+          h(
+            "li",
+            { class: `annot sev-${f.severity}` },
+            h(
+              "span",
+              { class: "sev" },
+              h("span", { "aria-hidden": "true" }, `${ICON[f.severity]} `),
+              f.severity,
+            ),
+            " ",
+            h("code", null, f.code),
+            " ",
+            f.message,
+            f.column != null ? h("span", { class: "muted" }, ` (column ${f.column})`) : null,
+          ),
+        ),
+      ),
+    ];
+  });
+  return h(
+    "div",
+    null,
+    lines.length > MAX_LINES
+      ? h(
+          "p",
+          { class: "hint" },
+          `Showing the first ${MAX_LINES.toLocaleString()} of ${lines.length.toLocaleString()} lines.`,
+        )
+      : null,
+    h("div", { class: "viewer", role: "region", "aria-label": "Submitted content", tabindex: "0" }, rows),
+  );
+}

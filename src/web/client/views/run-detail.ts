@@ -1,0 +1,212 @@
+// One run: status, summary, each step with its findings, and the submitted content with the
+// failing lines highlighted. A run still going is polled (as Retry-After says) until final.
+import { ApiError, api, enc, get, request } from "../api.ts";
+import { type Child, h, mount } from "../dom.ts";
+import type { Ctx, Rendered } from "../router.ts";
+import { can, me } from "../session.ts";
+import { FINAL, type Finding, type Run, type RunStep } from "../types.ts";
+import {
+  badge,
+  bytes,
+  duration,
+  empty,
+  errorNotice,
+  heading,
+  notice,
+  severityBadge,
+  table,
+  time,
+} from "../ui.ts";
+import { contentViewer, goToLine } from "./content.ts";
+import { findingCounts } from "./runs.ts";
+
+const MAX_CONTENT_BYTES = 5 * 1048576;
+
+function location(f: Finding): Child {
+  const parts: Child[] = [];
+  if (f.path) parts.push(h("code", null, f.path));
+  if (f.line != null) {
+    const label = `line ${f.line}${f.column != null ? `, column ${f.column}` : ""}`;
+    parts.push(
+      h(
+        "a",
+        {
+          href: `#L${f.line}`,
+          class: "loc",
+          onclick: (e: Event) => {
+            e.preventDefault();
+            goToLine(f.line!);
+          },
+        },
+        label,
+      ),
+    );
+  }
+  return parts.length ? h("span", { class: "where" }, parts) : h("span", { class: "muted" }, "—");
+}
+
+function stepSection(s: RunStep): HTMLElement {
+  const findings = s.findings ?? [];
+  return h(
+    "section",
+    { class: "run-step", "aria-labelledby": `step-${s.order}` },
+    h("h3", { id: `step-${s.order}` }, `${s.order}. ${s.name} `, badge(s.status)),
+    h("p", { class: "muted small" }, h("code", null, s.validator), ` · ${duration(s.duration_ms)}`),
+    s.error ? notice("error", h("p", null, s.error)) : null,
+    findings.length
+      ? table(
+          ["Severity", "Code", "Message", "Location"],
+          findings.map((f) => [severityBadge(f.severity), h("code", null, f.code), f.message, location(f)]),
+          `Findings of step ${s.order}`,
+        )
+      : s.status === "passed"
+        ? h("p", { class: "muted" }, "No findings.")
+        : null,
+  );
+}
+
+function progress(r: Run): string {
+  if (r.status === "queued") return "Queued: waiting for a worker…";
+  const running = r.steps.find((s) => s.status === "running");
+  const done = r.steps.filter((s) => !["pending", "running"].includes(s.status)).length;
+  return `Running: ${done} of ${r.steps.length} steps done${running ? `, now “${running.name}”` : ""}…`;
+}
+
+export async function runDetailView(ctx: Ctx): Promise<Rendered> {
+  const { org, id } = ctx.params as { org: string; id: string };
+  const path = `orgs/${enc(org)}/runs/${enc(id)}/`;
+  let run = await get<Run>(path, ctx.signal);
+  let text: string | null = null;
+  let contentNote: Child = null;
+  if (run.submission.content_purged)
+    contentNote = notice(
+      "info",
+      h("p", null, "The content was purged by the retention policy; the findings remain."),
+    );
+  else if (run.submission.size > MAX_CONTENT_BYTES)
+    contentNote = h(
+      "p",
+      null,
+      `The content is ${bytes(run.submission.size)}: too large to show here. `,
+      h("a", { href: `/api/v1/${path}content/`, download: "" }, "Download it"),
+    );
+  else {
+    try {
+      text = await (await request("GET", `${path}content/`, { signal: ctx.signal })).text();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      contentNote = errorNotice(e);
+    }
+  }
+
+  const live = h("p", { class: "live", role: "status" });
+  const problem = h("div");
+  const summary = h("div");
+  const steps = h("div");
+  const content = h("div");
+  const actions = h("div", { class: "actions" });
+  const draw = () => {
+    live.textContent = FINAL.has(run.status) ? `Finished: ${run.status.replace("_", " ")}.` : progress(run);
+    const s = run.summary;
+    mount(
+      summary,
+      h(
+        "dl",
+        { class: "meta" },
+        h("dt", null, "Status"),
+        h("dd", null, badge(run.status)),
+        h("dt", null, "Workflow"),
+        h(
+          "dd",
+          null,
+          h("a", { href: `/app/orgs/${org}/workflows/${run.workflow.slug}/` }, run.workflow.slug),
+          ` (version ${run.workflow.version})`,
+        ),
+        h("dt", null, "File"),
+        h(
+          "dd",
+          null,
+          run.submission.filename ?? "(unnamed)",
+          ` · ${run.submission.file_type} · ${run.submission.content_type} · ${bytes(run.submission.size)}`,
+        ),
+        h("dt", null, "Submitted"),
+        h("dd", null, time(run.created_at), run.created_by?.username ? ` by ${run.created_by.username}` : ""),
+        h("dt", null, "Duration"),
+        h("dd", null, duration(run.duration_ms)),
+        h("dt", null, "Findings"),
+        h(
+          "dd",
+          null,
+          findingCounts(run),
+          s
+            ? `, ${s.infos} info · steps: ${s.steps_passed} passed, ${s.steps_failed} failed, ${s.steps_skipped} skipped`
+            : "",
+        ),
+      ),
+      s?.truncated
+        ? notice(
+            "warning",
+            h("p", null, "Some steps reported more findings than their limit; the list is truncated."),
+          )
+        : null,
+      run.error ? notice("error", h("p", null, run.error)) : null,
+    );
+    mount(steps, run.steps.length ? run.steps.map(stepSection) : empty("No steps."));
+    mount(content, text !== null ? contentViewer(text, run.steps) : contentNote);
+    const mine = run.created_by?.username === me().username;
+    mount(
+      actions,
+      !FINAL.has(run.status) && (can(org, "author") || (mine && can(org, "executor")))
+        ? h("button", { type: "button", class: "button danger", onclick: cancel }, "Cancel run")
+        : null,
+      h(
+        "a",
+        {
+          class: "button secondary",
+          href: `/api/v1/${path}report/?format=html`,
+          target: "_blank",
+          rel: "noopener",
+        },
+        "HTML report",
+      ),
+    );
+  };
+  const cancel = async () => {
+    try {
+      run = await api<Run>("POST", `${path}cancel/`);
+      draw();
+    } catch (e) {
+      mount(problem, errorNotice(e));
+    }
+  };
+  draw();
+  void (async () => {
+    while (!FINAL.has(run.status) && !ctx.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (ctx.signal.aborted) return;
+      try {
+        const before = JSON.stringify(run);
+        run = await get<Run>(path, ctx.signal);
+        if (JSON.stringify(run) !== before) draw();
+      } catch {
+        return;
+      }
+    }
+  })();
+  return {
+    title: `Run ${id.slice(-8)}`,
+    body: h(
+      "div",
+      null,
+      h("p", { class: "crumbs" }, h("a", { href: `/app/orgs/${org}/runs/` }, "Runs"), " / "),
+      heading(h("span", null, "Run ", h("span", { class: "mono", title: id }, id.slice(-8))), actions),
+      live,
+      problem,
+      summary,
+      h("h2", null, "Steps"),
+      steps,
+      h("h2", null, "Submitted content"),
+      content,
+    ),
+  };
+}

@@ -1,0 +1,140 @@
+// The runs of an org, newest first, with filters (workflow, status, date range). Runs still
+// going are refreshed until they finish.
+import { type Page, enc, get, qs } from "../api.ts";
+import { type Child, field, h, mount, option } from "../dom.ts";
+import { type Ctx, type Rendered, navigate } from "../router.ts";
+import { FINAL, type Run, type Workflow } from "../types.ts";
+import { badge, duration, empty, heading, pager, table, time } from "../ui.ts";
+
+const STATUSES = ["queued", "running", "succeeded", "failed", "error", "canceled", "timed_out"];
+export const RUN_HEAD = ["Run", "Workflow", "Status", "Findings", "File", "By", "Created", "Duration"];
+
+export function findingCounts(r: Run): Child {
+  if (!r.summary) return h("span", { class: "muted" }, "—");
+  const { errors, warnings } = r.summary;
+  return `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
+}
+
+export function runRows(org: string, runs: Run[]): Child[][] {
+  return runs.map((r) => [
+    h(
+      "a",
+      { href: `/app/orgs/${org}/runs/${r.id}/`, class: "mono", title: r.id, "aria-label": `Run ${r.id}` },
+      r.id.slice(-8),
+    ),
+    h("a", { href: `/app/orgs/${org}/workflows/${r.workflow.slug}/` }, r.workflow.slug),
+    badge(r.status),
+    findingCounts(r),
+    [
+      r.submission.filename ?? h("span", { class: "muted" }, "(unnamed)"),
+      " ",
+      h("span", { class: "tag" }, r.submission.file_type),
+    ],
+    r.created_by?.username ?? "—",
+    time(r.created_at),
+    duration(r.duration_ms),
+  ]);
+}
+
+/** ISO → the value of a datetime-local input (local time, minutes). */
+function toLocalInput(iso: string | null): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+export async function runListView(ctx: Ctx): Promise<Rendered> {
+  const org = ctx.params.org!;
+  const q = ctx.query;
+  const page = Math.max(1, Number(q.get("page")) || 1);
+  const size = 50;
+  const filters = {
+    workflow: q.get("workflow"),
+    status: q.get("status"),
+    created_after: q.get("created_after"),
+    created_before: q.get("created_before"),
+  };
+  const url = (p: number) => `orgs/${enc(org)}/runs/${qs({ ...filters, page: p, page_size: size })}`;
+  const [data, wfs] = await Promise.all([
+    get<Page<Run>>(url(page), ctx.signal),
+    get<Page<Workflow>>(`orgs/${enc(org)}/workflows/?page_size=200`, ctx.signal),
+  ]);
+
+  const wf = h(
+    "select",
+    { name: "workflow", value: filters.workflow ?? "" },
+    option("", "All workflows"),
+    wfs.results.map((w) => option(w.slug, w.name)),
+  );
+  const st = h(
+    "select",
+    { name: "status", value: filters.status ?? "" },
+    option("", "Any status"),
+    STATUSES.map((s) => option(s, s.replace("_", " "))),
+  );
+  const after = h("input", {
+    type: "datetime-local",
+    name: "created_after",
+    value: toLocalInput(filters.created_after),
+  });
+  const before = h("input", {
+    type: "datetime-local",
+    name: "created_before",
+    value: toLocalInput(filters.created_before),
+  });
+  const iso = (v: string) => (v ? new Date(v).toISOString() : null);
+  const form = h(
+    "form",
+    {
+      class: "filters",
+      role: "search",
+      "aria-label": "Filter runs",
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        navigate(
+          `/app/orgs/${org}/runs/${qs({ workflow: wf.value, status: st.value, created_after: iso(after.value), created_before: iso(before.value) })}`,
+        );
+      },
+    },
+    field("Workflow", wf),
+    field("Status", st),
+    field("Created after", after),
+    field("Created before", before),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "button" }, "Apply filters"),
+      h("a", { href: `/app/orgs/${org}/runs/`, class: "button secondary" }, "Clear"),
+    ),
+  );
+
+  const list = h("div", { "aria-live": "polite" });
+  const show = (d: Page<Run>) =>
+    mount(
+      list,
+      d.results.length
+        ? table(RUN_HEAD, runRows(org, d.results), "Runs")
+        : empty("No runs match these filters."),
+      pager(d.count, page, size, (p) => `/app/orgs/${org}/runs/${qs({ ...filters, page: p })}`),
+    );
+  show(data);
+  // Runs still going: refresh the page of results until they are all final.
+  void (async () => {
+    let last = data;
+    while (!ctx.signal.aborted && last.results.some((r) => !FINAL.has(r.status))) {
+      await new Promise((r) => setTimeout(r, 2000));
+      if (ctx.signal.aborted) return;
+      try {
+        const before = JSON.stringify(last);
+        last = await get<Page<Run>>(url(page), ctx.signal);
+        // Re-rendered only on a change, so keyboard focus in the table is not lost for nothing.
+        if (JSON.stringify(last) !== before) show(last);
+      } catch {
+        return;
+      }
+    }
+  })();
+  return { title: "Runs", body: h("div", null, heading("Runs"), form, list) };
+}

@@ -1,0 +1,64 @@
+// The web application's pages: "/" (sign-in, or on to the app), "/app/*" (client-side routes,
+// all the same HTML) and "/assets/<hashed name>". The app talks to the JSON API; nothing here
+// needs authentication — the HTML holds no data.
+import { Elysia, t } from "elysia";
+import { notFound } from "../errors.ts";
+import { type Asset, webAssets } from "./assets.ts";
+
+// No inline script or style anywhere: the policy can be strict.
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const PAGE_HEADERS = {
+  "content-security-policy": CSP,
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "same-origin",
+};
+
+function serve(asset: Asset, request: Request, cacheControl: string, extra: Record<string, string> = {}) {
+  const gzip = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
+  // Each encoding is its own representation, so it has its own ETag (RFC 9110 §8.8.3).
+  const etag = gzip ? `${asset.etag.slice(0, -1)}-gz"` : asset.etag;
+  const headers: Record<string, string> = {
+    ...extra,
+    etag,
+    "cache-control": cacheControl,
+    vary: "accept-encoding",
+  };
+  if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+  headers["content-type"] = asset.type;
+  if (gzip) headers["content-encoding"] = "gzip";
+  return new Response(gzip ? asset.gzip : asset.body, { headers });
+}
+
+export function webRoutes() {
+  // The HTML is revalidated on every load (cheap: ETag → 304); the hashed files never change.
+  const page = async ({ request }: { request: Request }) =>
+    serve((await webAssets()).index, request, "no-cache", PAGE_HEADERS);
+  const hide = { detail: { hide: true } };
+  return new Elysia()
+    .get("/", page, hide)
+    .get("/app", page, hide)
+    .get("/app/*", page, hide)
+    .get(
+      "/assets/:name",
+      async ({ params, request }) => {
+        const asset = (await webAssets()).files.get(params.name);
+        if (!asset) throw notFound("Asset");
+        return serve(asset, request, "public, max-age=31536000, immutable", {
+          "x-content-type-options": "nosniff",
+        });
+      },
+      { params: t.Object({ name: t.String() }), ...hide },
+    );
+}

@@ -1,0 +1,110 @@
+// Web sessions: a random secret in an HttpOnly cookie, its SHA-256 digest in web_sessions, and a
+// per-session CSRF token the single-page app sends back in X-CSRF-Token on every write.
+// Lifetime is fixed (12 h from sign-in, a working day): no write per request to slide it.
+// A digest lookup by equality leaks nothing useful through timing: an attacker cannot steer the
+// digest of a guess towards a stored one.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Database } from "bun:sqlite";
+import { forbidden } from "../errors.ts";
+import type { Principal, SessionAuth } from "../http/auth.ts";
+import type { User, UserStore } from "../users/store.ts";
+import { type SessionRow, createSessionStore } from "./store.ts";
+
+export const SESSION_COOKIE = "assay_session";
+export const SESSION_TTL_MS = 12 * 3600 * 1000;
+export const CSRF_HEADER = "x-csrf-token";
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+const digestOf = (secret: string) => createHash("sha256").update(secret).digest();
+
+/** The session secret from a Cookie header (RFC 6265 §5.4: pairs separated by "; "). */
+export function sessionSecret(cookieHeader: string | null): string | null {
+  if (!cookieHeader) return null;
+  for (const part of cookieHeader.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const v = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{43}$/.test(v) ? v : null;
+    }
+  }
+  return null;
+}
+
+/** Secure when the browser reached us over HTTPS: directly, through a proxy, or per ASSAY_BASE_URL. */
+export function isHttps(request: Request, baseUrl: string | null): boolean {
+  return (
+    new URL(request.url).protocol === "https:" ||
+    request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https" ||
+    (baseUrl ?? "").startsWith("https:")
+  );
+}
+
+export function sessionCookie(value: string, maxAgeS: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
+}
+
+export const clearedCookie = (secure: boolean) => sessionCookie("", 0, secure);
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function createSessions(db: Database, users: UserStore) {
+  const store = createSessionStore(db);
+
+  /** The live session named by the request's cookie and its user, without the CSRF check. */
+  async function current(request: Request): Promise<{ session: SessionRow; user: User } | null> {
+    const secret = sessionSecret(request.headers.get("cookie"));
+    if (!secret) return null;
+    const session = await store.findByDigest(digestOf(secret));
+    if (!session || Date.parse(session.expires_at) <= Date.now()) return null;
+    const user = await users.get(session.user_id);
+    return user ? { session, user } : null;
+  }
+
+  /** Writes authenticated by a cookie must prove they come from our page (the CSRF header). */
+  function checkCsrf(request: Request, session: SessionRow): void {
+    if (SAFE_METHODS.has(request.method)) return;
+    const sent = request.headers.get(CSRF_HEADER);
+    if (!sent)
+      throw forbidden(
+        "CSRF check failed: a request authenticated by the session cookie must send the X-CSRF-Token header (from GET /api/v1/auth/session/).",
+      );
+    if (!sameToken(sent, session.csrf))
+      throw forbidden("CSRF check failed: the X-CSRF-Token header does not match this session.");
+  }
+
+  const authenticate: SessionAuth = async (request) => {
+    const found = await current(request);
+    if (!found) return null;
+    checkCsrf(request, found.session);
+    const principal: Principal = { user: found.user, token: null, session: { id: found.session.id } };
+    return principal;
+  };
+
+  return {
+    store,
+    current,
+    checkCsrf,
+    authenticate,
+    /** A new session for a signed-in user; the secret goes in the cookie and nowhere else. */
+    async start(userId: number): Promise<{ secret: string; session: SessionRow }> {
+      await store.purgeExpired();
+      const secret = randomBytes(32).toString("base64url");
+      const session = await store.create({
+        user_id: userId,
+        digest: digestOf(secret),
+        csrf: randomBytes(32).toString("base64url"),
+        expires_at: new Date(Date.now() + SESSION_TTL_MS).toISOString(),
+      });
+      return { secret, session };
+    },
+  };
+}
+export type Sessions = ReturnType<typeof createSessions>;
+
+/** The SessionAuth for createApp (AppOptions.sessions). */
+export const createSessionAuth = (db: Database, users: UserStore): SessionAuth =>
+  createSessions(db, users).authenticate;

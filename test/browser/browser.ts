@@ -1,0 +1,59 @@
+// Real Chromium for the web app's tests (Debian's /usr/bin/chromium driven by playwright-core).
+// Where Chromium is absent the browser tests are skipped, loudly; .ci/run installs it.
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { type Browser, type Page, chromium } from "playwright-core";
+
+export const CHROMIUM = process.env.ASSAY_CHROMIUM ?? "/usr/bin/chromium";
+export const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium)
+  console.warn(
+    `browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set ASSAY_CHROMIUM).`,
+  );
+
+export const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A laptop-sized page (1280 wide) in a fresh context: its own cookies. */
+export async function newPage(browser: Browser, baseURL: string, width = 1280, height = 800): Promise<Page> {
+  const ctx = await browser.newContext({ baseURL, viewport: { width, height }, colorScheme: "light" });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15_000);
+  return page;
+}
+
+export async function signIn(page: Page, username: string, password: string): Promise<void> {
+  await page.goto("/");
+  await page.getByLabel("Username").fill(username);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  // The frame appears once the first page of the app has rendered.
+  await page.locator("header.top").waitFor();
+}
+
+/** The whole page: the viewport is stretched to it, so sticky bars sit where a reader sees them. */
+export async function screenshot(page: Page, name: string, whole = true): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const size = page.viewportSize()!;
+  if (whole) {
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewportSize({ width: size.width, height: Math.max(size.height, height) });
+  }
+  await page.screenshot({ path: `${SCREENSHOTS}${name}.png` });
+  await page.setViewportSize(size);
+}
