@@ -7,6 +7,7 @@ import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin } from "./http/auth.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
+import { createLimits } from "./http/limits.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -29,10 +30,17 @@ export interface AppOptions {
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
-  const auth = authPlugin({ tokens: deps.tokens, sessions: opts.sessions });
+  const limits = createLimits(deps.config);
+  const auth = authPlugin({
+    tokens: deps.tokens,
+    sessions: opts.sessions,
+    afterAuth: limits.afterAuth,
+    onAuthFailure: limits.onAuthFailure,
+  });
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   const app = new Elysia({ name: "assay", normalize: false })
     .use(errorPlugin(deps.log, () => matcher))
+    .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .onAfterHandle({ as: "global" }, ({ set }) => {
       // API answers are per-user: never cached by a shared cache.
@@ -62,7 +70,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(tokenRoutes(deps, auth))
     .use(orgRoutes(deps, auth))
     .use(workflowRoutes(deps, auth))
-    .use(runRoutes(deps, auth))
+    .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))

@@ -47,6 +47,22 @@ export const SETTINGS = [
     max: 1048576,
     help: "Largest metadata object (JSON text)",
   },
+  {
+    key: "max_body_bytes",
+    kind: "int",
+    def: 2097152,
+    min: 1024,
+    max: 1073741824,
+    help: "Largest request body outside run submissions (workflow definitions …)",
+  },
+  {
+    key: "idle_timeout_s",
+    kind: "int",
+    def: 60,
+    min: 1,
+    max: 255,
+    help: "Seconds a connection may idle, or take to send a request body, before it is closed",
+  },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {
     key: "max_queue",
@@ -127,10 +143,46 @@ export const SETTINGS = [
     help: "Unauthenticated/failed-auth requests per IP per minute",
   },
   {
+    key: "trust_proxy",
+    kind: "bool",
+    def: false,
+    help: "Take the client IP from X-Forwarded-For (only behind your own reverse proxy)",
+  },
+  {
     key: "webhook_allow_private",
     kind: "bool",
     def: false,
     help: "Allow webhook targets on private/loopback addresses",
+  },
+  {
+    key: "webhook_timeout_ms",
+    kind: "int",
+    def: 10000,
+    min: 100,
+    max: 60000,
+    help: "Time limit of one webhook delivery attempt",
+  },
+  {
+    key: "webhook_retry_delays_ms",
+    kind: "string",
+    def: "5000,300000,1800000,7200000,18000000,36000000,36000000",
+    help: "Delays before each webhook retry, comma-separated ms",
+  },
+  {
+    key: "webhook_disable_after_failures",
+    kind: "int",
+    def: 5,
+    min: 1,
+    max: 10000,
+    help: "Consecutive failed webhook deliveries that deactivate an endpoint…",
+  },
+  {
+    key: "webhook_disable_after_days",
+    kind: "int",
+    def: 3,
+    min: 0,
+    max: 3650,
+    help: "…when they span at least this many days",
   },
   {
     key: "metrics_enabled",
@@ -192,6 +244,8 @@ export function loadConfig(
   }
   if (typeof out.log_level === "string" && !LOG_LEVELS.includes(out.log_level))
     problems.push(`log level must be one of ${LOG_LEVELS.join(", ")}`);
+  if (!/^\d{1,10}(,\d{1,10}){0,49}$/.test(String(out.webhook_retry_delays_ms)))
+    problems.push("webhook retry delays must be up to 50 comma-separated integers (ms)");
   if (typeof out.base_url === "string") {
     try {
       const u = new URL(out.base_url);

@@ -14,6 +14,7 @@ import { createSettingsStore } from "./settings/store.ts";
 import { createTokenService } from "./tokens/service.ts";
 import { createTokenStore } from "./tokens/store.ts";
 import { createUserStore } from "./users/store.ts";
+import { createWebhooks } from "./webhooks/setup.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
 
@@ -58,7 +59,10 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
         },
       })
     : null;
+  const hooks = createWebhooks(config, db, log, { runs, workflows: workflowStore, executor });
   return {
+    webhooks: hooks.service,
+    webhookDispatcher: hooks.dispatcher,
     runs,
     idempotency,
     pool,

@@ -51,7 +51,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   app.listen({
     hostname: config.host,
     port: config.port,
-    maxRequestBodySize: config.max_payload_bytes + 1024 * 1024,
+    // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
+    // with the JSON error instead (from Content-Length, or counted while reading).
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Bun closes a connection that stays idle, or takes longer than this to deliver a request
+    // body (data arriving does not extend it): a trickling client cannot hold it forever.
+    idleTimeout: config.idle_timeout_s,
   });
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;

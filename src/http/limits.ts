@@ -1,0 +1,174 @@
+// Limits on every request before a handler spends anything on it (CONTRACT §8, docs/limits.md):
+// - body size: a JSON 413 for any body over the limit, from Content-Length before a byte is
+//   read, or while reading a body sent without one. The run endpoint is left to its own
+//   readBody (max_payload_bytes), which refuses at the contract's step 6, after 404/403/409.
+// - nesting: API bodies deeper than 256 levels are a 400 before Elysia parses and validates them.
+// - rate limits: per client IP for failed authentication (checked before authenticating, so a
+//   flood of guesses stops being verified), per token for every request, and per token for
+//   starting runs (the contract's step 4). Answers carry RateLimit-Policy and RateLimit.
+import { Elysia } from "elysia";
+import type { Config } from "../config.ts";
+import { AppError } from "../errors.ts";
+import type { Principal } from "./auth.ts";
+import { readBody, tooLarge } from "./body.ts";
+import { type Decision, RateLimiter, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
+
+const RUN_PATH = /^\/api\/v1\/orgs\/[^/]+\/workflows\/[^/]+\/runs\/?$/;
+/** Probes of load balancers and orchestrators are never refused. */
+const UNLIMITED_PATHS = new Set(["/healthz", "/readyz"]);
+const NO_BODY_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+/** Nesting accepted in API request bodies (submitted documents have their own bound: 512). */
+export const MAX_BODY_DEPTH = 256;
+
+interface RequestState {
+  headers: Record<string, unknown>;
+  isRun: boolean;
+  ip: string;
+}
+interface RunState {
+  headers: Record<string, unknown>;
+  key: string;
+  general: Decision;
+}
+type Server = { requestIP(r: Request): { address: string } | null } | null | undefined;
+
+const tooDeep = () =>
+  new AppError(400, "invalid_request", "The request body is nested too deeply.", [
+    {
+      field: "body",
+      code: "too_deep",
+      message: `Nesting deeper than ${MAX_BODY_DEPTH} levels is not accepted.`,
+    },
+  ]);
+
+/**
+ * Whether brackets nest deeper than `max`: one pass, no parsing. In JSON, brackets inside
+ * strings do not count; in other bodies (forms, whose fields the parser may read as JSON) every
+ * bracket counts, so that a stray quote cannot hide a deep value.
+ */
+export function nestingExceeds(bytes: Uint8Array, max: number, json: boolean): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === 0x5c) i++;
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x5b || b === 0x7b) {
+      if (++depth > max) return true;
+    } else if (b === 0x5d || b === 0x7d) {
+      if (depth > 0) depth--; // never below 0: leading closers must not buy extra depth
+    } else if (b === 0x22 && json) inString = true;
+  }
+  return false;
+}
+
+const incomplete = () =>
+  new AppError(400, "invalid_request", "The request body was not received in full.", [
+    { field: "body", code: "incomplete", message: "The connection ended before the body did." },
+  ]);
+
+const rateLimited = (d: Decision, what: string) =>
+  new AppError(429, "rate_limited", `Too many ${what}; retry in ${d.retryAfterSeconds} s.`, [], {
+    "Retry-After": String(d.retryAfterSeconds),
+  });
+
+/** The client's address: the socket peer, or with trust_proxy the address the proxy appended. */
+export function clientAddress(request: Request, server: Server, trustProxy: boolean): string {
+  if (trustProxy) {
+    const hops = request.headers.get("x-forwarded-for")?.split(",");
+    const last = hops?.[hops.length - 1]?.trim();
+    if (last) return ipKey(last);
+  }
+  const peer = server?.requestIP(request)?.address;
+  return peer ? ipKey(peer) : "unknown";
+}
+
+const principalKey = (p: Principal) =>
+  p.token ? `t:${p.token.id}` : p.session ? `s:${p.session.id}` : `u:${p.user.id}`;
+
+export function createLimits(config: Config) {
+  const enabled = !config.rate_limit_disabled;
+  const perToken = new RateLimiter({
+    name: "default",
+    limit: config.rate_limit_per_minute,
+    windowSeconds: 60,
+  });
+  const perTokenRuns = new RateLimiter({
+    name: "runs",
+    limit: config.rate_limit_runs_per_minute,
+    windowSeconds: 60,
+  });
+  const perIp = new RateLimiter({ name: "ip", limit: config.rate_limit_ip_per_minute, windowSeconds: 60 });
+  const requests = new WeakMap<Request, RequestState>();
+  const runs = new WeakMap<Principal, RunState>();
+
+  const show = (headers: Record<string, unknown>, decisions: Decision[]) => {
+    headers["ratelimit-policy"] = policyHeader(decisions.map((d) => d.policy));
+    headers.ratelimit = limitHeader(decisions);
+  };
+
+  const plugin = new Elysia({ name: "limits" }).onRequest(async (c) => {
+    const { request, set } = c;
+    const path = new URL(request.url).pathname;
+    const isRun = request.method === "POST" && RUN_PATH.test(path);
+    const ip = enabled ? clientAddress(request, c.server as Server, config.trust_proxy) : "";
+    if (enabled && !UNLIMITED_PATHS.has(path)) {
+      const d = perIp.peek(ip);
+      if (!d.allowed) {
+        show(set.headers, [d]);
+        throw rateLimited(d, "failed authentication attempts from this address");
+      }
+    }
+    if (!isRun && !NO_BODY_METHODS.has(request.method) && request.body) {
+      const declared = request.headers.get("content-length");
+      if (declared !== null && Number(declared) > config.max_body_bytes)
+        throw tooLarge(config.max_body_bytes);
+      // Read a copy under the limit (the framework's parser reads whole bodies, and a chunked
+      // one has no length to check), and refuse deep nesting before the parser and the schema
+      // validator recurse through it. The original stays with its socket (server.requestIP).
+      const bytes = await readBody(request.clone(), config.max_body_bytes).catch((e) => {
+        // A client that stops sending (the idle timeout closed it) is not our error: no 500 logged.
+        throw e instanceof AppError ? e : incomplete();
+      });
+      const ct = request.headers.get("content-type") ?? "";
+      if (nestingExceeds(bytes, MAX_BODY_DEPTH, JSON_TYPE.test(ct))) throw tooDeep();
+    }
+    requests.set(request, { headers: set.headers, isRun, ip });
+  });
+
+  return {
+    plugin,
+    /** authPlugin hook: counts the request against its token's budget. */
+    afterAuth(p: Principal, request: Request, set: { headers: Record<string, unknown> }) {
+      if (!enabled) return;
+      const key = principalKey(p);
+      const d = perToken.take(key);
+      show(set.headers, [d]);
+      if (requests.get(request)?.isRun) {
+        // Refused at the contract's step 4 (beforeRun), after the org and workflow checks.
+        runs.set(p, { headers: set.headers, key, general: d });
+        return;
+      }
+      if (!d.allowed) throw rateLimited(d, "requests with this token");
+    },
+    /** authPlugin hook: a failed attempt costs its client address one unit. */
+    onAuthFailure(request: Request) {
+      if (!enabled) return;
+      const st = requests.get(request);
+      const d = perIp.take(st?.ip ?? "unknown");
+      if (st) show(st.headers, [d]);
+    },
+    /** runRoutes hook, the contract's step 4. */
+    beforeRun(p: Principal) {
+      if (!enabled) return;
+      const st = runs.get(p);
+      if (st && !st.general.allowed) throw rateLimited(st.general, "requests with this token");
+      const d = perTokenRuns.take(st?.key ?? principalKey(p));
+      if (st) show(st.headers, [st.general, d]);
+      if (!d.allowed) throw rateLimited(d, "runs started with this token");
+    },
+  };
+}
+export type Limits = ReturnType<typeof createLimits>;

@@ -1,0 +1,197 @@
+// Rate limits over real HTTP (CONTRACT §8): per token for every request, per token for starting
+// runs (the contract's step 4), per client address for failed authentication; the exact count
+// in a window, Retry-After, and the IETF draft's RateLimit-Policy / RateLimit headers.
+// The limiter's arithmetic over time is unit-tested with a clock in test/unit/ratelimit.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+const ME = "/api/v1/users/me/";
+const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
+const JSON_CT = { "content-type": "application/json" };
+/** A fresh token of a new user: a fresh budget. */
+let n = 0;
+const fresh = async (s: TestServer, role: "executor" | "author" = "executor") =>
+  (await s.user(`user${++n}`, "acme", role)).token;
+
+describe("per token: 6 requests per minute, 2 run starts", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      rate_limit_disabled: false,
+      rate_limit_per_minute: 6,
+      rate_limit_runs_per_minute: 2,
+      rate_limit_ip_per_minute: 1000,
+    });
+    const author = await fresh(s, "author");
+    for (const [slug, status] of [
+      ["doc", "active"],
+      ["off", "inactive"],
+    ])
+      await createWorkflow(s, author, {
+        slug,
+        status,
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "syntax", validator: "syntax", config: {} }],
+      });
+  });
+  afterAll(() => s.close());
+
+  test("answers carry RateLimit-Policy and RateLimit (draft structured fields)", async () => {
+    const r = await call(s, "GET", ME, { token: await fresh(s) });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60');
+    expect(r.headers.get("ratelimit")).toBe('"default";r=5;t=10');
+  });
+
+  test("exactly 6 requests pass in the window; the 7th is 429 rate_limited with Retry-After", async () => {
+    const token = await fresh(s);
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await call(s, "GET", ME, { token });
+      expect(r.status).toBe(200);
+      seen.push(r.headers.get("ratelimit")!.replace(/;t=\d+/, ""));
+    }
+    expect(seen).toEqual([5, 4, 3, 2, 1, 0].map((r) => `"default";r=${r}`));
+    const r = await call(s, "GET", ME, { token });
+    expect(r.status).toBe(429);
+    // One request's worth refills in 60/6 = 10 s, less the few ms the requests took.
+    const wait = Number(r.headers.get("retry-after"));
+    expect(wait === 10 || wait === 9).toBe(true);
+    expect(r.json).toEqual(
+      errorBody(429, "rate_limited", `Too many requests with this token; retry in ${wait} s.`),
+    );
+    expect(r.headers.get("content-type")).toBe("application/json");
+    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60');
+    expect(r.headers.get("ratelimit")).toBe(`"default";r=0;t=${wait}`);
+  });
+
+  test("another token of the same user has its own budget", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 7; i++) await call(s, "GET", ME, { token });
+    const other = await s.user(`user${n}`);
+    expect((await call(s, "GET", ME, { token: other.token })).status).toBe(200);
+  });
+
+  test("errors after authentication carry the headers too (a 404 costs one request)", async () => {
+    const r = await call(s, "GET", "/api/v1/orgs/nope/", { token: await fresh(s) });
+    expect(r.status).toBe(404);
+    expect(r.headers.get("ratelimit")).toBe('"default";r=5;t=10');
+  });
+
+  test("run starts have their own budget: the 3rd is 429, and nothing is stored", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 2; i++) {
+      const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+      expect([201, 202]).toContain(r.status);
+      expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60, "runs";q=2;w=60');
+      expect(r.headers.get("ratelimit")).toMatch(
+        new RegExp(`^"default";r=${5 - i};t=\\d+, "runs";r=${1 - i};t=\\d+$`),
+      );
+    }
+    const before = [s.count("runs"), s.count("submissions")];
+    const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+    expect(r.status).toBe(429);
+    const wait = Number(r.headers.get("retry-after"));
+    expect(wait === 30 || wait === 29).toBe(true);
+    expect(r.json).toEqual(
+      errorBody(429, "rate_limited", `Too many runs started with this token; retry in ${wait} s.`),
+    );
+    expect(r.headers.get("ratelimit")).toMatch(new RegExp(`^"default";r=3;t=\\d+, "runs";r=0;t=${wait}$`));
+    expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+    // Reading stays possible: only starting runs is spent.
+    expect((await call(s, "GET", "/api/v1/orgs/acme/runs/", { token })).status).toBe(200);
+  });
+
+  test("step order: a missing workflow is 404 before 429; an inactive one is 429 before 409", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 2; i++) await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+    const missing = await call(s, "POST", runs("nope"), { token, raw: "{}", headers: JSON_CT });
+    expect(missing.status).toBe(404);
+    const off = await call(s, "POST", runs("off"), { token, raw: "{}", headers: JSON_CT });
+    expect(off.status).toBe(429);
+    expect(off.json.code).toBe("rate_limited");
+  });
+
+  test("a token out of requests is refused at step 4 of a run too, after 404", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 6; i++) await call(s, "GET", ME, { token });
+    expect((await call(s, "POST", runs("nope"), { token, raw: "{}", headers: JSON_CT })).status).toBe(404);
+    const before = s.count("runs");
+    const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+    expect(r.status).toBe(429);
+    expect(r.json).toEqual(
+      errorBody(
+        429,
+        "rate_limited",
+        expect.stringMatching(/^Too many requests with this token; retry in \d+ s\.$/),
+      ),
+    );
+    expect(s.count("runs")).toBe(before);
+  });
+});
+
+describe("per client address, before authentication: 3 failed attempts per minute", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      rate_limit_disabled: false,
+      rate_limit_per_minute: 60,
+      rate_limit_ip_per_minute: 3,
+    });
+  });
+  afterAll(() => s.close());
+
+  test("after Retry-After the token is served again (1 request per second)", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 60; i++) await call(s, "GET", ME, { token });
+    const r = await call(s, "GET", ME, { token });
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).toBe("1");
+    await Bun.sleep(1000); // exactly what the client was told to wait
+    expect((await call(s, "GET", ME, { token })).status).toBe(200);
+  });
+
+  test("successful requests cost the address nothing", async () => {
+    const token = await fresh(s);
+    for (let i = 0; i < 5; i++) expect((await call(s, "GET", ME, { token })).status).toBe(200);
+  });
+
+  test("failed attempts are counted; then every request from the address is 429, a valid token too", async () => {
+    const token = await fresh(s);
+    const left: (string | null)[] = [];
+    for (const bad of ["assay_wrong1", "assay_wrong2", null]) {
+      const r = await call(s, "GET", ME, { token: bad });
+      expect(r.status).toBe(401);
+      left.push(r.headers.get("ratelimit"));
+    }
+    expect(left).toEqual(['"ip";r=2;t=20', '"ip";r=1;t=40', '"ip";r=0;t=60']);
+    const before = s.count("runs");
+    for (const t of ["assay_wrong4", token]) {
+      const r = await call(s, "GET", ME, { token: t });
+      expect(r.status).toBe(429);
+      const wait = Number(r.headers.get("retry-after"));
+      expect(wait === 20 || wait === 19).toBe(true);
+      expect(r.json).toEqual(
+        errorBody(
+          429,
+          "rate_limited",
+          `Too many failed authentication attempts from this address; retry in ${wait} s.`,
+        ),
+      );
+      expect(r.headers.get("ratelimit-policy")).toBe('"ip";q=3;w=60');
+      expect(r.headers.get("ratelimit")).toBe(`"ip";r=0;t=${wait}`);
+    }
+    expect(s.count("runs")).toBe(before);
+  });
+
+  test("X-Forwarded-For is not trusted by default: another claimed address is still refused", async () => {
+    const r = await call(s, "GET", ME, { token: "assay_x", headers: { "x-forwarded-for": "198.51.100.9" } });
+    expect(r.status).toBe(429);
+  });
+
+  test("/healthz and /readyz are never refused", async () => {
+    expect((await call(s, "GET", "/healthz")).status).toBe(200);
+    expect((await call(s, "GET", "/readyz")).status).toBe(200);
+  });
+});
