@@ -38,7 +38,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     onAuthFailure: limits.onAuthFailure,
   });
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
-  const app = new Elysia({ name: "assay", normalize: false })
+  // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
+  const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
     .use(errorPlugin(deps.log, () => matcher))
     .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())

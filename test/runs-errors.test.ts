@@ -291,3 +291,36 @@ describe("400 file_type_unsupported", () => {
     );
   });
 });
+
+describe("limits count bytes", () => {
+  test('metadata is measured in UTF-8 bytes: 30 × "é" (68 bytes of JSON, 38 UTF-16 units) is over a 64-byte limit', async () => {
+    const before = s.count("runs");
+    const r = await call(s, "POST", runs("json"), {
+      token: exec,
+      body: { content: "{}", content_type: "application/json", metadata: { k: "é".repeat(30) } },
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The run request is invalid.", [
+        { field: "metadata", code: "too_large", message: expect.any(String) },
+      ]),
+    );
+    expect(s.count("runs")).toBe(before);
+  });
+});
+
+describe("odd but legal requests", () => {
+  test("a one-letter Host header is routed normally", async () => {
+    const { connect } = await import("node:net");
+    const port = new URL(s.url).port;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(port), "127.0.0.1", () =>
+        sock.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+      );
+      let out = "";
+      sock.on("data", (d) => (out += d.toString()));
+      sock.on("end", () => resolve(out));
+      sock.on("error", reject);
+    });
+    expect(answer).toStartWith("HTTP/1.1 200");
+  });
+});

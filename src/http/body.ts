@@ -11,10 +11,18 @@ export async function readBody(request: Request, max: number): Promise<Uint8Arra
   if (!request.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.byteLength;
-    if (total > max) throw tooLarge(max);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+      total += chunk.byteLength;
+      if (total > max) throw tooLarge(max);
+      chunks.push(chunk);
+    }
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    // The client went away or was cut off by the idle timeout: a client error, not our bug.
+    throw new AppError(400, "invalid_request", "The request body could not be read completely.", [
+      { field: "body", code: "incomplete", message: "The connection ended before the body was complete." },
+    ]);
   }
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);

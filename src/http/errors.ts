@@ -22,6 +22,15 @@ export function errorResponse(e: AppError, extraHeaders?: Record<string, string>
 
 /** Elysia/TypeBox validation failures → errors[] items {field, code, message}. */
 export function validationItems(err: ValidationError): ErrorItem[] {
+  try {
+    return collectItems(err);
+  } catch {
+    // Hostile input (very deep values) can make TypeBox's error walk overflow: still a 400.
+    return [{ field: err.type, code: "invalid", message: "Invalid value." }];
+  }
+}
+
+function collectItems(err: ValidationError): ErrorItem[] {
   const where = err.type === "body" ? "" : `${err.type}.`;
   const items = new Map<string, ErrorItem>();
   for (const v of err.all as Array<{

@@ -46,7 +46,7 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[]) {
     return;
   }
   const config = s.config ?? {};
-  if (JSON.stringify(config).length > MAX_STEP_CONFIG_BYTES) {
+  if (Buffer.byteLength(JSON.stringify(config), "utf8") > MAX_STEP_CONFIG_BYTES) {
     errors.push({
       field: f("config"),
       code: "too_large",

@@ -29,6 +29,8 @@ const unsupported = (what: string) => new AppError(415, "unsupported_media_type"
 const badRequest = (errors: ErrorItem[]) =>
   new AppError(400, "invalid_request", "The run request is invalid.", errors);
 const utf8 = new TextEncoder();
+/** Limits are in bytes of UTF-8, not UTF-16 code units ("é" counts 2). */
+const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
 
 interface Fields {
   content: Uint8Array | string | unknown;
@@ -234,7 +236,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   let meta = f.metadata;
   if (meta !== undefined && meta !== null && meta !== "") {
     if (f.metadataIsText && typeof meta === "string") {
-      if (meta.length > limits.maxMetadataBytes)
+      if (byteLength(meta) > limits.maxMetadataBytes)
         errors.push({
           field: "metadata",
           code: "too_large",
@@ -256,7 +258,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     if (meta !== undefined && !errors.some((e) => e.field === "metadata")) {
       if (meta === null || typeof meta !== "object" || Array.isArray(meta))
         errors.push({ field: "metadata", code: "invalid", message: "metadata must be a JSON object." });
-      else if (JSON.stringify(meta).length > limits.maxMetadataBytes)
+      else if (byteLength(JSON.stringify(meta)) > limits.maxMetadataBytes)
         errors.push({
           field: "metadata",
           code: "too_large",
