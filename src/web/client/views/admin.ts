@@ -178,16 +178,21 @@ export async function adminOrgsView(ctx: Ctx): Promise<Rendered> {
     "data-field": "org_slug",
   });
   const name = h("input", { name: "name", maxlength: "200", "data-field": "name" });
+  // The org's first Admin (the API defaults to the caller when empty).
+  const admin = h("input", { name: "admin", maxlength: "64", "data-field": "admin", placeholder: "you" });
   const form = createForm(
     "Create an organization",
-    [field("Slug", slug), field("Name", name)],
+    [field("Slug", slug), field("Name", name), field("First admin (username)", admin)],
     "Create organization",
     () =>
       api("POST", "admin/orgs/", {
-        body: { org_slug: slug.value.trim(), ...(name.value.trim() ? { name: name.value.trim() } : {}) },
+        body: {
+          org_slug: slug.value.trim(),
+          ...(name.value.trim() ? { name: name.value.trim() } : {}),
+          ...(admin.value.trim() ? { admin: admin.value.trim() } : {}),
+        },
       }),
-    () =>
-      `Organization ${slug.value.trim()} created. Give it a first admin with: assay members add ${slug.value.trim()} USERNAME admin`,
+    () => `Organization ${slug.value.trim()} created with ${admin.value.trim() || "you"} as its admin.`,
   );
   const row = (o: Org) => {
     const s = enc(o.org_slug);
