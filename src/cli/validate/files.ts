@@ -1,19 +1,9 @@
 // Which files to send and as what: the content type from the extension (or --content-type), the
 // name findings are reported against, and the bytes, all checked before anything is submitted.
 import { basename, isAbsolute, relative, resolve } from "node:path";
-import { parseMediaType } from "../../runs/intake/filetypes.ts";
+import { EXTENSION_TYPES, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { UsageError } from "../args.ts";
 import { ValidateError } from "./result.ts";
-
-export const EXTENSION_TYPES: Record<string, string> = {
-  json: "application/json",
-  xml: "application/xml",
-  yaml: "application/yaml",
-  yml: "application/yaml",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  txt: "text/plain",
-};
 
 export interface InputFile {
   /** As reported: relative to the working directory when inside it, with forward slashes. */

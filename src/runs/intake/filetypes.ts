@@ -17,6 +17,20 @@ const EXACT: Record<string, FileType> = {
   "text/plain": "TEXT",
 };
 
+/** The content type a file name implies (clients that send every part as octet-stream, the CLI). */
+export const EXTENSION_TYPES: Readonly<Record<string, string>> = {
+  json: "application/json",
+  xml: "application/xml",
+  yaml: "application/yaml",
+  yml: "application/yaml",
+  csv: "text/csv",
+  tsv: "text/tab-separated-values",
+  txt: "text/plain",
+};
+
+export const typeFromFilename = (name: string | undefined): string | undefined =>
+  name?.includes(".") ? EXTENSION_TYPES[name.split(".").pop()!.toLowerCase()] : undefined;
+
 export interface MediaType {
   /** Lower-cased type/subtype without parameters. */
   mime: string;
