@@ -6,7 +6,7 @@ import type { StepOutcome } from "../jobs/protocol.ts";
 import type { SubmittedJob, WorkerPool } from "../jobs/pool.ts";
 import { DEFAULT_MAX_FINDINGS } from "../validators/registry.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
-import type { RunStore } from "./store.ts";
+import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 import type { RunStatus, RunStep } from "./types.ts";
 
@@ -23,6 +23,12 @@ interface Flight {
   startedMs: number;
   canceled: string | null;
 }
+
+/** A run this process just committed: launched from memory instead of read back (content included). */
+export type FreshRun = Omit<JobSource, "status" | "attempts" | "steps" | "created_at"> & { steps: RunStep[] };
+
+/** Fresh runs kept for launch, at most this many bytes of content; the rest are read back. */
+const FRESH_MAX_BYTES = 64 * 1024 * 1024;
 
 export interface ExecutorOptions {
   stepTimeoutMs: number;
@@ -45,6 +51,18 @@ export function createExecutor(
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
   // One run per worker: a run is "running" only while a worker has it (no hidden pool queue).
   const capacity = pool.stats().size;
+  /** Every launch() in progress, so close() can wait for their last writes. */
+  const launches = new Set<Promise<void>>();
+  const fresh = new Map<string, FreshRun>();
+  let freshBytes = 0;
+  const takeFresh = (id: string) => {
+    const f = fresh.get(id);
+    if (f) {
+      fresh.delete(id);
+      freshBytes -= f.content?.byteLength ?? 0;
+    }
+    return f;
+  };
   let dispatching = false;
   let again = false;
   let closed = false;
@@ -85,10 +103,15 @@ export function createExecutor(
 
   async function launch(id: string) {
     const attempts = await store.markRunning(id);
+    const kept = takeFresh(id);
     if (attempts === null) return; // canceled or taken meanwhile
-    const src = await store.source(id);
+    if (closed) {
+      await store.requeue(id); // shutdown began during the write: the next start runs it
+      return;
+    }
+    const src = kept ?? (await store.source(id));
     if (!src) return;
-    const steps = JSON.parse(src.steps) as RunStep[];
+    const steps = typeof src.steps === "string" ? (JSON.parse(src.steps) as RunStep[]) : src.steps;
     const flight: Flight = {
       job: null,
       steps: steps.map((s) => ({ ...s })),
@@ -127,8 +150,13 @@ export function createExecutor(
     const timeouts = steps.map((s) =>
       Math.min(Number(byId.get(s.step_id)?.config.timeout_ms ?? opts.stepTimeoutMs), opts.stepTimeoutMaxMs),
     );
-    // A copy the pool may take: the row's buffer may be shared with bun:sqlite.
-    const bytes = src.content.slice().buffer as ArrayBuffer;
+    // The pool takes (transfers) the buffer. A fresh run's content was read from its request for
+    // this run alone: handed over whole, no copy (10 MiB less for a 10 MiB document). A row's
+    // buffer, or a view into a larger one, is copied first.
+    const c = src.content;
+    const whole =
+      c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer;
+    const bytes = (kept && whole ? c.buffer : c.slice().buffer) as ArrayBuffer;
     const job = pool.submit(
       {
         jobId: id,
@@ -158,6 +186,9 @@ export function createExecutor(
     flight.job = job;
     const outcome = await job.done;
     flights.delete(id);
+    // The worker is free: start the next run now, so its queued → running shares a commit with
+    // this run's final state.
+    void dispatch();
     if (outcome.status === "canceled" && outcome.error === "shutdown" && !flight.canceled) {
       await store.requeue(id); // graceful shutdown: the next start runs it
       return;
@@ -183,19 +214,24 @@ export function createExecutor(
       do {
         again = false;
         while (!closed && flights.size < capacity) {
+          // The store counts queued runs exactly (every status write goes through it): an empty
+          // queue costs no query.
+          if (!(await store.queuedCount())) break;
           const ids = (await store.queuedIds(capacity)).filter((id) => !flights.has(id));
           if (!ids.length) break;
           for (const id of ids.slice(0, capacity - flights.size)) {
             // Reserve the slot before the awaits in launch() so the loop cannot overfill.
             flights.set(id, { job: null, steps: [], startedMs: performance.now(), canceled: null });
-            launch(id)
+            const p = launch(id)
               .catch((e) =>
                 log.error("run execution failed", { run: id, error: String((e as Error)?.stack ?? e) }),
               )
               .finally(() => {
+                launches.delete(p);
                 if (flights.get(id)?.job === null && !flights.get(id)?.steps.length) flights.delete(id);
                 void dispatch();
               });
+            launches.add(p);
           }
         }
       } while (again && !closed);
@@ -212,8 +248,14 @@ export function createExecutor(
       if (r.requeued || r.failed) log.info("recovered unfinished runs", r);
       void dispatch();
     },
-    /** A new run was committed: start it if there is room. */
-    notify: () => void dispatch(),
+    /** A new run was committed: start it if there is room. `run` saves reading it back. */
+    notify(run?: FreshRun) {
+      if (run && !closed && freshBytes + (run.content?.byteLength ?? 0) <= FRESH_MAX_BYTES) {
+        fresh.set(run.id, run);
+        freshBytes += run.content?.byteLength ?? 0;
+      }
+      void dispatch();
+    },
     /** Resolves true when the run is final within ms, false otherwise. */
     waitFinal(id: string, ms: number): Promise<boolean> {
       if (ms <= 0) return Promise.resolve(false);
@@ -225,14 +267,16 @@ export function createExecutor(
         };
         const timer = setTimeout(() => {
           set.delete(done);
+          if (!set.size && waiters.get(id) === set) waiters.delete(id);
           resolve(false);
         }, ms);
         set.add(done);
         waiters.set(id, set);
-        // It may have finished before we started waiting.
-        if (!flights.has(id))
-          void store.source(id).then((src) => {
-            if (src && !["queued", "running"].includes(src.status)) {
+        // It may have finished before we started waiting (not if it is still in flight or fresh:
+        // those are certainly not final yet).
+        if (!flights.has(id) && !fresh.has(id))
+          void store.status(id).then((status) => {
+            if (status && status !== "queued" && status !== "running") {
               set.delete(done);
               done();
             }
@@ -265,17 +309,21 @@ export function createExecutor(
       if (src?.status !== "queued") return false;
       const steps = (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }));
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
-      if (await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued"))
+      if (await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued")) {
+        takeFresh(id);
         return true;
+      }
       return flights.has(id) ? this.cancel(id, orgId, workflowId, reason) : false;
     },
     stats: () => ({ inFlight: flights.size, ...pool.stats() }),
     async close(deadlineMs: number) {
       closed = true;
+      fresh.clear();
+      freshBytes = 0;
       await pool.close(deadlineMs);
-      // Let launch() continuations write their final states or requeue.
-      const until = Date.now() + 2000;
-      while (flights.size && Date.now() < until) await Bun.sleep(5);
+      // Let launch() continuations commit their final states or requeues before the database
+      // closes (their writes are grouped, so they settle a tick later).
+      await Promise.race([Promise.allSettled([...launches]), Bun.sleep(2000)]);
     },
   };
 }

@@ -80,8 +80,8 @@ export function runRoutes(
             body: text,
           });
         set.status = status;
-        Object.assign(set.headers, headers);
-        return body;
+        // Already serialized: a Response skips the framework's second encoding pass over the run.
+        return new Response(text, { status, headers: { ...headers, "content-type": "application/json" } });
       },
       {
         auth: true,

@@ -44,6 +44,17 @@ const toStep = (r: StepRow): StepDef => ({
   config: parseJson<Record<string, unknown>>(r.config, {}),
 });
 
+/** Parsed version definitions kept in memory; versions are immutable, so entries never go stale. */
+const VERSION_CACHE_SIZE = 512;
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 const SELECT = `SELECT w.*, (SELECT count(*) FROM steps s WHERE s.workflow_id = w.id) AS step_count FROM workflows w`;
 const slugTaken = (slug: string) => `A workflow with the slug "${slug}" already exists in this organization.`;
 
@@ -60,6 +71,9 @@ export function createWorkflowStore(db: Database) {
   const versionSel = db.prepare<{ definition: string }, [number, number]>(
     "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
   );
+
+  // A run reads its definition at submission and again at launch: parse each version once.
+  const versions = new Map<string, WorkflowVersion>();
 
   function writeSteps(workflowId: number, steps: WorkflowDraft["steps"], ts: string): StepDef[] {
     const keep = new Set(steps.filter((s) => s.id != null).map((s) => s.id));
@@ -92,6 +106,7 @@ export function createWorkflowStore(db: Database) {
     db.query(
       "INSERT OR REPLACE INTO workflow_versions (workflow_id, version, definition, created_at) VALUES (?, ?, ?, ?)",
     ).run(w.id, w.version, JSON.stringify(def), ts);
+    versions.delete(`${w.id}:${w.version}`); // exact even if a version were ever rewritten
   }
 
   return {
@@ -172,9 +187,17 @@ export function createWorkflowStore(db: Database) {
     async softDelete(id: number): Promise<void> {
       db.query("UPDATE workflows SET deleted_at = ? WHERE id = ?").run(now(), id);
     },
+    /** The definition runs execute; shared and frozen (never mutate it). */
     async version(workflowId: number, version: number): Promise<WorkflowVersion | null> {
+      const key = `${workflowId}:${version}`;
+      const hit = versions.get(key);
+      if (hit) return hit;
       const r = versionSel.get(workflowId, version);
-      return r ? parseJson<WorkflowVersion | null>(r.definition, null) : null;
+      const def = r ? parseJson<WorkflowVersion | null>(r.definition, null) : null;
+      if (!def) return null;
+      if (versions.size >= VERSION_CACHE_SIZE) versions.delete(versions.keys().next().value!);
+      versions.set(key, deepFreeze(def));
+      return def;
     },
   };
 }

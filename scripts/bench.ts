@@ -1,0 +1,112 @@
+// `npm run bench` — how fast Assay is, as ratios against baselines measured in the same run on
+// the same machine (so the figures hold on a noisy 2-core box). Builds dist/assay, then:
+//   1 sync runs over HTTP vs a bare Bun.serve (wrk, 16 connections, load and server pinned apart)
+//   2 async intake and drain (Prefer: respond-async)   3 10 MiB JSON / XML / CSV documents
+//   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
+// Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
+// --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
+// Other flags: --only http,async,large,start · --workers N · --no-build · --no-write · --strict
+// (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
+import { resolve } from "node:path";
+import { measureAsync } from "./bench/async.ts";
+import { measureHttp } from "./bench/http.ts";
+import { measureLarge } from "./bench/large.ts";
+import { WRK_HINT, describeMachine, machineLine } from "./bench/machine.ts";
+import { type Results, details, markdownTable, rows, textTable, writeDoc } from "./bench/report.ts";
+import { measureStart } from "./bench/start.ts";
+
+const MEASURES = ["http", "async", "large", "start"] as const;
+type Measure = (typeof MEASURES)[number];
+
+function parseArgs(argv: string[]) {
+  const o = {
+    quick: false,
+    only: [...MEASURES] as Measure[],
+    workers: 0,
+    build: true,
+    write: true,
+    strict: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--quick") o.quick = true;
+    else if (a === "--no-build") o.build = false;
+    else if (a === "--no-write") o.write = false;
+    else if (a === "--strict") o.strict = true;
+    else if (a === "--only") o.only = (argv[++i] ?? "").split(",") as Measure[];
+    else if (a === "--workers") o.workers = Number(argv[++i]);
+    else throw new Error(`unknown option ${a}`);
+  }
+  for (const m of o.only) if (!MEASURES.includes(m)) throw new Error(`--only takes ${MEASURES.join(",")}`);
+  if (!(Number.isInteger(o.workers) && o.workers >= 0)) throw new Error("--workers takes a whole number");
+  return o;
+}
+
+const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+
+async function main(): Promise<number> {
+  const opts = parseArgs(process.argv.slice(2));
+  if (process.platform !== "linux") {
+    log("needs Linux (peak RSS is read from /proc)");
+    return 1;
+  }
+  const m = describeMachine();
+  if (opts.workers) m.workers = opts.workers;
+  const results: Results = { skipped: [] };
+  if (!m.wrk && opts.only.includes("http")) {
+    log(WRK_HINT);
+    if (!opts.quick) return 1;
+    results.skipped.push("1 (wrk missing)");
+    opts.only = opts.only.filter((x) => x !== "http");
+  }
+  if (opts.build) {
+    log("building dist/assay");
+    const b = Bun.spawnSync([process.execPath, "scripts/build.ts"], { stdout: "inherit", stderr: "inherit" });
+    if (b.exitCode !== 0) return 1;
+  }
+  log(machineLine(m));
+  const q = opts.quick;
+  const t0 = performance.now();
+  const step = async <T>(name: Measure, label: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    if (!opts.only.includes(name)) return undefined;
+    log(label);
+    const t = performance.now();
+    const r = await fn();
+    log(`${label}: ${((performance.now() - t) / 1000).toFixed(0)} s`);
+    return r;
+  };
+  results.http = await step("http", "1 sync runs over HTTP", () =>
+    measureHttp(
+      m,
+      q
+        ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
+        : { rounds: 5, seconds: 6, warmupSeconds: 3, connections: 16 },
+    ),
+  );
+  results.async = await step("async", "2 async intake and drain", () =>
+    measureAsync(m, { runs: q ? 500 : 10_000, connections: 16 }),
+  );
+  results.large = await step("large", "3 large documents", () =>
+    measureLarge(m, q ? { bytes: 2 ** 20, repeats: 1 } : { bytes: 10 * 2 ** 20, repeats: 3 }),
+  );
+  results.start = await step("start", "5 start", () =>
+    measureStart(m, q ? { runs: 10_000, repeats: 1 } : { runs: 1_000_000, repeats: 3 }),
+  );
+  const judge = !q;
+  const table = rows(results, judge);
+  const minutes = (performance.now() - t0) / 60_000;
+  process.stdout.write(`\n${machineLine(m)}\n\n${textTable(table)}\n\n${details(results)}\n`);
+  process.stdout.write(`\n${q ? "quick run (no thresholds)" : "full run"} in ${minutes.toFixed(1)} min\n`);
+  const complete = opts.only.length === MEASURES.length;
+  if (!q && opts.write && complete) {
+    const when = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    writeDoc(
+      resolve("docs/benchmarks.md"),
+      `Latest full run: ${when}, ${minutes.toFixed(1)} min.\n\nMachine: ${machineLine(m)}.\n\n${markdownTable(table)}\n\n${details(results)}`,
+    );
+    log("wrote docs/benchmarks.md");
+  }
+  return opts.strict && table.some((r) => r.ok === false) ? 1 : 0;
+}
+
+process.exit(await main());

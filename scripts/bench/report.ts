@@ -1,0 +1,198 @@
+// The results table (terminal and markdown) and docs/benchmarks.md: the generated part sits
+// between two markers, so the hand-written notes around it survive each full run.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { AsyncResult } from "./async.ts";
+import type { HttpResult } from "./http.ts";
+import type { LargeResult } from "./large.ts";
+import type { StartResult } from "./start.ts";
+
+export interface Results {
+  http?: HttpResult;
+  async?: AsyncResult;
+  large?: LargeResult;
+  start?: StartResult;
+  skipped: string[];
+}
+
+export interface Row {
+  measure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  /** true met, false missed, null: no target (or a quick run, which judges nothing). */
+  ok: boolean | null;
+}
+
+const MiB = 2 ** 20;
+const n0 = (x: number) => Math.round(x).toLocaleString("en-US");
+/** Small ratios keep a third decimal, or 0.010 and 0.017 would both read 0.01. */
+const f2 = (x: number) => x.toFixed(x < 0.1 ? 3 : 2);
+const ms = (x: number) => (x >= 100 ? `${x.toFixed(0)} ms` : `${x.toFixed(1)} ms`);
+const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
+
+export function rows(r: Results, judge: boolean): Row[] {
+  const out: Row[] = [];
+  const row = (
+    measure: string,
+    value: string,
+    baseline: string,
+    ratio: string,
+    target: string,
+    ok?: boolean,
+  ) => out.push({ measure, value, baseline, ratio, target, ok: judge && ok !== undefined ? ok : null });
+  if (r.http) {
+    const h = r.http;
+    row(
+      "1 sync runs over HTTP, req/s",
+      n0(h.assay.rps),
+      n0(h.baseline.rps),
+      f2(h.ratio),
+      "≥ 0.20 (ship ≥ 0.15)",
+      h.ratio >= 0.2,
+    );
+    row(
+      "1 sync runs, p50 / p99",
+      `${ms(h.assay.p50Ms)} / ${ms(h.assay.p99Ms)}`,
+      `${ms(h.baseline.p50Ms)} / ${ms(h.baseline.p99Ms)}`,
+      "",
+      "p99 ≤ 10 ms",
+      h.assay.p99Ms <= 10,
+    );
+  }
+  if (r.async) {
+    const a = r.async;
+    row(
+      `2 async intake (${n0(a.runs)} runs), submissions/s`,
+      n0(a.submitRps),
+      n0(a.baselineRps),
+      f2(a.submitRps / a.baselineRps),
+      "—",
+    );
+    row(
+      "2 async drain, runs completed/s",
+      n0(a.completedRps),
+      n0(a.baselineRps),
+      f2(a.completedRps / a.baselineRps),
+      "—",
+    );
+  }
+  if (r.large) {
+    const l = r.large;
+    for (const d of l.docs) {
+      if (d.kind === "JSON")
+        row(
+          `3 ${mib(d.bytes)} JSON array, step time`,
+          ms(d.stepMs),
+          `JSON.parse ${ms(l.parseMs)}`,
+          f2(l.jsonRatio),
+          "≤ 3",
+          l.jsonRatio <= 3,
+        );
+      else
+        row(
+          `3 ${mib(d.bytes)} ${d.kind} (${d.kind === "XML" ? "XSD" : "Table Schema"}), MB/s`,
+          `${d.mbPerSec.toFixed(1)} MiB/s`,
+          "",
+          "",
+          "—",
+        );
+    }
+  }
+  if (r.http)
+    row(
+      "4 peak RSS during 1",
+      mib(r.http.peakRssBytes),
+      "",
+      "",
+      "< 200 MiB",
+      r.http.peakRssBytes < 200 * MiB,
+    );
+  if (r.large)
+    for (const d of r.large.docs) {
+      const limit = 6 * d.bytes + 100 * MiB;
+      row(
+        `4 peak RSS during 3 (${d.kind})`,
+        mib(d.peakRssBytes),
+        "",
+        "",
+        `< ${mib(limit)} (6× doc + 100)`,
+        d.peakRssBytes < limit,
+      );
+    }
+  if (r.start) {
+    row("5 start to /healthz 200, empty data dir", ms(r.start.emptyMs), "", "", "—");
+    row(`5 start, ${n0(r.start.runs)} runs in the data dir`, ms(r.start.fullMs), "", "", "—");
+  }
+  return out;
+}
+
+const verdict = (ok: boolean | null) => (ok === null ? "" : ok ? "met" : "MISSED");
+
+export function textTable(rs: Row[]): string {
+  const head = ["measure", "value", "baseline", "ratio", "target", ""];
+  const cells = rs.map((r) => [r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r.ok)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n");
+}
+
+export function markdownTable(rs: Row[]): string {
+  const esc = (s: string) => s.replace(/\|/g, "\\|");
+  return [
+    "| Measure | Value | Baseline | Ratio | Target | |",
+    "|---|---:|---:|---:|---|---|",
+    ...rs.map(
+      (r) => `| ${[r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r.ok)].map(esc).join(" | ")} |`,
+    ),
+  ].join("\n");
+}
+
+/** Per-round and per-document figures behind the table. */
+export function details(r: Results): string {
+  const out: string[] = [];
+  if (r.http) {
+    const fmt = (x: HttpResult["assay"]["rounds"][number]) =>
+      `${n0(x.rps)} req/s, p50 ${ms(x.p50Ms)}, p99 ${ms(x.p99Ms)}`;
+    out.push("Measure 1, round by round (baseline, then Assay):");
+    for (const [i, a] of r.http.assay.rounds.entries())
+      out.push(`- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(a)}`);
+    out.push(
+      `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}.`,
+    );
+  }
+  if (r.async)
+    out.push(
+      `Measure 2: ${n0(r.async.accepted)} of ${n0(r.async.runs)} answered 202; the queue emptied ${r.async.drainTailSeconds.toFixed(1)} s after the last answer; peak RSS ${mib(r.async.peakRssBytes)}.`,
+    );
+  if (r.large)
+    for (const d of r.large.docs)
+      out.push(
+        `Measure 3, ${d.kind}: ${n0(d.bytes)} bytes, run ${d.status}, step ${ms(d.stepMs)}, whole request ${ms(d.requestMs)}, peak RSS ${mib(d.peakRssBytes)}.`,
+      );
+  if (r.start)
+    out.push(
+      `Measure 5: the ${n0(r.start.runs)}-run data dir was written in ${r.start.seedSeconds.toFixed(1)} s.`,
+    );
+  if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
+  return out.join("\n");
+}
+
+const BEGIN = "<!-- bench:begin (written by npm run bench; edit outside these markers) -->";
+const END = "<!-- bench:end -->";
+
+export function writeDoc(path: string, generated: string): void {
+  const block = `${BEGIN}\n${generated}\n${END}`;
+  const old = existsSync(path) ? readFileSync(path, "utf8") : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
+  const from = old.indexOf(BEGIN);
+  const to = old.indexOf(END);
+  const doc =
+    from >= 0 && to > from
+      ? old.slice(0, from) + block + old.slice(to + END.length)
+      : `${old.trimEnd()}\n\n${block}\n`;
+  writeFileSync(path, doc);
+}

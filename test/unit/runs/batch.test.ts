@@ -1,0 +1,64 @@
+// Group commit over a real SQLite database: the writes of one turn of the event loop share one
+// transaction, each caller settles after the commit, and a failing write is isolated.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createWriteBatcher } from "../../../src/runs/batch.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "assay-batch-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+/** A database file and a second connection to it, which sees only committed rows. */
+function open() {
+  const file = join(dir, `t${++n}.db`);
+  const db = new Database(file);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("CREATE TABLE t (k TEXT PRIMARY KEY)");
+  const other = new Database(file, { readonly: true });
+  const count = (d: Database) => (d.query("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+  return { db, other, count, insert: (k: string) => db.query("INSERT INTO t (k) VALUES (?)").run(k) };
+}
+
+describe("createWriteBatcher", () => {
+  test("writes of one turn commit together, after the turn, and resolve after the commit", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(db);
+    const visibleElsewhere: number[] = [];
+    const writes = ["a", "b", "c"].map((k) =>
+      b.write(() => {
+        insert(k);
+        visibleElsewhere.push(count(other));
+        return k;
+      }),
+    );
+    expect(count(db)).toBe(0); // nothing is written in the caller's turn
+    expect(await Promise.all(writes)).toEqual(["a", "b", "c"]);
+    expect(visibleElsewhere).toEqual([0, 0, 0]); // one transaction: no write was committed alone
+    expect(count(other)).toBe(3); // and all three are committed once the promises settle
+  });
+
+  test("a failing write rejects alone; the others of its group are committed", async () => {
+    const { db, other, count, insert } = open();
+    insert("taken");
+    const b = createWriteBatcher(db);
+    const ok1 = b.write(() => insert("x"));
+    const bad = b.write(() => insert("taken"));
+    const ok2 = b.write(() => insert("y"));
+    const [r1, r2, r3] = await Promise.allSettled([ok1, bad, ok2]);
+    expect([r1.status, r2.status, r3.status]).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(String((r2 as PromiseRejectedResult).reason)).toContain("UNIQUE");
+    expect(count(other)).toBe(3);
+  });
+
+  test("a write issued after a flush goes into the next transaction", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(db);
+    await b.write(() => insert("1"));
+    expect(count(other)).toBe(1);
+    await b.write(() => insert("2"));
+    expect(count(other)).toBe(2);
+  });
+});
