@@ -37,9 +37,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
       );
     }),
   ]).finally(() => clearTimeout(startTimer));
-  await deps.executor.start();
+  // Metrics first: recovery at start may end runs, and those count too.
   const metrics = new Metrics();
   instrument(deps, metrics);
+  await deps.executor.start();
   const retention = createRetention(db, log, config.retention_days);
   retention.start();
   let draining = false;

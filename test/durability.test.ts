@@ -164,8 +164,16 @@ describe("graceful shutdown and recovery", () => {
     await first.stop();
     expect(statuses(dataDir)[0]!.status).toBe("succeeded");
   });
-  test("a run interrupted max_attempts times ends in error with a clear message", async () => {
-    const { first, start, token, dataDir } = await restartable({ max_attempts: 2 });
+  test("a run interrupted max_attempts times ends in error with a clear message, a webhook event and a metric", async () => {
+    const { first, start, token, dataDir } = await restartable({
+      max_attempts: 2,
+      webhook_allow_private: true,
+    });
+    const hook = await call(first, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token,
+      body: { url: "http://127.0.0.1:9/hook", events: ["run.error"] },
+    });
+    expect(hook.status).toBe(201);
     await createWorkflow(first, token, {
       slug: "q",
       allowed_file_types: ["JSON"],
@@ -189,6 +197,13 @@ describe("graceful shutdown and recovery", () => {
       expect(run.json.status).toBe("error");
       expect(run.json.error).toBe(
         "The run was interrupted 2 times (server crash or restart) and was given up.",
+      );
+      const deliveries = await call(second, "GET", `/api/v1/orgs/acme/webhooks/${hook.json.id}/deliveries/`, {
+        token,
+      });
+      expect(deliveries.json.results.map((d: { event: string }) => d.event)).toEqual(["run.error"]);
+      expect((await call(second, "GET", "/metrics", { token })).text).toContain(
+        'assay_runs_finished_total{status="error"} 1',
       );
     } finally {
       await second.stop();

@@ -244,8 +244,20 @@ export function createExecutor(
     finalHooks,
     afterFinal,
     async start() {
-      const r = await store.recover(opts.maxAttempts);
-      if (r.requeued || r.failed) log.info("recovered unfinished runs", r);
+      // Runs given up end in error like any other: webhooks (outbox, same transaction) and metrics.
+      const events = (runs: { id: string; org_id: number; workflow_id: number }[]) =>
+        runs.map((r) => ({
+          runId: r.id,
+          orgId: r.org_id,
+          workflowId: r.workflow_id,
+          status: "error" as const,
+        }));
+      const r = await store.recover(opts.maxAttempts, (failed) => {
+        for (const e of events(failed)) for (const h of finalHooks) h(e);
+      });
+      for (const e of events(r.failed)) for (const h of afterFinal) h(e, 0, []);
+      if (r.requeued || r.failed.length)
+        log.info("recovered unfinished runs", { requeued: r.requeued, failed: r.failed.length });
       void dispatch();
     },
     /** A new run was committed: start it if there is room. `run` saves reading it back. */

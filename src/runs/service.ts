@@ -12,7 +12,7 @@ import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import { type Intake, intake } from "./intake/modes.ts";
 import type { RunStore } from "./store.ts";
-import type { RunStep } from "./types.ts";
+import { pendingSteps } from "./summary.ts";
 
 export const MAX_FILENAME_LENGTH = 255;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -110,16 +110,7 @@ export function createRunService(deps: {
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
         // 9. commit, then execute
         const id = uuidv7();
-        const steps: RunStep[] = active.map((s) => ({
-          step_id: s.id,
-          order: s.order,
-          name: s.name,
-          validator: s.validator,
-          status: "pending",
-          duration_ms: null,
-          findings: [],
-          error: null,
-        }));
+        const steps = pendingSteps(active);
         await runs.create({
           id,
           orgId,

@@ -1,6 +1,21 @@
 // Pure functions from step outcomes to run status and summary (CONTRACT §2, Run).
 import type { RunStatus as PoolStatus, RunOutcome } from "../jobs/model.ts";
+import type { StepDef } from "../workflows/types.ts";
 import type { RunStatus, RunStep, RunSummary } from "./types.ts";
+
+/** The step list of a new run: one pending entry per active step of the workflow version. */
+export function pendingSteps(active: readonly StepDef[]): RunStep[] {
+  return active.map((s) => ({
+    step_id: s.id,
+    order: s.order,
+    name: s.name,
+    validator: s.validator,
+    status: "pending",
+    duration_ms: null,
+    findings: [],
+    error: null,
+  }));
+}
 
 export function summarize(steps: RunStep[]): RunSummary {
   const s: RunSummary = {

@@ -11,12 +11,7 @@ export const SLOW_RULE = {
 /** A JSON document that makes SLOW_RULE take seconds (quadratic in n). */
 export const slowDoc = (n = 6000) => JSON.stringify({ items: Array.from({ length: n }, (_, i) => i) });
 
-export async function createWorkflow(
-  s: Server,
-  token: string,
-  body: Record<string, unknown>,
-  org = "acme",
-) {
+export async function createWorkflow(s: Server, token: string, body: Record<string, unknown>, org = "acme") {
   const r = await call(s, "POST", `/api/v1/orgs/${org}/workflows/`, {
     token,
     body: { name: body.slug, ...body },

@@ -11,8 +11,7 @@ import type { StepOutcome } from "../../jobs/protocol.ts";
 import type { ReportRun } from "../../reports/types.ts";
 import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { checkFileType } from "../../runs/service.ts";
-import { applyOutcome, finalStatus, summarize } from "../../runs/summary.ts";
-import type { RunStep } from "../../runs/types.ts";
+import { applyOutcome, finalStatus, pendingSteps, summarize } from "../../runs/summary.ts";
 import { DEFAULT_MAX_FINDINGS, getValidator } from "../../validators/registry.ts";
 import type { FileType } from "../../validators/types.ts";
 import { parseDocument } from "../../workflows/document.ts";
@@ -146,16 +145,7 @@ export function createLocal(w: LocalWorkflow) {
         requestConfig: () => Promise.reject(new Error("every step carries its config")),
       },
     );
-    const pending: RunStep[] = active.map((s) => ({
-      step_id: s.id,
-      order: s.order,
-      name: s.name,
-      validator: s.validator,
-      status: "pending",
-      duration_ms: null,
-      findings: [],
-      error: null,
-    }));
+    const pending = pendingSteps(active);
     const steps = applyOutcome(pending, { status: "completed", steps: outcomes });
     const durationMs = Math.round(performance.now() - started);
     const run: ReportRun = {
