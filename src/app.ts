@@ -12,6 +12,7 @@ import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { runRoutes } from "./runs/routes.ts";
+import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
 import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
@@ -71,6 +72,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(tokenRoutes(deps, auth))
     .use(orgRoutes(deps, auth))
     .use(workflowRoutes(deps, auth))
+    .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))

@@ -9,6 +9,8 @@ import { createExecutor } from "./runs/executor.ts";
 import { createIdempotencyStore } from "./runs/idempotency.ts";
 import { createRunService } from "./runs/service.ts";
 import { createRunStore } from "./runs/store.ts";
+import { createSchemaService } from "./schemas/service.ts";
+import { createSchemaStore } from "./schemas/store.ts";
 import { createSettingsService } from "./settings/service.ts";
 import { createSettingsStore } from "./settings/store.ts";
 import { createTokenService } from "./tokens/service.ts";
@@ -29,6 +31,7 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
   const tokenStore = createTokenStore(db);
   const settings = createSettingsService(createSettingsStore(db));
   const workflowStore = createWorkflowStore(db);
+  const schemaStore = createSchemaStore(db);
   const runs = createRunStore(db);
   const idempotency = createIdempotencyStore(db);
   // The CLI's admin commands need no workers: a pool is only started for the server.
@@ -77,7 +80,9 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
     settings,
     tokens: createTokenService(tokenStore, users, settings),
     workflowStore,
-    workflows: createWorkflowService(workflowStore),
+    workflows: createWorkflowService(workflowStore, schemaStore),
+    schemaStore,
+    schemas: createSchemaService(schemaStore),
   };
 }
 export type Deps = ReturnType<typeof createDeps>;

@@ -78,6 +78,14 @@ const fresh = {
   token: async (c: Caller): Promise<Vals> => ({
     id: String((await s.deps.tokens.create(c.userId, "fresh", null)).record.id),
   }),
+  /** A stored schema of acme. */
+  async schema(): Promise<Vals> {
+    const r = await call(s, "POST", "/api/v1/orgs/acme/schemas/", {
+      token: s.rootToken,
+      body: { uri: `urn:matrix:${uniq()}`, schema: { type: "object" } },
+    });
+    return { id: String(r.json.id) };
+  },
   /** An inactive webhook of acme (so nothing is ever sent) with one finished delivery. */
   async webhook(): Promise<Vals> {
     const r = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
@@ -112,6 +120,8 @@ async function freshUser(prefix: string, role?: Role) {
 // call them on other orgs with acme's placeholders.
 /** Placeholders for the webhook rows' refusal cells (access is checked before the webhook). */
 const WH: Vals = { id: "1", delivery_id: "msg_none" };
+/** Placeholder for the stored schema rows' refusal cells. */
+const SC: Vals = { id: "1" };
 const ROWS: Row[] = [
   row("GET", "/api/v1/users/me/", "any", 200),
   row("GET", "/api/v1/auth/me/", "any", 200),
@@ -196,6 +206,17 @@ const ROWS: Row[] = [
   }),
   row("GET", "/api/v1/admin/settings/", "instance-admin", 200),
   row("PATCH", "/api/v1/admin/settings/", "instance-admin", 200, { body: () => ({}) }),
+  row("GET", "/api/v1/orgs/:org_slug/schemas/", "viewer", 200),
+  row("POST", "/api/v1/orgs/:org_slug/schemas/", "author", 201, {
+    body: () => ({ uri: `urn:matrix:${uniq()}`, schema: {} }),
+  }),
+  row("GET", "/api/v1/orgs/:org_slug/schemas/:id/", "viewer", 200, { params: SC, fresh: fresh.schema }),
+  row("PUT", "/api/v1/orgs/:org_slug/schemas/:id/", "author", 200, {
+    params: SC,
+    fresh: fresh.schema,
+    body: () => ({ uri: `urn:matrix:${uniq()}`, schema: {} }),
+  }),
+  row("DELETE", "/api/v1/orgs/:org_slug/schemas/:id/", "author", 204, { params: SC, fresh: fresh.schema }),
   row("GET", "/api/v1/orgs/:org_slug/webhooks/", "admin", 200),
   row("POST", "/api/v1/orgs/:org_slug/webhooks/", "admin", 201, {
     body: () => ({ url: "https://1.1.1.1/matrix-hook", is_active: false }),

@@ -1,7 +1,8 @@
 // The validator catalogue (GET /api/v1/validators/) and the save-time config check for steps.
 import { assertionsValidator } from "./assertions/index.ts";
 import { csvTableValidator } from "./csv-table/index.ts";
-import { jsonSchemaValidator } from "./json-schema/index.ts";
+import { createJsonSchemaValidator, jsonSchemaValidator } from "./json-schema/index.ts";
+import { referencedResources, schemaRefs } from "./json-schema/resources.ts";
 import { DEFAULT_MAX_FINDINGS, MAX_MAX_FINDINGS, MAX_TIMEOUT_MS } from "./limits.ts";
 import { isPlainObject } from "./shared/config-shape.ts";
 import { withoutCommonKeys } from "./shared/common.ts";
@@ -36,9 +37,44 @@ function boundedInteger(config: Record<string, unknown>, key: string, max: numbe
   return null;
 }
 
+/** What the org supplies to a save-time check: its stored schemas, by absolute URI. */
+export interface StepConfigContext {
+  resources?: Record<string, Record<string, unknown>>;
+}
+
+/** URIs of stored schemas a step's config names (json_schema $refs); [] for other validators. */
+export function externalRefsOf(slug: string, config: unknown): string[] {
+  return slug === jsonSchemaValidator.slug ? schemaRefs(config) : [];
+}
+
+/**
+ * The config to save: a json_schema step carries a snapshot of the stored schemas it reaches
+ * (config.resources), so runs execute exactly what was saved. Other validators: unchanged.
+ */
+export function pinStepConfig(
+  slug: string,
+  config: Record<string, unknown>,
+  ctx: StepConfigContext = {},
+): Record<string, unknown> {
+  // A malformed `resources` is left for the check to report.
+  if (
+    slug !== jsonSchemaValidator.slug ||
+    (config.resources !== undefined && !isPlainObject(config.resources))
+  )
+    return config;
+  const carried = isPlainObject(config.resources) ? (config.resources as StepConfigContext["resources"]) : {};
+  const pinned = referencedResources(config, { ...carried, ...ctx.resources });
+  const { resources: _old, ...rest } = config;
+  return Object.keys(pinned).length > 0 ? { ...rest, resources: pinned } : rest;
+}
+
 /** Save-time check of one step: common keys here, the rest by the validator. */
-export function checkStepConfig(slug: string, config: unknown): ConfigIssue[] {
-  const def = getValidator(slug);
+export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigContext = {}): ConfigIssue[] {
+  const found = getValidator(slug);
+  const def =
+    found && ctx.resources && slug === jsonSchemaValidator.slug
+      ? createJsonSchemaValidator({ resources: ctx.resources })
+      : found;
   if (!def)
     return [{ field: "validator", code: "unknown_validator", message: `"${slug}" is not a known validator` }];
   if (!isPlainObject(config)) return [{ field: "", code: "invalid", message: "config must be an object" }];

@@ -1,13 +1,23 @@
 // Authoring rules: slug syntax, file types, limits and save-time step config checks (a bad
 // schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
-import { checkStepConfig, getValidator } from "../validators/registry.ts";
+import type { SchemaStore } from "../schemas/store.ts";
+import { storedClosure } from "../schemas/service.ts";
+import {
+  type StepConfigContext,
+  checkStepConfig,
+  externalRefsOf,
+  getValidator,
+  pinStepConfig,
+} from "../validators/registry.ts";
 import { FILE_TYPES, type FileType } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
 
 export const MAX_STEPS = 50;
 export const MAX_STEP_CONFIG_BYTES = 1_048_576;
+/** A step config with the snapshot of the stored schemas it references. */
+export const MAX_PINNED_CONFIG_BYTES = 8 * MAX_STEP_CONFIG_BYTES;
 // A slug starts with a letter so that it can never be mistaken for a numeric id in paths.
 const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
 
@@ -28,7 +38,7 @@ export interface WorkflowInput {
   steps?: StepInput[];
 }
 
-function checkStep(s: StepInput, field: string, errors: ErrorItem[]) {
+function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext) {
   const f = (k: string) => (field ? `${field}.${k}` : k);
   if (!s.name || s.name.length > 200)
     errors.push({
@@ -54,14 +64,29 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[]) {
     });
     return;
   }
-  for (const i of checkStepConfig(v.slug, config))
+  // The stored schemas the step references are saved with it: runs execute what was saved.
+  const pinned = pinStepConfig(v.slug, config, ctx);
+  if (Buffer.byteLength(JSON.stringify(pinned), "utf8") > MAX_PINNED_CONFIG_BYTES) {
+    errors.push({
+      field: f("config"),
+      code: "too_large",
+      message: `With the stored schemas it references, a step config may hold at most ${MAX_PINNED_CONFIG_BYTES} bytes of JSON.`,
+    });
+    return;
+  }
+  s.config = pinned;
+  for (const i of checkStepConfig(v.slug, pinned, ctx))
     errors.push({ field: f(i.field ? `config.${i.field}` : "config"), code: i.code, message: i.message });
 }
 
-/** Validates a complete draft; throws 400 invalid_request with every problem found. */
+/**
+ * Validates a complete draft; throws 400 invalid_request with every problem found. Step configs
+ * are rewritten in place with the snapshot of the `ctx` schemas they reference.
+ */
 export function checkDraft(
   d: WorkflowDraft,
   stepFieldOf: (i: number) => string = (i) => `steps[${i}]`,
+  ctx: StepConfigContext = {},
 ): void {
   const errors: ErrorItem[] = [];
   if (!SLUG_RE.test(d.slug))
@@ -97,7 +122,7 @@ export function checkDraft(
     });
   else
     d.steps.forEach((s, i) => {
-      checkStep(s, stepFieldOf(i), errors);
+      checkStep(s, stepFieldOf(i), errors, ctx);
     });
   if (errors.length) throw invalid("The workflow definition is invalid.", errors);
 }
@@ -153,7 +178,13 @@ export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft
   };
 }
 
-export function createWorkflowService(store: WorkflowStore) {
+export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStore) {
+  /** The org's stored schemas the draft's steps reference (transitively). */
+  async function orgContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
+    const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
+    if (!schemas || uris.length === 0) return {};
+    return { resources: await storedClosure(schemas, orgId, uris) };
+  }
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);
     if (!w) throw notFound("Workflow");
@@ -164,14 +195,14 @@ export function createWorkflowService(store: WorkflowStore) {
     list: store.list,
     async create(orgId: number, b: WorkflowInput) {
       const d = applyInput(EMPTY, b);
-      checkDraft(d);
+      checkDraft(d, undefined, await orgContext(orgId, d));
       return store.save(orgId, null, d);
     },
     /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
       const cur = await load(orgId, identifier);
       const d = applyInput(replace ? EMPTY : draftOf(cur.workflow, cur.steps), b);
-      checkDraft(d);
+      checkDraft(d, undefined, await orgContext(orgId, d));
       return store.save(orgId, cur.workflow.id, d);
     },
     async remove(orgId: number, identifier: string) {
@@ -183,7 +214,7 @@ export function createWorkflowService(store: WorkflowStore) {
       const d = draftOf(cur.workflow, cur.steps);
       const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
       d.steps.splice(at, 0, newStep(s));
-      checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`));
+      checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`), await orgContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d);
       return { ...saved, step: saved.steps[at]! };
     },
@@ -203,7 +234,7 @@ export function createWorkflowService(store: WorkflowStore) {
       d.steps.splice(from, 1);
       const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
       d.steps.splice(to, 0, changed);
-      checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`));
+      checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await orgContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d);
       return { ...saved, step: saved.steps[to]! };
     },

@@ -26,6 +26,8 @@ export interface JsonSchemaConfig {
   schema: Record<string, unknown>;
   draft?: Draft;
   assert_formats?: boolean;
+  /** Schemas `$ref` may name, by absolute URI: the org's stored schemas, snapshotted at save. */
+  resources?: Record<string, Record<string, unknown>>;
 }
 
 export interface JsonSchemaOptions {
@@ -40,6 +42,12 @@ export const jsonSchemaConfigSchema = {
     schema: { type: "object", description: "The JSON Schema the submission must satisfy." },
     draft: { enum: [...DRAFTS], description: "Used when the schema has no $schema. Default 2020-12." },
     assert_formats: { type: "boolean", default: true, description: "Treat `format` as an assertion." },
+    resources: {
+      type: "object",
+      additionalProperties: { type: "object" },
+      description:
+        "Schemas `$ref` may name, keyed by absolute URI. Filled at save time with the org's stored schemas the step references.",
+    },
     ...COMMON_CONFIG_PROPERTIES,
   },
   additionalProperties: false,
@@ -118,12 +126,18 @@ function prepare(cfg: JsonSchemaConfig, resources: Record<string, unknown>) {
   return { draft, schema, context: resourceContext(resources, draft, assertFormats) };
 }
 
+/** The hook's resources plus those the config carries (the config's win: they are the snapshot). */
+function resourcesOf(cfg: JsonSchemaConfig, opts: JsonSchemaOptions): Record<string, unknown> {
+  if (!cfg.resources) return opts.resources ?? NO_RESOURCES;
+  return { ...opts.resources, ...cfg.resources };
+}
+
 export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions = {}): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
   const shape = shapeIssues(jsonSchemaConfigSchema, config);
   if (shape.length > 0) return shape;
   const cfg = config as unknown as JsonSchemaConfig;
-  const p = prepare(cfg, opts.resources ?? NO_RESOURCES);
+  const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) return p.issues;
   Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
   const [valid, errors] = metaValidator(p.draft).Errors(cfg.schema) as [boolean, TbError[]];
@@ -145,6 +159,12 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   const refs = unresolvableRefs(p.schema, p.context);
   if (refs.length > 0)
     return refs.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unresolvable_ref", m));
+  // typebox would treat a dangling reference inside a resource as `false`, as in the schema.
+  const inner = Object.keys(cfg.resources ?? {}).flatMap((uri) =>
+    unresolvableRefs(p.context[uri], p.context, uri).map((m) => `${uri}: ${m}`),
+  );
+  if (inner.length > 0)
+    return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));
   try {
     Schema.Compile(p.context as never, p.schema as never);
   } catch (e) {
@@ -155,7 +175,7 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
 
 export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
   const cfg = config as JsonSchemaConfig;
-  const p = prepare(cfg, opts.resources ?? NO_RESOURCES);
+  const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
   const validator = Schema.Compile(p.context as never, p.schema as never);
   return (input: ValidationInput, ctx: ValidationContext) => {

@@ -1,5 +1,5 @@
 // Save-time check that every $ref can be resolved WITHOUT the network: to the schema itself, an
-// embedded resource ($id), a meta-schema, or a registered resource (org-stored schemas later).
+// embedded resource ($id), a meta-schema, or a registered resource (the org's stored schemas).
 // typebox would silently treat an unresolvable reference as `false`; we refuse it at save time.
 import { walkSchemas } from "./walk.ts";
 
@@ -33,11 +33,13 @@ function resolveUrl(ref: string, base: string): URL | null {
   }
 }
 
-/**
- * Messages for each unresolvable reference in a normalised schema. `resources` maps absolute URIs to schemas that may
- * be referenced (meta-schemas, registered schemas).
- */
-export function unresolvableRefs(schema: unknown, resources: Record<string, unknown>): string[] {
+interface Scan {
+  docs: Map<string, Resource>;
+  refs: Array<{ ref: string; base: string; at: string }>;
+}
+
+/** The resources a schema embeds ($id) and every reference in it with its base URI. */
+function scan(schema: unknown, rootUri: string): Scan {
   // The schema is already normalised: draft 4's `id` has become `$id`.
   const idKey = "$id";
   const docs = new Map<string, Resource>();
@@ -45,8 +47,8 @@ export function unresolvableRefs(schema: unknown, resources: Record<string, unkn
   const refs: Array<{ ref: string; base: string; at: string }> = [];
   const rootId = typeof (schema as Record<string, unknown>)?.[idKey] === "string";
   const rootBase = rootId
-    ? (resolveUrl((schema as Record<string, string>)[idKey], ROOT_BASE)?.href ?? ROOT_BASE)
-    : ROOT_BASE;
+    ? (resolveUrl((schema as Record<string, string>)[idKey], rootUri)?.href ?? rootUri)
+    : rootUri;
   docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set() });
 
   // Pass 1: base URI of every schema object (parents are visited before children), resources, anchors.
@@ -71,7 +73,33 @@ export function unresolvableRefs(schema: unknown, resources: Record<string, unkn
       if (typeof s[key] === "string") refs.push({ ref: s[key] as string, base, at: `#${pointer}` });
     }
   });
+  return { docs, refs };
+}
 
+/**
+ * Absolute URIs (without fragment) that a normalised schema references outside itself: what a
+ * registry of stored schemas must supply. `rootUri` is the URI the schema is known by.
+ */
+export function externalRefs(schema: unknown, rootUri = ROOT_BASE): string[] {
+  const { docs, refs } = scan(schema, rootUri);
+  const out = new Set<string>();
+  for (const { ref, base } of refs) {
+    const target = resolveUrl(ref, base);
+    if (target && !docs.has(stripHash(target))) out.add(stripHash(target));
+  }
+  return [...out];
+}
+
+/**
+ * Messages for each unresolvable reference in a normalised schema. `resources` maps absolute URIs to schemas that may
+ * be referenced (meta-schemas, registered schemas); `rootUri` is the URI the schema is known by.
+ */
+export function unresolvableRefs(
+  schema: unknown,
+  resources: Record<string, unknown>,
+  rootUri = ROOT_BASE,
+): string[] {
+  const { docs, refs } = scan(schema, rootUri);
   const problems: string[] = [];
   for (const { ref, base, at } of refs) {
     const target = resolveUrl(ref, base);
@@ -85,8 +113,9 @@ export function unresolvableRefs(schema: unknown, resources: Record<string, unkn
     const external = resources[docUri] ?? resources[`${docUri}#`];
     if (!local && external === undefined) {
       problems.push(
-        `$ref "${ref}" at ${at} points to ${docUri}, which is not part of this schema; ` +
-          "remote schemas are never fetched: inline it under $defs",
+        `$ref "${ref}" at ${at} points to ${docUri}, which is neither part of this schema nor ` +
+          "stored by the organization; remote schemas are never fetched: inline it under $defs " +
+          "or store it (POST /api/v1/orgs/{org_slug}/schemas/)",
       );
       continue;
     }

@@ -1,0 +1,108 @@
+// Org schema API: JSON Schemas a workflow step can $ref by URI. Viewer reads, Author writes;
+// another org's schema is 404. A step snapshots what it references when saved (docs/decisions.md).
+import { Elysia, t } from "elysia";
+import type { Deps } from "../deps.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import { OrgParams, SchemaIn, SchemaListItem, SchemaOut, SchemaParams } from "./model.ts";
+import type { OrgSchema, SchemaSummary } from "./store.ts";
+
+const presentItem = (s: SchemaSummary) => ({
+  id: s.id,
+  uri: s.uri,
+  created_at: s.created_at,
+  updated_at: s.updated_at,
+});
+const present = (s: OrgSchema) => ({ ...presentItem(s), schema: s.schema });
+
+export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, config, schemas } = deps;
+  const role = async (p: Parameters<typeof requireOrgRole>[1], slug: string, min: "viewer" | "author") =>
+    (await requireOrgRole(orgs, p, slug, min)).org;
+  const detail = { tags: ["Schemas"], security: [{ bearer: [] }] };
+  return new Elysia({ prefix: "/api/v1/orgs/:org_slug/schemas" })
+    .use(auth)
+    .get(
+      "/",
+      async ({ params, query, request, principal }) => {
+        const org = await role(principal, params.org_slug, "viewer");
+        const p = parsePage(query);
+        const { count, items } = await schemas.list(org.id, p.limit, p.offset);
+        return envelope(publicUrl(config.base_url, request), p, count, items.map(presentItem));
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        query: t.Object(PageQuery, { additionalProperties: true }),
+        response: { 200: EnvelopeOf(SchemaListItem), ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "List stored schemas (without their bodies)" },
+      },
+    )
+    .post(
+      "/",
+      async ({ params, body, request, principal, set }) => {
+        const org = await role(principal, params.org_slug, "author");
+        const s = await schemas.create(org.id, body);
+        set.status = 201;
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/schemas/${s.id}/`;
+        return present(s);
+      },
+      {
+        auth: true,
+        params: OrgParams,
+        body: SchemaIn,
+        response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },
+        detail: { ...detail, summary: "Store a JSON Schema under an absolute URI" },
+      },
+    )
+    .get(
+      "/:id/",
+      async ({ params, principal }) => {
+        const org = await role(principal, params.org_slug, "viewer");
+        return present(await schemas.load(org.id, params.id));
+      },
+      {
+        auth: true,
+        params: SchemaParams,
+        response: { 200: SchemaOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, summary: "A stored schema" },
+      },
+    )
+    .put(
+      "/:id/",
+      async ({ params, body, principal }) => {
+        const org = await role(principal, params.org_slug, "author");
+        return present(await schemas.replace(org.id, params.id, body));
+      },
+      {
+        auth: true,
+        params: SchemaParams,
+        body: SchemaIn,
+        response: { 200: SchemaOut, ...errorResponses(...AUTHED, 409) },
+        detail: {
+          ...detail,
+          summary: "Replace a stored schema (workflows saved earlier keep their snapshot)",
+        },
+      },
+    )
+    .delete(
+      "/:id/",
+      async ({ params, principal, set }) => {
+        const org = await role(principal, params.org_slug, "author");
+        await schemas.remove(org.id, params.id);
+        set.status = 204;
+      },
+      {
+        auth: true,
+        params: SchemaParams,
+        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          summary: "Delete a stored schema (workflows saved earlier keep their snapshot)",
+        },
+      },
+    );
+}

@@ -1,0 +1,42 @@
+// Which stored schemas a json_schema step needs: follow $ref from the step's schema through the
+// available schemas, transitively. The result is the snapshot saved in the step's `resources`, so
+// a run executes exactly what was saved and the worker needs no database.
+import { isPlainObject } from "../shared/config-shape.ts";
+import { DEFAULT_DRAFT, type Draft, DRAFTS, draftFromUri, normalise } from "./drafts.ts";
+import { externalRefs } from "./refs.ts";
+
+type Schemas = Record<string, Record<string, unknown>>;
+
+function draftOf(config: Record<string, unknown>): Draft {
+  const d = config.draft;
+  return (DRAFTS as readonly unknown[]).includes(d) ? (d as Draft) : DEFAULT_DRAFT;
+}
+
+/** External URIs a schema references; it follows its own $schema, else the step's draft. */
+export function refsOf(schema: unknown, fallback: Draft, uri?: string): string[] {
+  if (!isPlainObject(schema)) return [];
+  const own = typeof schema.$schema === "string" ? draftFromUri(schema.$schema) : undefined;
+  return externalRefs(normalise(schema, { draft: own ?? fallback, assertFormats: true }), uri);
+}
+
+/** External URIs the config's schema references directly. */
+export function schemaRefs(config: unknown): string[] {
+  if (!isPlainObject(config)) return [];
+  return refsOf(config.schema, draftOf(config));
+}
+
+/** The part of `available` the config's schema reaches through $ref, keyed as in `available`. */
+export function referencedResources(config: unknown, available: Schemas): Schemas {
+  const out: Schemas = {};
+  if (!isPlainObject(config)) return out;
+  const draft = draftOf(config);
+  const queue = refsOf(config.schema, draft);
+  while (queue.length > 0) {
+    const uri = queue.pop() as string;
+    const key = uri in available ? uri : `${uri}#`;
+    if (key in out || !(key in available)) continue;
+    out[key] = available[key]!;
+    queue.push(...refsOf(available[key], draft, uri));
+  }
+  return out;
+}
