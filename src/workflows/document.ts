@@ -1,29 +1,20 @@
 // A workflow as a document (workflows as code): what `assay workflows export` writes and
 // `import` and `assay validate --local` read. YAML or JSON (JSON is YAML).
 import YAML from "yaml";
-import type { WorkflowInput } from "./service.ts";
+import { type WorkflowInput, draftOf } from "./service.ts";
 import type { StepDef, Workflow } from "./types.ts";
 
 export const DOC_KIND = "assay/workflow";
 export const DOC_VERSION = 1;
 
+/** The definition without database ids: what `import` and `--local` take back. */
 export function toDocument(w: Workflow, steps: StepDef[]) {
+  const { steps: drafted, ...settings } = draftOf(w, steps);
   return {
     kind: DOC_KIND,
     version: DOC_VERSION,
-    slug: w.slug,
-    name: w.name,
-    description: w.description,
-    status: w.status,
-    allowed_file_types: w.allowed_file_types,
-    fail_fast: w.fail_fast,
-    retention_days: w.retention_days,
-    steps: steps.map((s) => ({
-      name: s.name,
-      validator: s.validator,
-      is_active: s.is_active,
-      config: s.config,
-    })),
+    ...settings,
+    steps: drafted.map(({ id: _id, ...step }) => step),
   };
 }
 
