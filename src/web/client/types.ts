@@ -1,17 +1,17 @@
 // Shapes of the API's JSON as the app uses them (CONTRACT §2).
 
-export type Role = "viewer" | "executor" | "author" | "admin";
-export const ROLES: Role[] = ["viewer", "executor", "author", "admin"];
-export const FILE_TYPES = ["JSON", "XML", "YAML", "CSV", "TEXT"] as const;
+// The server's own types where the JSON is the same shape (type imports: nothing of the server
+// is bundled); the rest are the presented shapes, which differ from the stored ones.
+import type { Role } from "../../orgs/store.ts";
+import { FINAL_STATUSES, type RunStep, type RunSummary } from "../../runs/types.ts";
+import type { User } from "../../users/store.ts";
+import type { Finding } from "../../validators/types.ts";
+import type { StepDef as Step } from "../../workflows/types.ts";
 
-export interface User {
-  id: number;
-  username: string;
-  name: string;
-  email: string;
-  is_admin: boolean;
-  created_at: string;
-}
+export { FILE_TYPES } from "../../validators/types.ts";
+export type { Finding, Role, RunStep, Step, User };
+export const ROLES: Role[] = ["viewer", "executor", "author", "admin"];
+
 export interface OrgRole {
   org_slug: string;
   name: string;
@@ -38,14 +38,6 @@ export interface Token {
   revoked_at: string | null;
   token?: string;
 }
-export interface Step {
-  id: number;
-  order: number;
-  name: string;
-  validator: string;
-  is_active: boolean;
-  config: Record<string, unknown>;
-}
 export interface Workflow {
   id: number;
   slug: string;
@@ -69,25 +61,6 @@ export interface Validator {
   supported_file_types: string[];
   config_schema: Record<string, unknown>;
 }
-export interface Finding {
-  severity: "error" | "warning" | "info";
-  code: string;
-  message: string;
-  path: string | null;
-  line: number | null;
-  column: number | null;
-  rule?: string | null;
-}
-export interface RunStep {
-  step_id: number;
-  order: number;
-  name: string;
-  validator: string;
-  status: string;
-  duration_ms: number | null;
-  findings: Finding[];
-  error?: string | null;
-}
 export interface Run {
   id: string;
   workflow: { id: number; slug: string; version: number };
@@ -99,15 +72,7 @@ export interface Run {
     content_purged?: boolean;
   };
   status: string;
-  summary: {
-    errors: number;
-    warnings: number;
-    infos: number;
-    steps_passed: number;
-    steps_failed: number;
-    steps_skipped: number;
-    truncated: boolean;
-  } | null;
+  summary: RunSummary | null;
   steps: RunStep[];
   error: string | null;
   created_by: { id: number | null; username: string | null } | null;
@@ -123,4 +88,4 @@ export interface Member {
   created_at: string;
 }
 
-export const FINAL = new Set(["succeeded", "failed", "error", "canceled", "timed_out"]);
+export const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
