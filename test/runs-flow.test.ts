@@ -249,16 +249,9 @@ describe("the waiting request re-checks its token", () => {
       raw: slowDoc(6000),
       headers: { ...JSON_CT, prefer: "wait=30" },
     });
+    // A waited-for run executes from memory (written when it ends): wait until a worker has it.
     const deadline = Date.now() + 10000;
-    while (
-      !(
-        s.deps.db
-          .query("SELECT count(*) AS n FROM runs WHERE created_by = ? AND status = 'running'")
-          .get(u.id) as { n: number }
-      ).n &&
-      Date.now() < deadline
-    )
-      await Bun.sleep(5);
+    while (!s.deps.executor.stats().memoryRunning && Date.now() < deadline) await Bun.sleep(5);
     await s.deps.tokenStore.revoke(u.tokenId);
     const r = await pending;
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));

@@ -32,9 +32,11 @@ export function instrument(deps: Deps, metrics: Metrics) {
     "SELECT count(*) AS n FROM runs WHERE status = 'running'",
   );
   metrics.gauge("assay_runs_queued", "Runs waiting for a worker (the queue depth).", () => [
-    [{}, queued.get()!.n],
+    [{}, queued.get()!.n + deps.executor.stats().memoryQueued],
   ]);
-  metrics.gauge("assay_runs_running", "Runs being executed.", () => [[{}, running.get()!.n]]);
+  metrics.gauge("assay_runs_running", "Runs being executed.", () => [
+    [{}, running.get()!.n + deps.executor.stats().memoryRunning],
+  ]);
   metrics.gauge("assay_workers", "Validation workers, by state.", () => {
     const s = deps.executor.stats();
     return [

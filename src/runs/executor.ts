@@ -1,14 +1,17 @@
 // Runs execution: the runs table is the queue; the executor takes the oldest queued runs while
-// the pool has room, feeds them to workers and writes each final state. The main thread is the
-// only database writer and never runs a validator itself.
+// the pool has room, feeds them to workers and writes each final state. Runs whose client waits
+// for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
+// queues hold runs the executor alternates, so neither starves. The main thread is the only
+// database writer and never runs a validator itself.
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { SubmittedJob, WorkerPool } from "../jobs/pool.ts";
 import { DEFAULT_MAX_FINDINGS } from "../validators/registry.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
+import { type DirectRun, type FinalState, runFromMemory } from "./direct.ts";
 import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
-import type { RunStatus, RunStep } from "./types.ts";
+import type { Run, RunStatus, RunStep } from "./types.ts";
 
 export interface FinalEvent {
   runId: string;
@@ -21,14 +24,25 @@ interface Flight {
   job: SubmittedJob | null;
   steps: RunStep[];
   startedMs: number;
+  startedAt: string;
   canceled: string | null;
 }
 
 /** A run this process just committed: launched from memory instead of read back (content included). */
 export type FreshRun = Omit<JobSource, "status" | "attempts" | "steps" | "created_at"> & { steps: RunStep[] };
 
-/** Fresh runs kept for launch, at most this many bytes of content; the rest are read back. */
+/**
+ * Content held in memory for launch (fresh runs and runs waiting in memory), at most this many
+ * bytes; beyond it new runs are queued on disk and read back.
+ */
 const FRESH_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Larger submissions are written before they run even when the client waits: a direct run's
+ * bytes are copied to the worker (kept for a late write), and next to validating megabytes the
+ * extra commit is noise.
+ */
+export const DIRECT_MAX_BYTES = 1024 * 1024;
 
 export interface ExecutorOptions {
   stepTimeoutMs: number;
@@ -49,8 +63,15 @@ export function createExecutor(
   const finalHooks: ((e: FinalEvent) => void)[] = [];
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
-  // One run per worker: a run is "running" only while a worker has it (no hidden pool queue).
+  // A run is "running" only while the pool has it: as many as the pool takes without queueing.
   const capacity = pool.stats().size;
+  /** Runs executing from memory, by id, until written and answered (src/runs/direct.ts). */
+  const directs = new Map<string, DirectRun>();
+  /** Direct runs waiting for a worker, oldest first. */
+  const memQueue = new Set<string>();
+  let memBytes = 0;
+  /** Alternation between the two queues when both hold runs. */
+  let memoryTurn = true;
   /** Every launch() in progress, so close() can wait for their last writes. */
   const launches = new Set<Promise<void>>();
   const fresh = new Map<string, FreshRun>();
@@ -101,6 +122,63 @@ export function createExecutor(
     return true;
   }
 
+  /** The end of a direct run: one insert, already final, unless it was written meanwhile. */
+  async function finishDirect(d: DirectRun, f: FinalState, startedMs: number) {
+    const r = d.record;
+    d.ended = true;
+    if (d.written) {
+      await finish(r.id, r.orgId, r.workflowId, f.status, f.steps, f.error, startedMs);
+      if (d.settled) directs.delete(r.id);
+      return;
+    }
+    const ev = { runId: r.id, orgId: r.orgId, workflowId: r.workflowId, status: f.status };
+    d.written = store.createFinal(r, f, () => {
+      for (const h of finalHooks) h(ev);
+    });
+    try {
+      d.submissionId = await d.written;
+    } catch (e) {
+      // Not on disk: the route's settle() writes it queued, so it runs again rather than vanish.
+      d.written = null;
+      d.ended = false;
+      wake(r.id);
+      throw e;
+    }
+    d.result = runFromMemory(d, d.submissionId, f);
+    for (const h of afterFinal) h(ev, f.durationMs, f.steps);
+    wake(r.id);
+  }
+
+  /** Writes a direct run still in memory as an ordinary queued run, launched from memory. */
+  function persistQueued(d: DirectRun): Promise<number> {
+    const r = d.record;
+    if (memQueue.delete(r.id)) memBytes -= r.submission.bytes.byteLength;
+    directs.delete(r.id);
+    d.written = store.create(r);
+    fresh.set(r.id, freshOf(d));
+    freshBytes += r.submission.bytes.byteLength;
+    void d.written.then(
+      () => dispatch(),
+      () => takeFresh(r.id),
+    );
+    return d.written;
+  }
+
+  const freshOf = (d: DirectRun): FreshRun => {
+    const r = d.record;
+    return {
+      id: r.id,
+      org_id: r.orgId,
+      workflow_id: r.workflowId,
+      workflow_version: r.workflowVersion,
+      file_type: r.submission.fileType,
+      charset: r.submission.charset,
+      filename: r.submission.filename,
+      content: r.submission.bytes,
+      steps: r.steps,
+    };
+  };
+
   async function launch(id: string) {
     const attempts = await store.markRunning(id);
     const kept = takeFresh(id);
@@ -111,29 +189,57 @@ export function createExecutor(
     }
     const src = kept ?? (await store.source(id));
     if (!src) return;
+    await execute(src, kept !== undefined, null);
+  }
+
+  async function launchDirect(d: DirectRun) {
+    memBytes -= d.record.submission.bytes.byteLength;
+    // Not owned: the bytes are copied to the worker, so the record can still be written (with
+    // its content) if the client stops waiting. Direct runs are small (DIRECT_MAX_BYTES).
+    await execute(freshOf(d), false, d);
+  }
+
+  /** Runs one launched run on the pool and writes its end. `d` is set for a direct run. */
+  async function execute(src: FreshRun | JobSource, owned: boolean, d: DirectRun | null) {
+    const id = src.id;
     const steps = typeof src.steps === "string" ? (JSON.parse(src.steps) as RunStep[]) : src.steps;
     const flight: Flight = {
       job: null,
       steps: steps.map((s) => ({ ...s })),
       startedMs: performance.now(),
+      startedAt: new Date().toISOString(),
       canceled: null,
     };
     flights.set(id, flight);
     const orgId = src.org_id;
+    const end = async (status: RunStatus, final: RunStep[], error: string | null) => {
+      if (!d) return finish(id, orgId, src.workflow_id, status, final, error, flight.startedMs);
+      const finishedAt = new Date().toISOString();
+      const durationMs = Math.round(performance.now() - flight.startedMs);
+      await finishDirect(
+        d,
+        {
+          status,
+          steps: final,
+          summary: summarize(final),
+          error,
+          startedAt: flight.startedAt,
+          finishedAt,
+          durationMs,
+        },
+        flight.startedMs,
+      );
+    };
     const def = await workflows.version(src.workflow_id, src.workflow_version);
     if (!def || !src.content) {
       flights.delete(id);
       const why = !def
         ? "The workflow version this run was submitted against is missing."
         : "The submission content was purged before the run could execute.";
-      await finish(
-        id,
-        orgId,
-        src.workflow_id,
+      await end(
         "error",
         steps.map((s) => ({ ...s, status: "skipped" })),
         why,
-        flight.startedMs,
       );
       return;
     }
@@ -156,7 +262,7 @@ export function createExecutor(
     const c = src.content;
     const whole =
       c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer;
-    const bytes = (kept && whole ? c.buffer : c.slice().buffer) as ArrayBuffer;
+    const bytes = (owned && whole ? c.buffer : c.slice().buffer) as ArrayBuffer;
     const job = pool.submit(
       {
         jobId: id,
@@ -190,7 +296,14 @@ export function createExecutor(
     // this run's final state.
     void dispatch();
     if (outcome.status === "canceled" && outcome.error === "shutdown" && !flight.canceled) {
-      await store.requeue(id); // graceful shutdown: the next start runs it
+      // Graceful shutdown: the next start runs it. A direct run not yet on disk is written queued
+      // (its content went to the worker, so it is taken from the request again).
+      if (d && !d.written) {
+        d.written = store.create(d.record);
+        d.ended = true;
+        await d.written;
+        wake(id);
+      } else await store.requeue(id);
       return;
     }
     const final = applyOutcome(steps, outcome);
@@ -201,7 +314,20 @@ export function createExecutor(
         : status === "timed_out" || status === "error"
           ? (outcome.error ?? final.find((s) => s.error)?.error ?? "The run could not finish.")
           : null;
-    await finish(id, orgId, src.workflow_id, status, final, error, flight.startedMs);
+    await end(status, final, error);
+  }
+
+  /** Reserves the run's slot before launch's awaits (so the loop cannot overfill) and tracks it. */
+  function track(id: string, run: () => Promise<void>) {
+    flights.set(id, { job: null, steps: [], startedMs: performance.now(), startedAt: "", canceled: null });
+    const p = run()
+      .catch((e) => log.error("run execution failed", { run: id, error: String((e as Error)?.stack ?? e) }))
+      .finally(() => {
+        launches.delete(p);
+        if (flights.get(id)?.job === null && !flights.get(id)?.steps.length) flights.delete(id);
+        void dispatch();
+      });
+    launches.add(p);
   }
 
   async function dispatch() {
@@ -216,23 +342,20 @@ export function createExecutor(
         while (!closed && flights.size < capacity) {
           // The store counts queued runs exactly (every status write goes through it): an empty
           // queue costs no query.
-          if (!(await store.queuedCount())) break;
+          const onDisk = await store.queuedCount();
+          if (memQueue.size && (memoryTurn || !onDisk)) {
+            const id = memQueue.values().next().value!;
+            memQueue.delete(id);
+            memoryTurn = false;
+            const d = directs.get(id)!;
+            track(id, () => launchDirect(d));
+            continue;
+          }
+          memoryTurn = true;
+          if (!onDisk) break;
           const ids = (await store.queuedIds(capacity)).filter((id) => !flights.has(id));
           if (!ids.length) break;
-          for (const id of ids.slice(0, capacity - flights.size)) {
-            // Reserve the slot before the awaits in launch() so the loop cannot overfill.
-            flights.set(id, { job: null, steps: [], startedMs: performance.now(), canceled: null });
-            const p = launch(id)
-              .catch((e) =>
-                log.error("run execution failed", { run: id, error: String((e as Error)?.stack ?? e) }),
-              )
-              .finally(() => {
-                launches.delete(p);
-                if (flights.get(id)?.job === null && !flights.get(id)?.steps.length) flights.delete(id);
-                void dispatch();
-              });
-            launches.add(p);
-          }
+          for (const id of ids.slice(0, capacity - flights.size)) track(id, () => launch(id));
         }
       } while (again && !closed);
     } finally {
@@ -268,8 +391,55 @@ export function createExecutor(
       }
       void dispatch();
     },
+    /** Whether a new run of this size can run from memory (a client waits for it). */
+    acceptsDirect(bytes: number): boolean {
+      return !closed && bytes <= DIRECT_MAX_BYTES && freshBytes + memBytes + bytes <= FRESH_MAX_BYTES;
+    },
+    /** Starts a run from memory, unwritten (src/runs/direct.ts); the caller must settle() it. */
+    submitDirect(record: DirectRun["record"]) {
+      directs.set(record.id, {
+        record,
+        written: null,
+        submissionId: null,
+        result: null,
+        ended: false,
+        settled: false,
+      });
+      memQueue.add(record.id);
+      memBytes += record.submission.bytes.byteLength;
+      void dispatch();
+    },
+    /** Runs waiting for a worker, on disk and in memory (the backpressure bound). */
+    async queueDepth(): Promise<number> {
+      return (await store.queuedCount()) + memQueue.size;
+    },
+    /**
+     * After the wait: a direct run that ended is handed over as written (no read back); one still
+     * queued or running is written now, before the answer says it exists. Null for other runs,
+     * or when the run must be read from the database.
+     */
+    async settle(id: string): Promise<Run | null> {
+      const d = directs.get(id);
+      if (!d) return null;
+      d.settled = true;
+      if (!d.written) {
+        // Waiting in memory, or ended without a write (it failed): on disk as queued, to run.
+        if (memQueue.has(id) || !flights.has(id)) await persistQueued(d);
+        else {
+          const f = flights.get(id);
+          d.written = store.create(d.record, {
+            status: "running",
+            startedAt: f?.startedAt || new Date().toISOString(),
+          });
+        }
+      }
+      await d.written;
+      if (d.ended || d.result) directs.delete(id);
+      return d.result;
+    },
     /** Resolves true when the run is final within ms, false otherwise. */
     waitFinal(id: string, ms: number): Promise<boolean> {
+      if (directs.get(id)?.result) return Promise.resolve(true);
       if (ms <= 0) return Promise.resolve(false);
       return new Promise((resolve) => {
         const set = waiters.get(id) ?? new Set();
@@ -286,7 +456,7 @@ export function createExecutor(
         waiters.set(id, set);
         // It may have finished before we started waiting (not if it is still in flight or fresh:
         // those are certainly not final yet).
-        if (!flights.has(id) && !fresh.has(id))
+        if (!flights.has(id) && !fresh.has(id) && !directs.has(id))
           void store.status(id).then((status) => {
             if (status && status !== "queued" && status !== "running") {
               set.delete(done);
@@ -327,9 +497,21 @@ export function createExecutor(
       }
       return flights.has(id) ? this.cancel(id, orgId, workflowId, reason) : false;
     },
-    stats: () => ({ inFlight: flights.size, ...pool.stats() }),
+    stats: () => {
+      let memoryRunning = 0;
+      for (const [id, d] of directs) if (!d.written && flights.has(id)) memoryRunning++;
+      return { inFlight: flights.size, memoryQueued: memQueue.size, memoryRunning, ...pool.stats() };
+    },
     async close(deadlineMs: number) {
       closed = true;
+      // Runs still waiting in memory (their requests were cut off) are kept for the next start.
+      await Promise.allSettled(
+        [...memQueue].map((id) => {
+          const d = directs.get(id)!;
+          d.ended = true;
+          return persistQueued(d).then(() => wake(id));
+        }),
+      );
       fresh.clear();
       freshBytes = 0;
       await pool.close(deadlineMs);

@@ -40,14 +40,6 @@ export function runRoutes(
         const wf = await workflowStore.find(org.id, params.workflow);
         if (!wf) throw notFound("Workflow");
         hooks.beforeRun?.(principal);
-        const started = await runService.start(principal, org.id, wf, request);
-        if (started.replay) {
-          const r = started.replay;
-          return new Response(r.body, {
-            status: r.status,
-            headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
-          });
-        }
         const prefer = parsePrefer(request.headers.get("prefer"));
         const waitMs = prefer.respondAsync
           ? 0
@@ -59,15 +51,26 @@ export function runRoutes(
           : prefer.waitSeconds !== null
             ? `wait=${waitMs / 1000}`
             : null;
-        const finished = await executor.waitFinal(started.runId, waitMs);
+        const started = await runService.start(principal, org.id, wf, request, waitMs > 0);
+        if (started.replay) {
+          const r = started.replay;
+          return new Response(r.body, {
+            status: r.status,
+            headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
+          });
+        }
+        await executor.waitFinal(started.runId, waitMs);
+        // A run executed from memory is handed over, or written now if it is not over.
+        const done = await executor.settle(started.runId);
         // The wait can be long: a token revoked meanwhile gets 401, not the results.
         if (waitMs > 0 && principal.token) await tokens.recheck(principal.token.id);
-        const run = (await runs.get(org.id, started.runId))!;
-        const body = presentRun(origin(request), org.slug, run, finished ? null : executor.live(run.id));
+        const run = done ?? (await runs.get(org.id, started.runId))!;
+        const final = isFinal(run.status);
+        const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
         const headers: Record<string, string> = {};
         if (applied) headers["preference-applied"] = applied;
         let status = 201;
-        if (!finished && !isFinal(run.status)) {
+        if (!final) {
           status = 202;
           headers.location = body.url;
           headers["retry-after"] = RETRY_AFTER_S;

@@ -70,7 +70,14 @@ export function createRunService(deps: {
 }) {
   const { runs, workflows, idempotency, executor, limits } = deps;
   return {
-    async start(p: Principal, orgId: number, wf: Workflow, request: Request): Promise<StartOutcome> {
+    /** `wait`: the client waits for the answer, so the run may execute from memory. */
+    async start(
+      p: Principal,
+      orgId: number,
+      wf: Workflow,
+      request: Request,
+      wait = false,
+    ): Promise<StartOutcome> {
       // 5. workflow state
       if (wf.status !== "active")
         throw new AppError(
@@ -106,12 +113,12 @@ export function createRunService(deps: {
         });
         checkFileType(def, wf, sub.fileType);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
-        if ((await runs.queuedCount()) >= limits.maxQueue)
+        if ((await executor.queueDepth()) >= limits.maxQueue)
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
         // 9. commit, then execute
         const id = uuidv7();
         const steps = pendingSteps(active);
-        await runs.create({
+        const record = {
           id,
           orgId,
           workflowId: wf.id,
@@ -119,7 +126,13 @@ export function createRunService(deps: {
           steps,
           user: { id: p.user.id, username: p.user.username },
           submission: { ...sub, sha256: createHash("sha256").update(sub.bytes).digest("hex") },
-        });
+        };
+        if (wait && executor.acceptsDirect(sub.bytes.byteLength)) {
+          // Nobody knows this run yet: it is written when it ends or when the wait runs out.
+          executor.submitDirect({ ...record, createdAt: new Date().toISOString(), workflowSlug: wf.slug });
+          return { runId: id, replay: null, idempotencyKey: key };
+        }
+        await runs.create(record);
         executor.notify({
           id,
           org_id: orgId,

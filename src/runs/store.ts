@@ -75,6 +75,8 @@ function toRun(r: RunRow, withFindings = true): Run {
 
 export interface NewRun {
   id: string;
+  /** When the request came in; defaults to the time of the write. */
+  createdAt?: string;
   orgId: number;
   workflowId: number;
   workflowVersion: number;
@@ -120,7 +122,11 @@ export function createRunStore(db: Database) {
     "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
   );
   const insertRun = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  // A run that ran from memory (a client was waiting) and is written once, already final.
+  const insertFinalRun = db.prepare(
+    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
   );
   // In a join (or a LIMIT), a bare `?` makes this SQLite re-plan the statement on every
   // execution (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for
@@ -148,7 +154,7 @@ export function createRunStore(db: Database) {
     "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
   );
 
-  function insertBoth(n: NewRun, ts: string) {
+  function insertSubmissionOf(n: NewRun, ts: string): number {
     const s = n.submission;
     const { id: sid } = insertSubmission.get(
       n.orgId,
@@ -162,17 +168,26 @@ export function createRunStore(db: Database) {
       s.bytes,
       ts,
     )!;
+    return sid;
+  }
+
+  function insertBoth(n: NewRun, ts: string, status: "queued" | "running", startedAt: string | null) {
+    const sid = insertSubmissionOf(n, ts);
     insertRun.run(
       n.id,
       n.orgId,
       n.workflowId,
       n.workflowVersion,
       sid,
+      status,
       JSON.stringify(n.steps),
       n.user.id,
       n.user.username,
       ts,
+      status === "running" ? 1 : 0,
+      startedAt,
     );
+    return sid;
   }
 
   const batch = createWriteBatcher(db);
@@ -183,16 +198,51 @@ export function createRunStore(db: Database) {
   const queuedNow = () => (queued ??= queuedCount.get()!.n);
 
   return {
-    /** Submission and run in one transaction (grouped with others): both exist or neither does. */
-    async create(n: NewRun): Promise<void> {
-      const ts = now();
+    /**
+     * Submission and run in one transaction (grouped with others): both exist or neither does.
+     * A run that was executing from memory when its client stopped waiting is written as running
+     * (its first attempt), so a crash from then on requeues it like any other. Returns the
+     * submission's id.
+     */
+    async create(n: NewRun, as?: { status: "running"; startedAt: string }): Promise<number> {
+      const ts = n.createdAt ?? now();
+      if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt));
       queued = queuedNow() + 1;
       try {
-        await batch.write(() => insertBoth(n, ts));
+        return await batch.write(() => insertBoth(n, ts, "queued", null));
       } catch (e) {
         queued = queuedNow() - 1;
         throw e;
       }
+    },
+    /**
+     * A run executed from memory, written once in its final state (with the submission, and
+     * `inTx` — the webhook outbox — in the same transaction). Returns the submission's id.
+     */
+    async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: () => void): Promise<number> {
+      const ts = n.createdAt ?? now();
+      return batch.write(() => {
+        const sid = insertSubmissionOf(n, ts);
+        insertFinalRun.run(
+          n.id,
+          n.orgId,
+          n.workflowId,
+          n.workflowVersion,
+          sid,
+          u.status,
+          JSON.stringify(u.steps),
+          n.user.id,
+          n.user.username,
+          ts,
+          u.startedAt,
+          u.summary ? JSON.stringify(u.summary) : null,
+          u.error,
+          u.finishedAt,
+          u.durationMs,
+        );
+        inTx?.();
+        return sid;
+      });
     },
     async get(orgId: number, id: string, withFindings = true): Promise<Run | null> {
       const r = byId.get(id, orgId);

@@ -1,0 +1,67 @@
+// Runs executed from memory. A client waiting for a sync answer has not been told anything yet,
+// so its run need not be on disk before it executes: it is written once, in its final state,
+// before the 201 leaves (one commit instead of three). If the wait runs out first, the run is
+// written as queued or running before the 202 leaves, and from then on it is an ordinary run
+// (crash recovery, cancel, polling). A crash before either write drops a run nobody was told
+// about: the client's connection breaks without an answer (docs/execution.md).
+import type { NewRun } from "./store.ts";
+import type { Run, RunStatus, RunStep, RunSummary } from "./types.ts";
+
+export interface DirectRun {
+  record: NewRun & { createdAt: string; workflowSlug: string };
+  /** Set once the first write is issued; later writes (the final update) queue behind it. */
+  written: Promise<number> | null;
+  /** Submission id, known after the first write commits. */
+  submissionId: number | null;
+  /** The final run, built in memory, until the route takes it. */
+  result: Run | null;
+  /** The execution has ended (result or an ordinary run from then on). */
+  ended: boolean;
+  /** The route no longer needs the record (it answered, or gave up waiting and persisted it). */
+  settled: boolean;
+}
+
+export interface FinalState {
+  status: RunStatus;
+  steps: RunStep[];
+  summary: RunSummary | null;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+}
+
+/** The run as GET would read it back, without reading it back. */
+export function runFromMemory(d: DirectRun, sid: number, f: FinalState): Run {
+  const r = d.record;
+  const s = r.submission;
+  return {
+    id: r.id,
+    org_id: r.orgId,
+    workflow_id: r.workflowId,
+    workflow_slug: r.workflowSlug,
+    workflow_version: r.workflowVersion,
+    submission: {
+      id: sid,
+      filename: s.filename,
+      content_type: s.contentType,
+      charset: s.charset,
+      file_type: s.fileType,
+      size: s.bytes.byteLength,
+      sha256: s.sha256,
+      metadata: s.metadata,
+      created_at: r.createdAt,
+      purged_at: null,
+    },
+    status: f.status,
+    summary: f.summary,
+    steps: f.steps,
+    error: f.error,
+    attempts: 1,
+    created_by: { id: r.user.id, username: r.user.username },
+    created_at: r.createdAt,
+    started_at: f.startedAt,
+    finished_at: f.finishedAt,
+    duration_ms: f.durationMs,
+  };
+}
