@@ -1,4 +1,4 @@
-// `npm run build` → dist/assay: one executable. The worker is a second entrypoint so that
+// `npm run build` → dist/assay: one executable. The workers are extra entrypoints so that
 // `new Worker(new URL("./jobs/worker.ts", import.meta.url))` resolves inside the binary
 // (STYLE: traps). Autoload of .env and bunfig.toml is off: the binary must not change
 // behaviour with the directory it is started from.
@@ -15,6 +15,7 @@ const args = [
   "--outfile=dist/assay",
   "src/main.ts",
   "src/jobs/worker.ts",
+  "src/db/checkpoint-worker.ts",
 ];
 const started = performance.now();
 const p = Bun.spawnSync([process.execPath, ...args], { stdout: "inherit", stderr: "inherit" });

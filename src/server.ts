@@ -2,7 +2,9 @@
 // `assay serve` and by the tests (temp data dir, port 0).
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { closeDatabase, openDatabase } from "./db/open.ts";
+import { join } from "node:path";
+import { startCheckpointer } from "./db/checkpointer.ts";
+import { DB_FILE, closeDatabase, openDatabase } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
@@ -24,6 +26,12 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
   const db = openDatabase(config.data_dir);
+  const checkpointer = await startCheckpointer(
+    db,
+    join(config.data_dir, DB_FILE),
+    new URL("./db/checkpoint-worker.ts", import.meta.url),
+    log,
+  );
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, { workerUrl: new URL("./jobs/worker.ts", import.meta.url) });
@@ -81,6 +89,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // After the executor, whose last final states may still add deliveries (kept for the next start).
         await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();
+        await checkpointer.stop();
         closeDatabase(db);
         log.info("stopped");
       })();

@@ -1,0 +1,63 @@
+// WAL checkpoints on their own thread. SQLite's automatic checkpoint runs inside the commit that
+// crosses 1,000 WAL pages, on the server's only writer: under sync load that was ~100 µs of the
+// main thread per request, measured (docs/benchmarks.md). A timer on a second connection copies
+// the WAL instead; pages rewritten many times between two ticks (the tails of the run indexes)
+// are copied once. If the thread fails, the writer's automatic checkpoint comes back.
+import type { Database } from "bun:sqlite";
+import type { Logger } from "../lib/log.ts";
+
+export const CHECKPOINT_INTERVAL_MS = 500;
+const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
+
+export interface Checkpointer {
+  /** Checkpoints done so far (for tests and metrics). */
+  count(): number;
+  stop(): Promise<void>;
+}
+
+export async function startCheckpointer(
+  db: Database,
+  path: string,
+  url: URL | string,
+  log: Logger,
+  intervalMs = CHECKPOINT_INTERVAL_MS,
+): Promise<Checkpointer> {
+  let done = 0;
+  let fallback = false;
+  const worker = new Worker(url);
+  const backToAuto = (why: string) => {
+    if (fallback) return;
+    fallback = true;
+    db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+    log.warn("checkpoint thread failed; the writer checkpoints again", { error: why });
+  };
+  const started = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<void>();
+  worker.addEventListener("message", (e: MessageEvent<{ type: string; message?: string }>) => {
+    if (e.data.type === "started") started.resolve();
+    else if (e.data.type === "checkpointed") done++;
+    else if (e.data.type === "stopped") stopped.resolve();
+    else if (e.data.type === "failed") log.debug("checkpoint skipped", { error: e.data.message });
+  });
+  worker.addEventListener("error", (e: ErrorEvent) => {
+    backToAuto(e.message ?? "error");
+    started.reject(new Error(e.message));
+    stopped.resolve();
+  });
+  worker.postMessage({ type: "start", path, intervalMs });
+  try {
+    await started.promise;
+    db.exec("PRAGMA wal_autocheckpoint = 0");
+  } catch {
+    // backToAuto already logged; the writer keeps checkpointing itself
+  }
+  return {
+    count: () => done,
+    async stop() {
+      if (!fallback) db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+      worker.postMessage({ type: "stop" });
+      await Promise.race([stopped.promise, Bun.sleep(2000)]);
+      worker.terminate();
+    },
+  };
+}
