@@ -2,11 +2,17 @@
 // scrape time, histograms with fixed buckets. No dependency needed for this much.
 
 type Labels = Record<string, string>;
-const key = (l: Labels) =>
-  Object.entries(l)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
-    .join(",");
+const NEEDS_ESCAPE = /[\\"\n]/;
+const escape = (v: string) =>
+  NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v;
+/** Series key: labels sorted by name (code-unit order; names are ASCII). Runs on every request. */
+const key = (l: Labels) => {
+  const names = Object.keys(l);
+  if (names.length > 1) names.sort();
+  let out = "";
+  for (const k of names) out += `${out ? "," : ""}${k}="${escape(l[k]!)}"`;
+  return out;
+};
 
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 

@@ -1,0 +1,21 @@
+import { expect, test } from "bun:test";
+import { Metrics } from "../../src/metrics/registry.ts";
+
+test("series keys: labels sorted by name, values escaped only when they need it", () => {
+  const m = new Metrics();
+  m.runsFinished.inc({ status: "succeeded" });
+  m.runsFinished.inc({ status: "succeeded" });
+  m.runsFinished.inc({ status: 'a"b\\c\nd' });
+  m.httpDuration.observe({ status: "201", method: "POST", route: "/x" }, 0.003);
+  m.httpDuration.observe({ route: "/x", method: "POST", status: "201" }, 0.02);
+  const text = m.render();
+  expect(text).toContain('assay_runs_finished_total{status="succeeded"} 2');
+  expect(text).toContain('assay_runs_finished_total{status="a\\"b\\\\c\\nd"} 1');
+  // Same labels in another order are the same series.
+  expect(text).toContain(
+    'assay_http_request_duration_seconds_count{method="POST",route="/x",status="201"} 2',
+  );
+  expect(text).toContain(
+    'assay_http_request_duration_seconds_bucket{method="POST",route="/x",status="201",le="0.005"} 1',
+  );
+});
