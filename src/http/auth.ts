@@ -12,6 +12,8 @@ export interface Principal {
   token: TokenRecord | null;
   /** Set for web sessions. */
   session: { id: number } | null;
+  /** The cache generation read at authentication: later checks of this request reuse it. */
+  generation?: number;
 }
 
 /** Web-session authentication, provided by src/web; null when the request has no session. */
@@ -50,7 +52,7 @@ export function authPlugin(deps: {
             if (!presented) throw unauthenticated("Use the Authorization header with the Bearer scheme.");
             const v = await deps.tokens.verify(presented);
             if (v.warning) (set.headers as Record<string, string>).warning = v.warning;
-            principal = { user: v.user, token: v.token, session: null };
+            principal = { user: v.user, token: v.token, session: null, generation: v.generation };
           } else if (deps.sessions) {
             principal = await deps.sessions(request);
           }

@@ -1,6 +1,6 @@
 // Org-scoped authorization, in the contract's order: unknown org → 404; deleted or suspended
-// org, not a member, or role too low → 403. Read on every request (no cache) so that removal
-// from an org or a suspension acts on the next request.
+// org, not a member, or role too low → 403. The access answer comes from an exact cache
+// (src/db/generation.ts): a removal, a lower role or a suspension acts on the next request.
 import type { Principal } from "../http/auth.ts";
 import { forbidden, notFound } from "../errors.ts";
 import { type OrgAccess, type OrgStore, type Role, roleRank } from "./store.ts";
@@ -16,7 +16,7 @@ export async function requireOrgRole(
   slug: string,
   min: Role,
 ): Promise<OrgContext> {
-  const org = await orgs.access(p.user.id, slug);
+  const org = await orgs.access(p.user.id, slug, p.generation);
   if (!org) throw notFound("Organization");
   if (org.deleted_at) throw forbidden("The organization has been deleted.");
   if (org.status !== "active") throw forbidden("The organization is suspended.");

@@ -37,7 +37,7 @@ export function runRoutes(
       "/workflows/:workflow/runs/",
       async ({ params, request, principal, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
-        const wf = await workflowStore.find(org.id, params.workflow);
+        const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
         if (!wf) throw notFound("Workflow");
         hooks.beforeRun?.(principal);
         const prefer = parsePrefer(request.headers.get("prefer"));

@@ -1,6 +1,6 @@
-// Instance settings. Read from the database on every use — three rows through a prepared
-// statement, cheaper than being wrong: a policy tightened by `assay settings set` in another
-// process must act on the server's very next request, like a revocation does.
+// Instance settings. A policy tightened by `assay settings set` in another process must act on
+// the server's very next request, like a revocation does: the store's cache is exact across
+// processes (src/db/generation.ts).
 import { type ErrorItem, invalid } from "../errors.ts";
 import type { InstanceSettings, SettingsStore } from "./store.ts";
 

@@ -1,6 +1,7 @@
 // Instance settings that change at run time live in the database (STYLE: PocketBase); the
 // rest are start-up flags (src/config.ts).
 import type { Database } from "bun:sqlite";
+import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
 
 export interface InstanceSettings {
   /** Days a new token lives when created without an expiry; null = never expires. */
@@ -17,14 +18,18 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
 };
 
 export function createSettingsStore(db: Database) {
-  // On the hot path (every authenticated request): prepared once.
   const all = db.prepare<{ key: string; value: string }, []>("SELECT key, value FROM settings");
+  // Token verification needs the policies: kept in memory while the settings table is unchanged.
+  const cache = new GenerationCache<0, InstanceSettings>(generationOf(db), 1);
+  const load = (): InstanceSettings => {
+    const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
+    for (const r of all.all()) if (r.key in DEFAULT_SETTINGS) out[r.key] = JSON.parse(r.value);
+    return deepFreeze(out as unknown as InstanceSettings);
+  };
   return {
+    /** The current settings, shared and frozen. */
     async read(): Promise<InstanceSettings> {
-      const rows = all.all();
-      const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
-      for (const r of rows) if (r.key in DEFAULT_SETTINGS) out[r.key] = JSON.parse(r.value);
-      return out as unknown as InstanceSettings;
+      return cache.get(0, load)!;
     },
     async write(patch: Partial<InstanceSettings>): Promise<void> {
       const st = db.prepare(

@@ -2,7 +2,7 @@
 // 32 random bytes → 256 bits of entropy (the issue asks ≥ 128). Only a SHA-256 digest is stored:
 // tokens carry enough entropy that a slow password hash would only cost ~100 ms per request
 // (STYLE: traps). The digest is compared with timingSafeEqual after a lookup by the prefix.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 
 export const TOKEN_PREFIX = "assay_";
 const LOOKUP_LEN = TOKEN_PREFIX.length + 8;
@@ -13,7 +13,11 @@ export function newToken(): { token: string; prefix: string; digest: Uint8Array 
   return { token, prefix: token.slice(0, LOOKUP_LEN), digest: digestOf(token) };
 }
 
-export const digestOf = (token: string): Uint8Array => createHash("sha256").update(token).digest();
+// Bun's one-shot SHA-256: half the cost of node:crypto's createHash on this hot path.
+export const digestOf = (token: string): Uint8Array => Bun.SHA256.hash(token) as Uint8Array;
+
+/** The digest as a string: the key of verified tokens cached in memory (never the token itself). */
+export const digestKey = (token: string): string => Bun.SHA256.hash(token, "base64");
 
 /** The lookup prefix of a well-formed token, or null (so garbage never reaches the database). */
 export const lookupPrefix = (token: string): string | null =>

@@ -1,11 +1,13 @@
-// Token lifecycle and verification. Every check reads the database (one indexed row, the user,
-// the three policy settings) so that revocation, expiry, user deletion and a policy change act
-// on the very next request — no stale cache.
+// Token lifecycle and verification. A verified token (its row, user and the policies) is kept in
+// an exact cache (src/db/generation.ts): revocation, user deletion and a policy change — made
+// here or by the CLI in another process — act on the very next request. Expiry and the
+// policies are evaluated against the clock on every request, cached or not.
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { conflict, invalid, unauthenticated } from "../errors.ts";
 import type { SettingsService } from "../settings/service.ts";
 import type { InstanceSettings } from "../settings/store.ts";
 import type { User, UserStore } from "../users/store.ts";
-import { digestOf, lookupPrefix, newToken, sameDigest } from "./secret.ts";
+import { digestKey, digestOf, lookupPrefix, newToken, sameDigest } from "./secret.ts";
 import type { TokenRecord, TokenStore } from "./store.ts";
 
 const DAY_MS = 86_400_000;
@@ -15,11 +17,23 @@ export const ROTATION_WARNING_DAYS = 7;
 /** Unrevoked tokens one user may hold: a leaked script minting tokens in a loop hits a wall. */
 export const MAX_ACTIVE_TOKENS = 100;
 
+/** Cached verifications, each under two keys: the digest (verify) and the token id (recheck). */
+const VERIFIED_CACHE_SIZE = 2048;
+
+/** What a token's checks depend on, besides the clock; frozen, shared between requests. */
+interface Verified {
+  token: TokenRecord;
+  user: User;
+  policy: InstanceSettings;
+}
+
 export interface VerifiedToken {
   user: User;
   token: TokenRecord;
   /** Set in the token's last days before required rotation. */
   warning: string | null;
+  /** The cache generation the checks ran at (src/db/generation.ts). */
+  generation: number;
 }
 
 /**
@@ -57,6 +71,14 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
   const timer = setInterval(() => void flush().catch(() => {}), FLUSH_MS);
   timer.unref?.();
 
+  const verified = new GenerationCache<string | number, Verified>(tokens.generation, VERIFIED_CACHE_SIZE);
+  const remember = (gen: number, key: string | null, v: Verified): Verified => {
+    deepFreeze(v);
+    if (key !== null) verified.put(gen, key, v);
+    verified.put(gen, v.token.id, v);
+    return v;
+  };
+
   return {
     /** Creates a token; returns the record and the secret, which is never retrievable again. */
     async create(userId: number, name: string, expiresInDays: number | null | undefined) {
@@ -90,28 +112,53 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
     async verify(presented: string): Promise<VerifiedToken> {
       const prefix = lookupPrefix(presented);
       if (!prefix) throw unauthenticated("Invalid token.");
-      const digest = digestOf(presented);
-      const match = (await tokens.findByPrefix(prefix)).find((t) => sameDigest(t.digest, digest));
-      if (!match) throw unauthenticated("Invalid token.");
+      const key = digestKey(presented);
+      const gen = verified.sync();
+      let v = verified.peek(key);
       const nowMs = Date.now();
-      const warning = checkUsable(match, await settings.get(), nowMs);
-      // A deleted user's tokens are deleted with them (ON DELETE CASCADE); this covers a race.
-      const user = await users.get(match.user_id);
-      if (!user) throw unauthenticated("Invalid token.");
+      let warning: string | null;
+      if (v) warning = checkUsable(v.token, v.policy, nowMs);
+      else {
+        // Miss: the constant-time compare against the stored digest; only successes are cached,
+        // so random tokens cannot grow the cache.
+        const digest = digestOf(presented);
+        const match = (await tokens.findByPrefix(prefix)).find((t) => sameDigest(t.digest, digest));
+        if (!match) throw unauthenticated("Invalid token.");
+        const policy = await settings.get();
+        warning = checkUsable(match, policy, nowMs);
+        // A deleted user's tokens are deleted with them (ON DELETE CASCADE); this covers a race.
+        const user = await users.get(match.user_id);
+        if (!user) throw unauthenticated("Invalid token.");
+        const { digest: _d, ...token } = match;
+        v = remember(gen, key, { token, user, policy });
+      }
       const usedAt = new Date(nowMs).toISOString();
-      lastUse.set(match.id, usedAt);
-      const { digest: _d, ...token } = match;
-      return { user, token: { ...token, last_used_at: usedAt }, warning };
+      lastUse.set(v.token.id, usedAt);
+      return { user: v.user, token: { ...v.token, last_used_at: usedAt }, warning, generation: gen };
     },
 
-    /** Re-checks a token already verified earlier in this request (after a long wait). */
+    /**
+     * Re-checks a token already verified earlier in this request (after a long wait): one
+     * generation read when nothing changed.
+     */
     async recheck(tokenId: number): Promise<void> {
+      const gen = verified.sync();
+      const v = verified.peek(tokenId);
+      if (v) {
+        checkUsable(v.token, v.policy, Date.now());
+        return;
+      }
       const t = await tokens.get(tokenId);
       if (!t) throw unauthenticated("Invalid token.");
-      checkUsable(t, await settings.get(), Date.now());
-      if (!(await users.get(t.user_id))) throw unauthenticated("Invalid token.");
+      const policy = await settings.get();
+      checkUsable(t, policy, Date.now());
+      const user = await users.get(t.user_id);
+      if (!user) throw unauthenticated("Invalid token.");
+      remember(gen, null, { token: t, user, policy });
     },
 
+    /** Entries in the verified-token cache (each token counts twice: digest and id). */
+    cacheSize: (): number => verified.size,
     /** Last-use times not yet flushed, merged into a listing. */
     withLastUse(t: TokenRecord): TokenRecord {
       return { ...t, last_used_at: lastUse.get(t.id) ?? t.last_used_at };

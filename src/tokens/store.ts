@@ -1,5 +1,6 @@
 // SQL for API tokens. last_used_at is written in batches by the auth layer, not per request.
 import type { Database } from "bun:sqlite";
+import { generationOf } from "../db/generation.ts";
 import { now } from "../db/util.ts";
 
 export interface TokenRecord {
@@ -23,6 +24,8 @@ export function createTokenStore(db: Database) {
     `SELECT ${COLS}, digest FROM api_tokens WHERE prefix = ?`,
   );
   return {
+    /** The cache generation of this database (src/db/generation.ts), for verified tokens. */
+    generation: generationOf(db),
     async create(t: {
       user_id: number;
       name: string;

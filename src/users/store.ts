@@ -1,6 +1,7 @@
 // SQL for users. Plain async functions over one connection; a PostgreSQL store would implement
 // the same UserStore interface.
 import type { Database } from "bun:sqlite";
+import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
 
 export interface User {
@@ -16,6 +17,9 @@ interface UserRow extends Omit<User, "is_admin"> {
   password_hash: string | null;
 }
 
+/** Users kept in memory by id (src/db/generation.ts: exact across processes). */
+const USER_CACHE_SIZE = 1024;
+
 const toUser = (r: UserRow): User => ({
   id: r.id,
   username: r.username,
@@ -28,6 +32,7 @@ const toUser = (r: UserRow): User => ({
 export function createUserStore(db: Database) {
   const byId = db.prepare<UserRow, [number]>("SELECT * FROM users WHERE id = ?");
   const byName = db.prepare<UserRow, [string]>("SELECT * FROM users WHERE username = ?");
+  const cache = new GenerationCache<number, User>(generationOf(db), USER_CACHE_SIZE);
   return {
     async create(u: {
       username: string;
@@ -55,9 +60,12 @@ export function createUserStore(db: Database) {
       );
       return toUser(row);
     },
+    /** Hot path (every authenticated request): cached; the user is shared and frozen. */
     async get(id: number): Promise<User | null> {
-      const r = byId.get(id);
-      return r ? toUser(r) : null;
+      return cache.get(id, () => {
+        const r = byId.get(id);
+        return r ? deepFreeze(toUser(r)) : null;
+      });
     },
     async getByUsername(username: string): Promise<User | null> {
       const r = byName.get(username);

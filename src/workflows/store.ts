@@ -2,6 +2,7 @@
 // the settings, reconciles the step list, bumps the version and snapshots the definition that
 // runs will execute.
 import type { Database } from "bun:sqlite";
+import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
 import { bool, now, parseJson, uniqueOr } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
@@ -46,14 +47,8 @@ const toStep = (r: StepRow): StepDef => ({
 
 /** Parsed version definitions kept in memory; versions are immutable, so entries never go stale. */
 const VERSION_CACHE_SIZE = 512;
-
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === "object" && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
-}
+/** Workflows by (org, slug or id), kept while no workflow changes (src/db/generation.ts). */
+const FIND_CACHE_SIZE = 1024;
 
 const SELECT = `SELECT w.*, (SELECT count(*) FROM steps s WHERE s.workflow_id = w.id) AS step_count FROM workflows w`;
 const slugTaken = (slug: string) => `A workflow with the slug "${slug}" already exists in this organization.`;
@@ -72,6 +67,8 @@ export function createWorkflowStore(db: Database) {
     "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
   );
 
+  // Only found workflows are cached: unknown identifiers cannot fill the cache.
+  const found = new GenerationCache<string, Workflow>(generationOf(db), FIND_CACHE_SIZE);
   // A run reads its definition at submission and again at launch: parse each version once.
   const versions = new Map<string, WorkflowVersion>();
 
@@ -110,11 +107,21 @@ export function createWorkflowStore(db: Database) {
   }
 
   return {
-    async find(orgId: number, identifier: string): Promise<Workflow | null> {
-      const r = /^\d{1,15}$/.test(identifier)
-        ? (byId.get(orgId, Number(identifier)) ?? bySlug.get(orgId, identifier))
-        : bySlug.get(orgId, identifier);
-      return r ? toWorkflow(r) : null;
+    /**
+     * Hot path (every run submission): cached; the workflow is shared and frozen.
+     * `generation`: the one the request's authentication read (Principal.generation), if any.
+     */
+    async find(orgId: number, identifier: string, generation?: number): Promise<Workflow | null> {
+      return found.get(
+        `${orgId}:${identifier}`,
+        () => {
+          const r = /^\d{1,15}$/.test(identifier)
+            ? (byId.get(orgId, Number(identifier)) ?? bySlug.get(orgId, identifier))
+            : bySlug.get(orgId, identifier);
+          return r ? deepFreeze(toWorkflow(r)) : null;
+        },
+        generation,
+      );
     },
     async steps(workflowId: number): Promise<StepDef[]> {
       return stepsOf.all(workflowId).map(toStep);
