@@ -1,8 +1,10 @@
 // Group commit: the run writes issued during one turn of the event loop (new runs, queued →
 // running, final states) share one transaction, committed on the next turn; each caller's promise
 // settles only after that commit, so a 201/202 still means the run is on disk. A commit costs far
-// more than the rows in it (WAL frames, and the checkpoints they trigger): measured in
-// docs/benchmarks.md.
+// more than the rows in it (a WAL frame per dirty page; the tails of the run indexes are dirtied by
+// every run): measured in docs/benchmarks.md. Under load, commits are spaced at least WINDOW_MS
+// apart so that runs finishing one after another on the workers share a commit; a write after a
+// quiet spell still commits on the next turn.
 import type { Database } from "bun:sqlite";
 
 interface Pending {
@@ -16,12 +18,17 @@ export interface WriteBatcher {
   write<T>(fn: () => T): Promise<T>;
 }
 
-export function createWriteBatcher(db: Database): WriteBatcher {
+/** Minimum spacing of two commits under load; at most this much latency is added to a write. */
+export const WINDOW_MS = 1;
+
+export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBatcher {
   let pending: Pending[] = [];
   let scheduled = false;
+  let lastFlush = Number.NEGATIVE_INFINITY;
 
   function flush() {
     scheduled = false;
+    lastFlush = performance.now();
     const items = pending;
     pending = [];
     let results: unknown[];
@@ -48,7 +55,9 @@ export function createWriteBatcher(db: Database): WriteBatcher {
         pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
         if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          const wait = lastFlush + windowMs - performance.now();
+          if (wait > 0) setTimeout(flush, wait);
+          else setImmediate(flush);
         }
       });
     },

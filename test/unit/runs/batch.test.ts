@@ -53,6 +53,25 @@ describe("createWriteBatcher", () => {
     expect(count(other)).toBe(3);
   });
 
+  test("right after a commit, writes of the next turns wait for the window and share a commit", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(db, 50);
+    await b.write(() => insert("first"));
+    const seen: number[] = [];
+    const a = b.write(() => {
+      insert("a");
+      seen.push(count(other));
+    });
+    await new Promise((r) => setImmediate(r)); // a later turn, as a worker's next result would be
+    const c = b.write(() => {
+      insert("c");
+      seen.push(count(other));
+    });
+    await Promise.all([a, c]);
+    expect(seen).toEqual([1, 1]); // "a" was not committed alone before "c" was written
+    expect(count(other)).toBe(3);
+  });
+
   test("a write issued after a flush goes into the next transaction", async () => {
     const { db, other, count, insert } = open();
     const b = createWriteBatcher(db);
