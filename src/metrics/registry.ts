@@ -3,14 +3,14 @@
 
 type Labels = Record<string, string>;
 const NEEDS_ESCAPE = /[\\"\n]/;
-const escape = (v: string) =>
+const escapeValue = (v: string) =>
   NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v;
 /** Series key: labels sorted by name (code-unit order; names are ASCII). Runs on every request. */
 const key = (l: Labels) => {
   const names = Object.keys(l);
   if (names.length > 1) names.sort();
   let out = "";
-  for (const k of names) out += `${out ? "," : ""}${k}="${escape(l[k]!)}"`;
+  for (const k of names) out += `${out ? "," : ""}${k}="${escapeValue(l[k]!)}"`;
   return out;
 };
 
