@@ -115,6 +115,33 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
   return p;
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * An ISO date (YYYY-MM-DD) without a regex match and its groups object: what parseTemporal
+ * returns for it, or undefined to let parseTemporal decide. Years below 100 are left to it
+ * because Date.UTC maps them to 19xx, and the result must stay the same.
+ */
+function isoDate(raw: string): number | null | undefined {
+  if (raw.length !== 10 || raw.charCodeAt(4) !== 45 || raw.charCodeAt(7) !== 45) return undefined;
+  let year = 0;
+  let month = 0;
+  let day = 0;
+  for (let i = 0; i < 10; i++) {
+    if (i === 4 || i === 7) continue;
+    const digit = raw.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    if (i < 4) year = year * 10 + digit;
+    else if (i < 7) month = month * 10 + digit;
+    else day = day * 10 + digit;
+  }
+  if (year < 100) return undefined;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  if (month < 1 || month > 12 || day < 1) return null;
+  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])) return null;
+  return Date.UTC(year, month - 1, day) / 86_400_000;
+}
+
 /** Parses a cell as a date, datetime or time; returns a comparable number or null. */
 export function parseTemporal(
   kind: Kind,
@@ -127,7 +154,12 @@ export function parseTemporal(
     if (Number.isNaN(t)) return null;
     return kind === "date" ? Math.floor(t / 86_400_000) : kind === "time" ? t / 1000 : t;
   }
-  const re = !format || format === "default" ? ISO[kind] : compiled;
+  const iso = !format || format === "default";
+  if (iso && kind === "date") {
+    const quick = isoDate(raw);
+    if (quick !== undefined) return quick;
+  }
+  const re = iso ? ISO[kind] : compiled;
   const m = re?.exec(raw);
   if (!m?.groups) return null;
   const p = toParts(m.groups);

@@ -16,8 +16,13 @@ function compile(config: unknown) {
       throw new Error(`csv_table config not checked: ${f.name}: ${check.message}`);
     return { def: f, check };
   });
-  const missing = new Set(cfg.schema.missingValues ?? [""]);
+  const missingValues = cfg.schema.missingValues ?? [""];
+  const missingSet = new Set(missingValues);
+  // Most schemas keep the default [""]: a comparison, where Set.has would hash every cell.
+  const isMissing =
+    missingSet.size === 1 ? (raw: string) => raw === missingValues[0] : (raw: string) => missingSet.has(raw);
   const pk = primaryKeyOf(cfg.schema).map((name) => fields.findIndex((f) => f.def.name === name));
+  const required = fields.map((f, i) => f.def.constraints?.required === true || pk.includes(i));
 
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
@@ -74,8 +79,12 @@ function compile(config: unknown) {
       }
     };
 
+    // Runs once per row of a file that may hold a million: plain loops, no closures per row.
     const row = (rec: CsvRecord) => {
-      if (rec.cells.every((c) => c === "")) {
+      const { cells } = rec;
+      let blank = true;
+      for (let i = 0; i < cells.length && blank; i++) blank = cells[i] === "";
+      if (blank) {
         add("blank_row", "row is blank", rec, rec.start);
         return;
       }
@@ -87,27 +96,27 @@ function compile(config: unknown) {
           rec.cellStarts[i] ?? rec.end,
         );
       }
-      const typed: unknown[] = [];
-      fields.forEach((f, i) => {
+      const typed: unknown[] | null = pk.length > 0 ? [] : null;
+      for (let i = 0; i < fields.length; i++) {
+        const f = fields[i];
         const name = f.def.name;
-        if (i >= rec.cells.length) {
+        if (i >= cells.length) {
           add("missing_cell", `row has no cell for field "${name}" (column ${i + 1})`, rec, rec.end, name);
-          return;
+          continue;
         }
-        const raw = rec.cells[i];
+        const raw = cells[i];
         const off = rec.cellStarts[i] ?? rec.start;
-        if (missing.has(raw)) {
-          if (f.def.constraints?.required || pk.includes(i))
-            add("constraint_error", `"${name}" is required`, rec, off, name);
-          return;
+        if (isMissing(raw)) {
+          if (required[i]) add("constraint_error", `"${name}" is required`, rec, off, name);
+          continue;
         }
         const r: CellCheck = f.check(raw);
         if (!r.ok) {
           const msg = r.code === "type" ? r.message : `${JSON.stringify(raw)} ${r.message}`;
           add(r.code === "type" ? "type_error" : "constraint_error", msg, rec, off, name);
-          return;
+          continue;
         }
-        typed[i] = r.value;
+        if (typed) typed[i] = r.value;
         const u = uniques[i];
         if (u) {
           const first = u.get(r.value);
@@ -115,8 +124,8 @@ function compile(config: unknown) {
             add("unique_error", `${JSON.stringify(raw)} already appears in row ${first}`, rec, off, name);
           else u.set(r.value, rec.number);
         }
-      });
-      if (pk.length > 0 && pk.every((i) => typed[i] !== undefined)) {
+      }
+      if (typed && pk.every((i) => typed[i] !== undefined)) {
         const key = JSON.stringify(pk.map((i) => typed[i]));
         const first = keys.get(key);
         const names = pk.map((i) => fields[i].def.name).join(", ");

@@ -20,6 +20,7 @@ import {
 import { type TbError, toFindings } from "./errors.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
+import { reachableContext } from "./resources.ts";
 import { unsafePatterns } from "./walk.ts";
 
 export interface JsonSchemaConfig {
@@ -166,7 +167,7 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   if (inner.length > 0)
     return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));
   try {
-    Schema.Compile(p.context as never, p.schema as never);
+    Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
   } catch (e) {
     return [issue("schema", "invalid_schema", `cannot be compiled: ${(e as Error).message}`)];
   }
@@ -177,7 +178,7 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  const validator = Schema.Compile(p.context as never, p.schema as never);
+  const validator = Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     for (const doc of instanceDocuments(input)) {

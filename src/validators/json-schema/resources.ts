@@ -40,3 +40,24 @@ export function referencedResources(config: unknown, available: Schemas): Schema
   }
   return out;
 }
+
+/**
+ * The part of `context` the schema reaches through $ref, transitively. typebox tracks evaluated
+ * keys and items on every object and array when ANY schema in its context uses unevaluated*,
+ * and the 2019-09/2020-12 meta-schemas do: compiled against the whole context, a schema that
+ * names no meta-schema paid a Set per object (30% of a 10 MiB check, docs/benchmarks.md).
+ * Resources the schema cannot reach cannot change its result.
+ */
+export function reachableContext(schema: unknown, context: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const queue = externalRefs(schema);
+  while (queue.length > 0) {
+    const uri = queue.pop() as string;
+    // Meta-schemas are keyed both with and without the trailing "#": keep whichever exist.
+    const keys = [uri, `${uri}#`].filter((k) => k in context && !(k in out));
+    if (keys.length === 0) continue;
+    for (const k of keys) out[k] = context[k];
+    queue.push(...externalRefs(context[keys[0]], uri));
+  }
+  return out;
+}

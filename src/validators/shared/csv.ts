@@ -1,8 +1,11 @@
-// CSV records with positions. csv-parse is the engine (values, quoting, syntax errors); a small
-// locator walks the same text in lockstep to find where each record and cell starts, because
-// csv-parse reports line numbers only, and counts bytes rather than characters.
+// CSV records with positions. The plain case is read by csv-fast.ts; otherwise csv-parse is the
+// engine (values, quoting, syntax errors) and a small locator walks the same text in lockstep to
+// find where each record and cell starts, because csv-parse reports line numbers only, and counts
+// bytes rather than characters.
 import { CsvError, parse } from "csv-parse/sync";
 import { MAX_CSV_COLUMNS, MAX_CSV_ROWS } from "../limits.ts";
+import { fastReadable, readRecord } from "./csv-fast.ts";
+import { gcPacer } from "./gc-pace.ts";
 import { LineIndex, type Position } from "./position.ts";
 
 export interface CsvDialect {
@@ -102,10 +105,61 @@ export function scanCsv(
   dialect: CsvDialect,
   onRecord: (r: CsvRecord) => boolean,
 ): CsvProblem | null {
+  const { delimiter: d, quoteChar: q } = dialect;
+  if (!fastReadable(text, d, q)) return parseCsv(text, dialect, onRecord, 0);
+  const lines = new LineIndex(text);
+  let cursor = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let count = 0;
+  const pace = gcPacer();
+  while (cursor < text.length) {
+    pace(cursor);
+    const r = readRecord(text, cursor, d, q);
+    // csv-parse reads the file again for its message; the records read so far are not repeated.
+    if (!r) return parseCsv(text, dialect, onRecord, count);
+    const rec: CsvRecord = {
+      number: ++count,
+      cells: r.cells,
+      start: cursor,
+      cellStarts: r.cellStarts,
+      end: r.end,
+    };
+    const limit = limitProblem(rec, lines);
+    if (limit) return limit;
+    if (!onRecord(rec)) return null;
+    cursor = r.next;
+  }
+  return null;
+}
+
+function limitProblem(rec: CsvRecord, lines: LineIndex): CsvProblem | null {
+  if (rec.number > MAX_CSV_ROWS)
+    return {
+      code: "csv.too_many_rows",
+      message: `more than ${MAX_CSV_ROWS} records`,
+      position: lines.position(rec.start),
+    };
+  if (rec.cells.length > MAX_CSV_COLUMNS) {
+    const message = `record has ${rec.cells.length} cells; at most ${MAX_CSV_COLUMNS} are accepted`;
+    return { code: "csv.too_many_columns", message, position: lines.position(rec.start) };
+  }
+  return null;
+}
+
+/**
+ * scanCsv through csv-parse; the first `skip` records were already fed to `onRecord`. Exported
+ * as the reference the fast reader is tested against.
+ */
+export function parseCsv(
+  text: string,
+  dialect: CsvDialect,
+  onRecord: (r: CsvRecord) => boolean,
+  skip: number,
+): CsvProblem | null {
   const lines = new LineIndex(text);
   let cursor = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let count = 0;
   let limit: CsvProblem | null = null;
+  const pace = gcPacer();
   try {
     parse(text, {
       delimiter: dialect.delimiter,
@@ -124,20 +178,10 @@ export function scanCsv(
           end: loc.end,
         };
         cursor = loc.next;
-        if (count > MAX_CSV_ROWS) {
-          limit = {
-            code: "csv.too_many_rows",
-            message: `more than ${MAX_CSV_ROWS} records`,
-            position: lines.position(rec.start),
-          };
-          throw new Stop();
-        }
-        if (cells.length > MAX_CSV_COLUMNS) {
-          const message = `record has ${cells.length} cells; at most ${MAX_CSV_COLUMNS} are accepted`;
-          limit = { code: "csv.too_many_columns", message, position: lines.position(rec.start) };
-          throw new Stop();
-        }
-        if (!onRecord(rec)) throw new Stop();
+        pace(cursor);
+        limit = limitProblem(rec, lines);
+        if (limit) throw new Stop();
+        if (count > skip && !onRecord(rec)) throw new Stop();
         return null;
       },
     });

@@ -1,11 +1,14 @@
 // Strict JSON (RFC 8259) with positions. JSON.parse builds the value (fast, and exactly strict
 // JSON); jsonc-parser is used only when positions are needed: the offset of a syntax error, or a
-// tree, built lazily, to map a JSON Pointer back to line/column. A depth pre-scan keeps hostile
-// nesting from overflowing either parser's stack.
+// tree, built lazily, to map a JSON Pointer back to line/column. Nesting deeper than
+// MAX_JSON_DEPTH is refused before anything recursive sees it (JSC's JSON.parse is iterative).
 import { type Node, type ParseError, parseTree, printParseErrorCode, visit } from "jsonc-parser";
 import { MAX_JSON_DEPTH } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
+import { depthExceededAt, parsedDepthExceededAt } from "./json-depth.ts";
 import { LineIndex, type Position } from "./position.ts";
+
+export { depthExceededAt };
 
 export interface JsonProblem {
   code: "json.syntax_error" | "json.max_depth";
@@ -40,24 +43,6 @@ const MESSAGES: Record<string, string> = {
   InvalidCharacter: "control characters in strings must be escaped",
 };
 
-/** Offset where nesting first exceeds MAX_JSON_DEPTH, or -1. Strings are skipped. */
-export function depthExceededAt(text: string, max = MAX_JSON_DEPTH): number {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 92) i++;
-        else if (d === 34) break;
-      }
-    } else if (c === 91 || c === 123) {
-      if (++depth > max) return i;
-    } else if (c === 93 || c === 125) depth--;
-  }
-  return -1;
-}
-
 function describe(text: string, err: ParseError): string {
   const ch = text[err.offset];
   if ((ch === "}" || ch === "]") && /,\s*$/.test(text.slice(0, err.offset)))
@@ -70,18 +55,18 @@ export function parseJson(input: string): ParsedJson | JsonProblem {
   // A UTF-8 BOM is tolerated (RFC 8259 §8.1 allows ignoring it); a space keeps offsets aligned.
   const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
   const lines = new LineIndex(input);
-  const deep = depthExceededAt(text);
-  if (deep >= 0) {
-    return {
-      code: "json.max_depth",
-      message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
-      position: lines.position(deep),
-    };
-  }
+  const tooDeep = (offset: number): JsonProblem => ({
+    code: "json.max_depth",
+    message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+    position: lines.position(offset),
+  });
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
+    // Too deep wins over a syntax error, wherever each is; and jsonc-parser recurses.
+    const deep = depthExceededAt(text);
+    if (deep >= 0) return tooDeep(deep);
     const errors: ParseError[] = [];
     parseTree(text, errors, { disallowComments: true, allowTrailingComma: false });
     // Only the first error is reported: after it, jsonc-parser's recovery produces cascades.
@@ -94,6 +79,8 @@ export function parseJson(input: string): ParsedJson | JsonProblem {
       position: lines.position(first.offset),
     };
   }
+  const deep = parsedDepthExceededAt(text, value);
+  if (deep >= 0) return tooDeep(deep);
   let tree: Node | undefined | null = null;
   const getTree = () => {
     if (tree === null) tree = parseTree(text, [], { disallowComments: true });

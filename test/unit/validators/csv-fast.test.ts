@@ -1,0 +1,122 @@
+// The fast CSV reader must hand csv_table exactly the records csv-parse would: same cells, same
+// offsets, same problem at the end. parseCsv (csv-parse + the locator) is the reference.
+import { describe, expect, test } from "bun:test";
+import {
+  type CsvDialect,
+  type CsvRecord,
+  parseCsv,
+  resolveDialect,
+  scanCsv,
+} from "../../../src/validators/shared/csv.ts";
+import { fastReadable } from "../../../src/validators/shared/csv-fast.ts";
+
+type Scan = typeof scanCsv;
+
+/** Every record the scan delivers (stopping after `stopAfter`), and the problem it returns. */
+function trace(scan: Scan, text: string, dialect: CsvDialect, stopAfter = Infinity) {
+  const records: CsvRecord[] = [];
+  const problem = scan(text, dialect, (r) => {
+    records.push(structuredClone(r));
+    return records.length < stopAfter;
+  });
+  return { records, problem };
+}
+
+const reference: Scan = (text, dialect, onRecord) => parseCsv(text, dialect, onRecord, 0);
+
+function expectSame(text: string, dialect = resolveDialect(text), stopAfter = Infinity) {
+  expect(trace(scanCsv, text, dialect, stopAfter)).toEqual(trace(reference, text, dialect, stopAfter));
+}
+
+/** A deterministic generator (mulberry32), so a failure replays. */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("fast CSV reader", () => {
+  test("plain files, CRLF files, quotes, doubled quotes and line breaks inside quotes", () => {
+    for (const text of [
+      "id,name\n1,Ada\n2,Alan\n",
+      "id,name\r\n1,Ada\r\n2,Alan",
+      'a,"b,c","say ""hi"""\n"multi\nline",x,""\n',
+      '"a\r\nb",c\r\n',
+      "\ufeffid,name\n1,Ada\n",
+      "\n\n,\n,,\n",
+      "one",
+      "",
+      "a\tb\n1\t2\n",
+      'é,😀\n"😀",é\n',
+    ])
+      expectSame(text);
+  });
+
+  test("a stray or unclosed quote: csv-parse reports it, records before it are not repeated", () => {
+    for (const text of ['a,b\n1,2\n3,x"y\n4,5\n', 'a,b\n1,"2\n', 'a,b\n"1"x,2\n', 'a\n1\n"2"\r\n']) {
+      expectSame(text);
+      const { records, problem } = trace(scanCsv, text, resolveDialect(text));
+      expect(problem?.code).toBe("csv.syntax_error");
+      expect(new Set(records.map((r) => r.number)).size).toBe(records.length);
+    }
+  });
+
+  test("mixed line breaks, lone surrogates and odd dialects go to csv-parse", () => {
+    expect(fastReadable("a\nb\r\nc", ",", '"')).toBe(false);
+    expect(fastReadable("a\rb", ",", '"')).toBe(false);
+    expect(fastReadable("a,\ud800\n", ",", '"')).toBe(false);
+    expect(fastReadable("a\n", "😀", '"')).toBe(false);
+    expect(fastReadable("a\r\nb\r\n", ",", '"')).toBe(true);
+    for (const text of ["a\nb\r\nc\n", "a\rb\rc", "a,\ud800\nb,c\n", "x😀y\n1😀2\n"]) expectSame(text);
+    expectSame("x😀y\n1😀2\n", { delimiter: "😀", quoteChar: '"', header: true });
+  });
+
+  test("stopping early stops both alike", () => {
+    expectSame("a\n1\n2\n3\n", undefined, 2);
+  });
+
+  test("random files agree with csv-parse record for record", () => {
+    const next = random(11);
+    const pieces = [
+      "a",
+      "b",
+      ",",
+      ",",
+      '"',
+      '"',
+      "\n",
+      "\n",
+      "\r\n",
+      "\r",
+      " ",
+      "é",
+      "\t",
+      ";",
+      "'",
+      "😀",
+      '""',
+    ];
+    for (let n = 0; n < 5_000; n++) {
+      let text = "";
+      const len = Math.floor(next() * 16);
+      const breaks = next(); // mostly one kind of line break, as real files have
+      for (let i = 0; i < len; i++) {
+        let p = pieces[Math.floor(next() * pieces.length)];
+        if (breaks < 0.45 && p.includes("\r")) p = "\n";
+        else if (breaks < 0.7 && (p === "\n" || p === "\r")) p = "\r\n";
+        text += p;
+      }
+      const dialect =
+        next() < 0.7 ? resolveDialect(text) : resolveDialect(text, { delimiter: ";", quoteChar: "'" });
+      const stopAfter = next() < 0.2 ? 2 : Infinity;
+      const fast = trace(scanCsv, text, dialect, stopAfter);
+      const slow = trace(reference, text, dialect, stopAfter);
+      // One string comparison per file; the readable diff only when they differ.
+      if (JSON.stringify(fast) !== JSON.stringify(slow)) expect({ text, ...fast }).toEqual({ text, ...slow });
+    }
+  });
+});
