@@ -13,8 +13,10 @@ export interface RunOutcome {
 }
 
 export interface SubmitOptions {
-  /** One per job step; a non-finite value means no limit. */
+  /** One per job step, counted from the step's own start; a non-finite value means no limit. */
   stepTimeoutsMs: number[];
+  /** Called in step order, before that step's onStepEnd. May be called before submit() returns
+   * (a job given to an idle worker starts at once). */
   onStepStart?(index: number): void;
   /** Called once for every step that started, including one ended by a limit, cancel or crash. */
   onStepEnd?(index: number, outcome: StepOutcome): void;
@@ -22,14 +24,22 @@ export interface SubmitOptions {
 
 export interface SubmittedJob {
   done: Promise<RunOutcome>;
-  /** A queued job leaves the queue; a running one has its worker terminated. No-op once done. */
+  /** A queued job leaves the queue, one waiting in a worker is dropped there; a running one has
+   * its worker terminated. No-op once done. */
   cancel(reason?: string): void;
 }
 
 export interface PoolStats {
+  /** Workers. */
   size: number;
+  /** Jobs the pool keeps its workers fed with: size × jobsPerWorker (see WorkerPool.capacity). */
+  capacity: number;
+  /** Workers running a job. */
   busy: number;
+  /** Jobs waiting in the pool for a worker. */
   queued: number;
+  /** Jobs handed to a worker that has not started them yet (pipelined behind its current job). */
+  pipelined: number;
 }
 
 export type PoolEvent =
@@ -52,6 +62,12 @@ export interface WorkerPoolOptions {
   workerUrl: URL | string;
   /** Jobs allowed to wait for a worker; beyond it submit throws PoolFullError. Default: no bound. */
   maxQueue?: number;
+  /**
+   * Jobs a worker holds at once: the running one and those handed to it to start next, so it does
+   * not idle while the main thread settles one job and sends the next. Default 2; 1 = no pipelining.
+   * Only jobs of at most PIPELINE_MAX_BYTES are pipelined.
+   */
+  jobsPerWorker?: number;
   onEvent?(event: PoolEvent): void;
 }
 

@@ -13,30 +13,43 @@ import {
   type WorkerPoolOptions,
 } from "./model.ts";
 import { errorStep, shortError, skippedStep } from "./outcome.ts";
-import type { FromWorker, JobStep, RunJob, StepOutcome, ToWorker } from "./protocol.ts";
-import { WorkerSlot } from "./slot.ts";
+import type { FromWorker, JobStep, RunJob, StepOutcome } from "./protocol.ts";
+import { type RunningStep, WorkerSlot } from "./slot.ts";
 
 export * from "./model.ts";
 
+/**
+ * queued: in the pool's FIFO. posted: handed to a worker behind its running job. running: its
+ * worker's first job. A done task can stay in a slot's `jobs`: canceled while posted, the worker may
+ * still run it, so it keeps its place (and its time limits) until the worker ends or drops it.
+ */
 interface Task {
   job: RunJob;
+  /** Of the bytes, read at submit: they are detached once sent. */
+  size: number;
   configs: Map<string, unknown>;
   opts: SubmitOptions;
   steps: (StepOutcome | undefined)[];
-  state: "queued" | "running" | "done";
+  state: "queued" | "posted" | "running" | "done";
   slot: Slot | null;
-  current: { index: number; startedAt: number; timer?: Timer } | null;
   done: Promise<RunOutcome>;
   resolve(outcome: RunOutcome): void;
 }
 type Slot = WorkerSlot<Task>;
 
+/**
+ * Largest job handed to a busy worker. Its bytes go as a copy while the pool keeps the original, to
+ * send it again if that worker dies before starting it; larger jobs wait for an idle worker and are
+ * transferred without a copy.
+ */
+export const PIPELINE_MAX_BYTES = 64 * 1024;
 const MAX_BACKOFF_MS = 5000;
 /** setTimeout fires at once for delays above 2^31-1 ms: treat those as "no limit". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkerPool {
   readonly #maxQueue: number;
+  readonly #perWorker: number;
   readonly #onEvent?: (event: PoolEvent) => void;
   readonly #slots: Slot[] = [];
   #queue: Task[] = [];
@@ -48,6 +61,10 @@ export class WorkerPool {
 
   constructor(options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError("size must be >= 1");
+    this.#perWorker = options.jobsPerWorker ?? 2;
+    if (!Number.isInteger(this.#perWorker) || this.#perWorker < 1) {
+      throw new RangeError("jobsPerWorker must be >= 1");
+    }
     this.#maxQueue = options.maxQueue ?? Number.POSITIVE_INFINITY;
     this.#onEvent = options.onEvent;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
@@ -68,11 +85,24 @@ export class WorkerPool {
   }
 
   get busyWorkers(): number {
-    return this.#slots.filter((s) => s.job).length;
+    return this.#slots.filter((s) => s.jobs.length > 0).length;
+  }
+
+  /** Jobs to keep submitted so no worker idles between two: size × jobsPerWorker. */
+  get capacity(): number {
+    return this.#slots.length * this.#perWorker;
   }
 
   stats(): PoolStats {
-    return { size: this.#slots.length, busy: this.busyWorkers, queued: this.#queue.length };
+    let pipelined = 0;
+    for (const slot of this.#slots) pipelined += slot.jobs.filter((t) => t.state === "posted").length;
+    return {
+      size: this.#slots.length,
+      capacity: this.capacity,
+      busy: this.busyWorkers,
+      queued: this.#queue.length,
+      pipelined,
+    };
   }
 
   /** The job's bytes are transferred: `job.bytes` is detached when this returns. */
@@ -82,19 +112,21 @@ export class WorkerPool {
     if (!(job.bytes instanceof ArrayBuffer) || job.bytes.detached) {
       throw new TypeError("bytes must be an ArrayBuffer the caller owns");
     }
-    if (this.#queue.length >= this.#maxQueue && !this.#idleSlot()) {
+    const size = job.bytes.byteLength;
+    const waits = this.#queue.length > 0 || !this.#slotFor(size);
+    if (waits && this.#queue.length >= this.#maxQueue) {
       throw new PoolFullError("too many validation jobs are waiting");
     }
     const { promise, resolve } = Promise.withResolvers<RunOutcome>();
     const task: Task = {
       // Take the bytes now, without copying: a queued job holds the only reference to them.
       job: { ...job, bytes: job.bytes.transfer() },
+      size,
       configs: new Map(job.steps.map((s) => [s.key, s.config])),
       opts,
       steps: [],
       state: "queued",
       slot: null,
-      current: null,
       done: promise,
       resolve,
     };
@@ -113,9 +145,13 @@ export class WorkerPool {
   }
 
   async #shutdown(deadlineMs: number): Promise<void> {
+    // Jobs not started yet, in the pool or waiting in a worker, are canceled at once.
     for (const task of this.#queue) this.#finish(task, "canceled", "shutdown");
     this.#queue = [];
-    const running = this.#slots.flatMap((s) => (s.job ? [s.job.done] : []));
+    for (const slot of this.#slots) {
+      for (const task of slot.jobs) if (task.state === "posted") this.#drop(slot, task, "shutdown");
+    }
+    const running = this.#slots.flatMap((s) => (s.jobs[0]?.state === "running" ? [s.jobs[0].done] : []));
     let timer: Timer | undefined;
     const deadline = new Promise((resolve) => {
       timer = setTimeout(resolve, Math.max(0, Math.min(deadlineMs, MAX_TIMER_MS)));
@@ -124,129 +160,231 @@ export class WorkerPool {
     clearTimeout(timer);
     for (const slot of this.#slots) {
       clearTimeout(slot.respawnTimer);
-      const task = slot.job;
+      const task = slot.jobs[0];
+      const step = slot.step;
       slot.retire();
-      if (!task) continue;
+      if (task?.state !== "running") continue;
       this.#emit({ type: "worker_exit", worker: slot.id, reason: "shutdown", jobId: task.job.jobId });
-      this.#finish(task, "canceled", "shutdown", "interrupted by server shutdown");
+      this.#finish(task, "canceled", "shutdown", "interrupted by server shutdown", step);
     }
     this.#started.reject(new PoolClosedError("the worker pool closed before it was ready"));
   }
 
   #onMessage(slot: Slot, message: FromWorker): void {
-    if (message.type === "ready") {
-      slot.ready = slot.everReady = true;
-      this.#emit({ type: "worker_ready", worker: slot.id });
-      if (this.#slots.every((s) => s.everReady)) this.#started.resolve();
-      this.#dispatch();
-      return;
-    }
-    if (message.type === "fatal") {
-      this.#crash(slot, message.message);
-      return;
-    }
-    const task = slot.job;
-    if (!task || task.job.jobId !== message.jobId) return;
     switch (message.type) {
-      case "step_start": {
-        const { index } = message;
-        const limit = task.opts.stepTimeoutsMs[index];
-        task.current = { index, startedAt: performance.now() };
-        if (Number.isFinite(limit) && limit <= MAX_TIMER_MS) {
-          task.current.timer = setTimeout(() => this.#timeout(task, index, limit), Math.max(0, limit));
+      case "ready":
+        slot.ready = slot.everReady = true;
+        this.#emit({ type: "worker_ready", worker: slot.id });
+        if (this.#slots.every((s) => s.everReady)) this.#started.resolve();
+        this.#dispatch();
+        return;
+      case "fatal":
+        this.#crash(slot, message.message);
+        return;
+      case "step_end": {
+        // Messages come in order: a step's end is always about the worker's first job.
+        const task = slot.jobs[0];
+        if (task?.job.jobId !== message.jobId) return;
+        slot.endStep();
+        if (task.state !== "done") {
+          task.steps[message.index] = message.outcome;
+          this.#call(task, () => task.opts.onStepEnd?.(message.index, message.outcome));
+          if (slot.jobs[0] !== task) return; // the callback canceled it
         }
-        this.#call(task, () => task.opts.onStepStart?.(index));
-        break;
+        if (message.end) this.#jobEnded(slot, task);
+        else this.#stepStart(slot, task, message.index + 1);
+        return;
       }
-      case "step_end":
-        clearTimeout(task.current?.timer);
-        task.current = null;
-        task.steps[message.index] = message.outcome;
-        this.#call(task, () => task.opts.onStepEnd?.(message.index, message.outcome));
-        break;
+      case "run_end": {
+        const task = slot.jobs[0];
+        if (task?.job.jobId === message.jobId) this.#jobEnded(slot, task);
+        return;
+      }
+      case "dropped": {
+        const at = slot.jobs.findIndex((t) => t.state === "done" && t.job.jobId === message.jobId);
+        if (at < 0) return;
+        slot.jobs.splice(at, 1);
+        if (at === 0) {
+          // We took it for started when the job before it ended: the next one starts instead.
+          slot.endStep();
+          this.#begin(slot);
+        }
+        this.#dispatch();
+        return;
+      }
       case "missing_config": {
         // The worker evicted it from its cache: send it again; the bytes are already there.
+        const task = slot.jobs.find((t) => t.job.jobId === message.jobId);
+        if (!task) return;
         const config = task.configs.get(message.key);
         slot.known.set(message.key, true);
-        this.#post(slot, { type: "config", jobId: task.job.jobId, key: message.key, config });
-        break;
+        try {
+          slot.post({ type: "config", jobId: message.jobId, key: message.key, config });
+        } catch (err) {
+          // A config that cannot be cloned: the worker waits for it mid-job, so it is replaced.
+          const why = `could not send the job to a worker: ${shortError(err)}`;
+          this.#stop(slot, "crashed", "crashed", why, why);
+          this.#respawn(slot, 0);
+        }
+        return;
       }
-      case "run_end":
-        slot.job = null;
-        this.#crashStreak = 0;
-        this.#finish(task, "completed");
-        this.#dispatch();
-        break;
     }
   }
 
   #dispatch(): void {
-    for (let slot = this.#idleSlot(); slot && this.#queue.length > 0; slot = this.#idleSlot()) {
-      this.#start(slot, this.#queue.shift()!);
+    while (this.#queue.length > 0) {
+      // FIFO: a large job waiting for an idle worker holds back the small ones behind it.
+      const slot = this.#slotFor(this.#queue[0].size);
+      if (!slot) return;
+      this.#post(slot, this.#queue.shift()!);
     }
   }
 
-  #idleSlot(): Slot | undefined {
-    return this.#slots.find((s) => s.idle);
+  /**
+   * An idle worker, else (for a small job) the least loaded one with room behind its jobs. Only
+   * behind a small job: a job handed over waits for that worker even if another one frees up first,
+   * and large documents are the ones that take long.
+   */
+  #slotFor(size: number): Slot | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.#slots) {
+      if (!slot.worker || !slot.ready) continue;
+      const held = slot.jobs.length;
+      if (held === 0) return slot;
+      if (
+        size <= PIPELINE_MAX_BYTES &&
+        held < this.#perWorker &&
+        slot.jobs[0].size <= PIPELINE_MAX_BYTES &&
+        (!best || held < best.jobs.length)
+      ) {
+        best = slot;
+      }
+    }
+    return best;
   }
 
-  #start(slot: Slot, task: Task): void {
-    task.state = "running";
-    task.slot = slot;
-    slot.job = task;
+  #post(slot: Slot, task: Task): void {
+    const first = slot.jobs.length === 0;
     // Configs (JSON Schemas, XSDs) can be large: send each once per worker, which caches it.
+    const sending = new Set<string>();
     const steps = task.job.steps.map((step): JobStep => {
       const { config, ...rest } = step;
-      const known = slot.known.has(step.key);
-      slot.known.set(step.key, true);
-      return known ? rest : { ...rest, config: task.configs.get(step.key) };
+      if (slot.known.has(step.key) || sending.has(step.key)) return rest;
+      sending.add(step.key);
+      return { ...rest, config: task.configs.get(step.key) };
     });
-    // Transfer, not copy: large structured clones to workers leak under load (STYLE.md).
-    this.#post(slot, { type: "run", job: { ...task.job, steps } }, [task.job.bytes]);
-  }
-
-  #post(slot: Slot, message: ToWorker, transfer: Transferable[] = []): void {
+    // Transfer, not copy: large structured clones to workers leak under load (STYLE.md). A job
+    // queued behind another is sent as a copy of its (small) bytes: if this worker dies first, the
+    // job goes to another worker and needs them again.
+    const bytes = first ? task.job.bytes : task.job.bytes.slice(0);
     try {
-      slot.post(message, transfer);
+      slot.post({ type: "run", job: { ...task.job, bytes, steps } }, [bytes]);
     } catch (err) {
-      // A config that cannot be cloned: this job cannot run. The worker may be waiting for that
-      // config mid-job, so it is replaced rather than reused.
-      const task = slot.job;
+      // A config that cannot be cloned: nothing was sent, the worker is untouched.
       const why = `could not send the job to a worker: ${shortError(err)}`;
-      this.#replace(slot, "crashed");
-      if (task) this.#finish(task, "crashed", why, why);
+      this.#finish(task, "crashed", why);
+      return;
     }
+    // Touch every step's key in step order, as the worker will when it starts the job (lru.ts).
+    for (const step of task.job.steps) slot.known.set(step.key, true);
+    task.state = "posted";
+    task.slot = slot;
+    slot.jobs.push(task);
+    if (first) this.#begin(slot);
   }
 
-  #timeout(task: Task, index: number, limit: number): void {
-    if (task.state !== "running" || task.current?.index !== index || !task.slot) return;
+  /** The worker's first job has just started (posted to it idle, or the job before it ended). */
+  #begin(slot: Slot): void {
+    const task = slot.jobs[0];
+    if (!task) return;
+    if (task.state === "posted") task.state = "running";
+    if (task.job.steps.length > 0) this.#stepStart(slot, task, 0);
+  }
+
+  #stepStart(slot: Slot, task: Task, index: number): void {
+    const limit = task.opts.stepTimeoutsMs[index];
+    const step: RunningStep = { index, startedAt: performance.now() };
+    if (Number.isFinite(limit) && limit <= MAX_TIMER_MS) {
+      step.timer = setTimeout(() => this.#timeout(slot, task, step, limit), Math.max(0, limit));
+    }
+    slot.step = step;
+    // A canceled job the worker runs anyway keeps its limits (it may loop) but has no listener.
+    if (task.state !== "done") this.#call(task, () => task.opts.onStepStart?.(index));
+  }
+
+  #jobEnded(slot: Slot, task: Task): void {
+    slot.jobs.shift();
+    this.#crashStreak = 0;
+    this.#finish(task, "completed");
+    this.#begin(slot);
+    this.#dispatch();
+  }
+
+  #timeout(slot: Slot, task: Task, step: RunningStep, limit: number): void {
+    if (slot.step !== step || slot.jobs[0] !== task) return;
     const message = `step exceeded its time limit of ${limit} ms`;
-    this.#replace(task.slot, "timed_out");
-    this.#finish(task, "timed_out", message, message);
-  }
-
-  #cancel(task: Task, reason = "canceled"): void {
-    if (task.state === "queued") {
-      this.#queue.splice(this.#queue.indexOf(task), 1);
-      this.#finish(task, "canceled", reason);
-    } else if (task.state === "running" && task.slot) {
-      this.#replace(task.slot, "canceled");
-      this.#finish(task, "canceled", reason, "canceled");
-    }
-  }
-
-  /** Stop a worker mid-job on purpose and start a fresh one at once. */
-  #replace(slot: Slot, reason: "timed_out" | "canceled" | "crashed"): void {
-    this.#emit({ type: "worker_exit", worker: slot.id, reason, jobId: slot.job?.job.jobId });
-    slot.retire();
+    this.#stop(slot, "timed_out", "timed_out", message, message);
     this.#respawn(slot, 0);
   }
 
+  #cancel(task: Task, reason = "canceled"): void {
+    const slot = task.slot;
+    if (task.state === "queued") {
+      this.#queue.splice(this.#queue.indexOf(task), 1);
+      this.#finish(task, "canceled", reason);
+    } else if (task.state === "posted" && slot) {
+      // Not started: the worker running another job is left alone and told to skip this one.
+      this.#drop(slot, task, reason);
+    } else if (task.state === "running" && slot) {
+      this.#stop(slot, "canceled", "canceled", reason, "canceled");
+      this.#respawn(slot, 0);
+    }
+  }
+
+  #drop(slot: Slot, task: Task, reason: string): void {
+    this.#finish(task, "canceled", reason);
+    try {
+      slot.post({ type: "drop", jobId: task.job.jobId });
+    } catch {
+      // the worker is gone; its replacement never had the job
+    }
+  }
+
+  /**
+   * Stop a worker mid-job (limit, cancel, crash): its first job ends with `status`, the jobs waiting
+   * behind it go back to the front of the queue, for the next free worker.
+   */
+  #stop(
+    slot: Slot,
+    reason: "timed_out" | "canceled" | "crashed",
+    status: RunStatus,
+    error: string,
+    stepError: string,
+    message?: string,
+  ): void {
+    const task = slot.jobs[0];
+    const jobId = task?.job.jobId;
+    this.#emit(
+      message === undefined
+        ? { type: "worker_exit", worker: slot.id, reason, jobId }
+        : { type: "worker_exit", worker: slot.id, reason, jobId, message },
+    );
+    const step = slot.step;
+    const [, ...waiting] = slot.retire();
+    const resubmit = waiting.filter((t) => t.state === "posted");
+    for (const t of resubmit) {
+      t.state = "queued";
+      t.slot = null;
+    }
+    this.#queue.unshift(...resubmit);
+    if (task) this.#finish(task, status, error, stepError, step);
+    if (this.#closed) for (const t of resubmit) this.#cancel(t, "shutdown");
+    this.#dispatch();
+  }
+
   #crash(slot: Slot, message: string): void {
-    const task = slot.job;
-    this.#emit({ type: "worker_exit", worker: slot.id, reason: "crashed", jobId: task?.job.jobId, message });
-    slot.retire();
-    if (task) this.#finish(task, "crashed", `worker crashed: ${message}`, `worker crashed: ${message}`);
+    const why = `worker crashed: ${message}`;
+    this.#stop(slot, "crashed", "crashed", why, why, message);
     if (!slot.everReady) this.#started.reject(new Error(`a validation worker failed to start: ${message}`));
     this.#crashStreak++;
     this.#respawn(
@@ -262,17 +400,20 @@ export class WorkerPool {
   }
 
   /** Settle a task once. `stepError` ends the step in progress (limit, cancel, crash, shutdown). */
-  #finish(task: Task, status: RunStatus, error?: string, stepError?: string): void {
+  #finish(
+    task: Task,
+    status: RunStatus,
+    error?: string,
+    stepError?: string,
+    step?: RunningStep | null,
+  ): void {
     if (task.state === "done") return;
     task.state = "done";
     task.slot = null;
-    const current = task.current;
-    task.current = null;
-    clearTimeout(current?.timer);
-    if (current && stepError !== undefined) {
-      const outcome = errorStep(stepError, performance.now() - current.startedAt);
-      task.steps[current.index] = outcome;
-      this.#call(task, () => task.opts.onStepEnd?.(current.index, outcome));
+    if (step && stepError !== undefined) {
+      const outcome = errorStep(stepError, performance.now() - step.startedAt);
+      task.steps[step.index] = outcome;
+      this.#call(task, () => task.opts.onStepEnd?.(step.index, outcome));
     }
     const steps = task.job.steps.map((_, i) => task.steps[i] ?? skippedStep());
     task.resolve(error === undefined ? { status, steps } : { status, steps, error });

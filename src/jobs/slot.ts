@@ -13,11 +13,20 @@ export interface SlotHandlers {
   stopped(ms: number): void;
 }
 
+/** The step the worker is running, as the pool infers it (protocol.ts), and its time limit. */
+export interface RunningStep {
+  index: number;
+  startedAt: number;
+  timer?: Timer;
+}
+
 export class WorkerSlot<Job> {
   worker: Worker | null = null;
   ready = false;
   everReady = false;
-  job: Job | null = null;
+  /** Jobs posted to this worker, in order: the first is running, the rest wait in the worker. */
+  jobs: Job[] = [];
+  step: RunningStep | null = null;
   /** Keys whose config this worker holds, as far as we know: those are sent without config. */
   readonly known = new Lru<string, true>(CONFIG_CACHE_SIZE);
   respawnTimer?: Timer;
@@ -29,7 +38,15 @@ export class WorkerSlot<Job> {
   ) {}
 
   get idle(): boolean {
-    return this.worker !== null && this.ready && this.job === null;
+    return this.worker !== null && this.ready && this.jobs.length === 0;
+  }
+
+  /** Ends the running step's time limit; returns the step. */
+  endStep(): RunningStep | null {
+    const step = this.step;
+    this.step = null;
+    clearTimeout(step?.timer);
+    return step;
   }
 
   spawn(): void {
@@ -62,13 +79,16 @@ export class WorkerSlot<Job> {
     this.worker?.postMessage(message, transfer);
   }
 
-  /** Forget the current worker and terminate it; terminate() interrupts running JS. */
-  retire(): void {
+  /** Forget the current worker and terminate it; terminate() interrupts running JS. Returns the
+   * jobs it held, which the caller settles or sends elsewhere. */
+  retire(): Job[] {
     const worker = this.worker;
+    const jobs = this.jobs;
     this.worker = null;
     this.ready = false;
-    this.job = null;
-    if (!worker) return;
+    this.jobs = [];
+    this.endStep();
+    if (!worker) return jobs;
     // terminate() cannot interrupt native code (a regex backtracking): report when the thread
     // really ended, so a worker that lingers shows up in the logs.
     const stopping = performance.now();
@@ -80,5 +100,6 @@ export class WorkerSlot<Job> {
     } catch {
       // already gone
     }
+    return jobs;
   }
 }

@@ -1,4 +1,4 @@
-// The body of a validation worker: receive a job, run its steps in order, report each step.
+// The body of a validation worker: receive jobs, run each one's steps in order, report each step.
 // Pure compute, no database. The validator lookup is injected so tests can run the real loop with
 // fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
@@ -6,7 +6,8 @@ import { Lru } from "./lru.ts";
 import { errorStep, shortError } from "./outcome.ts";
 import type { FromWorker, JobStep, RunJob, StepOutcome, ToWorker } from "./protocol.ts";
 
-export type ValidatorLookup = (slug: string) => ValidatorDef | undefined;
+/** May load the validator's module first (src/validators/loader.ts). */
+export type ValidatorLookup = (slug: string) => ValidatorDef | undefined | Promise<ValidatorDef | undefined>;
 
 /** Same capacity as the pool's per-worker view (see pool.ts), so both evict alike. */
 export const CONFIG_CACHE_SIZE = 256;
@@ -38,7 +39,6 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
 
   for (let index = 0; index < job.steps.length; index++) {
     const step = job.steps[index];
-    post({ type: "step_start", jobId: job.jobId, index });
     const started = performance.now();
     let outcome: StepOutcome;
     try {
@@ -75,8 +75,12 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
     } catch (err) {
       outcome = errorStep(shortError(err), performance.now() - started);
     }
+    // The last step's end is the job's end: one message where there were two (protocol.ts).
+    if (index === job.steps.length - 1 || (job.failFast && outcome.status !== "passed")) {
+      post({ type: "step_end", jobId: job.jobId, index, outcome, end: true });
+      return;
+    }
     post({ type: "step_end", jobId: job.jobId, index, outcome });
-    if (job.failFast && outcome.status !== "passed") break;
   }
   post({ type: "run_end", jobId: job.jobId });
 }
@@ -88,7 +92,7 @@ async function compiled(jobId: string, step: JobStep, deps: JobDeps): Promise<Co
     deps.cache.set(step.key, entry);
   }
   if (!entry.compiled) {
-    const def = deps.lookup(step.validator);
+    const def = await deps.lookup(step.validator);
     if (!def) throw new Error(`unknown validator "${step.validator}"`);
     entry.compiled = def.compile(entry.config);
   }
@@ -121,6 +125,10 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   const cache = new Lru<string, CacheEntry>(cacheSize);
   let awaiting: { jobId: string; key: string; resolve(config: unknown): void } | null = null;
   let sinceGc = 0;
+  /** Jobs received while another ran (the pool pipelines), in order. */
+  const waiting: RunJob[] = [];
+  let busy = false;
+  let failed = false;
 
   const deps: JobDeps = {
     lookup,
@@ -133,23 +141,46 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
       }),
   };
 
+  const next = () => {
+    const job = waiting.shift();
+    if (!job || failed) {
+      busy = false;
+      return;
+    }
+    busy = true;
+    const size = job.bytes.byteLength;
+    runJob(job, deps).then(
+      () => {
+        // After the job's last message, so its result is not delayed: see GC_EVERY_BYTES.
+        sinceGc += size;
+        if (sinceGc >= GC_EVERY_BYTES) {
+          sinceGc = 0;
+          Bun.gc(true);
+        }
+        // A macrotask hop, not a direct call, even with nothing waiting: messages that came while
+        // the job ran (the next `run`, a `drop` for it) are handled before the next job starts.
+        setImmediate(next);
+      },
+      (err) => {
+        // A failure of the loop itself (say, a finding that cannot be cloned) leaves this worker
+        // in an unknown state: say why; the pool fails the job as crashed and replaces the worker.
+        failed = true;
+        post({ type: "fatal", message: shortError(err) });
+      },
+    );
+  };
+
   scope.addEventListener("message", (event: MessageEvent<ToWorker>) => {
     const message = event.data;
     if (message.type === "run") {
-      // A failure of the loop itself (say, a finding that cannot be cloned) leaves this worker in
-      // an unknown state: say why, the pool fails the job as crashed and replaces the worker.
-      const size = message.job.bytes.byteLength;
-      runJob(message.job, deps).then(
-        () => {
-          // After run_end, so the result is not delayed: see GC_EVERY_BYTES.
-          sinceGc += size;
-          if (sinceGc >= GC_EVERY_BYTES) {
-            sinceGc = 0;
-            Bun.gc(true);
-          }
-        },
-        (err) => post({ type: "fatal", message: shortError(err) }),
-      );
+      waiting.push(message.job);
+      if (!busy) next();
+    } else if (message.type === "drop") {
+      const at = waiting.findIndex((j) => j.jobId === message.jobId);
+      if (at >= 0) {
+        waiting.splice(at, 1);
+        post({ type: "dropped", jobId: message.jobId });
+      }
     } else if (
       message.type === "config" &&
       awaiting?.jobId === message.jobId &&

@@ -1,88 +1,36 @@
 // The worker pool with real Bun Workers running the real worker loop and fake validators
 // (fixtures/test-worker.ts). No sleeps: every wait is for an event or a promise.
 import { afterEach, describe, expect, test } from "bun:test";
+import { type PoolEvent, PoolClosedError, PoolFullError, WorkerPool } from "../../../src/jobs/pool.ts";
 import {
-  type PoolEvent,
-  PoolClosedError,
-  PoolFullError,
-  type SubmitOptions,
-  WorkerPool,
-} from "../../../src/jobs/pool.ts";
-import type { RunJob } from "../../../src/jobs/protocol.ts";
+  closePools,
+  echoed,
+  limits,
+  makeJob,
+  pools,
+  type StepSpec,
+  startPool,
+  submitAndWaitStart,
+  TEST_WORKER,
+} from "./pool-helpers.ts";
 
-const TEST_WORKER = new URL("./fixtures/test-worker.ts", import.meta.url);
+afterEach(closePools);
+
 const BROKEN_WORKER = new URL("./fixtures/broken-worker.ts", import.meta.url);
 
-type StepSpec = [validator: string, config?: Record<string, unknown>, key?: string];
-
-let seq = 0;
-function makeJob(text: string, specs: StepSpec[], failFast = true): RunJob {
-  const jobId = `job-${++seq}`;
-  return {
-    jobId,
-    bytes: new TextEncoder().encode(text).buffer as ArrayBuffer,
-    charset: "utf-8",
-    fileType: "TEXT",
-    filename: null,
-    failFast,
-    steps: specs.map(([validator, config = {}, key], i) => ({
-      key: key ?? `${jobId}:${i}`,
-      validator,
-      config,
-      maxFindings: 10,
-    })),
-  };
-}
-
-function limits(job: RunJob, ms = 5000, extra: Partial<SubmitOptions> = {}): SubmitOptions {
-  return { stepTimeoutsMs: job.steps.map(() => ms), ...extra };
-}
-
-/** What the `echo` fake saw, decoded from its finding. */
-function echoed(outcome: { steps: { findings: { message: string }[] }[] }, step = 0) {
-  return JSON.parse(outcome.steps[step].findings[0].message) as {
-    tag?: string;
-    text: string;
-    workerId: string;
-    configsReceived: number;
-    compiles: number;
-  };
-}
-
-const pools: WorkerPool[] = [];
-async function startPool(size: number, extra: { maxQueue?: number; onEvent?: (e: PoolEvent) => void } = {}) {
-  const pool = new WorkerPool({ size, workerUrl: TEST_WORKER, ...extra });
-  pools.push(pool);
-  await pool.ready();
-  return pool;
-}
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close(0)));
-});
-
-/** Submit and resolve once the given step has started in a worker. */
-function submitAndWaitStart(pool: WorkerPool, job: RunJob, opts: SubmitOptions, index = 0) {
-  const started = Promise.withResolvers<void>();
-  const handle = pool.submit(job, {
-    ...opts,
-    onStepStart: (i) => (i === index ? started.resolve() : undefined),
-  });
-  return { handle, started: started.promise };
-}
-
 describe("queueing", () => {
-  test("size 1 runs jobs one at a time in submission order", async () => {
+  test("size 1 runs jobs one at a time in submission order, the next one waiting in the worker", async () => {
     const pool = await startPool(1);
     const order: string[] = [];
     const jobs = [0, 1, 2, 3].map((n) => makeJob(`doc ${n}`, [["echo"]]));
     const handles = jobs.map((j) =>
       pool.submit(j, limits(j, 5000, { onStepStart: () => order.push(j.jobId) })),
     );
-    expect(pool.stats()).toEqual({ size: 1, busy: 1, queued: 3 });
+    expect(pool.stats()).toEqual({ size: 1, capacity: 2, busy: 1, queued: 2, pipelined: 1 });
     const outcomes = await Promise.all(handles.map((h) => h.done));
     expect(order).toEqual(jobs.map((j) => j.jobId));
     expect(outcomes.map((o) => echoed(o).text)).toEqual(["doc 0", "doc 1", "doc 2", "doc 3"]);
-    expect(pool.stats()).toEqual({ size: 1, busy: 0, queued: 0 });
+    expect(pool.stats()).toEqual({ size: 1, capacity: 2, busy: 0, queued: 0, pipelined: 0 });
   });
 
   test("size 2 starts queued jobs in submission order, two at a time", async () => {
@@ -101,7 +49,7 @@ describe("queueing", () => {
         }),
       ),
     );
-    expect(pool.stats()).toEqual({ size: 2, busy: 2, queued: 4 });
+    expect(pool.stats()).toEqual({ size: 2, capacity: 4, busy: 2, queued: 2, pipelined: 2 });
     const outcomes = await Promise.all(handles.map((h) => h.done));
     expect(outcomes.every((o) => o.status === "completed")).toBe(true);
     // Two workers report starts concurrently, so neighbours may swap; nothing overtakes further.
@@ -115,14 +63,13 @@ describe("queueing", () => {
   test("submit throws PoolFullError beyond maxQueue and leaves the bytes with the caller", async () => {
     const pool = await startPool(1, { maxQueue: 1 });
     const running = makeJob("a", [["sleep", { ms: 50 }]]);
-    const queued = makeJob("b", [["echo"]]);
-    const rejected = makeJob("c", [["echo"]]);
-    const h1 = pool.submit(running, limits(running));
-    const h2 = pool.submit(queued, limits(queued));
+    const pipelined = makeJob("b", [["echo"]]);
+    const queued = makeJob("c", [["echo"]]);
+    const rejected = makeJob("d", [["echo"]]);
+    const handles = [running, pipelined, queued].map((j) => pool.submit(j, limits(j)));
     expect(() => pool.submit(rejected, limits(rejected))).toThrow(PoolFullError);
     expect(rejected.bytes.detached).toBe(false);
-    expect((await h1.done).status).toBe("completed");
-    expect((await h2.done).status).toBe("completed");
+    for (const h of handles) expect((await h.done).status).toBe("completed");
   });
 
   test("200 concurrent jobs with distinct content each get their own result", async () => {
@@ -152,7 +99,7 @@ describe("data transfer", () => {
   });
 
   test("a queued job's bytes are detached at submit too", async () => {
-    const pool = await startPool(1);
+    const pool = await startPool(1, { jobsPerWorker: 1 });
     const first = makeJob("a", [["sleep", { ms: 20 }]]);
     const second = makeJob("b", [["echo"]]);
     pool.submit(first, limits(first));
@@ -323,7 +270,7 @@ describe("time limits and crashes", () => {
 
 describe("cancel", () => {
   test("a queued job is removed and resolves canceled at once", async () => {
-    const pool = await startPool(1);
+    const pool = await startPool(1, { jobsPerWorker: 1 });
     const running = makeJob("a", [["sleep", { ms: 50 }]]);
     const queued = makeJob("b", [["echo"], ["echo"]]);
     const h1 = pool.submit(running, limits(running));
@@ -366,7 +313,7 @@ describe("cancel", () => {
     const outcome = await handle.done;
     handle.cancel();
     expect(outcome.status).toBe("completed");
-    expect(pool.stats()).toEqual({ size: 1, busy: 0, queued: 0 });
+    expect(pool.stats()).toEqual({ size: 1, capacity: 2, busy: 0, queued: 0, pipelined: 0 });
   });
 });
 

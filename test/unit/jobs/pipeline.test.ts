@@ -1,0 +1,256 @@
+// What pipelining and the combined messages promise (docs/execution.md): a job costs one message
+// each way, a worker holds its next job, a job's limits start when it does, and a job waiting in a
+// worker survives that worker's death and can be canceled without it. Real Workers, no sleeps.
+import { afterEach, describe, expect, test } from "bun:test";
+import {
+  PIPELINE_MAX_BYTES,
+  type PoolEvent,
+  type RunOutcome,
+  type RunStatus,
+} from "../../../src/jobs/pool.ts";
+import {
+  closePools,
+  DEAF_WORKER,
+  echoed,
+  limits,
+  makeJob,
+  type StepSpec,
+  startPool,
+} from "./pool-helpers.ts";
+
+afterEach(closePools);
+
+function traffic(outcome: RunOutcome) {
+  return JSON.parse(outcome.steps[0].findings[0].message) as { received: number; posted: number };
+}
+
+const exits = (events: PoolEvent[]) => events.filter((e) => e.type === "worker_exit");
+
+describe("messages", () => {
+  test("a job costs one message to the worker and one back per step, the last carrying its end", async () => {
+    const pool = await startPool(1);
+    const jobs = Array.from({ length: 10 }, (_, n) => makeJob(`doc ${n}`, [["echo"]]));
+    await Promise.all(jobs.map((j) => pool.submit(j, limits(j)).done));
+    const probe = makeJob("probe", [["traffic"]]);
+    // Received: 10 runs and the probe's; posted: `ready` and one per job.
+    expect(traffic(await pool.submit(probe, limits(probe)).done)).toEqual({ received: 11, posted: 11 });
+
+    const three = makeJob("three", [
+      ["echo", {}, "k"],
+      ["echo", {}, "k"],
+      ["echo", {}, "k"],
+    ]);
+    await pool.submit(three, limits(three)).done;
+    const again = makeJob("probe", [["traffic"]]);
+    expect(traffic(await pool.submit(again, limits(again)).done)).toEqual({ received: 13, posted: 15 });
+  });
+
+  test("onStepStart and onStepEnd fire in order for every step, across jobs waiting in a worker", async () => {
+    const pool = await startPool(1);
+    const events: string[] = [];
+    const specs: [string, StepSpec[]][] = [
+      ["a", [["echo"], ["echo"], ["echo"]]],
+      ["b", [["echo"], ["fail"], ["echo"]]], // fail-fast: its third step never starts
+      ["c", [["echo"]]],
+    ];
+    const handles = specs.map(([name, steps]) => {
+      const job = makeJob(name, steps);
+      return pool.submit(
+        job,
+        limits(job, 5000, {
+          onStepStart: (i) => events.push(`${name}${i} start`),
+          onStepEnd: (i, o) => events.push(`${name}${i} ${o.status}`),
+        }),
+      );
+    });
+    expect(pool.stats()).toMatchObject({ busy: 1, pipelined: 1, queued: 1 });
+    await Promise.all(handles.map((h) => h.done));
+    expect(events).toEqual([
+      "a0 start",
+      "a0 passed",
+      "a1 start",
+      "a1 passed",
+      "a2 start",
+      "a2 passed",
+      "b0 start",
+      "b0 passed",
+      "b1 start",
+      "b1 failed",
+      "c0 start",
+      "c0 passed",
+    ]);
+  });
+});
+
+describe("a job waiting in a worker", () => {
+  test("its time limit starts when it starts, not when it was handed over", async () => {
+    const pool = await startPool(1);
+    const ahead = makeJob("ahead", [["sleep", { ms: 300 }]]);
+    const stuck = makeJob("stuck", [["sleep_forever"]]);
+    const t0 = performance.now();
+    let aheadEnded = 0;
+    let stuckStarted = 0;
+    const first = pool.submit(
+      ahead,
+      limits(ahead, 5000, { onStepEnd: () => (aheadEnded = performance.now()) }),
+    );
+    const second = pool.submit(
+      stuck,
+      limits(stuck, 150, { onStepStart: () => (stuckStarted = performance.now()) }),
+    );
+    expect(pool.stats()).toMatchObject({ busy: 1, pipelined: 1 });
+    expect((await first.done).status).toBe("completed");
+    const outcome = await second.done;
+    const finished = performance.now();
+    expect(outcome).toMatchObject({ status: "timed_out", error: "step exceeded its time limit of 150 ms" });
+    expect(stuckStarted).toBeGreaterThanOrEqual(aheadEnded);
+    expect(finished - stuckStarted).toBeGreaterThanOrEqual(140);
+    expect(finished - stuckStarted).toBeLessThan(1000);
+    expect(finished - t0).toBeGreaterThanOrEqual(300 + 140);
+  });
+
+  test.each<[string, StepSpec[], RunStatus]>([
+    ["times out", [["sleep_forever"]], "timed_out"],
+    ["crashes", [["exit"]], "crashed"],
+  ])("runs on the replacement worker when the job ahead %s", async (_, aheadSteps, status) => {
+    const events: PoolEvent[] = [];
+    const pool = await startPool(1, { onEvent: (e) => events.push(e) });
+    const before = makeJob("before", [["echo"]]);
+    const firstWorker = echoed(await pool.submit(before, limits(before)).done).workerId;
+    const ahead = makeJob("ahead", aheadSteps);
+    const next = makeJob("next, resubmitted", [["echo", { tag: "t" }]]);
+    const h1 = pool.submit(ahead, limits(ahead, 100));
+    const h2 = pool.submit(next, limits(next));
+    expect(pool.stats()).toMatchObject({ busy: 1, pipelined: 1 });
+    expect((await h1.done).status).toBe(status);
+    const outcome = await h2.done;
+    expect(outcome.status).toBe("completed");
+    expect(echoed(outcome)).toMatchObject({ text: "next, resubmitted", tag: "t" });
+    expect(echoed(outcome).workerId).not.toBe(firstWorker);
+    expect(exits(events)).toEqual([expect.objectContaining({ reason: status, jobId: ahead.jobId })]);
+  });
+
+  test("runs on the replacement worker when the running job ahead is canceled", async () => {
+    const pool = await startPool(1);
+    const ahead = makeJob("ahead", [["sleep_forever"]]);
+    const next = makeJob("next", [["echo"]]);
+    const h1 = pool.submit(ahead, limits(ahead, Infinity));
+    const h2 = pool.submit(next, limits(next));
+    h1.cancel("stop");
+    expect(await h1.done).toMatchObject({ status: "canceled", error: "stop" });
+    expect(echoed(await h2.done).text).toBe("next");
+  });
+
+  test("canceled: the worker keeps running the job ahead and never runs the canceled one", async () => {
+    const events: PoolEvent[] = [];
+    const pool = await startPool(1, { onEvent: (e) => events.push(e) });
+    const before = makeJob("before", [["echo"]]);
+    const firstWorker = echoed(await pool.submit(before, limits(before)).done).workerId;
+    const ahead = makeJob("ahead", [["sleep", { ms: 100 }]]);
+    const dropped = makeJob("dropped", [["echo"], ["echo"]]);
+    const after = makeJob("after", [["echo"]]);
+    const calls: number[] = [];
+    const h1 = pool.submit(ahead, limits(ahead));
+    const h2 = pool.submit(
+      dropped,
+      limits(dropped, 5000, { onStepStart: (i) => calls.push(i), onStepEnd: (i) => calls.push(i) }),
+    );
+    const h3 = pool.submit(after, limits(after));
+    h2.cancel("user asked");
+    const outcome = await h2.done;
+    expect(outcome).toMatchObject({ status: "canceled", error: "user asked" });
+    expect(outcome.steps.map((s) => s.status)).toEqual(["skipped", "skipped"]);
+    expect((await h1.done).status).toBe("completed");
+    const last = echoed(await h3.done);
+    expect(last.workerId).toBe(firstWorker);
+    expect(last.validations).toBe(2); // "before" and "ahead": the canceled job never ran
+    expect(calls).toEqual([]);
+    expect(exits(events)).toEqual([]);
+  });
+
+  test("canceled but started anyway: its result is ignored and the worker serves the next job", async () => {
+    const pool = await startPool(1, { workerUrl: DEAF_WORKER });
+    const ahead = makeJob("ahead", [["sleep", { ms: 50 }]]);
+    const ignored = makeJob("ignored", [["echo"]]);
+    const after = makeJob("after", [["echo"]]);
+    const calls: number[] = [];
+    const h1 = pool.submit(ahead, limits(ahead));
+    const h2 = pool.submit(ignored, limits(ignored, 5000, { onStepStart: (i) => calls.push(i) }));
+    h2.cancel();
+    expect(await h2.done).toMatchObject({ status: "canceled", error: "canceled" });
+    await h1.done;
+    const h3 = pool.submit(after, limits(after));
+    expect(echoed(await h3.done).validations).toBeGreaterThanOrEqual(2); // it did run "ignored"
+    expect(calls).toEqual([]);
+  });
+
+  test("canceled but started anyway: it still has its time limit, and the job behind moves on", async () => {
+    const events: PoolEvent[] = [];
+    const pool = await startPool(1, { workerUrl: DEAF_WORKER, onEvent: (e) => events.push(e) });
+    const ahead = makeJob("ahead", [["sleep", { ms: 50 }]]);
+    const stuck = makeJob("stuck", [["sleep_forever"]]);
+    const after = makeJob("after", [["echo"]]);
+    const h1 = pool.submit(ahead, limits(ahead));
+    const h2 = pool.submit(stuck, limits(stuck, 100));
+    h2.cancel();
+    const h3 = pool.submit(after, limits(after));
+    expect(await h2.done).toMatchObject({ status: "canceled" });
+    expect((await h1.done).status).toBe("completed");
+    expect((await h3.done).status).toBe("completed");
+    expect(exits(events)).toEqual([expect.objectContaining({ reason: "timed_out", jobId: stuck.jobId })]);
+  });
+
+  test("one whose config the worker evicted gets it again", async () => {
+    // The test worker caches 2 configs; the pool assumes 256, so the third key evicts the first.
+    const pool = await startPool(1);
+    const fill = makeJob(
+      "fill",
+      ["k1", "k2", "k3"].map((key): StepSpec => ["echo", { tag: key }, key]),
+      false,
+    );
+    const again = makeJob("again", [["echo", { tag: "k1" }, "k1"]]);
+    const h1 = pool.submit(fill, limits(fill));
+    const h2 = pool.submit(again, limits(again));
+    expect(pool.stats().pipelined).toBe(1);
+    expect((await h1.done).status).toBe("completed");
+    expect(echoed(await h2.done)).toMatchObject({ tag: "k1", text: "again" });
+  });
+});
+
+describe("capacity", () => {
+  test("is size × jobsPerWorker; jobsPerWorker 1 hands a worker one job at a time", async () => {
+    expect((await startPool(2)).capacity).toBe(4);
+    const pool = await startPool(1, { jobsPerWorker: 1 });
+    const jobs = [makeJob("a", [["sleep", { ms: 20 }]]), makeJob("b", [["echo"]])];
+    const handles = jobs.map((j) => pool.submit(j, limits(j)));
+    expect(pool.stats()).toEqual({ size: 1, capacity: 1, busy: 1, queued: 1, pipelined: 0 });
+    for (const h of handles) expect((await h.done).status).toBe("completed");
+  });
+
+  test(`a job over ${PIPELINE_MAX_BYTES} bytes waits in the pool for an idle worker, transferred whole`, async () => {
+    const pool = await startPool(1);
+    const ahead = makeJob("ahead", [["sleep", { ms: 30 }]]);
+    const text = "x".repeat(PIPELINE_MAX_BYTES + 1);
+    const large = makeJob(text, [["echo"]]);
+    const small = makeJob("small", [["echo"]]);
+    pool.submit(ahead, limits(ahead));
+    const h2 = pool.submit(large, limits(large));
+    const h3 = pool.submit(small, limits(small));
+    // FIFO: the small job behind the large one is not handed over before it.
+    expect(pool.stats()).toMatchObject({ busy: 1, queued: 2, pipelined: 0 });
+    expect(large.bytes.detached).toBe(true);
+    expect(echoed(await h2.done).text).toBe(text);
+    expect(echoed(await h3.done).text).toBe("small");
+  });
+
+  test("a small job is not handed to a worker busy with a large one", async () => {
+    const pool = await startPool(1);
+    const large = makeJob("x".repeat(PIPELINE_MAX_BYTES + 1), [["sleep", { ms: 30 }]]);
+    const small = makeJob("small", [["echo"]]);
+    const h1 = pool.submit(large, limits(large));
+    const h2 = pool.submit(small, limits(small));
+    expect(pool.stats()).toMatchObject({ busy: 1, queued: 1, pipelined: 0 });
+    expect((await h1.done).status).toBe("completed");
+    expect(echoed(await h2.done).text).toBe("small");
+  });
+});
