@@ -63,8 +63,9 @@ export function createExecutor(
   const finalHooks: ((e: FinalEvent) => void)[] = [];
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
-  // A run is "running" only while the pool has it: as many as the pool takes without queueing.
-  const capacity = pool.stats().size;
+  // A run is "running" while the pool has it: as many as the pool takes without queueing its own
+  // FIFO — one per worker, plus one small job already handed to each busy worker (src/jobs/pool.ts).
+  const capacity = pool.capacity;
   /** Runs executing from memory, by id, until written and answered (src/runs/direct.ts). */
   const directs = new Map<string, DirectRun>();
   /** Direct runs waiting for a worker, oldest first. */
@@ -203,13 +204,18 @@ export function createExecutor(
   async function execute(src: FreshRun | JobSource, owned: boolean, d: DirectRun | null) {
     const id = src.id;
     const steps = typeof src.steps === "string" ? (JSON.parse(src.steps) as RunStep[]) : src.steps;
-    const flight: Flight = {
+    // The slot reserved by track(): the same object, so a cancel that came in meanwhile (it set
+    // `canceled` on it) is not lost.
+    const flight: Flight = flights.get(id) ?? {
       job: null,
-      steps: steps.map((s) => ({ ...s })),
-      startedMs: performance.now(),
-      startedAt: new Date().toISOString(),
+      steps: [],
+      startedMs: 0,
+      startedAt: "",
       canceled: null,
     };
+    flight.steps = steps.map((s) => ({ ...s }));
+    flight.startedMs = performance.now();
+    flight.startedAt = new Date().toISOString();
     flights.set(id, flight);
     const orgId = src.org_id;
     const end = async (status: RunStatus, final: RunStep[], error: string | null) => {
@@ -290,6 +296,7 @@ export function createExecutor(
       },
     );
     flight.job = job;
+    if (flight.canceled) job.cancel(flight.canceled); // canceled while being prepared
     const outcome = await job.done;
     flights.delete(id);
     // The worker is free: start the next run now, so its queued → running shares a commit with
@@ -475,16 +482,8 @@ export function createExecutor(
       const f = flights.get(id);
       if (f) {
         f.canceled = reason;
-        if (f.job) f.job.cancel(reason);
-        else {
-          // Still being prepared: wait for the job handle, then cancel it.
-          const t = setInterval(() => {
-            if (f.job) {
-              clearInterval(t);
-              f.job.cancel(reason);
-            } else if (!flights.has(id)) clearInterval(t);
-          }, 1);
-        }
+        // Still being prepared: execute() cancels the job as soon as it is submitted.
+        f.job?.cancel(reason);
         return true;
       }
       const src = await store.source(id);
