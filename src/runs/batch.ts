@@ -14,8 +14,11 @@ interface Pending {
 }
 
 export interface WriteBatcher {
-  /** Runs `fn` (synchronous SQL) inside the next group transaction; resolves after it commits. */
-  write<T>(fn: () => T): Promise<T>;
+  /**
+   * Runs `fn` (synchronous SQL) inside the next group transaction; resolves after it commits.
+   * `urgent`: commit on the next turn even under load (a worker waits on it: queued → running).
+   */
+  write<T>(fn: () => T, urgent?: boolean): Promise<T>;
 }
 
 /** Minimum spacing of two commits under load; at most this much latency is added to a write. */
@@ -24,10 +27,13 @@ export const WINDOW_MS = 1;
 export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBatcher {
   let pending: Pending[] = [];
   let scheduled = false;
+  let timer: Timer | null = null;
   let lastFlush = Number.NEGATIVE_INFINITY;
 
   function flush() {
     scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = null;
     lastFlush = performance.now();
     const items = pending;
     pending = [];
@@ -50,13 +56,18 @@ export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBat
   }
 
   return {
-    write<T>(fn: () => T): Promise<T> {
+    write<T>(fn: () => T, urgent = false): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-        if (!scheduled) {
+        if (urgent && timer) {
+          // Waiting out the window: commit on the next turn instead (flush clears the timer).
+          clearTimeout(timer);
+          timer = null;
+          setImmediate(flush);
+        } else if (!scheduled) {
           scheduled = true;
-          const wait = lastFlush + windowMs - performance.now();
-          if (wait > 0) setTimeout(flush, wait);
+          const wait = urgent ? 0 : lastFlush + windowMs - performance.now();
+          if (wait > 0) timer = setTimeout(flush, wait);
           else setImmediate(flush);
         }
       });

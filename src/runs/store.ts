@@ -314,7 +314,8 @@ export function createRunStore(db: Database) {
     /** queued → running, counting the attempt; null if the run was no longer queued. */
     async markRunning(id: string): Promise<number | null> {
       const ts = now();
-      const attempts = await batch.write(() => markRunning.get(ts, id)?.attempts ?? null);
+      // Urgent: the run's worker waits for this commit.
+      const attempts = await batch.write(() => markRunning.get(ts, id)?.attempts ?? null, true);
       if (attempts !== null) queued = queuedNow() - 1;
       return attempts;
     },

@@ -72,6 +72,18 @@ describe("createWriteBatcher", () => {
     expect(count(other)).toBe(3);
   });
 
+  test("an urgent write does not wait out the window; it takes the waiting writes with it", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(db, 10_000);
+    await b.write(() => insert("first"));
+    const waiting = b.write(() => insert("w"));
+    const t0 = performance.now();
+    await b.write(() => insert("u"), true);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(count(other)).toBe(3);
+    await waiting;
+  });
+
   test("a write issued after a flush goes into the next transaction", async () => {
     const { db, other, count, insert } = open();
     const b = createWriteBatcher(db);
