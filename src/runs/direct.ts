@@ -4,6 +4,7 @@
 // written as queued or running before the 202 leaves, and from then on it is an ordinary run
 // (crash recovery, cancel, polling). A crash before either write drops a run nobody was told
 // about: the client's connection breaks without an answer (docs/execution.md).
+import type { FreshRun } from "./job.ts";
 import type { NewRun } from "./store.ts";
 import type { Run, RunStatus, RunStep, RunSummary } from "./types.ts";
 
@@ -63,5 +64,21 @@ export function runFromMemory(d: DirectRun, sid: number, f: FinalState): Run {
     started_at: f.startedAt,
     finished_at: f.finishedAt,
     duration_ms: f.durationMs,
+  };
+}
+
+/** What the executor launches for a direct run (the record's bytes, copied to the worker). */
+export function freshOf(d: DirectRun): FreshRun {
+  const r = d.record;
+  return {
+    id: r.id,
+    org_id: r.orgId,
+    workflow_id: r.workflowId,
+    workflow_version: r.workflowVersion,
+    file_type: r.submission.fileType,
+    charset: r.submission.charset,
+    filename: r.submission.filename,
+    content: r.submission.bytes,
+    steps: r.steps,
   };
 }

@@ -6,9 +6,9 @@
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { SubmittedJob, WorkerPool } from "../jobs/pool.ts";
-import { DEFAULT_MAX_FINDINGS } from "../validators/registry.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
-import { type DirectRun, type FinalState, runFromMemory } from "./direct.ts";
+import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
+import { type FreshRun, buildJob } from "./job.ts";
 import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
@@ -27,9 +27,6 @@ interface Flight {
   startedAt: string;
   canceled: string | null;
 }
-
-/** A run this process just committed: launched from memory instead of read back (content included). */
-export type FreshRun = Omit<JobSource, "status" | "attempts" | "steps" | "created_at"> & { steps: RunStep[] };
 
 /**
  * Content held in memory for launch (fresh runs and runs waiting in memory), at most this many
@@ -165,21 +162,6 @@ export function createExecutor(
     return d.written;
   }
 
-  const freshOf = (d: DirectRun): FreshRun => {
-    const r = d.record;
-    return {
-      id: r.id,
-      org_id: r.orgId,
-      workflow_id: r.workflowId,
-      workflow_version: r.workflowVersion,
-      file_type: r.submission.fileType,
-      charset: r.submission.charset,
-      filename: r.submission.filename,
-      content: r.submission.bytes,
-      steps: r.steps,
-    };
-  };
-
   async function launch(id: string) {
     const attempts = await store.markRunning(id);
     const kept = takeFresh(id);
@@ -249,52 +231,22 @@ export function createExecutor(
       );
       return;
     }
-    const byId = new Map(def.steps.map((s) => [s.id, s]));
-    const jobSteps = steps.map((s) => {
-      const cfg = byId.get(s.step_id)?.config ?? {};
-      return {
-        key: `${s.step_id}:${src.workflow_id}:${src.workflow_version}`,
-        validator: s.validator,
-        config: cfg,
-        maxFindings: Number(cfg.max_findings ?? DEFAULT_MAX_FINDINGS),
-      };
+    const { job: spec, timeouts } = buildJob(src, src.content, steps, def, owned, opts);
+    const job = pool.submit(spec, {
+      stepTimeoutsMs: timeouts,
+      onStepStart: (i) => {
+        flight.steps[i] = { ...flight.steps[i]!, status: "running" };
+      },
+      onStepEnd: (i, o: StepOutcome) => {
+        flight.steps[i] = {
+          ...flight.steps[i]!,
+          status: o.status,
+          duration_ms: o.durationMs,
+          findings: o.findings,
+          error: o.error ?? null,
+        };
+      },
     });
-    const timeouts = steps.map((s) =>
-      Math.min(Number(byId.get(s.step_id)?.config.timeout_ms ?? opts.stepTimeoutMs), opts.stepTimeoutMaxMs),
-    );
-    // The pool takes (transfers) the buffer. A fresh run's content was read from its request for
-    // this run alone: handed over whole, no copy (10 MiB less for a 10 MiB document). A row's
-    // buffer, or a view into a larger one, is copied first.
-    const c = src.content;
-    const whole =
-      c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer;
-    const bytes = (owned && whole ? c.buffer : c.slice().buffer) as ArrayBuffer;
-    const job = pool.submit(
-      {
-        jobId: id,
-        bytes,
-        charset: src.charset,
-        fileType: src.file_type,
-        filename: src.filename,
-        failFast: def.fail_fast,
-        steps: jobSteps,
-      },
-      {
-        stepTimeoutsMs: timeouts,
-        onStepStart: (i) => {
-          flight.steps[i] = { ...flight.steps[i]!, status: "running" };
-        },
-        onStepEnd: (i, o: StepOutcome) => {
-          flight.steps[i] = {
-            ...flight.steps[i]!,
-            status: o.status,
-            duration_ms: o.durationMs,
-            findings: o.findings,
-            error: o.error ?? null,
-          };
-        },
-      },
-    );
     flight.job = job;
     if (flight.canceled) job.cancel(flight.canceled); // canceled while being prepared
     const outcome = await job.done;
