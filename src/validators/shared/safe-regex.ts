@@ -158,3 +158,135 @@ export function compileSafeRegex(pattern: string, flags = ""): RegexCheck {
   }
   return { ok: true, regex };
 }
+
+// --- Linear-time regexes (the inline lane: src/validators/json-schema/bounded.ts) -------------
+// Stricter than compileSafeRegex: without unbounded quantifiers or backreferences, the
+// backtracking tree for one start position has at most `paths` leaves, each at most `width` atoms
+// deep. A pattern anchored with ^ (no m flag) is tried at position 0 only, and each path consumes
+// the string, so its cost per character is ~paths; an unanchored one restarts at every position:
+// ~paths × width per character. Measured in Bun 1.4.5 on 16 KiB of adversarial input: a cost of
+// 256 takes ~4 ms anchored and ~10 ms unanchored; (a|a){10}b, cost 1024 × 11, takes ~240 ms.
+
+/** Backtracking steps per input character a regex may cost to count as linear. */
+export const MAX_REGEX_STEPS_PER_CHAR = 256;
+
+interface RegexCost {
+  paths: number;
+  width: number;
+}
+
+/** Σ b^k for k in [min, max]: the paths through a body of b paths repeated min..max times. */
+function repeatPaths(b: number, min: number, max: number): number {
+  if (b <= 1) return max - min + 1;
+  let total = 0;
+  let term = b ** min;
+  for (let k = min; k <= max && total <= Number.MAX_SAFE_INTEGER; k++, term *= b) total += term;
+  return total > Number.MAX_SAFE_INTEGER ? Number.POSITIVE_INFINITY : total;
+}
+
+/** Recursive descent over a pattern that compiles with the u flag; null when unbounded. */
+class CostParser {
+  i = 0;
+  constructor(readonly p: string) {}
+
+  alternation(): RegexCost | null {
+    const out = { paths: 0, width: 0 };
+    for (;;) {
+      const seq = this.sequence();
+      if (!seq) return null;
+      out.paths += seq.paths;
+      out.width = Math.max(out.width, seq.width);
+      if (this.p[this.i] !== "|") return out;
+      this.i++;
+    }
+  }
+
+  sequence(): RegexCost | null {
+    const out = { paths: 1, width: 0 };
+    while (this.i < this.p.length && this.p[this.i] !== "|" && this.p[this.i] !== ")") {
+      const atom = this.atom();
+      const term = atom && this.quantified(atom);
+      if (!term) return null;
+      out.paths *= term.paths;
+      out.width += term.width;
+    }
+    return out;
+  }
+
+  atom(): RegexCost | null {
+    const { p } = this;
+    const c = p[this.i];
+    if (c === "(") {
+      // (?: (?= (?! (?<= (?<! (?<name> and modifiers such as (?i:
+      const open = /^\((?:\?(?:[:=!]|<[=!]|<[^>]+>|[a-z]*-?[a-z]*:))?/.exec(p.slice(this.i))?.[0] ?? "(";
+      this.i += open.length;
+      const body = this.alternation();
+      if (!body || p[this.i] !== ")") return null;
+      this.i++;
+      return body;
+    }
+    if (c === "\\") {
+      if (/[1-9k]/.test(p[this.i + 1] ?? "")) return null; // backreference: \1, \k<name>
+      this.i += escapeLength(p, this.i);
+    } else if (c === "[") {
+      this.i = skipClass(p, this.i);
+    } else if ("*+?{}".includes(c)) {
+      return null; // a quantifier with nothing to repeat: not valid with the u flag
+    } else {
+      this.i += (p.codePointAt(this.i) ?? 0) > 0xffff ? 2 : 1;
+    }
+    return { paths: 1, width: 1 };
+  }
+
+  quantified(atom: RegexCost): RegexCost | null {
+    const m = /^(?:(\?)|\{(\d+)(?:(,)(\d*))?\}|[*+])\??/.exec(this.p.slice(this.i));
+    if (!m) return atom;
+    if (!m[1] && m[2] === undefined) return null; // * or +
+    const min = m[1] ? 0 : Number(m[2]);
+    const max = m[1] ? 1 : m[3] === undefined ? min : m[4] === "" ? Number.POSITIVE_INFINITY : Number(m[4]);
+    if (!Number.isFinite(max)) return null; // {m,}
+    this.i += m[0].length;
+    return { paths: repeatPaths(atom.paths, min, max), width: atom.width * max };
+  }
+}
+
+/**
+ * Backtracking steps per input character the pattern may cost (see above); Infinity when it has
+ * an unbounded quantifier or a backreference, is too long, or does not compile with the u flag.
+ */
+export function regexStepsPerChar(pattern: string): number {
+  if (pattern.length > MAX_REGEX_LENGTH) return Number.POSITIVE_INFINITY;
+  try {
+    new RegExp(pattern, "u");
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+  const parser = new CostParser(pattern);
+  // Anchored: every top-level branch starts with ^ (typebox compiles patterns without the m flag).
+  const anchored = topLevelAnchored(pattern);
+  const cost = parser.alternation();
+  if (!cost || parser.i !== pattern.length) return Number.POSITIVE_INFINITY;
+  return anchored ? cost.paths : cost.paths * Math.max(1, cost.width);
+}
+
+/** True when every top-level alternative of the pattern starts with ^. */
+function topLevelAnchored(p: string): boolean {
+  let depth = 0;
+  let branchStart = true;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (branchStart && c !== "^") return false;
+    branchStart = false;
+    if (c === "\\") i += escapeLength(p, i) - 1;
+    else if (c === "[") i = skipClass(p, i) - 1;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) branchStart = true;
+  }
+  return !branchStart;
+}
+
+/** True when a backtracking engine matches the pattern in time linear in the input (u flag). */
+export function isBoundedRegex(pattern: string): boolean {
+  return regexStepsPerChar(pattern) <= MAX_REGEX_STEPS_PER_CHAR;
+}
