@@ -65,6 +65,12 @@ export const SETTINGS = [
   },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {
+    key: "inline_jobs",
+    kind: "bool",
+    def: true,
+    help: "Run small JSON documents with linear-time steps on the main thread, not a worker",
+  },
+  {
     key: "max_queue",
     kind: "int",
     def: 10000,

@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { createOrgStore } from "./orgs/store.ts";
+import { InlineRunner } from "./jobs/inline.ts";
 import { createExecutor } from "./runs/executor.ts";
 import { createIdempotencyStore } from "./runs/idempotency.ts";
 import { createRunService } from "./runs/service.ts";
@@ -47,6 +48,7 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
         stepTimeoutMs: config.step_timeout_ms,
         stepTimeoutMaxMs: config.step_timeout_max_ms,
         maxAttempts: config.max_attempts,
+        inline: config.inline_jobs ? new InlineRunner() : null,
       })
     : null;
   const runService = executor

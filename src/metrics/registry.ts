@@ -83,14 +83,15 @@ export class Metrics {
     "assay_runs_finished_total",
     "Runs that reached a final status since start, by status.",
   );
-  private gauges: { name: string; help: string; read: GaugeRead }[] = [];
-  gauge(name: string, help: string, read: GaugeRead) {
-    this.gauges.push({ name, help, read });
+  private gauges: { name: string; help: string; read: GaugeRead; type: "gauge" | "counter" }[] = [];
+  /** A value read at scrape time; `counter` for one that only grows (kept elsewhere). */
+  gauge(name: string, help: string, read: GaugeRead, type: "gauge" | "counter" = "gauge") {
+    this.gauges.push({ name, help, read, type });
   }
   render(): string {
     const parts = [this.httpDuration.render(), this.stepDuration.render(), this.runsFinished.render()];
     for (const g of this.gauges) {
-      const lines = [`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`];
+      const lines = [`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} ${g.type}`];
       for (const [labels, v] of g.read()) lines.push(`${g.name}{${key(labels)}} ${v}`);
       parts.push(lines.join("\n"));
     }

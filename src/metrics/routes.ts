@@ -44,6 +44,12 @@ export function instrument(deps: Deps, metrics: Metrics) {
       [{ state: "idle" }, s.size - s.busy],
     ];
   });
+  metrics.gauge(
+    "assay_jobs_inline_total",
+    "Validation jobs run on the main thread (small JSON, linear-time steps) since start.",
+    () => [[{}, deps.executor.stats().inlineJobs]],
+    "counter",
+  );
   deps.executor.afterFinal.push((e, _ms, steps) => {
     metrics.runsFinished.inc({ status: e.status });
     for (const st of steps)

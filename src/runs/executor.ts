@@ -2,10 +2,11 @@
 // the pool has room, feeds them to workers and writes each final state. Runs whose client waits
 // for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
-// database writer and never runs a validator itself.
+// database writer; it runs a validator itself only for jobs the inline lane vouches for.
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
-import type { SubmittedJob, WorkerPool } from "../jobs/pool.ts";
+import type { InlineRunner } from "../jobs/inline.ts";
+import type { SubmitOptions, SubmittedJob, WorkerPool } from "../jobs/pool.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
@@ -45,6 +46,8 @@ export interface ExecutorOptions {
   stepTimeoutMs: number;
   stepTimeoutMaxMs: number;
   maxAttempts: number;
+  /** Runs small, provably cheap jobs on this thread (src/jobs/inline.ts); null: all go to the pool. */
+  inline?: InlineRunner | null;
 }
 
 export function createExecutor(
@@ -232,7 +235,7 @@ export function createExecutor(
       return;
     }
     const { job: spec, timeouts } = buildJob(src, src.content, steps, def, owned, opts);
-    const job = pool.submit(spec, {
+    const callbacks: SubmitOptions = {
       stepTimeoutsMs: timeouts,
       onStepStart: (i) => {
         flight.steps[i] = { ...flight.steps[i]!, status: "running" };
@@ -246,7 +249,9 @@ export function createExecutor(
           error: o.error ?? null,
         };
       },
-    });
+    };
+    // A small document that passes cheap steps ends here; anything else goes to a worker.
+    const job = opts.inline?.submit(spec, callbacks) ?? pool.submit(spec, callbacks);
     flight.job = job;
     if (flight.canceled) job.cancel(flight.canceled); // canceled while being prepared
     const outcome = await job.done;
@@ -451,7 +456,13 @@ export function createExecutor(
     stats: () => {
       let memoryRunning = 0;
       for (const [id, d] of directs) if (!d.written && flights.has(id)) memoryRunning++;
-      return { inFlight: flights.size, memoryQueued: memQueue.size, memoryRunning, ...pool.stats() };
+      return {
+        inFlight: flights.size,
+        memoryQueued: memQueue.size,
+        memoryRunning,
+        inlineJobs: opts.inline?.ran ?? 0,
+        ...pool.stats(),
+      };
     },
     async close(deadlineMs: number) {
       closed = true;

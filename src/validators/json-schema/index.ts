@@ -174,11 +174,27 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   return [];
 }
 
-export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
+function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  const validator = Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+  return Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+}
+
+/**
+ * True when every document of the input satisfies the schema; no findings are built. The cheap
+ * half of validation, for the inline lane (src/jobs/inline.ts): building findings from errors is
+ * not linear in the document (errors.ts compares errors pairwise), so a document that fails goes
+ * to a worker, where the step's time limit can stop it.
+ */
+export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOptions = {}) {
+  const validator = compileSchema(config, opts);
+  return (input: ValidationInput): boolean =>
+    instanceDocuments(input).every((doc) => !doc.problem && validator.Check(doc.value));
+}
+
+export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
+  const validator = compileSchema(config, opts);
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     for (const doc of instanceDocuments(input)) {
