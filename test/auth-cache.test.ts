@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { GenerationCache } from "../src/db/generation.ts";
+import { GenerationCache, generationOf } from "../src/db/generation.ts";
 import { DB_FILE } from "../src/db/open.ts";
 import { SLOW_RULE, createWorkflow, slowDoc } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -240,6 +240,17 @@ describe("workflows", () => {
     await warm(s.rootToken, path);
     other.query("UPDATE workflows SET deleted_at = ? WHERE slug = 'doomed-wf'").run(new Date().toISOString());
     expect((await get(s.rootToken, path)).json).toEqual(errorBody(404, "not_found", "Workflow not found."));
+  });
+});
+
+describe("generationOf", () => {
+  test("reads once per event-loop turn: a write from another connection shows on the next turn", async () => {
+    const read = generationOf(s.deps.db);
+    const before = read();
+    other.run("UPDATE cache_generation SET value = value + 1");
+    expect(read()).toBe(before); // same turn: requests handled together
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(read()).toBe(before + 1);
   });
 });
 
