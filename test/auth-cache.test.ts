@@ -252,6 +252,13 @@ describe("generationOf", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(read()).toBe(before + 1);
   });
+
+  test("a write of this connection shows at once, in the same turn (a PATCH reads back what it wrote)", () => {
+    const read = generationOf(s.deps.db);
+    const before = read();
+    s.deps.db.run("UPDATE cache_generation SET value = value + 1");
+    expect(read()).toBe(before + 1);
+  });
 });
 
 describe("GenerationCache", () => {

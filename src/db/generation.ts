@@ -16,18 +16,24 @@ export function generationOf(db: Database): Generation {
   let read = readers.get(db);
   if (!read) {
     const sel = db.prepare<{ value: number }, []>("SELECT value FROM cache_generation WHERE id = 1");
-    // One read per turn of the event loop: the requests handled in one turn arrived together, so
-    // none of them can follow from another's answer (a revocation's response leaves in this turn at
-    // the earliest; a request sent after it is read in a later one). The read is a statement with a
-    // read transaction of its own, ~10 µs under load: per turn, not per request (docs/decisions.md).
+    // One read per turn of the event loop while this connection writes nothing: the requests
+    // handled in one turn arrived together, so none can follow from another's answer (a
+    // revocation's response leaves in its turn at the earliest; a request sent after it is read in
+    // a later one). A write of our own in between (a PATCH reading back what it wrote) forces a
+    // fresh read: total_changes() counts this connection's writes and, touching no table, costs
+    // no read transaction; the generation read does, ~10 µs under load (docs/decisions.md).
+    const changes = db.prepare<{ n: number }, []>("SELECT total_changes() AS n");
     let turn: number | null = null;
+    let turnChanges = -1;
     const clear = () => {
       turn = null;
     };
     read = () => {
-      if (turn === null) {
+      const n = changes.get()!.n;
+      if (turn === null || n !== turnChanges) {
+        if (turn === null) setImmediate(clear);
         turn = sel.get()!.value;
-        setImmediate(clear);
+        turnChanges = n;
       }
       return turn;
     };
