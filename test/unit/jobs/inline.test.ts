@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { INLINE_MAX_BYTES, InlineRunner } from "../../../src/jobs/inline.ts";
 import { type SubmitOptions, WorkerPool } from "../../../src/jobs/pool.ts";
 import type { RunJob } from "../../../src/jobs/protocol.ts";
+import { makeJob } from "./pool-helpers.ts";
 
 const WORKER = new URL("../../../src/jobs/worker.ts", import.meta.url);
 const pools: WorkerPool[] = [];
@@ -23,24 +24,13 @@ const ORDER = {
 };
 const VALID = '{"id":"ord-000001","qty":2,"email":"ada@example.com"}';
 
-let seq = 0;
+/** A JSON job of json_schema steps (the pool tests' builder, retyped). */
 function jsonJob(doc: string, schemas: Record<string, unknown>[], extra: Partial<RunJob> = {}): RunJob {
-  const jobId = `inline-${++seq}`;
-  return {
-    jobId,
-    bytes: new TextEncoder().encode(doc).buffer as ArrayBuffer,
-    charset: "utf-8",
-    fileType: "JSON",
-    filename: null,
-    failFast: true,
-    steps: schemas.map((schema, i) => ({
-      key: `${jobId}:${i}`,
-      validator: "json_schema",
-      config: { schema },
-      maxFindings: 10,
-    })),
-    ...extra,
-  };
+  const job = makeJob(
+    doc,
+    schemas.map((schema) => ["json_schema", { schema }]),
+  );
+  return { ...job, fileType: "JSON", ...extra };
 }
 
 /** Submit with callbacks that record their order. */
