@@ -6,12 +6,16 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../lib/log.ts";
 
-export const CHECKPOINT_INTERVAL_MS = 500;
+export const CHECKPOINT_INTERVAL_MS = 100;
+/** WAL length (frames ≈ 4 KiB) past which a checkpoint also restarts the WAL: ~16 MiB of file. */
+export const RESTART_FRAMES = 4000;
 const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
 
 export interface Checkpointer {
   /** Checkpoints done so far (for tests and metrics). */
   count(): number;
+  /** Of those, the ones that also started the WAL over (see checkpoint-worker.ts). */
+  restarts(): number;
   stop(): Promise<void>;
 }
 
@@ -20,9 +24,10 @@ export async function startCheckpointer(
   path: string,
   url: URL | string,
   log: Logger,
-  intervalMs = CHECKPOINT_INTERVAL_MS,
+  { intervalMs = CHECKPOINT_INTERVAL_MS, restartFrames = RESTART_FRAMES } = {},
 ): Promise<Checkpointer> {
   let done = 0;
+  let restarts = 0;
   let fallback = false;
   const worker = new Worker(url);
   const backToAuto = (why: string) => {
@@ -33,18 +38,23 @@ export async function startCheckpointer(
   };
   const started = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<void>();
-  worker.addEventListener("message", (e: MessageEvent<{ type: string; message?: string }>) => {
-    if (e.data.type === "started") started.resolve();
-    else if (e.data.type === "checkpointed") done++;
-    else if (e.data.type === "stopped") stopped.resolve();
-    else if (e.data.type === "failed") log.debug("checkpoint skipped", { error: e.data.message });
-  });
+  worker.addEventListener(
+    "message",
+    (e: MessageEvent<{ type: string; message?: string; restarted?: boolean }>) => {
+      if (e.data.type === "started") started.resolve();
+      else if (e.data.type === "checkpointed") {
+        done++;
+        if (e.data.restarted) restarts++;
+      } else if (e.data.type === "stopped") stopped.resolve();
+      else if (e.data.type === "failed") log.debug("checkpoint skipped", { error: e.data.message });
+    },
+  );
   worker.addEventListener("error", (e: ErrorEvent) => {
     backToAuto(e.message ?? "error");
     started.reject(new Error(e.message));
     stopped.resolve();
   });
-  worker.postMessage({ type: "start", path, intervalMs });
+  worker.postMessage({ type: "start", path, intervalMs, restartFrames });
   try {
     await started.promise;
     db.exec("PRAGMA wal_autocheckpoint = 0");
@@ -53,6 +63,7 @@ export async function startCheckpointer(
   }
   return {
     count: () => done,
+    restarts: () => restarts,
     async stop() {
       if (!fallback) db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
       worker.postMessage({ type: "stop" });
