@@ -3,7 +3,15 @@ import type { Database } from "bun:sqlite";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import type { FileType } from "../validators/types.ts";
-import type { Run, RunFilters, RunStatus, RunStep, RunSummary, Submission } from "./types.ts";
+import {
+  RUN_STATUSES,
+  type Run,
+  type RunFilters,
+  type RunStatus,
+  type RunStep,
+  type RunSummary,
+  type Submission,
+} from "./types.ts";
 
 interface RunRow {
   id: string;
@@ -118,8 +126,9 @@ export interface JobSource {
 }
 
 export function createRunStore(db: Database) {
-  const insertSubmission = db.prepare<{ id: number }, (string | number | Uint8Array | null)[]>(
-    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+  // run() + lastInsertRowid, not RETURNING: a statement that returns a row costs ~4 µs more.
+  const insertSubmission = db.prepare<never, (string | number | Uint8Array | null)[]>(
+    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const insertRun = db.prepare(
     "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -156,7 +165,7 @@ export function createRunStore(db: Database) {
 
   function insertSubmissionOf(n: NewRun, ts: string): number {
     const s = n.submission;
-    const { id: sid } = insertSubmission.get(
+    const { lastInsertRowid } = insertSubmission.run(
       n.orgId,
       s.filename,
       s.contentType,
@@ -167,8 +176,8 @@ export function createRunStore(db: Database) {
       JSON.stringify(s.metadata),
       s.bytes,
       ts,
-    )!;
-    return sid;
+    );
+    return Number(lastInsertRowid);
   }
 
   function insertBoth(n: NewRun, ts: string, status: "queued" | "running", startedAt: string | null) {
@@ -277,14 +286,27 @@ export function createRunStore(db: Database) {
         args.push(f.createdBefore);
       }
       const w = where.join(" AND ");
-      const count = (db.query(`SELECT count(*) AS n FROM runs r WHERE ${w}`).get(...args) as { n: number }).n;
+      // The list indexes all lead with (org_id, [workflow_id,] status): without a status filter
+      // the query has one arm per status, each read in index order, and SQLite merges the arms
+      // (MERGE (UNION ALL), no sort): the page costs what it did with an index per filter.
+      // The statuses are our constants, never input.
+      const arms = f.status ? [null] : RUN_STATUSES;
+      const armArgs = arms.flatMap(() => args);
+      const arm = (st: RunStatus | null, cols: string) =>
+        `SELECT ${cols} FROM runs r WHERE ${w}${st ? ` AND r.status = '${st}'` : ""}`;
+      const count = (
+        db
+          .query(`SELECT ${arms.map((st) => `(${arm(st, "count(*)")})`).join(" + ")} AS n`)
+          .get(...armArgs) as { n: number }
+      ).n;
       // The page's ids are found inside the index first, then only those rows are joined: a deep
       // page no longer reads (and joins) every row it skips (last of 1M runs: 2.2–4.3 s → 144 ms).
+      const page = arms.map((st) => arm(st, "r.id AS id, r.created_at AS created_at")).join(" UNION ALL ");
       const rows = db
         .query<RunRow, (string | number)[]>(
-          `${SELECT} WHERE r.id IN (SELECT r.id FROM runs r WHERE ${w} ORDER BY r.created_at DESC, r.id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)) ORDER BY r.created_at DESC, r.id DESC`,
+          `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER))) ORDER BY r.created_at DESC, r.id DESC`,
         )
-        .all(...args, limit, offset);
+        .all(...armArgs, limit, offset);
       return { count, items: rows.map((r) => toRun(r, false)) };
     },
     async content(
