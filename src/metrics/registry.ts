@@ -5,12 +5,28 @@ type Labels = Record<string, string>;
 const NEEDS_ESCAPE = /[\\"\n]/;
 const escapeValue = (v: string) =>
   NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v;
-/** Series key: labels sorted by name (code-unit order; names are ASCII). Runs on every request. */
-const key = (l: Labels) => {
+/** Series key: labels sorted by name (code-unit order; names are ASCII). */
+const format = (l: Labels) => {
   const names = Object.keys(l);
   if (names.length > 1) names.sort();
   let out = "";
   for (const k of names) out += `${out ? "," : ""}${k}="${escapeValue(l[k]!)}"`;
+  return out;
+};
+// key() runs three times per run (request, step, final status): formatting cost ~3 µs of sorting
+// and escaping each time. The label sets are few (routes × methods × statuses), so formatted keys
+// are remembered by a raw concatenation (each value prefixed by its length, so no two label sets
+// share one); past the bound they are formatted every time.
+const KEY_CACHE_MAX = 10_000;
+const formatted = new Map<string, string>();
+const key = (l: Labels) => {
+  let raw = "";
+  for (const k in l) raw += `${k}=${l[k]!.length}:${l[k]}`;
+  let out = formatted.get(raw);
+  if (out === undefined) {
+    out = format(l);
+    if (formatted.size < KEY_CACHE_MAX) formatted.set(raw, out);
+  }
   return out;
 };
 

@@ -19,3 +19,21 @@ test("series keys: labels sorted by name, values escaped only when they need it"
     'assay_http_request_duration_seconds_bucket{method="POST",route="/x",status="201",le="0.005"} 1',
   );
 });
+
+test("series keys: label sets whose concatenations look alike stay distinct series", () => {
+  const m = new Metrics();
+  // Values that contain what a naive joined key would use as separators.
+  m.httpDuration.observe({ method: "GET", route: "/a=1:b" }, 0.001);
+  m.httpDuration.observe({ method: "GET", route: "/a" }, 0.001);
+  m.httpDuration.observe({ method: "GET=3:GET", route: "/a" }, 0.001);
+  m.httpDuration.observe({ method: "GET", route: "/a" }, 0.001);
+  const counts = m
+    .render()
+    .split("\n")
+    .filter((l) => l.startsWith("assay_http_request_duration_seconds_count"));
+  expect(counts).toEqual([
+    'assay_http_request_duration_seconds_count{method="GET",route="/a=1:b"} 1',
+    'assay_http_request_duration_seconds_count{method="GET",route="/a"} 2',
+    'assay_http_request_duration_seconds_count{method="GET=3:GET",route="/a"} 1',
+  ]);
+});
