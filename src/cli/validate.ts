@@ -77,7 +77,7 @@ export async function validate(p: Parsed): Promise<number> {
 
   try {
     if (local) {
-      const w = loadLocalWorkflow(p.flags.workflow_file!);
+      const w = await loadLocalWorkflow(p.flags.workflow_file!);
       workflow = w.draft.slug;
       run = createLocal(w);
     } else {

@@ -6,6 +6,7 @@ import { referencedResources, schemaRefs } from "./json-schema/resources.ts";
 import { DEFAULT_MAX_FINDINGS, MAX_MAX_FINDINGS, MAX_TIMEOUT_MS } from "./limits.ts";
 import { isPlainObject } from "./shared/config-shape.ts";
 import { withoutCommonKeys } from "./shared/common.ts";
+import { loadLibxml } from "./shared/libxml.ts";
 import { syntaxValidator } from "./syntax/index.ts";
 import { textRulesValidator } from "./text-rules/index.ts";
 import type { ConfigIssue, ValidatorDef } from "./types.ts";
@@ -68,7 +69,10 @@ export function pinStepConfig(
   return Object.keys(pinned).length > 0 ? { ...rest, resources: pinned } : rest;
 }
 
-/** Save-time check of one step: common keys here, the rest by the validator. */
+/**
+ * Save-time check of one step: common keys here, the rest by the validator. Synchronous: await
+ * prepareChecks for the step's validator first.
+ */
 export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigContext = {}): ConfigIssue[] {
   const found = getValidator(slug);
   const def =
@@ -87,6 +91,23 @@ export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigCo
     if (i) issues.push(i);
   }
   return [...issues, ...def.checkConfig(withoutCommonKeys(config))];
+}
+
+/** Validators whose save-time check compiles with libxml2 (syntax and assertions check none). */
+const CHECKS_WITH_LIBXML: ReadonlySet<string> = new Set([xmlSchemaValidator.slug]);
+
+/**
+ * Makes ready what checkStepConfig needs for steps of these validators: libxml2 is loaded only
+ * when one of them checks XML (src/validators/shared/libxml.ts), so a server that never saves an
+ * XML schema never carries its wasm.
+ */
+export async function prepareChecks(slugs: Iterable<string>): Promise<void> {
+  for (const slug of slugs) {
+    if (CHECKS_WITH_LIBXML.has(slug)) {
+      await loadLibxml();
+      return;
+    }
+  }
 }
 
 /** Findings cap of a step (the worker passes it as ctx.maxFindings). */

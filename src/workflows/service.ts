@@ -9,6 +9,7 @@ import {
   externalRefsOf,
   getValidator,
   pinStepConfig,
+  prepareChecks,
 } from "../validators/registry.ts";
 import { FILE_TYPES, type FileType } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
@@ -81,7 +82,8 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
 
 /**
  * Validates a complete draft; throws 400 invalid_request with every problem found. Step configs
- * are rewritten in place with the snapshot of the `ctx` schemas they reference.
+ * are rewritten in place with the snapshot of the `ctx` schemas they reference. Synchronous:
+ * await prepareChecks (src/validators/registry.ts) for the draft's validators first.
  */
 export function checkDraft(
   d: WorkflowDraft,
@@ -179,8 +181,12 @@ export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft
 }
 
 export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStore) {
-  /** The org's stored schemas the draft's steps reference (transitively). */
-  async function orgContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
+  /**
+   * What checkDraft needs for this draft: the engines its steps' checks use, loaded, and the
+   * org's stored schemas the steps reference (transitively).
+   */
+  async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
+    await prepareChecks(d.steps.map((s) => s.validator));
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
     if (!schemas || uris.length === 0) return {};
     return { resources: await storedClosure(schemas, orgId, uris) };
@@ -195,14 +201,14 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
     list: store.list,
     async create(orgId: number, b: WorkflowInput) {
       const d = applyInput(EMPTY, b);
-      checkDraft(d, undefined, await orgContext(orgId, d));
+      checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, null, d);
     },
     /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
       const cur = await load(orgId, identifier);
       const d = applyInput(replace ? EMPTY : draftOf(cur.workflow, cur.steps), b);
-      checkDraft(d, undefined, await orgContext(orgId, d));
+      checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, cur.workflow.id, d);
     },
     async remove(orgId: number, identifier: string) {
@@ -214,7 +220,7 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       const d = draftOf(cur.workflow, cur.steps);
       const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
       d.steps.splice(at, 0, newStep(s));
-      checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`), await orgContext(orgId, d));
+      checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`), await checkContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d);
       return { ...saved, step: saved.steps[at]! };
     },
@@ -234,7 +240,7 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       d.steps.splice(from, 1);
       const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
       d.steps.splice(to, 0, changed);
-      checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await orgContext(orgId, d));
+      checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await checkContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d);
       return { ...saved, step: saved.steps[to]! };
     },

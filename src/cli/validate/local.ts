@@ -12,7 +12,8 @@ import type { ReportRun } from "../../reports/types.ts";
 import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { checkFileType } from "../../runs/service.ts";
 import { applyOutcome, finalStatus, pendingSteps, summarize } from "../../runs/summary.ts";
-import { DEFAULT_MAX_FINDINGS, getValidator } from "../../validators/registry.ts";
+import { loadValidator } from "../../validators/loader.ts";
+import { DEFAULT_MAX_FINDINGS, prepareChecks } from "../../validators/registry.ts";
 import type { FileType } from "../../validators/types.ts";
 import { parseDocument } from "../../workflows/document.ts";
 import { checkDraft } from "../../workflows/service.ts";
@@ -26,7 +27,7 @@ export interface LocalWorkflow {
 }
 
 /** Reads and checks a workflow document as `assay workflows import` would (AppError 400 if bad). */
-export function loadLocalWorkflow(path: string): LocalWorkflow {
+export async function loadLocalWorkflow(path: string): Promise<LocalWorkflow> {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -55,6 +56,7 @@ export function loadLocalWorkflow(path: string): LocalWorkflow {
       is_active: s.is_active ?? true,
     })),
   };
+  await prepareChecks(draft.steps.map((s) => s.validator));
   checkDraft(draft);
   const def: WorkflowVersion = {
     workflow_id: 0,
@@ -137,7 +139,8 @@ export function createLocal(w: LocalWorkflow) {
         })),
       },
       {
-        lookup: getValidator,
+        // As a worker does: loads each validator, and libxml2 for those that may parse XML.
+        lookup: loadValidator,
         cache,
         post: (m) => {
           if (m.type === "step_end") outcomes[m.index] = m.outcome;

@@ -2,11 +2,21 @@
 // (XML_PARSE_NO_XXE), entities are NOT substituted (no XML_PARSE_NOENT), and libxml2's default
 // limits stay on (no XML_PARSE_HUGE): billion laughs fails fast on the amplification limit.
 // The wasm module has no access to the host file system either: belt and braces.
-import { type ErrorDetail, ParseOption, XmlDocument, XmlParseError } from "libxml2-wasm";
+import type { ErrorDetail, XmlDocument } from "libxml2-wasm";
+import { libxml } from "./libxml.ts";
 import type { LineIndex } from "./position.ts";
 
-export const XML_PARSE_OPTIONS =
-  ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_BIG_LINES;
+let parseOptions: number | undefined;
+
+/** The parse options above; computed on first use, as the enum lives in the library. */
+export function xmlParseOptions(): number {
+  if (parseOptions === undefined) {
+    const { ParseOption } = libxml();
+    parseOptions =
+      ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_BIG_LINES;
+  }
+  return parseOptions;
+}
 
 export interface XmlProblem {
   code: string;
@@ -44,8 +54,9 @@ export function toProblem(d: ErrorDetail, code: string): XmlProblem {
 export function parseXml(
   bytes: Uint8Array,
 ): { doc: XmlDocument; warnings: XmlProblem[] } | { problems: XmlProblem[] } {
+  const { XmlDocument, XmlParseError } = libxml();
   try {
-    const doc = XmlDocument.fromBuffer(bytes, { option: XML_PARSE_OPTIONS });
+    const doc = XmlDocument.fromBuffer(bytes, { option: xmlParseOptions() });
     return { doc, warnings: doc.warnings.map((w) => toProblem(w, "xml.warning")) };
   } catch (e) {
     if (e instanceof XmlParseError) {

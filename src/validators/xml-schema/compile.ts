@@ -1,8 +1,9 @@
 // Compiling XSD / RelaxNG / DTD with libxml2-wasm. Compiled schemas live in wasm memory: they are
 // cached per worker (bounded, least recently used is disposed) and shared by every run of the
 // same config. Includes and imports are refused at save time: nothing is loaded from outside.
-import { DtdValidator, RelaxNGValidator, XmlDocument, XmlDtd, XmlLibError, XsdValidator } from "libxml2-wasm";
-import { XML_PARSE_OPTIONS } from "../shared/xml.ts";
+import type { XmlDocument } from "libxml2-wasm";
+import { libxml } from "../shared/libxml.ts";
+import { xmlParseOptions } from "../shared/xml.ts";
 
 export type SchemaType = "xsd" | "relaxng" | "dtd";
 
@@ -26,7 +27,7 @@ export function externalReference(type: SchemaType, schema: string): string | nu
 }
 
 function describe(e: unknown): string {
-  if (e instanceof XmlLibError && e.details.length > 0) {
+  if (e instanceof libxml().XmlLibError && e.details.length > 0) {
     return e.details
       .filter((d) => d.level >= 2)
       .slice(0, 5)
@@ -38,12 +39,13 @@ function describe(e: unknown): string {
 
 /** Compiles a schema; throws SchemaCompileError with a readable message. Caller disposes. */
 export function compileSchema(type: SchemaType, schema: string): CompiledSchema {
+  const { DtdValidator, RelaxNGValidator, XmlDocument, XmlDtd, XsdValidator } = libxml();
   try {
     if (type === "dtd") {
       const v = new DtdValidator(XmlDtd.fromString(schema));
       return { validate: (doc) => v.validate(doc), dispose: () => v.dispose() };
     }
-    const schemaDoc = XmlDocument.fromString(schema, { option: XML_PARSE_OPTIONS });
+    const schemaDoc = XmlDocument.fromString(schema, { option: xmlParseOptions() });
     try {
       const v = type === "xsd" ? XsdValidator.fromDoc(schemaDoc) : RelaxNGValidator.fromDoc(schemaDoc);
       // The schema document lives as long as the validator: XSD components may point into it.

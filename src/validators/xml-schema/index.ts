@@ -1,10 +1,10 @@
 // `xml_schema`: validates XML against an XSD, RelaxNG or DTD with libxml2-wasm.
 // Codes: xml.not_well_formed (+ xml.entity_expansion_limit, xml.max_depth), xml.schema_violation,
 // xml.schema_warning, xml.validation_error. Paths are libxml2's XPath of the offending node.
-import { XmlError, XmlValidateError } from "libxml2-wasm";
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
+import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
 import { columnForXPath, parseXml } from "../shared/xml.ts";
 import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
@@ -77,6 +77,7 @@ function compile(config: unknown) {
       return out.result();
     }
     const lines = new LineIndex(input.text);
+    const { XmlError, XmlValidateError } = libxml();
     try {
       cachedSchema(cfg.schema_type, cfg.schema).validate(parsed.doc);
     } catch (e) {

@@ -3,6 +3,7 @@
 // (libxml2-wasm XSD). Each returns the findings as `line:column message` strings; [] is valid.
 import { join } from "node:path";
 import { getValidator } from "../../../src/validators/registry.ts";
+import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import type { CompiledValidator, FileType } from "../../../src/validators/types.ts";
 
 const dir = join(import.meta.dir, "../../fixtures/schemas");
@@ -36,6 +37,7 @@ export async function sarifProblems(text: string): Promise<string[]> {
 let junit: ((text: string) => string[]) | undefined;
 export async function junitProblems(xml: string): Promise<string[]> {
   if (!junit) {
+    await loadLibxml();
     const schema = await Bun.file(join(dir, "junit.xsd")).text();
     junit = checker("xml_schema", { schema_type: "xsd", schema }, "XML");
   }

@@ -1,6 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { run } from "./helpers.ts";
+
+// The XML engine is loaded on demand (src/validators/shared/libxml.ts), as a worker does.
+beforeAll(() => loadLibxml());
 
 type Rule = { id: string; expr: string; message: string; severity?: string; when?: string };
 const assert = (

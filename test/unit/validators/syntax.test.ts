@@ -1,6 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { MAX_JSON_DEPTH } from "../../../src/validators/limits.ts";
+import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { brief, codes, run } from "./helpers.ts";
+
+// The XML engine is loaded on demand (src/validators/shared/libxml.ts), as a worker does.
+beforeAll(() => loadLibxml());
 
 const syntax = (text: string | Uint8Array, type: Parameters<typeof run>[3]) => run("syntax", {}, text, type);
 

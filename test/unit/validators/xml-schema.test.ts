@@ -1,8 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { parseXml } from "../../../src/validators/shared/xml.ts";
+import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { brief, codes, run } from "./helpers.ts";
+
+// The XML engine is loaded on demand (src/validators/shared/libxml.ts), as a worker does.
+beforeAll(() => loadLibxml());
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../../fixtures/validators/${name}`, import.meta.url), "utf8");
