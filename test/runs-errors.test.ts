@@ -247,6 +247,20 @@ describe("400 invalid_request with errors[]", () => {
       },
       [item("body", "malformed_multipart")],
     ));
+  // UTF-8 that a lenient decoder would accept: an overlong "/" and an encoded surrogate half.
+  for (const [what, bytes] of [
+    ["an overlong sequence", [0x7b, 0x22, 0xc0, 0xaf, 0x22, 0x7d]],
+    ["an encoded surrogate", [0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]],
+    ["a truncated sequence at the end", [0x7b, 0x7d, 0xe2, 0x82]],
+  ] as const)
+    test(`JSON whose UTF-8 has ${what}`, () =>
+      bad({ raw: new Uint8Array(bytes), headers: { "content-type": "application/json" } }, [
+        item("charset", "invalid_encoding"),
+      ]));
+  test("plain text that is not valid UTF-8 (decoded to tell JSON from text)", () =>
+    bad({ raw: new Uint8Array([0x68, 0x69, 0xff]), headers: { "content-type": "text/plain" } }, [
+      item("charset", "invalid_encoding"),
+    ]));
   test("bytes that are not valid in the declared charset", () =>
     bad(
       {
