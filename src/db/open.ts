@@ -17,9 +17,10 @@ export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {})
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA temp_store = MEMORY");
-  // 8 MB page cache: with 32 MB, RSS grew to ~288 MiB under load with no throughput gain
-  // (docs/benchmarks.md); the OS page cache holds the rest.
-  db.exec("PRAGMA cache_size = -8000");
+  // 2 MB page cache (SQLite's default), set on purpose: 32 MB grew RSS to ~288 MiB under load
+  // and 8 MB kept 6–8 MiB more after a 10 MiB submission, neither with a throughput gain (paired
+  // runs, docs/benchmarks.md); the OS page cache holds the rest.
+  db.exec("PRAGMA cache_size = -2000");
   if (!opts.readonly) migrate(db);
   return db;
 }
