@@ -44,8 +44,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(errorPlugin(deps.log, () => matcher))
     .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
-    .onAfterHandle({ as: "global" }, ({ set }) => {
-      // API answers are per-user: never cached by a shared cache.
+    .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {
+      // API answers are per-user: never cached by a shared cache. A Response of its own gets the
+      // header itself: anything in set.headers makes the framework build a second Response.
+      if (responseValue instanceof Response) {
+        if (setOwnHeader(responseValue, "cache-control", "no-store")) return;
+      }
       set.headers["cache-control"] ??= "no-store";
     })
     .use(
@@ -86,6 +90,16 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
 }
 export type App = ReturnType<typeof createApp>;
 
+/** Sets a header on a Response unless present; false when its headers are immutable. */
+function setOwnHeader(r: Response, name: string, value: string): boolean {
+  try {
+    if (!r.headers.has(name)) r.headers.set(name, value);
+    return true;
+  } catch {
+    return false; // e.g. Response.redirect(): immutable headers
+  }
+}
+
 /** Request durations by route template (not the raw path: ids would explode the series). */
 function httpTiming(metrics: Metrics) {
   const started = new WeakMap<Request, number>();
@@ -93,10 +107,16 @@ function httpTiming(metrics: Metrics) {
     .onRequest(({ request }) => {
       started.set(request, performance.now());
     })
-    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
       const t0 = started.get(request);
       if (t0 === undefined) return;
-      const status = typeof set.status === "number" ? set.status : 200;
+      // A route answering with a Response of its own leaves set.status alone (see above).
+      const status =
+        typeof set.status === "number" && set.status !== 200
+          ? set.status
+          : responseValue instanceof Response
+            ? responseValue.status
+            : 200;
       metrics.httpDuration.observe(
         { route: route || "unmatched", method: request.method, status: String(status) },
         (performance.now() - t0) / 1000,

@@ -82,9 +82,15 @@ export function runRoutes(
             headers,
             body: text,
           });
-        set.status = status;
         // Already serialized: a Response skips the framework's second encoding pass over the run.
-        return new Response(text, { status, headers: { ...headers, "content-type": "application/json" } });
+        // The headers other hooks left in `set` (Warning, RateLimit-*) go into it, and `set` is left
+        // empty: otherwise the framework copies the whole Response into a new one (~8 µs a run).
+        const out = set.headers as Record<string, string>;
+        for (const k in headers) out[k] = headers[k]!;
+        out["content-type"] = "application/json";
+        const response = new Response(text, { status, headers: out });
+        for (const k in out) delete out[k];
+        return response;
       },
       {
         auth: true,
