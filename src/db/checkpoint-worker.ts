@@ -47,7 +47,11 @@ scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" }>
   const m = event.data;
   if (m.type === "start") {
     db = new Database(m.path);
-    db.exec("PRAGMA busy_timeout = 1000");
+    // No busy wait, ever: PASSIVE never waits anyway, and a RESTART that cannot have the write
+    // lock or waits for a reader (a CLI holding a long read) would hold the server's writes off
+    // meanwhile. Without a timeout it gives up at once, copies what it can, and the next tick
+    // tries again.
+    db.exec("PRAGMA busy_timeout = 0");
     restartFrames = m.restartFrames;
     timer = setInterval(checkpoint, m.intervalMs);
     scope.postMessage({ type: "started" });

@@ -20,17 +20,33 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Commits `n` one-page rows, one per turn of the event loop; returns the largest WAL seen. */
-async function writeSteadily(d: Database, path: string, n: number): Promise<number> {
+/**
+ * Commits `n` one-page rows, one per turn of the event loop; returns the largest WAL seen and the
+ * slowest commit (ms).
+ */
+async function writeSteadily(
+  d: Database,
+  path: string,
+  n: number,
+): Promise<{ max: number; slowest: number }> {
   const insert = d.prepare("INSERT INTO t (b) VALUES (?)");
   const blob = new Uint8Array(3000).fill(7);
   let max = 0;
+  let slowest = 0;
   for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
     d.transaction(() => insert.run(blob))();
+    slowest = Math.max(slowest, performance.now() - t0);
     if (i % 50 === 0) max = Math.max(max, statSync(`${path}-wal`).size);
     await new Promise((r) => setImmediate(r));
   }
-  return Math.max(max, statSync(`${path}-wal`).size);
+  return { max: Math.max(max, statSync(`${path}-wal`).size), slowest };
+}
+
+function openWal(path: string): Database {
+  const d = new Database(path, { create: true, strict: true });
+  d.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000");
+  return d;
 }
 
 test("under steady commits the WAL is started over once it passes restartFrames", async () => {
@@ -47,8 +63,32 @@ test("under steady commits the WAL is started over once it passes restartFrames"
   // infinite these writes leave a 75 MB WAL behind (measured); with 300, 17 MB at most, the
   // high-water mark of the first ticks, then the file is reused from its start.
   const commits = 6000;
-  const max = await writeSteadily(db, path, commits);
+  const { max } = await writeSteadily(db, path, commits);
   expect(cp.restarts()).toBeGreaterThan(0);
   expect(max).toBeLessThan((commits * 3 * FRAME) / 2);
   expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: commits });
+});
+
+test("a reader holding a snapshot (a CLI, say) never holds the server's commits off", async () => {
+  dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
+  const path = join(dir, "t.db");
+  db = openWal(path);
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  db.exec("INSERT INTO t (b) VALUES (x'00')");
+  const reader = openWal(path);
+  try {
+    reader.exec("BEGIN");
+    reader.query("SELECT count(*) FROM t").get(); // the snapshot stays until COMMIT
+    cp = await startCheckpointer(db, path, WORKER, createLogger("error"), {
+      intervalMs: 5,
+      restartFrames: 100,
+    });
+    // A RESTART cannot finish while the snapshot is held; if it waited for it with the write lock
+    // taken, commits would stall for its whole busy timeout.
+    const { slowest } = await writeSteadily(db, path, 1500);
+    expect(slowest).toBeLessThan(200);
+  } finally {
+    reader.exec("COMMIT");
+    reader.close();
+  }
 });
