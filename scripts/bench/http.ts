@@ -71,7 +71,8 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
       connections: o.connections,
       dir,
     };
-    // Warm-up: JIT tiers, the compiled schema in the worker, SQLite's page cache.
+    // Warm-up: JIT tiers (the optimizing tier compiles the hot path for ~10 s), the compiled
+    // schema, SQLite's page cache.
     await runWrk(m, { ...baseLoad, seconds: o.warmupSeconds });
     await runWrk(m, { ...assayLoad, seconds: o.warmupSeconds });
     const b: WrkResult[] = [];
