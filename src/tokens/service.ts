@@ -56,12 +56,15 @@ export function checkUsable(t: TokenRecord, policy: InstanceSettings, nowMs: num
 
 export function createTokenService(tokens: TokenStore, users: UserStore, settings: SettingsService) {
   // last_used_at: remembered in memory per request, written in one batch every FLUSH_MS (and at
-  // shutdown), so authentication never writes to the database.
-  const lastUse = new Map<number, string>();
+  // shutdown), so authentication never writes to the database. Kept as epoch ms: the ISO text is
+  // made when written or shown, not on every request.
+  const lastUse = new Map<number, number>();
+  const iso = (ms: number) => new Date(ms).toISOString();
   let flushing: Promise<void> | null = null;
   const flush = async () => {
     if (!lastUse.size || flushing) return;
-    const batch = new Map(lastUse);
+    const batch = new Map<number, string>();
+    for (const [id, ms] of lastUse) batch.set(id, iso(ms));
     lastUse.clear();
     flushing = tokens.touch(batch).finally(() => {
       flushing = null;
@@ -132,9 +135,10 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
         const { digest: _d, ...token } = match;
         v = remember(gen, key, { token, user, policy });
       }
-      const usedAt = new Date(nowMs).toISOString();
-      lastUse.set(v.token.id, usedAt);
-      return { user: v.user, token: { ...v.token, last_used_at: usedAt }, warning, generation: gen };
+      lastUse.set(v.token.id, nowMs);
+      // The cached record as is (frozen; no copy per request): its last_used_at is the stored one,
+      // this use is in lastUse (withLastUse merges it wherever the time is shown).
+      return { user: v.user, token: v.token, warning, generation: gen };
     },
 
     /**
@@ -161,7 +165,8 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
     cacheSize: (): number => verified.size,
     /** Last-use times not yet flushed, merged into a listing. */
     withLastUse(t: TokenRecord): TokenRecord {
-      return { ...t, last_used_at: lastUse.get(t.id) ?? t.last_used_at };
+      const ms = lastUse.get(t.id);
+      return { ...t, last_used_at: ms === undefined ? t.last_used_at : iso(ms) };
     },
     flush,
     close: async () => {
