@@ -59,10 +59,12 @@ const cancelAll = (urls: string[]) => Promise.all(urls.map(cancel));
 
 beforeAll(async () => {
   s = await startTestServer({ workers: 1, sync_wait_ms: 5000, max_queue: 3 });
+  // Fast, but a worker's job: a json_schema-only run would end in the inline lane without waiting
+  // for a worker (test/inline-runs.test.ts), and these tests are about waiting for one.
   await createWorkflow(s, s.rootToken, {
     slug: "fast",
     allowed_file_types: ["JSON"],
-    steps: [{ name: "schema", validator: "json_schema", config: { schema: { type: "object" } } }],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
   });
   await createWorkflow(s, s.rootToken, {
     slug: "slow",

@@ -2,7 +2,7 @@
 // schema ends on the main thread; a failing one, an unbounded schema, or a server started with
 // ASSAY_INLINE_JOBS=false go to a worker, and the client sees the same run either way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWorkflow } from "./helpers/fixtures.ts";
+import { SLOW_RULE, createWorkflow, slowDoc } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 const SCHEMA = {
@@ -91,5 +91,43 @@ describe("the inline lane", () => {
     const before = await inlineCount(on);
     expect((await run(on, "unbounded", VALID)).status).toBe("succeeded");
     expect(await inlineCount(on)).toBe(before);
+  });
+});
+
+describe("the inline lane takes no worker's slot", () => {
+  test("with every worker busy, an inline run still ends at once (201), a worker's run waits (202)", async () => {
+    await createWorkflow(on, on.rootToken, {
+      slug: "slow",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+    });
+    await createWorkflow(on, on.rootToken, {
+      slug: "syntax",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+    const post = (wf: string, doc: string, prefer: string) =>
+      call(on, "POST", `/api/v1/orgs/acme/workflows/${wf}/runs/`, {
+        token: on.rootToken,
+        raw: doc,
+        headers: { "content-type": "application/json", prefer },
+      });
+    const slow: string[] = [];
+    for (let i = 0; i < on.deps.pool!.capacity; i++)
+      slow.push((await post("slow", slowDoc(6000), "respond-async")).json.url);
+    const deadline = Date.now() + 10_000;
+    while (on.deps.executor.stats().inFlight < on.deps.pool!.capacity && Date.now() < deadline)
+      await Bun.sleep(2);
+    expect(on.deps.executor.stats().inFlight).toBe(on.deps.pool!.capacity);
+
+    const inline = await post("linear", VALID, "wait=1");
+    expect(inline.status).toBe(201);
+    expect(inline.json.status).toBe("succeeded");
+    const queued = await post("syntax", VALID, "wait=1");
+    expect(queued.status).toBe(202);
+    expect(queued.json.status).toBe("queued");
+
+    for (const url of slow)
+      await call(on, "POST", `${new URL(url).pathname}cancel/`, { token: on.rootToken });
   });
 });

@@ -20,6 +20,8 @@ export interface DirectRun {
   ended: boolean;
   /** The route no longer needs the record (it answered, or gave up waiting and persisted it). */
   settled: boolean;
+  /** The inline runner already checked it and it failed: straight to a worker for the findings. */
+  skipInline: boolean;
 }
 
 export interface FinalState {
@@ -33,8 +35,7 @@ export interface FinalState {
 }
 
 /** The run as GET would read it back, without reading it back. */
-export function runFromMemory(d: DirectRun, sid: number, f: FinalState): Run {
-  const r = d.record;
+export function runFromMemory(r: DirectRun["record"], sid: number, f: FinalState): Run {
   const s = r.submission;
   return {
     id: r.id,
@@ -68,8 +69,7 @@ export function runFromMemory(d: DirectRun, sid: number, f: FinalState): Run {
 }
 
 /** What the executor launches for a direct run (the record's bytes, copied to the worker). */
-export function freshOf(d: DirectRun): FreshRun {
-  const r = d.record;
+export function freshOf(r: DirectRun["record"]): FreshRun {
   return {
     id: r.id,
     org_id: r.orgId,

@@ -59,9 +59,12 @@ export function runRoutes(
             headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
           });
         }
-        await executor.waitFinal(started.runId, waitMs);
-        // A run executed from memory is handed over, or written now if it is not over.
-        const done = await executor.settle(started.runId);
+        let done = started.run ?? null;
+        if (!done) {
+          await executor.waitFinal(started.runId, waitMs);
+          // A run executed from memory is handed over, or written now if it is not over.
+          done = await executor.settle(started.runId);
+        }
         // The wait can be long: a token revoked meanwhile gets 401, not the results.
         if (waitMs > 0 && principal.token) await tokens.recheck(principal.token.id);
         const run = done ?? (await runs.get(org.id, started.runId))!;

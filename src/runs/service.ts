@@ -13,6 +13,7 @@ import type { IdempotencyStore } from "./idempotency.ts";
 import { type Intake, intake } from "./intake/modes.ts";
 import type { RunStore } from "./store.ts";
 import { pendingSteps } from "./summary.ts";
+import type { Run } from "./types.ts";
 
 export const MAX_FILENAME_LENGTH = 255;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -27,6 +28,8 @@ export interface StartOutcome {
   runId: string;
   replay: { status: number; headers: Record<string, string>; body: string } | null;
   idempotencyKey: string | null;
+  /** The run, already final and written: it ran in the inline lane (executor.runInline). */
+  run?: Run;
 }
 
 /**
@@ -129,7 +132,10 @@ export function createRunService(deps: {
         };
         if (wait && executor.acceptsDirect(sub.bytes.byteLength)) {
           // Nobody knows this run yet: it is written when it ends or when the wait runs out.
-          executor.submitDirect({ ...record, createdAt: new Date().toISOString(), workflowSlug: wf.slug });
+          const direct = { ...record, createdAt: new Date().toISOString(), workflowSlug: wf.slug };
+          const inline = await executor.runInline(direct, def);
+          if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
+          executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };
         }
         await runs.create(record);
