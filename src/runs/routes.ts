@@ -65,8 +65,9 @@ export function runRoutes(
           // A run executed from memory is handed over, or written now if it is not over.
           done = await executor.settle(started.runId);
         }
-        // The wait can be long: a token revoked meanwhile gets 401, not the results.
-        if (waitMs > 0 && principal.token) await tokens.recheck(principal.token.id);
+        // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
+        // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
+        if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
         const run = done ?? (await runs.get(org.id, started.runId))!;
         const final = isFinal(run.status);
         const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
