@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { GenerationCache, generationOf } from "../src/db/generation.ts";
 import { DB_FILE } from "../src/db/open.ts";
-import { SLOW_RULE, createWorkflow, slowDoc } from "./helpers/fixtures.ts";
+import { createWorkflow, slowDoc, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -31,11 +31,7 @@ beforeAll(async () => {
   other = new Database(join(s.dataDir, DB_FILE));
   other.exec("PRAGMA busy_timeout = 5000");
   other.exec("PRAGMA foreign_keys = ON");
-  await createWorkflow(s, s.rootToken, {
-    slug: "slow",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-  });
+  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
 });
 afterAll(async () => {
   other.close();

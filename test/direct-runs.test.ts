@@ -1,7 +1,7 @@
 // Runs a client waits for execute from memory and are written once (src/runs/direct.ts): before
 // the 201 in their final state, or before the 202 as queued/running when the wait runs out.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SLOW_RULE, createWorkflow, slowDoc, waitForRun } from "./helpers/fixtures.ts";
+import { createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -66,11 +66,7 @@ beforeAll(async () => {
     allowed_file_types: ["JSON"],
     steps: [{ name: "syntax", validator: "syntax", config: {} }],
   });
-  await createWorkflow(s, s.rootToken, {
-    slug: "slow",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-  });
+  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
 });
 afterAll(() => s.close());
 

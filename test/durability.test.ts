@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
-import { SLOW_RULE, createWorkflow, slowDoc, waitForRun } from "./helpers/fixtures.ts";
+import { SLOW_RULE, createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 const JSON_CT = { "content-type": "application/json" };
@@ -113,11 +113,7 @@ describe("graceful shutdown and recovery", () => {
   };
   test("stop: a running step past the grace period goes back to the queue with the queued runs; the next start completes them", async () => {
     const { first, start, token, dataDir } = await restartable({ shutdown_grace_ms: 100 });
-    await createWorkflow(first, token, {
-      slug: "slow",
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-    });
+    await createWorkflow(first, token, SLOW_WORKFLOW);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
@@ -144,11 +140,7 @@ describe("graceful shutdown and recovery", () => {
   });
   test("stop: a running step that finishes within the grace period is recorded", async () => {
     const { first, token, dataDir } = await restartable({ shutdown_grace_ms: 20000 });
-    await createWorkflow(first, token, {
-      slug: "slow",
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-    });
+    await createWorkflow(first, token, SLOW_WORKFLOW);
     const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
       token,
       raw: slowDoc(3000),
@@ -273,11 +265,7 @@ describe("backpressure", () => {
   test("503 service_unavailable with Retry-After when the queue is full; nothing stored", async () => {
     const s = await startTestServer({ workers: 1, max_queue: 2 });
     try {
-      await createWorkflow(s, s.rootToken, {
-        slug: "slow",
-        allowed_file_types: ["JSON"],
-        steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-      });
+      await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
       const send = () =>
         call(s, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
           token: s.rootToken,

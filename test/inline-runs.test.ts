@@ -2,7 +2,7 @@
 // schema ends on the main thread; a failing one, an unbounded schema, or a server started with
 // ASSAY_INLINE_JOBS=false go to a worker, and the client sees the same run either way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SLOW_RULE, createWorkflow, slowDoc } from "./helpers/fixtures.ts";
+import { createWorkflow, slowDoc, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 const SCHEMA = {
@@ -96,11 +96,7 @@ describe("the inline lane", () => {
 
 describe("the inline lane takes no worker's slot", () => {
   test("with every worker busy, an inline run still ends at once (201), a worker's run waits (202)", async () => {
-    await createWorkflow(on, on.rootToken, {
-      slug: "slow",
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-    });
+    await createWorkflow(on, on.rootToken, SLOW_WORKFLOW);
     await createWorkflow(on, on.rootToken, {
       slug: "syntax",
       allowed_file_types: ["JSON"],

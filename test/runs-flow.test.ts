@@ -1,6 +1,6 @@
 // 201 or 202, polling, cancel, idempotency, the token re-check, concurrency, reading runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SLOW_RULE, createWorkflow, slowDoc, waitForRun } from "./helpers/fixtures.ts";
+import { createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -25,11 +25,7 @@ beforeAll(async () => {
       { name: "after", validator: "syntax", config: {} },
     ],
   });
-  await createWorkflow(s, s.rootToken, {
-    slug: "slow",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-  });
+  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
 });
 afterAll(() => s.close());
 

@@ -8,6 +8,12 @@ export const SLOW_RULE = {
   expr: "data.items.all(x, data.items.exists(y, y == x))",
   message: "never shown",
 };
+/** A JSON workflow ("slow") whose one step runs SLOW_RULE: with slowDoc, runs that take seconds. */
+export const SLOW_WORKFLOW = {
+  slug: "slow",
+  allowed_file_types: ["JSON"],
+  steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
+};
 /** A JSON document that makes SLOW_RULE take seconds (quadratic in n). */
 export const slowDoc = (n = 6000) => JSON.stringify({ items: Array.from({ length: n }, (_, i) => i) });
 
