@@ -74,6 +74,9 @@ function openers(text: string, limit: number): number {
  * value's depth is the text's. Otherwise (or when too deep, for the offset) the exact scan.
  */
 export function parsedDepthExceededAt(text: string, value: unknown, max = MAX_JSON_DEPTH): number {
+  // Each level of nesting opens with its own bracket: a text with at most `max` of them cannot
+  // nest deeper, whatever the value. Settles a small document without walking its value.
+  if (openers(text, max) <= max) return -1;
   const containers = containersWithin(value, max);
   if (containers >= 0 && openers(text, containers) === containers) return -1;
   return depthExceededAt(text, max);

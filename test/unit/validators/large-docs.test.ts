@@ -3,6 +3,7 @@
 // csv_table's cheaper cell checks. Each is compared with the plain computation it replaces.
 import { describe, expect, test } from "bun:test";
 import { MAX_JSON_DEPTH } from "../../../src/validators/limits.ts";
+import { parsedDepthExceededAt } from "../../../src/validators/shared/json-depth.ts";
 import { depthExceededAt, isJsonProblem, parseJson } from "../../../src/validators/shared/json.ts";
 import { LineIndex } from "../../../src/validators/shared/position.ts";
 import { metaResources } from "../../../src/validators/json-schema/drafts.ts";
@@ -65,6 +66,15 @@ describe("JSON depth from the parsed value", () => {
     const hidden = `{"a": ${nest(MAX_JSON_DEPTH + 1)}, "a": 1}`;
     expect(depthExceededAt(hidden)).toBeGreaterThan(0);
     expect(depthOf(hidden)).toEqual(tooDeep(depthExceededAt(hidden) + 1));
+  });
+
+  test("the bracket count settles a small text; past it the value or the scan decides", () => {
+    const at = (text: string, max: number) => parsedDepthExceededAt(text, JSON.parse(text), max);
+    expect(at("[[1],[2]]", 3)).toBe(-1); // 3 brackets, depth 2
+    expect(at("[[[1]]]", 3)).toBe(-1); // exactly at the limit
+    expect(at("[[[[1]]]]", 3)).toBe(3); // one bracket more: the offset of the 4th level
+    expect(at('[["[[[[", 1]]', 3)).toBe(-1); // 6 brackets, 4 of them in a string
+    expect(at('[[["[", [1]]]]', 3)).toBe(8); // the 4th level, past a bracket in a string
   });
 
   test("too deep wins over a syntax error, before or after it", () => {
