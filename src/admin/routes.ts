@@ -4,7 +4,7 @@ import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { OrgOut, presentOrg } from "../orgs/model.ts";
@@ -16,9 +16,9 @@ const Days = t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
   error: "must be an integer from 1 to 36500 or null",
 });
 const SettingsOut = t.Object({
-  token_default_ttl_days: t.Nullable(t.Integer()),
-  token_max_ttl_days: t.Nullable(t.Integer()),
-  token_rotation_days: t.Nullable(t.Integer()),
+  token_default_ttl_days: t.Nullable(Int()),
+  token_max_ttl_days: t.Nullable(Int()),
+  token_rotation_days: t.Nullable(Int()),
 });
 
 export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {

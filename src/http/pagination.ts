@@ -3,6 +3,7 @@
 // for 1000 items and gets 200 without being told has a bug it cannot see. A page past the end
 // is an empty page (with `previous`), which is friendlier to pollers than a 404.
 import { t } from "elysia";
+import { Int } from "./schemas.ts";
 import { invalid } from "../errors.ts";
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -70,7 +71,7 @@ export function envelope<T>(publicUrl: string, p: Page, count: number, results: 
 
 export const EnvelopeOf = <S extends import("elysia").TSchema>(item: S) =>
   t.Object({
-    count: t.Integer(),
+    count: Int(),
     next: t.Nullable(t.String()),
     previous: t.Nullable(t.String()),
     results: t.Array(item),

@@ -1,13 +1,14 @@
 // Response schemas of the run API (CONTRACT §2, Run).
 import { t } from "elysia";
+import { Int } from "../http/schemas.ts";
 
 export const FindingOut = t.Object({
   severity: t.String(),
   code: t.String(),
   message: t.String(),
   path: t.Nullable(t.String()),
-  line: t.Nullable(t.Integer()),
-  column: t.Nullable(t.Integer()),
+  line: t.Nullable(Int()),
+  column: t.Nullable(Int()),
   rule: t.Nullable(t.String()),
 });
 
@@ -15,13 +16,13 @@ export const RunOut = t.Object({
   id: t.String({ description: "UUIDv7" }),
   url: t.String(),
   org_slug: t.String(),
-  workflow: t.Object({ id: t.Integer(), slug: t.String(), version: t.Integer() }),
+  workflow: t.Object({ id: Int(), slug: t.String(), version: Int() }),
   submission: t.Object({
-    id: t.Integer(),
+    id: Int(),
     filename: t.Nullable(t.String()),
     content_type: t.String(),
     file_type: t.String(),
-    size: t.Integer(),
+    size: Int(),
     sha256: t.String(),
     metadata: t.Record(t.String(), t.Unknown()),
     created_at: t.String(),
@@ -30,19 +31,19 @@ export const RunOut = t.Object({
   status: t.String({ description: "queued, running, succeeded, failed, error, canceled, timed_out" }),
   summary: t.Nullable(
     t.Object({
-      errors: t.Integer(),
-      warnings: t.Integer(),
-      infos: t.Integer(),
-      steps_passed: t.Integer(),
-      steps_failed: t.Integer(),
-      steps_skipped: t.Integer(),
+      errors: Int(),
+      warnings: Int(),
+      infos: Int(),
+      steps_passed: Int(),
+      steps_failed: Int(),
+      steps_skipped: Int(),
       truncated: t.Boolean(),
     }),
   ),
   steps: t.Array(
     t.Object({
-      step_id: t.Integer(),
-      order: t.Integer(),
+      step_id: Int(),
+      order: Int(),
       name: t.String(),
       validator: t.String(),
       status: t.String({ description: "pending, running, passed, failed, skipped, error" }),
@@ -52,7 +53,7 @@ export const RunOut = t.Object({
     }),
   ),
   error: t.Nullable(t.String()),
-  created_by: t.Object({ id: t.Nullable(t.Integer()), username: t.Nullable(t.String()) }),
+  created_by: t.Object({ id: t.Nullable(Int()), username: t.Nullable(t.String()) }),
   created_at: t.String(),
   started_at: t.Nullable(t.String()),
   finished_at: t.Nullable(t.String()),

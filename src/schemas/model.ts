@@ -1,6 +1,7 @@
 // Request and response schemas of the org schema API: shapes only. URI syntax, size and
 // meta-validation of the schema are checked in service.ts.
 import { t } from "elysia";
+import { Int } from "../http/schemas.ts";
 
 export const SchemaIn = t.Object(
   {
@@ -17,7 +18,7 @@ export const SchemaIn = t.Object(
 );
 
 export const SchemaOut = t.Object({
-  id: t.Integer(),
+  id: Int(),
   uri: t.String(),
   schema: t.Record(t.String(), t.Unknown()),
   created_at: t.String(),

@@ -4,12 +4,12 @@ import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import type { TokenRecord } from "./store.ts";
 
 export const TokenOut = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   prefix: t.String(),
   created_at: t.String(),

@@ -2,12 +2,12 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { TokenOut, presentToken } from "../tokens/routes.ts";
 import type { User } from "./store.ts";
 
 export const UserOut = t.Object({
-  id: t.Integer(),
+  id: Int(),
   username: t.String(),
   name: t.String(),
   email: t.String(),

@@ -2,7 +2,7 @@
 // Schema of its step config. Any authenticated caller may read it.
 import { Elysia, t } from "elysia";
 import type { authPlugin } from "../http/auth.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { VALIDATORS } from "./registry.ts";
 
 const ValidatorOut = t.Object({
@@ -26,7 +26,7 @@ export function validatorRoutes(auth: ReturnType<typeof authPlugin>) {
     auth: true,
     response: {
       200: t.Object({
-        count: t.Integer(),
+        count: Int(),
         next: t.Null(),
         previous: t.Null(),
         results: t.Array(ValidatorOut),

@@ -1,6 +1,7 @@
 // Request and response schemas of the webhook API (CONTRACT §2 Webhook, §3, §7): the single
 // source for validation, types and OpenAPI. Semantic checks (URL, SSRF, slugs) live in service.ts.
 import { t } from "elysia";
+import { Int } from "../http/schemas.ts";
 
 /** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
 export const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"] as const;
@@ -38,7 +39,7 @@ export const WebhookIn = t.Object(
 export const WebhookPatch = t.Partial(t.Object(fields), { additionalProperties: false });
 
 const common = {
-  id: t.Integer(),
+  id: Int(),
   url: t.String(),
   events: t.Array(t.String()),
   workflow_slugs: t.Array(t.String()),
@@ -61,14 +62,14 @@ export const WebhookWithSecret = t.Object({
 
 export const AttemptOut = t.Object({
   attempted_at: t.String(),
-  http_status: t.Nullable(t.Integer()),
-  duration_ms: t.Integer(),
+  http_status: t.Nullable(Int()),
+  duration_ms: Int(),
   error: t.Nullable(t.String()),
   response_excerpt: t.Nullable(t.String()),
 });
 export const DeliveryOut = t.Object({
   id: t.String({ description: "msg_…: the webhook-id header" }),
-  webhook_id: t.Integer(),
+  webhook_id: Int(),
   event: t.String(),
   run_id: t.Nullable(t.String()),
   status: t.String({ description: "pending, succeeded or failed" }),

@@ -1,6 +1,7 @@
 // Request and response schemas of the workflow API: the single source for validation, types
 // and OpenAPI. Semantic checks (slug syntax, step configs) live in service.ts.
 import { t } from "elysia";
+import { Int } from "../http/schemas.ts";
 
 const FileTypeName = t.String({
   description: "JSON, XML, YAML, CSV or TEXT",
@@ -50,8 +51,8 @@ export const WorkflowIn = t.Object(fields, { additionalProperties: false });
 export const WorkflowPatch = t.Partial(t.Object(fields), { additionalProperties: false });
 
 export const StepOut = t.Object({
-  id: t.Integer(),
-  order: t.Integer(),
+  id: Int(),
+  order: Int(),
   name: t.String(),
   validator: t.String(),
   is_active: t.Boolean(),
@@ -59,7 +60,7 @@ export const StepOut = t.Object({
 });
 
 const common = {
-  id: t.Integer(),
+  id: Int(),
   slug: t.String(),
   name: t.String(),
   description: t.String(),
@@ -67,13 +68,13 @@ const common = {
   status: Status,
   allowed_file_types: t.Array(t.String()),
   fail_fast: t.Boolean(),
-  retention_days: t.Nullable(t.Integer()),
-  version: t.Integer(),
+  retention_days: t.Nullable(Int()),
+  version: Int(),
   created_at: t.String(),
   updated_at: t.String(),
   url: t.String(),
 };
-export const WorkflowListItem = t.Object({ ...common, step_count: t.Integer() });
+export const WorkflowListItem = t.Object({ ...common, step_count: Int() });
 export const WorkflowDetail = t.Object({ ...common, steps: t.Array(StepOut) });
 
 export const WorkflowParams = t.Object({ org_slug: t.String(), workflow: t.String() });
