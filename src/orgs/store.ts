@@ -76,7 +76,9 @@ export function createOrgStore(db: Database) {
       const where = opts.includeDeleted ? "" : "WHERE deleted_at IS NULL";
       const count = (db.query(`SELECT count(*) AS n FROM orgs ${where}`).get() as { n: number }).n;
       const items = db
-        .query<Org, [number, number]>(`SELECT * FROM orgs ${where} ORDER BY slug LIMIT ? OFFSET ?`)
+        .query<Org, [number, number]>(
+          `SELECT * FROM orgs ${where} ORDER BY slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        )
         .all(opts.limit, opts.offset);
       return { count, items };
     },
@@ -87,11 +89,11 @@ export function createOrgStore(db: Database) {
       offset = 0,
     ): Promise<{ count: number; items: OrgAccess[] }> {
       const base =
-        "FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = ? AND o.deleted_at IS NULL";
+        "FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = CAST(? AS INTEGER) AND o.deleted_at IS NULL";
       const count = (db.query(`SELECT count(*) AS n ${base}`).get(userId) as { n: number }).n;
       const items = db
         .query<OrgAccess, [number, number, number]>(
-          `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT ? OFFSET ?`,
+          `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
         )
         .all(userId, limit, offset);
       return { count, items };
@@ -118,7 +120,7 @@ export function createOrgStore(db: Database) {
       ).n;
       const items = db
         .query<Member, [number, number, number]>(
-          `${memberSel} WHERE m.org_id = ? ORDER BY u.username LIMIT ? OFFSET ?`,
+          `${memberSel} WHERE m.org_id = CAST(? AS INTEGER) ORDER BY u.username LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
         )
         .all(orgId, limit, offset);
       return { count, items };

@@ -16,8 +16,8 @@ export function createRetention(db: Database, log: Logger, defaultDays: number) 
     JOIN workflows w ON w.id = r.workflow_id
     WHERE s.content IS NOT NULL
       AND r.status NOT IN ('queued', 'running')
-      AND coalesce(w.retention_days, ?) > 0
-      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?, '-' || coalesce(w.retention_days, ?) || ' days')
+      AND coalesce(w.retention_days, CAST(? AS INTEGER)) > 0
+      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', CAST(? AS TEXT), '-' || coalesce(w.retention_days, CAST(? AS INTEGER)) || ' days')
     LIMIT ${RETENTION_BATCH}`);
   const purge = db.prepare("UPDATE submissions SET content = NULL, purged_at = ? WHERE id = ?");
   let timer: ReturnType<typeof setInterval> | null = null;

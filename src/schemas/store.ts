@@ -42,7 +42,7 @@ export function createSchemaStore(db: Database) {
         .get(orgId)!;
       const rows = db
         .query<SchemaSummary, [number, number, number]>(
-          "SELECT id, org_id, uri, created_at, updated_at FROM org_schemas WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?",
+          "SELECT id, org_id, uri, created_at, updated_at FROM org_schemas WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
         )
         .all(orgId, limit, offset);
       return { count: n, items: rows };

@@ -56,7 +56,7 @@ export function createTokenStore(db: Database) {
       ).n;
       const items = db
         .query<TokenRecord, [number, number, number]>(
-          `SELECT ${COLS} FROM api_tokens WHERE user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+          `SELECT ${COLS} FROM api_tokens WHERE user_id = CAST(? AS INTEGER) ORDER BY id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
         )
         .all(userId, limit, offset);
       return { count, items };

@@ -95,7 +95,9 @@ export function createUserStore(db: Database) {
     async list(limit: number, offset: number): Promise<{ count: number; items: User[] }> {
       const count = (db.query("SELECT count(*) AS n FROM users").get() as { n: number }).n;
       const items = db
-        .query<UserRow, [number, number]>("SELECT * FROM users ORDER BY id LIMIT ? OFFSET ?")
+        .query<UserRow, [number, number]>(
+          "SELECT * FROM users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+        )
         .all(limit, offset);
       return { count, items: items.map(toUser) };
     },

@@ -84,7 +84,7 @@ export function createOutboxStore(db: Database) {
       ).n;
       const rows = db
         .query<DeliveryRow, [number, number, number]>(
-          `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+          `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = CAST(? AS INTEGER) ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
         )
         .all(webhookId, limit, offset);
       return { count, items: withAttempts(rows) };
@@ -123,8 +123,8 @@ export function createOutboxStore(db: Database) {
             `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, w.url, w.secret,
                w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
-             WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.is_active = 1
-             ORDER BY d.next_attempt_at LIMIT ?`,
+             WHERE d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT) AND w.is_active = 1
+             ORDER BY d.next_attempt_at LIMIT CAST(? AS INTEGER)`,
           )
           .all(ts, limit);
         const lease = db.prepare(
@@ -176,7 +176,7 @@ export function createOutboxStore(db: Database) {
           "INSERT INTO webhook_attempts (delivery_id, attempted_at, http_status, duration_ms, error, response_excerpt) VALUES (?, ?, ?, ?, ?, ?)",
         ).run(id, a.attempted_at, a.http_status, a.duration_ms, a.error, a.response_excerpt);
         db.query(
-          "DELETE FROM webhook_attempts WHERE delivery_id = ? AND id NOT IN (SELECT id FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC LIMIT ?)",
+          "DELETE FROM webhook_attempts WHERE delivery_id = CAST(? AS INTEGER) AND id NOT IN (SELECT id FROM webhook_attempts WHERE delivery_id = CAST(? AS INTEGER) ORDER BY id DESC LIMIT CAST(? AS INTEGER))",
         ).run(id, id, MAX_ATTEMPTS_KEPT);
         if (o.status === "succeeded")
           db.query("UPDATE webhooks SET failed_streak = 0, failing_since = NULL WHERE id = ?").run(

@@ -81,7 +81,7 @@ export function createWebhookStore(db: Database) {
       const count = await this.count(orgId);
       const items = db
         .query<WebhookRow, [number, number, number]>(
-          "SELECT * FROM webhooks WHERE org_id = ? ORDER BY id LIMIT ? OFFSET ?",
+          "SELECT * FROM webhooks WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
         )
         .all(orgId, limit, offset)
         .map(toWebhook);

@@ -134,7 +134,7 @@ export function createWorkflowStore(db: Database) {
       ).n;
       const rows = db
         .query<WorkflowRow, [number, number, number]>(
-          `${SELECT} WHERE w.org_id = ? AND w.deleted_at IS NULL ORDER BY w.slug LIMIT ? OFFSET ?`,
+          `${SELECT} WHERE w.org_id = CAST(? AS INTEGER) AND w.deleted_at IS NULL ORDER BY w.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
         )
         .all(orgId, limit, offset);
       return { count, items: rows.map(toWorkflow) };
