@@ -112,7 +112,7 @@ async function main(): Promise<number> {
     );
     log("wrote docs/benchmarks.md");
   }
-  return opts.strict && table.some((r) => r.ok === false) ? 1 : 0;
+  return opts.strict && table.some((r) => r.ok === false || r.unreliable) ? 1 : 0;
 }
 
 process.exit(await main());

@@ -22,6 +22,22 @@ export interface Row {
   target: string;
   /** true met, false missed, null: no target (or a quick run, which judges nothing). */
   ok: boolean | null;
+  /** The host's speed changed during the measure: whatever ok says, nothing was shown. */
+  unreliable?: boolean;
+}
+
+/**
+ * Largest ratio between the fastest and the slowest baseline round of measure 1 for which the
+ * rounds measured one machine. Calm runs stay within 1.1–1.3×; runs where the host slowed this VM
+ * for minutes ranged 3.6× (19,824–72,381 and 9,610–34,416 req/s), and the bare server loses more
+ * than Assay when that happens, so the ratio rose to 0.17 with nothing changed (docs/benchmarks.md).
+ */
+export const MAX_BASELINE_SPREAD = 1.5;
+
+/** Fastest over slowest baseline round of measure 1. */
+export function baselineSpread(h: HttpResult): number {
+  const rps = h.baseline.rounds.map((r) => r.rps);
+  return Math.max(...rps) / Math.min(...rps);
 }
 
 const MiB = 2 ** 20;
@@ -40,9 +56,20 @@ export function rows(r: Results, judge: boolean): Row[] {
     ratio: string,
     target: string,
     ok?: boolean,
-  ) => out.push({ measure, value, baseline, ratio, target, ok: judge && ok !== undefined ? ok : null });
+    unreliable = false,
+  ) =>
+    out.push({
+      measure,
+      value,
+      baseline,
+      ratio,
+      target,
+      ok: judge && ok !== undefined ? ok : null,
+      ...(judge && unreliable ? { unreliable: true } : {}),
+    });
   if (r.http) {
     const h = r.http;
+    const unsteady = baselineSpread(h) > MAX_BASELINE_SPREAD;
     row(
       "1 sync runs over HTTP, req/s",
       n0(h.assay.rps),
@@ -50,6 +77,7 @@ export function rows(r: Results, judge: boolean): Row[] {
       f2(h.ratio),
       "≥ 0.20 (ship ≥ 0.15)",
       h.ratio >= 0.2,
+      unsteady,
     );
     row(
       "1 sync runs, p50 / p99",
@@ -58,6 +86,7 @@ export function rows(r: Results, judge: boolean): Row[] {
       "",
       "p99 ≤ 10 ms",
       h.assay.p99Ms <= 10,
+      unsteady,
     );
   }
   if (r.async) {
@@ -127,11 +156,11 @@ export function rows(r: Results, judge: boolean): Row[] {
   return out;
 }
 
-const verdict = (ok: boolean | null) => (ok === null ? "" : ok ? "met" : "MISSED");
+const verdict = (r: Row) => (r.ok === null ? "" : r.unreliable ? "UNRELIABLE" : r.ok ? "met" : "MISSED");
 
 export function textTable(rs: Row[]): string {
   const head = ["measure", "value", "baseline", "ratio", "target", ""];
-  const cells = rs.map((r) => [r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r.ok)]);
+  const cells = rs.map((r) => [r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r)]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) =>
     c
@@ -147,7 +176,7 @@ export function markdownTable(rs: Row[]): string {
     "| Measure | Value | Baseline | Ratio | Target | |",
     "|---|---:|---:|---:|---|---|",
     ...rs.map(
-      (r) => `| ${[r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r.ok)].map(esc).join(" | ")} |`,
+      (r) => `| ${[r.measure, r.value, r.baseline, r.ratio, r.target, verdict(r)].map(esc).join(" | ")} |`,
     ),
   ].join("\n");
 }
@@ -163,6 +192,12 @@ export function details(r: Results): string {
       out.push(`- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(a)}`);
     out.push(
       `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}.`,
+    );
+    const spread = baselineSpread(r.http);
+    out.push(
+      spread > MAX_BASELINE_SPREAD
+        ? `- UNRELIABLE: the baseline's rounds ranged ${spread.toFixed(1)}× (over ${MAX_BASELINE_SPREAD}×): the host's speed changed during the measure, so its ratio and p99 show nothing; run it again.`
+        : `- The baseline's rounds ranged ${spread.toFixed(2)}× (steady within ${MAX_BASELINE_SPREAD}×).`,
     );
   }
   if (r.async)

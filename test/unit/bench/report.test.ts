@@ -1,0 +1,68 @@
+// The benchmark's table judges measure 1 only when the baseline held still: on a host whose speed
+// changed mid-run the bare server loses more than Assay, which once read as a 0.17 ratio.
+import { describe, expect, test } from "bun:test";
+import type { HttpResult, Side } from "../../../scripts/bench/http.ts";
+import {
+  MAX_BASELINE_SPREAD,
+  baselineSpread,
+  details,
+  rows,
+  textTable,
+} from "../../../scripts/bench/report.ts";
+
+const round = (rps: number, p99Ms: number) => ({
+  requests: rps * 6,
+  seconds: 6,
+  rps,
+  p50Ms: 1,
+  p99Ms,
+  maxMs: p99Ms * 2,
+  non2xx: 0,
+  socketErrors: 0,
+});
+const side = (rps: number[], p99Ms: number): Side => ({
+  rounds: rps.map((x) => round(x, p99Ms)),
+  rps: rps.reduce((a, b) => a + b, 0) / rps.length,
+  p50Ms: 1,
+  p99Ms,
+  maxMs: p99Ms * 2,
+  errors: 0,
+});
+const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult => {
+  const b = side(baseline, 0.7);
+  const a = side(assay, p99Ms);
+  return { baseline: b, assay: a, ratio: a.rps / b.rps, peakRssBytes: 100 * 2 ** 20, notSucceeded: 0 };
+};
+const verdicts = (h: HttpResult, judge = true) =>
+  rows({ http: h, skipped: [] }, judge).map((r) => [r.measure, r.ok, r.unreliable ?? false]);
+
+describe("measure 1 is judged only on a steady baseline", () => {
+  test("steady rounds: met and missed as measured", () => {
+    const h = http([84_000, 86_000, 81_000, 88_000, 85_000], [7_000, 7_100, 6_900, 7_200, 7_000], 8.7);
+    expect(baselineSpread(h)).toBeLessThan(MAX_BASELINE_SPREAD);
+    expect(verdicts(h)).toEqual([
+      ["1 sync runs over HTTP, req/s", false, false],
+      ["1 sync runs, p50 / p99", true, false],
+      ["4 peak RSS during 1", true, false],
+    ]);
+    expect(details({ http: h, skipped: [] })).toContain("steady within 1.5×");
+  });
+
+  test("a baseline ranging 3.6× makes the ratio and the p99 unreliable, whatever they read", () => {
+    const h = http([11_192, 9_610, 20_940, 34_416, 13_111], [2_779, 2_918, 2_753, 3_641, 2_834], 14.5);
+    expect(h.ratio).toBeGreaterThan(0.15);
+    expect(baselineSpread(h)).toBeCloseTo(3.58, 2);
+    expect(verdicts(h)).toEqual([
+      ["1 sync runs over HTTP, req/s", false, true],
+      ["1 sync runs, p50 / p99", false, true],
+      ["4 peak RSS during 1", true, false],
+    ]);
+    expect(textTable(rows({ http: h, skipped: [] }, true))).toContain("UNRELIABLE");
+    expect(details({ http: h, skipped: [] })).toContain("UNRELIABLE: the baseline's rounds ranged 3.6×");
+  });
+
+  test("a quick run judges nothing, steady or not", () => {
+    const h = http([11_192, 34_416], [2_779, 3_641], 14.5);
+    expect(verdicts(h, false).every(([, ok, unreliable]) => ok === null && unreliable === false)).toBe(true);
+  });
+});
