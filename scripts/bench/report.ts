@@ -196,7 +196,7 @@ export function details(r: Results): string {
     const spread = baselineSpread(r.http);
     out.push(
       spread > MAX_BASELINE_SPREAD
-        ? `- UNRELIABLE: the baseline's rounds ranged ${spread.toFixed(1)}× (over ${MAX_BASELINE_SPREAD}×): the host's speed changed during the measure, so its ratio and p99 show nothing; run it again.`
+        ? `- UNRELIABLE: the baseline's rounds ranged ${spread.toFixed(2)}× (over ${MAX_BASELINE_SPREAD}×): the host's speed changed during the measure, so its ratio and p99 show nothing; run it again.`
         : `- The baseline's rounds ranged ${spread.toFixed(2)}× (steady within ${MAX_BASELINE_SPREAD}×).`,
     );
   }

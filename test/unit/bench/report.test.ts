@@ -58,7 +58,7 @@ describe("measure 1 is judged only on a steady baseline", () => {
       ["4 peak RSS during 1", true, false],
     ]);
     expect(textTable(rows({ http: h, skipped: [] }, true))).toContain("UNRELIABLE");
-    expect(details({ http: h, skipped: [] })).toContain("UNRELIABLE: the baseline's rounds ranged 3.6×");
+    expect(details({ http: h, skipped: [] })).toContain("UNRELIABLE: the baseline's rounds ranged 3.58×");
   });
 
   test("a quick run judges nothing, steady or not", () => {
