@@ -1,9 +1,12 @@
 // Measure 1: synchronous runs over HTTP (raw POST of a valid 1 KB JSON document, one JSON Schema
-// step) against a bare Bun.serve under the same load and pinning. Both servers stay up and wrk
-// alternates between them round by round, so drift on a noisy machine hits both sides alike.
+// step) against a bare Bun.serve under the same load and pinning. A third server, the floor
+// (floor-server.ts), does only the work a sync run needs, hand-written on the same stack: what
+// Assay's features cost is the distance from it, what the stack costs is its own ratio. All three
+// stay up and wrk alternates between them round by round, so drift on a noisy machine hits all
+// sides alike.
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import type { Machine } from "./machine.ts";
-import { api, initDataDir, removeDir, startAssay, startBaseline, tempDir } from "./server.ts";
+import { api, initDataDir, removeDir, startAssay, startBaseline, startFloor, tempDir } from "./server.ts";
 import { type WrkResult, runWrk } from "./wrk.ts";
 
 export interface HttpOptions {
@@ -27,6 +30,8 @@ export interface HttpResult {
   baseline: Side;
   assay: Side;
   ratio: number;
+  /** The same work hand-written on the same stack (floor-server.ts). */
+  floor: Side;
   peakRssBytes: number;
   /** Final runs that did not succeed (must be 0: every document is valid). */
   notSucceeded: number;
@@ -60,6 +65,7 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
   const dataDir = `${dir}/data`;
   const token = initDataDir(dataDir, "bench");
   const base = await startBaseline(m);
+  const floor = await startFloor(m, `${dir}/floor`, token);
   const s = await startAssay({ dataDir, machine: m });
   try {
     await api(s.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
@@ -71,14 +77,18 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
       connections: o.connections,
       dir,
     };
+    const floorLoad = { ...assayLoad, url: `${floor.url}/` };
     // Warm-up: JIT tiers (the optimizing tier compiles the hot path for ~10 s), the compiled
     // schema, SQLite's page cache.
     await runWrk(m, { ...baseLoad, seconds: o.warmupSeconds });
+    await runWrk(m, { ...floorLoad, seconds: o.warmupSeconds });
     await runWrk(m, { ...assayLoad, seconds: o.warmupSeconds });
     const b: WrkResult[] = [];
+    const f: WrkResult[] = [];
     const a: WrkResult[] = [];
     for (let i = 0; i < o.rounds; i++) {
       b.push(await runWrk(m, { ...baseLoad, seconds: o.seconds }));
+      f.push(await runWrk(m, { ...floorLoad, seconds: o.seconds }));
       a.push(await runWrk(m, { ...assayLoad, seconds: o.seconds }));
     }
     const peakRssBytes = s.peakRss();
@@ -89,9 +99,10 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
     const notSucceeded = (await count(s.url, token, "")) - (await count(s.url, token, "&status=succeeded"));
     const assay = side(a);
     const baseline = side(b);
-    return { baseline, assay, ratio: assay.rps / baseline.rps, peakRssBytes, notSucceeded };
+    return { baseline, assay, ratio: assay.rps / baseline.rps, floor: side(f), peakRssBytes, notSucceeded };
   } finally {
     await s.stop();
+    await floor.stop();
     await base.stop();
     removeDir(dir);
   }

@@ -80,6 +80,14 @@ export function rows(r: Results, judge: boolean): Row[] {
       unsteady,
     );
     row(
+      "1 floor: the same work hand-written, req/s",
+      n0(h.floor.rps),
+      n0(h.baseline.rps),
+      f2(h.floor.rps / h.baseline.rps),
+      "— (reference)",
+    );
+    row("1 Assay ÷ floor, req/s", "", "", f2(h.assay.rps / h.floor.rps), "—");
+    row(
       "1 sync runs, p50 / p99",
       `${ms(h.assay.p50Ms)} / ${ms(h.assay.p99Ms)}`,
       `${ms(h.baseline.p50Ms)} / ${ms(h.baseline.p99Ms)}`,
@@ -187,11 +195,13 @@ export function details(r: Results): string {
   if (r.http) {
     const fmt = (x: HttpResult["assay"]["rounds"][number]) =>
       `${n0(x.rps)} req/s, p50 ${ms(x.p50Ms)}, p99 ${ms(x.p99Ms)}`;
-    out.push("Measure 1, round by round (baseline, then Assay):");
+    out.push("Measure 1, round by round (baseline · floor · Assay):");
     for (const [i, a] of r.http.assay.rounds.entries())
-      out.push(`- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(a)}`);
+      out.push(
+        `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${fmt(a)}`,
+      );
     out.push(
-      `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}.`,
+      `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}. Floor answer errors: ${r.http.floor.errors}.`,
     );
     const spread = baselineSpread(r.http);
     out.push(

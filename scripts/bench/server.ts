@@ -149,6 +149,30 @@ export async function startBaseline(machine: Machine): Promise<Proc> {
   };
 }
 
+/**
+ * The floor (floor-server.ts): the same sync run's work hand-written on the same stack, on its own
+ * data dir, same pinning. Accepts `token` like Assay's admin token.
+ */
+export async function startFloor(machine: Machine, dataDir: string, token: string): Promise<Proc> {
+  const script = resolve(import.meta.dir, "floor-server.ts");
+  const child = Bun.spawn([...pin(machine, machine.serverCore), process.execPath, script, dataDir], {
+    env: { ...cleanEnv(), FLOOR_TOKEN: token },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const url = await announced(child.stdout, /listening on (http:\/\/\S+)/);
+  void child.stdout.pipeTo(new WritableStream());
+  return {
+    pid: child.pid,
+    url,
+    peakRss: () => peakRss(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }

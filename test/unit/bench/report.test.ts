@@ -31,7 +31,11 @@ const side = (rps: number[], p99Ms: number): Side => ({
 const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult => {
   const b = side(baseline, 0.7);
   const a = side(assay, p99Ms);
-  return { baseline: b, assay: a, ratio: a.rps / b.rps, peakRssBytes: 100 * 2 ** 20, notSucceeded: 0 };
+  const floor = side(
+    assay.map((x) => x * 1.5),
+    p99Ms,
+  );
+  return { baseline: b, assay: a, ratio: a.rps / b.rps, floor, peakRssBytes: 100 * 2 ** 20, notSucceeded: 0 };
 };
 const verdicts = (h: HttpResult, judge = true) =>
   rows({ http: h, skipped: [] }, judge).map((r) => [r.measure, r.ok, r.unreliable ?? false]);
@@ -42,6 +46,8 @@ describe("measure 1 is judged only on a steady baseline", () => {
     expect(baselineSpread(h)).toBeLessThan(MAX_BASELINE_SPREAD);
     expect(verdicts(h)).toEqual([
       ["1 sync runs over HTTP, req/s", false, false],
+      ["1 floor: the same work hand-written, req/s", null, false],
+      ["1 Assay ÷ floor, req/s", null, false],
       ["1 sync runs, p50 / p99", true, false],
       ["4 peak RSS during 1", true, false],
     ]);
@@ -54,6 +60,8 @@ describe("measure 1 is judged only on a steady baseline", () => {
     expect(baselineSpread(h)).toBeCloseTo(3.58, 2);
     expect(verdicts(h)).toEqual([
       ["1 sync runs over HTTP, req/s", false, true],
+      ["1 floor: the same work hand-written, req/s", null, false],
+      ["1 Assay ÷ floor, req/s", null, false],
       ["1 sync runs, p50 / p99", false, true],
       ["4 peak RSS during 1", true, false],
     ]);
@@ -64,5 +72,21 @@ describe("measure 1 is judged only on a steady baseline", () => {
   test("a quick run judges nothing, steady or not", () => {
     const h = http([11_192, 34_416], [2_779, 3_641], 14.5);
     expect(verdicts(h, false).every(([, ok, unreliable]) => ok === null && unreliable === false)).toBe(true);
+  });
+});
+
+describe("measure 1 reports the floor beside Assay", () => {
+  test("the floor's ratio to the baseline and Assay's share of the floor, per round too", () => {
+    const h = http([80_000, 80_000], [8_000, 8_000], 8);
+    const byName = new Map(rows({ http: h, skipped: [] }, true).map((r) => [r.measure, r]));
+    expect(byName.get("1 floor: the same work hand-written, req/s")).toMatchObject({
+      value: "12,000",
+      baseline: "80,000",
+      ratio: "0.15",
+    });
+    expect(byName.get("1 Assay ÷ floor, req/s")?.ratio).toBe("0.67");
+    expect(details({ http: h, skipped: [] })).toContain(
+      "- round 1: 80,000 req/s, p50 1.0 ms, p99 0.7 ms · 12,000 req/s, p50 1.0 ms, p99 8.0 ms · 8,000 req/s",
+    );
   });
 });
