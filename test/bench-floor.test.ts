@@ -31,15 +31,19 @@ beforeAll(async () => {
     stdout: "pipe",
     stderr: "inherit",
   });
+  const reader = proc.stdout.getReader();
   let text = "";
-  for await (const chunk of proc.stdout) {
-    text += new TextDecoder().decode(chunk);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the floor server exited: ${text}`);
+    text += new TextDecoder().decode(value);
     const m = /listening on (\S+)/.exec(text);
     if (m) {
       floor = { url: m[1]!, proc, dir };
       break;
     }
   }
+  reader.releaseLock();
 });
 afterAll(async () => {
   floor?.proc.kill("SIGTERM");
