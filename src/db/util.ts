@@ -3,7 +3,19 @@
 import { SQLiteError } from "bun:sqlite";
 import { conflict } from "../errors.ts";
 
-export const now = () => new Date().toISOString();
+// Several timestamps are taken per run within the same millisecond (created, started, finished):
+// the ISO string is formatted once per millisecond.
+let lastMs = Number.NaN;
+let lastIso = "";
+/** The current time as an ISO 8601 string (UTC, milliseconds). */
+export function now(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+}
 
 /** Run fn, turning a UNIQUE violation into 409 conflict with the given message. */
 export function uniqueOr<T>(fn: () => T, message: string, field?: string): T {

@@ -3,6 +3,7 @@
 // for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
 // database writer; it runs a validator itself only for jobs the inline lane vouches for.
+import { now } from "../db/util.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { InlineRunner } from "../jobs/inline.ts";
@@ -381,7 +382,7 @@ export function createExecutor(
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
       if (!opts.inline || closed) return { run: null, checked: false };
       const startedMs = performance.now();
-      const startedAt = new Date().toISOString();
+      const startedAt = now();
       // owned: the inline runner reads the bytes in place; nothing is transferred.
       const { job: spec, timeouts } = buildJob(
         freshOf(record),
@@ -403,7 +404,7 @@ export function createExecutor(
         summary: summarize(steps),
         error: runError(status, outcome, steps, null),
         startedAt,
-        finishedAt: new Date().toISOString(),
+        finishedAt: now(),
         durationMs: Math.round(performance.now() - startedMs),
       };
       const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status };
