@@ -7,8 +7,10 @@
 // apart the copy never catches up. Measured: 550 MB of WAL after 10 s of the sync benchmark, each
 // new frame extending the file (the kernel zeroes every new block: ~3 % of the server's CPU).
 // So once the WAL holds more than `restartFrames`, a RESTART follows the PASSIVE: it holds new
-// writes off while it copies the few frames PASSIVE left (about a millisecond) and makes the next
-// commit reuse the file from its start.
+// writes off while it copies the few frames PASSIVE left and syncs the file, and makes the next
+// commit reuse the file from its start. A writer that began meanwhile would sleep in SQLite's busy
+// handler (1 + 2 + 5 ms, and on): so the thread asks first ("restart-wanted"), the server holds its
+// group commit (src/db/write-gate.ts) and answers "restart-go", and the RESTART finds no writer.
 import { Database } from "bun:sqlite";
 
 interface Start {
@@ -22,28 +24,40 @@ const scope = self as unknown as Pick<Worker, "postMessage" | "addEventListener"
 let db: Database | null = null;
 let timer: Timer | undefined;
 let restartFrames = Number.POSITIVE_INFINITY;
+/** A restart was asked for and not answered yet: ticks wait for the answer. */
+let asked = false;
+
+type Result = { busy: number; log: number; checkpointed: number };
 
 function checkpoint() {
-  if (!db) return;
+  if (!db || asked) return;
   try {
-    const r = db
-      .query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)")
-      .get();
-    let restarted = false;
+    const r = db.query<Result, []>("PRAGMA wal_checkpoint(PASSIVE)").get();
     if (r && r.log > restartFrames) {
-      const x = db
-        .query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(RESTART)")
-        .get();
-      restarted = x?.busy === 0;
+      asked = true;
+      scope.postMessage({ type: "restart-wanted" });
+      return;
     }
-    scope.postMessage({ type: "checkpointed", frames: r?.checkpointed ?? 0, restarted });
+    scope.postMessage({ type: "checkpointed", frames: r?.checkpointed ?? 0, restarted: false });
   } catch (e) {
     // SQLITE_BUSY and the like: the next tick tries again.
     scope.postMessage({ type: "failed", message: String((e as Error)?.message ?? e) });
   }
 }
 
-scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" }>) => {
+/** The server holds its commits now: copy the rest and start the WAL over. */
+function restart() {
+  asked = false;
+  if (!db) return;
+  try {
+    const x = db.query<Result, []>("PRAGMA wal_checkpoint(RESTART)").get();
+    scope.postMessage({ type: "checkpointed", frames: x?.checkpointed ?? 0, restarted: x?.busy === 0 });
+  } catch (e) {
+    scope.postMessage({ type: "failed", message: String((e as Error)?.message ?? e) });
+  }
+}
+
+scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" | "restart-go" }>) => {
   const m = event.data;
   if (m.type === "start") {
     db = new Database(m.path);
@@ -55,6 +69,8 @@ scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" }>
     restartFrames = m.restartFrames;
     timer = setInterval(checkpoint, m.intervalMs);
     scope.postMessage({ type: "started" });
+  } else if (m.type === "restart-go") {
+    restart();
   } else if (m.type === "stop") {
     clearInterval(timer);
     db?.close();

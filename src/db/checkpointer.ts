@@ -5,11 +5,14 @@
 // are copied once. If the thread fails, the writer's automatic checkpoint comes back.
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../lib/log.ts";
+import { writeGateOf } from "./write-gate.ts";
 
 export const CHECKPOINT_INTERVAL_MS = 100;
 /** WAL length (frames ≈ 4 KiB) past which a checkpoint also restarts the WAL: ~16 MiB of file. */
 export const RESTART_FRAMES = 4000;
 const AUTO_CHECKPOINT_PAGES = 1000; // SQLite's default
+/** Commits are held at most this long for a WAL restart, whatever the thread does. */
+export const MAX_HOLD_MS = 200;
 
 export interface Checkpointer {
   /** Checkpoints done so far (for tests and metrics). */
@@ -30,6 +33,19 @@ export async function startCheckpointer(
   let restarts = 0;
   let fallback = false;
   const worker = new Worker(url);
+  // A restart holds the group commit (write-gate.ts). The message arrives between two turns, so
+  // no transaction of this connection is open: the thread may go at once.
+  const gate = writeGateOf(db);
+  let holdTimer: Timer | undefined;
+  const release = () => {
+    clearTimeout(holdTimer);
+    gate.release();
+  };
+  const hold = () => {
+    gate.hold();
+    holdTimer = setTimeout(release, MAX_HOLD_MS);
+    worker.postMessage({ type: "restart-go" });
+  };
   const backToAuto = (why: string) => {
     if (fallback) return;
     fallback = true;
@@ -42,14 +58,20 @@ export async function startCheckpointer(
     "message",
     (e: MessageEvent<{ type: string; message?: string; restarted?: boolean }>) => {
       if (e.data.type === "started") started.resolve();
+      else if (e.data.type === "restart-wanted") hold();
       else if (e.data.type === "checkpointed") {
+        release();
         done++;
         if (e.data.restarted) restarts++;
       } else if (e.data.type === "stopped") stopped.resolve();
-      else if (e.data.type === "failed") log.debug("checkpoint skipped", { error: e.data.message });
+      else if (e.data.type === "failed") {
+        release();
+        log.debug("checkpoint skipped", { error: e.data.message });
+      }
     },
   );
   worker.addEventListener("error", (e: ErrorEvent) => {
+    release();
     backToAuto(e.message ?? "error");
     started.reject(new Error(e.message));
     stopped.resolve();
@@ -69,6 +91,7 @@ export async function startCheckpointer(
       worker.postMessage({ type: "stop" });
       await Promise.race([stopped.promise, Bun.sleep(2000)]);
       worker.terminate();
+      release();
     },
   };
 }

@@ -5,7 +5,9 @@
 // every run): measured in docs/benchmarks.md. Under load, commits are spaced at least WINDOW_MS
 // apart so that runs finishing one after another on the workers share a commit; a write after a
 // quiet spell still commits on the next turn.
+// While the checkpoint thread restarts the WAL the next commit waits for it (src/db/write-gate.ts).
 import type { Database } from "bun:sqlite";
+import { writeGateOf } from "../db/write-gate.ts";
 
 interface Pending {
   fn: () => unknown;
@@ -29,11 +31,24 @@ export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBat
   let scheduled = false;
   let timer: Timer | null = null;
   let lastFlush = Number.NEGATIVE_INFINITY;
+  const gate = writeGateOf(db);
+  let gated = false;
 
   function flush() {
-    scheduled = false;
     if (timer) clearTimeout(timer);
     timer = null;
+    if (gate.held) {
+      // `scheduled` stays true: writes issued meanwhile join this commit, which runs on release.
+      if (!gated) {
+        gated = true;
+        gate.whenOpen(() => {
+          gated = false;
+          flush();
+        });
+      }
+      return;
+    }
+    scheduled = false;
     lastFlush = performance.now();
     const items = pending;
     pending = [];
