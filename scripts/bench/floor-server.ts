@@ -14,7 +14,8 @@ import { DB_FILE, closeDatabase, openDatabase } from "../../src/db/open.ts";
 import { uuidv7 } from "../../src/lib/uuid.ts";
 import { createWriteBatcher } from "../../src/runs/batch.ts";
 import { presentRun } from "../../src/runs/present.ts";
-import type { Run, RunStep, RunSummary } from "../../src/runs/types.ts";
+import { summarize } from "../../src/runs/summary.ts";
+import type { Run, RunStep } from "../../src/runs/types.ts";
 import { compileJsonSchemaPassCheck } from "../../src/validators/json-schema/index.ts";
 import { WORKFLOWS } from "./fixtures.ts";
 
@@ -59,15 +60,6 @@ const insertRun = db.prepare(
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
 );
 const batch = createWriteBatcher(db);
-const summary: RunSummary = {
-  errors: 0,
-  warnings: 0,
-  infos: 0,
-  steps_passed: 1,
-  steps_failed: 0,
-  steps_skipped: 0,
-  truncated: false,
-};
 const json = { "content-type": "application/json" };
 const problem = (status: number, code: string) => Response.json({ code }, { status });
 
@@ -108,6 +100,7 @@ const server = Bun.serve({
         truncated: false,
       },
     ];
+    const summary = summarize(steps);
     const sid = await batch.write(() => {
       const s = insertSubmission.run(
         orgId,

@@ -129,34 +129,16 @@ export async function startAssay(o: ServeOptions): Promise<Proc & { startMs: num
   };
 }
 
-/** The baseline: a bare Bun.serve answering a fixed 200-byte JSON body, same pinning. */
-export async function startBaseline(machine: Machine): Promise<Proc> {
-  const script = resolve(import.meta.dir, "baseline-server.ts");
-  const child = Bun.spawn([...pin(machine, machine.serverCore), process.execPath, script], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const url = await announced(child.stdout, /listening on (http:\/\/\S+)/);
-  await waitHealthy(url, performance.now());
-  return {
-    pid: child.pid,
-    url,
-    peakRss: () => peakRss(child.pid),
-    async stop() {
-      child.kill("SIGTERM");
-      await child.exited;
-    },
-  };
-}
-
-/**
- * The floor (floor-server.ts): the same sync run's work hand-written on the same stack, on its own
- * data dir, same pinning. Accepts `token` like Assay's admin token.
- */
-export async function startFloor(machine: Machine, dataDir: string, token: string): Promise<Proc> {
-  const script = resolve(import.meta.dir, "floor-server.ts");
-  const child = Bun.spawn([...pin(machine, machine.serverCore), process.execPath, script, dataDir], {
-    env: { ...cleanEnv(), FLOOR_TOKEN: token },
+/** A script of this directory run by Bun, pinned to the server core; resolves with its URL. */
+async function startScript(
+  machine: Machine,
+  name: string,
+  args: string[] = [],
+  env?: Record<string, string>,
+): Promise<Proc> {
+  const script = resolve(import.meta.dir, name);
+  const child = Bun.spawn([...pin(machine, machine.serverCore), process.execPath, script, ...args], {
+    env: env && { ...cleanEnv(), ...env },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -172,6 +154,20 @@ export async function startFloor(machine: Machine, dataDir: string, token: strin
     },
   };
 }
+
+/** The baseline: a bare Bun.serve answering a fixed 200-byte JSON body, same pinning. */
+export async function startBaseline(machine: Machine): Promise<Proc> {
+  const p = await startScript(machine, "baseline-server.ts");
+  await waitHealthy(p.url, performance.now());
+  return p;
+}
+
+/**
+ * The floor (floor-server.ts): the same sync run's work hand-written on the same stack, on its own
+ * data dir, same pinning. Accepts `token` like Assay's admin token.
+ */
+export const startFloor = (machine: Machine, dataDir: string, token: string): Promise<Proc> =>
+  startScript(machine, "floor-server.ts", [dataDir], { FLOOR_TOKEN: token });
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
