@@ -48,7 +48,10 @@ function checkpoint() {
 /** The server holds its commits now: copy the rest and start the WAL over. */
 function restart() {
   asked = false;
-  if (!db) return;
+  if (!db) {
+    scope.postMessage({ type: "failed", message: "stopped" }); // the server stops holding at once
+    return;
+  }
   try {
     const x = db.query<Result, []>("PRAGMA wal_checkpoint(RESTART)").get();
     scope.postMessage({ type: "checkpointed", frames: x?.checkpointed ?? 0, restarted: x?.busy === 0 });
