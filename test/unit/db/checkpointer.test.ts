@@ -5,7 +5,8 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Checkpointer, startCheckpointer } from "../../../src/db/checkpointer.ts";
+import { type Checkpointer, MAX_HOLD_MS, startCheckpointer } from "../../../src/db/checkpointer.ts";
+import { writeGateOf } from "../../../src/db/write-gate.ts";
 import { createLogger } from "../../../src/lib/log.ts";
 import { createWriteBatcher } from "../../../src/runs/batch.ts";
 
@@ -120,4 +121,25 @@ test("a WAL restart holds the group commit instead of putting the writer to slee
   expect(cp.restarts()).toBeGreaterThanOrEqual(5);
   expect(slept).toBeLessThanOrEqual(Math.max(2, cp.restarts() / 5));
   expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: commits });
+});
+
+test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at most", async () => {
+  dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
+  const path = join(dir, "t.db");
+  db = openWal(path);
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const silent = new URL("../../fixtures/silent-checkpoint-worker.ts", import.meta.url);
+  cp = await startCheckpointer(db, path, silent, createLogger("error"));
+  const gate = writeGateOf(db);
+  const deadline = Date.now() + 5000;
+  while (!gate.held && Date.now() < deadline) await Bun.sleep(1);
+  expect(gate.held).toBe(true);
+  const heldAt = performance.now();
+  const batch = createWriteBatcher(db, 0);
+  await batch.write(() => db!.exec("INSERT INTO t DEFAULT VALUES"));
+  const waited = performance.now() - heldAt;
+  expect(gate.held).toBe(false);
+  expect(waited).toBeGreaterThanOrEqual(MAX_HOLD_MS - 5);
+  expect(waited).toBeLessThan(MAX_HOLD_MS + 1000);
+  expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 1 });
 });

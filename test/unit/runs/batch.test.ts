@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeGateOf } from "../../../src/db/write-gate.ts";
 import { createWriteBatcher } from "../../../src/runs/batch.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "assay-batch-"));
@@ -91,5 +92,24 @@ describe("createWriteBatcher", () => {
     expect(count(other)).toBe(1);
     await b.write(() => insert("2"));
     expect(count(other)).toBe(2);
+  });
+});
+
+describe("createWriteBatcher behind the write gate (a WAL restart)", () => {
+  test("a held gate defers the commit; writes issued meanwhile join it; release commits them at once", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(db, 0);
+    const gate = writeGateOf(db);
+    gate.hold();
+    let settled = 0;
+    const first = b.write(() => insert("a")).then(() => settled++);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // turns pass: still held
+    const second = b.write(() => insert("b"), true).then(() => settled++); // urgent waits too
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect([settled, count(other), count(db)]).toEqual([0, 0, 0]);
+    gate.release();
+    expect(count(other)).toBe(2); // committed within release(), in one transaction
+    await Promise.all([first, second]);
+    expect(settled).toBe(2);
   });
 });
