@@ -51,12 +51,18 @@ function openWal(path: string): Database {
   return d;
 }
 
-test("under steady commits the WAL is started over once it passes restartFrames", async () => {
+/** A new WAL database with a table t (id, b) in a temp dir (removed after each test). */
+function freshDb(): { path: string; database: Database } {
   dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
   const path = join(dir, "t.db");
-  db = new Database(path, { create: true, strict: true });
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000");
-  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  const database = openWal(path);
+  database.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  return { path, database };
+}
+
+test("under steady commits the WAL is started over once it passes restartFrames", async () => {
+  const { path, database } = freshDb();
+  db = database;
   cp = await startCheckpointer(db, path, WORKER, createLogger("error"), {
     intervalMs: 5,
     restartFrames: 300,
@@ -72,10 +78,8 @@ test("under steady commits the WAL is started over once it passes restartFrames"
 });
 
 test("a reader holding a snapshot (a CLI, say) never holds the server's commits off", async () => {
-  dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
-  const path = join(dir, "t.db");
-  db = openWal(path);
-  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  const { path, database } = freshDb();
+  db = database;
   db.exec("INSERT INTO t (b) VALUES (x'00')");
   const reader = openWal(path);
   try {
@@ -96,10 +100,8 @@ test("a reader holding a snapshot (a CLI, say) never holds the server's commits 
 });
 
 test("a WAL restart holds the group commit instead of putting the writer to sleep", async () => {
-  dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
-  const path = join(dir, "t.db");
-  db = openWal(path);
-  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
+  const { path, database } = freshDb();
+  db = database;
   cp = await startCheckpointer(db, path, WORKER, createLogger("error"), {
     intervalMs: 5,
     restartFrames: 300,
@@ -124,10 +126,8 @@ test("a WAL restart holds the group commit instead of putting the writer to slee
 });
 
 test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at most", async () => {
-  dir = mkdtempSync(join(tmpdir(), "assay-ckpt-"));
-  const path = join(dir, "t.db");
-  db = openWal(path);
-  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+  const { path, database } = freshDb();
+  db = database;
   const silent = new URL("../../fixtures/silent-checkpoint-worker.ts", import.meta.url);
   cp = await startCheckpointer(db, path, silent, createLogger("error"));
   const gate = writeGateOf(db);
