@@ -1,0 +1,30 @@
+// cel-go's strings extension as @bufbuild/cel ships it (charAt, indexOf, lastIndexOf, lowerAscii,
+// upperAscii, replace, split, substring, trim, join, format, strings.quote), plus reverse() from
+// cel-go's later versions, and cel-go's base64 encoders. What they build is charged and bounded by
+// the wrapper in env.ts.
+import { type CelFunc, CelScalar, celFunc, celMethod } from "@bufbuild/cel";
+import { strings } from "@bufbuild/cel/ext";
+import { fail } from "../errors.ts";
+
+export const stringsExt: CelFunc[] = [
+  ...strings,
+  celMethod("reverse", CelScalar.STRING, [], CelScalar.STRING, function (this: string) {
+    return [...this].reverse().join("");
+  }),
+];
+
+/** cel-go ext/encoders: standard base64, padding optional when decoding. */
+export const encodersExt: CelFunc[] = [
+  celFunc("base64.encode", [CelScalar.BYTES], CelScalar.STRING, (b: Uint8Array) =>
+    Buffer.from(b).toString("base64"),
+  ),
+  celFunc("base64.decode", [CelScalar.STRING], CelScalar.BYTES, (s: string) => {
+    if (
+      !/^[A-Za-z0-9+/]*={0,2}$/.test(s) ||
+      s.replace(/=+$/, "").length % 4 === 1 ||
+      (s.includes("=") && s.length % 4 !== 0)
+    )
+      fail("base64.decode(): not valid base64");
+    return new Uint8Array(Buffer.from(s, "base64"));
+  }),
+];

@@ -1,0 +1,73 @@
+// Between the submission and CEL: parsed data → CEL values, and CEL values → text for messages.
+import { celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
+import { toJson } from "@bufbuild/protobuf";
+import { isReflectMessage } from "@bufbuild/protobuf/reflect";
+import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
+
+/**
+ * JSON/YAML values → CEL: objects become maps (a key like "__proto__" or "constructor" is an
+ * ordinary key), arrays lists, safe integers `int` (so `data.count + 1` works) and other numbers
+ * `double`. Built once per document, so no access converts again.
+ */
+export function toCel(v: unknown): unknown {
+  if (typeof v === "number") return Number.isSafeInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return celList(v.map(toCel) as never[]);
+  if (v !== null && typeof v === "object") {
+    const m = new Map<string, unknown>();
+    for (const k of Object.keys(v)) m.set(k, toCel((v as Record<string, unknown>)[k]));
+    return celMap(m as never);
+  }
+  return v;
+}
+
+/** A CSV record: a map of the header's labels to the cells' text. */
+export function recordToCel(labels: string[], cells: string[]): unknown {
+  const m = new Map<string, string>();
+  labels.forEach((l, i) => {
+    if (i < cells.length) m.set(l, cells[i]);
+  });
+  return celMap(m);
+}
+
+/** A CEL value as text in messages: strings bare, everything else in CEL-like notation. */
+export function show(v: unknown): string {
+  return typeof v === "string" ? v : literal(v, 0);
+}
+
+const MAX_SHOWN = 2000;
+
+function literal(v: unknown, depth: number): string {
+  if (depth > 20) return "…";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "bigint" || typeof v === "boolean") return String(v);
+  if (typeof v === "number") return String(v);
+  if (v === null || v === undefined) return "null";
+  if (isCelUint(v)) return `${v.value}u`;
+  if (v instanceof Uint8Array)
+    return `b"${[...v].map((b) => (b >= 32 && b < 127 && b !== 34 && b !== 92 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("")}"`;
+  if (isCelList(v)) return clip(`[${[...limited(v)].map((x) => literal(x, depth + 1)).join(", ")}]`);
+  if (isCelMap(v))
+    return clip(
+      `{${[...limited(v)].map(([k, x]) => `${literal(k, depth + 1)}: ${literal(x, depth + 1)}`).join(", ")}}`,
+    );
+  if (isCelType(v)) return v.name;
+  if (isReflectMessage(v)) {
+    if (v.desc.typeName === "google.protobuf.Timestamp")
+      return String(toJson(TimestampSchema, v.message as never));
+    if (v.desc.typeName === "google.protobuf.Duration")
+      return String(toJson(DurationSchema, v.message as never));
+    return v.desc.typeName;
+  }
+  return String(v);
+}
+
+/** The first 100 items: a message never lists a whole document. */
+function* limited<T>(items: Iterable<T>): Generator<T> {
+  let n = 0;
+  for (const x of items) {
+    if (n++ === 100) return;
+    yield x;
+  }
+}
+
+const clip = (s: string) => (s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s);
