@@ -12,7 +12,7 @@ import { LineIndex, type Position } from "../shared/position.ts";
 import { parseXml } from "../shared/xml.ts";
 import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
-import { recordToCel, toCel } from "./values.ts";
+import { jsonToCel, recordToCel, yamlToCel } from "./values.ts";
 import { type XmlLists, xmlToCel } from "./xml-lists.ts";
 
 export interface Row {
@@ -73,7 +73,7 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
         const off = jsonPointerOffset(r.tree(), p);
         return off === null ? null : r.lines.position(off);
       };
-      const data = toCel(r.value);
+      const data = jsonToCel(input.text, r.value);
       return [{ data, rows: arrayRows(data, pos) }];
     }
     case "YAML": {
@@ -89,7 +89,7 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
           const off = yamlPointerOffset(doc, p);
           return off === null ? null : r.lines.position(off);
         };
-        const data = toCel(v.value);
+        const data = yamlToCel(v.value);
         return { data, rows: arrayRows(data, pos) };
       });
     }

@@ -50,7 +50,10 @@ const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^field not found: (.*)$/s, (m) => `no such key: '${m[1]}'`],
   [/^index (-?\d+) out of bounds/, (m) => `index ${m[1]} is out of range`],
   [/^u?int (divide|modulus) by zero$/, (m) => (m[1] === "divide" ? "division by zero" : "modulus by zero")],
-  [/^u?int overflow during (.*)$/, (m) => `integer overflow in ${OPERATORS[m[1]] ?? m[1]}`],
+  [
+    /^u?int overflow during (.*)$/,
+    (m) => (OPERATORS[m[1]] ? `integer overflow in ${OPERATORS[m[1]]}` : "integer overflow"),
+  ],
   [/^type mismatch: expected bool, got (.*)$/, (m) => `expected a bool, got ${typeNames(m[1])}`],
   [/^type mismatch: iterable vs (.*)$/, (m) => `cannot iterate over ${typeNames(m[1])}`],
   [/^map key conflict: (.*)$/s, (m) => `the map repeats the key ${m[1]}`],

@@ -55,7 +55,7 @@ const configSchema = {
             'Elements that are always lists: paths from the root ("order/item", "//item" at any depth), "always" for every element below the root, or "auto" (default: a list only when it repeats).',
           anyOf: [
             { enum: ["auto", "always"] },
-            { type: "array", maxItems: 100, items: { type: "string", minLength: 1, maxLength: 500 } },
+            { type: "array", maxItems: 100, items: { type: "string", maxLength: 500 } },
           ],
           default: "auto",
         },
@@ -82,9 +82,29 @@ interface AssertionsConfig {
 
 const PLACEHOLDER = /\{\{([\s\S]*?)\}\}/g;
 
+/** xml.lists, item by item (the schema's anyOf alone would only say "must match a schema"). */
+function xmlListsIssues(config: Record<string, unknown>): ConfigIssue[] {
+  const lists = isPlainObject(config.xml) ? config.xml.lists : undefined;
+  if (lists === undefined || lists === "auto" || lists === "always") return [];
+  if (!Array.isArray(lists))
+    return [issue("xml.lists", "invalid", 'must be "auto", "always" or a list of paths')];
+  if (lists.length > 100) return [issue("xml.lists", "invalid", "must hold at most 100 paths")];
+  return lists.flatMap((path, i) => {
+    const p =
+      typeof path === "string" && path.length <= 500
+        ? xmlPathProblem(path)
+        : "must be a path of at most 500 characters";
+    return p ? [issue(`xml.lists[${i}]`, "invalid", p)] : [];
+  });
+}
+
 function checkConfig(config: unknown): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
-  const shape = shapeIssues(configSchema, config);
+  const lists = xmlListsIssues(config);
+  const shape = [
+    ...shapeIssues(configSchema, config).filter((i) => !i.field.startsWith("xml.lists")),
+    ...lists,
+  ];
   if (shape.length > 0) return shape;
   const issues: ConfigIssue[] = [];
   const ids = new Set<string>();
@@ -102,12 +122,6 @@ function checkConfig(config: unknown): ConfigIssue[] {
       if (p) issues.push(issue(`rules[${i}].message`, "invalid_expression", `placeholder {{${m[1]}}}: ${p}`));
     }
   });
-  const lists = c.xml?.lists;
-  if (Array.isArray(lists))
-    lists.forEach((path, i) => {
-      const p = xmlPathProblem(path);
-      if (p) issues.push(issue(`xml.lists[${i}]`, "invalid", p));
-    });
   return issues;
 }
 
@@ -141,9 +155,8 @@ class OverBudget {
 type Where = Pick<Row, "position"> & { path: string | null };
 
 function budgetFinding(rule: CompiledRule, where: Where, reason: string): OverBudget {
-  const message =
-    `rule "${rule.cfg.id}" was stopped: its evaluation ${reason} ` +
-    "(each rule may do a bounded amount of work per evaluation; simplify it, or check rows with `row`)";
+  // Short enough to be the step's error too (200 characters); docs/cel.md says what to do.
+  const message = `rule "${rule.cfg.id}" was stopped: its evaluation ${reason}`;
   return new OverBudget(
     finding("assertion.budget_exceeded", message, {
       severity: "error",

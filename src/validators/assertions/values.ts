@@ -3,22 +3,59 @@ import { celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from "@buf
 import { toJson } from "@bufbuild/protobuf";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
 import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { MAX_INT, MIN_INT } from "./ext/numbers.ts";
+
+/** Number literals with a fraction or an exponent, and plain integer literals (strings too). */
+const FLOAT_LITERAL = /-?(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)/g;
+const INT_LITERAL = /(?<![0-9.eE+-])-?[0-9]+(?![0-9.eE])/g;
 
 /**
- * JSON/YAML values → CEL: objects become maps (a key like "__proto__" or "constructor" is an
- * ordinary key), arrays lists, safe integers `int` (so `data.count + 1` works) and other numbers
- * `double`. Built once per document, so no access converts again.
+ * A JSON document as CEL values, its numbers typed by their text as CEL types literals: digits
+ * only → `int` (`data.count + 1` works), a fraction or exponent → `double`, so "19.0" is a double
+ * although JSON.parse made it the number 19. `parsed` is JSON.parse's value. A reviver that sees
+ * each number's text makes JSON.parse ~80× slower, so it is used only when the text holds the
+ * same integral value written both ways ("19" and "19.0"), which a scan of the text tells.
  */
-export function toCel(v: unknown): unknown {
-  if (typeof v === "number") return Number.isSafeInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return celList(v.map(toCel) as never[]);
+export function jsonToCel(text: string, parsed: unknown): unknown {
+  const integralFloats = new Set<number>();
+  for (const m of text.matchAll(FLOAT_LITERAL)) {
+    const n = Number(m[0]);
+    if (Number.isInteger(n)) integralFloats.add(n);
+  }
+  if (integralFloats.size === 0) return toCel(parsed, (n) => Number.isSafeInteger(n));
+  for (const m of text.matchAll(INT_LITERAL))
+    if (integralFloats.has(Number(m[0]))) return toCel(JSON.parse(text, jsonNumber as never), () => false);
+  return toCel(parsed, (n) => Number.isSafeInteger(n) && !integralFloats.has(n));
+}
+
+/** JSON.parse's reviver typing numbers by their source text (see jsonToCel). */
+function jsonNumber(_key: string, value: unknown, context: { source?: string }): unknown {
+  if (typeof value !== "number" || context?.source === undefined) return value;
+  if (/^-?[0-9]+$/.test(context.source)) {
+    const n = BigInt(context.source);
+    if (n <= MAX_INT && n >= MIN_INT) return n;
+  }
+  return value;
+}
+
+/**
+ * Parsed values → CEL: objects become maps (a key like "__proto__" or "constructor" is an
+ * ordinary key), arrays lists, bigints `int`, numbers `int` where `isInt` says so, else `double`.
+ * Built once per document, so no access converts again.
+ */
+export function toCel(v: unknown, isInt: (n: number) => boolean): unknown {
+  if (typeof v === "number") return isInt(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return celList(v.map((x) => toCel(x, isInt)) as never[]);
   if (v !== null && typeof v === "object") {
     const m = new Map<string, unknown>();
-    for (const k of Object.keys(v)) m.set(k, toCel((v as Record<string, unknown>)[k]));
+    for (const k of Object.keys(v)) m.set(k, toCel((v as Record<string, unknown>)[k], isInt));
     return celMap(m as never);
   }
   return v;
 }
+
+/** YAML's parser does not keep "19.0" apart from "19": safe integers are `int`. */
+export const yamlToCel = (v: unknown) => toCel(v, (n) => Number.isSafeInteger(n));
 
 /** A CSV record: a map of the header's labels to the cells' text. */
 export function recordToCel(labels: string[], cells: string[]): unknown {

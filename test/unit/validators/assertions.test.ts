@@ -136,6 +136,49 @@ describe("assertions: XML and CSV", () => {
     expect(assert(rules, xml, "XML").findings.map((f) => f.rule)).toEqual(["qty"]);
   });
 
+  describe("XML: xml.lists makes elements lists even when they occur once", () => {
+    const one = '<order id="1"><item qty="2"><note>a</note></item></order>';
+    const two =
+      '<order id="2"><item qty="2"><note>a</note></item><item qty="3"><note>b</note></item></order>';
+    const rule = { id: "qty", expr: 'data.order.item.all(i, int(i["@qty"]) > 0)', message: "bad qty" };
+    const results = (config: Record<string, unknown>) =>
+      [one, two].map((doc) => assert([rule], doc, "XML", config).findings.map((f) => f.message));
+
+    test("auto (the default): the one-item order breaks the rule written for two", () => {
+      expect(results({})).toEqual([[expect.stringContaining("could not be evaluated")], []]);
+    });
+    test("a path from the root makes `item` a list in both", () => {
+      expect(results({ xml: { lists: ["order/item"] } })).toEqual([[], []]);
+    });
+    test("//name matches the element at any depth", () => {
+      const notes = { id: "n", expr: "data.order.item.all(i, size(i.note) >= 1)", message: "m" };
+      for (const doc of [one, two])
+        expect(assert([notes], doc, "XML", { xml: { lists: ["//item", "//note"] } }).findings).toEqual([]);
+    });
+    test('"always": every element below the root is a list; attributes and text are not', () => {
+      const r = assert(
+        [{ id: "a", expr: 'data.order["@id"] == "1" && data.order.item[0].note[0] == "a"', message: "m" }],
+        one,
+        "XML",
+        { xml: { lists: "always" } },
+      );
+      expect(r.findings).toEqual([]);
+    });
+    test("a bad path is refused at save, naming it", () => {
+      const message =
+        'a path names elements from the root, separated by "/" (order/item), or starts with "//" (//item)';
+      expect(
+        checkStepConfig("assertions", { rules: [rule], xml: { lists: ["order/item", "order//item", ""] } }),
+      ).toEqual([
+        { field: "xml.lists[1]", code: "invalid", message },
+        { field: "xml.lists[2]", code: "invalid", message },
+      ]);
+      expect(checkStepConfig("assertions", { rules: [rule], xml: { lists: "sometimes" } })).toEqual([
+        { field: "xml.lists", code: "invalid", message: 'must be "auto", "always" or a list of paths' },
+      ]);
+    });
+  });
+
   test("XML: not well-formed is reported, rules are not run", () => {
     expect(assert([{ id: "a", expr: "false", message: "x" }], "<a><b></a>", "XML").findings[0].code).toBe(
       "xml.not_well_formed",
