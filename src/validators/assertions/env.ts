@@ -29,8 +29,17 @@ const LIST = listType(DYN);
 /** O(1) whatever their arguments: charged 1, not by the size of what they are given. */
 const CONSTANT_TIME = new Set(["size", "dyn", "type"]);
 
-/** A function charged 1 per call plus the size of what it walks and what it builds. */
+/** Types whose values have no size: a function of only these needs no meter (see metered). */
+const SIZELESS = new Set(["int", "uint", "double", "bool", "null_type", "type", "google.protobuf.Timestamp", "google.protobuf.Duration"]);
+
+/**
+ * A function charged 1 per call plus the size of what it walks and what it builds. Functions that
+ * only take and give sizeless values (arithmetic, comparisons of numbers) are left as they are:
+ * they take constant time, and a comprehension step already pays for each node of its body.
+ */
 function metered(f: CelFunc): CelFunc {
+  const types = [...(f.target ? [f.target] : []), ...f.arguments, f.result];
+  if (types.every((t) => SIZELESS.has(t.name))) return f;
   const walks = !CONSTANT_TIME.has(f.name);
   const impl = function (this: CelValue | undefined, ...args: CelValue[]) {
     let units = 1;
