@@ -26,11 +26,27 @@ import { buildCost, charge, checkLength, walkCost } from "./meter.ts";
 const { DYN, INT } = CelScalar;
 const LIST = listType(DYN);
 
-/** O(1) whatever their arguments: charged 1, not by the size of what they are given. */
-const CONSTANT_TIME = new Set(["size", "dyn", "type"]);
+/**
+ * Does this call walk its arguments? Not dyn() or type(), not size() of a list, map or bytes
+ * (stored sizes), not `in` on a map (a lookup); size() of a string counts code points.
+ */
+function walks(name: string, args: CelValue[]): boolean {
+  if (name === "dyn" || name === "type") return false;
+  if (name === "size") return typeof args[0] === "string";
+  return !(name === "@in" && isCelMap(args[1]));
+}
 
 /** Types whose values have no size: a function of only these needs no meter (see metered). */
-const SIZELESS = new Set(["int", "uint", "double", "bool", "null_type", "type", "google.protobuf.Timestamp", "google.protobuf.Duration"]);
+const SIZELESS = new Set([
+  "int",
+  "uint",
+  "double",
+  "bool",
+  "null_type",
+  "type",
+  "google.protobuf.Timestamp",
+  "google.protobuf.Duration",
+]);
 
 /**
  * A function charged 1 per call plus the size of what it walks and what it builds. Functions that
@@ -40,10 +56,9 @@ const SIZELESS = new Set(["int", "uint", "double", "bool", "null_type", "type", 
 function metered(f: CelFunc): CelFunc {
   const types = [...(f.target ? [f.target] : []), ...f.arguments, f.result];
   if (types.every((t) => SIZELESS.has(t.name))) return f;
-  const walks = !CONSTANT_TIME.has(f.name);
   const impl = function (this: CelValue | undefined, ...args: CelValue[]) {
     let units = 1;
-    if (walks && !(f.name === "@in" && isCelMap(args[1]))) {
+    if (walks(f.name, this === undefined ? args : [this, ...args])) {
       if (this !== undefined) units += walkCost(this);
       for (const a of args) units += walkCost(a);
     }

@@ -75,7 +75,7 @@ export function walkCost(v: unknown): number {
  */
 export function checkLength(length: number, what: string): void {
   if (length > CEL_MAX_STRING) {
-    const reason = `built a ${what} of ${length.toLocaleString("en")} characters, over the limit of ${CEL_MAX_STRING.toLocaleString("en")}`;
+    const reason = `makes a ${what} of ${length.toLocaleString("en")} characters, over the limit of ${CEL_MAX_STRING.toLocaleString("en")}`;
     if (current !== null) current.fail(reason);
     throw new BudgetExceeded(reason);
   }

@@ -71,7 +71,30 @@ describe("assertions: the evaluation budget", () => {
       "JSON",
     );
     expect(r.findings.map((f) => f.code)).toEqual(["assertion.budget_exceeded"]);
-    expect(r.error).toMatch(/built a string of [\d,]+ characters, over the limit of 8,388,608/);
+    expect(r.error).toMatch(/makes a string of [\d,]+ characters, over the limit of 8,388,608/);
+  });
+
+  test("replace() and join() are measured before they build: |s|² characters are never allocated", () => {
+    const doc = JSON.stringify({ s: "x".repeat(10_000) });
+    for (const [expr, length] of [
+      ["size(data.s.replace('', data.s)) > 0", "100,020,000"],
+      ["size(lists.range(2000).map(i, data.s).join()) > 0", "20,000,000"],
+    ]) {
+      const r = run("assertions", { rules: [{ id: "big", expr, message: "m" }] }, doc, "JSON");
+      expect(r.error).toBe(
+        `rule "big" was stopped: its evaluation makes a string of ${length} characters, over the limit of 8,388,608`,
+      );
+    }
+  });
+
+  test("a 12 MB string from the data: split('') is charged per part before the parts exist", () => {
+    const doc = JSON.stringify({ s: "x".repeat(12_000_000) });
+    const rules = [
+      { id: "fine", expr: "size(data.s) == 12000000 && data.s.lowerAscii().startsWith('x')", message: "m" },
+      { id: "parts", expr: "data.s.split('').size() > 0", message: "m" },
+    ];
+    const r = run("assertions", { rules }, doc, "JSON");
+    expect(r.findings.map((f) => [f.rule, f.code])).toEqual([["parts", "assertion.budget_exceeded"]]);
   });
 
   test("a placeholder over its budget stops the step too", () => {
