@@ -13,7 +13,6 @@ import {
   celList,
   celMethod,
   isCelError,
-  isCelMap,
   listType,
 } from "@bufbuild/cel";
 import { fail } from "./errors.ts";
@@ -21,20 +20,11 @@ import { listsExt } from "./ext/lists.ts";
 import { mathExt } from "./ext/math.ts";
 import { stdFixes } from "./ext/std.ts";
 import { encodersExt, stringsExt } from "./ext/strings.ts";
+import { chargeCall } from "./costs.ts";
 import { buildCost, charge, checkLength, walkCost } from "./meter.ts";
 
 const { DYN, INT } = CelScalar;
 const LIST = listType(DYN);
-
-/**
- * Does this call walk its arguments? Not dyn() or type(), not size() of a list, map or bytes
- * (stored sizes), not `in` on a map (a lookup); size() of a string counts code points.
- */
-function walks(name: string, args: CelValue[]): boolean {
-  if (name === "dyn" || name === "type") return false;
-  if (name === "size") return typeof args[0] === "string";
-  return !(name === "@in" && isCelMap(args[1]));
-}
 
 /** Types whose values have no size: a function of only these needs no meter (see metered). */
 const SIZELESS = new Set([
@@ -57,17 +47,7 @@ function metered(f: CelFunc): CelFunc {
   const types = [...(f.target ? [f.target] : []), ...f.arguments, f.result];
   if (types.every((t) => SIZELESS.has(t.name))) return f;
   const impl = function (this: CelValue | undefined, ...args: CelValue[]) {
-    let units = 1;
-    if (walks(f.name, this === undefined ? args : [this, ...args])) {
-      if (this !== undefined) units += walkCost(this);
-      for (const a of args) units += walkCost(a);
-    }
-    charge(units);
-    if (f.name === "_+_") {
-      const [a, b] = args;
-      if (typeof a === "string" && typeof b === "string") checkLength(a.length + b.length, "string");
-      if (a instanceof Uint8Array && b instanceof Uint8Array) checkLength(a.length + b.length, "bytes value");
-    }
+    chargeCall(f.name, this, args);
     const result = f.call(0, this, args);
     if (result === undefined) fail(`no overload of ${f.name} takes these arguments`);
     if (isCelError(result)) throw result;

@@ -97,6 +97,18 @@ describe("assertions: the evaluation budget", () => {
     expect(r.findings.map((f) => [f.rule, f.code])).toEqual([["parts", "assertion.budget_exceeded"]]);
   });
 
+  test("== and `in` on nested lists are charged by every element they may compare", () => {
+    const square = Array.from({ length: 1000 }, () => Array.from({ length: 1000 }, () => 0));
+    const doc = JSON.stringify({ a: square, b: square });
+    for (const expr of [
+      "lists.range(1000).all(i, data.a == data.b)",
+      "lists.range(1000).all(i, data.a[0] in data.b)",
+    ]) {
+      const r = run("assertions", { rules: [{ id: "eq", expr, message: "m" }] }, doc, "JSON");
+      expect(r.findings.map((f) => f.code)).toEqual(["assertion.budget_exceeded"]);
+    }
+  });
+
   test("a placeholder over its budget stops the step too", () => {
     const rules = [{ id: "p", expr: "false", message: `{{ ${doublings(18)} }}` }];
     expect(run("assertions", { rules }, numbers, "JSON").findings.map((f) => f.code)).toEqual([
