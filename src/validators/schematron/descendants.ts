@@ -9,9 +9,11 @@ import type { NameKey } from "./match.ts";
 import { nonPositional } from "./match.ts";
 import { closing } from "./xpath-text.ts";
 
-const NAME = /^([\p{L}_][\p{L}\p{N}_.\-]*)(?::([\p{L}_][\p{L}\p{N}_.\-]*))?/u;
+const NAME = /^([\p{L}_][\p{L}\p{N}_.-]*)(?::([\p{L}_][\p{L}\p{N}_.-]*))?/u;
 const KEYWORDS = new Set(
-  "and or return satisfies in then else eq ne lt le gt ge div mod idiv union intersect except is to".split(" "),
+  "and or return satisfies in then else eq ne lt le gt ge div mod idiv union intersect except is to".split(
+    " ",
+  ),
 );
 
 /** Variables standing for `//name` searches: one per distinct name, shared by a schema's tests. */

@@ -71,10 +71,13 @@ export class SourceDocument {
   /** Elements (or attributes) with this name, in document order. */
   named(key: NameKey): XNode[] {
     const names = this.#index();
-    if (key.ns !== "*" && key.local !== "*") return names.get(`${key.attribute ? "@" : ""}{${key.ns}}${key.local}`) ?? [];
+    if (key.ns !== "*" && key.local !== "*")
+      return names.get(`${key.attribute ? "@" : ""}{${key.ns}}${key.local}`) ?? [];
     const all = key.attribute ? this.#attributes : this.#elements;
     return all.filter(
-      (n) => (key.ns === "*" || (n.namespaceURI ?? "") === key.ns) && (key.local === "*" || n.localName === key.local),
+      (n) =>
+        (key.ns === "*" || (n.namespaceURI ?? "") === key.ns) &&
+        (key.local === "*" || n.localName === key.local),
     );
   }
 
@@ -85,20 +88,31 @@ export class SourceDocument {
     return [...new Set(nodes)].sort((a, b) => rank(a) - rank(b));
   }
 
+  /**
+   * slimdom-sax-parser 1.5.3 puts the start of an element that follows the prolog (a declaration,
+   * comment or PI) one character past its `<`: step back to the `<`.
+   */
+  #tagStart(start: number, node: XNode | null | undefined): number {
+    if (node?.nodeType !== ELEMENT || this.text[start] === "<") return start;
+    const lt = this.text.lastIndexOf("<", start);
+    return lt >= 0 ? lt : start;
+  }
+
   /** 1-based line and column (UTF-16 units) of a node's start; an attribute's name in its tag. */
   positionOf(node: XNode): Position | null {
     if (node.nodeType === ATTRIBUTE) {
       const owner = node.ownerElement;
       const range = owner?.position;
       if (!range) return null;
-      const tag = this.text.slice(range.start, range.end);
+      const start = this.#tagStart(range.start, owner);
+      const tag = this.text.slice(start, range.end);
       // The name after whitespace and before `=`: the first such match is the attribute itself.
       const escaped = node.nodeName.replace(/[.]/g, "\\.");
       const m = new RegExp(`\\s${escaped}\\s*=`).exec(tag);
-      return this.#lines.position(range.start + (m ? m.index + 1 : 0));
+      return this.#lines.position(start + (m ? m.index + 1 : 0));
     }
     if (node.nodeType === DOCUMENT) return { line: 1, column: 1 };
-    if (node.position) return this.#lines.position(node.position.start);
+    if (node.position) return this.#lines.position(this.#tagStart(node.position.start, node));
     return node.parentNode ? this.positionOf(node.parentNode) : null;
   }
 }

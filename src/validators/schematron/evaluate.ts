@@ -44,13 +44,17 @@ export class Evaluator {
     const chosen = phase === null || phase === "#DEFAULT" ? (schema.defaultPhase ?? "#ALL") : phase;
     const active = chosen === "#ALL" ? null : schema.phases[chosen];
     this.#globals = [...schema.lets, ...(active?.lets ?? [])];
-    const patterns = active ? schema.patterns.filter((p) => p.id && active.active.includes(p.id)) : schema.patterns;
+    const patterns = active
+      ? schema.patterns.filter((p) => p.id && active.active.includes(p.id))
+      : schema.patterns;
     this.#patterns = patterns.map((pattern) => ({
       pattern,
       rules: pattern.rules.map((rule) => ({
         rule,
         plans: planContext(rule.context, schema.namespaces),
-        letClause: rule.lets.map((l) => `$${l.name} := (${this.#descendants.rewrite(l.value, schema.namespaces)})`),
+        letClause: rule.lets.map(
+          (l) => `$${l.name} := (${this.#descendants.rewrite(l.value, schema.namespaces)})`,
+        ),
         tests: rule.checks.map((c) => this.#descendants.rewrite(c.test, schema.namespaces)),
       })),
     }));
@@ -73,7 +77,13 @@ export class Evaluator {
   }
 
   /** false once the findings cap is reached. */
-  #rule(p: PreparedRule, scope: Scope, doc: SourceDocument, claimed: Set<XNode>, out: FindingCollector): boolean {
+  #rule(
+    p: PreparedRule,
+    scope: Scope,
+    doc: SourceDocument,
+    claimed: Set<XNode>,
+    out: FindingCollector,
+  ): boolean {
     let nodes: XNode[];
     try {
       nodes = this.#match(p.plans, scope, doc);
@@ -151,7 +161,14 @@ export class Evaluator {
     let node = context;
     if (c.subject !== null) {
       try {
-        node = (fx.evaluateXPathToFirstNode(`${prefix}(${c.subject})`, context, null, scope.vars, opts) as XNode) ?? context;
+        node =
+          (fx.evaluateXPathToFirstNode(
+            `${prefix}(${c.subject})`,
+            context,
+            null,
+            scope.vars,
+            opts,
+          ) as XNode) ?? context;
       } catch {
         // the context node it is
       }
@@ -160,9 +177,14 @@ export class Evaluator {
     const where = { path: pathOf(node), line: pos?.line ?? null, column: pos?.column ?? null, rule: c.test };
     if (error) {
       const what = `the ${c.kind}${c.id ? ` ${c.id}` : ""}`;
-      return finding("schematron.evaluation_error", `${what} could not be evaluated: ${errorText(error)}`, where);
+      return finding(
+        "schematron.evaluation_error",
+        `${what} could not be evaluated: ${errorText(error)}`,
+        where,
+      );
     }
-    const render = (parts: Part[]) => normalize(parts.map((part) => text(part, prefix, context, scope, opts)).join(""));
+    const render = (parts: Part[]) =>
+      normalize(parts.map((part) => text(part, prefix, context, scope, opts)).join(""));
     const message = [render(c.message), ...c.diagnostics.map(render)].filter(Boolean).join(" ");
     const code = `schematron.${c.id ?? (c.kind === "assert" ? "failed_assert" : "successful_report")}`;
     return finding(code, message || `${c.kind} ${c.test}`, { ...where, severity: c.severity });
@@ -221,7 +243,8 @@ class Scope {
         unknown[],
         number,
       ];
-      if (kind >= 0) this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
+      if (kind >= 0)
+        this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
       else this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);
       return true;
     } catch (e) {
@@ -231,9 +254,13 @@ class Scope {
   }
 
   failure(l: Let) {
-    return finding("schematron.evaluation_error", `the let "${l.name}" could not be evaluated: ${errorText(this.#error)}`, {
-      rule: l.value,
-    });
+    return finding(
+      "schematron.evaluation_error",
+      `the let "${l.name}" could not be evaluated: ${errorText(this.#error)}`,
+      {
+        rule: l.value,
+      },
+    );
   }
 }
 

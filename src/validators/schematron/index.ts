@@ -72,13 +72,24 @@ function checkConfig(config: unknown): ConfigIssue[] {
   }
   const issues = expressionIssues(schema);
   const phase = cfg.phase;
-  if (phase !== undefined && phase !== "#ALL" && phase !== "#DEFAULT" && !Object.hasOwn(schema.phases, phase)) {
+  if (
+    phase !== undefined &&
+    phase !== "#ALL" &&
+    phase !== "#DEFAULT" &&
+    !Object.hasOwn(schema.phases, phase)
+  ) {
     const known = Object.keys(schema.phases);
     issues.push(
-      issue("phase", "unknown_phase", `"${phase}" is not a phase of the schema (${["#ALL", ...known].join(", ")})`),
+      issue(
+        "phase",
+        "unknown_phase",
+        `"${phase}" is not a phase of the schema (${["#ALL", ...known].join(", ")})`,
+      ),
     );
   }
-  const globals = new Set([...schema.lets, ...Object.values(schema.phases).flatMap((p) => p.lets)].map((l) => l.name));
+  const globals = new Set(
+    [...schema.lets, ...Object.values(schema.phases).flatMap((p) => p.lets)].map((l) => l.name),
+  );
   for (const name of Object.keys(cfg.parameters ?? {})) {
     if (!globals.has(name))
       issues.push(issue(`parameters.${name}`, "unknown_parameter", "names no global sch:let of the schema"));
@@ -95,7 +106,8 @@ function compile(config: unknown) {
     const parsed = parseXml(input.bytes);
     if ("problems" in parsed) {
       for (const p of parsed.problems) {
-        if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column }))) break;
+        if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column })))
+          break;
       }
       return out.result();
     }

@@ -22,7 +22,10 @@ const STEP = new RegExp(
   String.raw`^(@|attribute::|child::)?(\*|\*:${NCNAME}|${NCNAME}:\*|${NCNAME}:${NCNAME}|${NCNAME})\s*((?:\[[\s\S]*\])?)$`,
   "u",
 );
-const PURE_PATH = new RegExp(String.raw`^(?:\.\.?|@?(?:\*|${NCNAME}(?::(?:${NCNAME}|\*))?))(?:\s*//?\s*(?:\.\.?|@?(?:\*|${NCNAME}(?::(?:${NCNAME}|\*))?)))*$`, "u");
+const PURE_PATH = new RegExp(
+  String.raw`^(?:\.\.?|@?(?:\*|${NCNAME}(?::(?:${NCNAME}|\*))?))(?:\s*//?\s*(?:\.\.?|@?(?:\*|${NCNAME}(?::(?:${NCNAME}|\*))?)))*$`,
+  "u",
+);
 const BOOLEAN_OPERATOR = /^(?:!?=|<=?|>=?|<<|>>|\s(?:eq|ne|lt|le|gt|ge|is|and|or)\s)$/;
 /** Functions whose value is a boolean or a string: never a position. */
 const NON_NUMERIC_FUNCTION =

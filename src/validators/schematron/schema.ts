@@ -169,7 +169,11 @@ class Builder {
       params.set(name, param.el.getAttribute("value") ?? "");
     }
     const subst = substitution(params);
-    return { id: p.el.getAttribute("id"), lets: this.lets(abstract, subst), rules: this.rules(abstract, subst) };
+    return {
+      id: p.el.getAttribute("id"),
+      lets: this.lets(abstract, subst),
+      rules: this.rules(abstract, subst),
+    };
   }
 
   rules(p: Located, subst: Subst): Rule[] {
@@ -188,12 +192,15 @@ class Builder {
   ruleBody(r: Located, subst: Subst, seen: string[]): { lets: Let[]; checks: Check[] } {
     const lets: Let[] = [];
     const checks: Check[] = [];
-    const ruleSeverity = [r.el.getAttribute("role"), r.el.getAttribute("flag")].map((s) => (s ? subst(s) : s));
+    const ruleSeverity = [r.el.getAttribute("role"), r.el.getAttribute("flag")].map((s) =>
+      s ? subst(s) : s,
+    );
     const ruleSubject = r.el.getAttribute("subject");
     for (const c of this.kids(r)) {
       const name = c.el.localName;
       if (name === "let") lets.push(this.letOf(c, subst));
-      else if (name === "assert" || name === "report") checks.push(this.check(c, subst, ruleSeverity, ruleSubject));
+      else if (name === "assert" || name === "report")
+        checks.push(this.check(c, subst, ruleSeverity, ruleSubject));
       else if (name === "extends") {
         const target = this.extended(c, seen);
         const body = this.ruleBody(target.located, subst, [...seen, target.key]);
@@ -229,11 +236,14 @@ class Builder {
       const v = c.el.getAttribute(name);
       return v === null ? null : subst(v);
     };
-    const diagnostics = (c.el.getAttribute("diagnostics") ?? "").split(/\s+/).filter(Boolean).map((id: string) => {
-      const d = this.diagnostics.get(id);
-      if (!d) throw problem(c, `diagnostics="${id}" names no sch:diagnostic`);
-      return this.parts(d, subst);
-    });
+    const diagnostics = (c.el.getAttribute("diagnostics") ?? "")
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((id: string) => {
+        const d = this.diagnostics.get(id);
+        if (!d) throw problem(c, `diagnostics="${id}" names no sch:diagnostic`);
+        return this.parts(d, subst);
+      });
     const subject = attr("subject") ?? (ruleSubject === null ? null : subst(ruleSubject));
     return {
       kind: c.el.localName as Check["kind"],
@@ -273,14 +283,23 @@ export function buildSchema(text: string, includes: Record<string, string> = {})
   const doc = parseDoc(text, null);
   const root: Located = { el: doc.root, doc };
   if (!isSch(doc.root, "schema"))
-    throw problem(root, `the root element must be sch:schema in the ISO namespace ${'"http://purl.oclc.org/dsdl/schematron"'}`);
+    throw problem(
+      root,
+      `the root element must be sch:schema in the ISO namespace ${'"http://purl.oclc.org/dsdl/schematron"'}`,
+    );
   const queryBinding = (doc.root.getAttribute("queryBinding") ?? "xslt").trim().toLowerCase();
   if (!QUERY_BINDINGS.includes(queryBinding))
-    throw problem(root, `queryBinding "${queryBinding}" is not supported (supported: ${QUERY_BINDINGS.join(", ")})`);
+    throw problem(
+      root,
+      `queryBinding "${queryBinding}" is not supported (supported: ${QUERY_BINDINGS.join(", ")})`,
+    );
   const b = new Builder(includes);
   for (const c of children(root, b.includes)) {
     if (c.el.namespaceURI === "http://www.w3.org/1999/XSL/Transform")
-      throw problem(c, `xsl:${c.el.localName} is not supported: Assay evaluates the XPath of the schema, not XSLT`);
+      throw problem(
+        c,
+        `xsl:${c.el.localName} is not supported: Assay evaluates the XPath of the schema, not XSLT`,
+      );
   }
   b.collect(root);
   const patterns = b.kids(root, "pattern").filter((p) => p.el.getAttribute("abstract") !== "true");
@@ -291,7 +310,8 @@ export function buildSchema(text: string, includes: Record<string, string> = {})
     if (!id) throw problem(ph, "sch:phase needs an id");
     const active = b.kids(ph, "active").map((a) => {
       const pid = a.el.getAttribute("pattern") ?? "";
-      if (!patternIds.has(pid)) throw problem(a, `sch:active names the pattern "${pid}", which does not exist`);
+      if (!patternIds.has(pid))
+        throw problem(a, `sch:active names the pattern "${pid}", which does not exist`);
       return pid;
     });
     phases[id] = { id, active, lets: b.lets(ph, same) };

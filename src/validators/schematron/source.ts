@@ -101,7 +101,8 @@ export class Includes {
 
   /** The element an include points at: the document's root, or the element with the fragment's id. */
   target(from: Located, href: string, chain: readonly string[]): Located & { key: string } {
-    if (chain.length >= MAX_INCLUDE_DEPTH) throw problem(from, `includes nest deeper than ${MAX_INCLUDE_DEPTH}`);
+    if (chain.length >= MAX_INCLUDE_DEPTH)
+      throw problem(from, `includes nest deeper than ${MAX_INCLUDE_DEPTH}`);
     const [path, fragment] = href.split("#", 2);
     const key = resolveHref(from.doc.href, path);
     if (chain.includes(key)) throw problem(from, `includes "${href}" again (a cycle)`);
@@ -142,7 +143,8 @@ export function* children(n: Located, includes: Includes, chain = n.chain ?? [])
     if (!href) throw problem(child, "sch:include has no href");
     const target = includes.target(child, href, chain);
     const next = [...chain, target.key];
-    if (isSch(target.el, "schema")) yield* children({ el: target.el, doc: target.doc, chain: next }, includes, next);
+    if (isSch(target.el, "schema"))
+      yield* children({ el: target.el, doc: target.doc, chain: next }, includes, next);
     // The included element's own children may include further documents: it carries the chain.
     else yield { el: target.el, doc: target.doc, chain: next };
   }

@@ -72,6 +72,6 @@ export function splitTopLevel(expr: string, separator: RegExp): string[] {
 
 /** `name(…)` and nothing after the closing parenthesis. */
 export function isSingleCall(expr: string): boolean {
-  const m = /^[\p{L}_][\p{L}\p{N}_.\-]*(?::[\p{L}_][\p{L}\p{N}_.\-]*)?\s*\(/u.exec(expr);
+  const m = /^[\p{L}_][\p{L}\p{N}_.-]*(?::[\p{L}_][\p{L}\p{N}_.-]*)?\s*\(/u.exec(expr);
   return m !== null && closing(expr, m[0].length - 1) === expr.length - 1;
 }

@@ -64,7 +64,8 @@ export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
     language: fx.evaluateXPath.XPATH_3_1_LANGUAGE,
     namespaceResolver: (prefix: string) => (prefix === "" ? null : resolve(prefix)),
     functionNameResolver: ({ prefix, localName }: { prefix: string; localName: string }, arity: number) => {
-      if (prefix === "" && localName === "current" && arity === 0) return { namespaceURI: ASSAY_NS, localName };
+      if (prefix === "" && localName === "current" && arity === 0)
+        return { namespaceURI: ASSAY_NS, localName };
       return { namespaceURI: prefix === "" ? FN_NS : resolve(prefix), localName };
     },
   } as XPathOptions;
@@ -113,13 +114,18 @@ export function checkExpression(
 ): string[] {
   let ast: Element;
   try {
-    ast = fx.parseScript(text, { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE }, scratch()) as unknown as Element;
+    ast = fx.parseScript(
+      text,
+      { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE },
+      scratch(),
+    ) as unknown as Element;
   } catch (e) {
     const first = ((e as Error).message ?? String(e)).split("\n")[0].replace(/^\d+:\s*/, "");
     return [`is not a valid XPath expression (${first.trim() || "syntax error"})`];
   }
   const problems: string[] = [];
-  const prefixOk = (p: string | null) => !p || Object.hasOwn(namespaces, p) || Object.hasOwn(BUILTIN_PREFIXES, p);
+  const prefixOk = (p: string | null) =>
+    !p || Object.hasOwn(namespaces, p) || Object.hasOwn(BUILTIN_PREFIXES, p);
   const bound = new Set<string>();
   const all = [...elements(ast)].filter((e) => e.namespaceURI === XQX);
   for (const e of all) if (e.localName === "varName") bound.add(e.textContent ?? "");
@@ -131,7 +137,8 @@ export function checkExpression(
     }
     if (e.localName === "varRef") {
       const name = Array.from(e.children).find((c) => c.localName === "name")?.textContent ?? "";
-      if (!variables.has(name) && !bound.has(name)) problems.push(`refers to $${name}, which no sch:let declares`);
+      if (!variables.has(name) && !bound.has(name))
+        problems.push(`refers to $${name}, which no sch:let declares`);
     }
     if (e.localName === "functionCallExpr" || e.localName === "namedFunctionRef") {
       const problem = functionProblem(e, namespaces);
@@ -158,7 +165,8 @@ function functionProblem(call: Element, namespaces: Record<string, string>): str
   if (uri === FN_NS && OUTSIDE_READERS.has(local))
     return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
   if (uri === FN_NS && local === "current" && arity === 0) return null;
-  if (!functionExists(uri, local, arity)) return `calls ${shown}#${arity}, which is not an available function`;
+  if (!functionExists(uri, local, arity))
+    return `calls ${shown}#${arity}, which is not an available function`;
   return null;
 }
 

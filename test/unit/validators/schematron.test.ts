@@ -118,7 +118,11 @@ describe("schematron: asserts and reports", () => {
       <sch:assert id="S" test="sum(line/(@qty * @price)) = xs:decimal(total)" subject="total">total</sch:assert>
     </sch:rule></sch:pattern>`);
     const [f] = validate(schema, order).findings;
-    expect({ path: f.path, line: f.line, column: f.column }).toEqual({ path: "/order/total", line: 4, column: 3 });
+    expect({ path: f.path, line: f.line, column: f.column }).toEqual({
+      path: "/order/total",
+      line: 4,
+      column: 3,
+    });
   });
 });
 
@@ -219,7 +223,8 @@ describe("schematron: variables, diagnostics, phases, parameters, includes", () 
   );
 
   test("phases: the default phase, a chosen one, #ALL", () => {
-    const ids = (extra: Record<string, unknown>) => validate(phased, order, extra).findings.map((f) => f.code);
+    const ids = (extra: Record<string, unknown>) =>
+      validate(phased, order, extra).findings.map((f) => f.code);
     expect(ids({})).toEqual(["schematron.T"]);
     expect(ids({ phase: "#DEFAULT" })).toEqual(["schematron.T"]);
     expect(ids({ phase: "lines" })).toEqual(["schematron.L", "schematron.L"]);
@@ -228,7 +233,11 @@ describe("schematron: variables, diagnostics, phases, parameters, includes", () 
 
   test("an unknown phase is refused at save time", () => {
     expect(checkStepConfig("schematron", { schema: phased, phase: "nope" })).toEqual([
-      { field: "phase", code: "unknown_phase", message: '"nope" is not a phase of the schema (#ALL, lines, totals)' },
+      {
+        field: "phase",
+        code: "unknown_phase",
+        message: '"nope" is not a phase of the schema (#ALL, lines, totals)',
+      },
     ]);
   });
 
@@ -238,12 +247,16 @@ describe("schematron: variables, diagnostics, phases, parameters, includes", () 
         <sch:assert id="MAX" test="xs:decimal(@price) le $max">price over <sch:value-of select="$max"/> <sch:value-of select="$cur"/></sch:assert>
       </sch:rule></sch:pattern>`);
     expect(validate(schema, order).findings).toEqual([]);
-    expect(validate(schema, order, { parameters: { max: 6, cur: "USD" } }).findings.map((f) => f.message)).toEqual([
-      "price over 6 USD",
-    ]);
+    expect(
+      validate(schema, order, { parameters: { max: 6, cur: "USD" } }).findings.map((f) => f.message),
+    ).toEqual(["price over 6 USD"]);
     expect(validate(schema, order, { parameters: { max: 5.25 } }).findings).toHaveLength(2);
     expect(checkStepConfig("schematron", { schema, parameters: { nope: 1 } })).toEqual([
-      { field: "parameters.nope", code: "unknown_parameter", message: "names no global sch:let of the schema" },
+      {
+        field: "parameters.nope",
+        code: "unknown_parameter",
+        message: "names no global sch:let of the schema",
+      },
     ]);
   });
 
@@ -290,17 +303,30 @@ describe("schematron: query bindings", () => {
   });
 
   test("no queryBinding means xslt (XPath 1.0 expressions)", () => {
-    const schema = sch('<sch:pattern><sch:rule context="line"><sch:assert test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>', "");
+    const schema = sch(
+      '<sch:pattern><sch:rule context="line"><sch:assert test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
+      "",
+    );
     expect(validate(schema, order).findings).toHaveLength(1);
   });
 });
 
 describe("schematron: documents", () => {
-  const schema = sch('<sch:pattern><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>');
+  const schema = sch(
+    '<sch:pattern><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
+  );
 
   test("a document that is not well-formed is reported as xml.not_well_formed, not evaluated", () => {
     const r = validate(schema, "<order>\n<line qty='0'>\n</order>");
     expect(r.findings.map((f) => `${f.code} ${f.line}`)).toEqual(["xml.not_well_formed 3"]);
+  });
+
+  test("the root element after a prolog is located at its `<` (slimdom-sax-parser reports one past it)", () => {
+    const root = sch(
+      '<sch:pattern><sch:rule context="/order"><sch:report id="R" test="true()">r</sch:report></sch:rule></sch:pattern>',
+    );
+    const r = validate(root, '<?xml version="1.0"?>\n<!-- c -->\n<order a="1"/>');
+    expect(r.findings.map((f) => `${f.line}:${f.column}`)).toEqual(["3:1"]);
   });
 
   test("billion laughs stops at libxml2's amplification limit", () => {
