@@ -21,7 +21,8 @@ import { type TbError, toFindings } from "./errors.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
 import { reachableContext } from "./resources.ts";
-import { unsafePatterns } from "./walk.ts";
+import { withUserPatterns } from "./user-patterns.ts";
+import { patternIssues } from "./walk.ts";
 
 export interface JsonSchemaConfig {
   schema: Record<string, unknown>;
@@ -154,9 +155,9 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
       )
       .slice(0, MAX_CONFIG_ISSUES);
   }
-  const unsafe = unsafePatterns(cfg.schema);
-  if (unsafe.length > 0)
-    return unsafe.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unsafe_regex", m));
+  const patterns = [cfg.schema, ...Object.values(cfg.resources ?? {})].flatMap(patternIssues);
+  if (patterns.length > 0)
+    return patterns.slice(0, MAX_CONFIG_ISSUES).map((p) => issue("schema", p.code, p.message));
   const refs = unresolvableRefs(p.schema, p.context);
   if (refs.length > 0)
     return refs.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unresolvable_ref", m));
@@ -167,7 +168,7 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   if (inner.length > 0)
     return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));
   try {
-    Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+    withUserPatterns(() => Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never));
   } catch (e) {
     return [issue("schema", "invalid_schema", `cannot be compiled: ${(e as Error).message}`)];
   }
@@ -178,7 +179,9 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  return Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+  return withUserPatterns(() =>
+    Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never),
+  );
 }
 
 /**
@@ -205,7 +208,7 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
       if (validator.Check(doc.value)) continue;
       // Headroom over maxFindings: some raw errors are merged away by toFindings.
       Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
-      const [, errors] = validator.Errors(doc.value) as [boolean, TbError[]];
+      const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
       const found = toFindings(errors, doc.locate);
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));
