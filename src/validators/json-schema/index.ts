@@ -12,6 +12,7 @@ import { type Dialect, dialectOf } from "./dialect.ts";
 import "./formats.ts";
 import { DEFAULT_DRAFT, DRAFTS, type Draft, META_URIS, metaResources, normalise } from "./drafts.ts";
 import { type TbError, toFindings } from "./errors.ts";
+import { errorContext } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
 import { reachableContext } from "./resources.ts";
@@ -201,13 +202,13 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   return [];
 }
 
-function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
+function compileSchema(config: unknown, opts: JsonSchemaOptions) {
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  return withUserPatterns(() =>
-    Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never),
-  );
+  const context = reachableContext(p.schema, p.context);
+  const validator = withUserPatterns(() => Schema.Compile(context as never, p.schema as never));
+  return { validator, schema: p.schema, context };
 }
 
 /**
@@ -217,13 +218,13 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
  * to a worker, where the step's time limit can stop it.
  */
 export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOptions = {}) {
-  const validator = compileSchema(config, opts);
+  const { validator } = compileSchema(config, opts);
   return (input: ValidationInput): boolean =>
     instanceDocuments(input).every((doc) => !doc.problem && validator.Check(doc.value));
 }
 
 export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
-  const validator = compileSchema(config, opts);
+  const { validator, schema, context } = compileSchema(config, opts);
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     for (const doc of instanceDocuments(input)) {
@@ -235,7 +236,7 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
       // Headroom over maxFindings: some raw errors are merged away by toFindings.
       Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
       const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
-      const found = toFindings(errors, doc.locate);
+      const found = toFindings(errors, doc.locate, errorContext(schema, context, doc.value));
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));
       for (const f of found) if (!out.add(f)) break;
