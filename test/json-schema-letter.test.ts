@@ -163,6 +163,7 @@ describe("findings name the most specific cause", () => {
 
   test("if/then: the rule of the branch that applied (was: only 'does not match the then schema')", async () => {
     await workflow("if-then", {
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's keyword
       schema: { if: { properties: { country: { const: "US" } } }, then: { required: ["state"] } },
     });
     expect(brief(await run("if-then", { country: "US" }))).toEqual([

@@ -116,7 +116,7 @@ function disabledKeywords(vocab: ReadonlySet<string>, draft: Draft): string[] {
   const on = new Set<string>();
   for (const v of vocab) for (const k of VOCABULARY_KEYWORDS[v] ?? []) on.add(k);
   if (draft === "2019-09" && vocab.has("applicator"))
-    VOCABULARY_KEYWORDS.unevaluated.forEach((k) => on.add(k));
+    for (const k of VOCABULARY_KEYWORDS.unevaluated) on.add(k);
   return Object.values(VOCABULARY_KEYWORDS)
     .flat()
     .filter((k) => !on.has(k));
