@@ -68,7 +68,8 @@ function checkConfig(config: unknown): ConfigIssue[] {
     schema = build(cfg);
   } catch (e) {
     if (e instanceof SchemaProblem) return [issue(e.field, "invalid_schema", e.message)];
-    throw e;
+    // Anything else the parsers throw on odd input is still the schema's problem, never a 500.
+    return [issue("schema", "invalid_schema", `could not be read: ${(e as Error)?.message ?? String(e)}`)];
   }
   const issues = expressionIssues(schema);
   const phase = cfg.phase;

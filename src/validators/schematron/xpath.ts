@@ -93,11 +93,15 @@ function functionExists(uri: string, local: string, arity: number): boolean {
   const key = `${uri} ${local}#${arity}`;
   let hit = known.get(key);
   if (hit === undefined) {
-    hit = fx.evaluateXPathToBoolean("exists(function-lookup(QName($u, $l), xs:integer($a)))", null, null, {
-      u: uri,
-      l: local,
-      a: arity,
-    });
+    try {
+      hit = fx.evaluateXPathToBoolean("exists(function-lookup(QName($u, $l), xs:integer($a)))", null, null, {
+        u: uri,
+        l: local,
+        a: arity,
+      });
+    } catch {
+      hit = false; // not a name fontoxpath can even look up
+    }
     known.set(key, hit);
   }
   return hit;
