@@ -282,3 +282,54 @@ describe("assertions: hostile keys", () => {
     expect(r.findings).toEqual([]);
   });
 });
+
+describe("assertions: issue #23's CEL cases, through the validator", () => {
+  const truth = (expr: string) => assert([{ id: "t", expr, message: expr }], "{}", "JSON").findings;
+  test("once refused at save, now true", () => {
+    for (const expr of [
+      "b'a' < b'b' && b'' <= b'\\x00'",
+      "[1, 'one'] == [1, 'one'] && 1.0 == 1",
+      "{'content-type': 'json'}.`content-type` == 'json'",
+      "int(42u) == 42 && int(timestamp('1970-01-01T00:01:00Z')) == 60",
+      "duration(duration('1s')) == duration('1s') && timestamp(timestamp(0)) == timestamp(0)",
+      "has({'a': 1}.a) && .99 < 1.0",
+    ])
+      expect(truth(expr)).toEqual([]);
+  });
+  test("once wrong, now right", () => {
+    for (const expr of [
+      "b'\\303\\277' == b'ÿ'",
+      "dyn(3u) in [5, 4, 3, 2, 1] && [1, 2u] == [1.0, 2.0] && {1: 'a'} == {1u: 'a'}",
+      "!(dyn(9223372036854775807) < 9223372036854775808.0)",
+    ])
+      expect(truth(expr)).toEqual([]);
+  });
+  test("once values, now errors: at evaluation, or at save for literal map keys", () => {
+    for (const expr of [
+      "-(-9223372036854775807 - 1) != 0",
+      "int(9223372036854775807.0) != 0",
+      "string(b'\\xff') != ''",
+    ])
+      expect(truth(expr).map((x) => x.code)).toEqual(["assertion.error"]);
+    const saved = (expr: string) =>
+      checkStepConfig("assertions", { rules: [{ id: "k", expr, message: "m" }] });
+    expect(saved("{'a': 1, 'a': 2}.a == 1")).toEqual([
+      { field: "rules[0].expr", code: "invalid_expression", message: "the map literal repeats the key a" },
+    ]);
+    for (const [expr, kind] of [
+      ["{1.5: 1}[1.5] == 1", "double"],
+      ["{null: 1}[null] == 1", "null"],
+    ])
+      expect(saved(expr)).toEqual([
+        {
+          field: "rules[0].expr",
+          code: "invalid_expression",
+          message: `a map key must be an int, uint, bool or string, not ${kind}`,
+        },
+      ]);
+    const doc = JSON.stringify({ k: 1.5 });
+    expect(
+      assert([{ id: "k", expr: "{data.k: 1}.size() == 1", message: "m" }], doc, "JSON").findings[0].message,
+    ).toBe('rule "k" could not be evaluated: a map key must be an int, uint, bool or string');
+  });
+});
