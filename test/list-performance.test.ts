@@ -26,7 +26,7 @@ beforeAll(async () => {
     ids.push(wf.id);
   }
   const root = (await s.deps.users.getByUsername("root"))!;
-  seedRuns(s.deps.db, { orgId: await s.org("acme"), workflowIds: ids, user: root, count: RUNS });
+  await seedRuns(s.deps.db, { orgId: await s.org("acme"), workflowIds: ids, user: root, count: RUNS });
   // Another org's runs share the table and indexes, and must not slow acme's list.
   const otherWf = await s.deps.workflows.create(await s.org("other"), {
     slug: "wf",
@@ -34,7 +34,7 @@ beforeAll(async () => {
     allowed_file_types: ["JSON"],
     steps: [],
   });
-  seedRuns(s.deps.db, {
+  await seedRuns(s.deps.db, {
     orgId: await s.org("other"),
     workflowIds: [otherWf.workflow.id],
     user: root,

@@ -25,7 +25,7 @@ const newToken = (token: string, body: Record<string, unknown>) =>
 async function agedToken(name: string, days: number) {
   const u = await s.user(name);
   const created = new Date(Date.now() - days * DAY_MS);
-  s.deps.db.query("UPDATE api_tokens SET created_at = ? WHERE id = ?").run(created.toISOString(), u.tokenId);
+  await s.sql("UPDATE api_tokens SET created_at = ? WHERE id = ?", created.toISOString(), u.tokenId);
   return { ...u, created };
 }
 const daysAhead = (iso: string) => (Date.parse(iso) - Date.now()) / DAY_MS;

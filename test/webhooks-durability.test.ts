@@ -148,7 +148,7 @@ describe("deactivation", () => {
     expect((await call(s, "GET", path, { token: s.rootToken })).json.is_active).toBe(true);
     // Simulating the passage of time: the streak started four days ago.
     const fourDaysAgo = new Date(Date.now() - 4 * 86_400_000).toISOString();
-    s.deps.db.query("UPDATE webhooks SET failing_since = ? WHERE id = ?").run(fourDaysAgo, hook.id);
+    await s.sql("UPDATE webhooks SET failing_since = ? WHERE id = ?", fourDaysAgo, hook.id);
     await run(s);
     await failedCount(3);
     const w = (await call(s, "GET", path, { token: s.rootToken })).json;

@@ -3,6 +3,7 @@
 // for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
 // database writer; it runs a validator itself only for jobs the inline lane vouches for.
+import type { Program } from "../db/program.ts";
 import { now } from "../db/util.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
@@ -74,8 +75,12 @@ export function createExecutor(
 ) {
   const flights = new Map<string, Flight>();
   const waiters = new Map<string, Set<() => void>>();
-  /** Called inside the transaction that writes a final status (webhook outbox). */
-  const finalHooks: ((e: FinalEvent) => void)[] = [];
+  /** Programs run inside the transaction that writes a final status (webhook outbox). */
+  const finalHooks: ((e: FinalEvent) => Program<void>)[] = [];
+  const inFinalTx = (ev: FinalEvent) =>
+    function* (): Program<void> {
+      for (const h of finalHooks) yield* h(ev);
+    };
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
@@ -127,9 +132,7 @@ export function createExecutor(
     const wrote = await store.finish(
       id,
       { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
-      () => {
-        for (const h of finalHooks) h(ev);
-      },
+      inFinalTx(ev),
       onlyIf,
     );
     if (!wrote) return false;
@@ -148,9 +151,7 @@ export function createExecutor(
       return;
     }
     const ev = { runId: r.id, orgId: r.orgId, workflowId: r.workflowId, status: f.status };
-    d.written = store.createFinal(r, f, () => {
-      for (const h of finalHooks) h(ev);
-    });
+    d.written = store.createFinal(r, f, inFinalTx(ev));
     try {
       d.submissionId = await d.written;
     } catch (e) {
@@ -348,8 +349,8 @@ export function createExecutor(
           workflowId: r.workflow_id,
           status: "error" as const,
         }));
-      const r = await store.recover(opts.maxAttempts, (failed) => {
-        for (const e of events(failed)) for (const h of finalHooks) h(e);
+      const r = await store.recover(opts.maxAttempts, function* (failed) {
+        for (const e of events(failed)) yield* inFinalTx(e)();
       });
       for (const e of events(r.failed)) for (const h of afterFinal) h(e, 0, []);
       if (r.requeued || r.failed.length)
@@ -410,9 +411,7 @@ export function createExecutor(
       const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status };
       let sid: number;
       try {
-        sid = await store.createFinal(record, f, () => {
-          for (const h of finalHooks) h(ev);
-        });
+        sid = await store.createFinal(record, f, inFinalTx(ev));
       } catch (e) {
         log.warn("inline run not written; it runs again as a direct run", {
           run: record.id,
