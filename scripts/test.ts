@@ -33,8 +33,11 @@ async function pass(name: string, files: string[], env: Record<string, string>):
   // bun test writes its report (and the totals) to stderr: echo it and keep the totals.
   let tail = "";
   const decoder = new TextDecoder();
-  for await (const chunk of proc.stderr) {
-    const text = decoder.decode(chunk, { stream: true });
+  const reader = proc.stderr.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const text = decoder.decode(value, { stream: true });
     process.stderr.write(text);
     tail = (tail + text).slice(-4000);
   }

@@ -1,6 +1,7 @@
 // Entry point of the `assay` executable: parse the command line, dispatch, map failures to
 // exit codes (0 ok, 1 failed, 2 bad arguments).
 import { backup } from "./cli/backup.ts";
+import * as dbCommands from "./cli/db.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
 import { COMMANDS, USAGE } from "./cli/help.ts";
@@ -16,6 +17,7 @@ const BOOLEANS: Record<string, readonly string[]> = {
   init: ["help", "password_stdin"],
   users: ["help", "admin", "password_stdin"],
   validate: VALIDATE_BOOLEANS,
+  db: ["help", "replace"],
 };
 
 async function serve(flags: Record<string, string>) {
@@ -80,6 +82,12 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case "backup":
         await backup(p);
+        return 0;
+      case "migrate":
+        await dbCommands.migrate(p);
+        return 0;
+      case "db":
+        await dbCommands.db(p);
         return 0;
       case "validate":
         // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.

@@ -160,7 +160,13 @@ describe("`assay settings set` from another process", () => {
         "token_max_ttl_days",
         "1",
       ],
-      { env: { ...process.env, ASSAY_DATA_DIR: s.dataDir } },
+      {
+        env: {
+          ...process.env,
+          ASSAY_DATA_DIR: s.dataDir,
+          ...(s.databaseUrl ? { ASSAY_DATABASE_URL: s.databaseUrl } : {}),
+        },
+      },
     );
     expect(cli.exitCode).toBe(0);
     expect((await me(u.token)).status).toBe(401);

@@ -12,6 +12,7 @@ import {
   RetryableConflict,
   type TxOptions,
   UniqueViolation,
+  UnstorableText,
 } from "./program.ts";
 
 /** Attempts of a transaction that keeps losing serialization races before the error stands. */
@@ -63,12 +64,19 @@ const CONNECTION_CODES = new Set([
 
 /** Engine and connection errors become the driver-neutral ones; a bug stays as it is. */
 export function translatePgError(e: unknown): unknown {
-  if (e instanceof UniqueViolation || e instanceof DatabaseUnavailable || e instanceof RetryableConflict)
+  if (
+    e instanceof UniqueViolation ||
+    e instanceof DatabaseUnavailable ||
+    e instanceof RetryableConflict ||
+    e instanceof UnstorableText
+  )
     return e;
   const err = e as { code?: string; errno?: string; message?: string } | null;
   if (!err || typeof err !== "object") return e;
   const state = typeof err.errno === "string" ? err.errno : "";
   if (state === "23505") return new UniqueViolation(err.message ?? "unique violation");
+  // 22021 character_not_in_repertoire, 22P05 untranslatable_character: U+0000 in a text value.
+  if (state === "22021" || state === "22P05") return new UnstorableText(state);
   if (state === "40001" || state === "40P01") return new RetryableConflict(err.message ?? state);
   // 08: connection exception; 53: insufficient resources (too many connections); 57P: the server
   // is shutting down or starting; 57014: statement timeout (query_canceled).
@@ -97,6 +105,8 @@ function normalize(rows: Rows): Rows {
   return rows;
 }
 
+const hasNul = (p: unknown) => typeof p === "string" && p.includes("\u0000");
+
 export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   const sql = new SQL({
     url,
@@ -117,6 +127,11 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     return t;
   };
   const step = async (q: SQL, o: Op): Promise<unknown> => {
+    // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
+    // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write
+    // with one fails with UnstorableText (400).
+    if ((o.op === "get" || o.op === "all") && /^\s*SELECT\b/i.test(o.sql) && o.params.some(hasNul))
+      return o.op === "get" ? undefined : [];
     if (o.op === "insert") {
       const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), o.params)) as Rows);
       return Number(rows[0]?.[o.key]);

@@ -83,6 +83,14 @@ export class RetryableConflict extends Error {
   override name = "RetryableConflict";
 }
 
+/**
+ * A text value the database cannot store (PostgreSQL refuses U+0000 in text). A 400: the request
+ * carried it.
+ */
+export class UnstorableText extends Error {
+  override name = "UnstorableText";
+}
+
 export type Dialect = "sqlite" | "postgres";
 
 export interface TxOptions {
