@@ -8,6 +8,7 @@ import { COMMANDS, USAGE } from "./cli/help.ts";
 import { VALIDATE_BOOLEANS, validate } from "./cli/validate.ts";
 import { workflows } from "./cli/workflows.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { describeDb } from "./db/open.ts";
 import { AppError } from "./errors.ts";
 import { startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
@@ -23,7 +24,7 @@ const BOOLEANS: Record<string, readonly string[]> = {
 async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
   const server = await startServer(config);
-  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${config.data_dir})\n`);
+  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
   const shutdown = async (signal: string) => {
     process.stdout.write(`${signal}: shutting down\n`);
     await server.stop();

@@ -12,8 +12,12 @@ export interface PgCluster {
   baseUrl: string;
   port: number;
   dir: string;
-  /** Runs `pg_ctl` with these arguments against the cluster (e.g. restart under load). */
+  /** Runs `pg_ctl` with these arguments against the cluster. */
   pgCtl(...args: string[]): void;
+  /** Stops the server (fast shutdown), keeping the data: start() brings it back on the same port. */
+  halt(): void;
+  start(): void;
+  /** Stops the server and removes the cluster. */
   stop(): void;
 }
 
@@ -106,7 +110,8 @@ export async function startPgCluster(opts: { fsync?: boolean } = {}): Promise<Pg
       }),
       `pg_ctl ${args[0]}`,
     );
-  pgCtl("start", "-o", settings, "-l", join(dir, "log"));
+  const start = () => pgCtl("start", "-o", settings, "-l", join(dir, "log"));
+  start();
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -117,7 +122,15 @@ export async function startPgCluster(opts: { fsync?: boolean } = {}): Promise<Pg
     });
     rmSync(dir, { recursive: true, force: true });
   };
-  return { baseUrl: `postgres://postgres@127.0.0.1:${port}/`, port, dir, pgCtl, stop };
+  return {
+    baseUrl: `postgres://postgres@127.0.0.1:${port}/`,
+    port,
+    dir,
+    pgCtl,
+    halt: () => pgCtl("stop", "-m", "fast"),
+    start,
+    stop,
+  };
 }
 
 let shared: Promise<PgCluster> | null = null;
