@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { PgResult } from "./postgres.ts";
 import type { StartResult } from "./start.ts";
 
 export interface Results {
@@ -11,6 +12,7 @@ export interface Results {
   async?: AsyncResult;
   large?: LargeResult;
   start?: StartResult;
+  pg?: PgResult;
   skipped: string[];
 }
 
@@ -111,6 +113,39 @@ export function rows(r: Results, judge: boolean): Row[] {
       n0(a.completedRps),
       n0(a.baselineRps),
       f2(a.completedRps / a.baselineRps),
+      "—",
+    );
+  }
+  if (r.pg) {
+    const p = r.pg;
+    row(
+      "6 sync runs on PostgreSQL, req/s",
+      n0(p.postgres.rps),
+      `SQLite ${n0(p.sqlite.rps)}`,
+      f2(p.ratio),
+      "≥ 0.5× SQLite",
+      p.ratio >= 0.5,
+    );
+    row(
+      "6 sync runs on PostgreSQL, p50 / p99",
+      `${ms(p.postgres.p50Ms)} / ${ms(p.postgres.p99Ms)}`,
+      `${ms(p.sqlite.p50Ms)} / ${ms(p.sqlite.p99Ms)}`,
+      "",
+      "—",
+    );
+    const sq = r.async;
+    row(
+      `6 async intake on PostgreSQL (${n0(p.async.runs)} runs), submissions/s`,
+      n0(p.async.submitRps),
+      sq ? `SQLite ${n0(sq.submitRps)}` : "",
+      sq ? f2(p.async.submitRps / sq.submitRps) : "",
+      "—",
+    );
+    row(
+      "6 async drain on PostgreSQL, runs completed/s",
+      n0(p.async.completedRps),
+      sq ? `SQLite ${n0(sq.completedRps)}` : "",
+      sq ? f2(p.async.completedRps / sq.completedRps) : "",
       "—",
     );
   }
