@@ -3,22 +3,24 @@
 //   1 sync runs over HTTP vs a bare Bun.serve (wrk, 16 connections, load and server pinned apart)
 //   2 async intake and drain (Prefer: respond-async)   3 10 MiB JSON / XML / CSV documents
 //   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
-//   6 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
+//   6 Schematron: EN 16931 rules on a ~100 KB UBL invoice, documents/s
+//   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,pg · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
 import { measureHttp } from "./bench/http.ts";
 import { measureLarge } from "./bench/large.ts";
+import { measureSchematron } from "./bench/schematron.ts";
 import { WRK_HINT, describeMachine, machineLine } from "./bench/machine.ts";
 import { type Results, details, markdownTable, rows, textTable, writeDoc } from "./bench/report.ts";
 import { pgBinDir } from "../test/helpers/pg-cluster.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
 
-const MEASURES = ["http", "async", "large", "start", "pg"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -63,8 +65,8 @@ async function main(): Promise<number> {
     opts.only = opts.only.filter((x) => x !== "http");
   }
   if (!pgBinDir() && opts.only.includes("pg")) {
-    log("PostgreSQL is not installed (apt-get install -y postgresql): measure 6 skipped");
-    results.skipped.push("6 (PostgreSQL missing)");
+    log("PostgreSQL is not installed (apt-get install -y postgresql): measure 7 skipped");
+    results.skipped.push("7 (PostgreSQL missing)");
     opts.only = opts.only.filter((x) => x !== "pg");
   }
   if (opts.build) {
@@ -106,7 +108,10 @@ async function main(): Promise<number> {
   results.start = await step("start", "5 start", () =>
     measureStart(m, q ? { runs: 10_000, repeats: 1 } : { runs: 1_000_000, repeats: 3 }),
   );
-  results.pg = await step("pg", "6 PostgreSQL", () =>
+  results.schematron = await step("schematron", "6 Schematron", () =>
+    measureSchematron({ bytes: 100 * 1024, docs: q ? 1 : 10 }),
+  );
+  results.pg = await step("pg", "7 PostgreSQL", () =>
     measurePostgres(
       m,
       q

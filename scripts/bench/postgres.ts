@@ -1,4 +1,4 @@
-// Measure 6: the same server on PostgreSQL. Sync runs (wrk, as measure 1) on Assay with
+// Measure 7: the same server on PostgreSQL. Sync runs (wrk, as measure 1) on Assay with
 // PostgreSQL against Assay with SQLite, alternating round by round, and async intake and drain
 // (as measure 2) on PostgreSQL. PostgreSQL is a throwaway cluster started here (Debian's
 // postgresql package) with its defaults for durability (fsync and synchronous_commit on), left
