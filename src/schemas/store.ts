@@ -1,5 +1,5 @@
 // SQL for the org's stored JSON Schemas. A duplicate URI in an org becomes 409 here.
-import type { Database } from "bun:sqlite";
+import { type Db, all, count, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
 interface SchemaRow {
@@ -23,13 +23,12 @@ const duplicate = (uri: string) => `The organization already stores a schema wit
 /** SQLite's default bound on host parameters is far above this; a lookup is done in chunks. */
 const CHUNK = 500;
 
-export function createSchemaStore(db: Database) {
-  const byId = db.prepare<SchemaRow, [number, number]>(
-    "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
-  );
+export function createSchemaStore(db: Db) {
   return {
     async get(orgId: number, id: number): Promise<OrgSchema | null> {
-      const r = byId.get(orgId, id);
+      const r = await db.exec(
+        get<SchemaRow>("SELECT * FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id),
+      );
       return r ? toSchema(r) : null;
     },
     async list(
@@ -37,43 +36,54 @@ export function createSchemaStore(db: Database) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: SchemaSummary[] }> {
-      const { n } = db
-        .query<{ n: number }, [number]>("SELECT count(*) AS n FROM org_schemas WHERE org_id = ?")
-        .get(orgId)!;
-      const rows = db
-        .query<SchemaSummary, [number, number, number]>(
-          "SELECT id, org_id, uri, created_at, updated_at FROM org_schemas WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-        )
-        .all(orgId, limit, offset);
-      return { count: n, items: rows };
+      return db.exec(
+        (function* () {
+          const n = yield* count("SELECT count(*) AS n FROM org_schemas WHERE org_id = ?", orgId);
+          const items = yield* all<SchemaSummary>(
+            "SELECT id, org_id, uri, created_at, updated_at FROM org_schemas WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+            orgId,
+            limit,
+            offset,
+          );
+          return { count: n, items };
+        })(),
+      );
     },
     /** The org's schemas with these URIs, keyed by URI (URIs it does not store are absent). */
     async byUris(orgId: number, uris: string[]): Promise<Record<string, Record<string, unknown>>> {
-      const out: Record<string, Record<string, unknown>> = {};
-      for (let i = 0; i < uris.length; i += CHUNK) {
-        const part = uris.slice(i, i + CHUNK);
-        const rows = db
-          .query<SchemaRow, (string | number)[]>(
-            `SELECT * FROM org_schemas WHERE org_id = ? AND uri IN (${part.map(() => "?").join(", ")})`,
-          )
-          .all(orgId, ...part);
-        for (const r of rows) out[r.uri] = toSchema(r).schema;
-      }
-      return out;
+      return db.exec(
+        (function* () {
+          const out: Record<string, Record<string, unknown>> = {};
+          for (let i = 0; i < uris.length; i += CHUNK) {
+            const part = uris.slice(i, i + CHUNK);
+            const rows = yield* all<SchemaRow>(
+              `SELECT * FROM org_schemas WHERE org_id = ? AND uri IN (${part.map(() => "?").join(", ")})`,
+              orgId,
+              ...part,
+            );
+            for (const r of rows) out[r.uri] = toSchema(r).schema;
+          }
+          return out;
+        })(),
+      );
     },
     async create(orgId: number, uri: string, schema: Record<string, unknown>): Promise<OrgSchema> {
       const ts = now();
-      const row = uniqueOr(
-        () =>
-          db
-            .query<SchemaRow, (string | number)[]>(
-              "INSERT INTO org_schemas (org_id, uri, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
-            )
-            .get(orgId, uri, JSON.stringify(schema), ts, ts)!,
-        duplicate(uri),
-        "uri",
+      const row = await db.exec(
+        uniqueOr(
+          get<SchemaRow>(
+            "INSERT INTO org_schemas (org_id, uri, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+            orgId,
+            uri,
+            JSON.stringify(schema),
+            ts,
+            ts,
+          ),
+          duplicate(uri),
+          "uri",
+        ),
       );
-      return toSchema(row);
+      return toSchema(row!);
     },
     async update(
       orgId: number,
@@ -81,20 +91,24 @@ export function createSchemaStore(db: Database) {
       uri: string,
       schema: Record<string, unknown>,
     ): Promise<OrgSchema | null> {
-      const row = uniqueOr(
-        () =>
-          db
-            .query<SchemaRow, (string | number)[]>(
-              "UPDATE org_schemas SET uri = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
-            )
-            .get(uri, JSON.stringify(schema), now(), orgId, id),
-        duplicate(uri),
-        "uri",
+      const row = await db.exec(
+        uniqueOr(
+          get<SchemaRow>(
+            "UPDATE org_schemas SET uri = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
+            uri,
+            JSON.stringify(schema),
+            now(),
+            orgId,
+            id,
+          ),
+          duplicate(uri),
+          "uri",
+        ),
       );
       return row ? toSchema(row) : null;
     },
     async remove(orgId: number, id: number): Promise<boolean> {
-      return db.query("DELETE FROM org_schemas WHERE org_id = ? AND id = ?").run(orgId, id).changes > 0;
+      return (await db.exec(run("DELETE FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id))) > 0;
     },
   };
 }
