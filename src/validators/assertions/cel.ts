@@ -32,6 +32,14 @@ export interface CompileOptions {
 }
 
 export function compileExpression(source: string, options: CompileOptions): Compiled {
+  const parsed = checked(source, options);
+  const readsRow = reads(parsed.expr, "row");
+  const evaluate = plan(env, rewriteForEvaluation(parsed.expr, parsed.ids));
+  return { run: (vars) => evaluate(vars as never), readsRow };
+}
+
+/** Parsed and checked, or an ExpressionError saying why not. */
+function checked(source: string, options: CompileOptions): ReturnType<typeof parseCel> {
   let parsed: ReturnType<typeof parseCel>;
   try {
     parsed = parseCel(source);
@@ -53,15 +61,13 @@ export function compileExpression(source: string, options: CompileOptions): Comp
       throw e;
     }
   }
-  const readsRow = reads(parsed.expr, "row");
-  const evaluate = plan(env, rewriteForEvaluation(parsed.expr, parsed.ids));
-  return { run: (vars) => evaluate(vars as never), readsRow };
+  return parsed;
 }
 
-/** Save-time check: null when the expression is fine, else what is wrong with it. */
+/** Save-time check (on the HTTP thread: no planning): null when fine, else what is wrong. */
 export function checkExpression(source: string, bool: boolean): string | null {
   try {
-    compileExpression(source, { bool });
+    checked(source, { bool });
     return null;
   } catch (e) {
     if (e instanceof ExpressionError) return e.message;
