@@ -101,7 +101,14 @@ function build(): CelEnv {
 
 export const env: CelEnv = build();
 
+const byName = new Map<string, CelFunc[]>();
+
 /** Every function a rule may call, by name (for the save-time checker). */
 export function functionsNamed(name: string): CelFunc[] {
-  return [...(env.funcs.find(name) ?? [])];
+  let funcs = byName.get(name);
+  if (funcs === undefined) {
+    funcs = [...(env.funcs.find(name) ?? [])];
+    byName.set(name, funcs);
+  }
+  return funcs;
 }
