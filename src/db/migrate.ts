@@ -7,6 +7,8 @@ import m0003 from "./migrations/0003_run_list_indexes.sql" with { type: "text" }
 import m0004 from "./migrations/0004_org_schemas.sql" with { type: "text" };
 import m0005 from "./migrations/0005_cache_generation.sql" with { type: "text" };
 import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "text" };
+// 0007 is assigned to another branch: it must be on main before a database reaches 8.
+import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   { version: 1, name: "init", sql: m0001 },
@@ -15,6 +17,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 4, name: "org_schemas", sql: m0004 },
   { version: 5, name: "cache_generation", sql: m0005 },
   { version: 6, name: "run_indexes_by_status", sql: m0006 },
+  { version: 8, name: "stored_xml_schemas", sql: m0008 },
 ];
 
 export function migrate(db: Database): number {
