@@ -111,6 +111,27 @@ describe("storing XSD documents", () => {
       ]),
     );
   });
+  test("a JSON Schema $ref never resolves to a stored XSD at that URI", async () => {
+    const r = await call(s, "POST", workflows, {
+      token: author,
+      body: {
+        slug: "json-to-xsd",
+        name: "x",
+        allowed_file_types: ["JSON"],
+        steps: [
+          {
+            name: "j",
+            validator: "json_schema",
+            config: { schema: { $ref: "https://schemas.example.com/types.xsd" } },
+          },
+        ],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([
+      expect.objectContaining({ field: "steps[0].config.schema", code: "unresolvable_ref" }),
+    ]);
+  });
   test("400 for an unknown kind, nothing stored", async () => {
     const r = await store("https://schemas.example.com/e.rng", "<grammar/>", "relaxng");
     expect(r.status).toBe(400);
