@@ -136,8 +136,9 @@ function compile(config: unknown) {
             make(p.code === "type" ? "type_error" : "constraint_error", p.message, rec, off, defs[i]!.name),
           );
       }
+      if (cells.length !== fields.length) found ??= [];
       for (let i = fields.length; i < cells.length; i++)
-        (found ??= []).push(
+        found!.push(
           make(
             "extra_cell",
             `cell in column ${i + 1} has no field in the schema`,
@@ -146,7 +147,7 @@ function compile(config: unknown) {
           ),
         );
       for (let i = cells.length; i < fields.length; i++)
-        (found ??= []).push(
+        found!.push(
           make(
             "missing_cell",
             `row has no cell for field "${defs[i]!.name}" (column ${i + 1})`,
