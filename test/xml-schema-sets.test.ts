@@ -195,10 +195,36 @@ describe("a step includes and imports stored documents", () => {
     expect((await runXml("by-location", ORDER("abcd"))).json.status).toBe("failed");
   });
 
-  test("400 when an import resolves to nothing stored; nothing saved", async () => {
+  test("an import by namespace alone with nothing stored is libxml2's to judge: 400 when it is used", async () => {
+    const unused = await createWorkflow("hint-only", {
+      schema_type: "xsd",
+      schema: MAIN('<xs:import namespace="urn:example:types"/><xs:import namespace="urn:example:nowhere"/>'),
+    });
+    expect(unused.status).toBe(201);
     const r = await createWorkflow("unresolved", {
       schema_type: "xsd",
-      schema: MAIN('<xs:import namespace="urn:example:nowhere"/>'),
+      schema: `<xs:schema ${XS} xmlns:n="urn:example:nowhere"><xs:import namespace="urn:example:nowhere"/><xs:element name="a" type="n:T"/></xs:schema>`,
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps[0].config.schema",
+          code: "invalid_schema",
+          message:
+            "is not a valid XSD: line 1: element decl. 'a', attribute 'type': The QName value '{urn:example:nowhere}T' does not resolve to a(n) type definition. (no stored XSD document has the targetNamespace \"urn:example:nowhere\", imported without a schemaLocation)",
+        },
+      ]),
+    );
+    expect((await call(s, "GET", `${workflows}unresolved/`, { token: viewer })).status).toBe(404);
+  });
+
+  test("400 when an import's schemaLocation and namespace both find nothing stored", async () => {
+    const r = await createWorkflow("unresolved", {
+      schema_type: "xsd",
+      schema: MAIN(
+        '<xs:import namespace="urn:example:nowhere" schemaLocation="https://schemas.example.com/nowhere.xsd"/>',
+      ),
     });
     expect(r.status).toBe(400);
     expect(r.json).toEqual(
@@ -207,11 +233,10 @@ describe("a step includes and imports stored documents", () => {
           field: "steps[0].config.schema",
           code: "unresolved_reference",
           message:
-            'line 1: import of namespace "urn:example:nowhere": no stored XSD document has this targetNamespace',
+            'line 1: import of namespace "urn:example:nowhere" ("https://schemas.example.com/nowhere.xsd" is not stored): no stored XSD document has this targetNamespace',
         },
       ]),
     );
-    expect((await call(s, "GET", `${workflows}unresolved/`, { token: viewer })).status).toBe(404);
   });
 
   test("400 when an include names a document that is not stored", async () => {

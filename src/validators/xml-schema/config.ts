@@ -118,6 +118,7 @@ export function checkXmlSchemaConfig(config: unknown, stored: Record<string, str
         `has an ${ext}; external documents are never loaded, inline them`,
       ),
     ];
+  let unstored: string[] = [];
   if (cfg.schema_type === "xsd") {
     const root = xsdRootOf(cfg)!;
     const available = { ...stored, ...cfg.documents };
@@ -129,15 +130,23 @@ export function checkXmlSchemaConfig(config: unknown, stored: Record<string, str
           `"${root.uri}" is not a stored XSD document of this organization`,
         ),
       ];
-    const unresolved = setProblems(resolveSchemaSet(root, available));
+    const set = resolveSchemaSet(root, available);
+    const unresolved = setProblems(set);
     if (unresolved) return [issue(which, "unresolved_reference", unresolved)];
+    unstored = [...set.unstored];
   }
   try {
     // Compiled and freed at once: the API process should not hold wasm memory for schemas.
     compileSchema(sourceOf(cfg)).dispose();
   } catch (e) {
     const message = e instanceof SchemaCompileError ? e.message : String(e);
-    return [issue(which, "invalid_schema", `is not a valid ${cfg.schema_type.toUpperCase()}: ${message}`)];
+    const hint =
+      unstored.length > 0
+        ? ` (no stored XSD document has the targetNamespace ${unstored.map((n) => `"${n}"`).join(", ")}, imported without a schemaLocation)`
+        : "";
+    return [
+      issue(which, "invalid_schema", `is not a valid ${cfg.schema_type.toUpperCase()}: ${message}${hint}`),
+    ];
   }
   return [];
 }

@@ -87,6 +87,8 @@ export interface SchemaSet {
   problems: SetProblem[];
   /** What the documents at hand could not answer: URIs and namespaces to look up in the store. */
   wanted: { uris: Set<string>; namespaces: Set<string> };
+  /** Namespaces imported without a location that no available document declares. */
+  unstored: Set<string>;
 }
 
 type Available = Record<string, string>;
@@ -104,6 +106,7 @@ export function resolveSchemaSet(
     locations: new Map(),
     problems: [],
     wanted: { uris: new Set(), namespaces: new Set() },
+    unstored: new Set(),
   };
   const byNamespace = namespaceIndex(available);
   const queue: Array<{ uri: string | null; text: string }> = [];
@@ -179,6 +182,13 @@ function resolveReference(
   if (candidates.length === 1) return candidates[0]!;
   set.wanted.namespaces.add(ns);
   const where = ref.location === null ? "" : ` ("${ref.resolved}" is not stored)`;
+  // An import without a location is only a hint (XML Schema 1.0 §4.2.3): with nothing stored for
+  // its namespace it stays libxml2's to judge, which fails the compile only if a component of that
+  // namespace is used (then the message says what is missing: set.unstored).
+  if (candidates.length === 0 && ref.location === null) {
+    set.unstored.add(ns);
+    return null;
+  }
   if (candidates.length === 0)
     return problem(`import of namespace "${ns}"${where}: no stored XSD document has this targetNamespace`);
   return problem(
