@@ -2,7 +2,7 @@
 // then every constraint that applies to the type, in Frictionless's order; each failing
 // constraint is its own problem, as Frictionless reports them. Which constraint and which field
 // property applies to which type is checked when the schema is saved.
-import { compileSafeRegex } from "../shared/safe-regex.ts";
+import { compileUserRegex } from "../shared/user-regex.ts";
 import {
   type FieldOptions,
   type FieldType,
@@ -109,7 +109,7 @@ export function compileField(
         message: `applies to ${types.join(" and ")} fields only, not ${type} ("${f.name}")`,
       };
   }
-  const pattern = c.pattern !== undefined ? compileSafeRegex(`^(?:${c.pattern})$`) : undefined;
+  const pattern = c.pattern !== undefined ? compileUserRegex(`^(?:${c.pattern})$`) : undefined;
   if (pattern && !pattern.ok) return { field: "constraints.pattern", message: pattern.message };
   const bounds: Record<"minimum" | "maximum", number | bigint | null> = { minimum: null, maximum: null };
   for (const b of ["minimum", "maximum"] as const) {
