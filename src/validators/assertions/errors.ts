@@ -31,6 +31,7 @@ const OPERATORS: Record<string, string> = {
 
 const typeNames = (list: string) =>
   list
+    .replace(/\([^()]*\)/g, "") // map(dyn, dyn) → map
     .split(", ")
     .filter((t) => t !== "")
     .map((t) =>
@@ -43,7 +44,7 @@ const typeNames = (list: string) =>
 
 const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [
-    /^found no matching overload for '([^']+)' applied to '(?:([\w.]+)\.)?\((.*)\)'$/,
+    /^found no matching overload for '([^']+)' applied to '(?:(.+?)\.)?\((.*)\)'$/s,
     (m) =>
       `no overload of '${OPERATORS[m[1]] ?? m[1]}' takes (${typeNames([m[2], m[3]].filter(Boolean).join(", "))})`,
   ],
@@ -64,7 +65,8 @@ const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^Unable to convert string '(.*)' to bool$/s, (m) => `cannot convert ${JSON.stringify(m[1])} to bool`],
   [/^Failed to decode bytes as string/, () => "the bytes are not valid UTF-8"],
   [/^Failed to parse timestamp/, () => "not a timestamp in RFC 3339 format (2024-01-31T12:00:00Z)"],
-  [/^(?:invalid duration|bad duration|duration string)/i, () => "not a duration (e.g. 1h30m, 90s)"],
+  [/^(?:invalid duration|bad duration|duration string|Failed to parse duration)/i, () => "not a duration (e.g. 1h30m, 90s)"],
+  [/^invalid time zone: (.*)$/s, (m) => `not a time zone: ${JSON.stringify(m[1])} (an IANA name or +01:00)`],
   [/^(duration|timestamp) out of range$/, (m) => `${m[1]} out of range`],
   [/^Maximum call stack size exceeded/, () => "the data or the expression nests too deeply"],
   [/^Invalid string length/, () => "a string grew too long"],
