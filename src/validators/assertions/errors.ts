@@ -65,7 +65,10 @@ const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^Unable to convert string '(.*)' to bool$/s, (m) => `cannot convert ${JSON.stringify(m[1])} to bool`],
   [/^Failed to decode bytes as string/, () => "the bytes are not valid UTF-8"],
   [/^Failed to parse timestamp/, () => "not a timestamp in RFC 3339 format (2024-01-31T12:00:00Z)"],
-  [/^(?:invalid duration|bad duration|duration string|Failed to parse duration)/i, () => "not a duration (e.g. 1h30m, 90s)"],
+  [
+    /^(?:invalid duration|bad duration|duration string|Failed to parse duration)/i,
+    () => "not a duration (e.g. 1h30m, 90s)",
+  ],
   [/^invalid time zone: (.*)$/s, (m) => `not a time zone: ${JSON.stringify(m[1])} (an IANA name or +01:00)`],
   [/^(duration|timestamp) out of range$/, (m) => `${m[1]} out of range`],
   [/^Maximum call stack size exceeded/, () => "the data or the expression nests too deeply"],
