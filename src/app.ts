@@ -1,13 +1,13 @@
 // createApp(deps): the error plugin first, then each feature's routes. It never listens
 // (STYLE: Fastify) — src/main.ts and the tests do.
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin } from "./http/auth.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
+import { openapiRoutes } from "./http/openapi/routes.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -18,7 +18,6 @@ import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
 import { webAuthRoutes } from "./web/auth-routes.ts";
 import { webRoutes } from "./web/routes.ts";
-import { VERSION } from "./version.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -31,6 +30,7 @@ export interface AppOptions {
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
+  let built: AnyElysia = new Elysia();
   const limits = createLimits(deps.config);
   const auth = authPlugin({
     tokens: deps.tokens,
@@ -52,25 +52,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       }
       set.headers["cache-control"] ??= "no-store";
     })
-    .use(
-      openapi({
-        path: "/api/docs",
-        specPath: "/api/v1/openapi.json",
-        documentation: {
-          info: {
-            title: "Assay API",
-            version: VERSION,
-            description:
-              "Validation workflows over a REST API. Every error is {detail, code, status, errors}.",
-          },
-          components: {
-            securitySchemes: {
-              bearer: { type: "http", scheme: "bearer", description: "An API token: assay_…" },
-            },
-          },
-        },
-      }),
-    )
+    .use(openapiRoutes(deps.config, () => built))
     .use(healthRoutes(deps.db, opts.isDraining ?? (() => false)))
     .use(meRoutes(deps, auth))
     .use(tokenRoutes(deps, auth))
@@ -86,6 +68,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(webRoutes())
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
   matcher = methodMatcher(app.routes);
+  built = app;
   return app;
 }
 export type App = ReturnType<typeof createApp>;

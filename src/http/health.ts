@@ -3,14 +3,20 @@ import type { Database } from "bun:sqlite";
 import { Elysia, t } from "elysia";
 import { AppError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { named } from "./openapi/named.ts";
 import { ErrorSchema } from "./schemas.ts";
+
+const Health = named(
+  "Health",
+  t.Object({ status: t.String({ description: "ok, or ready" }), version: t.String() }),
+);
 
 export function healthRoutes(db: Database, isDraining: () => boolean) {
   const ping = db.prepare("SELECT 1");
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }), {
-      response: { 200: t.Object({ status: t.String(), version: t.String() }) },
-      detail: { tags: ["Health"], summary: "Liveness" },
+      response: { 200: Health },
+      detail: { tags: ["Health"], operationId: "getHealth", summary: "Liveness", security: [] },
     })
     .get(
       "/readyz",
@@ -24,8 +30,13 @@ export function healthRoutes(db: Database, isDraining: () => boolean) {
         return { status: "ready", version: VERSION };
       },
       {
-        response: { 200: t.Object({ status: t.String(), version: t.String() }), 503: ErrorSchema },
-        detail: { tags: ["Health"], summary: "Readiness: the database answers" },
+        response: { 200: Health, 503: ErrorSchema },
+        detail: {
+          tags: ["Health"],
+          operationId: "getReadiness",
+          summary: "Readiness: the database answers",
+          security: [],
+        },
       },
     );
 }

@@ -4,16 +4,48 @@ import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
+import { describe, header, param } from "../http/openapi/components.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
-import { RunListQuery, RunOut } from "./model.ts";
+import { RunEnvelope, RunListQuery, RunMultipart, RunOut } from "./model.ts";
 import { parsePrefer } from "./prefer.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
 
 const MAX_WAIT_S = 60;
+
+const START_RUN = `Three request modes:
+
+- **Raw**: the body is the document; Content-Type is its media type (JSON, XML, YAML, CSV or text types, with an optional charset); \`Content-Encoding: base64\` when it is base64; \`X-Filename\` names it.
+- **JSON envelope**: \`Content-Type: application/json\` and an object with \`content\` and only the keys of RunEnvelope (\`X-Submission-Mode\` overrides the guess between raw JSON and envelope).
+- **Multipart**: \`multipart/form-data\` with a \`file\` part and optional text parts, read as an envelope.
+
+201 with the results when the run finishes within the wait (ASSAY_SYNC_WAIT_MS, or \`Prefer: wait=N\`), else 202 with \`Location\` and \`Retry-After\` (\`Prefer: respond-async\` asks for it at once). With \`Idempotency-Key\`, a retry replays the first answer.`;
+
+const TEXT_BODY = { schema: { type: "string", description: "The document (raw mode)" } };
+/** The run request's media types: each raw type Assay reads, the envelope, multipart. */
+const RUN_BODY = {
+  "application/json": {
+    schema: t.Union([RunEnvelope, t.Unknown({ description: "Any JSON document (raw mode)" })]),
+  },
+  "application/xml": TEXT_BODY,
+  "text/xml": TEXT_BODY,
+  "application/yaml": TEXT_BODY,
+  "application/x-yaml": TEXT_BODY,
+  "text/yaml": TEXT_BODY,
+  "text/csv": TEXT_BODY,
+  "application/csv": TEXT_BODY,
+  "text/tab-separated-values": TEXT_BODY,
+  "text/plain": TEXT_BODY,
+  "multipart/form-data": { schema: RunMultipart },
+};
+const RUN_HEADERS = {
+  Location: header("Location"),
+  "Preference-Applied": header("PreferenceApplied"),
+  "Idempotent-Replayed": header("IdempotentReplayed"),
+};
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -24,7 +56,7 @@ export function runRoutes(
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
-  const detail = { tags: ["Runs"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Runs"] };
   const loadRun = async (orgId: number, id: string, withFindings = true) => {
     const run = UUID_RE.test(id) ? await runs.get(orgId, id, withFindings) : null;
     if (!run) throw notFound("Run");
@@ -101,12 +133,30 @@ export function runRoutes(
         parse: "none",
         params: t.Object({ org_slug: t.String(), workflow: t.String() }),
         response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
-        detail: {
+        detail: describe({
           ...detail,
+          operationId: "startRun",
           summary: "Submit data and start a run",
-          description:
-            "Raw body (Content-Type = the payload's type; Content-Encoding: base64; X-Filename), JSON envelope {content, content_type, filename, metadata, content_encoding}, or multipart (file, filename, content_type, metadata, content_encoding). 201 with results when finished within the wait window, else 202 with Location and Retry-After. Prefer: respond-async | wait=N. Idempotency-Key supported.",
-        },
+          description: START_RUN,
+          parameters: [
+            param("Prefer"),
+            param("IdempotencyKey"),
+            param("XFilename"),
+            param("ContentEncoding"),
+            param("XSubmissionMode"),
+          ],
+          requestBody: { required: true, content: RUN_BODY },
+          responses: {
+            201: {
+              description: "The run finished within the wait: its results",
+              headers: RUN_HEADERS,
+            },
+            202: {
+              description: "Not finished yet: poll Location after Retry-After seconds",
+              headers: { ...RUN_HEADERS, "Retry-After": header("RetryAfter") },
+            },
+          },
+        }),
       },
     )
     .get(
@@ -152,7 +202,11 @@ export function runRoutes(
         params: t.Object({ org_slug: t.String() }),
         query: RunListQuery,
         response: { 200: EnvelopeOf(RunOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List runs, newest first (findings omitted: read a run for them)" },
+        detail: {
+          ...detail,
+          operationId: "listRuns",
+          summary: "List runs, newest first (findings omitted: read a run for them)",
+        },
       },
     )
     .get(
@@ -172,7 +226,17 @@ export function runRoutes(
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: { 200: RunOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Run details and results" },
+        detail: describe({
+          ...detail,
+          operationId: "getRun",
+          summary: "Run details and results",
+          responses: {
+            200: {
+              description: "The run; while it is not final, Retry-After says when to ask again",
+              headers: { "Retry-After": header("RetryAfter") },
+            },
+          },
+        }),
       },
     )
     .get(
@@ -204,7 +268,19 @@ export function runRoutes(
           410: ErrorSchema,
           ...errorResponses(...AUTHED),
         },
-        detail: { ...detail, summary: "The submitted content, byte for byte" },
+        detail: describe({
+          ...detail,
+          operationId: "getRunContent",
+          summary: "The submitted content, byte for byte",
+          responses: {
+            200: {
+              description: "The submitted bytes, with the content type they were submitted as",
+              content: {
+                "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
+              },
+            },
+          },
+        }),
       },
     )
     .post(
@@ -224,7 +300,11 @@ export function runRoutes(
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: { 200: RunOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Cancel a queued or running run (its creator, or Author)" },
+        detail: {
+          ...detail,
+          operationId: "cancelRun",
+          summary: "Cancel a queued or running run (its creator, or Author)",
+        },
       },
     );
 }
