@@ -103,12 +103,12 @@ export function runRoutes(
         const run = done ?? (await runs.get(org.id, started.runId))!;
         const final = isFinal(run.status);
         const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
-        const headers: Record<string, string> = {};
+        // Location on 201 too: the run is a resource created by this request (RFC 9110 §15.3.2).
+        const headers: Record<string, string> = { location: body.url };
         if (applied) headers["preference-applied"] = applied;
         let status = 201;
         if (!final) {
           status = 202;
-          headers.location = body.url;
           headers["retry-after"] = RETRY_AFTER_S;
         }
         const text = JSON.stringify(body);
