@@ -3,7 +3,8 @@
 import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import type { Deps } from "./deps.ts";
-import { type SessionAuth, authPlugin } from "./http/auth.ts";
+import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
+import { createCors } from "./http/cors.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
@@ -40,8 +41,20 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   });
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
+  const cors = createCors(deps.config);
+  // A request that matches no route still counts against its token, and says so (RateLimit).
+  const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
+    const presented = bearerToken(request.headers.get("authorization"));
+    const v = presented ? await deps.tokens.verify(presented).catch(() => null) : null;
+    if (v)
+      limits.afterAuth({ user: v.user, token: v.token, session: null, generation: v.generation }, request, {
+        headers,
+      });
+  };
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
-    .use(errorPlugin(deps.log, () => matcher))
+    .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
+    // Before the limits: a 429 or 413 from them is readable cross-origin too.
+    .use(cors.plugin)
     .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {

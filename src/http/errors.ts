@@ -4,6 +4,7 @@
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
 import { AppError, type ErrorItem } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
+import { type Cors, allowList } from "./cors.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -66,8 +67,22 @@ export function methodMatcher(routes: { method: string; path: string }[]) {
   return (path: string): string[] => [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
 }
 
-export function errorPlugin(log: Logger, allowedMethods: () => (path: string) => string[]) {
-  return new Elysia({ name: "errors" }).onError({ as: "global" }, ({ error, request, set }) => {
+export interface UnmatchedOptions {
+  cors?: Cors;
+  /**
+   * Called for a request that matched no route (404 or 405): authenticates its bearer token, if
+   * any, so that the answer carries the rate-limit headers like every authenticated answer; may
+   * throw (429).
+   */
+  authenticate?: (request: Request, headers: Record<string, string>) => Promise<void>;
+}
+
+export function errorPlugin(
+  log: Logger,
+  allowedMethods: () => (path: string) => string[],
+  unmatched: UnmatchedOptions = {},
+) {
+  return new Elysia({ name: "errors" }).onError({ as: "global" }, async ({ error, request, set }) => {
     const headers = set.headers as Record<string, string>;
     if (error instanceof AppError) return errorResponse(error, headers);
     if (error instanceof ValidationError)
@@ -88,13 +103,26 @@ export function errorPlugin(log: Logger, allowedMethods: () => (path: string) =>
       );
     if (error instanceof NotFoundError) {
       const path = new URL(request.url).pathname;
-      const allowed = allowedMethods()(path);
-      if (allowed.length && !allowed.includes(request.method)) {
+      const methods = allowedMethods()(path);
+      const allow = methods.length ? allowList(methods) : [];
+      // OPTIONS on a path that exists: its Allow list (RFC 9110 §9.3.7), and a CORS preflight's
+      // answer. No route answers OPTIONS, so it arrives here.
+      if (allow.length && request.method === "OPTIONS")
+        return new Response(null, {
+          status: 204,
+          headers: { ...headers, allow: allow.join(", "), ...unmatched.cors?.preflight(request, allow) },
+        });
+      try {
+        await unmatched.authenticate?.(request, headers);
+      } catch (e) {
+        if (e instanceof AppError) return errorResponse(e, headers);
+        throw e;
+      }
+      if (allow.length && !allow.includes(request.method))
         return errorResponse(
           new AppError(405, "method_not_allowed", `Method ${request.method} is not allowed on this path.`),
-          { ...headers, Allow: allowed.join(", ") },
+          { ...headers, Allow: allow.join(", ") },
         );
-      }
       return errorResponse(new AppError(404, "not_found", "Not found."), headers);
     }
     // Anything else is our bug: log it whole, tell the client nothing about it.

@@ -153,10 +153,14 @@ describe("headers (IETF httpapi ratelimit-headers draft)", () => {
     expect(limitHeader([a, b])).toBe('"default";r=1199;t=1, "runs";r=599;t=1');
   });
 
-  test("a refused decision shows r=0 and t equal to Retry-After", () => {
-    const { l } = limiter(1);
-    l.take("k");
+  test("t is the time until the budget is whole, in a refused decision as in an allowed one", () => {
+    const { l, clock } = limiter(6);
+    for (let i = 0; i < 5; i++) l.take("k");
     expect(limitHeader([l.take("k")])).toBe('"default";r=0;t=60');
+    clock.ms += 1000;
+    const refused = l.take("k");
+    expect(refused.retryAfterSeconds).toBe(9); // when the next request may pass
+    expect(limitHeader([refused])).toBe('"default";r=0;t=59');
   });
 
   test("an invalid policy is refused at construction", () => {
