@@ -5,7 +5,7 @@ import { adminRoutes } from "./admin/routes.ts";
 import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
 import { createCors } from "./http/cors.ts";
-import { errorPlugin, methodMatcher } from "./http/errors.ts";
+import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
@@ -32,7 +32,8 @@ export interface AppOptions {
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
   let built: AnyElysia = new Elysia();
-  const limits = createLimits(deps.config);
+  let takesBody: (method: string, path: string) => boolean = () => false;
+  const limits = createLimits(deps.config, (method, path) => takesBody(method, path));
   const auth = authPlugin({
     tokens: deps.tokens,
     sessions: opts.sessions,
@@ -81,6 +82,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(webRoutes())
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
   matcher = methodMatcher(app.routes);
+  takesBody = bodyMatcher(app.routes);
   built = app;
   return app;
 }

@@ -51,20 +51,29 @@ function collectItems(err: ValidationError): ErrorItem[] {
   return [...items.values()];
 }
 
+type RouteInfo = { method: string; path: string; hooks?: { body?: unknown } };
+const pathPattern = (path: string) =>
+  new RegExp(
+    `^${path
+      .replace(/\/$/, "")
+      .replace(/:[^/]+/g, "[^/]+")
+      .replace(/\*/g, ".*")}/?$`,
+  );
+
 /** A route table for telling 405 from 404: path patterns with their allowed methods. */
-export function methodMatcher(routes: { method: string; path: string }[]) {
+export function methodMatcher(routes: RouteInfo[]) {
   const table = routes
     .filter((r) => r.method !== "ALL")
-    .map((r) => ({
-      method: r.method,
-      re: new RegExp(
-        `^${r.path
-          .replace(/\/$/, "")
-          .replace(/:[^/]+/g, "[^/]+")
-          .replace(/\*/g, ".*")}/?$`,
-      ),
-    }));
+    .map((r) => ({ method: r.method, re: pathPattern(r.path) }));
   return (path: string): string[] => [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
+}
+
+/** Whether a request goes to a route with a body schema (src/http/limits.ts: a body is required). */
+export function bodyMatcher(routes: RouteInfo[]) {
+  const table = routes
+    .filter((r) => r.hooks?.body)
+    .map((r) => ({ method: r.method, re: pathPattern(r.path) }));
+  return (method: string, path: string): boolean => table.some((t) => t.method === method && t.re.test(path));
 }
 
 export interface UnmatchedOptions {
