@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
 
 export interface Results {
@@ -11,6 +12,7 @@ export interface Results {
   async?: AsyncResult;
   large?: LargeResult;
   start?: StartResult;
+  schematron?: SchematronResult;
   skipped: string[];
 }
 
@@ -161,6 +163,16 @@ export function rows(r: Results, judge: boolean): Row[] {
     row("5 start to /healthz 200, empty data dir", ms(r.start.emptyMs), "", "", "—");
     row(`5 start, ${n0(r.start.runs)} runs in the data dir`, ms(r.start.fullMs), "", "", "—");
   }
+  if (r.schematron) {
+    const x = r.schematron;
+    row(
+      `6 EN 16931 Schematron, ${Math.round(x.bytes / 1024)} KB UBL invoice`,
+      `${x.docsPerSec.toFixed(2)} docs/s (${ms(x.msPerDoc)}/doc)`,
+      `${x.parseDocsPerSec.toFixed(0)} libxml2 parses/s`,
+      (x.docsPerSec / x.parseDocsPerSec).toFixed(4),
+      "—",
+    );
+  }
   return out;
 }
 
@@ -222,6 +234,10 @@ export function details(r: Results): string {
   if (r.start)
     out.push(
       `Measure 5: the ${n0(r.start.runs)}-run data dir was written in ${r.start.seedSeconds.toFixed(1)} s.`,
+    );
+  if (r.schematron)
+    out.push(
+      `Measure 6: the rules compiled and ran on the first document in ${ms(r.schematron.compileMs)}; ${r.schematron.findings} findings per document.`,
     );
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");

@@ -44,6 +44,20 @@ export async function storedClosure(store: SchemaStore, orgId: number, uris: str
   return found;
 }
 
+/**
+ * A stored schema that declares no $schema is read in the draft of each step that references it
+ * (and checked in that draft when the step is saved), so here it only has to be valid in one of
+ * them: a draft-7 `"$id": "#foo"` is an anchor there, not an error. Issues of 2020-12 otherwise.
+ */
+function checkStored(schema: Record<string, unknown>, resources: Schemas, uri: string) {
+  const issues = checkJsonSchemaConfig({ schema }, { resources, uri });
+  if (issues.length === 0 || typeof schema.$schema === "string") return issues;
+  const fits = (["2019-09", "7", "6", "4"] as const).some(
+    (draft) => checkJsonSchemaConfig({ schema, draft }, { resources, uri }).length === 0,
+  );
+  return fits ? [] : issues;
+}
+
 export function createSchemaService(store: SchemaStore) {
   async function check(orgId: number, body: { uri: string; schema: Record<string, unknown> }) {
     const uri = canonicalUri(body.uri);
@@ -58,7 +72,7 @@ export function createSchemaService(store: SchemaStore) {
       ]);
     // Its $refs may name the org's other stored schemas (store those first), never the network.
     const resources = await storedClosure(store, orgId, refsOf(body.schema, DEFAULT_DRAFT, uri));
-    const issues = checkJsonSchemaConfig({ schema: body.schema }, { resources });
+    const issues = checkStored(body.schema, resources, uri);
     if (issues.length > 0)
       throw invalid(
         "The schema is invalid.",

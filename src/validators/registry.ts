@@ -6,6 +6,7 @@ import { referencedResources, schemaRefs } from "./json-schema/resources.ts";
 import { DEFAULT_MAX_FINDINGS, MAX_MAX_FINDINGS, MAX_TIMEOUT_MS } from "./limits.ts";
 import { isPlainObject } from "./shared/config-shape.ts";
 import { withoutCommonKeys } from "./shared/common.ts";
+import { schematronValidator } from "./schematron/index.ts";
 import { loadLibxml } from "./shared/libxml.ts";
 import { syntaxValidator } from "./syntax/index.ts";
 import { textRulesValidator } from "./text-rules/index.ts";
@@ -18,6 +19,7 @@ export const VALIDATORS: readonly ValidatorDef[] = Object.freeze([
   syntaxValidator,
   jsonSchemaValidator,
   xmlSchemaValidator,
+  schematronValidator,
   csvTableValidator,
   assertionsValidator,
   textRulesValidator,
@@ -93,8 +95,8 @@ export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigCo
   return [...issues, ...def.checkConfig(withoutCommonKeys(config))];
 }
 
-/** Validators whose save-time check compiles with libxml2 (syntax and assertions check none). */
-const CHECKS_WITH_LIBXML: ReadonlySet<string> = new Set([xmlSchemaValidator.slug]);
+/** Validators whose save-time check parses with libxml2 (syntax and assertions check none). */
+const CHECKS_WITH_LIBXML: ReadonlySet<string> = new Set([xmlSchemaValidator.slug, schematronValidator.slug]);
 
 /**
  * Makes ready what checkStepConfig needs for steps of these validators: libxml2 is loaded only

@@ -1,7 +1,7 @@
 // Table Schema field types and constraints (a documented subset of Frictionless v1).
 // A field compiles once into a cell checker; parsed values are numbers, strings or booleans so
 // minimum/maximum, enum and unique compare typed values ("01" and "1" are the same integer).
-import { compileSafeRegex } from "../shared/safe-regex.ts";
+import { compileUserRegex } from "../shared/user-regex.ts";
 import { compilePattern, type Kind, parseTemporal } from "./datetime.ts";
 
 export const FIELD_TYPES = [
@@ -104,7 +104,7 @@ export function compileField(f: FieldDef): ((raw: string) => CellCheck) | { fiel
   const parse = typeParser(f);
   if (typeof parse === "string") return { field: "format", message: parse };
   const c = f.constraints ?? {};
-  const pattern = c.pattern !== undefined ? compileSafeRegex(`^(?:${c.pattern})$`) : undefined;
+  const pattern = c.pattern !== undefined ? compileUserRegex(`^(?:${c.pattern})$`) : undefined;
   if (pattern && !pattern.ok) return { field: "constraints.pattern", message: pattern.message };
   const bounds: Record<"minimum" | "maximum", Value | null> = { minimum: null, maximum: null };
   for (const b of ["minimum", "maximum"] as const) {

@@ -110,8 +110,9 @@ describe("json_schema compiled with the resources it references", () => {
   test("a schema validating schemas through the meta-schema still finds their errors", () => {
     const config = { schema: { $ref: "https://json-schema.org/draft/2020-12/schema" } };
     expect(run("json_schema", config, '{"type": "object", "minLength": 2}', "JSON").findings).toEqual([]);
+    // `type` is anyOf [a simple type name, an array of them]: 12 came closest to the first.
     expect(brief(run("json_schema", config, '{"type": 12}', "JSON"), true)).toEqual([
-      { code: "json_schema.anyOf", line: 1, column: 10, path: "/type" },
+      { code: "json_schema.enum", line: 1, column: 10, path: "/type" },
     ]);
   });
 

@@ -1,8 +1,9 @@
-// One editor per validator kind for a step's config: JSON Schema, XSD/RelaxNG/DTD, Table
-// Schema, CEL assertions, text rules; raw JSON for anything else. Editors write into the draft
+// One editor per validator kind for a step's config: JSON Schema, XSD/RelaxNG/DTD, Schematron,
+// Table Schema, CEL assertions, text rules; raw JSON for anything else. Editors write into the draft
 // as the user types, so re-rendering the step list (reorder, add, remove) loses nothing. Every
 // control carries data-field = the path the server names in its errors (steps[i].config.schema).
 import { type Child, checkbox, field, h, option } from "../dom.ts";
+import { schematronEditor } from "./schematron-editor.ts";
 import type { StepDraft } from "./step-config.ts";
 
 const mono = { class: "mono", spellcheck: "false", autocapitalize: "none" };
@@ -176,6 +177,8 @@ export function configEditor(d: StepDraft, p: string): Child {
         field("Schema", text, "The schema text itself. Checked when you save."),
       ];
     }
+    case "schematron":
+      return schematronEditor(d, cp);
     case "csv_table": {
       const dialect = (c.dialect ?? {}) as Record<string, unknown>;
       // The dialect is sent only when it differs from the defaults (comma, header row).
