@@ -53,7 +53,9 @@ describe("what the inline lane takes", () => {
   });
 
   test("not a schema heavier than the inline budget, nor any other kind of step", () => {
-    expect(inline.accepts(jsonJob('"ab"', [ORDER, { type: "string", pattern: "^(a|b){1,600}$" }]))).toBe(false);
+    expect(inline.accepts(jsonJob('"ab"', [ORDER, { type: "string", pattern: "^(a|b){1,600}$" }]))).toBe(
+      false,
+    );
     const job = jsonJob(VALID, [ORDER]);
     expect(inline.accepts({ ...job, steps: [{ ...job.steps[0], key: "x", validator: "syntax" }] })).toBe(
       false,
