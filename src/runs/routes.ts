@@ -4,48 +4,19 @@ import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
-import { describe, header, param } from "../http/openapi/components.ts";
+import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
-import { RunEnvelope, RunListQuery, RunMultipart, RunOut } from "./model.ts";
+import { START_RUN_DOC } from "./docs.ts";
+import { RunListQuery, RunOut } from "./model.ts";
 import { parsePrefer } from "./prefer.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
 
 const MAX_WAIT_S = 60;
 
-const START_RUN = `Three request modes:
-
-- **Raw**: the body is the document; Content-Type is its media type (JSON, XML, YAML, CSV or text types, with an optional charset); \`Content-Encoding: base64\` when it is base64; \`X-Filename\` names it.
-- **JSON envelope**: \`Content-Type: application/json\` and an object with \`content\` and only the keys of RunEnvelope (\`X-Submission-Mode\` overrides the guess between raw JSON and envelope).
-- **Multipart**: \`multipart/form-data\` with a \`file\` part and optional text parts, read as an envelope.
-
-201 with the results when the run finishes within the wait (ASSAY_SYNC_WAIT_MS, or \`Prefer: wait=N\`), else 202 with \`Location\` and \`Retry-After\` (\`Prefer: respond-async\` asks for it at once). With \`Idempotency-Key\`, a retry replays the first answer.`;
-
-const TEXT_BODY = { schema: { type: "string", description: "The document (raw mode)" } };
-/** The run request's media types: each raw type Assay reads, the envelope, multipart. */
-const RUN_BODY = {
-  "application/json": {
-    schema: t.Union([RunEnvelope, t.Unknown({ description: "Any JSON document (raw mode)" })]),
-  },
-  "application/xml": TEXT_BODY,
-  "text/xml": TEXT_BODY,
-  "application/yaml": TEXT_BODY,
-  "application/x-yaml": TEXT_BODY,
-  "text/yaml": TEXT_BODY,
-  "text/csv": TEXT_BODY,
-  "application/csv": TEXT_BODY,
-  "text/tab-separated-values": TEXT_BODY,
-  "text/plain": TEXT_BODY,
-  "multipart/form-data": { schema: RunMultipart },
-};
-const RUN_HEADERS = {
-  Location: header("Location"),
-  "Preference-Applied": header("PreferenceApplied"),
-  "Idempotent-Replayed": header("IdempotentReplayed"),
-};
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -133,30 +104,7 @@ export function runRoutes(
         parse: "none",
         params: t.Object({ org_slug: t.String(), workflow: t.String() }),
         response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
-        detail: describe({
-          ...detail,
-          operationId: "startRun",
-          summary: "Submit data and start a run",
-          description: START_RUN,
-          parameters: [
-            param("Prefer"),
-            param("IdempotencyKey"),
-            param("XFilename"),
-            param("ContentEncoding"),
-            param("XSubmissionMode"),
-          ],
-          requestBody: { required: true, content: RUN_BODY },
-          responses: {
-            201: {
-              description: "The run finished within the wait: its results",
-              headers: RUN_HEADERS,
-            },
-            202: {
-              description: "Not finished yet: poll Location after Retry-After seconds",
-              headers: { ...RUN_HEADERS, "Retry-After": header("RetryAfter") },
-            },
-          },
-        }),
+        detail: describe({ ...detail, ...START_RUN_DOC }),
       },
     )
     .get(
