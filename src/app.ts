@@ -40,8 +40,6 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
   });
-  // normalize off: unknown body fields are refused (400) rather than silently dropped.
-  // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const cors = createCors(deps.config);
   // A request that matches no route still counts against its token, and says so (RateLimit).
   const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
@@ -52,6 +50,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
         headers,
       });
   };
+  // normalize off: unknown body fields are refused (400) rather than silently dropped.
+  // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
     // Before the limits: a 429 or 413 from them is readable cross-origin too.

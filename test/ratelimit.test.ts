@@ -108,7 +108,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
         new RegExp(`^"default";r=${5 - i};t=\\d+, "runs";r=${1 - i};t=\\d+$`),
       );
     }
-    const before = [s.count("runs"), s.count("submissions")];
+    const before = [await s.count("runs"), await s.count("submissions")];
     const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(429);
     const wait = Number(r.headers.get("retry-after"));
@@ -118,7 +118,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
     );
     const [, t] = /^"default";r=3;t=\d+, "runs";r=0;t=(\d+)$/.exec(r.headers.get("ratelimit")!)!;
     expectWait(Number(t), 60, since);
-    expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+    expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
     // Reading stays possible: only starting runs is spent.
     expect((await call(s, "GET", "/api/v1/orgs/acme/runs/", { token })).status).toBe(200);
   });
@@ -137,7 +137,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
     const token = await fresh(s);
     for (let i = 0; i < 6; i++) await call(s, "GET", ME, { token });
     expect((await call(s, "POST", runs("nope"), { token, raw: "{}", headers: JSON_CT })).status).toBe(404);
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(429);
     expect(r.json).toEqual(
@@ -147,7 +147,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
         expect.stringMatching(/^Too many requests with this token; retry in \d+ s\.$/),
       ),
     );
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 });
 
@@ -187,7 +187,7 @@ describe("per client address, before authentication: 3 failed attempts per minut
       left.push(r.headers.get("ratelimit"));
     }
     expect(left).toEqual(['"ip";r=2;t=20', '"ip";r=1;t=40', '"ip";r=0;t=60']);
-    const before = s.count("runs");
+    const before = await s.count("runs");
     for (const presented of ["assay_wrong4", token]) {
       const r = await call(s, "GET", ME, { token: presented });
       expect(r.status).toBe(429);
@@ -204,7 +204,7 @@ describe("per client address, before authentication: 3 failed attempts per minut
       const [, reset] = /^"ip";r=0;t=(\d+)$/.exec(r.headers.get("ratelimit")!)!;
       expectWait(Number(reset), 60, since); // the budget is whole 60 s after the first failure
     }
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 
   test("X-Forwarded-For is not trusted by default: another claimed address is still refused", async () => {

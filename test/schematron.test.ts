@@ -104,7 +104,7 @@ describe("schematron steps over the API", () => {
   });
 
   const refused = async (slug: string, config: Record<string, unknown>, errors: unknown[]) => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const r = await call(s, "POST", base, {
       token: author,
       body: {
@@ -116,7 +116,7 @@ describe("schematron steps over the API", () => {
     });
     expect(r.status).toBe(400);
     expect(r.json).toEqual(errorBody(400, "invalid_request", "The workflow definition is invalid.", errors));
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   };
 
   test("400: a schema that is not well-formed names the line", async () => {

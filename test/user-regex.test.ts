@@ -133,7 +133,7 @@ describe("400 at save for what cannot run in linear time", () => {
         },
       ]),
     );
-    expect(s.count("workflows")).toBe(4);
+    expect(await s.count("workflows")).toBe(4);
   });
 
   test("json_schema: a lookahead that is not right after a leading ^", async () => {

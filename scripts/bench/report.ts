@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
 
@@ -12,6 +13,7 @@ export interface Results {
   async?: AsyncResult;
   large?: LargeResult;
   start?: StartResult;
+  pg?: PgResult;
   schematron?: SchematronResult;
   skipped: string[];
 }
@@ -113,6 +115,39 @@ export function rows(r: Results, judge: boolean): Row[] {
       n0(a.completedRps),
       n0(a.baselineRps),
       f2(a.completedRps / a.baselineRps),
+      "—",
+    );
+  }
+  if (r.pg) {
+    const p = r.pg;
+    row(
+      "7 sync runs on PostgreSQL, req/s",
+      n0(p.postgres.rps),
+      `SQLite ${n0(p.sqlite.rps)}`,
+      f2(p.ratio),
+      "≥ 0.5× SQLite",
+      p.ratio >= 0.5,
+    );
+    row(
+      "7 sync runs on PostgreSQL, p50 / p99",
+      `${ms(p.postgres.p50Ms)} / ${ms(p.postgres.p99Ms)}`,
+      `${ms(p.sqlite.p50Ms)} / ${ms(p.sqlite.p99Ms)}`,
+      "",
+      "—",
+    );
+    const sq = r.async;
+    row(
+      `7 async intake on PostgreSQL (${n0(p.async.runs)} runs), submissions/s`,
+      n0(p.async.submitRps),
+      sq ? `SQLite ${n0(sq.submitRps)}` : "",
+      sq ? f2(p.async.submitRps / sq.submitRps) : "",
+      "—",
+    );
+    row(
+      "7 async drain on PostgreSQL, runs completed/s",
+      n0(p.async.completedRps),
+      sq ? `SQLite ${n0(sq.completedRps)}` : "",
+      sq ? f2(p.async.completedRps / sq.completedRps) : "",
       "—",
     );
   }

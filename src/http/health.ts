@@ -1,18 +1,22 @@
 // Unauthenticated liveness and readiness probes (CONTRACT §1).
-import type { Database } from "bun:sqlite";
+import type { Db } from "../db/program.ts";
 import { Elysia, t } from "elysia";
 import { AppError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { named } from "./openapi/named.ts";
 import { ErrorSchema } from "./schemas.ts";
 
-const Health = named(
-  "Health",
-  t.Object({ status: t.String({ description: "ok, or ready" }), version: t.String() }),
+const Health = named("Health", t.Object({ status: t.String({ description: "ok" }), version: t.String() }));
+const Readiness = named(
+  "Readiness",
+  t.Object({
+    status: t.String({ description: "ready" }),
+    version: t.String(),
+    database: t.String({ description: "sqlite or postgres" }),
+  }),
 );
 
-export function healthRoutes(db: Database, isDraining: () => boolean) {
-  const ping = db.prepare("SELECT 1");
+export function healthRoutes(db: Db, isDraining: () => boolean) {
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }), {
       response: { 200: Health },
@@ -20,17 +24,17 @@ export function healthRoutes(db: Database, isDraining: () => boolean) {
     })
     .get(
       "/readyz",
-      () => {
+      async ({ set }) => {
         if (isDraining()) throw new AppError(503, "service_unavailable", "The server is shutting down.");
-        try {
-          ping.get();
-        } catch {
-          throw new AppError(503, "service_unavailable", "The database is not available.");
-        }
-        return { status: "ready", version: VERSION };
+        if (!(await db.ping()))
+          throw new AppError(503, "service_unavailable", "The database is not available.", [], {
+            "Retry-After": "5",
+          });
+        set.headers["cache-control"] = "no-store";
+        return { status: "ready", version: VERSION, database: db.dialect };
       },
       {
-        response: { 200: Health, 503: ErrorSchema },
+        response: { 200: Readiness, 503: ErrorSchema },
         detail: {
           tags: ["Health"],
           operationId: "getReadiness",

@@ -78,10 +78,10 @@ describe.skipIf(!hasChromium)("CORS in Chromium", () => {
   });
 
   test("an origin that is not listed is refused by the browser", async () => {
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const r = await startRunFrom(`http://127.0.0.1:${otherApp.port}`);
     expect(r).toEqual({ error: "TypeError: Failed to fetch" });
     // The preflight failed, so the POST was never sent.
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 });
