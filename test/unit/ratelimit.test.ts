@@ -131,7 +131,7 @@ describe("bounded memory", () => {
     expect(l.peek("d").allowed).toBe(false);
   });
 
-  test("200,000 distinct keys stay within the bound, in well under a second", () => {
+  test("200,000 distinct keys stay within the bound, in linear time", () => {
     const { l, clock } = limiter(100, 60, 10_000);
     const t0 = performance.now();
     for (let i = 0; i < 200_000; i++) {
@@ -139,7 +139,9 @@ describe("bounded memory", () => {
       l.take(`ip${i}`);
     }
     expect(l.size).toBeLessThanOrEqual(10_000);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    // ~0.1–2 s here depending on load; evicting from the front of one big Map (quadratic in
+    // JavaScriptCore) takes minutes. A bound a 10× slower, busy machine still meets.
+    expect(performance.now() - t0).toBeLessThan(20_000);
   });
 });
 
