@@ -20,6 +20,7 @@ import { createUserStore } from "./users/store.ts";
 import { createWebhooks } from "./webhooks/setup.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
+import { TEST_GATES_ENV, createTestHold } from "./validators/test-hold/index.ts";
 
 export interface DepsOptions {
   /** The validation worker entry; omitted by CLI commands that run no validation. */
@@ -35,11 +36,18 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
   const schemaStore = createSchemaStore(db);
   const runs = createRunStore(db);
   const idempotency = createIdempotencyStore(db);
+  // Test servers only (config.test_gates_dir): the `test_hold` validator, in this instance's
+  // save-time checks and in its workers, whose environment says so or not whatever this process's
+  // says (several servers share a test process).
+  const extraValidators = config.test_gates_dir ? [createTestHold(config.test_gates_dir)] : [];
+  const { [TEST_GATES_ENV]: _inherited, ...env } = process.env as Record<string, string>;
+  const workerEnv = config.test_gates_dir ? { ...env, [TEST_GATES_ENV]: config.test_gates_dir } : env;
   // The CLI's admin commands need no workers: a pool is only started for the server.
   const pool = opts.workerUrl
     ? new WorkerPool({
         size: config.workers,
         workerUrl: opts.workerUrl,
+        workerEnv,
         onEvent: (e) => log.debug("pool", e as unknown as Record<string, unknown>),
       })
     : null;
@@ -62,6 +70,7 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
           maxMetadataBytes: config.max_metadata_bytes,
           maxQueue: config.max_queue,
         },
+        extraValidators,
       })
     : null;
   const hooks = createWebhooks(config, db, log, { runs, workflows: workflowStore, executor });
@@ -82,7 +91,7 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
     settings,
     tokens: createTokenService(tokenStore, users, settings),
     workflowStore,
-    workflows: createWorkflowService(workflowStore, schemaStore),
+    workflows: createWorkflowService(workflowStore, schemaStore, extraValidators),
     schemaStore,
     schemas: createSchemaService(schemaStore),
   };

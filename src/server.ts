@@ -70,6 +70,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, data_dir: config.data_dir });
+  if (config.test_gates_dir)
+    log.warn("test_hold validator enabled (ASSAY_TEST_GATES_DIR): for test servers only", {
+      gates: config.test_gates_dir,
+    });
   // After the executor: run URLs in webhook bodies need the public origin, known once listening.
   await deps.webhookDispatcher.start(config.base_url ?? url);
   let stopped: Promise<void> | null = null;

@@ -11,7 +11,7 @@ import {
   pinStepConfig,
   prepareChecks,
 } from "../validators/registry.ts";
-import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import { FILE_TYPES, type FileType, type ValidatorDef } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
 
@@ -47,7 +47,7 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "invalid",
       message: "A step name of 1 to 200 characters is required.",
     });
-  const v = s.validator ? getValidator(s.validator) : undefined;
+  const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
   if (!v) {
     errors.push({
       field: f("validator"),
@@ -180,7 +180,12 @@ export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft
   };
 }
 
-export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStore) {
+export function createWorkflowService(
+  store: WorkflowStore,
+  schemas?: SchemaStore,
+  /** Validators this instance adds to the built-in ones (registry.ts, getValidator). */
+  extra: readonly ValidatorDef[] = [],
+) {
   /**
    * What checkDraft needs for this draft: the engines its steps' checks use, loaded, and the
    * org's stored schemas the steps reference (transitively).
@@ -188,8 +193,8 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     await prepareChecks(d.steps.map((s) => s.validator));
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
-    if (!schemas || uris.length === 0) return {};
-    return { resources: await storedClosure(schemas, orgId, uris) };
+    if (!schemas || uris.length === 0) return { extra };
+    return { extra, resources: await storedClosure(schemas, orgId, uris) };
   }
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);

@@ -5,9 +5,12 @@ import { join } from "node:path";
 import { type Config, testConfig } from "../../src/config.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import type { Role } from "../../src/orgs/store.ts";
+import { type Gates, createGates } from "./gates.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
+  /** The gates of its `test_hold` validator (helpers/gates.ts): runs held until the test says. */
+  gates: Gates;
   /** Token of the instance admin "root", who is admin of org "acme". */
   rootToken: string;
   close(): Promise<void>;
@@ -26,8 +29,10 @@ export async function startTestServer(
   overrides: Partial<Record<keyof Config, unknown>> = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "assay-test-"));
+  const gates = createGates();
   const server = await startServer(
     testConfig({
+      test_gates_dir: gates.dir,
       data_dir: dataDir,
       port: 0,
       log_level: "silent",
@@ -53,12 +58,16 @@ export async function startTestServer(
   return {
     ...server,
     dataDir,
+    gates,
     rootToken: root.token,
     user,
     org,
     count: (table: string) => (d.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
     async close() {
+      // Held steps end at once instead of holding the shutdown for its grace period.
+      gates.openAll();
       await server.stop();
+      gates.remove();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -75,6 +84,7 @@ export async function restartTestServer(
   await s.stop();
   const server = await startServer(
     testConfig({
+      test_gates_dir: s.gates.dir,
       port: 0,
       log_level: "silent",
       rate_limit_disabled: true,
@@ -89,6 +99,7 @@ export async function restartTestServer(
   return {
     ...server,
     dataDir: s.dataDir,
+    gates: s.gates,
     rootToken: s.rootToken,
     org,
     async user(username, orgSlug, role, opts) {
@@ -101,7 +112,9 @@ export async function restartTestServer(
     },
     count: (table: string) => (d.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
     async close() {
+      s.gates.openAll();
       await server.stop();
+      s.gates.remove();
       rmSync(s.dataDir, { recursive: true, force: true });
     },
   };
