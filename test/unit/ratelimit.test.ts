@@ -131,15 +131,28 @@ describe("bounded memory", () => {
     expect(l.peek("d").allowed).toBe(false);
   });
 
-  test("200,000 distinct keys stay within the bound, in well under a second", () => {
+  test("200,000 distinct keys stay within the bound, in time linear in the keys", () => {
     const { l, clock } = limiter(100, 60, 10_000);
     const t0 = performance.now();
     for (let i = 0; i < 200_000; i++) {
       clock.ms += 0.01;
       l.take(`ip${i}`);
     }
+    const limited = performance.now() - t0;
     expect(l.size).toBeLessThanOrEqual(10_000);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    // Against a baseline measured here and now, not a fixed time (which a busy or slower machine
+    // misses): the same keys through a plain bounded Map. Forgetting the oldest key one at a time
+    // is quadratic in JavaScriptCore (src/http/ratelimit.ts): hundreds of times the baseline;
+    // the limiter measured 1.2–5.4 times it on a loaded machine.
+    const t1 = performance.now();
+    const m = new Map<string, { n: number; at: number }>();
+    for (let i = 0; i < 200_000; i++) {
+      const k = `ip${i}`;
+      m.set(k, { n: (m.get(k)?.n ?? 0) + 1, at: i });
+      if (m.size > 10_000) m.clear();
+    }
+    const baseline = performance.now() - t1;
+    expect(limited).toBeLessThan(50 * baseline + 50);
   });
 });
 

@@ -105,7 +105,7 @@ describe("a job waiting in a worker", () => {
     expect(outcome).toMatchObject({ status: "timed_out", error: "step exceeded its time limit of 150 ms" });
     expect(stuckStarted).toBeGreaterThanOrEqual(aheadEnded);
     expect(finished - stuckStarted).toBeGreaterThanOrEqual(140);
-    expect(finished - stuckStarted).toBeLessThan(1000);
+    expect(finished - stuckStarted).toBeLessThan(4000); // a watchdog (the job ahead had 5 s)
     expect(finished - t0).toBeGreaterThanOrEqual(300 + 140);
   });
 
