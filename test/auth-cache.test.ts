@@ -28,7 +28,7 @@ async function warm(token: string, path = RUNS) {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
+  s = await startTestServer({ workers: 2 });
   other = new Database(join(s.dataDir, DB_FILE));
   other.exec("PRAGMA busy_timeout = 5000");
   other.exec("PRAGMA foreign_keys = ON");

@@ -45,7 +45,7 @@ async function restartable(overrides: Partial<Record<keyof Config, unknown>> = {
 
 describe("step time limit", () => {
   test("a step that overruns is stopped: step error, run timed_out, the next run is served", async () => {
-    const s = await startTestServer({ workers: 1, sync_wait_ms: 60_000 });
+    const s = await startTestServer({ workers: 1 });
     try {
       await createWorkflow(s, s.rootToken, {
         slug: "limited",

@@ -10,7 +10,7 @@ let author: string;
 const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
 const JSON_CT = { "content-type": "application/json" };
 beforeAll(async () => {
-  s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
+  s = await startTestServer({ workers: 2 });
   exec = (await s.user("exec", "acme", "executor")).token;
   author = (await s.user("auth", "acme", "author")).token;
   await createWorkflow(s, s.rootToken, {

@@ -38,6 +38,10 @@ export async function startTestServer(
       log_level: "silent",
       rate_limit_disabled: true,
       workers: 2,
+      // A run a test expects to finish within the request gets the longest wait: on a busy
+      // machine even a trivial run can take seconds. Tests about 202 ask for it (Prefer: wait=N,
+      // respond-async) or set their own.
+      sync_wait_ms: 60_000,
       ...overrides,
     }),
   );
@@ -89,6 +93,7 @@ export async function restartTestServer(
       log_level: "silent",
       rate_limit_disabled: true,
       workers: 2,
+      sync_wait_ms: 60_000,
       ...overrides,
       data_dir: s.dataDir,
     }),
