@@ -2,7 +2,8 @@
 // wins), checked all together — every bad key is reported, not just the first — then frozen.
 // The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
 import { availableParallelism } from "node:os";
-import { TEST_GATES_ENV } from "./validators/test-hold/index.ts";
+/** The environment variable that enables the test-only `test_hold` validator. */
+export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
 type Kind = "string" | "int" | "bool";
 interface SettingDef {

@@ -1,7 +1,7 @@
 // The services of one Assay instance, built once from config and an open database. Routes and
 // the CLI receive this object; nothing reads globals.
 import type { Database } from "bun:sqlite";
-import type { Config } from "./config.ts";
+import { type Config, TEST_GATES_ENV } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { createOrgStore } from "./orgs/store.ts";
@@ -13,6 +13,8 @@ import { createRunStore } from "./runs/store.ts";
 import { createSchemaService } from "./schemas/service.ts";
 import { createSchemaStore } from "./schemas/store.ts";
 import { createSettingsService } from "./settings/service.ts";
+import { createSetupService } from "./setup/service.ts";
+import { createSetupStore } from "./setup/store.ts";
 import { createSettingsStore } from "./settings/store.ts";
 import { createTokenService } from "./tokens/service.ts";
 import { createTokenStore } from "./tokens/store.ts";
@@ -20,7 +22,7 @@ import { createUserStore } from "./users/store.ts";
 import { createWebhooks } from "./webhooks/setup.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
-import { TEST_GATES_ENV, createTestHold } from "./validators/test-hold/index.ts";
+import { createTestHold } from "./validators/test-hold/index.ts";
 
 export interface DepsOptions {
   /** The validation worker entry; omitted by CLI commands that run no validation. */
@@ -90,6 +92,7 @@ export function createDeps(config: Config, db: Database, log: Logger, opts: Deps
     tokenStore,
     settings,
     tokens: createTokenService(tokenStore, users, settings),
+    setup: createSetupService(createSetupStore(db)),
     workflowStore,
     workflows: createWorkflowService(workflowStore, schemaStore, extraValidators),
     schemaStore,

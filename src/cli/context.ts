@@ -6,8 +6,13 @@ import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import type { Parsed } from "./args.ts";
 
+/** The data dir a command works on: --data-dir, else ASSAY_DATA_DIR, else the default. */
+export const dataDirOf = (p: Parsed): string => configOf(p).data_dir;
+const configOf = (p: Parsed) =>
+  loadConfig(process.env, p.flags.data_dir ? { data_dir: p.flags.data_dir } : {});
+
 export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, p.flags.data_dir ? { data_dir: p.flags.data_dir } : {});
+  const config = configOf(p);
   const db = openDatabase(config.data_dir);
   const deps = createDeps(config, db, createLogger("warn"));
   try {

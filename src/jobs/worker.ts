@@ -5,7 +5,8 @@
 // A test server's workers also know `test_hold` (src/validators/test-hold/index.ts): the pool
 // gives them ASSAY_TEST_GATES_DIR only when the server's config has it (src/deps.ts).
 import { loadValidator } from "../validators/loader.ts";
-import { TEST_GATES_ENV, TEST_HOLD, createTestHold } from "../validators/test-hold/index.ts";
+import { TEST_GATES_ENV } from "../config.ts";
+import { TEST_HOLD, createTestHold } from "../validators/test-hold/index.ts";
 import { startWorkerLoop } from "./worker-loop.ts";
 
 const gates = process.env[TEST_GATES_ENV];

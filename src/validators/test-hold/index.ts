@@ -21,8 +21,6 @@ import { finding } from "../shared/findings.ts";
 import type { ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 
 export const TEST_HOLD = "test_hold";
-/** The environment variable that enables it (src/config.ts, src/jobs/worker.ts). */
-export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 export const GATE_NAME = /^[A-Za-z0-9_-]{1,100}$/;
 /** How often a held step looks for its release file (ms). */
 const POLL_MS = 5;
