@@ -4,6 +4,8 @@ import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "../..");
 export const BINARY = join(ROOT, "dist/assay");
+/** The light CI client (scripts/build.ts builds both). */
+export const LIGHT = join(ROOT, "dist/assay-validate.mjs");
 
 /** Newest modification time of the files under `dir` (ms). */
 function newest(dir: string): number {
@@ -15,7 +17,8 @@ function newest(dir: string): number {
 
 /** Builds dist/assay when it is missing or older than a file of src/ (a stale binary tests old code). */
 export function ensureBinary(): string {
-  if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < newest(join(ROOT, "src"))) {
+  const src = newest(join(ROOT, "src"));
+  if ([BINARY, LIGHT].some((f) => !existsSync(f) || statSync(f).mtimeMs < src)) {
     const p = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
       cwd: ROOT,
       stdout: "pipe",
