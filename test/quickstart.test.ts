@@ -13,7 +13,11 @@ const enabled = process.env.ASSAY_QUICKSTART === "1" && hasChromium;
 const dir = mkdtempSync(join(tmpdir(), "assay-quickstart-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The commands of README block `n`: comments and blank lines dropped, continuations joined. */
+/**
+ * The commands of README block `n`, as a shell reads them: comment and blank lines between
+ * commands dropped, a command ends on the first line where it is complete (`bash -n` accepts it),
+ * so continuations and multi-line quotes stay whole.
+ */
 export function quickstartCommands(readme: string, n: number): string[] {
   const block = new RegExp(
     `<!-- quickstart:${n} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n<!-- /quickstart -->`,
@@ -24,11 +28,12 @@ export function quickstartCommands(readme: string, n: number): string[] {
   for (const line of block[1]!.split("\n")) {
     if (!cur && (!line.trim() || line.trim().startsWith("#"))) continue;
     cur += cur ? `\n${line}` : line;
-    if (!line.endsWith("\\")) {
+    if (!line.endsWith("\\") && Bun.spawnSync(["bash", "-n", "-c", cur]).exitCode === 0) {
       out.push(cur);
       cur = "";
     }
   }
+  if (cur) throw new Error(`README quickstart block ${n} ends inside a command: ${cur}`);
   return out;
 }
 
@@ -132,7 +137,7 @@ test.skipIf(!enabled)(
       for (const c of commands) results.push(await sh.run(local(c)));
       // Every command but the last succeeds; the last validates and reports the failed rule.
       expect(results.slice(0, -1).map((r) => r.status)).toEqual(commands.slice(0, -1).map(() => 0));
-      expect(results.at(-2)!.output).toContain('"status":"failed"');
+      expect(results[commands.findIndex((c) => c.includes("/runs/"))]!.output).toContain('"status":"failed"');
       const last = results.at(-1)!;
       expect(last.status).toBe(1);
       expect(last.output).toMatch(/^order\.json:1:8 error json_schema\.type /m);
