@@ -1,6 +1,7 @@
 // Entry point of the `assay` executable: parse the command line, dispatch, map failures to
 // exit codes (0 ok, 1 failed, 2 bad arguments) and to one message style: `assay COMMAND: what`.
 import { backup } from "./cli/backup.ts";
+import * as dbCommands from "./cli/db.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
 import { COMMANDS, USAGE, commandHelp, optionsOf } from "./cli/help.ts";
@@ -9,6 +10,7 @@ import { createLocal, loadLocalWorkflow } from "./cli/validate/local.ts";
 import { workflows } from "./cli/workflows.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { DataDirLockedError } from "./db/lock.ts";
+import { describeDb } from "./db/open.ts";
 import { AppError } from "./errors.ts";
 import { PortInUseError, startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
@@ -24,17 +26,18 @@ async function serve(flags: Record<string, string>) {
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${config.data_dir})\n`);
-  process.stdout.write(`${nextStep(server.url, server.setupCode, config.data_dir)}\n`);
+  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
+  process.stdout.write(`${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`);
 }
 
 /** What an operator does next, printed under the address. */
-function nextStep(url: string, setupCode: string | null, dataDir: string): string {
+function nextStep(url: string, setupCode: string | null, dataDir: string | null): string {
+  const where = dataDir ? `--data-dir ${dataDir}` : "--database-url URL";
   if (setupCode)
     return [
       "No user yet. Next: open the address above in a browser and create the first administrator",
       `and organization with the one-time setup code ${setupCode}`,
-      `(or on this machine: assay init --org SLUG --admin USERNAME --password-stdin --data-dir ${dataDir}).`,
+      `(or on this machine: assay init --org SLUG --admin USERNAME --password-stdin ${where}).`,
     ].join("\n");
   return `Next: sign in at ${url}/ (API: ${url}/api/docs; tokens: assay tokens create USERNAME --name N).`;
 }
@@ -89,6 +92,12 @@ export async function main(argv: string[]): Promise<number> {
         return await workflows(p);
       case "backup":
         await backup(p);
+        return 0;
+      case "migrate":
+        await dbCommands.migrate(p);
+        return 0;
+      case "db":
+        await dbCommands.db(p);
         return 0;
       case "validate":
         // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.

@@ -3,9 +3,9 @@
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { join } from "node:path";
-import { startCheckpointer } from "./db/checkpointer.ts";
-import { lockDataDir } from "./db/lock.ts";
-import { DB_FILE, closeDatabase, openDatabase } from "./db/open.ts";
+import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
+import { type DataDirLock, lockDataDir } from "./db/lock.ts";
+import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
@@ -44,12 +44,12 @@ export class PortInUseError extends Error {
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
   // First, before anything is written: a second server on this data dir stops here
-  // (DataDirLockedError, src/db/lock.ts).
-  const lock = lockDataDir(config.data_dir);
+  // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
+  const lock = config.database_url ? null : lockDataDir(config.data_dir);
   try {
     return await start(config, log, lock);
   } catch (e) {
-    lock.release();
+    lock?.release();
     throw e;
   }
 }
@@ -57,15 +57,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
 async function start(
   config: Config,
   log: ReturnType<typeof createLogger>,
-  lock: ReturnType<typeof lockDataDir>,
+  lock: DataDirLock | null,
 ): Promise<RunningServer> {
-  const db = openDatabase(config.data_dir);
-  const checkpointer = await startCheckpointer(
-    db,
-    join(config.data_dir, DB_FILE),
-    new URL("./db/checkpoint-worker.ts", import.meta.url),
-    log,
-  );
+  const db = await openDb(config, { waitMs: config.database_url ? 30_000 : 0 });
+  // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
+  const checkpointer: Checkpointer | null =
+    db.dialect === "sqlite"
+      ? await startCheckpointer(
+          db.raw,
+          join(config.data_dir, DB_FILE),
+          new URL("./db/checkpoint-worker.ts", import.meta.url),
+          log,
+        )
+      : null;
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, { workerUrl: new URL("./jobs/worker.ts", import.meta.url) });
@@ -114,14 +118,18 @@ async function start(
     await deps.executor.close(0);
     await deps.webhookDispatcher.stop(0);
     await deps.tokens.close();
-    await checkpointer.stop();
-    closeDatabase(db);
+    await checkpointer?.stop();
+    await db.close();
     if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
     throw e;
   }
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
-  log.info("listening", { url, data_dir: config.data_dir });
+  log.info("listening", {
+    url,
+    database: db.dialect,
+    ...(db.dialect === "sqlite" ? { data_dir: config.data_dir } : {}),
+  });
   if (config.test_gates_dir)
     log.warn("test_hold validator enabled (ASSAY_TEST_GATES_DIR): for test servers only", {
       gates: config.test_gates_dir,
@@ -146,9 +154,9 @@ async function start(
         // After the executor, whose last final states may still add deliveries (kept for the next start).
         await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();
-        await checkpointer.stop();
-        closeDatabase(db);
-        lock.release();
+        await checkpointer?.stop();
+        await db.close();
+        lock?.release();
         log.info("stopped");
       })();
       return stopped;

@@ -1,17 +1,19 @@
 // Crash safety (issue 5): the built binary is killed with SIGKILL in the middle of a burst of
-// submissions and restarted on the same data dir. Every run that got 201 or 202 must exist and
-// finish, none twice, and no run may appear that we did not submit.
+// submissions and restarted on the same data (dir, or PostgreSQL database). Every run that got 201
+// or 202 must exist and finish, none twice, and no run may appear that we did not submit.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { ensureBinary, serveBinary } from "./helpers/binary.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "assay-crash-"));
 const gates = createGates();
-const env = { ASSAY_TEST_GATES_DIR: gates.dir };
-afterAll(() => {
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup) await c();
   gates.remove();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -19,7 +21,15 @@ afterAll(() => {
 test("SIGKILL mid-burst: every acknowledged run survives and finishes exactly once", async () => {
   const bin = ensureBinary();
   const dataDir = join(dir, "data");
-  const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
+  const pg = onPostgres ? await freshPgDatabase() : null;
+  if (pg) cleanup.push(pg.drop);
+  const env: Record<string, string> = {
+    ASSAY_TEST_GATES_DIR: gates.dir,
+    ...(pg ? { ASSAY_DATABASE_URL: pg.url } : {}),
+  };
+  const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir], {
+    env: { ...process.env, ...env },
+  });
   expect(init.exitCode).toBe(0);
   const token = init.stdout.toString().trim().split("\n").at(-1)!;
   const auth = { authorization: `Bearer ${token}` };

@@ -189,12 +189,12 @@ describe("Idempotency-Key", () => {
   test("the same key and request replays the first answer with Idempotent-Replayed", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-1" };
     const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const b = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
     expect(b.status).toBe(a.status);
     expect(b.json).toEqual(a.json);
     expect(b.headers.get("idempotent-replayed")).toBe("true");
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
   test("a replayed 202 keeps Location and Retry-After", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-async", prefer: "respond-async" };
@@ -218,7 +218,7 @@ describe("Idempotency-Key", () => {
     const first = call(s, "POST", runs("hold"), { token: exec, raw: gate.doc(), headers: h });
     await gate.held(); // the first request is waiting for its run, which waits for the gate
     expect(
-      s.deps.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'").get(),
+      await s.row("SELECT 1 AS x FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'"),
     ).not.toBeNull();
     const second = await call(s, "POST", runs("hold"), { token: exec, raw: gate.doc(), headers: h });
     expect(second.json).toEqual(errorBody(409, "idempotency_key_in_progress", expect.any(String)));

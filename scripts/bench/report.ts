@@ -4,6 +4,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { PgResult } from "./postgres.ts";
+import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
 
 export interface Results {
@@ -11,6 +13,8 @@ export interface Results {
   async?: AsyncResult;
   large?: LargeResult;
   start?: StartResult;
+  pg?: PgResult;
+  schematron?: SchematronResult;
   skipped: string[];
 }
 
@@ -114,6 +118,39 @@ export function rows(r: Results, judge: boolean): Row[] {
       "—",
     );
   }
+  if (r.pg) {
+    const p = r.pg;
+    row(
+      "7 sync runs on PostgreSQL, req/s",
+      n0(p.postgres.rps),
+      `SQLite ${n0(p.sqlite.rps)}`,
+      f2(p.ratio),
+      "≥ 0.5× SQLite",
+      p.ratio >= 0.5,
+    );
+    row(
+      "7 sync runs on PostgreSQL, p50 / p99",
+      `${ms(p.postgres.p50Ms)} / ${ms(p.postgres.p99Ms)}`,
+      `${ms(p.sqlite.p50Ms)} / ${ms(p.sqlite.p99Ms)}`,
+      "",
+      "—",
+    );
+    const sq = r.async;
+    row(
+      `7 async intake on PostgreSQL (${n0(p.async.runs)} runs), submissions/s`,
+      n0(p.async.submitRps),
+      sq ? `SQLite ${n0(sq.submitRps)}` : "",
+      sq ? f2(p.async.submitRps / sq.submitRps) : "",
+      "—",
+    );
+    row(
+      "7 async drain on PostgreSQL, runs completed/s",
+      n0(p.async.completedRps),
+      sq ? `SQLite ${n0(sq.completedRps)}` : "",
+      sq ? f2(p.async.completedRps / sq.completedRps) : "",
+      "—",
+    );
+  }
   if (r.large) {
     const l = r.large;
     for (const d of l.docs) {
@@ -160,6 +197,16 @@ export function rows(r: Results, judge: boolean): Row[] {
   if (r.start) {
     row("5 start to /healthz 200, empty data dir", ms(r.start.emptyMs), "", "", "—");
     row(`5 start, ${n0(r.start.runs)} runs in the data dir`, ms(r.start.fullMs), "", "", "—");
+  }
+  if (r.schematron) {
+    const x = r.schematron;
+    row(
+      `6 EN 16931 Schematron, ${Math.round(x.bytes / 1024)} KB UBL invoice`,
+      `${x.docsPerSec.toFixed(2)} docs/s (${ms(x.msPerDoc)}/doc)`,
+      `${x.parseDocsPerSec.toFixed(0)} libxml2 parses/s`,
+      (x.docsPerSec / x.parseDocsPerSec).toFixed(4),
+      "—",
+    );
   }
   return out;
 }
@@ -222,6 +269,10 @@ export function details(r: Results): string {
   if (r.start)
     out.push(
       `Measure 5: the ${n0(r.start.runs)}-run data dir was written in ${r.start.seedSeconds.toFixed(1)} s.`,
+    );
+  if (r.schematron)
+    out.push(
+      `Measure 6: the rules compiled and ran on the first document in ${ms(r.schematron.compileMs)}; ${r.schematron.findings} findings per document.`,
     );
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");

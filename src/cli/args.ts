@@ -25,10 +25,13 @@ export const HELP_OPTION: Options = { help: { type: "boolean", short: "h" } };
 
 /**
  * The options of every command that works on an instance's database (the admin commands, backup,
- * workflows without --server). One more (say `--database-url`) is added here and in DATA_HELP.
+ * migrate, db, workflows without --server). One more global option is added here and in DATA_HELP.
  */
-export const DATA_OPTIONS: Options = { "data-dir": { type: "string" } };
-export const DATA_HELP = [["--data-dir DIR", "the data directory [./assay-data] (ASSAY_DATA_DIR)"]] as const;
+export const DATA_OPTIONS: Options = { "data-dir": { type: "string" }, "database-url": { type: "string" } };
+export const DATA_HELP = [
+  ["--data-dir DIR", "the data directory, SQLite [./assay-data] (ASSAY_DATA_DIR)"],
+  ["--database-url URL", "postgres://… instead of a data dir (ASSAY_DATABASE_URL)"],
+] as const;
 
 const snake = (name: string) => name.replaceAll("-", "_");
 
@@ -67,10 +70,14 @@ export function parseArgs(argv: string[], options: Options): Parsed {
   return out;
 }
 
-/** Refuses options the command accepts in general but this subcommand does not. */
+/**
+ * Refuses options the command accepts in general but this subcommand does not. A subcommand that
+ * takes --data-dir also takes --database-url: where the data is, on either database.
+ */
 export function allowOnly(p: Parsed, flags: readonly string[]) {
+  const known = flags.includes("data_dir") ? [...flags, "database_url"] : flags;
   for (const f of [...Object.keys(p.flags), ...p.bools]) {
-    if (f !== "help" && !flags.includes(f))
+    if (f !== "help" && !known.includes(f))
       throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
   }
 }

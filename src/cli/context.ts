@@ -1,25 +1,28 @@
 // Shared by the headless admin commands: open the data dir (the server may be running — WAL and
 // a busy timeout make that safe) and build the same services the server uses.
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/open.ts";
+import { openDb } from "../db/open.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import type { Parsed } from "./args.ts";
 
-/** The data dir a command works on: --data-dir, else ASSAY_DATA_DIR, else the default. */
-export const dataDirOf = (p: Parsed): string => configOf(p).data_dir;
-const configOf = (p: Parsed) =>
-  loadConfig(process.env, p.flags.data_dir ? { data_dir: p.flags.data_dir } : {});
+/** The settings of a command on a database: --data-dir or --database-url, else the environment. */
+export const configOf = (p: Parsed) => {
+  const flags: Record<string, string> = {};
+  if (p.flags.data_dir) flags.data_dir = p.flags.data_dir;
+  if (p.flags.database_url) flags.database_url = p.flags.database_url;
+  return loadConfig(process.env, flags);
+};
 
 export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
   const config = configOf(p);
-  const db = openDatabase(config.data_dir);
+  const db = await openDb(config);
   const deps = createDeps(config, db, createLogger("warn"));
   try {
     return await fn(deps);
   } finally {
     await deps.tokens.close();
-    db.close();
+    await db.close();
   }
 }
 

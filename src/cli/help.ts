@@ -121,9 +121,29 @@ export const COMMANDS: Record<string, CommandSpec> = {
   backup: {
     summary: "copy the database",
     usage: ["assay backup FILE"],
-    about: "Consistent online copy of the database (the server may be running).",
+    about:
+      "Consistent online copy of the SQLite database (the server may be running). On PostgreSQL\n(--database-url), use pg_dump instead: docs/postgres.md.",
     options: { ...DATA_OPTIONS },
     optionHelp: [...DATA_HELP],
+  },
+  migrate: {
+    summary: "upgrade the schema",
+    usage: ["assay migrate"],
+    about: "Brings the database's schema up to this build's (the server also does it at start).",
+    options: { ...DATA_OPTIONS },
+    optionHelp: [...DATA_HELP],
+  },
+  db: {
+    summary: "copy between SQLite and PostgreSQL",
+    usage: ["assay db copy --from DIR|URL --to DIR|URL [--replace]"],
+    about:
+      "Copies every row (content included) between a data dir (SQLite) and PostgreSQL, either way,\nthen verifies each table's row count and SHA-256 on both sides. Re-running a finished copy\nchanges nothing; a target holding other rows is refused unless --replace empties it first.\nStop the servers writing to the source first.",
+    options: { from: s, to: s, replace: b },
+    optionHelp: [
+      ["--from DIR|URL", "the source: a data dir, or postgres://…"],
+      ["--to DIR|URL", "the target: a data dir, or postgres://…"],
+      ["--replace", "empty a target that holds other rows first"],
+    ],
   },
   validate: {
     summary: "validate files against a workflow (CI; exit 0 passed, 1 failed, 2 error)",
@@ -211,5 +231,8 @@ Usage: assay COMMAND [arguments] [options]     assay COMMAND -h for a command's 
 
 Commands:
 ${columns(Object.entries(COMMANDS).map(([name, c]) => [name, c.summary]))}
+
+Every command that reads the data takes --data-dir DIR (SQLite, default ./assay-data) or
+--database-url postgres://… (ASSAY_DATABASE_URL).
 
 Exit codes: 0 success, 1 the command failed, 2 bad arguments (validate: 1 a run failed, 2 error).`;

@@ -1,5 +1,5 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
-import type { Database } from "bun:sqlite";
+import { type Db, type Program, all, count, get, insert, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import type { FileType } from "../validators/types.ts";
@@ -125,86 +125,74 @@ export interface JobSource {
   created_at: string;
 }
 
-export function createRunStore(db: Database) {
-  // run() + lastInsertRowid, not RETURNING: a statement that returns a row costs ~4 µs more.
-  const insertSubmission = db.prepare<never, (string | number | Uint8Array | null)[]>(
-    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  const insertRun = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  // A run that ran from memory (a client was waiting) and is written once, already final.
-  const insertFinalRun = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-  );
-  // In a join (or a LIMIT), a bare `?` makes this SQLite re-plan the statement on every
-  // execution (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for
-  // byId, measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
-  const byId = db.prepare<RunRow, [string, number]>(
-    `${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`,
-  );
-  const byIdAnyOrg = db.prepare<RunRow, [string]>(`${SELECT} WHERE r.id = CAST(? AS TEXT)`);
-  const oldestQueued = db.prepare<{ id: string }, [number]>(
-    "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)",
-  );
-  const queuedCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
-  const markRunning = db.prepare<{ attempts: number }, [string, string]>(
-    "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
-  );
-  const finishStmt = db.prepare(
-    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?",
-  );
-  const finishIf = db.prepare(
-    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ? AND status = ?",
-  );
-  const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
-  const statusOf = db.prepare<{ status: RunStatus }, [string]>("SELECT status FROM runs WHERE id = ?");
-  const source = db.prepare<JobSource, [string]>(
-    "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
-  );
+const INSERT_SUBMISSION =
+  "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const INSERT_RUN =
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+// A run that ran from memory (a client was waiting) and is written once, already final.
+const INSERT_FINAL_RUN =
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
+const FINISH =
+  "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?";
 
-  function insertSubmissionOf(n: NewRun, ts: string): number {
-    const s = n.submission;
-    const { lastInsertRowid } = insertSubmission.run(
-      n.orgId,
-      s.filename,
-      s.contentType,
-      s.charset,
-      s.fileType,
-      s.bytes.byteLength,
-      s.sha256,
-      JSON.stringify(s.metadata),
-      s.bytes,
-      ts,
-    );
-    return Number(lastInsertRowid);
-  }
+// An INSERT without RETURNING: on SQLite a statement that returns a row costs ~4 µs more; the
+// driver reads the rowid (PostgreSQL appends RETURNING itself).
+function* insertSubmission(n: NewRun, ts: string): Program<number> {
+  const s = n.submission;
+  return yield* insert(
+    INSERT_SUBMISSION,
+    "id",
+    n.orgId,
+    s.filename,
+    s.contentType,
+    s.charset,
+    s.fileType,
+    s.bytes.byteLength,
+    s.sha256,
+    JSON.stringify(s.metadata),
+    s.bytes,
+    ts,
+  );
+}
 
-  function insertBoth(n: NewRun, ts: string, status: "queued" | "running", startedAt: string | null) {
-    const sid = insertSubmissionOf(n, ts);
-    insertRun.run(
-      n.id,
-      n.orgId,
-      n.workflowId,
-      n.workflowVersion,
-      sid,
-      status,
-      JSON.stringify(n.steps),
-      n.user.id,
-      n.user.username,
-      ts,
-      status === "running" ? 1 : 0,
-      startedAt,
-    );
-    return sid;
-  }
+function* insertBoth(
+  n: NewRun,
+  ts: string,
+  status: "queued" | "running",
+  startedAt: string | null,
+): Program<number> {
+  const sid = yield* insertSubmission(n, ts);
+  yield* run(
+    INSERT_RUN,
+    n.id,
+    n.orgId,
+    n.workflowId,
+    n.workflowVersion,
+    sid,
+    status,
+    JSON.stringify(n.steps),
+    n.user.id,
+    n.user.username,
+    ts,
+    status === "running" ? 1 : 0,
+    startedAt,
+  );
+  return sid;
+}
 
+export function createRunStore(db: Db) {
+  // In a join (or a LIMIT), a bare `?` makes SQLite re-plan the statement on every execution
+  // (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for byId,
+  // measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
+  const byId = (id: string, orgId: number) =>
+    get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`, id, orgId);
   const batch = createWriteBatcher(db);
-  // Queued runs, counted once and then kept in step with every write below (the only writers of
-  // run status): the backpressure check runs on every submission and a count(*) over a deep
-  // queue is O(queue). A create counts as soon as it is issued, so a burst cannot overshoot.
-  let queued: number | null = null;
-  const queuedNow = () => (queued ??= queuedCount.get()!.n);
+  // Queued runs, counted at start (recover) and then kept in step with every write below (the
+  // only writers of run status): the backpressure check runs on every submission and a count(*)
+  // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
+  // update; a create counts as soon as it is issued, so a burst cannot overshoot.
+  let queued = 0;
+  const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
 
   return {
     /**
@@ -216,11 +204,11 @@ export function createRunStore(db: Database) {
     async create(n: NewRun, as?: { status: "running"; startedAt: string }): Promise<number> {
       const ts = n.createdAt ?? now();
       if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt));
-      queued = queuedNow() + 1;
+      queued++;
       try {
         return await batch.write(() => insertBoth(n, ts, "queued", null));
       } catch (e) {
-        queued = queuedNow() - 1;
+        queued--;
         throw e;
       }
     },
@@ -228,11 +216,16 @@ export function createRunStore(db: Database) {
      * A run executed from memory, written once in its final state (with the submission, and
      * `inTx` — the webhook outbox — in the same transaction). Returns the submission's id.
      */
-    async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: () => void): Promise<number> {
+    async createFinal(
+      n: NewRun,
+      u: FinalUpdate & { startedAt: string },
+      inTx?: () => Program<void>,
+    ): Promise<number> {
       const ts = n.createdAt ?? now();
-      return batch.write(() => {
-        const sid = insertSubmissionOf(n, ts);
-        insertFinalRun.run(
+      return batch.write(function* () {
+        const sid = yield* insertSubmission(n, ts);
+        yield* run(
+          INSERT_FINAL_RUN,
           n.id,
           n.orgId,
           n.workflowId,
@@ -249,16 +242,16 @@ export function createRunStore(db: Database) {
           u.finishedAt,
           u.durationMs,
         );
-        inTx?.();
+        if (inTx) yield* inTx();
         return sid;
       });
     },
     async get(orgId: number, id: string, withFindings = true): Promise<Run | null> {
-      const r = byId.get(id, orgId);
+      const r = await db.exec(byId(id, orgId));
       return r ? toRun(r, withFindings) : null;
     },
     async getAnyOrg(id: string): Promise<Run | null> {
-      const r = byIdAnyOrg.get(id);
+      const r = await db.exec(get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT)`, id));
       return r ? toRun(r) : null;
     },
     async list(
@@ -287,27 +280,25 @@ export function createRunStore(db: Database) {
       }
       const w = where.join(" AND ");
       // The list indexes all lead with (org_id, [workflow_id,] status): without a status filter
-      // the query has one arm per status, each read in index order, and SQLite merges the arms
-      // (MERGE (UNION ALL), no sort): the page costs what it did with an index per filter.
-      // The statuses are our constants, never input.
+      // the query has one arm per status, each read in index order, and the engine merges the
+      // arms (SQLite: MERGE (UNION ALL); PostgreSQL: Merge Append), no sort: the page costs what
+      // it did with an index per filter. The statuses are our constants, never input.
       const arms = f.status ? [null] : RUN_STATUSES;
       const armArgs = arms.flatMap(() => args);
       const arm = (st: RunStatus | null, cols: string) =>
         `SELECT ${cols} FROM runs r WHERE ${w}${st ? ` AND r.status = '${st}'` : ""}`;
-      const count = (
-        db
-          .query(`SELECT ${arms.map((st) => `(${arm(st, "count(*)")})`).join(" + ")} AS n`)
-          .get(...armArgs) as { n: number }
-      ).n;
+      const countSql = `SELECT ${arms.map((st) => `(${arm(st, "count(*)")})`).join(" + ")} AS n`;
       // The page's ids are found inside the index first, then only those rows are joined: a deep
       // page no longer reads (and joins) every row it skips (last of 1M runs: 2.2–4.3 s → 144 ms).
       const page = arms.map((st) => arm(st, "r.id AS id, r.created_at AS created_at")).join(" UNION ALL ");
-      const rows = db
-        .query<RunRow, (string | number)[]>(
-          `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER))) ORDER BY r.created_at DESC, r.id DESC`,
-        )
-        .all(...armArgs, limit, offset);
-      return { count, items: rows.map((r) => toRun(r, false)) };
+      const pageSql = `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)) AS page) ORDER BY r.created_at DESC, r.id DESC`;
+      return db.exec(
+        (function* () {
+          const n = yield* count(countSql, ...armArgs);
+          const rows = yield* all<RunRow>(pageSql, ...armArgs, limit, offset);
+          return { count: n, items: rows.map((r) => toRun(r, false)) };
+        })(),
+      );
     },
     async content(
       orgId: number,
@@ -318,45 +309,71 @@ export function createRunStore(db: Database) {
       charset: string;
       filename: string | null;
     } | null> {
-      return db
-        .query<
-          { content: Uint8Array | null; content_type: string; charset: string; filename: string | null },
-          [string, number]
-        >(
+      return db.exec(
+        get(
           "SELECT s.content, s.content_type, s.charset, s.filename FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
-        )
-        .get(id, orgId);
+          id,
+          orgId,
+        ),
+      );
     },
     async queuedIds(limit: number): Promise<string[]> {
-      return oldestQueued.all(limit).map((r) => r.id);
+      const rows = await db.exec(
+        all<{ id: string }>(
+          "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)",
+          limit,
+        ),
+      );
+      return rows.map((r) => r.id);
     },
     async queuedCount(): Promise<number> {
-      return queuedNow();
+      return queued;
     },
     /** queued → running, counting the attempt; null if the run was no longer queued. */
     async markRunning(id: string): Promise<number | null> {
       const ts = now();
       // Urgent: the run's worker waits for this commit.
-      const attempts = await batch.write(() => markRunning.get(ts, id)?.attempts ?? null, true);
-      if (attempts !== null) queued = queuedNow() - 1;
+      const attempts = await batch.write(function* () {
+        const r = yield* get<{ attempts: number }>(
+          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
+          ts,
+          id,
+        );
+        return r?.attempts ?? null;
+      }, true);
+      if (attempts !== null) queued--;
       return attempts;
     },
     async requeue(id: string): Promise<void> {
-      if (await batch.write(() => requeueStmt.run(id).changes)) queued = queuedNow() + 1;
+      const n = await batch.write(() =>
+        run("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'", id),
+      );
+      if (n) queued++;
     },
     async source(id: string): Promise<JobSource | null> {
-      return source.get(id);
+      return db.exec(
+        get<JobSource>(
+          "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+          id,
+        ),
+      );
     },
     async status(id: string): Promise<RunStatus | null> {
-      return statusOf.get(id)?.status ?? null;
+      const r = await db.exec(get<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id));
+      return r?.status ?? null;
     },
     /**
      * Writes the final state; `inTx` runs inside the same transaction (webhook outbox). With
      * `onlyIf`, nothing is written unless the run still has that status; returns whether it wrote.
      */
-    async finish(id: string, u: FinalUpdate, inTx?: () => void, onlyIf?: RunStatus): Promise<boolean> {
+    async finish(
+      id: string,
+      u: FinalUpdate,
+      inTx?: () => Program<void>,
+      onlyIf?: RunStatus,
+    ): Promise<boolean> {
       // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
-      const wrote = await batch.write(() => {
+      const wrote = await batch.write(function* () {
         const args = [
           u.status,
           JSON.stringify(u.steps),
@@ -366,11 +383,13 @@ export function createRunStore(db: Database) {
           u.durationMs,
           id,
         ] as const;
-        const changed = onlyIf ? finishIf.run(...args, onlyIf).changes : finishStmt.run(...args).changes;
-        if (changed) inTx?.();
+        const changed = onlyIf
+          ? yield* run(`${FINISH} AND status = ?`, ...args, onlyIf)
+          : yield* run(FINISH, ...args);
+        if (changed && inTx) yield* inTx();
         return changed > 0;
       });
-      if (wrote && onlyIf === "queued") queued = queuedNow() - 1;
+      if (wrote && onlyIf === "queued") queued--;
       return wrote;
     },
     /**
@@ -379,25 +398,27 @@ export function createRunStore(db: Database) {
      */
     async recover(
       maxAttempts: number,
-      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => void,
+      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
     ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
-      return db.transaction(() => {
+      const r = await db.tx(function* () {
         const ts = now();
         const why = `The run was interrupted ${maxAttempts} times (server crash or restart) and was given up.`;
         // One statement per status: each is served by its partial index (runs_queued, runs_running);
         // `status IN (…)` matches neither and scans every run ever made at each start.
         const giveUp = (status: string) =>
-          db
-            .query<{ id: string; org_id: number; workflow_id: number }, [string, string, number]>(
-              `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id`,
-            )
-            .all(why, ts, maxAttempts);
-        const failed = [...giveUp("queued"), ...giveUp("running")];
-        if (failed.length) inTx?.(failed);
-        const requeued = db.query("UPDATE runs SET status = 'queued' WHERE status = 'running'").run().changes;
-        queued = null; // counted again on next use
-        return { requeued, failed };
-      })();
+          all<{ id: string; org_id: number; workflow_id: number }>(
+            `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id`,
+            why,
+            ts,
+            maxAttempts,
+          );
+        const failed = [...(yield* giveUp("queued")), ...(yield* giveUp("running"))];
+        if (failed.length && inTx) yield* inTx(failed);
+        const requeued = yield* run("UPDATE runs SET status = 'queued' WHERE status = 'running'");
+        return { requeued, failed, queued: yield* countQueued() };
+      });
+      queued = r.queued;
+      return { requeued: r.requeued, failed: r.failed };
     },
   };
 }
