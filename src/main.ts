@@ -27,7 +27,9 @@ async function serve(flags: Record<string, string>) {
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
-  process.stdout.write(`${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`);
+  process.stdout.write(
+    `${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`,
+  );
 }
 
 /** What an operator does next, printed under the address. */

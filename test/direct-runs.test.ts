@@ -113,7 +113,12 @@ describe("a run the client waits for", () => {
     expect(r.status).toBe(202);
     expect(r.json.status).toBe("queued");
     expect(r.headers.get("location")).toBe(r.json.url);
-    expect(await row(r.json.id)).toEqual({ status: "queued", attempts: 0, started_at: null, finished_at: null });
+    expect(await row(r.json.id)).toEqual({
+      status: "queued",
+      attempts: 0,
+      started_at: null,
+      finished_at: null,
+    });
     held.open();
     const done = await waitForRun(s, s.rootToken, r.json.url);
     expect(done.status).toBe("succeeded");

@@ -104,7 +104,7 @@ describe("one server per port and per data dir", () => {
     await p.exited;
     expect(out).toMatch(
       new RegExp(
-        `^Assay \\S+ listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${data}\\)\\n` +
+        `^Assay \\S+ listening on http://127\\.0\\.0\\.1:\\d+ \\(data: SQLite in ${data}\\)\\n` +
           "No user yet\\. Next: open the address above in a browser and create the first administrator\\n" +
           "and organization with the one-time setup code [A-Z2-9]{4}-[A-Z2-9]{4}\\n" +
           `\\(or on this machine: assay init --org SLUG --admin USERNAME --password-stdin --data-dir ${data}\\)\\.\\n`,

@@ -48,12 +48,15 @@ function shell(cwd: string, env: Record<string, string>) {
   });
   let out = "";
   const decoder = new TextDecoder();
-  void (async () => {
-    for await (const chunk of p.stdout) out += decoder.decode(chunk);
-  })();
-  void (async () => {
-    for await (const chunk of p.stderr) out += decoder.decode(chunk);
-  })();
+  for (const stream of [p.stdout, p.stderr])
+    void (async () => {
+      const reader = stream.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        out += decoder.decode(value);
+      }
+    })();
   let n = 0;
   return {
     output: () => out,

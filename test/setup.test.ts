@@ -6,14 +6,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
+import { count as countOf } from "../src/db/program.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
+import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { call, errorBody } from "./helpers/server.ts";
 
 const SETUP = "/api/v1/setup/";
 const dataDir = mkdtempSync(join(tmpdir(), "assay-setup-"));
 let s: RunningServer;
-const count = (table: string) =>
-  (s.deps.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+let pg: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
+const count = (table: string) => s.deps.db.exec(countOf(`SELECT count(*) AS n FROM ${table}`));
 const body = (o: Record<string, unknown> = {}) => ({
   setup_code: s.setupCode,
   username: "ada",
@@ -24,12 +26,22 @@ const body = (o: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
+  // An instance without any user: not startTestServer, which creates one.
+  pg = onPostgres ? await freshPgDatabase() : null;
   s = await startServer(
-    testConfig({ data_dir: dataDir, port: 0, log_level: "silent", rate_limit_disabled: true, workers: 1 }),
+    testConfig({
+      data_dir: dataDir,
+      database_url: pg?.url ?? null,
+      port: 0,
+      log_level: "silent",
+      rate_limit_disabled: true,
+      workers: 1,
+    }),
   );
 });
 afterAll(async () => {
   await s.stop();
+  await pg?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -50,7 +62,7 @@ describe("before the first user", () => {
         },
       ]),
     );
-    expect([count("users"), count("orgs")]).toEqual([0, 0]);
+    expect([await count("users"), await count("orgs")]).toEqual([0, 0]);
   });
 
   test("400 with every problem at once for bad fields; nothing written", async () => {
@@ -75,14 +87,14 @@ describe("before the first user", () => {
         { field: "password", code: "invalid", message: "A password has 8 to 1024 characters." },
       ]),
     );
-    expect([count("users"), count("orgs"), count("memberships")]).toEqual([0, 0, 0]);
+    expect([await count("users"), await count("orgs"), await count("memberships")]).toEqual([0, 0, 0]);
   });
 
   test("400 for an unknown field or a missing one (the body's schema)", async () => {
     expect((await call(s, "POST", SETUP, { body: { ...body(), is_admin: false } })).status).toBe(400);
     const { password: _p, ...without } = body();
     expect((await call(s, "POST", SETUP, { body: without })).status).toBe(400);
-    expect(count("users")).toBe(0);
+    expect(await count("users")).toBe(0);
   });
 
   test("the code is read as typed by a person: case and dashes do not matter", async () => {
@@ -126,6 +138,6 @@ describe("the setup", () => {
       ),
     );
     expect((await call(s, "GET", SETUP)).json).toEqual({ needed: false });
-    expect([count("users"), count("orgs")]).toEqual([1, 1]);
+    expect([await count("users"), await count("orgs")]).toEqual([1, 1]);
   });
 });

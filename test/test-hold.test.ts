@@ -93,7 +93,7 @@ describe("only where a test enables it", () => {
         ]),
       );
       // A workflow saved by a test server, run by a normal one: refused before anything is stored.
-      const before = plain.count("runs");
+      const before = await plain.count("runs");
       const run = await call(plain, "POST", runs, {
         token: plain.rootToken,
         raw: plain.gates.gate().doc(),
@@ -106,7 +106,7 @@ describe("only where a test enables it", () => {
           'Step 1 "hold" (test_hold) does not support JSON submissions.',
         ),
       );
-      expect(plain.count("runs")).toBe(before);
+      expect(await plain.count("runs")).toBe(before);
       const catalogue = await call(plain, "GET", "/api/v1/validators/", { token: plain.rootToken });
       expect(catalogue.status).toBe(200);
       expect(catalogue.text).not.toContain("test_hold");

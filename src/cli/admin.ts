@@ -1,13 +1,14 @@
 // Headless administration on the data dir: init, users, orgs, members, tokens, settings.
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { describeDb } from "../db/open.ts";
 import { AppError, invalid } from "../errors.ts";
 import { FIRST_RUN_INVALID, inputProblems } from "../setup/service.ts";
 import { checkRole, createOrgService } from "../orgs/service.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
-import { dataDirOf, parseDuration, print, table, withDeps } from "./context.ts";
+import { configOf, parseDuration, print, table, withDeps } from "./context.ts";
 
 const need = (p: Parsed, n: number, usage: string) => {
   if (p.positionals.length !== n) throw new UsageError(`usage: assay ${usage}`);
@@ -31,16 +32,18 @@ export async function init(p: Parsed) {
   // init leaves nothing behind, not even an empty database.
   const wrong = inputProblems(input, false);
   if (wrong.length) throw invalid(FIRST_RUN_INVALID, wrong);
-  const dir = dataDirOf(p);
-  const existed = existsSync(dir);
-  const fresh = !existed || readdirSync(dir).length === 0;
+  const config = configOf(p);
+  // On SQLite the data dir is ours to clean up after a failure; PostgreSQL rolls back by itself.
+  const dir = config.database_url ? null : config.data_dir;
+  const existed = dir !== null && existsSync(dir);
+  const fresh = dir !== null && (!existed || readdirSync(dir).length === 0);
   try {
     await withDeps(p, async (d) => {
       if (!(await d.setup.needed()))
         fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
       const r = await d.setup.run(input, { withToken: true, passwordRequired: false });
       print(
-        `Initialised ${d.config.data_dir}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
+        `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
       );
       print("API token (shown once, store it now):");
       print(r.token!);
@@ -48,8 +51,10 @@ export async function init(p: Parsed) {
   } catch (e) {
     // Only what this command created is removed: the dir it made, or the files it wrote into an
     // empty one (never an operator's files).
-    if (!existed) rmSync(dir, { recursive: true, force: true });
-    else if (fresh) for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+    if (dir && fresh) {
+      if (!existed) rmSync(dir, { recursive: true, force: true });
+      else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+    }
     throw e;
   }
 }

@@ -127,7 +127,10 @@ test("a WAL restart holds the group commit instead of putting the writer to slee
       await wr(batch, () => insert.run(blob));
     } catch (e) {
       // SQLITE_BUSY, as the driver reports it (src/db/sqlite.ts).
-      if (!(e instanceof DatabaseUnavailable) && !String((e as { code?: string }).code).startsWith("SQLITE_BUSY"))
+      if (
+        !(e instanceof DatabaseUnavailable) &&
+        !String((e as { code?: string }).code).startsWith("SQLITE_BUSY")
+      )
         throw e;
       busy++;
     }
