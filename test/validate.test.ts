@@ -269,7 +269,10 @@ describe("errors exit 2", () => {
         ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--fail-on", "info"],
         "--fail-on is error or warning",
       ],
-      [["validate", "--local", "--workflow-file", "w.yaml"], "usage: assay validate FILE…"],
+      [
+        ["validate", "--local", "--workflow-file", "w.yaml"],
+        "assay validate: name at least one FILE to validate",
+      ],
       [
         ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--server", "http://x"],
         "unknown option --server",

@@ -3,7 +3,8 @@
 // this process from an exported workflow document (pre-commit hooks). Exit codes differ from the
 // admin commands on purpose, for CI: 0 every run succeeded, 1 a run failed, 2 anything could
 // not be validated (bad arguments, network, auth, server error).
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { type InputFile, readInputs } from "./validate/files.ts";
@@ -124,6 +125,8 @@ export async function validate(
     const body = render(format, ctx);
     if (p.flags.output) {
       try {
+        // Into a directory that may not exist yet (a CI workspace's reports/).
+        await mkdir(dirname(p.flags.output), { recursive: true });
         await writeFile(p.flags.output, body);
       } catch (e) {
         throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);

@@ -22,7 +22,7 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
 }
 
 /** Polls until the run is final (bounded); returns the run. */
-export async function waitForRun(s: Server, token: string, url: string, timeoutMs = 30000) {
+export async function waitForRun(s: Server, token: string, url: string, timeoutMs = 60_000) {
   const path = url.startsWith("http") ? new URL(url).pathname : url;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
