@@ -19,6 +19,7 @@ import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
 import { webAuthRoutes } from "./web/auth-routes.ts";
 import { webRoutes } from "./web/routes.ts";
+import { type SetupCode, setupRoutes } from "./web/setup-routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -27,6 +28,8 @@ export interface AppOptions {
   isDraining?: () => boolean;
   /** Prometheus registry; when given, HTTP durations are recorded and /metrics is served. */
   metrics?: Metrics;
+  /** The first-run setup code (src/web/setup-routes.ts); none: the setup form always refuses. */
+  setup?: SetupCode;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -79,6 +82,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(validatorRoutes(auth))
     .use(adminRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
+    .use(setupRoutes(deps, opts.setup ?? { code: null }))
     .use(webRoutes())
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
   matcher = methodMatcher(app.routes);
