@@ -90,7 +90,42 @@ export function rows(r: Results, judge: boolean): Row[] {
       f2(h.floor.rps / h.baseline.rps),
       "— (reference)",
     );
-    row("1 Assay ÷ floor, req/s", "", "", f2(h.assay.rps / h.floor.rps), "—");
+    row(
+      "1 Assay ÷ floor, req/s",
+      "",
+      "",
+      f2(h.assay.rps / h.floor.rps),
+      "≥ 0.95",
+      h.assay.rps / h.floor.rps >= 0.95,
+      unsteady,
+    );
+    if (h.peer) {
+      row(
+        "1 peer: Fastify + Ajv + better-sqlite3 (Node), req/s",
+        n0(h.peer.rps),
+        n0(h.baseline.rps),
+        f2(h.peer.rps / h.baseline.rps),
+        "— (reference)",
+      );
+      row(
+        "1 Assay ÷ peer, req/s",
+        "",
+        "",
+        f2(h.assay.rps / h.peer.rps),
+        "≥ 2",
+        h.assay.rps / h.peer.rps >= 2,
+        unsteady,
+      );
+    }
+    const cpu = (s: { cpuUsPerRequest: number }) =>
+      Number.isFinite(s.cpuUsPerRequest) ? `${s.cpuUsPerRequest.toFixed(0)} µs` : "—";
+    row(
+      `1 CPU per run (all threads): Assay · floor${h.peer ? " · peer" : ""}`,
+      [h.assay, h.floor, ...(h.peer ? [h.peer] : [])].map(cpu).join(" · "),
+      `bare ${cpu(h.baseline)}`,
+      "",
+      "—",
+    );
     row(
       "1 sync runs, p50 / p99",
       `${ms(h.assay.p50Ms)} / ${ms(h.assay.p99Ms)}`,
@@ -242,11 +277,14 @@ export function details(r: Results): string {
   if (r.http) {
     const fmt = (x: HttpResult["assay"]["rounds"][number]) =>
       `${n0(x.rps)} req/s, p50 ${ms(x.p50Ms)}, p99 ${ms(x.p99Ms)}`;
-    out.push("Measure 1, round by round (baseline · floor · Assay):");
+    const peer = r.http.peer;
+    out.push(`Measure 1, round by round (baseline · floor · ${peer ? "peer · " : ""}Assay):`);
     for (const [i, a] of r.http.assay.rounds.entries())
       out.push(
-        `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${fmt(a)}`,
+        `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${peer ? `${fmt(peer.rounds[i]!)} · ` : ""}${fmt(a)}`,
       );
+    if (r.http.peerSkipped) out.push(`- The Node peer was skipped: ${r.http.peerSkipped}.`);
+    else if (peer) out.push(`- Peer answer errors: ${peer.errors}.`);
     out.push(
       `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}. Floor answer errors: ${r.http.floor.errors}.`,
     );
