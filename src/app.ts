@@ -8,6 +8,7 @@ import { type SessionAuth, authPlugin } from "./http/auth.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
+import { DEFAULT_HEADERS, DOCS_CSP } from "./http/security.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -44,9 +45,11 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(errorPlugin(deps.log, () => matcher))
     .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
-    .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {
+    .onAfterHandle({ as: "global" }, ({ set, responseValue, path }) => {
       // API answers are per-user: never cached by a shared cache. A Response of its own gets the
       // header itself: anything in set.headers makes the framework build a second Response.
+      // The docs page loads its viewer from a CDN: its own policy instead of the API's.
+      if (path === "/api/docs") return withPolicy(responseValue, DOCS_CSP);
       if (responseValue instanceof Response) {
         if (setOwnHeader(responseValue, "cache-control", "no-store")) return;
       }
@@ -84,7 +87,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(adminRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
     .use(webRoutes())
-    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
+    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
+    // Security headers on every answer, errors and 404s included (src/http/security.ts).
+    .headers({ ...DEFAULT_HEADERS });
   matcher = methodMatcher(app.routes);
   return app;
 }
@@ -98,6 +103,18 @@ function setOwnHeader(r: Response, name: string, value: string): boolean {
   } catch {
     return false; // e.g. Response.redirect(): immutable headers
   }
+}
+
+/**
+ * A copy of a page with its own Content-Security-Policy. The docs plugin serves a static
+ * response (a function returning a clone, built with the default headers already in it).
+ */
+function withPolicy(value: unknown, csp: string): Response | undefined {
+  const r = typeof value === "function" ? (value as () => unknown)() : value;
+  if (!(r instanceof Response)) return undefined;
+  const headers = new Headers(r.headers);
+  headers.set("content-security-policy", csp);
+  return new Response(r.body, { status: r.status, headers });
 }
 
 /** Request durations by route template (not the raw path: ids would explode the series). */

@@ -35,10 +35,11 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         "cache-control": "no-store",
         "x-content-type-options": "nosniff",
       };
-      // The HTML quotes submitted data: even escaped, it gets no script and no outside resource.
+      // The HTML quotes submitted data: even escaped, it gets no script, no outside resource and
+      // no origin of ours (sandbox). The other formats get the API's policy (src/http/security.ts).
       if (format === "html")
         headers["content-security-policy"] =
-          "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
+          "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
       if (!isFinal(run.status)) headers["retry-after"] = RETRY_AFTER_S;
       return new Response(renderRun(format, presented), { headers });
     },

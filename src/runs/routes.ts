@@ -5,6 +5,7 @@ import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../erro
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
+import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
@@ -16,6 +17,8 @@ import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.
 const MAX_WAIT_S = 60;
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The download's name when the submission had none. */
+const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yaml", CSV: "csv", TEXT: "txt" };
 
 export function runRoutes(
   deps: Deps,
@@ -187,20 +190,18 @@ export function runRoutes(
             "gone",
             "The submission content was purged by the retention policy; the run and its findings remain.",
           );
-        const headers: Record<string, string> = {
-          "content-type": c.content_type,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-        };
-        if (c.filename)
-          headers["content-disposition"] = `inline; filename*=UTF-8''${encodeURIComponent(c.filename)}`;
-        return new Response(c.content as unknown as BodyInit, { headers });
+        // A download of the exact bytes, never a document of our origin (src/http/security.ts).
+        const name = c.filename ?? `run-${params.run_id}.${EXTENSION[c.file_type] ?? "txt"}`;
+        return new Response(c.content as unknown as BodyInit, { headers: contentHeaders(name) });
       },
       {
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: {
-          200: t.Any({ description: "The submitted bytes with their content type" }),
+          200: t.Any({
+            description:
+              "The submitted bytes as a download (application/octet-stream, Content-Disposition: attachment); the declared type is the run's submission.content_type",
+          }),
           410: ErrorSchema,
           ...errorResponses(...AUTHED),
         },

@@ -317,13 +317,20 @@ export function createRunStore(db: Database) {
       content_type: string;
       charset: string;
       filename: string | null;
+      file_type: FileType;
     } | null> {
       return db
         .query<
-          { content: Uint8Array | null; content_type: string; charset: string; filename: string | null },
+          {
+            content: Uint8Array | null;
+            content_type: string;
+            charset: string;
+            filename: string | null;
+            file_type: FileType;
+          },
           [string, number]
         >(
-          "SELECT s.content, s.content_type, s.charset, s.filename FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+          "SELECT s.content, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
         )
         .get(id, orgId);
     },
