@@ -11,7 +11,8 @@ import { now } from "../db/util.ts";
 import { uuidv7 } from "../lib/uuid.ts";
 import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
-import { type Intake, intake } from "./intake/modes.ts";
+import type { Intake } from "./intake/modes.ts";
+import type { IntakeRunner } from "./intake/offload.ts";
 import type { RunStore } from "./store.ts";
 import { pendingSteps } from "./summary.ts";
 import type { Run } from "./types.ts";
@@ -82,6 +83,7 @@ export function createRunService(deps: {
   workflows: WorkflowStore;
   idempotency: IdempotencyStore;
   executor: Executor;
+  intake: IntakeRunner;
   limits: StartLimits;
 }) {
   const { runs, workflows, idempotency, executor, limits } = deps;
@@ -123,7 +125,7 @@ export function createRunService(deps: {
       }
       try {
         // 7. mode and fields; 8. file type
-        const sub = await intake(request, body, {
+        const sub = await deps.intake.read(request.headers, body, {
           maxMetadataBytes: limits.maxMetadataBytes,
           maxFilenameLength: MAX_FILENAME_LENGTH,
         });
@@ -142,7 +144,11 @@ export function createRunService(deps: {
           steps,
           user: { id: p.user.id, username: p.user.username },
           // Bun's hasher: node:crypto's Hash is a stream Transform, built per call (~2 % of a sync run).
-          submission: { ...sub, sha256: new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex") },
+          // A large body was hashed on the intake thread.
+          submission: {
+            ...sub,
+            sha256: sub.sha256 ?? new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex"),
+          },
         };
         if (wait && executor.acceptsDirect(sub.bytes.byteLength)) {
           // Nobody knows this run yet: it is written when it ends or when the wait runs out.
