@@ -12,6 +12,7 @@ import { DEFAULT_HEADERS, DOCS_CSP } from "./http/security.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
+import { findingRoutes } from "./runs/findings-routes.ts";
 import { runRoutes } from "./runs/routes.ts";
 import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
@@ -81,6 +82,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(workflowRoutes(deps, auth))
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
+    .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))

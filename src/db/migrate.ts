@@ -7,6 +7,7 @@ import m0003 from "./migrations/0003_run_list_indexes.sql" with { type: "text" }
 import m0004 from "./migrations/0004_org_schemas.sql" with { type: "text" };
 import m0005 from "./migrations/0005_cache_generation.sql" with { type: "text" };
 import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "text" };
+import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   { version: 1, name: "init", sql: m0001 },
@@ -15,6 +16,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 4, name: "org_schemas", sql: m0004 },
   { version: 5, name: "cache_generation", sql: m0005 },
   { version: 6, name: "run_indexes_by_status", sql: m0006 },
+  { version: 7, name: "run_findings", sql: m0007 },
 ];
 
 export function migrate(db: Database): number {

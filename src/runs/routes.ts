@@ -28,8 +28,8 @@ export function runRoutes(
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Runs"], security: [{ bearer: [] }] };
-  const loadRun = async (orgId: number, id: string, withFindings = true) => {
-    const run = UUID_RE.test(id) ? await runs.get(orgId, id, withFindings) : null;
+  const loadRun = async (orgId: number, id: string, findings?: number) => {
+    const run = UUID_RE.test(id) ? await runs.get(orgId, id, findings) : null;
     if (!run) throw notFound("Run");
     return run;
   };
@@ -212,7 +212,7 @@ export function runRoutes(
       "/runs/:run_id/cancel/",
       async ({ params, request, principal }) => {
         const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
-        const run = await loadRun(org.id, params.run_id, false);
+        const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);

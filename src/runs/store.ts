@@ -2,7 +2,8 @@
 import type { Database } from "bun:sqlite";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
-import type { FileType } from "../validators/types.ts";
+import { RUN_FINDINGS_INLINE } from "./present.ts";
+import type { FileType, Finding } from "../validators/types.ts";
 import {
   RUN_STATUSES,
   type Run,
@@ -47,7 +48,24 @@ const SELECT = `SELECT r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS
   s.created_at AS s_created_at, s.purged_at AS s_purged_at
   FROM runs r JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id`;
 
-function toRun(r: RunRow, withFindings = true): Run {
+/**
+ * Findings are stored apart from the run, 200 to a row per step (migration 0007): reading the first
+ * findings of a run, or one page of them, parses a few rows, never all of a run's findings.
+ */
+export const FINDINGS_CHUNK = 200;
+
+/**
+ * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead. A
+ * list parses these and nothing more, however many findings the runs have.
+ */
+function summariesJson(steps: RunStep[]): string {
+  return JSON.stringify(
+    steps.map((s) => ({ ...s, findings: [], findings_count: s.findings_count ?? s.findings.length })),
+  );
+}
+
+/** The run row with its step summaries; findings are added by the caller when wanted. */
+function toRun(r: RunRow): Run {
   const steps = parseJson<RunStep[]>(r.steps, []);
   const submission: Submission = {
     id: r.s_id,
@@ -70,7 +88,7 @@ function toRun(r: RunRow, withFindings = true): Run {
     submission,
     status: r.status,
     summary: parseJson<RunSummary | null>(r.summary, null),
-    steps: withFindings ? steps : steps.map((s) => ({ ...s, findings: [] })),
+    steps,
     error: r.error,
     attempts: r.attempts,
     created_by: { id: r.created_by, username: r.created_by_name },
@@ -159,9 +177,46 @@ export function createRunStore(db: Database) {
   );
   const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
   const statusOf = db.prepare<{ status: RunStatus }, [string]>("SELECT status FROM runs WHERE id = ?");
+  const insertChunk = db.prepare<never, [string, number, number, string]>(
+    "INSERT INTO run_findings (run_id, step_index, chunk, findings) VALUES (?, ?, ?, ?)",
+  );
+  const deleteChunks = db.prepare<never, [string]>("DELETE FROM run_findings WHERE run_id = ?");
+  const chunksOfRun = db.prepare<{ step_index: number; chunk: number; findings: string }, [string]>(
+    "SELECT step_index, chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) ORDER BY step_index, chunk",
+  );
+  const chunksOfStep = db.prepare<{ chunk: number; findings: string }, [string, number, number, number]>(
+    "SELECT chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) AND step_index = CAST(? AS INTEGER) AND chunk >= CAST(? AS INTEGER) AND chunk <= CAST(? AS INTEGER) ORDER BY chunk",
+  );
   const source = db.prepare<JobSource, [string]>(
     "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
   );
+
+  /** Writes each step's findings in chunks (inside the caller's transaction). */
+  function insertFindings(runId: string, steps: readonly RunStep[]) {
+    for (let i = 0; i < steps.length; i++) {
+      const f = steps[i]!.findings;
+      for (let c = 0; c * FINDINGS_CHUNK < f.length; c++)
+        insertChunk.run(runId, i, c, JSON.stringify(f.slice(c * FINDINGS_CHUNK, (c + 1) * FINDINGS_CHUNK)));
+    }
+  }
+
+  /** The run's first findings, at most `limit` in all, in step order, into its step summaries. */
+  function withFindings(run: Run, limit: number): Run {
+    let left = limit;
+    if (left <= 0 || !run.steps.some((s) => (s.findings_count ?? 0) > 0)) return run;
+    const steps = run.steps.map((s) => ({ ...s, findings: [] as Finding[] }));
+    // Rows come in (step, chunk) order; stop as soon as the budget is spent.
+    for (const row of chunksOfRun.iterate(run.id)) {
+      const step = steps[row.step_index];
+      if (!step) continue;
+      const part = JSON.parse(row.findings) as Finding[];
+      const take = Math.min(part.length, left);
+      for (let k = 0; k < take; k++) step.findings.push(part[k]!);
+      left -= take;
+      if (left <= 0) break;
+    }
+    return { ...run, steps };
+  }
 
   function insertSubmissionOf(n: NewRun, ts: string): number {
     const s = n.submission;
@@ -189,7 +244,7 @@ export function createRunStore(db: Database) {
       n.workflowVersion,
       sid,
       status,
-      JSON.stringify(n.steps),
+      summariesJson(n.steps),
       n.user.id,
       n.user.username,
       ts,
@@ -239,7 +294,7 @@ export function createRunStore(db: Database) {
           n.workflowVersion,
           sid,
           u.status,
-          JSON.stringify(u.steps),
+          summariesJson(u.steps),
           n.user.id,
           n.user.username,
           ts,
@@ -249,17 +304,40 @@ export function createRunStore(db: Database) {
           u.finishedAt,
           u.durationMs,
         );
+        insertFindings(n.id, u.steps);
         inTx?.();
         return sid;
       });
     },
-    async get(orgId: number, id: string, withFindings = true): Promise<Run | null> {
+    /**
+     * A run with at most `findings` of its findings (first steps first; the default: as many as a
+     * run answer carries). Each step's findings_count says how many it has in all.
+     */
+    async get(orgId: number, id: string, findings = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = byId.get(id, orgId);
-      return r ? toRun(r, withFindings) : null;
+      return r ? withFindings(toRun(r), findings) : null;
     },
-    async getAnyOrg(id: string): Promise<Run | null> {
+    async getAnyOrg(id: string, findings = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = byIdAnyOrg.get(id);
-      return r ? toRun(r) : null;
+      return r ? withFindings(toRun(r), findings) : null;
+    },
+    /**
+     * Findings [offset, offset + limit) of one step (by its index in the run's steps), read from
+     * the chunks that hold them: at most limit / 200 + 2 rows, whatever the run holds.
+     */
+    async stepFindings(runId: string, stepIndex: number, offset: number, limit: number): Promise<Finding[]> {
+      if (limit <= 0) return [];
+      const first = Math.floor(offset / FINDINGS_CHUNK);
+      const last = Math.floor((offset + limit - 1) / FINDINGS_CHUNK);
+      const out: Finding[] = [];
+      for (const row of chunksOfStep.iterate(runId, stepIndex, first, last)) {
+        const part = JSON.parse(row.findings) as Finding[];
+        const base = row.chunk * FINDINGS_CHUNK;
+        const from = Math.max(0, offset - base);
+        const to = Math.min(part.length, offset + limit - base);
+        for (let k = from; k < to; k++) out.push(part[k]!);
+      }
+      return out;
     },
     async list(
       orgId: number,
@@ -307,7 +385,8 @@ export function createRunStore(db: Database) {
           `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER))) ORDER BY r.created_at DESC, r.id DESC`,
         )
         .all(...armArgs, limit, offset);
-      return { count, items: rows.map((r) => toRun(r, false)) };
+      // Step summaries only: a list never reads a finding (issue #19).
+      return { count, items: rows.map(toRun) };
     },
     async content(
       orgId: number,
@@ -366,7 +445,7 @@ export function createRunStore(db: Database) {
       const wrote = await batch.write(() => {
         const args = [
           u.status,
-          JSON.stringify(u.steps),
+          summariesJson(u.steps),
           u.summary ? JSON.stringify(u.summary) : null,
           u.error,
           u.finishedAt,
@@ -374,7 +453,12 @@ export function createRunStore(db: Database) {
           id,
         ] as const;
         const changed = onlyIf ? finishIf.run(...args, onlyIf).changes : finishStmt.run(...args).changes;
-        if (changed) inTx?.();
+        if (changed) {
+          // A run is finished once; rows of an earlier write would be stale, so none are kept.
+          deleteChunks.run(id);
+          insertFindings(id, u.steps);
+          inTx?.();
+        }
         return changed > 0;
       });
       if (wrote && onlyIf === "queued") queued = queuedNow() - 1;
