@@ -2,8 +2,9 @@
 import type { Database } from "bun:sqlite";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
+import { createFindingStore } from "./findings-store.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
-import type { FileType, Finding } from "../validators/types.ts";
+import type { FileType } from "../validators/types.ts";
 import {
   RUN_STATUSES,
   type Run,
@@ -47,12 +48,6 @@ const SELECT = `SELECT r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS
   s.charset AS s_charset, s.file_type AS s_file_type, s.size AS s_size, s.sha256 AS s_sha256, s.metadata AS s_metadata,
   s.created_at AS s_created_at, s.purged_at AS s_purged_at
   FROM runs r JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id`;
-
-/**
- * Findings are stored apart from the run, 200 to a row per step (migration 0007): reading the first
- * findings of a run, or one page of them, parses a few rows, never all of a run's findings.
- */
-export const FINDINGS_CHUNK = 200;
 
 /**
  * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead. A
@@ -177,46 +172,9 @@ export function createRunStore(db: Database) {
   );
   const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
   const statusOf = db.prepare<{ status: RunStatus }, [string]>("SELECT status FROM runs WHERE id = ?");
-  const insertChunk = db.prepare<never, [string, number, number, string]>(
-    "INSERT INTO run_findings (run_id, step_index, chunk, findings) VALUES (?, ?, ?, ?)",
-  );
-  const deleteChunks = db.prepare<never, [string]>("DELETE FROM run_findings WHERE run_id = ?");
-  const chunksOfRun = db.prepare<{ step_index: number; chunk: number; findings: string }, [string]>(
-    "SELECT step_index, chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) ORDER BY step_index, chunk",
-  );
-  const chunksOfStep = db.prepare<{ chunk: number; findings: string }, [string, number, number, number]>(
-    "SELECT chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) AND step_index = CAST(? AS INTEGER) AND chunk >= CAST(? AS INTEGER) AND chunk <= CAST(? AS INTEGER) ORDER BY chunk",
-  );
   const source = db.prepare<JobSource, [string]>(
     "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
   );
-
-  /** Writes each step's findings in chunks (inside the caller's transaction). */
-  function insertFindings(runId: string, steps: readonly RunStep[]) {
-    for (let i = 0; i < steps.length; i++) {
-      const f = steps[i]!.findings;
-      for (let c = 0; c * FINDINGS_CHUNK < f.length; c++)
-        insertChunk.run(runId, i, c, JSON.stringify(f.slice(c * FINDINGS_CHUNK, (c + 1) * FINDINGS_CHUNK)));
-    }
-  }
-
-  /** The run's first findings, at most `limit` in all, in step order, into its step summaries. */
-  function withFindings(run: Run, limit: number): Run {
-    let left = limit;
-    if (left <= 0 || !run.steps.some((s) => (s.findings_count ?? 0) > 0)) return run;
-    const steps = run.steps.map((s) => ({ ...s, findings: [] as Finding[] }));
-    // Rows come in (step, chunk) order; stop as soon as the budget is spent.
-    for (const row of chunksOfRun.iterate(run.id)) {
-      const step = steps[row.step_index];
-      if (!step) continue;
-      const part = JSON.parse(row.findings) as Finding[];
-      const take = Math.min(part.length, left);
-      for (let k = 0; k < take; k++) step.findings.push(part[k]!);
-      left -= take;
-      if (left <= 0) break;
-    }
-    return { ...run, steps };
-  }
 
   function insertSubmissionOf(n: NewRun, ts: string): number {
     const s = n.submission;
@@ -255,6 +213,7 @@ export function createRunStore(db: Database) {
   }
 
   const batch = createWriteBatcher(db);
+  const findings = createFindingStore(db);
   // Queued runs, counted once and then kept in step with every write below (the only writers of
   // run status): the backpressure check runs on every submission and a count(*) over a deep
   // queue is O(queue). A create counts as soon as it is issued, so a burst cannot overshoot.
@@ -285,6 +244,7 @@ export function createRunStore(db: Database) {
      */
     async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: () => void): Promise<number> {
       const ts = n.createdAt ?? now();
+      const chunks = await findings.serialize(u.steps);
       return batch.write(() => {
         const sid = insertSubmissionOf(n, ts);
         insertFinalRun.run(
@@ -304,7 +264,7 @@ export function createRunStore(db: Database) {
           u.finishedAt,
           u.durationMs,
         );
-        insertFindings(n.id, u.steps);
+        findings.insert(n.id, chunks);
         inTx?.();
         return sid;
       });
@@ -313,32 +273,16 @@ export function createRunStore(db: Database) {
      * A run with at most `findings` of its findings (first steps first; the default: as many as a
      * run answer carries). Each step's findings_count says how many it has in all.
      */
-    async get(orgId: number, id: string, findings = RUN_FINDINGS_INLINE): Promise<Run | null> {
+    async get(orgId: number, id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = byId.get(id, orgId);
-      return r ? withFindings(toRun(r), findings) : null;
+      return r ? findings.first(toRun(r), max) : null;
     },
-    async getAnyOrg(id: string, findings = RUN_FINDINGS_INLINE): Promise<Run | null> {
+    async getAnyOrg(id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = byIdAnyOrg.get(id);
-      return r ? withFindings(toRun(r), findings) : null;
+      return r ? findings.first(toRun(r), max) : null;
     },
-    /**
-     * Findings [offset, offset + limit) of one step (by its index in the run's steps), read from
-     * the chunks that hold them: at most limit / 200 + 2 rows, whatever the run holds.
-     */
-    async stepFindings(runId: string, stepIndex: number, offset: number, limit: number): Promise<Finding[]> {
-      if (limit <= 0) return [];
-      const first = Math.floor(offset / FINDINGS_CHUNK);
-      const last = Math.floor((offset + limit - 1) / FINDINGS_CHUNK);
-      const out: Finding[] = [];
-      for (const row of chunksOfStep.iterate(runId, stepIndex, first, last)) {
-        const part = JSON.parse(row.findings) as Finding[];
-        const base = row.chunk * FINDINGS_CHUNK;
-        const from = Math.max(0, offset - base);
-        const to = Math.min(part.length, offset + limit - base);
-        for (let k = from; k < to; k++) out.push(part[k]!);
-      }
-      return out;
-    },
+    /** Findings [offset, offset + limit) of one step, by its index in the run's steps. */
+    stepFindings: findings.page,
     async list(
       orgId: number,
       f: RunFilters,
@@ -442,6 +386,7 @@ export function createRunStore(db: Database) {
      */
     async finish(id: string, u: FinalUpdate, inTx?: () => void, onlyIf?: RunStatus): Promise<boolean> {
       // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
+      const chunks = await findings.serialize(u.steps);
       const wrote = await batch.write(() => {
         const args = [
           u.status,
@@ -455,8 +400,7 @@ export function createRunStore(db: Database) {
         const changed = onlyIf ? finishIf.run(...args, onlyIf).changes : finishStmt.run(...args).changes;
         if (changed) {
           // A run is finished once; rows of an earlier write would be stale, so none are kept.
-          deleteChunks.run(id);
-          insertFindings(id, u.steps);
+          findings.replace(id, chunks);
           inTx?.();
         }
         return changed > 0;
