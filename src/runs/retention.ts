@@ -10,27 +10,38 @@ const DAY_MS = 86_400_000;
 
 export function createRetention(db: Database, log: Logger, defaultDays: number) {
   // Candidates: content still present, run final, older than the applicable retention.
-  const pick = db.prepare<{ id: number }, [number, string, number]>(`
-    SELECT s.id FROM submissions s
+  const pick = db.prepare<{ id: number; run_id: string; slices: number }, [number, string, number]>(`
+    SELECT s.id, r.id AS run_id, s.content_chunks AS slices FROM submissions s
     JOIN runs r ON r.submission_id = s.id
     JOIN workflows w ON w.id = r.workflow_id
-    WHERE s.content IS NOT NULL
+    WHERE (s.content IS NOT NULL OR s.content_chunks > 0)
       AND r.status NOT IN ('queued', 'running')
       AND coalesce(w.retention_days, CAST(? AS INTEGER)) > 0
       AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', CAST(? AS TEXT), '-' || coalesce(w.retention_days, CAST(? AS INTEGER)) || ' days')
     LIMIT ${RETENTION_BATCH}`);
-  const purge = db.prepare("UPDATE submissions SET content = NULL, purged_at = ? WHERE id = ?");
+  const purge = db.prepare(
+    "UPDATE submissions SET content = NULL, content_chunks = 0, purged_at = ? WHERE id = ?",
+  );
+  // Content over 1 MiB is stored in slices keyed by the run (src/runs/content-store.ts). Freeing a
+  // 1 MiB slice reads its overflow pages: one slice per transaction, requests served in between.
+  // A crash midway leaves slices of a purged submission, which the next start deletes.
+  const purgeSlice = db.prepare("DELETE FROM content_chunks WHERE run_id = ? AND seq = ?");
   let timer: ReturnType<typeof setInterval> | null = null;
 
   async function sweep(now = new Date()): Promise<number> {
     let total = 0;
     for (;;) {
-      const ids = pick.all(defaultDays, now.toISOString(), defaultDays).map((r) => r.id);
+      const ids = pick.all(defaultDays, now.toISOString(), defaultDays);
       if (!ids.length) break;
       const ts = new Date().toISOString();
       db.transaction(() => {
-        for (const id of ids) purge.run(ts, id);
+        for (const { id } of ids) purge.run(ts, id);
       })();
+      for (const { run_id, slices } of ids)
+        for (let seq = 0; seq < slices; seq++) {
+          purgeSlice.run(run_id, seq);
+          await Bun.sleep(0);
+        }
       total += ids.length;
       if (ids.length < RETENTION_BATCH) break;
       await Bun.sleep(0); // let queued requests run between batches

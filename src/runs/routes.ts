@@ -184,7 +184,7 @@ export function runRoutes(
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const c = UUID_RE.test(params.run_id) ? await runs.content(org.id, params.run_id) : null;
         if (!c) throw notFound("Run");
-        if (!c.content)
+        if (!c.body)
           throw new AppError(
             410,
             "gone",
@@ -192,7 +192,8 @@ export function runRoutes(
           );
         // A download of the exact bytes, never a document of our origin (src/http/security.ts).
         const name = c.filename ?? `run-${params.run_id}.${EXTENSION[c.file_type] ?? "txt"}`;
-        return new Response(c.content as unknown as BodyInit, { headers: contentHeaders(name) });
+        // Content over 1 MiB is a stream of its slices (src/runs/content-store.ts).
+        return new Response(c.body as unknown as BodyInit, { headers: contentHeaders(name) });
       },
       {
         auth: true,

@@ -12,8 +12,9 @@ import { uuidv7 } from "../lib/uuid.ts";
 import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
+import { isSliced } from "./content-store.ts";
 import type { IntakeRunner } from "./intake/offload.ts";
-import type { RunStore } from "./store.ts";
+import type { NewRun, RunStore } from "./store.ts";
 import { pendingSteps } from "./summary.ts";
 import type { Run } from "./types.ts";
 
@@ -136,7 +137,7 @@ export function createRunService(deps: {
         // 9. commit, then execute
         const id = uuidv7();
         const steps = pendingSteps(active);
-        const record = {
+        const record: NewRun = {
           id,
           orgId,
           workflowId: wf.id,
@@ -150,7 +151,10 @@ export function createRunService(deps: {
             sha256: sub.sha256 ?? new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex"),
           },
         };
-        if (wait && executor.acceptsDirect(sub.bytes.byteLength)) {
+        // Content over a slice is written a slice at a time first (src/runs/content-store.ts); such a
+        // run is never executed from memory (acceptsDirect takes at most DIRECT_MAX_BYTES).
+        const sliced = isSliced(sub.bytes.byteLength);
+        if (wait && !sliced && executor.acceptsDirect(sub.bytes.byteLength)) {
           // Nobody knows this run yet: it is written when it ends or when the wait runs out.
           const direct = { ...record, createdAt: now(), workflowSlug: wf.slug };
           const inline = await executor.runInline(direct, def);
@@ -158,6 +162,7 @@ export function createRunService(deps: {
           executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };
         }
+        if (sliced) record.submission.slices = await runs.writeContent(id, sub.bytes);
         await runs.create(record);
         executor.notify({
           id,

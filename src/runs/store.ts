@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
+import { createContentStore } from "./content-store.ts";
 import { createFindingStore } from "./findings-store.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
@@ -111,6 +112,8 @@ export interface NewRun {
     filename: string | null;
     metadata: Record<string, unknown>;
     sha256: string;
+    /** Written beforehand in this many slices (src/runs/content-store.ts): not stored inline. */
+    slices?: number;
   };
 }
 
@@ -138,10 +141,15 @@ export interface JobSource {
   created_at: string;
 }
 
+interface SourceRow extends JobSource {
+  content_chunks: number;
+  size: number;
+}
+
 export function createRunStore(db: Database) {
   // run() + lastInsertRowid, not RETURNING: a statement that returns a row costs ~4 µs more.
   const insertSubmission = db.prepare<never, (string | number | Uint8Array | null)[]>(
-    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const insertRun = db.prepare(
     "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -172,8 +180,26 @@ export function createRunStore(db: Database) {
   );
   const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
   const statusOf = db.prepare<{ status: RunStatus }, [string]>("SELECT status FROM runs WHERE id = ?");
-  const source = db.prepare<JobSource, [string]>(
-    "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+  const source = db.prepare<SourceRow, [string]>(
+    "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, s.content_chunks, s.size, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+  );
+  // What a cancel needs of a queued run: no content, however large.
+  const contentOf = db.prepare<
+    {
+      content: Uint8Array | null;
+      content_chunks: number;
+      size: number;
+      content_type: string;
+      charset: string;
+      filename: string | null;
+      file_type: FileType;
+    },
+    [string, number]
+  >(
+    "SELECT s.content, s.content_chunks, s.size, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+  );
+  const queuedState = db.prepare<{ status: RunStatus; steps: string }, [string]>(
+    "SELECT status, steps FROM runs WHERE id = CAST(? AS TEXT)",
   );
 
   function insertSubmissionOf(n: NewRun, ts: string): number {
@@ -187,7 +213,8 @@ export function createRunStore(db: Database) {
       s.bytes.byteLength,
       s.sha256,
       JSON.stringify(s.metadata),
-      s.bytes,
+      s.slices ? null : s.bytes,
+      s.slices ?? 0,
       ts,
     );
     return Number(lastInsertRowid);
@@ -214,6 +241,7 @@ export function createRunStore(db: Database) {
 
   const batch = createWriteBatcher(db);
   const findings = createFindingStore(db);
+  const contents = createContentStore(db, batch);
   // Queued runs, counted once and then kept in step with every write below (the only writers of
   // run status): the backpressure check runs on every submission and a count(*) over a deep
   // queue is O(queue). A create counts as soon as it is issued, so a burst cannot overshoot.
@@ -332,30 +360,22 @@ export function createRunStore(db: Database) {
       // Step summaries only: a list never reads a finding (issue #19).
       return { count, items: rows.map(toRun) };
     },
+    /** A run's submitted content for download: the bytes, or a stream of its slices. */
     async content(
       orgId: number,
       id: string,
     ): Promise<{
-      content: Uint8Array | null;
+      body: Uint8Array | ReadableStream<Uint8Array> | null;
+      size: number;
       content_type: string;
       charset: string;
       filename: string | null;
       file_type: FileType;
     } | null> {
-      return db
-        .query<
-          {
-            content: Uint8Array | null;
-            content_type: string;
-            charset: string;
-            filename: string | null;
-            file_type: FileType;
-          },
-          [string, number]
-        >(
-          "SELECT s.content, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
-        )
-        .get(id, orgId);
+      const row = contentOf.get(id, orgId);
+      if (!row) return null;
+      const { content, content_chunks, ...rest } = row;
+      return { ...rest, body: content_chunks > 0 ? contents.stream(id, content_chunks) : content };
     },
     async queuedIds(limit: number): Promise<string[]> {
       return oldestQueued.all(limit).map((r) => r.id);
@@ -374,9 +394,23 @@ export function createRunStore(db: Database) {
     async requeue(id: string): Promise<void> {
       if (await batch.write(() => requeueStmt.run(id).changes)) queued = queuedNow() + 1;
     },
+    /** The run as a worker needs it, its content read back a slice at a time when sliced. */
     async source(id: string): Promise<JobSource | null> {
-      return source.get(id);
+      const row = source.get(id);
+      if (!row) return null;
+      const { content_chunks, size, ...src } = row;
+      if (content_chunks > 0) src.content = await contents.read(id, content_chunks, size);
+      return src;
     },
+    /** Status and step list of a run, without its content (a cancel of a queued run). */
+    async state(id: string): Promise<{ status: RunStatus; steps: string } | null> {
+      return queuedState.get(id);
+    },
+    /**
+     * Writes a future run's content in slices before the run itself (content over
+     * CONTENT_CHUNK_BYTES); create() then stores the run with `submission.slices` set.
+     */
+    writeContent: contents.write,
     async status(id: string): Promise<RunStatus | null> {
       return statusOf.get(id)?.status ?? null;
     },
@@ -430,6 +464,7 @@ export function createRunStore(db: Database) {
         const failed = [...giveUp("queued"), ...giveUp("running")];
         if (failed.length) inTx?.(failed);
         const requeued = db.query("UPDATE runs SET status = 'queued' WHERE status = 'running'").run().changes;
+        contents.removeOrphans();
         queued = null; // counted again on next use
         return { requeued, failed };
       })();

@@ -29,3 +29,17 @@ UPDATE runs SET steps = (
            ORDER BY st.key)
     FROM json_each(runs.steps) st
 ) WHERE json_array_length(steps) > 0;
+
+-- Large submitted content is stored in slices (issue #19, same cause): a 24 MB submission was one
+-- INSERT on the only writer, the HTTP thread, which held every other request for a quarter of a
+-- second or more. Content over 1 MiB is written 1 MiB at a time, each slice in its own short
+-- transaction, before the submission and run rows; submissions.content stays NULL for it and
+-- content_chunks says how many slices it has. Slices are keyed by their run's id (known before
+-- either row exists); slices a crash left without a run are deleted at the next start.
+ALTER TABLE submissions ADD COLUMN content_chunks INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE content_chunks (
+  run_id TEXT NOT NULL,
+  seq    INTEGER NOT NULL,
+  bytes  BLOB NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) STRICT;

@@ -1,0 +1,82 @@
+// SQL for large submitted content (migration 0007): more than CONTENT_CHUNK_BYTES is stored in
+// slices of that size, each written in its own short transaction, so no single write holds the
+// HTTP thread (the only writer) for long — one INSERT of 24 MB did (issue #19). Reads come a slice
+// at a time as well, with other requests served in between. Content up to the slice size stays
+// in submissions.content, in the same transaction as its run: the common run is unchanged.
+import type { Database } from "bun:sqlite";
+import type { WriteBatcher } from "./batch.ts";
+
+/** Content larger than this is sliced; never a run executed from memory (DIRECT_MAX_BYTES). */
+export const CONTENT_CHUNK_BYTES = 1024 * 1024;
+
+export const isSliced = (bytes: number) => bytes > CONTENT_CHUNK_BYTES;
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export function createContentStore(db: Database, batch: WriteBatcher) {
+  const insert = db.prepare<never, [string, number, Uint8Array]>(
+    "INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, ?, ?)",
+  );
+  const slice = db.prepare<{ bytes: Uint8Array }, [string, number]>(
+    "SELECT bytes FROM content_chunks WHERE run_id = CAST(? AS TEXT) AND seq = CAST(? AS INTEGER)",
+  );
+  const remove = db.prepare<never, [string]>("DELETE FROM content_chunks WHERE run_id = ?");
+  // Slices no submission counts on: their run was never written, or its content was purged.
+  const orphans = db.prepare<never, []>(
+    "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)",
+  );
+
+  return {
+    /**
+     * Writes the content of a future run in slices, each in its own group commit; returns their
+     * count. The run's own rows are written afterwards (a crash in between leaves slices without
+     * a run, which the next start deletes).
+     */
+    async write(runId: string, bytes: Uint8Array): Promise<number> {
+      const count = Math.ceil(bytes.byteLength / CONTENT_CHUNK_BYTES);
+      try {
+        for (let seq = 0; seq < count; seq++) {
+          const part = bytes.subarray(seq * CONTENT_CHUNK_BYTES, (seq + 1) * CONTENT_CHUNK_BYTES);
+          await batch.write(() => insert.run(runId, seq, part));
+        }
+      } catch (e) {
+        await batch.write(() => remove.run(runId)).catch(() => {});
+        throw e;
+      }
+      return count;
+    },
+    /** The whole content, read a slice per turn of the event loop. */
+    async read(runId: string, count: number, size: number): Promise<Uint8Array | null> {
+      const out = new Uint8Array(size);
+      let at = 0;
+      for (let seq = 0; seq < count; seq++) {
+        if (seq) await turn();
+        const row = slice.get(runId, seq);
+        if (!row || at + row.bytes.byteLength > size) return null; // purged meanwhile
+        out.set(row.bytes, at);
+        at += row.bytes.byteLength;
+      }
+      return at === size ? out : null;
+    },
+    /** The content as a stream of its slices (the download of GET …/content/). */
+    stream(runId: string, count: number): ReadableStream<Uint8Array> {
+      let seq = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const row = seq < count ? slice.get(runId, seq++) : null;
+          if (row) controller.enqueue(row.bytes);
+          else controller.close();
+        },
+      });
+    },
+    /** Deletes a run's slices (retention; inside the caller's transaction). */
+    removeNow(runId: string) {
+      remove.run(runId);
+    },
+    /** At start: slices a crash left behind (before their run was written, or during a purge). */
+    removeOrphans(): number {
+      return orphans.run().changes;
+    },
+  };
+}
+export type ContentStore = ReturnType<typeof createContentStore>;

@@ -1,0 +1,114 @@
+// Content over 1 MiB is stored in slices of 1 MiB, each written in its own short transaction
+// (src/runs/content-store.ts, issue #19): one INSERT of a 24 MB submission held the HTTP thread,
+// the only writer. The bytes, their download, their run, a restart's read-back and retention all
+// behave as for inline content.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CONTENT_CHUNK_BYTES } from "../src/runs/content-store.ts";
+import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+const path = "/api/v1/orgs/acme/workflows/text/runs/";
+// 3.5 slices of text, every byte position distinct enough to catch a misplaced slice.
+const text = Array.from({ length: Math.ceil((3.5 * CONTENT_CHUNK_BYTES) / 12) }, (_, i) =>
+  String(i).padStart(11, "0"),
+).join("\n");
+const bytes = new TextEncoder().encode(text);
+
+beforeAll(async () => {
+  s = await startTestServer({ retention_days: 1 });
+  await createWorkflow(s, s.rootToken, {
+    slug: "text",
+    allowed_file_types: ["TEXT"],
+    steps: [{ name: "size", validator: "text_rules", config: { max_bytes: 100_000_000 } }],
+  });
+});
+afterAll(() => s.close());
+
+const slices = (runId: string) =>
+  (s.deps.db.query("SELECT count(*) AS n FROM content_chunks WHERE run_id = ?").get(runId) as { n: number })
+    .n;
+const submit = async () => {
+  const r = await call(s, "POST", path, {
+    token: s.rootToken,
+    raw: bytes,
+    headers: { "content-type": "text/plain", prefer: "wait=30" },
+  });
+  expect(r.status).toBe(201);
+  return r.json;
+};
+
+describe("content over 1 MiB", () => {
+  test("is stored in 4 slices, not inline, and the run reads it whole", async () => {
+    const run = await submit();
+    expect(run.status).toBe("succeeded");
+    expect(run.submission.size).toBe(bytes.byteLength);
+    expect(run.submission.sha256).toBe(new Bun.CryptoHasher("sha256").update(bytes).digest("hex"));
+    const row = s.deps.db
+      .query("SELECT content IS NULL AS inline_empty, content_chunks FROM submissions WHERE id = ?")
+      .get(run.submission.id);
+    expect(row).toEqual({ inline_empty: 1, content_chunks: 4 });
+    expect(slices(run.id)).toBe(4);
+    // What a worker gets when the run is read back (after a restart, say): every byte in place.
+    const src = await s.deps.runs.source(run.id);
+    expect(Buffer.from(src!.content!).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  test("GET …/content/ streams the exact bytes", async () => {
+    const run = await submit();
+    const c = await fetch(`${s.url}/api/v1/orgs/acme/runs/${run.id}/content/`, {
+      headers: { authorization: `Bearer ${s.rootToken}` },
+    });
+    expect(c.status).toBe(200);
+    expect(c.headers.get("content-disposition")).toStartWith("attachment;");
+    expect(Buffer.from(await c.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  test("content of exactly 1 MiB stays inline, with its run", async () => {
+    const one = bytes.slice(0, CONTENT_CHUNK_BYTES);
+    const r = await call(s, "POST", path, {
+      token: s.rootToken,
+      raw: one,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(r.status).toBe(201);
+    expect(slices(r.json.id)).toBe(0);
+    const row = s.deps.db
+      .query("SELECT length(content) AS n FROM submissions WHERE id = ?")
+      .get(r.json.submission.id);
+    expect(row).toEqual({ n: CONTENT_CHUNK_BYTES });
+  });
+
+  test("retention purges the slices: 410 gone, no slice left", async () => {
+    const run = await submit();
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    s.deps.db.query("UPDATE submissions SET created_at = ?").run(twoDaysAgo);
+    expect(await s.retention.sweep()).toBeGreaterThanOrEqual(1);
+    const c = await call(s, "GET", `/api/v1/orgs/acme/runs/${run.id}/content/`, { token: s.rootToken });
+    expect(c.status).toBe(410);
+    expect(c.json).toEqual(errorBody(410, "gone", expect.stringContaining("purged")));
+    expect(slices(run.id)).toBe(0);
+    expect(s.count("content_chunks")).toBe(0);
+  });
+
+  test("slices a crash left without a run are deleted at the next start; a queued run keeps its own", async () => {
+    const orphan = "0190f0a0-0000-7000-8000-00000000dead";
+    s.deps.db
+      .query("INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, 0, ?)")
+      .run(orphan, new Uint8Array(8));
+    const queued = await call(s, "POST", path, {
+      token: s.rootToken,
+      raw: bytes,
+      headers: { "content-type": "text/plain", prefer: "respond-async" },
+    });
+    expect(queued.status).toBe(202);
+    s = await restartTestServer(s, { retention_days: 1 });
+    expect(slices(orphan)).toBe(0);
+    const done = await waitForRun(s, s.rootToken, queued.json.url);
+    expect(done.status).toBe("succeeded");
+    const c = await fetch(`${s.url}/api/v1/orgs/acme/runs/${queued.json.id}/content/`, {
+      headers: { authorization: `Bearer ${s.rootToken}` },
+    });
+    expect(Buffer.from(await c.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+  });
+});
