@@ -3,9 +3,11 @@
 //   1 sync runs over HTTP vs a bare Bun.serve (wrk, 16 connections, load and server pinned apart)
 //   2 async intake and drain (Prefer: respond-async)   3 10 MiB JSON / XML / CSV documents
 //   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
+//   6 /healthz p99 while 10 viewers list runs of 100k findings, and while 4 clients send 24 MB
+//     envelopes (issue #19: no request may hold the HTTP thread)
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,stalls · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -14,8 +16,9 @@ import { measureLarge } from "./bench/large.ts";
 import { WRK_HINT, describeMachine, machineLine } from "./bench/machine.ts";
 import { type Results, details, markdownTable, rows, textTable, writeDoc } from "./bench/report.ts";
 import { measureStart } from "./bench/start.ts";
+import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
 
-const MEASURES = ["http", "async", "large", "start"] as const;
+const MEASURES = ["http", "async", "large", "start", "stalls"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -98,6 +101,21 @@ async function main(): Promise<number> {
   results.start = await step("start", "5 start", () =>
     measureStart(m, q ? { runs: 10_000, repeats: 1 } : { runs: 1_000_000, repeats: 3 }),
   );
+  const list = await step("stalls", "6a /healthz while viewers list runs of many findings", () =>
+    measureListStall(
+      m,
+      q
+        ? { runs: 3, findingsPerStep: 1000, viewers: 10, seconds: 3 }
+        : { runs: 50, findingsPerStep: 10_000, viewers: 10, seconds: 20 },
+    ),
+  );
+  const envelopes = await step("stalls", "6b /healthz while clients send 24 MB envelopes", () =>
+    measureEnvelopeStall(
+      m,
+      q ? { clients: 4, bytes: 2e6, seconds: 3 } : { clients: 4, bytes: 24e6, seconds: 20 },
+    ),
+  );
+  if (list && envelopes) results.stalls = { list, envelopes };
   const judge = !q;
   const table = rows(results, judge);
   const minutes = (performance.now() - t0) / 60_000;

@@ -3,14 +3,14 @@
 // the only writer. The bytes, their download, their run, a restart's read-back and retention all
 // behave as for inline content.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CONTENT_CHUNK_BYTES } from "../src/runs/content-store.ts";
+import { CONTENT_CHUNK_BYTES, SLICED_ABOVE_BYTES } from "../src/runs/content-store.ts";
 import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 const path = "/api/v1/orgs/acme/workflows/text/runs/";
-// 3.5 slices of text, every byte position distinct enough to catch a misplaced slice.
-const text = Array.from({ length: Math.ceil((3.5 * CONTENT_CHUNK_BYTES) / 12) }, (_, i) =>
+// 3.5 MiB of text (15 slices of 256 KiB, the last partial), distinct enough to catch a misplaced slice.
+const text = Array.from({ length: Math.ceil((3.5 * SLICED_ABOVE_BYTES) / 12) }, (_, i) =>
   String(i).padStart(11, "0"),
 ).join("\n");
 const bytes = new TextEncoder().encode(text);
@@ -39,7 +39,7 @@ const submit = async () => {
 };
 
 describe("content over 1 MiB", () => {
-  test("is stored in 4 slices, not inline, and the run reads it whole", async () => {
+  test("is stored in slices of 256 KiB, not inline, and the run reads it whole", async () => {
     const run = await submit();
     expect(run.status).toBe("succeeded");
     expect(run.submission.size).toBe(bytes.byteLength);
@@ -47,8 +47,10 @@ describe("content over 1 MiB", () => {
     const row = s.deps.db
       .query("SELECT content IS NULL AS inline_empty, content_chunks FROM submissions WHERE id = ?")
       .get(run.submission.id);
-    expect(row).toEqual({ inline_empty: 1, content_chunks: 4 });
-    expect(slices(run.id)).toBe(4);
+    const count = Math.ceil(bytes.byteLength / CONTENT_CHUNK_BYTES);
+    expect(count).toBe(15); // the last one partial
+    expect(row).toEqual({ inline_empty: 1, content_chunks: count });
+    expect(slices(run.id)).toBe(count);
     // What a worker gets when the run is read back (after a restart, say): every byte in place.
     const src = await s.deps.runs.source(run.id);
     expect(Buffer.from(src!.content!).equals(Buffer.from(bytes))).toBe(true);
@@ -65,7 +67,7 @@ describe("content over 1 MiB", () => {
   });
 
   test("content of exactly 1 MiB stays inline, with its run", async () => {
-    const one = bytes.slice(0, CONTENT_CHUNK_BYTES);
+    const one = bytes.slice(0, SLICED_ABOVE_BYTES);
     const r = await call(s, "POST", path, {
       token: s.rootToken,
       raw: one,
@@ -76,7 +78,7 @@ describe("content over 1 MiB", () => {
     const row = s.deps.db
       .query("SELECT length(content) AS n FROM submissions WHERE id = ?")
       .get(r.json.submission.id);
-    expect(row).toEqual({ n: CONTENT_CHUNK_BYTES });
+    expect(row).toEqual({ n: SLICED_ABOVE_BYTES });
   });
 
   test("retention purges the slices: 410 gone, no slice left", async () => {

@@ -13,7 +13,7 @@ import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
 import { isSliced } from "./content-store.ts";
-import type { IntakeRunner } from "./intake/offload.ts";
+import { type IntakeRunner, OFFLOAD_MIN_BYTES } from "./intake/offload.ts";
 import type { NewRun, RunStore } from "./store.ts";
 import { pendingSteps } from "./summary.ts";
 import type { Run } from "./types.ts";
@@ -42,7 +42,15 @@ export interface StartOutcome {
  */
 async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && !request.headers.has("transfer-encoding") && Number(declared) <= max)
+  // A large body is read as a stream into one buffer of its declared size: request.bytes() of
+  // four 24 MB uploads cost the HTTP thread ~15 % more CPU and longer stretches without a turn
+  // (docs/benchmarks.md, measure 6b).
+  if (
+    declared !== null &&
+    !request.headers.has("transfer-encoding") &&
+    Number(declared) <= max &&
+    Number(declared) < OFFLOAD_MIN_BYTES
+  )
     return request.bytes();
   return readBody(request, max);
 }

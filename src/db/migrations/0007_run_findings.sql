@@ -32,7 +32,7 @@ UPDATE runs SET steps = (
 
 -- Large submitted content is stored in slices (issue #19, same cause): a 24 MB submission was one
 -- INSERT on the only writer, the HTTP thread, which held every other request for a quarter of a
--- second or more. Content over 1 MiB is written 1 MiB at a time, each slice in its own short
+-- second or more. Content over 1 MiB is written 256 KiB at a time, each slice in its own short
 -- transaction, before the submission and run rows; submissions.content stays NULL for it and
 -- content_chunks says how many slices it has. Slices are keyed by their run's id (known before
 -- either row exists); slices a crash left without a run are deleted at the next start.
