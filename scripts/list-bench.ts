@@ -5,11 +5,12 @@
 //   bun scripts/list-bench.ts [runs]
 //
 // seedRuns is also used by test/list-performance.test.ts (200,000 runs, through HTTP).
-import type { Database } from "bun:sqlite";
+import { type Db, all, run } from "../src/db/program.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { closeDatabase, openDatabase } from "../src/db/open.ts";
+import { createSqliteDb } from "../src/db/sqlite.ts";
 import { createOrgStore } from "../src/orgs/store.ts";
 import { createRunStore } from "../src/runs/store.ts";
 import type { RunFilters } from "../src/runs/types.ts";
@@ -32,13 +33,7 @@ export interface SeedOptions {
  * Inserts `count` final runs (and their submissions) round-robin over the workflows, with
  * statuses spread evenly over SEED_STATUSES (so "failed" is one run in five), newest last.
  */
-export function seedRuns(db: Database, o: SeedOptions): void {
-  const sub = db.prepare(
-    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, 'data.json', 'application/json', 'utf-8', 'JSON', 2, ?, '{}', NULL, ?) RETURNING id",
-  );
-  const run = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, summary, steps, attempts, created_by, created_by_name, created_at, started_at, finished_at, duration_ms) VALUES (?, ?, ?, 1, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, 3)",
-  );
+export async function seedRuns(db: Db, o: SeedOptions): Promise<void> {
   const steps = JSON.stringify([
     {
       step_id: 1,
@@ -62,31 +57,49 @@ export function seedRuns(db: Database, o: SeedOptions): void {
   });
   const sha = "0".repeat(64);
   const end = Date.now();
-  db.transaction(() => {
-    for (let i = 0; i < o.count; i++) {
-      const at = new Date(end - (o.count - i) * SEED_STEP_MS).toISOString();
-      const { id } = sub.get(o.orgId, sha, at) as { id: number };
-      // A UUIDv7 shape that sorts like created_at, as real run ids do.
-      const hex = (end - (o.count - i) * SEED_STEP_MS).toString(16).padStart(12, "0");
-      const runId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8${(o.orgId % 0x1000).toString(16).padStart(3, "0")}-${i.toString(16).padStart(12, "0")}`;
-      // A multiplicative hash, so that statuses and workflows combine (not both i mod 5).
-      const status = SEED_STATUSES[(Math.imul(i, 0x9e3779b1) >>> 0) % SEED_STATUSES.length]!;
-      run.run(
-        runId,
-        o.orgId,
-        o.workflowIds[i % o.workflowIds.length]!,
-        id,
-        status,
-        summary,
-        steps,
-        o.user.id,
-        o.user.username,
-        at,
-        at,
-        at,
+  const CHUNK = 500;
+  for (let from = 0; from < o.count; from += CHUNK) {
+    const to = Math.min(o.count, from + CHUNK);
+    // Multi-row inserts (both dialects); the submissions' ids are matched back by created_at,
+    // which is unique within a chunk (one minute apart).
+    await db.tx(function* () {
+      const at = (i: number) => new Date(end - (o.count - i) * SEED_STEP_MS).toISOString();
+      const subParams: (string | number)[] = [];
+      for (let i = from; i < to; i++) subParams.push(o.orgId, sha, at(i));
+      const subs = yield* all<{ id: number; created_at: string }>(
+        `INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES ${Array.from({ length: to - from }, () => "(?, 'data.json', 'application/json', 'utf-8', 'JSON', 2, ?, '{}', NULL, ?)").join(", ")} RETURNING id, created_at`,
+        ...subParams,
       );
-    }
-  })();
+      const idAt = new Map(subs.map((r) => [r.created_at, r.id]));
+      const runParams: (string | number)[] = [];
+      for (let i = from; i < to; i++) {
+        const ts = at(i);
+        // A UUIDv7 shape that sorts like created_at, as real run ids do.
+        const hex = (end - (o.count - i) * SEED_STEP_MS).toString(16).padStart(12, "0");
+        const runId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8${(o.orgId % 0x1000).toString(16).padStart(3, "0")}-${i.toString(16).padStart(12, "0")}`;
+        // A multiplicative hash, so that statuses and workflows combine (not both i mod 5).
+        const status = SEED_STATUSES[(Math.imul(i, 0x9e3779b1) >>> 0) % SEED_STATUSES.length]!;
+        runParams.push(
+          runId,
+          o.orgId,
+          o.workflowIds[i % o.workflowIds.length]!,
+          idAt.get(ts)!,
+          status,
+          summary,
+          steps,
+          o.user.id,
+          o.user.username,
+          ts,
+          ts,
+          ts,
+        );
+      }
+      yield* run(
+        `INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, summary, steps, attempts, created_by, created_by_name, created_at, started_at, finished_at, duration_ms) VALUES ${Array.from({ length: to - from }, () => "(?, ?, ?, 1, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, 3)").join(", ")}`,
+        ...runParams,
+      );
+    });
+  }
 }
 
 /** The list queries worth timing, as (label, filters, page offset) for a seeded org. */
@@ -108,10 +121,11 @@ async function main() {
   const count = Number(process.argv[2] ?? 1_000_000);
   const dir = mkdtempSync(join(tmpdir(), "assay-list-bench-"));
   const db = openDatabase(dir);
+  const sdb = createSqliteDb(db);
   try {
-    const org = await createOrgStore(db).create("bench", "Bench");
-    const user = await createUserStore(db).create({ username: "bench" });
-    const workflows = createWorkflowService(createWorkflowStore(db));
+    const org = await createOrgStore(sdb).create("bench", "Bench");
+    const user = await createUserStore(sdb).create({ username: "bench" });
+    const workflows = createWorkflowService(createWorkflowStore(sdb));
     const workflowIds: number[] = [];
     for (let i = 0; i < 20; i++) {
       const { workflow } = await workflows.create(org.id, {
@@ -126,12 +140,12 @@ async function main() {
     // after it is set back to the server's).
     db.exec("PRAGMA cache_size = -1000000");
     let t0 = performance.now();
-    seedRuns(db, { orgId: org.id, workflowIds, user, count });
+    await seedRuns(sdb, { orgId: org.id, workflowIds, user, count });
     db.exec("PRAGMA cache_size = -32000");
     console.log(
       `seeded ${count.toLocaleString("en")} runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
-    const runs = createRunStore(db);
+    const runs = createRunStore(sdb);
     console.log("query (page_size 50)                     median ms   count");
     for (const [label, filters, offset] of listCases(count, workflowIds[3]!)) {
       const times: number[] = [];

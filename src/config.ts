@@ -18,6 +18,20 @@ export const SETTINGS = [
   { key: "port", kind: "int", def: 8080, min: 0, max: 65535, help: "TCP port (0 = any free port)" },
   { key: "data_dir", kind: "string", def: "./assay-data", help: "Directory holding the SQLite database" },
   {
+    key: "database_url",
+    kind: "string",
+    def: null,
+    help: "postgres://… puts all state in PostgreSQL instead of the data dir (docs/postgres.md)",
+  },
+  {
+    key: "database_pool_size",
+    kind: "int",
+    def: 20,
+    min: 2,
+    max: 1000,
+    help: "PostgreSQL connections this server may open",
+  },
+  {
     key: "base_url",
     kind: "string",
     def: null,
@@ -277,6 +291,8 @@ export function loadConfig(
       problems.push(`base URL "${out.base_url}" is not an http(s) URL`);
     }
   }
+  if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
+    problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   if (problems.length) throw new ConfigError(problems);
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
   return Object.freeze(out) as Config;

@@ -1,6 +1,6 @@
 // The services of one Assay instance, built once from config and an open database. Routes and
 // the CLI receive this object; nothing reads globals.
-import type { Database } from "bun:sqlite";
+import type { AnyDb } from "./db/open.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
@@ -29,7 +29,7 @@ export interface DepsOptions {
   intakeWorkerUrl?: URL | string;
 }
 
-export function createDeps(config: Config, db: Database, log: Logger, opts: DepsOptions = {}) {
+export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOptions = {}) {
   const users = createUserStore(db);
   const orgs = createOrgStore(db);
   const tokenStore = createTokenStore(db);

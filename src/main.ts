@@ -1,12 +1,14 @@
 // Entry point of the `assay` executable: parse the command line, dispatch, map failures to
 // exit codes (0 ok, 1 failed, 2 bad arguments).
 import { backup } from "./cli/backup.ts";
+import * as dbCommands from "./cli/db.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
 import { COMMANDS, USAGE } from "./cli/help.ts";
 import { VALIDATE_BOOLEANS, validate } from "./cli/validate.ts";
 import { workflows } from "./cli/workflows.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { describeDb } from "./db/open.ts";
 import { AppError } from "./errors.ts";
 import { startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
@@ -16,12 +18,13 @@ const BOOLEANS: Record<string, readonly string[]> = {
   init: ["help", "password_stdin"],
   users: ["help", "admin", "password_stdin"],
   validate: VALIDATE_BOOLEANS,
+  db: ["help", "replace"],
 };
 
 async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
   const server = await startServer(config);
-  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${config.data_dir})\n`);
+  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
   const shutdown = async (signal: string) => {
     process.stdout.write(`${signal}: shutting down\n`);
     await server.stop();
@@ -80,6 +83,12 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case "backup":
         await backup(p);
+        return 0;
+      case "migrate":
+        await dbCommands.migrate(p);
+        return 0;
+      case "db":
+        await dbCommands.db(p);
         return 0;
       case "validate":
         // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.

@@ -3,8 +3,8 @@
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { join } from "node:path";
-import { startCheckpointer } from "./db/checkpointer.ts";
-import { DB_FILE, closeDatabase, openDatabase } from "./db/open.ts";
+import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
+import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
@@ -25,13 +25,17 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
-  const db = openDatabase(config.data_dir);
-  const checkpointer = await startCheckpointer(
-    db,
-    join(config.data_dir, DB_FILE),
-    new URL("./db/checkpoint-worker.ts", import.meta.url),
-    log,
-  );
+  const db = await openDb(config, { waitMs: config.database_url ? 30_000 : 0 });
+  // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
+  const checkpointer: Checkpointer | null =
+    db.dialect === "sqlite"
+      ? await startCheckpointer(
+          db.raw,
+          join(config.data_dir, DB_FILE),
+          new URL("./db/checkpoint-worker.ts", import.meta.url),
+          log,
+        )
+      : null;
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, {
@@ -72,7 +76,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   });
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
-  log.info("listening", { url, data_dir: config.data_dir });
+  log.info("listening", {
+    url,
+    database: db.dialect,
+    ...(db.dialect === "sqlite" ? { data_dir: config.data_dir } : {}),
+  });
   // After the executor: run URLs in webhook bodies need the public origin, known once listening.
   await deps.webhookDispatcher.start(config.base_url ?? url);
   let stopped: Promise<void> | null = null;
@@ -93,8 +101,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // After the executor, whose last final states may still add deliveries (kept for the next start).
         await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();
-        await checkpointer.stop();
-        closeDatabase(db);
+        await checkpointer?.stop();
+        await db.close();
         log.info("stopped");
       })();
       return stopped;

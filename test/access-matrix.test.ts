@@ -94,11 +94,13 @@ const fresh = {
     });
     const delivery = `msg_matrix${uniq()}`;
     const at = new Date().toISOString();
-    s.deps.db
-      .query(
-        "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, created_at, finished_at) VALUES (?, ?, 'ping', '{}', 'failed', ?, ?)",
-      )
-      .run(delivery, r.json.id, at, at);
+    await s.sql(
+      "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, created_at, finished_at) VALUES (?, ?, 'ping', '{}', 'failed', ?, ?)",
+      delivery,
+      r.json.id,
+      at,
+      at,
+    );
     return { id: String(r.json.id), delivery_id: delivery };
   },
 };
@@ -310,9 +312,11 @@ beforeAll(async () => {
   callers["revoked token"] = revoked;
   const expired = await u("m-expired", "acme", "admin", true);
   // Simulating the passage of time: the expiry is set in the past directly in the database.
-  s.deps.db
-    .query("UPDATE api_tokens SET expires_at = ? WHERE id = ?")
-    .run("2000-01-01T00:00:00.000Z", expired.tokenId);
+  await s.sql(
+    "UPDATE api_tokens SET expires_at = ? WHERE id = ?",
+    "2000-01-01T00:00:00.000Z",
+    expired.tokenId,
+  );
   callers["expired token"] = expired;
   const deleted = await u("m-deleted", "acme", "admin", true);
   await s.deps.users.delete(deleted.userId);

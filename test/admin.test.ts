@@ -17,7 +17,11 @@ const suspended = errorBody(403, "permission_denied", "The organization is suspe
 const deleted = errorBody(403, "permission_denied", "The organization has been deleted.");
 function assay(...args: string[]) {
   const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
-    env: { ...process.env, ASSAY_DATA_DIR: s.dataDir },
+    env: {
+      ...process.env,
+      ASSAY_DATA_DIR: s.dataDir,
+      ...(s.databaseUrl ? { ASSAY_DATABASE_URL: s.databaseUrl } : {}),
+    },
   });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }

@@ -1,24 +1,33 @@
 // The caches of tokens, users, org access, token policies and workflows are exact: every change
 // acts on the very next request — made through the API, through a second SQLite connection to
 // the same file (as the `assay` CLI does while the server runs) or by the real CLI.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { GenerationCache, generationOf } from "../src/db/generation.ts";
-import { DB_FILE } from "../src/db/open.ts";
+import { GenerationCache } from "../src/db/generation.ts";
+import { type Db, type Program, lift } from "../src/db/program.ts";
+import type { SqliteDb } from "../src/db/sqlite.ts";
+import { type OtherConnection, onPostgres, otherConnection } from "./helpers/backend.ts";
 import { createWorkflow, slowDoc, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
-/** Another connection to the server's database file: the CLI's view. */
-let other: Database;
+/** Another connection to the server's database: the CLI's view (or another node's). */
+let other: OtherConnection;
 const RUNS = "/api/v1/orgs/acme/runs/?page_size=1";
 const JSON_CT = { "content-type": "application/json" };
 const get = (token: string, path = RUNS) => call(s, "GET", path, { token });
-const generation = () => (other.query("SELECT value FROM cache_generation").get() as { value: number }).value;
+const generation = async () =>
+  Number((await other.sql<{ value: number }>("SELECT value FROM cache_generation"))[0]!.value);
 const forbiddenBody = (detail: string) => errorBody(403, "permission_denied", detail);
 const unauthBody = (detail: string) => errorBody(401, "authentication_required", detail);
+
+/** The environment that points the CLI at the server's database. */
+const cliEnv = () => ({
+  ...process.env,
+  ASSAY_DATA_DIR: s.dataDir,
+  ...(s.databaseUrl ? { ASSAY_DATABASE_URL: s.databaseUrl } : {}),
+});
 
 /** Two 200s in a row: the second is served from the caches. */
 async function warm(token: string, path = RUNS) {
@@ -28,13 +37,11 @@ async function warm(token: string, path = RUNS) {
 
 beforeAll(async () => {
   s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
-  other = new Database(join(s.dataDir, DB_FILE));
-  other.exec("PRAGMA busy_timeout = 5000");
-  other.exec("PRAGMA foreign_keys = ON");
+  other = await otherConnection(s);
   await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
 });
 afterAll(async () => {
-  other.close();
+  await other.close();
   await s.close();
 });
 
@@ -50,7 +57,7 @@ describe("tokens", () => {
   test("401 on the next request when another connection revokes the token", async () => {
     const u = await s.user("conn-revoked", "acme", "viewer");
     await warm(u.token);
-    other.query("UPDATE api_tokens SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), u.tokenId);
+    await other.sql("UPDATE api_tokens SET revoked_at = ? WHERE id = ?", new Date().toISOString(), u.tokenId);
     const r = await get(u.token);
     expect(r.status).toBe(401);
     expect(r.json).toEqual(unauthBody("The token has been revoked."));
@@ -61,7 +68,7 @@ describe("tokens", () => {
     await warm(u.token);
     const cli = Bun.spawn(
       [process.execPath, join(import.meta.dir, "../src/main.ts"), "tokens", "revoke", String(u.tokenId)],
-      { env: { ...process.env, ASSAY_DATA_DIR: s.dataDir }, stdout: "pipe", stderr: "pipe" },
+      { env: cliEnv(), stdout: "pipe", stderr: "pipe" },
     );
     expect(await cli.exited).toBe(0);
     expect(await new Response(cli.stdout).text()).toBe(`Token ${u.tokenId} revoked.\n`);
@@ -71,26 +78,28 @@ describe("tokens", () => {
   test("401 once a cached token passes its expiry, with no write in between", async () => {
     const u = await s.user("expiring", "acme", "viewer");
     const expiresAt = Date.now() + 600;
-    other
-      .query("UPDATE api_tokens SET expires_at = ? WHERE id = ?")
-      .run(new Date(expiresAt).toISOString(), u.tokenId);
+    await other.sql(
+      "UPDATE api_tokens SET expires_at = ? WHERE id = ?",
+      new Date(expiresAt).toISOString(),
+      u.tokenId,
+    );
     await warm(u.token);
-    const before = generation();
+    const before = await generation();
     await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 5); // the clock is the condition
     expect((await get(u.token)).json).toEqual(unauthBody("The token has expired."));
-    expect(generation()).toBe(before);
+    expect(await generation()).toBe(before);
   });
 
   test("401 on the next request when another connection sets a maximum token lifetime", async () => {
     const u = await s.user("policy", "acme", "viewer");
     await warm(u.token);
-    other.query("INSERT INTO settings (key, value) VALUES ('token_max_ttl_days', '0')").run();
+    await other.sql("INSERT INTO settings (key, value) VALUES ('token_max_ttl_days', '0')");
     try {
       expect((await get(u.token)).json).toEqual(
         unauthBody("The token is older than the instance's maximum token lifetime."),
       );
     } finally {
-      other.query("DELETE FROM settings WHERE key = 'token_max_ttl_days'").run();
+      await other.sql("DELETE FROM settings WHERE key = 'token_max_ttl_days'");
     }
     expect((await get(u.token)).status).toBe(200);
   });
@@ -114,13 +123,14 @@ describe("tokens", () => {
   test("the batched last-use flush leaves the caches in place", async () => {
     const u = await s.user("flusher", "acme", "viewer");
     await warm(u.token);
-    const before = generation();
+    const before = await generation();
     await s.deps.tokens.flush();
-    const row = other.query("SELECT last_used_at FROM api_tokens WHERE id = ?").get(u.tokenId) as {
-      last_used_at: string | null;
-    };
-    expect(row.last_used_at).not.toBeNull();
-    expect(generation()).toBe(before);
+    const [row] = await other.sql<{ last_used_at: string | null }>(
+      "SELECT last_used_at FROM api_tokens WHERE id = ?",
+      u.tokenId,
+    );
+    expect(row!.last_used_at).not.toBeNull();
+    expect(await generation()).toBe(before);
   });
 
   test("401 when another connection revokes the token during a sync run's wait", async () => {
@@ -137,7 +147,7 @@ describe("tokens", () => {
       Date.now() < deadline
     )
       await Bun.sleep(5);
-    other.query("UPDATE api_tokens SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), u.tokenId);
+    await other.sql("UPDATE api_tokens SET revoked_at = ? WHERE id = ?", new Date().toISOString(), u.tokenId);
     expect((await pending).json).toEqual(unauthBody("The token has been revoked."));
   });
 });
@@ -146,14 +156,14 @@ describe("users", () => {
   test("401 on the next request when another connection deletes the user", async () => {
     const u = await s.user("doomed", "acme", "viewer");
     await warm(u.token);
-    other.query("DELETE FROM users WHERE id = ?").run(u.id);
+    await other.sql("DELETE FROM users WHERE id = ?", u.id);
     expect((await get(u.token)).json).toEqual(unauthBody("Invalid token."));
   });
 
   test("403 on the next request when another connection takes instance admin away", async () => {
     const u = await s.user("ex-admin", undefined, undefined, { is_admin: true });
     await warm(u.token, "/api/v1/admin/settings/");
-    other.query("UPDATE users SET is_admin = 0 WHERE id = ?").run(u.id);
+    await other.sql("UPDATE users SET is_admin = 0 WHERE id = ?", u.id);
     expect((await get(u.token, "/api/v1/admin/settings/")).json).toEqual(
       forbiddenBody("This action needs an instance administrator."),
     );
@@ -164,14 +174,14 @@ describe("org access", () => {
   test("403 on the next request when another connection removes the member", async () => {
     const u = await s.user("removed", "acme", "viewer");
     await warm(u.token);
-    other.query("DELETE FROM memberships WHERE user_id = ?").run(u.id);
+    await other.sql("DELETE FROM memberships WHERE user_id = ?", u.id);
     expect((await get(u.token)).json).toEqual(forbiddenBody("You are not a member of this organization."));
   });
 
   test("403 on the next request when another connection lowers the role", async () => {
     const u = await s.user("lowered", "acme", "admin");
     await warm(u.token, "/api/v1/orgs/acme/webhooks/");
-    other.query("UPDATE memberships SET role = 'viewer' WHERE user_id = ?").run(u.id);
+    await other.sql("UPDATE memberships SET role = 'viewer' WHERE user_id = ?", u.id);
     expect((await get(u.token, "/api/v1/orgs/acme/webhooks/")).json).toEqual(
       forbiddenBody("This action needs the admin role or higher."),
     );
@@ -181,9 +191,12 @@ describe("org access", () => {
     const u = await s.user("joiner");
     const orgId = await s.org("acme");
     expect((await get(u.token)).json).toEqual(forbiddenBody("You are not a member of this organization."));
-    other
-      .query("INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, 'viewer', ?)")
-      .run(orgId, u.id, new Date().toISOString());
+    await other.sql(
+      "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, 'viewer', ?)",
+      orgId,
+      u.id,
+      new Date().toISOString(),
+    );
     expect((await get(u.token)).status).toBe(200);
   });
 
@@ -192,11 +205,13 @@ describe("org access", () => {
     const u = await s.user("tenant", "fragile", "viewer");
     const path = "/api/v1/orgs/fragile/runs/";
     await warm(u.token, path);
-    other.query("UPDATE orgs SET status = 'suspended' WHERE id = ?").run(orgId);
+    await other.sql("UPDATE orgs SET status = 'suspended' WHERE id = ?", orgId);
     expect((await get(u.token, path)).json).toEqual(forbiddenBody("The organization is suspended."));
-    other
-      .query("UPDATE orgs SET status = 'active', deleted_at = ? WHERE id = ?")
-      .run(new Date().toISOString(), orgId);
+    await other.sql(
+      "UPDATE orgs SET status = 'active', deleted_at = ? WHERE id = ?",
+      new Date().toISOString(),
+      orgId,
+    );
     expect((await get(u.token, path)).json).toEqual(forbiddenBody("The organization has been deleted."));
   });
 });
@@ -216,12 +231,12 @@ describe("workflows", () => {
         headers: JSON_CT,
       });
     expect((await submit()).status).toBe(201);
-    other.query("UPDATE workflows SET status = 'inactive' WHERE slug = 'toggle'").run();
+    await other.sql("UPDATE workflows SET status = 'inactive' WHERE slug = 'toggle'");
     expect((await submit()).json).toEqual(
       errorBody(409, "workflow_inactive", "The workflow is inactive; re-enable it to accept runs."),
     );
     expect((await get(u.token, "/api/v1/orgs/acme/workflows/toggle/")).json.status).toBe("inactive");
-    other.query("UPDATE workflows SET name = 'Renamed', status = 'active' WHERE slug = 'toggle'").run();
+    await other.sql("UPDATE workflows SET name = 'Renamed', status = 'active' WHERE slug = 'toggle'");
     expect((await get(u.token, "/api/v1/orgs/acme/workflows/toggle/")).json.name).toBe("Renamed");
     expect((await submit()).status).toBe(201);
   });
@@ -234,80 +249,127 @@ describe("workflows", () => {
     });
     const path = "/api/v1/orgs/acme/workflows/doomed-wf/";
     await warm(s.rootToken, path);
-    other.query("UPDATE workflows SET deleted_at = ? WHERE slug = 'doomed-wf'").run(new Date().toISOString());
+    await other.sql("UPDATE workflows SET deleted_at = ? WHERE slug = 'doomed-wf'", new Date().toISOString());
     expect((await get(s.rootToken, path)).json).toEqual(errorBody(404, "not_found", "Workflow not found."));
   });
 });
 
-describe("generationOf", () => {
-  test("reads once per event-loop turn: a write from another connection shows on the next turn", async () => {
-    const read = generationOf(s.deps.db);
-    const before = read();
-    other.run("UPDATE cache_generation SET value = value + 1");
-    expect(read()).toBe(before); // same turn: requests handled together
+describe("the generation read", () => {
+  test("once per event-loop turn: a write from another connection shows on the next turn", async () => {
+    const read = async () => Number(await s.deps.db.generation());
+    const before = await read();
+    await other.sql("UPDATE cache_generation SET value = value + 1");
+    // Same turn as a read already made: requests handled together share it (SQLite; on
+    // PostgreSQL the read of this turn is one shared query).
+    const sameTurn = s.deps.db.generation();
+    expect(Number(await sameTurn)).toBe(onPostgres ? before + 1 : before);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(read()).toBe(before + 1);
+    expect(await read()).toBe(before + 1);
   });
 
-  test("a write of this connection shows at once, in the same turn (a PATCH reads back what it wrote)", () => {
-    const read = generationOf(s.deps.db);
-    const before = read();
-    s.deps.db.run("UPDATE cache_generation SET value = value + 1");
-    expect(read()).toBe(before + 1);
+  test.skipIf(onPostgres)("a write of this connection shows at once, in the same turn (SQLite)", () => {
+    const db = s.deps.db as SqliteDb;
+    const before = db.generation();
+    db.raw.run("UPDATE cache_generation SET value = value + 1");
+    expect(db.generation()).toBe(before + 1);
   });
 });
 
+/** A database for GenerationCache alone: a generation the test sets, programs run at once. */
+function fakeDb(gen: () => number): Db {
+  const run = <T>(p: Program<T>): T => {
+    const r = p.next();
+    if (!r.done) throw new Error("fakeDb runs no statement");
+    return r.value;
+  };
+  return {
+    dialect: "sqlite",
+    generation: gen,
+    exec: async (p) => run(p),
+    tx: async (make) => run(make()),
+    ping: async () => true,
+    close: async () => {},
+  };
+}
+
 describe("GenerationCache", () => {
-  test("drops every entry when the generation moves; never remembers a miss", () => {
+  test("drops every entry when the generation moves; never remembers a miss", async () => {
     let gen = 1;
     let loads = 0;
-    const c = new GenerationCache<string, string>(() => gen, 10);
-    const load = (v: string | null) => () => {
-      loads++;
-      return v;
-    };
-    expect(c.get("a", load("A1"))).toBe("A1");
-    expect(c.get("a", load("A2"))).toBe("A1");
-    expect(c.get("b", load(null))).toBeNull();
-    expect(c.get("b", load(null))).toBeNull();
+    const c = new GenerationCache<string, string>(
+      fakeDb(() => gen),
+      10,
+    );
+    const load = (v: string | null) => () =>
+      lift(() => {
+        loads++;
+        return v;
+      });
+    expect(await c.get("a", load("A1"))).toBe("A1");
+    expect(await c.get("a", load("A2"))).toBe("A1");
+    expect(await c.get("b", load(null))).toBeNull();
+    expect(await c.get("b", load(null))).toBeNull();
     expect(loads).toBe(3);
     gen = 2;
-    expect(c.get("a", load("A3"))).toBe("A3");
+    expect(await c.get("a", load("A3"))).toBe("A3");
     expect(c.size).toBe(1);
   });
 
   test("a value loaded before the generation moved is not stored", () => {
     let gen = 1;
-    const c = new GenerationCache<string, string>(() => gen, 10);
-    const at = c.sync();
+    const c = new GenerationCache<string, string>(
+      fakeDb(() => gen),
+      10,
+    );
+    const at = c.sync() as number;
     gen = 2;
     c.sync();
     c.put(at, "a", "stale");
     expect(c.size).toBe(0);
   });
 
-  test("a known generation saves the read unless it is newer than the cache's", () => {
+  test("generations only move forward: a late read of an older one neither empties nor stores", () => {
+    let gen = 2;
+    const c = new GenerationCache<string, string>(
+      fakeDb(() => gen),
+      10,
+    );
+    c.put(c.sync() as number, "a", "A");
+    gen = 1;
+    expect(c.sync()).toBe(1);
+    expect(c.size).toBe(1);
+    c.put(1, "b", "B");
+    expect(c.peek("b")).toBeUndefined();
+  });
+
+  test("a known generation saves the read unless it is newer than the cache's", async () => {
     let reads = 0;
-    const c = new GenerationCache<string, string>(() => {
-      reads++;
-      return 5;
-    }, 10);
-    c.get("a", () => "A");
+    const c = new GenerationCache<string, string>(
+      fakeDb(() => {
+        reads++;
+        return 5;
+      }),
+      10,
+    );
+    await c.get("a", () => lift(() => "A"));
     expect(reads).toBe(1);
-    expect(c.get("a", () => "B", 5)).toBe("A");
-    expect(c.get("a", () => "B", 4)).toBe("A");
+    expect(await c.get("a", () => lift(() => "B"), 5)).toBe("A");
+    expect(await c.get("a", () => lift(() => "B"), 4)).toBe("A");
     expect(reads).toBe(1);
-    expect(c.get("a", () => "C", 6)).toBe("C");
+    expect(await c.get("a", () => lift(() => "C"), 6)).toBe("C");
     expect(reads).toBe(1);
   });
 
-  test("holds at most its capacity, evicting the least recently used", () => {
-    const c = new GenerationCache<number, number>(() => 1, 3);
-    for (const k of [1, 2, 3]) c.get(k, () => k);
-    c.get(1, () => -1);
-    c.get(4, () => 4);
+  test("holds at most its capacity, evicting the least recently used", async () => {
+    const c = new GenerationCache<number, number>(
+      fakeDb(() => 1),
+      3,
+    );
+    for (const k of [1, 2, 3]) await c.get(k, () => lift(() => k));
+    await c.get(1, () => lift(() => -1));
+    await c.get(4, () => lift(() => 4));
     expect(c.size).toBe(3);
-    expect(c.get(1, () => -1)).toBe(1);
-    expect(c.get(2, () => -2)).toBe(-2);
+    expect(await c.get(1, () => lift(() => -1))).toBe(1);
+    expect(await c.get(2, () => lift(() => -2))).toBe(-2);
   });
 });

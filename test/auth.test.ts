@@ -89,7 +89,7 @@ describe("GET /api/v1/users/me/", () => {
 describe("tokens at rest", () => {
   test("the database holds no token in clear text, only a 32-byte digest", async () => {
     const u = await s.user("clear");
-    const rows = s.deps.db.query("SELECT * FROM api_tokens").all() as Record<string, unknown>[];
+    const rows = await s.sql("SELECT * FROM api_tokens");
     const dump = JSON.stringify(rows, (_k, v) =>
       v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v,
     );

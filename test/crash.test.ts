@@ -1,24 +1,34 @@
 // Crash safety (issue 5): the built binary is killed with SIGKILL in the middle of a burst of
-// submissions and restarted on the same data dir. Every run that got 201 or 202 must exist and
-// finish, none twice, and no run may appear that we did not submit.
+// submissions and restarted on the same data (dir, or PostgreSQL database). Every run that got 201
+// or 202 must exist and finish, none twice, and no run may appear that we did not submit.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { ensureBinary, serveBinary } from "./helpers/binary.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "assay-crash-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup) await c();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 test("SIGKILL mid-burst: every acknowledged run survives and finishes exactly once", async () => {
   const bin = ensureBinary();
   const dataDir = join(dir, "data");
-  const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
+  const pg = onPostgres ? await freshPgDatabase() : null;
+  if (pg) cleanup.push(pg.drop);
+  const env: Record<string, string> = pg ? { ASSAY_DATABASE_URL: pg.url } : {};
+  const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir], {
+    env: { ...process.env, ...env },
+  });
   expect(init.exitCode).toBe(0);
   const token = init.stdout.toString().trim().split("\n").at(-1)!;
   const auth = { authorization: `Bearer ${token}` };
 
-  let { proc, url } = await serveBinary(bin, dataDir);
+  let { proc, url } = await serveBinary(bin, dataDir, env);
   const wf = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
     method: "POST",
     headers: { ...auth, "content-type": "application/json" },
@@ -71,7 +81,7 @@ test("SIGKILL mid-burst: every acknowledged run survives and finishes exactly on
   expect(acked.size).toBeGreaterThan(50);
   expect(acked.size).toBeLessThan(N);
 
-  ({ proc, url } = await serveBinary(bin, dataDir));
+  ({ proc, url } = await serveBinary(bin, dataDir, env));
   try {
     const deadline = Date.now() + 60000;
     let runs: { id: string; status: string; submission: { filename: string } }[] = [];

@@ -8,12 +8,10 @@ let s: TestServer;
 const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
 const JSON_CT = { "content-type": "application/json" };
 const row = (id: string) =>
-  s.deps.db.query("SELECT status, attempts, started_at, finished_at FROM runs WHERE id = ?").get(id) as {
-    status: string;
-    attempts: number;
-    started_at: string | null;
-    finished_at: string | null;
-  } | null;
+  s.row<{ status: string; attempts: number; started_at: string | null; finished_at: string | null }>(
+    "SELECT status, attempts, started_at, finished_at FROM runs WHERE id = ?",
+    id,
+  );
 
 /** Polls `cond` until true (bounded): the executor's state changes between event-loop turns. */
 async function until(cond: () => boolean, what: string, ms = 10_000) {
@@ -72,18 +70,18 @@ afterAll(() => s.close());
 
 describe("a run the client waits for", () => {
   test("is not on disk while it executes, and is written once, final, before the 201", async () => {
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const pending = call(s, "POST", runs("slow"), {
       token: s.rootToken,
       raw: slowDoc(3000),
       headers: JSON_CT,
     });
     await until(() => s.deps.executor.stats().memoryRunning === 1, "the run to execute from memory");
-    expect(s.count("runs")).toBe(before);
-    expect(s.count("submissions")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
+    expect(await s.count("submissions")).toBe(before);
     const r = await pending;
     expect(r.status).toBe(201);
-    expect(row(r.json.id)).toEqual({
+    expect(await row(r.json.id)).toEqual({
       status: "succeeded",
       attempts: 1,
       started_at: r.json.started_at,
@@ -102,8 +100,8 @@ describe("a run the client waits for", () => {
     });
     expect(r.status).toBe(202);
     expect(r.json.status).toBe("running");
-    expect(row(r.json.id)).toEqual(expect.objectContaining({ status: "running", attempts: 1 }));
-    expect(row(r.json.id)?.started_at).toBe(r.json.started_at);
+    expect(await row(r.json.id)).toEqual(expect.objectContaining({ status: "running", attempts: 1 }));
+    expect((await row(r.json.id))?.started_at).toBe(r.json.started_at);
     const got = await call(s, "GET", new URL(r.json.url).pathname, { token: s.rootToken });
     expect(got.status).toBe(200);
     expect(got.json.status).toBe("running");
@@ -121,11 +119,16 @@ describe("a run the client waits for", () => {
     expect(r.status).toBe(202);
     expect(r.json.status).toBe("queued");
     expect(r.headers.get("location")).toBe(r.json.url);
-    expect(row(r.json.id)).toEqual({ status: "queued", attempts: 0, started_at: null, finished_at: null });
+    expect(await row(r.json.id)).toEqual({
+      status: "queued",
+      attempts: 0,
+      started_at: null,
+      finished_at: null,
+    });
     await cancelAll(slow);
     const done = await waitForRun(s, s.rootToken, r.json.url);
     expect(done.status).toBe("succeeded");
-    expect(row(r.json.id)?.attempts).toBe(1);
+    expect((await row(r.json.id))?.attempts).toBe(1);
   });
 
   test("runs waiting in memory count against the queue bound: 503, nothing stored", async () => {
@@ -138,11 +141,11 @@ describe("a run the client waits for", () => {
       }),
     );
     await until(() => s.deps.executor.stats().memoryQueued === 3, "three runs waiting in memory");
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const r = await call(s, "POST", runs("fast"), { token: s.rootToken, raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(503);
     expect(r.json).toEqual(errorBody(503, "service_unavailable", "Too many runs are waiting; retry later."));
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
     await cancelAll(slow);
     expect((await Promise.all(waiting)).map((w) => w.status)).toEqual([201, 201, 201]);
   });

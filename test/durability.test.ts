@@ -236,7 +236,7 @@ describe("retention", () => {
       // Age two submissions by two days (the sweep compares created_at with now).
       const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
       for (const id of [old.json.submission.id, kept.json.submission.id])
-        s.deps.db.query("UPDATE submissions SET created_at = ? WHERE id = ?").run(twoDaysAgo, id);
+        await s.sql("UPDATE submissions SET created_at = ? WHERE id = ?", twoDaysAgo, id);
       expect(await s.retention.sweep()).toBe(1);
       const c = await call(s, "GET", `/api/v1/orgs/acme/runs/${old.json.id}/content/`, {
         token: s.rootToken,
@@ -283,14 +283,14 @@ describe("backpressure", () => {
           await Bun.sleep(2);
       }
       expect(accepted.map((a) => a.status)).toEqual(Array(n).fill(202));
-      const before = s.count("runs");
+      const before = await s.count("runs");
       const r = await send();
       expect(r.status).toBe(503);
       expect(r.headers.get("retry-after")).toBe("5");
       expect(r.json).toEqual(
         errorBody(503, "service_unavailable", "Too many runs are waiting; retry later."),
       );
-      expect(s.count("runs")).toBe(before);
+      expect(await s.count("runs")).toBe(before);
       for (const a of accepted)
         await call(s, "POST", `${new URL(a.json.url).pathname}cancel/`, { token: s.rootToken });
     } finally {

@@ -271,7 +271,16 @@ const stepValue = fc.record(
   {
     name: fc.oneof(printable, anyValue),
     validator: fc.oneof(
-      fc.constantFrom("syntax", "json_schema", "xml_schema", "csv_table", "assertions", "text_rules", "nope"),
+      fc.constantFrom(
+        "syntax",
+        "json_schema",
+        "xml_schema",
+        "schematron",
+        "csv_table",
+        "assertions",
+        "text_rules",
+        "nope",
+      ),
       anyValue,
     ),
     config: fc.oneof(

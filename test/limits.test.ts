@@ -80,7 +80,7 @@ describe("run submissions: max_payload_bytes", () => {
   });
 
   test("413 payload_too_large one byte over, with the limit in detail; nothing stored", async () => {
-    const before = s.count("submissions");
+    const before = await s.count("submissions");
     const r = await call(s, "POST", runs("text"), {
       token: exec,
       raw: "a".repeat(PAYLOAD + 1),
@@ -89,11 +89,11 @@ describe("run submissions: max_payload_bytes", () => {
     expect(r.status).toBe(413);
     expect(r.json).toEqual(tooLarge(PAYLOAD));
     expect(r.headers.get("content-type")).toBe("application/json");
-    expect(s.count("submissions")).toBe(before);
+    expect(await s.count("submissions")).toBe(before);
   });
 
   test("413 for a body sent without Content-Length (chunked), counted while reading", async () => {
-    const before = s.count("submissions");
+    const before = await s.count("submissions");
     const res = await fetch(s.url + runs("text"), {
       method: "POST",
       headers: { ...TEXT, authorization: `Bearer ${exec}` },
@@ -101,7 +101,7 @@ describe("run submissions: max_payload_bytes", () => {
     });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual(tooLarge(PAYLOAD));
-    expect(s.count("submissions")).toBe(before);
+    expect(await s.count("submissions")).toBe(before);
   });
 
   test("413 from a declared Content-Length of 10 GB, answered before any of it is sent", async () => {
@@ -139,12 +139,12 @@ describe("other bodies: max_body_bytes (2 MiB)", () => {
   });
 
   test("413 payload_too_large one byte over; nothing stored", async () => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const res = await post(definition("over-limit", BODY + 1));
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual(tooLarge(BODY));
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
 
   test("PUT and PATCH have the same limit", async () => {
@@ -162,11 +162,11 @@ describe("other bodies: max_body_bytes (2 MiB)", () => {
   test("without Content-Length (chunked): accepted at the limit, 413 one byte over", async () => {
     const enc = new TextEncoder();
     expect((await post(chunked(enc.encode(definition("chunked-at", BODY))))).status).toBe(201);
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const res = await post(chunked(enc.encode(definition("chunked-over", BODY + 1))));
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual(tooLarge(BODY));
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
 
   test("413 from a declared Content-Length of 10 GB, before authentication and before any byte", async () => {
@@ -213,7 +213,7 @@ describe("submission fields", () => {
   });
 
   test("400 metadata too_large one byte over (envelope and multipart); nothing stored", async () => {
-    const before = s.count("submissions");
+    const before = await s.count("submissions");
     const message = `metadata may hold at most ${META} bytes.`;
     await refused(await envelope({ metadata: metadataOf(META + 1) }), "metadata", "too_large", message);
     const f = new FormData();
@@ -225,7 +225,7 @@ describe("submission fields", () => {
       "too_large",
       message,
     );
-    expect(s.count("submissions")).toBe(before);
+    expect(await s.count("submissions")).toBe(before);
   });
 
   test("a filename of 255 characters is accepted (envelope and X-Filename), 254 too", async () => {
@@ -243,7 +243,7 @@ describe("submission fields", () => {
   });
 
   test("400 filename too_long at 256 characters (envelope and X-Filename); nothing stored", async () => {
-    const before = s.count("submissions");
+    const before = await s.count("submissions");
     const name = `${"n".repeat(252)}.txt`;
     const message = "filename may hold at most 255 characters.";
     await refused(await envelope({ filename: name }), "filename", "too_long", message);
@@ -253,7 +253,7 @@ describe("submission fields", () => {
       headers: { ...TEXT, "x-filename": name },
     });
     await refused(raw, "X-Filename", "too_long", message);
-    expect(s.count("submissions")).toBe(before);
+    expect(await s.count("submissions")).toBe(before);
   });
 });
 
@@ -272,7 +272,7 @@ describe("workflow definitions", () => {
   });
 
   test("400 steps too_many at 51, by definition or by adding one step; nothing stored", async () => {
-    const before = [s.count("workflows"), s.count("steps")];
+    const before = [await s.count("workflows"), await s.count("steps")];
     const r = await create("steps-51", { steps: steps(51) });
     const item = { field: "steps", code: "too_many", message: "A workflow may have at most 50 steps." };
     expect(r.status).toBe(400);
@@ -285,7 +285,7 @@ describe("workflow definitions", () => {
     expect(add.json).toEqual(
       errorBody(400, "invalid_request", "The workflow definition is invalid.", [item]),
     );
-    expect([s.count("workflows"), s.count("steps")]).toEqual(before);
+    expect([await s.count("workflows"), await s.count("steps")]).toEqual(before);
   });
 
   /** A json_schema step config whose JSON text is exactly `size` bytes. */
@@ -309,7 +309,7 @@ describe("workflow definitions", () => {
   });
 
   test("400 config too_large one byte over 1 MiB; nothing stored", async () => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const r = await create("cfg-over", {
       steps: [{ name: "big", validator: "json_schema", config: bigConfig(1_048_577) }],
     });
@@ -323,7 +323,7 @@ describe("workflow definitions", () => {
         },
       ]),
     );
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
 });
 
@@ -355,13 +355,13 @@ describe("nesting in API request bodies: 256 levels", () => {
   });
 
   test("400 too_deep at 257 levels and at 100,000; nothing stored", async () => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     for (const body of [nested("deep-257", 257), `{"name":${"[".repeat(100_000)}${"]".repeat(100_000)}}`]) {
       const r = await post(body);
       expect(r.status).toBe(400);
       expect(r.json).toEqual(tooDeep);
     }
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
 
   test("400 too_deep in a form body too, where a field may be read as JSON", async () => {
@@ -514,12 +514,12 @@ describe("slow clients (idle_timeout_s = 1)", () => {
     ],
   ])
     test(`${label} trickling one byte per 200 ms is cut off; nothing is stored`, async () => {
-      const before = [slow.count("submissions"), slow.count("workflows")];
+      const before = [await slow.count("submissions"), await slow.count("workflows")];
       const r = await rawHttp(slow.port, head(path, extra), { dripMs: 200, drip, waitMs: 15_000 });
       expect(r.closed).toBe(true);
       expect(r.ms).toBeLessThan(10_000);
       expect(r.status === 0 || r.status >= 400).toBe(true);
-      expect([slow.count("submissions"), slow.count("workflows")]).toEqual(before);
+      expect([await slow.count("submissions"), await slow.count("workflows")]).toEqual(before);
       expect((await call(slow, "GET", "/healthz")).status).toBe(200);
     });
 

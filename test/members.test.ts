@@ -164,7 +164,7 @@ describe("org management (Admin)", () => {
       errorBody(403, "permission_denied", "The organization has been deleted."),
     );
     expect((await call(s, "GET", "/api/v1/orgs/", { token: v.token })).json.count).toBe(0);
-    expect(s.count("orgs")).toBeGreaterThan(0);
+    expect(await s.count("orgs")).toBeGreaterThan(0);
   });
 });
 

@@ -25,7 +25,7 @@ const newToken = (token: string, body: Record<string, unknown>) =>
 async function agedToken(name: string, days: number) {
   const u = await s.user(name);
   const created = new Date(Date.now() - days * DAY_MS);
-  s.deps.db.query("UPDATE api_tokens SET created_at = ? WHERE id = ?").run(created.toISOString(), u.tokenId);
+  await s.sql("UPDATE api_tokens SET created_at = ? WHERE id = ?", created.toISOString(), u.tokenId);
   return { ...u, created };
 }
 const daysAhead = (iso: string) => (Date.parse(iso) - Date.now()) / DAY_MS;
@@ -160,7 +160,13 @@ describe("`assay settings set` from another process", () => {
         "token_max_ttl_days",
         "1",
       ],
-      { env: { ...process.env, ASSAY_DATA_DIR: s.dataDir } },
+      {
+        env: {
+          ...process.env,
+          ASSAY_DATA_DIR: s.dataDir,
+          ...(s.databaseUrl ? { ASSAY_DATABASE_URL: s.databaseUrl } : {}),
+        },
+      },
     );
     expect(cli.exitCode).toBe(0);
     expect((await me(u.token)).status).toBe(401);

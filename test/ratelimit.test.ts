@@ -100,7 +100,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
         ),
       );
     }
-    const before = [s.count("runs"), s.count("submissions")];
+    const before = [await s.count("runs"), await s.count("submissions")];
     const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(429);
     const wait = Number(r.headers.get("retry-after"));
@@ -113,7 +113,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
         `^"default";r=3;t=\\d+, "user";r=\\d+;t=\\d+, "runs";r=0;t=${wait}, "user-runs";r=\\d+;t=\\d+$`,
       ),
     );
-    expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+    expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
     // Reading stays possible: only starting runs is spent.
     expect((await call(s, "GET", "/api/v1/orgs/acme/runs/", { token })).status).toBe(200);
   });
@@ -132,7 +132,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
     const token = await fresh(s);
     for (let i = 0; i < 6; i++) await call(s, "GET", ME, { token });
     expect((await call(s, "POST", runs("nope"), { token, raw: "{}", headers: JSON_CT })).status).toBe(404);
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(429);
     expect(r.json).toEqual(
@@ -142,7 +142,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
         expect.stringMatching(/^Too many requests with this token; retry in \d+ s\.$/),
       ),
     );
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 });
 
@@ -201,7 +201,7 @@ describe("per user: all of a user's tokens share 8 requests and 3 run starts a m
       const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
       expect([201, 202]).toContain(r.status);
     }
-    const before = [s.count("runs"), s.count("submissions")];
+    const before = [await s.count("runs"), await s.count("submissions")];
     const r = await call(s, "POST", runs("doc"), { token: tokens[3], raw: "{}", headers: JSON_CT });
     expect(r.status).toBe(429);
     const wait = Number(r.headers.get("retry-after"));
@@ -217,7 +217,7 @@ describe("per user: all of a user's tokens share 8 requests and 3 run starts a m
         `^"default";r=5;t=\\d+, "user";r=\\d+;t=\\d+, "runs";r=1;t=\\d+, "user-runs";r=0;t=${wait}$`,
       ),
     );
-    expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+    expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
   });
 });
 
@@ -256,7 +256,7 @@ describe("per client address, before authentication: 3 failed attempts per minut
       left.push(r.headers.get("ratelimit"));
     }
     expect(left).toEqual(['"ip";r=2;t=20', '"ip";r=1;t=40', '"ip";r=0;t=60']);
-    const before = s.count("runs");
+    const before = await s.count("runs");
     for (const t of ["assay_wrong4", token]) {
       const r = await call(s, "GET", ME, { token: t });
       expect(r.status).toBe(429);
@@ -272,7 +272,7 @@ describe("per client address, before authentication: 3 failed attempts per minut
       expect(r.headers.get("ratelimit-policy")).toBe('"ip";q=3;w=60');
       expect(r.headers.get("ratelimit")).toBe(`"ip";r=0;t=${wait}`);
     }
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 
   test("X-Forwarded-For is not trusted by default: another claimed address is still refused", async () => {

@@ -48,12 +48,12 @@ async function refused(
   detail: unknown,
   errors: unknown[] = [],
 ) {
-  const before = [s.count("runs"), s.count("submissions")];
+  const before = [await s.count("runs"), await s.count("submissions")];
   const r = await call(s, "POST", path, o);
   expect(r.json).toEqual(errorBody(status, code, detail, errors));
   expect(r.status).toBe(status);
   expect(r.headers.get("content-type")).toContain("application/json");
-  expect([s.count("runs"), s.count("submissions")]).toEqual(before);
+  expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
   return r;
 }
 
@@ -308,7 +308,7 @@ describe("400 file_type_unsupported", () => {
 
 describe("limits count bytes", () => {
   test('metadata is measured in UTF-8 bytes: 30 × "é" (68 bytes of JSON, 38 UTF-16 units) is over a 64-byte limit', async () => {
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const r = await call(s, "POST", runs("json"), {
       token: exec,
       body: { content: "{}", content_type: "application/json", metadata: { k: "é".repeat(30) } },
@@ -318,7 +318,7 @@ describe("limits count bytes", () => {
         { field: "metadata", code: "too_large", message: expect.any(String) },
       ]),
     );
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
 });
 

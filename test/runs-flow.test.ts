@@ -184,12 +184,12 @@ describe("Idempotency-Key", () => {
   test("the same key and request replays the first answer with Idempotent-Replayed", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-1" };
     const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
-    const before = s.count("runs");
+    const before = await s.count("runs");
     const b = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });
     expect(b.status).toBe(a.status);
     expect(b.json).toEqual(a.json);
     expect(b.headers.get("idempotent-replayed")).toBe("true");
-    expect(s.count("runs")).toBe(before);
+    expect(await s.count("runs")).toBe(before);
   });
   test("a replayed 202 keeps Location and Retry-After", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-async", prefer: "respond-async" };
@@ -212,7 +212,7 @@ describe("Idempotency-Key", () => {
     const first = call(s, "POST", runs("slow"), { token: exec, raw: slowDoc(6000), headers: h });
     const deadline = Date.now() + 10000;
     while (
-      !s.deps.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'").get() &&
+      !(await s.row("SELECT 1 AS x FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'")) &&
       Date.now() < deadline
     )
       await Bun.sleep(5);

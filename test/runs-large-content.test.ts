@@ -25,9 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const slices = (runId: string) =>
-  (s.deps.db.query("SELECT count(*) AS n FROM content_chunks WHERE run_id = ?").get(runId) as { n: number })
-    .n;
+const slices = async (runId: string) =>
+  Number((await s.row<{ n: number }>("SELECT count(*) AS n FROM content_chunks WHERE run_id = ?", runId))!.n);
 const submit = async () => {
   const r = await call(s, "POST", path, {
     token: s.rootToken,
@@ -44,13 +43,14 @@ describe("content over 1 MiB", () => {
     expect(run.status).toBe("succeeded");
     expect(run.submission.size).toBe(bytes.byteLength);
     expect(run.submission.sha256).toBe(new Bun.CryptoHasher("sha256").update(bytes).digest("hex"));
-    const row = s.deps.db
-      .query("SELECT content IS NULL AS inline_empty, content_chunks FROM submissions WHERE id = ?")
-      .get(run.submission.id);
+    const row = await s.row(
+      "SELECT CASE WHEN content IS NULL THEN 1 ELSE 0 END AS inline_empty, content_chunks FROM submissions WHERE id = ?",
+      run.submission.id,
+    );
     const count = Math.ceil(bytes.byteLength / CONTENT_CHUNK_BYTES);
     expect(count).toBe(15); // the last one partial
-    expect(row).toEqual({ inline_empty: 1, content_chunks: count });
-    expect(slices(run.id)).toBe(count);
+    expect([Number(row!.inline_empty), Number(row!.content_chunks)]).toEqual([1, count]);
+    expect(await slices(run.id)).toBe(count);
     // What a worker gets when the run is read back (after a restart, say): every byte in place.
     const src = await s.deps.runs.source(run.id);
     expect(Buffer.from(src!.content!).equals(Buffer.from(bytes))).toBe(true);
@@ -74,30 +74,33 @@ describe("content over 1 MiB", () => {
       headers: { "content-type": "text/plain" },
     });
     expect(r.status).toBe(201);
-    expect(slices(r.json.id)).toBe(0);
-    const row = s.deps.db
-      .query("SELECT length(content) AS n FROM submissions WHERE id = ?")
-      .get(r.json.submission.id);
-    expect(row).toEqual({ n: SLICED_ABOVE_BYTES });
+    expect(await slices(r.json.id)).toBe(0);
+    const row = await s.row(
+      "SELECT length(content) AS n FROM submissions WHERE id = ?",
+      r.json.submission.id,
+    );
+    expect(Number(row!.n)).toBe(SLICED_ABOVE_BYTES);
   });
 
   test("retention purges the slices: 410 gone, no slice left", async () => {
     const run = await submit();
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
-    s.deps.db.query("UPDATE submissions SET created_at = ?").run(twoDaysAgo);
+    await s.sql("UPDATE submissions SET created_at = ?", twoDaysAgo);
     expect(await s.retention.sweep()).toBeGreaterThanOrEqual(1);
     const c = await call(s, "GET", `/api/v1/orgs/acme/runs/${run.id}/content/`, { token: s.rootToken });
     expect(c.status).toBe(410);
     expect(c.json).toEqual(errorBody(410, "gone", expect.stringContaining("purged")));
-    expect(slices(run.id)).toBe(0);
-    expect(s.count("content_chunks")).toBe(0);
+    expect(await slices(run.id)).toBe(0);
+    expect(await s.count("content_chunks")).toBe(0);
   });
 
   test("slices a crash left without a run are deleted at the next start; a queued run keeps its own", async () => {
     const orphan = "0190f0a0-0000-7000-8000-00000000dead";
-    s.deps.db
-      .query("INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, 0, ?)")
-      .run(orphan, new Uint8Array(8));
+    await s.sql(
+      "INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, 0, ?)",
+      orphan,
+      new Uint8Array(8),
+    );
     const queued = await call(s, "POST", path, {
       token: s.rootToken,
       raw: bytes,
@@ -105,7 +108,7 @@ describe("content over 1 MiB", () => {
     });
     expect(queued.status).toBe(202);
     s = await restartTestServer(s, { retention_days: 1 });
-    expect(slices(orphan)).toBe(0);
+    expect(await slices(orphan)).toBe(0);
     const done = await waitForRun(s, s.rootToken, queued.json.url);
     expect(done.status).toBe("succeeded");
     const c = await fetch(`${s.url}/api/v1/orgs/acme/runs/${queued.json.id}/content/`, {

@@ -2,9 +2,8 @@
 // answer only after the run is stored, the queue count stays exact under bursts, runs launched
 // from memory run what was submitted, and the envelope shortcut changes no classification.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
+import { otherConnection } from "./helpers/backend.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -35,12 +34,12 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 /** Reads the database through its own connection, as another process would. */
-function committed(id: string): { status: string } | null {
-  const db = new Database(join(s.dataDir, "assay.db"), { readonly: true });
+async function committed(id: string): Promise<{ status: string } | null> {
+  const other = await otherConnection(s);
   try {
-    return db.query("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | null;
+    return (await other.sql<{ status: string }>("SELECT status FROM runs WHERE id = ?", id))[0] ?? null;
   } finally {
-    db.close();
+    await other.close();
   }
 }
 
@@ -57,7 +56,7 @@ describe("grouped commits", () => {
     );
     for (const a of answers) {
       expect(a.status).toBe(202);
-      expect(committed(a.json.id)).not.toBeNull();
+      expect(await committed(a.json.id)).not.toBeNull();
     }
     for (const a of answers) expect((await waitForRun(s, token, a.json.url)).status).toBe("succeeded");
   });
@@ -72,11 +71,11 @@ describe("grouped commits", () => {
         }),
       ),
     );
-    answers.forEach((a, i) => {
+    for (const [i, a] of answers.entries()) {
       expect(a.status).toBe(201);
       expect(a.json.status).toBe(i % 2 ? "succeeded" : "failed");
-      expect(committed(a.json.id)?.status).toBe(a.json.status);
-    });
+      expect((await committed(a.json.id))?.status).toBe(a.json.status);
+    }
   });
 
   test("the in-memory queue count matches the database after a burst", async () => {
@@ -92,13 +91,12 @@ describe("grouped commits", () => {
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && (await s.deps.runs.queuedCount()) > 0) await Bun.sleep(10);
     expect(await s.deps.runs.queuedCount()).toBe(0);
-    const db = new Database(join(s.dataDir, "assay.db"), { readonly: true });
+    const other = await otherConnection(s);
     try {
-      const n = (st: string) =>
-        (db.query("SELECT count(*) AS n FROM runs WHERE status = ?").get(st) as { n: number }).n;
-      expect(n("queued")).toBe(0);
+      const [row] = await other.sql<{ n: number }>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
+      expect(Number(row!.n)).toBe(0);
     } finally {
-      db.close();
+      await other.close();
     }
   });
 });

@@ -160,28 +160,29 @@ describe("expiry and last use", () => {
     const u = await s.user("expired");
     expect((await me(u.token)).status).toBe(200);
     // Simulating the passage of time: the expiry is moved into the past in the database.
-    s.deps.db
-      .query("UPDATE api_tokens SET expires_at = ? WHERE id = ?")
-      .run(new Date(Date.now() - 1000).toISOString(), u.tokenId);
+    await s.sql(
+      "UPDATE api_tokens SET expires_at = ? WHERE id = ?",
+      new Date(Date.now() - 1000).toISOString(),
+      u.tokenId,
+    );
     const r = await me(u.token);
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has expired."));
   });
 
   test("last_used_at is shown at once but written to the database in batches, not per request", async () => {
     const u = await s.user("user-of-tokens");
-    const stored = () =>
-      (
-        s.deps.db.query("SELECT last_used_at FROM api_tokens WHERE id = ?").get(u.tokenId) as {
-          last_used_at: string | null;
-        }
-      ).last_used_at;
+    const stored = async () =>
+      (await s.row<{ last_used_at: string | null }>(
+        "SELECT last_used_at FROM api_tokens WHERE id = ?",
+        u.tokenId,
+      ))!.last_used_at;
     const before = Date.now();
     await me(u.token);
     const listed = (await call(s, "GET", TOKENS, { token: u.token })).json.results[0];
     expect(Date.parse(listed.last_used_at)).toBeGreaterThanOrEqual(before);
-    expect(stored()).toBeNull();
+    expect(await stored()).toBeNull();
     await s.deps.tokens.flush();
-    expect(Date.parse(stored()!)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse((await stored())!)).toBeGreaterThanOrEqual(before);
   });
 });
 

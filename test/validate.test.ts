@@ -383,7 +383,7 @@ describe("--local", () => {
     ["parts", ["xml/order.xml", "xml/ok.xml"]],
   ] as const) {
     test(`gives the same findings as the server for the exported "${slug}" workflow`, async () => {
-      const exported = await assay(["workflows", "export", "acme", slug, "--data-dir", s.dataDir]);
+      const exported = await assay(["workflows", "export", "acme", slug, ...s.cliArgs]);
       expect(exported.code).toBe(0);
       writeFileSync(join(dir, `${slug}.yaml`), exported.out);
       const server = await remote(slug, ...files, "--format", "json");

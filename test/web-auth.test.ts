@@ -48,7 +48,7 @@ describe("POST /api/v1/auth/login/", () => {
   test("the database holds a digest of the cookie secret, never the secret", async () => {
     const r = await login();
     const secret = r.cookie.split("=")[1]!;
-    const rows = s.deps.db.query("SELECT digest FROM web_sessions").all() as { digest: Uint8Array }[];
+    const rows = await s.sql<{ digest: Uint8Array }>("SELECT digest FROM web_sessions");
     const digest = new Bun.CryptoHasher("sha256").update(secret).digest();
     expect(rows.some((x) => Buffer.from(x.digest).equals(digest))).toBe(true);
     expect(rows.some((x) => Buffer.from(x.digest).toString().includes(secret))).toBe(false);
@@ -172,7 +172,7 @@ describe("the session cookie on the API", () => {
 
   test("401 once the session has expired", async () => {
     const { cookie } = await login();
-    s.deps.db.query("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z'").run();
+    await s.sql("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z'");
     const r = await call(s, "GET", "/api/v1/users/me/", { headers: { cookie } });
     expect(r.status).toBe(401);
     expect(r.json).toEqual(errorBody(401, "authentication_required"));

@@ -1,9 +1,8 @@
 // Webhook durability (issue 7): the outbox survives restarts (a receiver down across a restart
 // still gets every event), an attempt cut short by a crash is sent again, and an endpoint that
 // keeps failing is deactivated with a reason its admins can read.
-import { Database } from "bun:sqlite";
+import { otherConnection } from "./helpers/backend.ts";
 import { afterAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 import {
@@ -69,13 +68,14 @@ describe("restart", () => {
     await s.stop();
     // A crash in the middle of an attempt leaves the delivery leased far ahead: the next start
     // must send it anyway (simulated in the stopped server's database).
-    const db = new Database(join(s.dataDir, "assay.db"));
-    db.query("UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?").run(
+    const other = await otherConnection(s);
+    await other.sql(
+      "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
       new Date().toISOString(),
       "2999-01-01T00:00:00.000Z",
       before[0]!.id,
     );
-    db.close();
+    await other.close();
     const s2 = await restartTestServer(s, settings);
     open.servers.push(s2);
     const up = startReceiver(down.port);
@@ -148,7 +148,7 @@ describe("deactivation", () => {
     expect((await call(s, "GET", path, { token: s.rootToken })).json.is_active).toBe(true);
     // Simulating the passage of time: the streak started four days ago.
     const fourDaysAgo = new Date(Date.now() - 4 * 86_400_000).toISOString();
-    s.deps.db.query("UPDATE webhooks SET failing_since = ? WHERE id = ?").run(fourDaysAgo, hook.id);
+    await s.sql("UPDATE webhooks SET failing_since = ? WHERE id = ?", fourDaysAgo, hook.id);
     await run(s);
     await failedCount(3);
     const w = (await call(s, "GET", path, { token: s.rootToken })).json;

@@ -47,11 +47,11 @@ describe("refused at creation", () => {
   ];
   for (const [what, url] of targets) {
     test(`400 private_address: ${what}`, async () => {
-      const before = s.count("webhooks");
+      const before = await s.count("webhooks");
       const r = await call(s, "POST", base, { token: s.rootToken, body: { url } });
       expect(r.status).toBe(400);
       expect(r.json).toEqual(privateRefusal);
-      expect(s.count("webhooks")).toBe(before);
+      expect(await s.count("webhooks")).toBe(before);
     });
   }
   test("201 for a public address; 400 when PATCHed to a private one", async () => {
@@ -77,7 +77,7 @@ describe("checked again at delivery", () => {
       body: { url: PUBLIC_URL, is_active: false },
     });
     // What a DNS change would do: the stored target now leads to a loopback receiver.
-    s.deps.db.query("UPDATE webhooks SET url = ? WHERE id = ?").run(`${rx.url}/hook`, created.json.id);
+    await s.sql("UPDATE webhooks SET url = ? WHERE id = ?", `${rx.url}/hook`, created.json.id);
     const path = `${base}${created.json.id}/`;
     await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: true } });
     const ping = await call(s, "POST", `${path}ping/`, { token: s.rootToken });

@@ -82,11 +82,11 @@ describe("create and read", () => {
 
 describe("validation", () => {
   const refused = async (body: unknown, errors: unknown[]) => {
-    const before = s.count("webhooks");
+    const before = await s.count("webhooks");
     const r = await call(s, "POST", base, { token: admin, body });
     expect(r.status).toBe(400);
     expect(r.json).toEqual(errorBody(400, "invalid_request", expect.any(String), errors));
-    expect(s.count("webhooks")).toBe(before);
+    expect(await s.count("webhooks")).toBe(before);
   };
   const item = (field: string, code: string) => ({ field, code, message: expect.any(String) });
   test("400 for a scheme other than http(s)", () =>

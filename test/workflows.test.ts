@@ -65,7 +65,7 @@ describe("create and read", () => {
     expect(noSlash.status).toBe(200);
   });
   test("409 conflict when the slug is taken", async () => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const r = await call(s, "POST", base, { token: author, body: wf("orders") });
     expect(r.status).toBe(409);
     expect(r.json).toEqual(
@@ -73,10 +73,10 @@ describe("create and read", () => {
         { field: "slug", code: "unique", message: expect.any(String) },
       ]),
     );
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
   test("400 invalid_request lists every problem in errors[]", async () => {
-    const before = s.count("workflows");
+    const before = await s.count("workflows");
     const r = await call(s, "POST", base, {
       token: author,
       body: {
@@ -95,7 +95,7 @@ describe("create and read", () => {
         { field: "steps[0].validator", code: "unknown_validator", message: expect.any(String) },
       ]),
     );
-    expect(s.count("workflows")).toBe(before);
+    expect(await s.count("workflows")).toBe(before);
   });
   test("400 with a field for a wrong type (request schema)", async () => {
     const r = await call(s, "POST", base, { token: author, body: { ...wf("typed"), fail_fast: "yes" } });

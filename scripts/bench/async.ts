@@ -54,7 +54,7 @@ async function submit(
 
 export async function measureAsync(
   m: Machine,
-  o: { runs: number; connections: number },
+  o: { runs: number; connections: number; env?: Record<string, string> },
 ): Promise<AsyncResult> {
   const dir = tempDir("async");
   const bodyFile = join(dir, "order.json");
@@ -70,9 +70,13 @@ export async function measureAsync(
       await base.stop();
     }
     const dataDir = join(dir, "data");
-    const token = initDataDir(dataDir, "bench");
+    const token = initDataDir(dataDir, "bench", o.env);
     // The whole burst must fit the queue: the measure is throughput, not backpressure.
-    const s = await startAssay({ dataDir, machine: m, env: { ASSAY_MAX_QUEUE: String(2 * o.runs + 1000) } });
+    const s = await startAssay({
+      dataDir,
+      machine: m,
+      env: { ...o.env, ASSAY_MAX_QUEUE: String(2 * o.runs + 1000) },
+    });
     try {
       await api(s.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
       const url = `${s.url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`;

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { startCheckpointer } from "../../src/db/checkpointer.ts";
 import { DB_FILE, closeDatabase, openDatabase } from "../../src/db/open.ts";
 import { uuidv7 } from "../../src/lib/uuid.ts";
+import { value } from "../../src/db/program.ts";
+import { createSqliteDb } from "../../src/db/sqlite.ts";
 import { createWriteBatcher } from "../../src/runs/batch.ts";
 import { presentRun } from "../../src/runs/present.ts";
 import { summarize } from "../../src/runs/summary.ts";
@@ -59,7 +61,7 @@ const insertSubmission = db.prepare(
 const insertRun = db.prepare(
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
 );
-const batch = createWriteBatcher(db);
+const batch = createWriteBatcher(createSqliteDb(db));
 const json = { "content-type": "application/json" };
 const problem = (status: number, code: string) => Response.json({ code }, { status });
 
@@ -101,7 +103,7 @@ const server = Bun.serve({
       },
     ];
     const summary = summarize(steps);
-    const sid = await batch.write(() => {
+    const sid = await batch.write(function* () {
       const s = insertSubmission.run(
         orgId,
         null,
@@ -132,6 +134,7 @@ const server = Bun.serve({
         end,
         duration,
       );
+      yield* value(null);
       return sid;
     });
     const run: Run = {

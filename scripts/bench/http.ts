@@ -43,7 +43,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-function side(rounds: WrkResult[]): Side {
+export function sideOf(rounds: WrkResult[]): Side {
   const requests = rounds.reduce((t, r) => t + r.requests, 0);
   const seconds = rounds.reduce((t, r) => t + r.seconds, 0);
   return {
@@ -97,9 +97,9 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
     while (Date.now() < deadline && (await count(s.url, token, "&status=queued")) > 0) await Bun.sleep(50);
     while (Date.now() < deadline && (await count(s.url, token, "&status=running")) > 0) await Bun.sleep(50);
     const notSucceeded = (await count(s.url, token, "")) - (await count(s.url, token, "&status=succeeded"));
-    const assay = side(a);
-    const baseline = side(b);
-    return { baseline, assay, ratio: assay.rps / baseline.rps, floor: side(f), peakRssBytes, notSucceeded };
+    const assay = sideOf(a);
+    const baseline = sideOf(b);
+    return { baseline, assay, ratio: assay.rps / baseline.rps, floor: sideOf(f), peakRssBytes, notSucceeded };
   } finally {
     await s.stop();
     await floor.stop();

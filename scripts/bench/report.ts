@@ -4,6 +4,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { PgResult } from "./postgres.ts";
+import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
 import type { StallResult } from "./stalls.ts";
 
@@ -12,6 +14,8 @@ export interface Results {
   async?: AsyncResult;
   large?: LargeResult;
   start?: StartResult;
+  pg?: PgResult;
+  schematron?: SchematronResult;
   stalls?: StallResult;
   skipped: string[];
 }
@@ -116,6 +120,39 @@ export function rows(r: Results, judge: boolean): Row[] {
       "—",
     );
   }
+  if (r.pg) {
+    const p = r.pg;
+    row(
+      "7 sync runs on PostgreSQL, req/s",
+      n0(p.postgres.rps),
+      `SQLite ${n0(p.sqlite.rps)}`,
+      f2(p.ratio),
+      "≥ 0.5× SQLite",
+      p.ratio >= 0.5,
+    );
+    row(
+      "7 sync runs on PostgreSQL, p50 / p99",
+      `${ms(p.postgres.p50Ms)} / ${ms(p.postgres.p99Ms)}`,
+      `${ms(p.sqlite.p50Ms)} / ${ms(p.sqlite.p99Ms)}`,
+      "",
+      "—",
+    );
+    const sq = r.async;
+    row(
+      `7 async intake on PostgreSQL (${n0(p.async.runs)} runs), submissions/s`,
+      n0(p.async.submitRps),
+      sq ? `SQLite ${n0(sq.submitRps)}` : "",
+      sq ? f2(p.async.submitRps / sq.submitRps) : "",
+      "—",
+    );
+    row(
+      "7 async drain on PostgreSQL, runs completed/s",
+      n0(p.async.completedRps),
+      sq ? `SQLite ${n0(sq.completedRps)}` : "",
+      sq ? f2(p.async.completedRps / sq.completedRps) : "",
+      "—",
+    );
+  }
   if (r.large) {
     const l = r.large;
     for (const d of l.docs) {
@@ -163,10 +200,20 @@ export function rows(r: Results, judge: boolean): Row[] {
     row("5 start to /healthz 200, empty data dir", ms(r.start.emptyMs), "", "", "—");
     row(`5 start, ${n0(r.start.runs)} runs in the data dir`, ms(r.start.fullMs), "", "", "—");
   }
+  if (r.schematron) {
+    const x = r.schematron;
+    row(
+      `6 EN 16931 Schematron, ${Math.round(x.bytes / 1024)} KB UBL invoice`,
+      `${x.docsPerSec.toFixed(2)} docs/s (${ms(x.msPerDoc)}/doc)`,
+      `${x.parseDocsPerSec.toFixed(0)} libxml2 parses/s`,
+      (x.docsPerSec / x.parseDocsPerSec).toFixed(4),
+      "—",
+    );
+  }
   if (r.stalls) {
     const { list: l, envelopes: e } = r.stalls;
     row(
-      `6 /healthz p99, ${l.viewers} viewers listing runs of ${n0(l.findingsPerRun)} findings`,
+      `8 /healthz p99, ${l.viewers} viewers listing runs of ${n0(l.findingsPerRun)} findings`,
       ms(l.loaded.p99Ms),
       `idle ${ms(l.idle.p99Ms)}`,
       "",
@@ -174,7 +221,7 @@ export function rows(r: Results, judge: boolean): Row[] {
       l.loaded.p99Ms <= 50 && l.loaded.failures === 0,
     );
     row(
-      `6 /healthz p99, ${e.clients} clients sending ${Math.round(e.bytes / 1e6)} MB envelopes`,
+      `8 /healthz p99, ${e.clients} clients sending ${Math.round(e.bytes / 1e6)} MB envelopes`,
       ms(e.loaded.p99Ms),
       `floor ${ms(e.floor.loaded.p99Ms)}, idle ${ms(e.idle.p99Ms)}`,
       "",
@@ -244,15 +291,19 @@ export function details(r: Results): string {
     out.push(
       `Measure 5: the ${n0(r.start.runs)}-run data dir was written in ${r.start.seedSeconds.toFixed(1)} s.`,
     );
+  if (r.schematron)
+    out.push(
+      `Measure 6: the rules compiled and ran on the first document in ${ms(r.schematron.compileMs)}; ${r.schematron.findings} findings per document.`,
+    );
   if (r.stalls) {
     const { list: l, envelopes: e } = r.stalls;
     const probe = (p: StallResult["list"]["idle"]) =>
       `${n0(p.n)} probes, p50 ${ms(p.p50Ms)}, p99 ${ms(p.p99Ms)}, max ${ms(p.maxMs)}${p.failures ? `, ${p.failures} failed` : ""}`;
     out.push(
-      `Measure 6a: ${l.runs} runs of ${n0(l.findingsPerRun)} findings written in ${l.seedSeconds.toFixed(1)} s; ${l.viewers} viewers listed them ${n0(l.lists)} times (a list p50 ${ms(l.listP50Ms)}, p99 ${ms(l.listP99Ms)}); /healthz idle: ${probe(l.idle)}; under load: ${probe(l.loaded)}.`,
+      `Measure 8a: ${l.runs} runs of ${n0(l.findingsPerRun)} findings written in ${l.seedSeconds.toFixed(1)} s; ${l.viewers} viewers listed them ${n0(l.lists)} times (a list p50 ${ms(l.listP50Ms)}, p99 ${ms(l.listP99Ms)}); /healthz idle: ${probe(l.idle)}; under load: ${probe(l.loaded)}.`,
     );
     out.push(
-      `Measure 6b: ${e.clients} clients sent ${e.sent} envelopes of ${n0(e.bytes)} bytes (answers ${JSON.stringify(e.statuses)}, a request p50 ${ms(e.requestP50Ms)}); /healthz idle: ${probe(e.idle)}; under load: ${probe(e.loaded)}. The floor (a bare server that only reads the same bodies, ${e.floor.sent} of them): ${probe(e.floor.loaded)}.`,
+      `Measure 8b: ${e.clients} clients sent ${e.sent} envelopes of ${n0(e.bytes)} bytes (answers ${JSON.stringify(e.statuses)}, a request p50 ${ms(e.requestP50Ms)}); /healthz idle: ${probe(e.idle)}; under load: ${probe(e.loaded)}. The floor (a bare server that only reads the same bodies, ${e.floor.sent} of them): ${probe(e.floor.loaded)}.`,
     );
   }
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);

@@ -60,9 +60,9 @@ export function tempDir(label: string): string {
 }
 
 /** `assay init` on a fresh data dir; returns the admin's token (last line of stdout). */
-export function initDataDir(dataDir: string, org: string): string {
+export function initDataDir(dataDir: string, org: string, env: Record<string, string> = {}): string {
   const p = Bun.spawnSync([BIN, "init", "--org", org, "--admin", "bench", "--data-dir", dataDir], {
-    env: { ...cleanEnv(), ASSAY_LOG_LEVEL: "warn" },
+    env: { ...cleanEnv(), ASSAY_LOG_LEVEL: "warn", ...env },
   });
   if (p.exitCode !== 0) throw new Error(`assay init failed: ${p.stderr.toString()}`);
   return p.stdout.toString().trim().split("\n").at(-1)!;

@@ -36,10 +36,14 @@ export function parseArgs(argv: string[], booleans: readonly string[] = []): Par
   return out;
 }
 
-/** Reject flags a command does not know, so typos are not silently ignored. */
+/**
+ * Reject flags a command does not know, so typos are not silently ignored. A command that takes
+ * --data-dir also takes --database-url: where the data is, on either database.
+ */
 export function allowOnly(p: Parsed, flags: readonly string[]) {
+  const known = flags.includes("data_dir") ? [...flags, "database_url"] : flags;
   for (const f of [...Object.keys(p.flags), ...p.bools]) {
-    if (!flags.includes(f)) throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
+    if (!known.includes(f)) throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
   }
 }
 

@@ -1,20 +1,23 @@
 // Shared by the headless admin commands: open the data dir (the server may be running — WAL and
 // a busy timeout make that safe) and build the same services the server uses.
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/open.ts";
+import { openDb } from "../db/open.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import type { Parsed } from "./args.ts";
 
 export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, p.flags.data_dir ? { data_dir: p.flags.data_dir } : {});
-  const db = openDatabase(config.data_dir);
+  const flags: Record<string, string> = {};
+  if (p.flags.data_dir) flags.data_dir = p.flags.data_dir;
+  if (p.flags.database_url) flags.database_url = p.flags.database_url;
+  const config = loadConfig(process.env, flags);
+  const db = await openDb(config);
   const deps = createDeps(config, db, createLogger("warn"));
   try {
     return await fn(deps);
   } finally {
     await deps.tokens.close();
-    db.close();
+    await db.close();
   }
 }
 

@@ -20,8 +20,16 @@ assay tokens list USERNAME | revoke ID   [--data-dir DIR]`,
 assay settings set KEY VALUE   (token_default_ttl_days, token_max_ttl_days, token_rotation_days; days or null)`,
   workflows: `assay workflows export ORG SLUG [--format yaml|json]   (document on stdout)
 assay workflows import ORG FILE   (creates, or replaces the workflow with the same slug; FILE - = stdin)`,
-  backup:
-    "assay backup FILE [--data-dir DIR]\n  Consistent online copy of the database (the server may be running).",
+  backup: `assay backup FILE [--data-dir DIR]
+  Consistent online copy of the SQLite database (the server may be running). On PostgreSQL
+  (--database-url), use pg_dump instead: docs/postgres.md.`,
+  migrate: `assay migrate [--data-dir DIR | --database-url URL]
+  Brings the database's schema up to this build's (the server also does it at start).`,
+  db: `assay db copy --from DIR|URL --to DIR|URL [--replace]
+  Copies every row (content included) between a data dir (SQLite) and PostgreSQL, either way,
+  then verifies each table's row count and SHA-256 on both sides. Re-running a finished copy
+  changes nothing; a target holding other rows is refused unless --replace empties it first.
+  Stop the servers writing to the source first.`,
   validate: `assay validate FILE… --workflow SLUG --org ORG [--server URL] [--token T] [options]
 assay validate --local --workflow-file WORKFLOW.yaml FILE… [options]
   Validates files against a workflow on a server (ASSAY_SERVER, ASSAY_TOKEN), or locally from an
@@ -50,6 +58,10 @@ Commands:
   members     manage memberships    tokens      manage API tokens
   settings    instance settings     workflows   export / import workflow documents
   backup      copy the database     version     print the version
+  migrate     upgrade the schema    db          copy between SQLite and PostgreSQL
   validate    validate files against a workflow (CI; exit 0 passed, 1 failed, 2 error)
+
+Every command that reads the data takes --data-dir DIR (SQLite, default ./assay-data) or
+--database-url postgres://… (ASSAY_DATABASE_URL).
 
 Exit codes: 0 success, 1 the command failed, 2 bad arguments.`;

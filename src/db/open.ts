@@ -1,14 +1,27 @@
-// The one writer connection. Pragmas are set once here (STYLE: PocketBase): WAL so readers and
-// the CLI never block the server; synchronous=NORMAL on purpose — in WAL a crash loses nothing
+// Opening the database: SQLite in the data dir (the default) or PostgreSQL when a database URL
+// is configured. SQLite pragmas are set once here (STYLE: PocketBase): WAL so readers and the CLI
+// never block the server; synchronous=NORMAL on purpose — in WAL a crash loses nothing
 // committed, a power loss can lose the last commits; foreign keys on; a busy timeout so the CLI
 // and the server can share the file.
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { migrate } from "./migrate.ts";
+import { migratePostgres, migrateSqlite } from "./migrate.ts";
+import { type PgDb, createPgDb } from "./postgres.ts";
+import { DatabaseUnavailable } from "./program.ts";
+import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
 
 export const DB_FILE = "assay.db";
 
+export type AnyDb = SqliteDb | PgDb;
+
+export interface DbConfig {
+  data_dir: string;
+  database_url: string | null;
+  database_pool_size?: number;
+}
+
+/** The raw SQLite connection of a data dir, pragmas set, migrated unless `readonly`. */
 export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {}): Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = new Database(join(dataDir, DB_FILE), { create: true, strict: true });
@@ -21,11 +34,63 @@ export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {})
   // and 8 MB kept 6–8 MiB more after a 10 MiB submission, neither with a throughput gain (paired
   // runs, docs/benchmarks.md); the OS page cache holds the rest.
   db.exec("PRAGMA cache_size = -2000");
-  if (!opts.readonly) migrate(db);
+  if (!opts.readonly) migrateSqlite(db);
   return db;
 }
 
-/** Checkpoint the WAL into the main file and close: used on graceful shutdown. */
+/** A URL without its password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.href;
+  } catch {
+    return "postgres://…";
+  }
+}
+
+/** Where the data lives, for the start line and error messages. */
+export const describeDb = (c: DbConfig) =>
+  c.database_url ? `PostgreSQL ${redactUrl(c.database_url)}` : `SQLite in ${c.data_dir}`;
+
+/**
+ * Opens (and migrates, unless told not to) the configured database. PostgreSQL that cannot be
+ * reached at start is waited for up to `waitMs` (a node starting with its database), then the
+ * error names the server without its password.
+ */
+export async function openDb(c: DbConfig, opts: { migrate?: boolean; waitMs?: number } = {}): Promise<AnyDb> {
+  const migrate = opts.migrate ?? true;
+  if (!c.database_url) {
+    const raw = openDatabase(c.data_dir, { readonly: !migrate });
+    return createSqliteDb(raw);
+  }
+  const db = createPgDb(c.database_url, { max: c.database_pool_size ?? 20 });
+  const deadline = Date.now() + (opts.waitMs ?? 0);
+  for (;;) {
+    try {
+      if (migrate) await migratePostgres(db);
+      else if (!(await db.ping())) throw new DatabaseUnavailable("no answer");
+      return db;
+    } catch (e) {
+      if (!(e instanceof DatabaseUnavailable) && !isConnectionError(e)) {
+        await db.close();
+        throw e;
+      }
+      if (Date.now() >= deadline) {
+        await db.close();
+        throw new Error(`cannot reach ${redactUrl(c.database_url)}: ${(e as Error).message}`);
+      }
+      await Bun.sleep(500);
+    }
+  }
+}
+
+function isConnectionError(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? "";
+  return /CONNECTION|ECONN/.test(code);
+}
+
+/** Checkpoint the WAL into the main file and close a raw SQLite connection (scripts, tests). */
 export function closeDatabase(db: Database): void {
   try {
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -1,7 +1,8 @@
 // Helpers shared by the stores. Database errors are translated HERE, in the store layer: a raw
-// SQLite error carries table and column names and must never reach a client (STYLE: traps).
-import { SQLiteError } from "bun:sqlite";
+// engine error carries table and column names and must never reach a client (STYLE: traps). The
+// drivers turn unique violations of either engine into UniqueViolation (src/db/program.ts).
 import { conflict } from "../errors.ts";
+import { type Program, UniqueViolation } from "./program.ts";
 
 // Several timestamps are taken per run within the same millisecond (created, started, finished):
 // the ISO string is formatted once per millisecond.
@@ -17,14 +18,24 @@ export function now(): string {
   return lastIso;
 }
 
-/** Run fn, turning a UNIQUE violation into 409 conflict with the given message. */
-export function uniqueOr<T>(fn: () => T, message: string, field?: string): T {
+/** Runs a program, turning a UNIQUE violation into 409 conflict with the given message. */
+export function* uniqueOr<T>(p: Program<T>, message: string, field?: string): Program<T> {
   try {
-    return fn();
+    return yield* p;
   } catch (e) {
-    if (e instanceof SQLiteError && /UNIQUE|PRIMARY KEY/.test(e.message)) {
+    if (e instanceof UniqueViolation)
       throw conflict(message, field ? [{ field, code: "unique", message }] : []);
-    }
+    throw e;
+  }
+}
+
+/** The same for a promise (a transaction run by the driver). */
+export async function uniqueOrAsync<T>(p: Promise<T>, message: string, field?: string): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof UniqueViolation)
+      throw conflict(message, field ? [{ field, code: "unique", message }] : []);
     throw e;
   }
 }

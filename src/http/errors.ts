@@ -2,7 +2,8 @@
 // as application/json. Errors are mapped by class (instanceof), never by a `code` string: Elysia
 // copies any thrown object's `code` field, and a SQLite error's code must not reach a client.
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
-import { AppError, type ErrorItem } from "../errors.ts";
+import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/program.ts";
+import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 
 export interface ErrorBody {
@@ -66,6 +67,9 @@ export function methodMatcher(routes: { method: string; path: string }[]) {
   return (path: string): string[] => [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
 }
 
+/** Retry-After (seconds) of a 503 caused by the database. */
+export const DB_RETRY_AFTER_S = 2;
+
 export function errorPlugin(log: Logger, allowedMethods: () => (path: string) => string[]) {
   return new Elysia({ name: "errors" }).onError({ as: "global" }, ({ error, request, set }) => {
     const headers = set.headers as Record<string, string>;
@@ -84,6 +88,25 @@ export function errorPlugin(log: Logger, allowedMethods: () => (path: string) =>
             message: "The body could not be parsed as its Content-Type says.",
           },
         ]),
+        headers,
+      );
+    // The database is down, restarting, or gave up on a statement: the client may retry; the
+    // pool reconnects by itself. Logged without the driver's text in the answer.
+    if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
+      log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message });
+      return errorResponse(
+        serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
+        headers,
+      );
+    }
+    if (error instanceof UnstorableText)
+      return errorResponse(
+        new AppError(
+          400,
+          "invalid_request",
+          "The request carries a NUL character (U+0000), which cannot be stored.",
+          [{ field: "body", code: "invalid_character", message: "Text values must not contain U+0000." }],
+        ),
         headers,
       );
     if (error instanceof NotFoundError) {

@@ -1,12 +1,11 @@
 // Unauthenticated liveness and readiness probes (CONTRACT §1).
-import type { Database } from "bun:sqlite";
+import type { Db } from "../db/program.ts";
 import { Elysia, t } from "elysia";
 import { AppError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { ErrorSchema } from "./schemas.ts";
 
-export function healthRoutes(db: Database, isDraining: () => boolean) {
-  const ping = db.prepare("SELECT 1");
+export function healthRoutes(db: Db, isDraining: () => boolean) {
   return new Elysia()
     .get("/healthz", () => ({ status: "ok", version: VERSION }), {
       response: { 200: t.Object({ status: t.String(), version: t.String() }) },
@@ -14,17 +13,20 @@ export function healthRoutes(db: Database, isDraining: () => boolean) {
     })
     .get(
       "/readyz",
-      () => {
+      async ({ set }) => {
         if (isDraining()) throw new AppError(503, "service_unavailable", "The server is shutting down.");
-        try {
-          ping.get();
-        } catch {
-          throw new AppError(503, "service_unavailable", "The database is not available.");
-        }
-        return { status: "ready", version: VERSION };
+        if (!(await db.ping()))
+          throw new AppError(503, "service_unavailable", "The database is not available.", [], {
+            "Retry-After": "5",
+          });
+        set.headers["cache-control"] = "no-store";
+        return { status: "ready", version: VERSION, database: db.dialect };
       },
       {
-        response: { 200: t.Object({ status: t.String(), version: t.String() }), 503: ErrorSchema },
+        response: {
+          200: t.Object({ status: t.String(), version: t.String(), database: t.String() }),
+          503: ErrorSchema,
+        },
         detail: { tags: ["Health"], summary: "Readiness: the database answers" },
       },
     );

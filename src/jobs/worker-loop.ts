@@ -1,6 +1,7 @@
 // The body of a validation worker: receive jobs, run each one's steps in order, report each step.
 // Pure compute, no database. The validator lookup is injected so tests can run the real loop with
 // fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
+import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
 import { Lru } from "./lru.ts";
 import { errorStep, shortError } from "./outcome.ts";
@@ -73,7 +74,10 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
         durationMs: Math.round(performance.now() - started),
       };
     } catch (err) {
-      outcome = errorStep(shortError(err), performance.now() - started);
+      // An engine limit is said where findings are read too: the data was not checked.
+      const limit = err instanceof StepLimitError;
+      outcome = errorStep(shortError(limit ? new Error(err.message) : err), performance.now() - started);
+      if (limit) outcome.findings = [err.finding];
     }
     // The last step's end is the job's end: one message where there were two (protocol.ts).
     if (index === job.steps.length - 1 || (job.failFast && outcome.status !== "passed")) {

@@ -100,6 +100,15 @@ export class Metrics {
     "Runs that reached a final status since start, by status.",
   );
   private gauges: { name: string; help: string; read: GaugeRead; type: "gauge" | "counter" }[] = [];
+  private refreshers: (() => Promise<void>)[] = [];
+  /** Work done before each scrape (database counts: asynchronous on PostgreSQL). */
+  beforeRender(fn: () => Promise<void>) {
+    this.refreshers.push(fn);
+  }
+  async renderAsync(): Promise<string> {
+    await Promise.all(this.refreshers.map((f) => f()));
+    return this.render();
+  }
   /** A value read at scrape time; `counter` for one that only grows (kept elsewhere). */
   gauge(name: string, help: string, read: GaugeRead, type: "gauge" | "counter" = "gauge") {
     this.gauges.push({ name, help, read, type });

@@ -1,6 +1,7 @@
 // GET /metrics (Prometheus text). Public when ASSAY_METRICS_ENABLED=true (scrapers on a trusted
 // network); otherwise it needs an instance administrator's token.
 import { Elysia } from "elysia";
+import { count } from "../db/program.ts";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
@@ -14,12 +15,18 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
     summary: "Prometheus metrics (public if metrics_enabled, else instance admin)",
   };
   if (deps.config.metrics_enabled)
-    return new Elysia().get("/metrics", () => new Response(metrics.render(), { headers: TEXT }), { detail });
+    return new Elysia().get(
+      "/metrics",
+      async () => new Response(await metrics.renderAsync(), { headers: TEXT }),
+      {
+        detail,
+      },
+    );
   return new Elysia().use(auth).get(
     "/metrics",
-    ({ principal }) => {
+    async ({ principal }) => {
       requireInstanceAdmin(principal);
-      return new Response(metrics.render(), { headers: TEXT });
+      return new Response(await metrics.renderAsync(), { headers: TEXT });
     },
     { auth: true, detail: { ...detail, security: [{ bearer: [] }] } },
   );
@@ -27,15 +34,23 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
 
 /** Wires the gauges and counters to the executor and the queue. */
 export function instrument(deps: Deps, metrics: Metrics) {
-  const queued = deps.db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
-  const running = deps.db.prepare<{ n: number }, []>(
-    "SELECT count(*) AS n FROM runs WHERE status = 'running'",
-  );
+  // Refreshed before each render (src/metrics/routes.ts renders after refresh()).
+  let onDisk = { queued: 0, running: 0 };
+  metrics.beforeRender(async () => {
+    onDisk = await deps.db.exec(
+      (function* () {
+        return {
+          queued: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
+          running: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'running'"),
+        };
+      })(),
+    );
+  });
   metrics.gauge("assay_runs_queued", "Runs waiting for a worker (the queue depth).", () => [
-    [{}, queued.get()!.n + deps.executor.stats().memoryQueued],
+    [{}, onDisk.queued + deps.executor.stats().memoryQueued],
   ]);
   metrics.gauge("assay_runs_running", "Runs being executed.", () => [
-    [{}, running.get()!.n + deps.executor.stats().memoryRunning],
+    [{}, onDisk.running + deps.executor.stats().memoryRunning],
   ]);
   metrics.gauge("assay_workers", "Validation workers, by state.", () => {
     const s = deps.executor.stats();

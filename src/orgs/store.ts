@@ -1,6 +1,6 @@
-// SQL for organizations and memberships.
-import type { Database } from "bun:sqlite";
-import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
+// SQL for organizations and memberships: programs run by either database (src/db/program.ts).
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
+import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now, uniqueOr } from "../db/util.ts";
 
 export const ROLES = ["viewer", "executor", "author", "admin"] as const;
@@ -29,30 +29,43 @@ export interface Member {
 /** (user, org) access answers kept in memory (src/db/generation.ts: exact across processes). */
 const ACCESS_CACHE_SIZE = 4096;
 
-export function createOrgStore(db: Database) {
-  const access = db.prepare<OrgAccess, [number, string]>(
-    // CAST keeps the plan: a bare ? in a join is re-planned on every execution here (30.7 → 4.6 µs).
-    "SELECT o.*, m.role FROM orgs o LEFT JOIN memberships m ON m.org_id = o.id AND m.user_id = CAST(? AS INTEGER) WHERE o.slug = CAST(? AS TEXT)",
+/** Inserts an org (409 when the slug is taken); also used inside larger transactions (init). */
+export function* insertOrg(slug: string, name: string): Program<Org> {
+  const row = yield* uniqueOr(
+    get<Org>("INSERT INTO orgs (slug, name, created_at) VALUES (?, ?, ?) RETURNING *", slug, name, now()),
+    `The organization slug "${slug}" is taken.`,
+    "org_slug",
   );
+  return row!;
+}
+
+export function* insertMember(orgId: number, userId: number, role: Role): Program<void> {
+  yield* uniqueOr(
+    run(
+      "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
+      orgId,
+      userId,
+      role,
+      now(),
+    ),
+    "The user is already a member of this organization.",
+    "username",
+  );
+}
+
+const MEMBER_SEL =
+  "SELECT m.user_id, u.username, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id";
+
+export function createOrgStore(db: Db) {
   // Only known orgs are cached (a member or not): random slugs cannot fill the cache.
-  const accessCache = new GenerationCache<string, OrgAccess>(generationOf(db), ACCESS_CACHE_SIZE);
-  const memberSel =
-    "SELECT m.user_id, u.username, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id";
+  const accessCache = new GenerationCache<string, OrgAccess>(db, ACCESS_CACHE_SIZE);
+  const lock = forUpdate(db.dialect);
   return {
     async create(slug: string, name: string): Promise<Org> {
-      return uniqueOr(
-        () =>
-          db
-            .query<Org, [string, string, string]>(
-              "INSERT INTO orgs (slug, name, created_at) VALUES (?, ?, ?) RETURNING *",
-            )
-            .get(slug, name, now())!,
-        `The organization slug "${slug}" is taken.`,
-        "org_slug",
-      );
+      return db.exec(insertOrg(slug, name));
     },
     async getBySlug(slug: string): Promise<Org | null> {
-      return db.query<Org, [string]>("SELECT * FROM orgs WHERE slug = ?").get(slug);
+      return db.exec(get<Org>("SELECT * FROM orgs WHERE slug = ?", slug));
     },
     /**
      * The org by slug with the user's role in it (null role: not a member). Hot path: cached,
@@ -61,8 +74,14 @@ export function createOrgStore(db: Database) {
     async access(userId: number, slug: string, generation?: number): Promise<OrgAccess | null> {
       return accessCache.get(
         `${userId}:${slug}`,
-        () => {
-          const r = access.get(userId, slug);
+        function* () {
+          // CAST keeps the plan: a bare ? in a join is re-planned on every execution by SQLite
+          // (30.7 → 4.6 µs).
+          const r = yield* get<OrgAccess>(
+            "SELECT o.*, m.role FROM orgs o LEFT JOIN memberships m ON m.org_id = o.id AND m.user_id = CAST(? AS INTEGER) WHERE o.slug = CAST(? AS TEXT)",
+            userId,
+            slug,
+          );
           return r ? deepFreeze(r) : null;
         },
         generation,
@@ -74,13 +93,17 @@ export function createOrgStore(db: Database) {
       offset: number;
     }): Promise<{ count: number; items: Org[] }> {
       const where = opts.includeDeleted ? "" : "WHERE deleted_at IS NULL";
-      const count = (db.query(`SELECT count(*) AS n FROM orgs ${where}`).get() as { n: number }).n;
-      const items = db
-        .query<Org, [number, number]>(
-          `SELECT * FROM orgs ${where} ORDER BY slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-        )
-        .all(opts.limit, opts.offset);
-      return { count, items };
+      return db.exec(
+        (function* () {
+          const n = yield* count(`SELECT count(*) AS n FROM orgs ${where}`);
+          const items = yield* all<Org>(
+            `SELECT * FROM orgs ${where} ORDER BY slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            opts.limit,
+            opts.offset,
+          );
+          return { count: n, items };
+        })(),
+      );
     },
     /** Orgs where the user is a member (deleted orgs hidden), with the role. */
     async listForUser(
@@ -90,93 +113,93 @@ export function createOrgStore(db: Database) {
     ): Promise<{ count: number; items: OrgAccess[] }> {
       const base =
         "FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = CAST(? AS INTEGER) AND o.deleted_at IS NULL";
-      const count = (db.query(`SELECT count(*) AS n ${base}`).get(userId) as { n: number }).n;
-      const items = db
-        .query<OrgAccess, [number, number, number]>(
-          `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-        )
-        .all(userId, limit, offset);
-      return { count, items };
+      return db.exec(
+        (function* () {
+          const n = yield* count(`SELECT count(*) AS n ${base}`, userId);
+          const items = yield* all<OrgAccess>(
+            `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            userId,
+            limit,
+            offset,
+          );
+          return { count: n, items };
+        })(),
+      );
     },
     async update(
       id: number,
       patch: { name?: string; status?: Org["status"]; deleted_at?: string | null },
     ): Promise<Org> {
-      const cur = db.query<Org, [number]>("SELECT * FROM orgs WHERE id = ?").get(id)!;
-      return db
-        .query<Org, [string, string, string | null, number]>(
-          "UPDATE orgs SET name = ?, status = ?, deleted_at = ? WHERE id = ? RETURNING *",
-        )
-        .get(
-          patch.name ?? cur.name,
-          patch.status ?? cur.status,
-          patch.deleted_at === undefined ? cur.deleted_at : patch.deleted_at,
+      const keepDeleted = patch.deleted_at === undefined ? 1 : 0;
+      const r = await db.exec(
+        get<Org>(
+          "UPDATE orgs SET name = coalesce(?, name), status = coalesce(?, status), deleted_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN deleted_at ELSE ? END WHERE id = ? RETURNING *",
+          patch.name ?? null,
+          patch.status ?? null,
+          keepDeleted,
+          patch.deleted_at ?? null,
           id,
-        )!;
+        ),
+      );
+      return r!;
     },
     async members(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Member[] }> {
-      const count = (
-        db.query("SELECT count(*) AS n FROM memberships WHERE org_id = ?").get(orgId) as { n: number }
-      ).n;
-      const items = db
-        .query<Member, [number, number, number]>(
-          `${memberSel} WHERE m.org_id = CAST(? AS INTEGER) ORDER BY u.username LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-        )
-        .all(orgId, limit, offset);
-      return { count, items };
+      return db.exec(
+        (function* () {
+          const n = yield* count("SELECT count(*) AS n FROM memberships WHERE org_id = ?", orgId);
+          const items = yield* all<Member>(
+            `${MEMBER_SEL} WHERE m.org_id = CAST(? AS INTEGER) ORDER BY u.username LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            orgId,
+            limit,
+            offset,
+          );
+          return { count: n, items };
+        })(),
+      );
     },
     async member(orgId: number, username: string): Promise<Member | null> {
-      return db
-        .query<Member, [number, string]>(`${memberSel} WHERE m.org_id = ? AND u.username = ?`)
-        .get(orgId, username);
+      return db.exec(
+        get<Member>(
+          `${MEMBER_SEL} WHERE m.org_id = CAST(? AS INTEGER) AND u.username = CAST(? AS TEXT)`,
+          orgId,
+          username,
+        ),
+      );
     },
     async addMember(orgId: number, userId: number, role: Role): Promise<void> {
-      uniqueOr(
-        () =>
-          db
-            .query("INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)")
-            .run(orgId, userId, role, now()),
-        "The user is already a member of this organization.",
-        "username",
-      );
+      await db.exec(insertMember(orgId, userId, role));
     },
     /**
      * Changes a member's role (null = remove) unless that would leave the org without an admin.
-     * Check and change run in one transaction so two concurrent demotions cannot both pass.
+     * Check and change run in one transaction, the org's admin rows locked, so two concurrent
+     * demotions cannot both pass.
      */
     async changeMember(orgId: number, userId: number, role: Role | null): Promise<"ok" | "last_admin"> {
-      return db
-        .transaction(() => {
-          const cur = db
-            .query<{ role: Role }, [number, number]>(
-              "SELECT role FROM memberships WHERE org_id = ? AND user_id = ?",
-            )
-            .get(orgId, userId);
-          if (cur?.role === "admin" && role !== "admin") {
-            const n = (
-              db
-                .query("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'admin'")
-                .get(orgId) as { n: number }
-            ).n;
-            if (n <= 1) return "last_admin" as const;
-          }
+      return db.tx(
+        function* () {
+          const admins = yield* all<{ user_id: number }>(
+            `SELECT user_id FROM memberships WHERE org_id = ? AND role = 'admin'${lock}`,
+            orgId,
+          );
+          const isAdmin = admins.some((a) => a.user_id === userId);
+          if (isAdmin && role !== "admin" && admins.length <= 1) return "last_admin" as const;
           if (role)
-            db.query("UPDATE memberships SET role = ? WHERE org_id = ? AND user_id = ?").run(
+            yield* run(
+              "UPDATE memberships SET role = ? WHERE org_id = ? AND user_id = ?",
               role,
               orgId,
               userId,
             );
-          else db.query("DELETE FROM memberships WHERE org_id = ? AND user_id = ?").run(orgId, userId);
+          else yield* run("DELETE FROM memberships WHERE org_id = ? AND user_id = ?", orgId, userId);
           return "ok" as const;
-        })
-        .immediate();
+        },
+        { immediate: true },
+      );
     },
     async countAdmins(orgId: number): Promise<number> {
-      return (
-        db.query("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'admin'").get(orgId) as {
-          n: number;
-        }
-      ).n;
+      return db.exec(
+        count("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'admin'", orgId),
+      );
     },
   };
 }

@@ -1,41 +1,55 @@
 // Group commit: the run writes issued during one turn of the event loop (new runs, queued →
-// running, final states) share one transaction, committed on the next turn; each caller's promise
-// settles only after that commit, so a 201/202 still means the run is on disk. A commit costs far
-// more than the rows in it (a WAL frame per dirty page; the tails of the run indexes are dirtied by
-// every run): measured in docs/benchmarks.md. Under load, commits are spaced at least WINDOW_MS
-// apart so that runs finishing one after another on the workers share a commit; a write after a
-// quiet spell still commits on the next turn.
-// While the checkpoint thread restarts the WAL the next commit waits for it (src/db/write-gate.ts).
-import type { Database } from "bun:sqlite";
+// running, final states) share one transaction; each caller's promise settles only after that
+// commit, so a 201/202 still means the run is on disk. A commit costs far more than the rows in
+// it — on SQLite a WAL frame per dirty page (the tails of the run indexes are dirtied by every
+// run), on PostgreSQL a round trip and a WAL flush — measured in docs/benchmarks.md.
+//
+// SQLite: one synchronous transaction on the next turn; under load commits are spaced at least
+// WINDOW_MS apart so that runs finishing one after another share a commit; while the checkpoint
+// thread restarts the WAL the next commit waits for it (src/db/write-gate.ts).
+// PostgreSQL: the writes that gather while earlier groups are in flight form the next group; at
+// most PG_GROUPS groups are in flight at once (each holds a pooled connection).
+import type { Db, Program } from "../db/program.ts";
+import type { SqliteDb } from "../db/sqlite.ts";
 import { writeGateOf } from "../db/write-gate.ts";
 
 interface Pending {
-  fn: () => unknown;
+  make: () => Program<unknown>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
 export interface WriteBatcher {
   /**
-   * Runs `fn` (synchronous SQL) inside the next group transaction; resolves after it commits.
-   * `urgent`: commit on the next turn even under load (a worker waits on it: queued → running).
+   * Runs the program `make()` builds inside the next group transaction; resolves after it
+   * commits. `urgent`: commit on the next turn even under load (a worker waits on it: queued →
+   * running). `make` may be called twice (a group that failed is retried write by write).
    */
-  write<T>(fn: () => T, urgent?: boolean): Promise<T>;
+  write<T>(make: () => Program<T>, urgent?: boolean): Promise<T>;
 }
 
-/** Minimum spacing of two commits under load; at most this much latency is added to a write. */
+/** Minimum spacing of two SQLite commits under load; at most this much latency is added. */
 export const WINDOW_MS = 1;
+/** Group transactions in flight at once on PostgreSQL. */
+export const PG_GROUPS = 4;
 
-export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBatcher {
+export function createWriteBatcher(db: Db, windowMs = WINDOW_MS): WriteBatcher {
+  return db.dialect === "sqlite" ? sqliteBatcher(db as SqliteDb, windowMs) : pgBatcher(db);
+}
+
+function* group(items: Pending[]): Program<unknown[]> {
+  const out: unknown[] = [];
+  for (const it of items) out.push(yield* it.make());
+  return out;
+}
+
+function sqliteBatcher(db: SqliteDb, windowMs: number): WriteBatcher {
   let pending: Pending[] = [];
   let scheduled = false;
   let timer: Timer | null = null;
   let lastFlush = Number.NEGATIVE_INFINITY;
-  const gate = writeGateOf(db);
+  const gate = writeGateOf(db.raw);
   let gated = false;
-  // Built once: bun:sqlite's transaction() defines its deferred/immediate/exclusive variants on
-  // every call (~0.7 % of a sync run when called per commit).
-  const runAll = db.transaction((items: Pending[]) => items.map((it) => it.fn()));
 
   function flush() {
     if (timer) clearTimeout(timer);
@@ -57,13 +71,13 @@ export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBat
     pending = [];
     let results: unknown[];
     try {
-      results = runAll(items);
+      results = db.txSync(group(items));
     } catch {
       // One failing write must not fail the others: the group rolled back, so each write is
       // retried alone and only the faulty one rejects.
       for (const it of items) {
         try {
-          it.resolve(db.transaction(it.fn)());
+          it.resolve(db.txSync(it.make()));
         } catch (e) {
           it.reject(e);
         }
@@ -74,9 +88,9 @@ export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBat
   }
 
   return {
-    write<T>(fn: () => T, urgent = false): Promise<T> {
+    write<T>(make: () => Program<T>, urgent = false): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+        pending.push({ make, resolve: resolve as (v: unknown) => void, reject });
         if (urgent && timer) {
           // Waiting out the window: commit on the next turn instead (flush clears the timer).
           clearTimeout(timer);
@@ -87,6 +101,56 @@ export function createWriteBatcher(db: Database, windowMs = WINDOW_MS): WriteBat
           const wait = urgent ? 0 : lastFlush + windowMs - performance.now();
           if (wait > 0) timer = setTimeout(flush, wait);
           else setImmediate(flush);
+        }
+      });
+    },
+  };
+}
+
+function pgBatcher(db: Db): WriteBatcher {
+  let pending: Pending[] = [];
+  let scheduled = false;
+  let inFlight = 0;
+
+  async function commit(items: Pending[]) {
+    try {
+      const results = await db.tx(() => group(items));
+      for (let i = 0; i < items.length; i++) items[i]!.resolve(results[i]);
+    } catch {
+      // As on SQLite: the group rolled back; each write is retried alone.
+      await Promise.all(
+        items.map((it) =>
+          db.tx(it.make).then(
+            (v) => it.resolve(v),
+            (e) => it.reject(e),
+          ),
+        ),
+      );
+    }
+  }
+
+  function flush() {
+    scheduled = false;
+    if (!pending.length || inFlight >= PG_GROUPS) return;
+    const items = pending;
+    pending = [];
+    inFlight++;
+    void commit(items).finally(() => {
+      inFlight--;
+      if (pending.length && !scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+  }
+
+  return {
+    write<T>(make: () => Program<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        pending.push({ make, resolve: resolve as (v: unknown) => void, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
         }
       });
     },

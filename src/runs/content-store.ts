@@ -3,7 +3,7 @@
 // HTTP thread (the only writer) for long — one INSERT of 24 MB did (issue #19). Reads come a slice
 // at a time as well, with other requests served in between. Content up to 1 MiB stays in
 // submissions.content, in the same transaction as its run: the common run is unchanged.
-import type { Database } from "bun:sqlite";
+import { type Db, type Program, get, run } from "../db/program.ts";
 import type { WriteBatcher } from "./batch.ts";
 
 /** Content larger than this is sliced; never a run executed from memory (DIRECT_MAX_BYTES). */
@@ -18,18 +18,11 @@ export const isSliced = (bytes: number) => bytes > SLICED_ABOVE_BYTES;
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export function createContentStore(db: Database, batch: WriteBatcher) {
-  const insert = db.prepare<never, [string, number, Uint8Array]>(
-    "INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, ?, ?)",
-  );
-  const slice = db.prepare<{ bytes: Uint8Array }, [string, number]>(
-    "SELECT bytes FROM content_chunks WHERE run_id = CAST(? AS TEXT) AND seq = CAST(? AS INTEGER)",
-  );
-  const remove = db.prepare<never, [string]>("DELETE FROM content_chunks WHERE run_id = ?");
-  // Slices no submission counts on: their run was never written, or its content was purged.
-  const orphans = db.prepare<never, []>(
-    "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)",
-  );
+export function createContentStore(db: Db, batch: WriteBatcher) {
+  const SLICE =
+    "SELECT bytes FROM content_chunks WHERE run_id = CAST(? AS TEXT) AND seq = CAST(? AS INTEGER)";
+  const REMOVE = "DELETE FROM content_chunks WHERE run_id = ?";
+  const slice = (runId: string, seq: number) => db.exec(get<{ bytes: Uint8Array }>(SLICE, runId, seq));
 
   return {
     /**
@@ -42,10 +35,12 @@ export function createContentStore(db: Database, batch: WriteBatcher) {
       try {
         for (let seq = 0; seq < count; seq++) {
           const part = bytes.subarray(seq * CONTENT_CHUNK_BYTES, (seq + 1) * CONTENT_CHUNK_BYTES);
-          await batch.write(() => insert.run(runId, seq, part));
+          await batch.write(() =>
+            run("INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, ?, ?)", runId, seq, part),
+          );
         }
       } catch (e) {
-        await batch.write(() => remove.run(runId)).catch(() => {});
+        await batch.write(() => run(REMOVE, runId)).catch(() => {});
         throw e;
       }
       return count;
@@ -56,7 +51,7 @@ export function createContentStore(db: Database, batch: WriteBatcher) {
       let at = 0;
       for (let seq = 0; seq < count; seq++) {
         if (seq) await turn();
-        const row = slice.get(runId, seq);
+        const row = await slice(runId, seq);
         if (!row || at + row.bytes.byteLength > size) return null; // purged meanwhile
         out.set(row.bytes, at);
         at += row.bytes.byteLength;
@@ -67,20 +62,21 @@ export function createContentStore(db: Database, batch: WriteBatcher) {
     stream(runId: string, count: number): ReadableStream<Uint8Array> {
       let seq = 0;
       return new ReadableStream<Uint8Array>({
-        pull(controller) {
-          const row = seq < count ? slice.get(runId, seq++) : null;
-          if (row) controller.enqueue(row.bytes);
+        async pull(controller) {
+          const row = seq < count ? await slice(runId, seq++) : null;
+          if (row) controller.enqueue(new Uint8Array(row.bytes));
           else controller.close();
         },
       });
     },
-    /** Deletes a run's slices (retention; inside the caller's transaction). */
-    removeNow(runId: string) {
-      remove.run(runId);
-    },
-    /** At start: slices a crash left behind (before their run was written, or during a purge). */
-    removeOrphans(): number {
-      return orphans.run().changes;
+    /**
+     * At start (inside recovery's transaction): slices no submission counts on — their run was
+     * never written (a crash between the two writes), or its content was purged meanwhile.
+     */
+    *removeOrphans(): Program<number> {
+      return yield* run(
+        "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)",
+      );
     },
   };
 }

@@ -3,6 +3,7 @@
 // for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
 // database writer; it runs a validator itself only for jobs the inline lane vouches for.
+import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
 import { now } from "../db/util.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
@@ -74,8 +75,12 @@ export function createExecutor(
 ) {
   const flights = new Map<string, Flight>();
   const waiters = new Map<string, Set<() => void>>();
-  /** Called inside the transaction that writes a final status (webhook outbox). */
-  const finalHooks: ((e: FinalEvent) => void)[] = [];
+  /** Programs run inside the transaction that writes a final status (webhook outbox). */
+  const finalHooks: ((e: FinalEvent) => Program<void>)[] = [];
+  const inFinalTx = (ev: FinalEvent) =>
+    function* (): Program<void> {
+      for (const h of finalHooks) yield* h(ev);
+    };
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
@@ -124,13 +129,15 @@ export function createExecutor(
     const durationMs = Math.round(performance.now() - startedMs);
     const summary = summarize(steps);
     const ev = { runId: id, orgId, workflowId, status };
-    const wrote = await store.finish(
-      id,
-      { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
-      () => {
-        for (const h of finalHooks) h(ev);
-      },
-      onlyIf,
+    // The outcome exists only in memory: kept until the database takes it (an outage of
+    // PostgreSQL, or a locked SQLite file, passes; a shutdown leaves the run for recovery).
+    const wrote = await untilStored(() =>
+      store.finish(
+        id,
+        { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
+        inFinalTx(ev),
+        onlyIf,
+      ),
     );
     if (!wrote) return false;
     for (const h of afterFinal) h(ev, durationMs, steps);
@@ -148,9 +155,7 @@ export function createExecutor(
       return;
     }
     const ev = { runId: r.id, orgId: r.orgId, workflowId: r.workflowId, status: f.status };
-    d.written = store.createFinal(r, f, () => {
-      for (const h of finalHooks) h(ev);
-    });
+    d.written = store.createFinal(r, f, inFinalTx(ev));
     try {
       d.submissionId = await d.written;
     } catch (e) {
@@ -180,6 +185,22 @@ export function createExecutor(
     return d.written;
   }
 
+  /**
+   * Retries a write the database could not take (it is down, restarting, or locked), with
+   * growing delays, until it succeeds or the executor closes; other errors stand.
+   */
+  async function untilStored<T>(write: () => Promise<T>): Promise<T> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await write();
+      } catch (e) {
+        if (closed || !(e instanceof DatabaseUnavailable || e instanceof RetryableConflict)) throw e;
+        log.warn("database unavailable; the run's write is retried", { delay_ms: delay });
+        await Bun.sleep(delay);
+      }
+    }
+  }
+
   async function launch(id: string) {
     const attempts = await store.markRunning(id);
     const kept = takeFresh(id);
@@ -188,7 +209,8 @@ export function createExecutor(
       await store.requeue(id); // shutdown began during the write: the next start runs it
       return;
     }
-    const src = kept ?? (await store.source(id));
+    // Marked running: from here the run must not be dropped by a database outage.
+    const src = kept ?? (await untilStored(() => store.source(id)));
     if (!src) return;
     await execute(src, kept !== undefined, null);
   }
@@ -236,7 +258,7 @@ export function createExecutor(
         flight.startedMs,
       );
     };
-    const def = await workflows.version(src.workflow_id, src.workflow_version);
+    const def = await untilStored(() => workflows.version(src.workflow_id, src.workflow_version));
     if (!def || !src.content) {
       flights.delete(id);
       const why = !def
@@ -290,15 +312,31 @@ export function createExecutor(
     await end(status, final, runError(status, outcome, final, flight.canceled));
   }
 
+  /** After a database outage the queue is tried again later, not in a tight loop. */
+  let backoff: Timer | null = null;
+  const dispatchLater = () => {
+    if (backoff) return;
+    backoff = setTimeout(() => {
+      backoff = null;
+      void dispatch();
+    }, 500);
+  };
+
   /** Reserves the run's slot before launch's awaits (so the loop cannot overfill) and tracks it. */
   function track(id: string, run: () => Promise<void>) {
     flights.set(id, { job: null, steps: [], startedMs: performance.now(), startedAt: "", canceled: null });
+    let unavailable = false;
     const p = run()
-      .catch((e) => log.error("run execution failed", { run: id, error: String((e as Error)?.stack ?? e) }))
+      .catch((e) => {
+        unavailable = e instanceof DatabaseUnavailable || e instanceof RetryableConflict;
+        if (unavailable) log.warn("database unavailable; the run stays queued", { run: id });
+        else log.error("run execution failed", { run: id, error: String((e as Error)?.stack ?? e) });
+      })
       .finally(() => {
         launches.delete(p);
         if (flights.get(id)?.job === null && !flights.get(id)?.steps.length) flights.delete(id);
-        void dispatch();
+        if (unavailable) dispatchLater();
+        else void dispatch();
       });
     launches.add(p);
   }
@@ -310,30 +348,38 @@ export function createExecutor(
     }
     dispatching = true;
     try {
-      do {
-        again = false;
-        while (!closed && flights.size < capacity) {
-          // The store counts queued runs exactly (every status write goes through it): an empty
-          // queue costs no query.
-          const onDisk = await store.queuedCount();
-          if (memQueue.size && (memoryTurn || !onDisk)) {
-            const id = memQueue.values().next().value!;
-            memQueue.delete(id);
-            memoryTurn = false;
-            const d = directs.get(id)!;
-            track(id, () => launchDirect(d));
-            continue;
-          }
-          memoryTurn = true;
-          if (!onDisk) break;
-          const ids = (await store.queuedIds(capacity)).filter((id) => !flights.has(id));
-          if (!ids.length) break;
-          for (const id of ids.slice(0, capacity - flights.size)) track(id, () => launch(id));
-        }
-      } while (again && !closed);
+      await fill();
+    } catch (e) {
+      if (e instanceof DatabaseUnavailable || e instanceof RetryableConflict) dispatchLater();
+      else log.error("dispatch failed", { error: String((e as Error)?.stack ?? e) });
     } finally {
       dispatching = false;
     }
+  }
+
+  /** Starts runs while the pool has room, alternating between the two queues. */
+  async function fill() {
+    do {
+      again = false;
+      while (!closed && flights.size < capacity) {
+        // The store counts queued runs exactly (every status write goes through it): an empty
+        // queue costs no query.
+        const onDisk = await store.queuedCount();
+        if (memQueue.size && (memoryTurn || !onDisk)) {
+          const id = memQueue.values().next().value!;
+          memQueue.delete(id);
+          memoryTurn = false;
+          const d = directs.get(id)!;
+          track(id, () => launchDirect(d));
+          continue;
+        }
+        memoryTurn = true;
+        if (!onDisk) break;
+        const ids = (await store.queuedIds(capacity)).filter((id) => !flights.has(id));
+        if (!ids.length) break;
+        for (const id of ids.slice(0, capacity - flights.size)) track(id, () => launch(id));
+      }
+    } while (again && !closed);
   }
 
   return {
@@ -348,8 +394,8 @@ export function createExecutor(
           workflowId: r.workflow_id,
           status: "error" as const,
         }));
-      const r = await store.recover(opts.maxAttempts, (failed) => {
-        for (const e of events(failed)) for (const h of finalHooks) h(e);
+      const r = await store.recover(opts.maxAttempts, function* (failed) {
+        for (const e of events(failed)) yield* inFinalTx(e)();
       });
       for (const e of events(r.failed)) for (const h of afterFinal) h(e, 0, []);
       if (r.requeued || r.failed.length)
@@ -410,9 +456,7 @@ export function createExecutor(
       const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status };
       let sid: number;
       try {
-        sid = await store.createFinal(record, f, () => {
-          for (const h of finalHooks) h(ev);
-        });
+        sid = await store.createFinal(record, f, inFinalTx(ev));
       } catch (e) {
         log.warn("inline run not written; it runs again as a direct run", {
           run: record.id,

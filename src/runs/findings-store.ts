@@ -2,7 +2,7 @@
 // FINDINGS_CHUNK per step, in order: the first findings of a run, or one page of them, parse a few
 // rows, never all of a run's findings — a list or a run answer costs the same for a run of three
 // findings and one of 100,000 (issue #19). Writes happen inside the run store's transactions.
-import type { Database } from "bun:sqlite";
+import { type Db, type Program, all, run } from "../db/program.ts";
 import type { Finding } from "../validators/types.ts";
 import type { Run, RunStep } from "./types.ts";
 
@@ -41,17 +41,35 @@ async function serializeInSlices(steps: readonly RunStep[]): Promise<Chunk[]> {
   return out;
 }
 
-export function createFindingStore(db: Database) {
-  const insertChunk = db.prepare<never, [string, number, number, string]>(
-    "INSERT INTO run_findings (run_id, step_index, chunk, findings) VALUES (?, ?, ?, ?)",
-  );
-  const deleteChunks = db.prepare<never, [string]>("DELETE FROM run_findings WHERE run_id = ?");
-  const chunksOfRun = db.prepare<{ step_index: number; chunk: number; findings: string }, [string]>(
-    "SELECT step_index, chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) ORDER BY step_index, chunk",
-  );
-  const chunksOfStep = db.prepare<{ chunk: number; findings: string }, [string, number, number, number]>(
-    "SELECT chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) AND step_index = CAST(? AS INTEGER) AND chunk >= CAST(? AS INTEGER) AND chunk <= CAST(? AS INTEGER) ORDER BY chunk",
-  );
+export function createFindingStore(db: Db) {
+  const INSERT = "INSERT INTO run_findings (run_id, step_index, chunk, findings) VALUES (?, ?, ?, ?)";
+  // Bound through CAST: SQLite keeps the plan of a statement whose parameters are all cast.
+  const CHUNKS_OF_STEP =
+    "SELECT chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) AND step_index = CAST(? AS INTEGER) AND chunk >= CAST(? AS INTEGER) AND chunk <= CAST(? AS INTEGER) ORDER BY chunk";
+
+  function* insertAll(runId: string, chunks: readonly Chunk[]): Program<void> {
+    for (const c of chunks) yield* run(INSERT, runId, c.step, c.chunk, c.json);
+  }
+
+  /** Findings [from, to) of one step, from the chunks that hold them. */
+  function* slice(runId: string, stepIndex: number, from: number, to: number): Program<Finding[]> {
+    if (to <= from) return [];
+    const rows = yield* all<{ chunk: number; findings: string }>(
+      CHUNKS_OF_STEP,
+      runId,
+      stepIndex,
+      Math.floor(from / FINDINGS_CHUNK),
+      Math.floor((to - 1) / FINDINGS_CHUNK),
+    );
+    const out: Finding[] = [];
+    for (const row of rows) {
+      const part = JSON.parse(row.findings) as Finding[];
+      const base = Number(row.chunk) * FINDINGS_CHUNK;
+      const end = Math.min(part.length, to - base);
+      for (let k = Math.max(0, from - base); k < end; k++) out.push(part[k]!);
+    }
+    return out;
+  }
 
   return {
     /**
@@ -64,47 +82,44 @@ export function createFindingStore(db: Database) {
       return total > SERIALIZE_IN_ONE_GO ? serializeInSlices(steps) : [...chunksOf(steps)];
     },
     /** A new run's chunks (inside the caller's transaction). */
-    insert(runId: string, chunks: readonly Chunk[]) {
-      for (const c of chunks) insertChunk.run(runId, c.step, c.chunk, c.json);
-    },
+    insert: insertAll,
     /** A run's final chunks; rows of an earlier write would be stale (inside the transaction). */
-    replace(runId: string, chunks: readonly Chunk[]) {
-      deleteChunks.run(runId);
-      for (const c of chunks) insertChunk.run(runId, c.step, c.chunk, c.json);
+    *replace(runId: string, chunks: readonly Chunk[]): Program<void> {
+      yield* run("DELETE FROM run_findings WHERE run_id = ?", runId);
+      yield* insertAll(runId, chunks);
     },
-    /** The run with its first findings, at most `limit` in all, first steps first. */
-    first(run: Run, limit: number): Run {
+    /**
+     * The run with its first findings, at most `limit` in all, first steps first: only the chunks
+     * that hold them are read (each step's findings_count says how far to go).
+     */
+    async first(r: Run, limit: number): Promise<Run> {
+      const wanted: [number, number][] = [];
       let left = limit;
-      if (left <= 0 || !run.steps.some((s) => (s.findings_count ?? 0) > 0)) return run;
-      const steps = run.steps.map((s) => ({ ...s, findings: [] as Finding[] }));
-      // Rows come in (step, chunk) order; reading stops as soon as the budget is spent.
-      for (const row of chunksOfRun.iterate(run.id)) {
-        const step = steps[row.step_index];
-        if (!step) continue;
-        const part = JSON.parse(row.findings) as Finding[];
-        const take = Math.min(part.length, left);
-        for (let k = 0; k < take; k++) step.findings.push(part[k]!);
-        left -= take;
-        if (left <= 0) break;
+      for (let i = 0; i < r.steps.length && left > 0; i++) {
+        const n = Math.min(r.steps[i]!.findings_count ?? 0, left);
+        if (n > 0) wanted.push([i, n]);
+        left -= n;
       }
-      return { ...run, steps };
+      if (!wanted.length) return r;
+      const found = await db.exec(
+        (function* () {
+          const out: Finding[][] = [];
+          for (const [i, n] of wanted) out.push(yield* slice(r.id, i, 0, n));
+          return out;
+        })(),
+      );
+      const steps = r.steps.map((s) => ({ ...s, findings: [] as Finding[] }));
+      wanted.forEach(([i], k) => {
+        steps[i]!.findings = found[k]!;
+      });
+      return { ...r, steps };
     },
     /**
      * Findings [offset, offset + limit) of one step (its index in the run's steps), read from the
      * chunks that hold them: at most limit / FINDINGS_CHUNK + 2 rows, whatever the run holds.
      */
     async page(runId: string, stepIndex: number, offset: number, limit: number): Promise<Finding[]> {
-      if (limit <= 0) return [];
-      const first = Math.floor(offset / FINDINGS_CHUNK);
-      const last = Math.floor((offset + limit - 1) / FINDINGS_CHUNK);
-      const out: Finding[] = [];
-      for (const row of chunksOfStep.iterate(runId, stepIndex, first, last)) {
-        const part = JSON.parse(row.findings) as Finding[];
-        const base = row.chunk * FINDINGS_CHUNK;
-        const to = Math.min(part.length, offset + limit - base);
-        for (let k = Math.max(0, offset - base); k < to; k++) out.push(part[k]!);
-      }
-      return out;
+      return db.exec(slice(runId, stepIndex, offset, offset + limit));
     },
   };
 }

@@ -2,7 +2,7 @@
 // replays the first answer; the same key with another request is 422; while the first request
 // is still being answered, 409. Keys are scoped to the user. Only 201/202 answers are recorded:
 // a refused request stores nothing, so a corrected retry with the same key goes through.
-import type { Database } from "bun:sqlite";
+import { type Db, forUpdate, get, run } from "../db/program.ts";
 import { AppError } from "../errors.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -15,67 +15,95 @@ export interface StoredAnswer {
 
 export type Begin = { state: "new" } | { state: "replay"; answer: StoredAnswer };
 
-export function createIdempotencyStore(db: Database) {
-  const sel = db.prepare<
-    {
-      request_hash: string;
-      state: string;
-      status: number | null;
-      headers: string | null;
-      body: string | null;
-      created_at: string;
-    },
-    [number, string]
-  >(
-    "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
-  );
+interface KeyRow {
+  request_hash: string;
+  state: string;
+  status: number | null;
+  headers: string | null;
+  body: string | null;
+  created_at: string;
+}
+
+export function createIdempotencyStore(db: Db) {
+  const lock = forUpdate(db.dialect);
   let lastPurge = 0;
   return {
+    /**
+     * Claims the key, or says what to answer instead. The claim is an insert that does nothing on
+     * a conflict, so two requests racing with one key (two nodes, or two connections) cannot both
+     * win; the loser reads the winner's row, locked.
+     */
     async begin(userId: number, key: string, hash: string): Promise<Begin> {
-      return db.transaction((): Begin => {
-        const nowMs = Date.now();
-        if (nowMs - lastPurge > 60_000) {
-          lastPurge = nowMs;
-          db.query("DELETE FROM idempotency_keys WHERE created_at < ?").run(
-            new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString(),
+      const nowMs = Date.now();
+      const purge = nowMs - lastPurge > 60_000;
+      if (purge) lastPurge = nowMs;
+      const ts = new Date(nowMs).toISOString();
+      const expired = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+      return db.tx(function* () {
+        if (purge) yield* run("DELETE FROM idempotency_keys WHERE created_at < ?", expired);
+        const claimed = yield* run(
+          "INSERT INTO idempotency_keys (user_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'in_progress', ?) ON CONFLICT (user_id, key) DO NOTHING",
+          userId,
+          key,
+          hash,
+          ts,
+        );
+        if (claimed) return { state: "new" } as Begin;
+        const row = (yield* get<KeyRow>(
+          `SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?${lock}`,
+          userId,
+          key,
+        ))!;
+        if (row.created_at < expired) {
+          // A key older than the window is free again: this request takes it over.
+          yield* run(
+            "UPDATE idempotency_keys SET request_hash = ?, state = 'in_progress', status = NULL, headers = NULL, body = NULL, created_at = ? WHERE user_id = ? AND key = ?",
+            hash,
+            ts,
+            userId,
+            key,
           );
+          return { state: "new" } as Begin;
         }
-        const row = sel.get(userId, key);
-        if (row && Date.parse(row.created_at) > nowMs - IDEMPOTENCY_TTL_MS) {
-          if (row.request_hash !== hash)
-            throw new AppError(
-              422,
-              "idempotency_key_reused",
-              "This Idempotency-Key was used with a different request.",
-            );
-          if (row.state === "in_progress")
-            throw new AppError(
-              409,
-              "idempotency_key_in_progress",
-              "A request with this Idempotency-Key is still in progress; retry shortly.",
-              [],
-              { "Retry-After": "1" },
-            );
-          return {
-            state: "replay",
-            answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" },
-          };
-        }
-        db.query(
-          "INSERT OR REPLACE INTO idempotency_keys (user_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'in_progress', ?)",
-        ).run(userId, key, hash, new Date(nowMs).toISOString());
-        return { state: "new" };
-      })();
+        if (row.request_hash !== hash)
+          throw new AppError(
+            422,
+            "idempotency_key_reused",
+            "This Idempotency-Key was used with a different request.",
+          );
+        if (row.state === "in_progress")
+          throw new AppError(
+            409,
+            "idempotency_key_in_progress",
+            "A request with this Idempotency-Key is still in progress; retry shortly.",
+            [],
+            { "Retry-After": "1" },
+          );
+        return {
+          state: "replay",
+          answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" },
+        } as Begin;
+      });
     },
     async complete(userId: number, key: string, a: StoredAnswer): Promise<void> {
-      db.query(
-        "UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ? WHERE user_id = ? AND key = ?",
-      ).run(a.status, JSON.stringify(a.headers), a.body, userId, key);
+      await db.exec(
+        run(
+          "UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ? WHERE user_id = ? AND key = ?",
+          a.status,
+          JSON.stringify(a.headers),
+          a.body,
+          userId,
+          key,
+        ),
+      );
     },
     async release(userId: number, key: string): Promise<void> {
-      db.query("DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_progress'").run(
-        userId,
-        key,
+      await db.exec(
+        run(
+          "DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_progress'",
+          userId,
+          key,
+        ),
       );
     },
   };

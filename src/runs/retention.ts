@@ -2,44 +2,78 @@
 // default) is purged; the run, its findings and the content's sha256 stay. The sweep works in
 // small batches, each its own short transaction, yielding between batches so requests are not
 // blocked behind one long write.
-import type { Database } from "bun:sqlite";
+import { type Db, all, run } from "../db/program.ts";
 import type { Logger } from "../lib/log.ts";
 
 export const RETENTION_BATCH = 500;
 const DAY_MS = 86_400_000;
 
-export function createRetention(db: Database, log: Logger, defaultDays: number) {
-  // Candidates: content still present, run final, older than the applicable retention.
-  const pick = db.prepare<{ id: number; run_id: string; slices: number }, [number, string, number]>(`
-    SELECT s.id, r.id AS run_id, s.content_chunks AS slices FROM submissions s
-    JOIN runs r ON r.submission_id = s.id
-    JOIN workflows w ON w.id = r.workflow_id
-    WHERE (s.content IS NOT NULL OR s.content_chunks > 0)
-      AND r.status NOT IN ('queued', 'running')
-      AND coalesce(w.retention_days, CAST(? AS INTEGER)) > 0
-      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', CAST(? AS TEXT), '-' || coalesce(w.retention_days, CAST(? AS INTEGER)) || ' days')
-    LIMIT ${RETENTION_BATCH}`);
-  const purge = db.prepare(
-    "UPDATE submissions SET content = NULL, content_chunks = 0, purged_at = ? WHERE id = ?",
-  );
-  // Content over 1 MiB is stored in slices keyed by the run (src/runs/content-store.ts). Freeing a
-  // 1 MiB slice reads its overflow pages: one slice per transaction, requests served in between.
-  // A crash midway leaves slices of a purged submission, which the next start deletes.
-  const purgeSlice = db.prepare("DELETE FROM content_chunks WHERE run_id = ? AND seq = ?");
+// Content over 1 MiB is not in submissions.content but in slices keyed by the run
+// (src/runs/content-store.ts): content_chunks > 0.
+const CANDIDATES = `SELECT s.id, r.id AS run_id, s.content_chunks AS slices FROM submissions s
+  JOIN runs r ON r.submission_id = s.id
+  JOIN workflows w ON w.id = r.workflow_id
+  WHERE (s.content IS NOT NULL OR s.content_chunks > 0) AND r.status NOT IN ('queued', 'running') AND`;
+
+interface Candidate {
+  id: number;
+  run_id: string;
+  slices: number;
+}
+const OLDER = "AND s.created_at < CAST(? AS TEXT) LIMIT CAST(? AS INTEGER)";
+
+export function createRetention(db: Db, log: Logger, defaultDays: number) {
   let timer: ReturnType<typeof setInterval> | null = null;
+
+  /**
+   * Candidates: content still present, run final, older than the applicable retention. The
+   * cutoff is computed here per retention period present (no dialect date arithmetic in SQL):
+   * one query per distinct retention_days among the org's workflows, and one for the default.
+   */
+  function* pick(now: Date) {
+    const periods = yield* all<{ days: number | null }>(
+      "SELECT DISTINCT retention_days AS days FROM workflows",
+    );
+    const ids: Candidate[] = [];
+    for (const { days } of periods) {
+      const effective = days ?? defaultDays;
+      if (effective <= 0) continue;
+      const cutoff = new Date(now.getTime() - effective * DAY_MS).toISOString();
+      const limit = RETENTION_BATCH - ids.length;
+      const rows =
+        days === null
+          ? yield* all<Candidate>(`${CANDIDATES} w.retention_days IS NULL ${OLDER}`, cutoff, limit)
+          : yield* all<Candidate>(
+              `${CANDIDATES} w.retention_days = CAST(? AS INTEGER) ${OLDER}`,
+              days,
+              cutoff,
+              limit,
+            );
+      for (const r of rows) ids.push({ ...r, slices: Number(r.slices) });
+      if (ids.length >= RETENTION_BATCH) break;
+    }
+    return ids;
+  }
 
   async function sweep(now = new Date()): Promise<number> {
     let total = 0;
     for (;;) {
-      const ids = pick.all(defaultDays, now.toISOString(), defaultDays);
+      const ids = await db.exec(pick(now));
       if (!ids.length) break;
       const ts = new Date().toISOString();
-      db.transaction(() => {
-        for (const { id } of ids) purge.run(ts, id);
-      })();
+      await db.tx(function* () {
+        for (const { id } of ids)
+          yield* run(
+            "UPDATE submissions SET content = NULL, content_chunks = 0, purged_at = ? WHERE id = ?",
+            ts,
+            id,
+          );
+      });
+      // Freeing a slice reads its overflow pages: one slice per transaction, requests served in
+      // between. A crash midway leaves slices of a purged submission; the next start deletes them.
       for (const { run_id, slices } of ids)
         for (let seq = 0; seq < slices; seq++) {
-          purgeSlice.run(run_id, seq);
+          await db.exec(run("DELETE FROM content_chunks WHERE run_id = ? AND seq = ?", run_id, seq));
           await Bun.sleep(0);
         }
       total += ids.length;

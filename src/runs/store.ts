@@ -1,5 +1,5 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
-import type { Database } from "bun:sqlite";
+import { type Db, type Program, all, count, get, insert, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import { createContentStore } from "./content-store.ts";
@@ -51,8 +51,9 @@ const SELECT = `SELECT r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS
   FROM runs r JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id`;
 
 /**
- * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead. A
- * list parses these and nothing more, however many findings the runs have.
+ * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead; the
+ * findings are stored apart (src/runs/findings-store.ts). A list parses these and nothing more,
+ * however many findings the runs have (issue #19).
  */
 function summariesJson(steps: RunStep[]): string {
   return JSON.stringify(
@@ -146,107 +147,77 @@ interface SourceRow extends JobSource {
   size: number;
 }
 
-export function createRunStore(db: Database) {
-  // run() + lastInsertRowid, not RETURNING: a statement that returns a row costs ~4 µs more.
-  const insertSubmission = db.prepare<never, (string | number | Uint8Array | null)[]>(
-    "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  const insertRun = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  // A run that ran from memory (a client was waiting) and is written once, already final.
-  const insertFinalRun = db.prepare(
-    "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-  );
-  // In a join (or a LIMIT), a bare `?` makes this SQLite re-plan the statement on every
-  // execution (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for
-  // byId, measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
-  const byId = db.prepare<RunRow, [string, number]>(
-    `${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`,
-  );
-  const byIdAnyOrg = db.prepare<RunRow, [string]>(`${SELECT} WHERE r.id = CAST(? AS TEXT)`);
-  const oldestQueued = db.prepare<{ id: string }, [number]>(
-    "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)",
-  );
-  const queuedCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
-  const markRunning = db.prepare<{ attempts: number }, [string, string]>(
-    "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
-  );
-  const finishStmt = db.prepare(
-    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?",
-  );
-  const finishIf = db.prepare(
-    "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ? AND status = ?",
-  );
-  const requeueStmt = db.prepare("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'");
-  const statusOf = db.prepare<{ status: RunStatus }, [string]>("SELECT status FROM runs WHERE id = ?");
-  const source = db.prepare<SourceRow, [string]>(
-    "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, s.content_chunks, s.size, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
-  );
-  // What a cancel needs of a queued run: no content, however large.
-  const contentOf = db.prepare<
-    {
-      content: Uint8Array | null;
-      content_chunks: number;
-      size: number;
-      content_type: string;
-      charset: string;
-      filename: string | null;
-      file_type: FileType;
-    },
-    [string, number]
-  >(
-    "SELECT s.content, s.content_chunks, s.size, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
-  );
-  const queuedState = db.prepare<{ status: RunStatus; steps: string }, [string]>(
-    "SELECT status, steps FROM runs WHERE id = CAST(? AS TEXT)",
-  );
+const INSERT_SUBMISSION =
+  "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const INSERT_RUN =
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+// A run that ran from memory (a client was waiting) and is written once, already final.
+const INSERT_FINAL_RUN =
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
+const FINISH =
+  "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?";
 
-  function insertSubmissionOf(n: NewRun, ts: string): number {
-    const s = n.submission;
-    const { lastInsertRowid } = insertSubmission.run(
-      n.orgId,
-      s.filename,
-      s.contentType,
-      s.charset,
-      s.fileType,
-      s.bytes.byteLength,
-      s.sha256,
-      JSON.stringify(s.metadata),
-      s.slices ? null : s.bytes,
-      s.slices ?? 0,
-      ts,
-    );
-    return Number(lastInsertRowid);
-  }
+// An INSERT without RETURNING: on SQLite a statement that returns a row costs ~4 µs more; the
+// driver reads the rowid (PostgreSQL appends RETURNING itself).
+function* insertSubmission(n: NewRun, ts: string): Program<number> {
+  const s = n.submission;
+  return yield* insert(
+    INSERT_SUBMISSION,
+    "id",
+    n.orgId,
+    s.filename,
+    s.contentType,
+    s.charset,
+    s.fileType,
+    s.bytes.byteLength,
+    s.sha256,
+    JSON.stringify(s.metadata),
+    s.slices ? null : s.bytes,
+    s.slices ?? 0,
+    ts,
+  );
+}
 
-  function insertBoth(n: NewRun, ts: string, status: "queued" | "running", startedAt: string | null) {
-    const sid = insertSubmissionOf(n, ts);
-    insertRun.run(
-      n.id,
-      n.orgId,
-      n.workflowId,
-      n.workflowVersion,
-      sid,
-      status,
-      summariesJson(n.steps),
-      n.user.id,
-      n.user.username,
-      ts,
-      status === "running" ? 1 : 0,
-      startedAt,
-    );
-    return sid;
-  }
+function* insertBoth(
+  n: NewRun,
+  ts: string,
+  status: "queued" | "running",
+  startedAt: string | null,
+): Program<number> {
+  const sid = yield* insertSubmission(n, ts);
+  yield* run(
+    INSERT_RUN,
+    n.id,
+    n.orgId,
+    n.workflowId,
+    n.workflowVersion,
+    sid,
+    status,
+    summariesJson(n.steps),
+    n.user.id,
+    n.user.username,
+    ts,
+    status === "running" ? 1 : 0,
+    startedAt,
+  );
+  return sid;
+}
 
+export function createRunStore(db: Db) {
+  // In a join (or a LIMIT), a bare `?` makes SQLite re-plan the statement on every execution
+  // (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for byId,
+  // measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
+  const byId = (id: string, orgId: number) =>
+    get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`, id, orgId);
   const batch = createWriteBatcher(db);
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
-  // Queued runs, counted once and then kept in step with every write below (the only writers of
-  // run status): the backpressure check runs on every submission and a count(*) over a deep
-  // queue is O(queue). A create counts as soon as it is issued, so a burst cannot overshoot.
-  let queued: number | null = null;
-  const queuedNow = () => (queued ??= queuedCount.get()!.n);
+  // Queued runs, counted at start (recover) and then kept in step with every write below (the
+  // only writers of run status): the backpressure check runs on every submission and a count(*)
+  // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
+  // update; a create counts as soon as it is issued, so a burst cannot overshoot.
+  let queued = 0;
+  const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
 
   return {
     /**
@@ -258,11 +229,11 @@ export function createRunStore(db: Database) {
     async create(n: NewRun, as?: { status: "running"; startedAt: string }): Promise<number> {
       const ts = n.createdAt ?? now();
       if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt));
-      queued = queuedNow() + 1;
+      queued++;
       try {
         return await batch.write(() => insertBoth(n, ts, "queued", null));
       } catch (e) {
-        queued = queuedNow() - 1;
+        queued--;
         throw e;
       }
     },
@@ -270,12 +241,17 @@ export function createRunStore(db: Database) {
      * A run executed from memory, written once in its final state (with the submission, and
      * `inTx` — the webhook outbox — in the same transaction). Returns the submission's id.
      */
-    async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: () => void): Promise<number> {
+    async createFinal(
+      n: NewRun,
+      u: FinalUpdate & { startedAt: string },
+      inTx?: () => Program<void>,
+    ): Promise<number> {
       const ts = n.createdAt ?? now();
       const chunks = await findings.serialize(u.steps);
-      return batch.write(() => {
-        const sid = insertSubmissionOf(n, ts);
-        insertFinalRun.run(
+      return batch.write(function* () {
+        const sid = yield* insertSubmission(n, ts);
+        yield* run(
+          INSERT_FINAL_RUN,
           n.id,
           n.orgId,
           n.workflowId,
@@ -292,21 +268,21 @@ export function createRunStore(db: Database) {
           u.finishedAt,
           u.durationMs,
         );
-        findings.insert(n.id, chunks);
-        inTx?.();
+        yield* findings.insert(n.id, chunks);
+        if (inTx) yield* inTx();
         return sid;
       });
     },
     /**
-     * A run with at most `findings` of its findings (first steps first; the default: as many as a
-     * run answer carries). Each step's findings_count says how many it has in all.
+     * A run with at most `max` of its findings (first steps first; by default as many as a run
+     * answer carries). Each step's findings_count says how many it has in all.
      */
     async get(orgId: number, id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
-      const r = byId.get(id, orgId);
+      const r = await db.exec(byId(id, orgId));
       return r ? findings.first(toRun(r), max) : null;
     },
     async getAnyOrg(id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
-      const r = byIdAnyOrg.get(id);
+      const r = await db.exec(get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT)`, id));
       return r ? findings.first(toRun(r), max) : null;
     },
     /** Findings [offset, offset + limit) of one step, by its index in the run's steps. */
@@ -337,28 +313,26 @@ export function createRunStore(db: Database) {
       }
       const w = where.join(" AND ");
       // The list indexes all lead with (org_id, [workflow_id,] status): without a status filter
-      // the query has one arm per status, each read in index order, and SQLite merges the arms
-      // (MERGE (UNION ALL), no sort): the page costs what it did with an index per filter.
-      // The statuses are our constants, never input.
+      // the query has one arm per status, each read in index order, and the engine merges the
+      // arms (SQLite: MERGE (UNION ALL); PostgreSQL: Merge Append), no sort: the page costs what
+      // it did with an index per filter. The statuses are our constants, never input.
       const arms = f.status ? [null] : RUN_STATUSES;
       const armArgs = arms.flatMap(() => args);
       const arm = (st: RunStatus | null, cols: string) =>
         `SELECT ${cols} FROM runs r WHERE ${w}${st ? ` AND r.status = '${st}'` : ""}`;
-      const count = (
-        db
-          .query(`SELECT ${arms.map((st) => `(${arm(st, "count(*)")})`).join(" + ")} AS n`)
-          .get(...armArgs) as { n: number }
-      ).n;
+      const countSql = `SELECT ${arms.map((st) => `(${arm(st, "count(*)")})`).join(" + ")} AS n`;
       // The page's ids are found inside the index first, then only those rows are joined: a deep
       // page no longer reads (and joins) every row it skips (last of 1M runs: 2.2–4.3 s → 144 ms).
       const page = arms.map((st) => arm(st, "r.id AS id, r.created_at AS created_at")).join(" UNION ALL ");
-      const rows = db
-        .query<RunRow, (string | number)[]>(
-          `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER))) ORDER BY r.created_at DESC, r.id DESC`,
-        )
-        .all(...armArgs, limit, offset);
-      // Step summaries only: a list never reads a finding (issue #19).
-      return { count, items: rows.map(toRun) };
+      const pageSql = `${SELECT} WHERE r.id IN (SELECT id FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)) AS page) ORDER BY r.created_at DESC, r.id DESC`;
+      return db.exec(
+        (function* () {
+          const n = yield* count(countSql, ...armArgs);
+          const rows = yield* all<RunRow>(pageSql, ...armArgs, limit, offset);
+          // Step summaries only: a list never reads a finding (issue #19).
+          return { count: n, items: rows.map(toRun) };
+        })(),
+      );
     },
     /** A run's submitted content for download: the bytes, or a stream of its slices. */
     async content(
@@ -366,62 +340,108 @@ export function createRunStore(db: Database) {
       id: string,
     ): Promise<{
       body: Uint8Array | ReadableStream<Uint8Array> | null;
-      size: number;
       content_type: string;
       charset: string;
       filename: string | null;
       file_type: FileType;
     } | null> {
-      const row = contentOf.get(id, orgId);
+      const row = await db.exec(
+        get<{
+          content: Uint8Array | null;
+          content_chunks: number;
+          content_type: string;
+          charset: string;
+          filename: string | null;
+          file_type: FileType;
+        }>(
+          "SELECT s.content, s.content_chunks, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+          id,
+          orgId,
+        ),
+      );
       if (!row) return null;
       const { content, content_chunks, ...rest } = row;
-      return { ...rest, body: content_chunks > 0 ? contents.stream(id, content_chunks) : content };
+      const slices = Number(content_chunks);
+      return { ...rest, body: slices > 0 ? contents.stream(id, slices) : content };
     },
+    /**
+     * Writes a future run's content in slices before the run itself (content over 1 MiB);
+     * create() then stores the run with `submission.slices` set.
+     */
+    writeContent: contents.write,
     async queuedIds(limit: number): Promise<string[]> {
-      return oldestQueued.all(limit).map((r) => r.id);
+      const rows = await db.exec(
+        all<{ id: string }>(
+          "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)",
+          limit,
+        ),
+      );
+      return rows.map((r) => r.id);
     },
     async queuedCount(): Promise<number> {
-      return queuedNow();
+      return queued;
     },
     /** queued → running, counting the attempt; null if the run was no longer queued. */
     async markRunning(id: string): Promise<number | null> {
       const ts = now();
       // Urgent: the run's worker waits for this commit.
-      const attempts = await batch.write(() => markRunning.get(ts, id)?.attempts ?? null, true);
-      if (attempts !== null) queued = queuedNow() - 1;
+      const attempts = await batch.write(function* () {
+        const r = yield* get<{ attempts: number }>(
+          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
+          ts,
+          id,
+        );
+        return r?.attempts ?? null;
+      }, true);
+      if (attempts !== null) queued--;
       return attempts;
     },
     async requeue(id: string): Promise<void> {
-      if (await batch.write(() => requeueStmt.run(id).changes)) queued = queuedNow() + 1;
+      const n = await batch.write(() =>
+        run("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'", id),
+      );
+      if (n) queued++;
     },
     /** The run as a worker needs it, its content read back a slice at a time when sliced. */
     async source(id: string): Promise<JobSource | null> {
-      const row = source.get(id);
+      const row = await db.exec(
+        get<SourceRow>(
+          "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, s.content_chunks, s.size, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+          id,
+        ),
+      );
       if (!row) return null;
       const { content_chunks, size, ...src } = row;
-      if (content_chunks > 0) src.content = await contents.read(id, content_chunks, size);
+      const slices = Number(content_chunks);
+      if (slices > 0) src.content = await contents.read(id, slices, Number(size));
       return src;
     },
     /** Status and step list of a run, without its content (a cancel of a queued run). */
     async state(id: string): Promise<{ status: RunStatus; steps: string } | null> {
-      return queuedState.get(id);
+      return db.exec(
+        get<{ status: RunStatus; steps: string }>(
+          "SELECT status, steps FROM runs WHERE id = CAST(? AS TEXT)",
+          id,
+        ),
+      );
     },
-    /**
-     * Writes a future run's content in slices before the run itself (content over
-     * CONTENT_CHUNK_BYTES); create() then stores the run with `submission.slices` set.
-     */
-    writeContent: contents.write,
     async status(id: string): Promise<RunStatus | null> {
-      return statusOf.get(id)?.status ?? null;
+      const r = await db.exec(get<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id));
+      return r?.status ?? null;
     },
     /**
      * Writes the final state; `inTx` runs inside the same transaction (webhook outbox). With
      * `onlyIf`, nothing is written unless the run still has that status; returns whether it wrote.
      */
-    async finish(id: string, u: FinalUpdate, inTx?: () => void, onlyIf?: RunStatus): Promise<boolean> {
+    async finish(
+      id: string,
+      u: FinalUpdate,
+      inTx?: () => Program<void>,
+      onlyIf?: RunStatus,
+    ): Promise<boolean> {
       // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
       const chunks = await findings.serialize(u.steps);
-      const wrote = await batch.write(() => {
+      const wrote = await batch.write(function* () {
         const args = [
           u.status,
           summariesJson(u.steps),
@@ -431,15 +451,17 @@ export function createRunStore(db: Database) {
           u.durationMs,
           id,
         ] as const;
-        const changed = onlyIf ? finishIf.run(...args, onlyIf).changes : finishStmt.run(...args).changes;
+        const changed = onlyIf
+          ? yield* run(`${FINISH} AND status = ?`, ...args, onlyIf)
+          : yield* run(FINISH, ...args);
         if (changed) {
           // A run is finished once; rows of an earlier write would be stale, so none are kept.
-          findings.replace(id, chunks);
-          inTx?.();
+          yield* findings.replace(id, chunks);
+          if (inTx) yield* inTx();
         }
         return changed > 0;
       });
-      if (wrote && onlyIf === "queued") queued = queuedNow() - 1;
+      if (wrote && onlyIf === "queued") queued--;
       return wrote;
     },
     /**
@@ -448,26 +470,28 @@ export function createRunStore(db: Database) {
      */
     async recover(
       maxAttempts: number,
-      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => void,
+      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
     ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
-      return db.transaction(() => {
+      const r = await db.tx(function* () {
         const ts = now();
         const why = `The run was interrupted ${maxAttempts} times (server crash or restart) and was given up.`;
         // One statement per status: each is served by its partial index (runs_queued, runs_running);
         // `status IN (…)` matches neither and scans every run ever made at each start.
         const giveUp = (status: string) =>
-          db
-            .query<{ id: string; org_id: number; workflow_id: number }, [string, string, number]>(
-              `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id`,
-            )
-            .all(why, ts, maxAttempts);
-        const failed = [...giveUp("queued"), ...giveUp("running")];
-        if (failed.length) inTx?.(failed);
-        const requeued = db.query("UPDATE runs SET status = 'queued' WHERE status = 'running'").run().changes;
-        contents.removeOrphans();
-        queued = null; // counted again on next use
-        return { requeued, failed };
-      })();
+          all<{ id: string; org_id: number; workflow_id: number }>(
+            `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id`,
+            why,
+            ts,
+            maxAttempts,
+          );
+        const failed = [...(yield* giveUp("queued")), ...(yield* giveUp("running"))];
+        if (failed.length && inTx) yield* inTx(failed);
+        const requeued = yield* run("UPDATE runs SET status = 'queued' WHERE status = 'running'");
+        yield* contents.removeOrphans();
+        return { requeued, failed, queued: yield* countQueued() };
+      });
+      queued = r.queued;
+      return { requeued: r.requeued, failed: r.failed };
     },
   };
 }

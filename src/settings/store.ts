@@ -1,7 +1,7 @@
 // Instance settings that change at run time live in the database (STYLE: PocketBase); the
 // rest are start-up flags (src/config.ts).
-import type { Database } from "bun:sqlite";
-import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
+import { type Db, all, run } from "../db/program.ts";
 
 export interface InstanceSettings {
   /** Days a new token lives when created without an expiry; null = never expires. */
@@ -17,27 +17,28 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
   token_rotation_days: null,
 };
 
-export function createSettingsStore(db: Database) {
-  const all = db.prepare<{ key: string; value: string }, []>("SELECT key, value FROM settings");
+export function createSettingsStore(db: Db) {
   // Token verification needs the policies: kept in memory while the settings table is unchanged.
-  const cache = new GenerationCache<0, InstanceSettings>(generationOf(db), 1);
-  const load = (): InstanceSettings => {
-    const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
-    for (const r of all.all()) if (r.key in DEFAULT_SETTINGS) out[r.key] = JSON.parse(r.value);
-    return deepFreeze(out as unknown as InstanceSettings);
-  };
+  const cache = new GenerationCache<0, InstanceSettings>(db, 1);
   return {
     /** The current settings, shared and frozen. */
     async read(): Promise<InstanceSettings> {
-      return cache.get(0, load)!;
+      return (await cache.get(0, function* () {
+        const out: Record<string, unknown> = { ...DEFAULT_SETTINGS };
+        for (const r of yield* all<{ key: string; value: string }>("SELECT key, value FROM settings"))
+          if (r.key in DEFAULT_SETTINGS) out[r.key] = JSON.parse(r.value);
+        return deepFreeze(out as unknown as InstanceSettings);
+      }))!;
     },
     async write(patch: Partial<InstanceSettings>): Promise<void> {
-      const st = db.prepare(
-        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      );
-      db.transaction(() => {
-        for (const [k, v] of Object.entries(patch)) st.run(k, JSON.stringify(v));
-      })();
+      await db.tx(function* () {
+        for (const [k, v] of Object.entries(patch))
+          yield* run(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            k,
+            JSON.stringify(v),
+          );
+      });
     },
   };
 }

@@ -74,7 +74,9 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
   const timer = setInterval(() => void flush().catch(() => {}), FLUSH_MS);
   timer.unref?.();
 
-  const verified = new GenerationCache<string | number, Verified>(tokens.generation, VERIFIED_CACHE_SIZE);
+  const verified = new GenerationCache<string | number, Verified>(tokens.db, VERIFIED_CACHE_SIZE);
+  // The generation, without an await on SQLite (a number) — the hot path of every request.
+  const generation = (): number | Promise<number> => verified.sync();
   const remember = (gen: number, key: string | null, v: Verified): Verified => {
     deepFreeze(v);
     if (key !== null) verified.put(gen, key, v);
@@ -116,7 +118,8 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
       const prefix = lookupPrefix(presented);
       if (!prefix) throw unauthenticated("Invalid token.");
       const key = digestKey(presented);
-      const gen = verified.sync();
+      const g = generation();
+      const gen = typeof g === "number" ? g : await g;
       let v = verified.peek(key);
       const nowMs = Date.now();
       let warning: string | null;
@@ -146,7 +149,8 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
      * generation read when nothing changed.
      */
     async recheck(tokenId: number): Promise<void> {
-      const gen = verified.sync();
+      const g = generation();
+      const gen = typeof g === "number" ? g : await g;
       const v = verified.peek(tokenId);
       if (v) {
         checkUsable(v.token, v.policy, Date.now());

@@ -1,7 +1,6 @@
-// SQL for users. Plain async functions over one connection; a PostgreSQL store would implement
-// the same UserStore interface.
-import type { Database } from "bun:sqlite";
-import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
+// SQL for users: programs run by either database (src/db/program.ts).
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
+import { type Db, count, get, all, run, type Program } from "../db/program.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
 
 export interface User {
@@ -29,87 +28,96 @@ const toUser = (r: UserRow): User => ({
   created_at: r.created_at,
 });
 
-export function createUserStore(db: Database) {
-  const byId = db.prepare<UserRow, [number]>("SELECT * FROM users WHERE id = ?");
-  const byName = db.prepare<UserRow, [string]>("SELECT * FROM users WHERE username = ?");
-  const cache = new GenerationCache<number, User>(generationOf(db), USER_CACHE_SIZE);
+export interface NewUser {
+  username: string;
+  name?: string;
+  email?: string;
+  is_admin?: boolean;
+  password_hash?: string | null;
+}
+
+/** Inserts a user (409 when the username is taken); also used inside larger transactions (init). */
+export function* insertUser(u: NewUser): Program<User> {
+  const row = yield* uniqueOr(
+    get<UserRow>(
+      "INSERT INTO users (username, name, email, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
+      u.username,
+      u.name ?? "",
+      u.email ?? "",
+      u.password_hash ?? null,
+      u.is_admin ? 1 : 0,
+      now(),
+    ),
+    `The username "${u.username}" is taken.`,
+    "username",
+  );
+  return toUser(row!);
+}
+
+const byId = (id: number) => get<UserRow>("SELECT * FROM users WHERE id = ?", id);
+const byName = (username: string) => get<UserRow>("SELECT * FROM users WHERE username = ?", username);
+
+export function createUserStore(db: Db) {
+  const cache = new GenerationCache<number, User>(db, USER_CACHE_SIZE);
   return {
-    async create(u: {
-      username: string;
-      name?: string;
-      email?: string;
-      is_admin?: boolean;
-      password_hash?: string | null;
-    }): Promise<User> {
-      const row = uniqueOr(
-        () =>
-          db
-            .query<UserRow, [string, string, string, string | null, number, string]>(
-              "INSERT INTO users (username, name, email, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
-            )
-            .get(
-              u.username,
-              u.name ?? "",
-              u.email ?? "",
-              u.password_hash ?? null,
-              u.is_admin ? 1 : 0,
-              now(),
-            )!,
-        `The username "${u.username}" is taken.`,
-        "username",
-      );
-      return toUser(row);
+    async create(u: NewUser): Promise<User> {
+      return db.exec(insertUser(u));
     },
     /** Hot path (every authenticated request): cached; the user is shared and frozen. */
     async get(id: number): Promise<User | null> {
-      return cache.get(id, () => {
-        const r = byId.get(id);
+      return cache.get(id, function* () {
+        const r = yield* byId(id);
         return r ? deepFreeze(toUser(r)) : null;
       });
     },
     async getByUsername(username: string): Promise<User | null> {
-      const r = byName.get(username);
+      const r = await db.exec(byName(username));
       return r ? toUser(r) : null;
     },
     async passwordHash(username: string): Promise<{ user: User; hash: string | null } | null> {
-      const r = byName.get(username);
+      const r = await db.exec(byName(username));
       return r ? { user: toUser(r), hash: r.password_hash } : null;
     },
     async setPassword(id: number, hash: string): Promise<void> {
-      db.query("UPDATE users SET password_hash = ? WHERE id = ?").run(hash, id);
+      await db.exec(run("UPDATE users SET password_hash = ? WHERE id = ?", hash, id));
     },
     async update(
       id: number,
       patch: { name?: string; email?: string; is_admin?: boolean },
     ): Promise<User | null> {
-      const cur = byId.get(id);
-      if (!cur) return null;
-      db.query("UPDATE users SET name = ?, email = ?, is_admin = ? WHERE id = ?").run(
-        patch.name ?? cur.name,
-        patch.email ?? cur.email,
-        patch.is_admin === undefined ? cur.is_admin : patch.is_admin ? 1 : 0,
-        id,
+      const r = await db.exec(
+        get<UserRow>(
+          "UPDATE users SET name = coalesce(?, name), email = coalesce(?, email), is_admin = coalesce(CAST(? AS INTEGER), is_admin) WHERE id = ? RETURNING *",
+          patch.name ?? null,
+          patch.email ?? null,
+          patch.is_admin === undefined ? null : patch.is_admin ? 1 : 0,
+          id,
+        ),
       );
-      return toUser(byId.get(id)!);
+      return r ? toUser(r) : null;
     },
     async list(limit: number, offset: number): Promise<{ count: number; items: User[] }> {
-      const count = (db.query("SELECT count(*) AS n FROM users").get() as { n: number }).n;
-      const items = db
-        .query<UserRow, [number, number]>(
-          "SELECT * FROM users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-        )
-        .all(limit, offset);
-      return { count, items: items.map(toUser) };
+      return db.exec(
+        (function* () {
+          const n = yield* count("SELECT count(*) AS n FROM users");
+          const items = yield* all<UserRow>(
+            "SELECT * FROM users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+            limit,
+            offset,
+          );
+          return { count: n, items: items.map(toUser) };
+        })(),
+      );
     },
     /** Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). */
     async delete(id: number): Promise<boolean> {
-      return db.query("DELETE FROM users WHERE id = ?").run(id).changes > 0;
+      return (await db.exec(run("DELETE FROM users WHERE id = ?", id))) > 0;
     },
     async countAdmins(): Promise<number> {
-      return (db.query("SELECT count(*) AS n FROM users WHERE is_admin = 1").get() as { n: number }).n;
+      return db.exec(count("SELECT count(*) AS n FROM users WHERE is_admin = 1"));
     },
     async count(): Promise<number> {
-      return (db.query("SELECT count(*) AS n FROM users").get() as { n: number }).n;
+      return db.exec(count("SELECT count(*) AS n FROM users"));
     },
   };
 }

@@ -17,6 +17,7 @@ const LOADERS: Record<string, () => Promise<ValidatorDef>> = {
   syntax: () => withXml(import("./syntax/index.ts").then((m) => m.syntaxValidator)),
   json_schema: async () => (await import("./json-schema/index.ts")).jsonSchemaValidator,
   xml_schema: () => withXml(import("./xml-schema/index.ts").then((m) => m.xmlSchemaValidator)),
+  schematron: () => withXml(import("./schematron/index.ts").then((m) => m.schematronValidator)),
   csv_table: async () => (await import("./csv-table/index.ts")).csvTableValidator,
   assertions: () => withXml(import("./assertions/index.ts").then((m) => m.assertionsValidator)),
   text_rules: async () => (await import("./text-rules/index.ts")).textRulesValidator,

@@ -4,7 +4,7 @@
 // A digest lookup by equality leaks nothing useful through timing: an attacker cannot steer the
 // digest of a guess towards a stored one.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Database } from "bun:sqlite";
+import type { Db } from "../db/program.ts";
 import { forbidden } from "../errors.ts";
 import type { Principal, SessionAuth } from "../http/auth.ts";
 import type { User, UserStore } from "../users/store.ts";
@@ -51,7 +51,7 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export function createSessions(db: Database, users: UserStore) {
+export function createSessions(db: Db, users: UserStore) {
   const store = createSessionStore(db);
 
   /** The live session named by the request's cookie and its user, without the CSRF check. */
@@ -106,5 +106,5 @@ export function createSessions(db: Database, users: UserStore) {
 export type Sessions = ReturnType<typeof createSessions>;
 
 /** The SessionAuth for createApp (AppOptions.sessions). */
-export const createSessionAuth = (db: Database, users: UserStore): SessionAuth =>
+export const createSessionAuth = (db: Db, users: UserStore): SessionAuth =>
   createSessions(db, users).authenticate;

@@ -1,6 +1,6 @@
 // SQL for web sessions. The cookie holds a random secret; only its SHA-256 digest is stored, so
 // a copy of the database does not hold usable sessions.
-import type { Database } from "bun:sqlite";
+import { type Db, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
 export interface SessionRow {
@@ -13,9 +13,7 @@ export interface SessionRow {
 
 const COLS = "id, user_id, csrf, created_at, expires_at";
 
-export function createSessionStore(db: Database) {
-  // Hot path (every request of the web app): prepared once.
-  const byDigest = db.prepare<SessionRow, [Uint8Array]>(`SELECT ${COLS} FROM web_sessions WHERE digest = ?`);
+export function createSessionStore(db: Db) {
   return {
     async create(s: {
       user_id: number;
@@ -23,27 +21,40 @@ export function createSessionStore(db: Database) {
       csrf: string;
       expires_at: string;
     }): Promise<SessionRow> {
-      return db
-        .query<SessionRow, [number, Uint8Array, string, string, string]>(
+      const row = await db.exec(
+        get<SessionRow>(
           `INSERT INTO web_sessions (user_id, digest, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${COLS}`,
-        )
-        .get(s.user_id, s.digest, s.csrf, now(), s.expires_at)!;
+          s.user_id,
+          s.digest,
+          s.csrf,
+          now(),
+          s.expires_at,
+        ),
+      );
+      return row!;
     },
+    /** Hot path (every request of the web app). */
     async findByDigest(digest: Uint8Array): Promise<SessionRow | null> {
-      return byDigest.get(digest);
+      return db.exec(get<SessionRow>(`SELECT ${COLS} FROM web_sessions WHERE digest = ?`, digest));
     },
     async get(id: number): Promise<SessionRow | null> {
-      return db.query<SessionRow, [number]>(`SELECT ${COLS} FROM web_sessions WHERE id = ?`).get(id);
+      return db.exec(get<SessionRow>(`SELECT ${COLS} FROM web_sessions WHERE id = ?`, id));
     },
     async delete(id: number): Promise<void> {
-      db.query("DELETE FROM web_sessions WHERE id = ?").run(id);
+      await db.exec(run("DELETE FROM web_sessions WHERE id = ?", id));
     },
     /** After a password change: every other session of the user ends. */
     async deleteOthers(userId: number, keepId: number | null): Promise<void> {
-      db.query("DELETE FROM web_sessions WHERE user_id = ? AND id IS NOT ?").run(userId, keepId);
+      await db.exec(
+        run(
+          "DELETE FROM web_sessions WHERE user_id = ? AND id <> coalesce(CAST(? AS INTEGER), -1)",
+          userId,
+          keepId,
+        ),
+      );
     },
     async purgeExpired(): Promise<void> {
-      db.query("DELETE FROM web_sessions WHERE expires_at <= ?").run(now());
+      await db.exec(run("DELETE FROM web_sessions WHERE expires_at <= ?", now()));
     },
   };
 }

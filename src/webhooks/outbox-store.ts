@@ -1,6 +1,6 @@
 // SQL for the delivery outbox and its attempt log. A delivery is `pending` until a 2xx
 // (`succeeded`) or the last retry (`failed`); `next_attempt_at` says when it is due.
-import type { Database } from "bun:sqlite";
+import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
 import type { Attempt, Delivery, DisablePolicy, DueDelivery, Outcome } from "./types.ts";
@@ -11,42 +11,57 @@ const MAX_ATTEMPTS_KEPT = 50;
 type DeliveryRow = Omit<Delivery, "attempts">;
 const COLUMNS = "id, webhook_id, event, run_id, status, created_at, next_attempt_at, finished_at";
 
-export function createOutboxStore(db: Database) {
-  // Runs inside every run's final transaction. CAST keeps the plan: with a bare `?` in a join
-  // this SQLite re-plans on each execution (41 µs → 1.5 µs, measured; see src/runs/store.ts).
-  const activeHooks = db.prepare<{ id: number; events: string; workflow_slugs: string }, [number]>(
-    "SELECT w.id, w.events, w.workflow_slugs FROM webhooks w JOIN orgs o ON o.id = w.org_id WHERE w.org_id = CAST(? AS INTEGER) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL",
-  );
-  const slugOf = db.prepare<{ slug: string }, [number]>("SELECT slug FROM workflows WHERE id = ?");
-  const insert = db.prepare<
-    DeliveryRow,
-    [string, number, string, string | null, string | null, string, string]
-  >(
-    `INSERT INTO webhook_deliveries (id, webhook_id, event, run_id, payload, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING ${COLUMNS}`,
-  );
-  const attemptsOf = (ids: string[]) => {
-    const by = new Map<string, Attempt[]>(ids.map((id) => [id, []]));
-    if (!ids.length) return by;
-    const rows = db
-      .query<Attempt & { delivery_id: string }, string[]>(
+export function createOutboxStore(db: Db) {
+  // Claims skip rows another node holds (PostgreSQL); SQLite has one writer and no such rows.
+  const skipLocked = db.dialect === "postgres" ? " FOR UPDATE OF d SKIP LOCKED" : "";
+  const insert = (
+    id: string,
+    webhookId: number,
+    type: string,
+    runId: string | null,
+    payload: string | null,
+    ts: string,
+  ) =>
+    get<DeliveryRow>(
+      `INSERT INTO webhook_deliveries (id, webhook_id, event, run_id, payload, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING ${COLUMNS}`,
+      id,
+      webhookId,
+      type,
+      runId,
+      payload,
+      ts,
+      ts,
+    );
+  function* withAttempts(rows: DeliveryRow[]): Program<Delivery[]> {
+    const by = new Map<string, Attempt[]>(rows.map((r) => [r.id, []]));
+    if (rows.length) {
+      const ids = rows.map((r) => r.id);
+      const found = yield* all<Attempt & { delivery_id: string }>(
         `SELECT delivery_id, attempted_at, http_status, duration_ms, error, response_excerpt FROM webhook_attempts WHERE delivery_id IN (${ids.map(() => "?").join(", ")}) ORDER BY id`,
-      )
-      .all(...ids);
-    for (const { delivery_id, ...a } of rows) by.get(delivery_id)?.push(a);
-    return by;
-  };
-  const withAttempts = (rows: DeliveryRow[]): Delivery[] => {
-    const by = attemptsOf(rows.map((r) => r.id));
+        ...ids,
+      );
+      for (const { delivery_id, ...a } of found) by.get(delivery_id)?.push(a);
+    }
     return rows.map((r) => ({ ...r, attempts: by.get(r.id) ?? [] }));
-  };
+  }
 
   return {
     /**
-     * SYNCHRONOUS on purpose: called by the executor inside the transaction that writes a run's
-     * final status, so the outbox rows and the status commit together (or not at all).
+     * A program run INSIDE the transaction that writes a run's final status, so the outbox rows
+     * and the status commit together (or not at all). Returns the deliveries it enqueued.
      */
-    enqueueRunEventsSync(orgId: number, workflowId: number, runId: string, types: readonly string[]): number {
-      const hooks = activeHooks.all(orgId);
+    *enqueueRunEvents(
+      orgId: number,
+      workflowId: number,
+      runId: string,
+      types: readonly string[],
+    ): Program<number> {
+      // CAST keeps the plan: with a bare `?` in a join SQLite re-plans on each execution
+      // (41 µs → 1.5 µs, measured; see src/runs/store.ts).
+      const hooks = yield* all<{ id: number; events: string; workflow_slugs: string }>(
+        "SELECT w.id, w.events, w.workflow_slugs FROM webhooks w JOIN orgs o ON o.id = w.org_id WHERE w.org_id = CAST(? AS INTEGER) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL",
+        orgId,
+      );
       if (!hooks.length) return 0;
       const ts = now();
       let slug: string | undefined;
@@ -54,13 +69,14 @@ export function createOutboxStore(db: Database) {
       for (const h of hooks) {
         const slugs = parseJson<string[]>(h.workflow_slugs, []);
         if (slugs.length) {
-          slug ??= slugOf.get(workflowId)?.slug ?? "";
+          slug ??=
+            (yield* get<{ slug: string }>("SELECT slug FROM workflows WHERE id = ?", workflowId))?.slug ?? "";
           if (!slugs.includes(slug)) continue;
         }
         const events = parseJson<string[]>(h.events, []);
         for (const type of types) {
           if (!events.includes(type)) continue;
-          insert.run(newMessageId(), h.id, type, runId, null, ts, ts);
+          yield* insert(newMessageId(), h.id, type, runId, null, ts);
           n++;
         }
       }
@@ -68,89 +84,109 @@ export function createOutboxStore(db: Database) {
     },
     /** A delivery with a ready body (ping). */
     async enqueue(webhookId: number, event: string, payload: string): Promise<Delivery> {
-      const ts = now();
-      const row = insert.get(newMessageId(), webhookId, event, null, payload, ts, ts)!;
-      return { ...row, attempts: [] };
+      const row = await db.exec(insert(newMessageId(), webhookId, event, null, payload, now()));
+      return { ...row!, attempts: [] };
     },
     async list(
       webhookId: number,
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: Delivery[] }> {
-      const count = (
-        db.query("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?").get(webhookId) as {
-          n: number;
-        }
-      ).n;
-      const rows = db
-        .query<DeliveryRow, [number, number, number]>(
-          `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = CAST(? AS INTEGER) ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-        )
-        .all(webhookId, limit, offset);
-      return { count, items: withAttempts(rows) };
+      return db.exec(
+        (function* () {
+          const n = yield* count(
+            "SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?",
+            webhookId,
+          );
+          const rows = yield* all<DeliveryRow>(
+            `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = CAST(? AS INTEGER) ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            webhookId,
+            limit,
+            offset,
+          );
+          return { count: n, items: yield* withAttempts(rows) };
+        })(),
+      );
     },
     async get(webhookId: number, id: string): Promise<Delivery | null> {
-      const row = db
-        .query<DeliveryRow, [number, string]>(
-          `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND id = ?`,
-        )
-        .get(webhookId, id);
-      return row ? withAttempts([row])[0]! : null;
+      return db.exec(
+        (function* () {
+          const row = yield* get<DeliveryRow>(
+            `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND id = ?`,
+            webhookId,
+            id,
+          );
+          return row ? (yield* withAttempts([row]))[0]! : null;
+        })(),
+      );
     },
     /** A finished delivery goes back to the outbox with a fresh retry schedule; null if pending. */
     async redeliver(webhookId: number, id: string): Promise<Delivery | null> {
-      const row = db
-        .query<DeliveryRow, [string, number, string]>(
-          `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ?, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
-        )
-        .get(now(), webhookId, id);
-      return row ? withAttempts([row])[0]! : null;
+      return db.exec(
+        (function* () {
+          const row = yield* get<DeliveryRow>(
+            `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ?, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
+            now(),
+            webhookId,
+            id,
+          );
+          return row ? (yield* withAttempts([row]))[0]! : null;
+        })(),
+      );
     },
     /** At start: attempts a crash (or kill) left in flight are due again at once. */
     async releaseClaims(): Promise<number> {
-      return db
-        .query(
+      return db.exec(
+        run(
           "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL",
-        )
-        .run(now()).changes;
+          now(),
+        ),
+      );
     },
     /** Takes up to `limit` due deliveries of active webhooks, leasing them until `leaseUntil`. */
     async claimDue(limit: number, leaseUntil: string): Promise<DueDelivery[]> {
-      return db.transaction(() => {
+      return db.tx(function* () {
         const ts = now();
-        const rows = db
-          .query<DueDelivery, [string, number]>(
-            `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, w.url, w.secret,
-               w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
-             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
-             WHERE d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT) AND w.is_active = 1
-             ORDER BY d.next_attempt_at LIMIT CAST(? AS INTEGER)`,
-          )
-          .all(ts, limit);
-        const lease = db.prepare(
-          "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
+        const rows = yield* all<DueDelivery>(
+          `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, w.url, w.secret,
+             w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
+           WHERE d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT) AND w.is_active = 1
+           ORDER BY d.next_attempt_at LIMIT CAST(? AS INTEGER)${skipLocked}`,
+          ts,
+          limit,
         );
-        for (const r of rows) lease.run(ts, leaseUntil, r.id);
+        for (const r of rows)
+          yield* run(
+            "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
+            ts,
+            leaseUntil,
+            r.id,
+          );
         return rows;
-      })();
+      });
     },
     /** When the earliest pending delivery of an active webhook is due; null if none. */
     async nextDue(): Promise<string | null> {
-      const r = db
-        .query<{ t: string | null }, []>(
+      const r = await db.exec(
+        get<{ t: string | null }>(
           "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND w.is_active = 1",
-        )
-        .get();
+        ),
+      );
       return r?.t ?? null;
     },
     async setPayload(id: string, payload: string): Promise<void> {
-      db.query("UPDATE webhook_deliveries SET payload = ? WHERE id = ?").run(payload, id);
+      await db.exec(run("UPDATE webhook_deliveries SET payload = ? WHERE id = ?", payload, id));
     },
     /** An attempt cut short by shutdown: due again at once, nothing logged. */
     async release(id: string): Promise<void> {
-      db.query(
-        "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
-      ).run(now(), id);
+      await db.exec(
+        run(
+          "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+          now(),
+          id,
+        ),
+      );
     },
     /**
      * Logs an attempt and applies its outcome. A delivery ending `failed` extends the webhook's
@@ -164,44 +200,61 @@ export function createOutboxStore(db: Database) {
       policy: DisablePolicy,
       reason: (streak: number) => string,
     ): Promise<string | null> {
-      return db.transaction(() => {
+      return db.tx(function* () {
         const ts = now();
-        const d = db
-          .query<{ webhook_id: number; created_at: string }, (string | number | null)[]>(
-            "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
-          )
-          .get(o.status, o.tries, o.nextAttemptAt, o.status === "pending" ? null : ts, id);
+        const d = yield* get<{ webhook_id: number; created_at: string }>(
+          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
+          o.status,
+          o.tries,
+          o.nextAttemptAt,
+          o.status === "pending" ? null : ts,
+          id,
+        );
         if (!d) return null; // deleted with its webhook meanwhile
-        db.query(
+        yield* run(
           "INSERT INTO webhook_attempts (delivery_id, attempted_at, http_status, duration_ms, error, response_excerpt) VALUES (?, ?, ?, ?, ?, ?)",
-        ).run(id, a.attempted_at, a.http_status, a.duration_ms, a.error, a.response_excerpt);
-        db.query(
-          "DELETE FROM webhook_attempts WHERE delivery_id = CAST(? AS INTEGER) AND id NOT IN (SELECT id FROM webhook_attempts WHERE delivery_id = CAST(? AS INTEGER) ORDER BY id DESC LIMIT CAST(? AS INTEGER))",
-        ).run(id, id, MAX_ATTEMPTS_KEPT);
+          id,
+          a.attempted_at,
+          a.http_status,
+          a.duration_ms,
+          a.error,
+          a.response_excerpt,
+        );
+        yield* run(
+          "DELETE FROM webhook_attempts WHERE delivery_id = CAST(? AS TEXT) AND id NOT IN (SELECT id FROM webhook_attempts WHERE delivery_id = CAST(? AS TEXT) ORDER BY id DESC LIMIT CAST(? AS INTEGER))",
+          id,
+          id,
+          MAX_ATTEMPTS_KEPT,
+        );
         if (o.status === "succeeded")
-          db.query("UPDATE webhooks SET failed_streak = 0, failing_since = NULL WHERE id = ?").run(
+          yield* run(
+            "UPDATE webhooks SET failed_streak = 0, failing_since = NULL WHERE id = ?",
             d.webhook_id,
           );
         if (o.status !== "failed") return null;
-        const w = db
-          .query<{ failed_streak: number; failing_since: string; is_active: number }, [string, number]>(
-            "UPDATE webhooks SET failed_streak = failed_streak + 1, failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failed_streak, failing_since, is_active",
-          )
-          .get(d.created_at, d.webhook_id)!;
+        const w = (yield* get<{ failed_streak: number; failing_since: string; is_active: number }>(
+          "UPDATE webhooks SET failed_streak = failed_streak + 1, failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failed_streak, failing_since, is_active",
+          d.created_at,
+          d.webhook_id,
+        ))!;
         const span = Date.parse(ts) - Date.parse(w.failing_since);
         if (!w.is_active || w.failed_streak < policy.afterFailures || span < policy.afterMs) return null;
         const why = reason(w.failed_streak);
-        db.query(
+        yield* run(
           "UPDATE webhooks SET is_active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ?",
-        ).run(why, ts, ts, d.webhook_id);
+          why,
+          ts,
+          ts,
+          d.webhook_id,
+        );
         return why;
-      })();
+      });
     },
     /** Forgets finished deliveries (and their attempts) older than `before`. */
     async prune(before: string): Promise<number> {
-      return db
-        .query("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ?")
-        .run(before).changes;
+      return db.exec(
+        run("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ?", before),
+      );
     },
   };
 }

@@ -9,8 +9,8 @@ import { eventsForStatus } from "./payload.ts";
 export function attachWebhookOutbox(executor: Executor, outbox: OutboxStore, dispatcher: WebhookDispatcher) {
   // Most runs have no webhook: wake the dispatcher only when rows were written.
   let enqueued = false;
-  executor.finalHooks.push((e) => {
-    if (outbox.enqueueRunEventsSync(e.orgId, e.workflowId, e.runId, eventsForStatus(e.status)))
+  executor.finalHooks.push(function* (e) {
+    if (yield* outbox.enqueueRunEvents(e.orgId, e.workflowId, e.runId, eventsForStatus(e.status)))
       enqueued = true;
   });
   executor.afterFinal.push(() => {

@@ -1,6 +1,6 @@
 // Builds the webhook feature for one instance: stores, the API service and the dispatcher, and
 // (for the server, which has an executor) the outbox writer in the run executor.
-import type { Database } from "bun:sqlite";
+import type { Db } from "../db/program.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Executor } from "../runs/executor.ts";
@@ -17,7 +17,7 @@ const RETENTION_DAYS = 30;
 
 export function createWebhooks(
   config: Config,
-  db: Database,
+  db: Db,
   log: Logger,
   deps: { runs: RunStore; workflows: WorkflowStore; executor: Executor | null },
 ) {

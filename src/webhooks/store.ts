@@ -1,5 +1,5 @@
 // SQL for webhook endpoints. Deliveries (the outbox) and attempts are in outbox-store.ts.
-import type { Database } from "bun:sqlite";
+import { type Db, all, count, forUpdate, get, run } from "../db/program.ts";
 import { bool, now, parseJson } from "../db/util.ts";
 
 interface WebhookRow {
@@ -40,11 +40,12 @@ export interface WebhookChanges {
   is_active?: boolean;
 }
 
-export function createWebhookStore(db: Database) {
-  const byId = db.prepare<WebhookRow, [number, number]>("SELECT * FROM webhooks WHERE org_id = ? AND id = ?");
+export function createWebhookStore(db: Db) {
+  const lock = forUpdate(db.dialect);
+  const countOf = (orgId: number) => count("SELECT count(*) AS n FROM webhooks WHERE org_id = ?", orgId);
   return {
     async count(orgId: number): Promise<number> {
-      return (db.query("SELECT count(*) AS n FROM webhooks WHERE org_id = ?").get(orgId) as { n: number }).n;
+      return db.exec(countOf(orgId));
     },
     /** Null when the org already has `max` webhooks (count and insert in one transaction). */
     async create(
@@ -53,14 +54,13 @@ export function createWebhookStore(db: Database) {
       max: number,
     ): Promise<Webhook | null> {
       const ts = now();
-      const count = db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM webhooks WHERE org_id = ?");
-      return db.transaction(() => {
-        if (count.get(orgId)!.n >= max) return null;
-        const row = db
-          .query<WebhookRow, (string | number)[]>(
+      return db.tx(
+        function* () {
+          // The org's row, locked: two creations racing cannot both pass the count.
+          yield* get(`SELECT id FROM orgs WHERE id = ?${lock}`, orgId);
+          if ((yield* countOf(orgId)) >= max) return null;
+          const row = yield* get<WebhookRow>(
             "INSERT INTO webhooks (org_id, url, events, workflow_slugs, is_active, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-          )
-          .get(
             orgId,
             w.url,
             JSON.stringify(w.events),
@@ -69,23 +69,31 @@ export function createWebhookStore(db: Database) {
             w.secret,
             ts,
             ts,
-          )!;
-        return toWebhook(row);
-      })();
+          );
+          return toWebhook(row!);
+        },
+        { immediate: true },
+      );
     },
     async get(orgId: number, id: number): Promise<Webhook | null> {
-      const r = byId.get(orgId, id);
+      const r = await db.exec(
+        get<WebhookRow>("SELECT * FROM webhooks WHERE org_id = ? AND id = ?", orgId, id),
+      );
       return r ? toWebhook(r) : null;
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Webhook[] }> {
-      const count = await this.count(orgId);
-      const items = db
-        .query<WebhookRow, [number, number, number]>(
-          "SELECT * FROM webhooks WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-        )
-        .all(orgId, limit, offset)
-        .map(toWebhook);
-      return { count, items };
+      return db.exec(
+        (function* () {
+          const n = yield* countOf(orgId);
+          const rows = yield* all<WebhookRow>(
+            "SELECT * FROM webhooks WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+            orgId,
+            limit,
+            offset,
+          );
+          return { count: n, items: rows.map(toWebhook) };
+        })(),
+      );
     },
     /** Applies the changes; (re)activating clears the automatic deactivation and its streak. */
     async update(orgId: number, id: number, c: WebhookChanges): Promise<Webhook | null> {
@@ -103,11 +111,14 @@ export function createWebhookStore(db: Database) {
         sets.push(
           "is_active = 1, disabled_reason = NULL, disabled_at = NULL, failed_streak = 0, failing_since = NULL",
         );
-      const r = db
-        .query<WebhookRow, (string | number)[]>(
+      const r = await db.exec(
+        get<WebhookRow>(
           `UPDATE webhooks SET ${sets.join(", ")} WHERE org_id = ? AND id = ? RETURNING *`,
-        )
-        .get(...args, orgId, id);
+          ...args,
+          orgId,
+          id,
+        ),
+      );
       return r ? toWebhook(r) : null;
     },
     /** The new secret signs from now on; the old one also signs until `previousUntil`. */
@@ -117,16 +128,21 @@ export function createWebhookStore(db: Database) {
       secret: string,
       previousUntil: string,
     ): Promise<Webhook | null> {
-      const r = db
-        .query<WebhookRow, [string, string, string, number, number]>(
+      const r = await db.exec(
+        get<WebhookRow>(
           "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
-        )
-        .get(previousUntil, secret, now(), orgId, id);
+          previousUntil,
+          secret,
+          now(),
+          orgId,
+          id,
+        ),
+      );
       return r ? toWebhook(r) : null;
     },
     /** Deliveries and their attempts go with it (ON DELETE CASCADE). */
     async remove(orgId: number, id: number): Promise<boolean> {
-      return db.query("DELETE FROM webhooks WHERE org_id = ? AND id = ?").run(orgId, id).changes > 0;
+      return (await db.exec(run("DELETE FROM webhooks WHERE org_id = ? AND id = ?", orgId, id))) > 0;
     },
   };
 }

@@ -1,9 +1,9 @@
 // SQL for workflows and steps. Every change goes through save(): one transaction that writes
 // the settings, reconciles the step list, bumps the version and snapshots the definition that
 // runs will execute.
-import type { Database } from "bun:sqlite";
-import { GenerationCache, deepFreeze, generationOf } from "../db/generation.ts";
-import { bool, now, parseJson, uniqueOr } from "../db/util.ts";
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
+import { type Db, type Program, all, count, get, run } from "../db/program.ts";
+import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
 
@@ -53,58 +53,65 @@ const FIND_CACHE_SIZE = 1024;
 const SELECT = `SELECT w.*, (SELECT count(*) FROM steps s WHERE s.workflow_id = w.id) AS step_count FROM workflows w`;
 const slugTaken = (slug: string) => `A workflow with the slug "${slug}" already exists in this organization.`;
 
-export function createWorkflowStore(db: Database) {
-  const bySlug = db.prepare<WorkflowRow, [number, string]>(
-    `${SELECT} WHERE w.org_id = ? AND w.slug = ? AND w.deleted_at IS NULL`,
-  );
-  const byId = db.prepare<WorkflowRow, [number, number]>(
-    `${SELECT} WHERE w.org_id = ? AND w.id = ? AND w.deleted_at IS NULL`,
-  );
-  const stepsOf = db.prepare<StepRow, [number]>(
-    "SELECT * FROM steps WHERE workflow_id = ? ORDER BY position, id",
-  );
-  const versionSel = db.prepare<{ definition: string }, [number, number]>(
-    "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
-  );
+const stepsOf = (workflowId: number) =>
+  all<StepRow>("SELECT * FROM steps WHERE workflow_id = ? ORDER BY position, id", workflowId);
 
+function* writeSteps(workflowId: number, steps: WorkflowDraft["steps"], ts: string): Program<StepDef[]> {
+  const keep = new Set(steps.filter((s) => s.id != null).map((s) => s.id));
+  for (const old of yield* stepsOf(workflowId))
+    if (!keep.has(old.id)) yield* run("DELETE FROM steps WHERE id = ?", old.id);
+  for (const [i, s] of steps.entries()) {
+    const cfg = JSON.stringify(s.config);
+    if (s.id == null)
+      yield* run(
+        "INSERT INTO steps (workflow_id, position, name, validator, config, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        workflowId,
+        i + 1,
+        s.name,
+        s.validator,
+        cfg,
+        s.is_active ? 1 : 0,
+        ts,
+        ts,
+      );
+    else
+      yield* run(
+        "UPDATE steps SET position = ?, name = ?, validator = ?, config = ?, is_active = ?, updated_at = ? WHERE id = ?",
+        i + 1,
+        s.name,
+        s.validator,
+        cfg,
+        s.is_active ? 1 : 0,
+        ts,
+        s.id,
+      );
+  }
+  return (yield* stepsOf(workflowId)).map(toStep);
+}
+
+function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string): Program<void> {
+  const def: WorkflowVersion = {
+    workflow_id: w.id,
+    version: w.version,
+    slug: w.slug,
+    allowed_file_types: parseJson<FileType[]>(w.allowed_file_types, []),
+    fail_fast: bool(w.fail_fast),
+    steps,
+  };
+  yield* run(
+    "INSERT INTO workflow_versions (workflow_id, version, definition, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (workflow_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at",
+    w.id,
+    w.version,
+    JSON.stringify(def),
+    ts,
+  );
+}
+
+export function createWorkflowStore(db: Db) {
   // Only found workflows are cached: unknown identifiers cannot fill the cache.
-  const found = new GenerationCache<string, Workflow>(generationOf(db), FIND_CACHE_SIZE);
+  const found = new GenerationCache<string, Workflow>(db, FIND_CACHE_SIZE);
   // A run reads its definition at submission and again at launch: parse each version once.
   const versions = new Map<string, WorkflowVersion>();
-
-  function writeSteps(workflowId: number, steps: WorkflowDraft["steps"], ts: string): StepDef[] {
-    const keep = new Set(steps.filter((s) => s.id != null).map((s) => s.id));
-    for (const old of stepsOf.all(workflowId))
-      if (!keep.has(old.id)) db.query("DELETE FROM steps WHERE id = ?").run(old.id);
-    steps.forEach((s, i) => {
-      const cfg = JSON.stringify(s.config);
-      if (s.id == null) {
-        db.query(
-          "INSERT INTO steps (workflow_id, position, name, validator, config, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        ).run(workflowId, i + 1, s.name, s.validator, cfg, s.is_active ? 1 : 0, ts, ts);
-      } else {
-        db.query(
-          "UPDATE steps SET position = ?, name = ?, validator = ?, config = ?, is_active = ?, updated_at = ? WHERE id = ?",
-        ).run(i + 1, s.name, s.validator, cfg, s.is_active ? 1 : 0, ts, s.id);
-      }
-    });
-    return stepsOf.all(workflowId).map(toStep);
-  }
-
-  function snapshot(w: WorkflowRow, steps: StepDef[], ts: string) {
-    const def: WorkflowVersion = {
-      workflow_id: w.id,
-      version: w.version,
-      slug: w.slug,
-      allowed_file_types: parseJson<FileType[]>(w.allowed_file_types, []),
-      fail_fast: bool(w.fail_fast),
-      steps,
-    };
-    db.query(
-      "INSERT OR REPLACE INTO workflow_versions (workflow_id, version, definition, created_at) VALUES (?, ?, ?, ?)",
-    ).run(w.id, w.version, JSON.stringify(def), ts);
-    versions.delete(`${w.id}:${w.version}`); // exact even if a version were ever rewritten
-  }
 
   return {
     /**
@@ -114,30 +121,44 @@ export function createWorkflowStore(db: Database) {
     async find(orgId: number, identifier: string, generation?: number): Promise<Workflow | null> {
       return found.get(
         `${orgId}:${identifier}`,
-        () => {
+        function* () {
+          const bySlug = () =>
+            get<WorkflowRow>(
+              `${SELECT} WHERE w.org_id = ? AND w.slug = ? AND w.deleted_at IS NULL`,
+              orgId,
+              identifier,
+            );
           const r = /^\d{1,15}$/.test(identifier)
-            ? (byId.get(orgId, Number(identifier)) ?? bySlug.get(orgId, identifier))
-            : bySlug.get(orgId, identifier);
+            ? ((yield* get<WorkflowRow>(
+                `${SELECT} WHERE w.org_id = ? AND w.id = ? AND w.deleted_at IS NULL`,
+                orgId,
+                Number(identifier),
+              )) ?? (yield* bySlug()))
+            : yield* bySlug();
           return r ? deepFreeze(toWorkflow(r)) : null;
         },
         generation,
       );
     },
     async steps(workflowId: number): Promise<StepDef[]> {
-      return stepsOf.all(workflowId).map(toStep);
+      return (await db.exec(stepsOf(workflowId))).map(toStep);
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Workflow[] }> {
-      const count = (
-        db
-          .query("SELECT count(*) AS n FROM workflows WHERE org_id = ? AND deleted_at IS NULL")
-          .get(orgId) as { n: number }
-      ).n;
-      const rows = db
-        .query<WorkflowRow, [number, number, number]>(
-          `${SELECT} WHERE w.org_id = CAST(? AS INTEGER) AND w.deleted_at IS NULL ORDER BY w.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-        )
-        .all(orgId, limit, offset);
-      return { count, items: rows.map(toWorkflow) };
+      return db.exec(
+        (function* () {
+          const n = yield* count(
+            "SELECT count(*) AS n FROM workflows WHERE org_id = ? AND deleted_at IS NULL",
+            orgId,
+          );
+          const rows = yield* all<WorkflowRow>(
+            `${SELECT} WHERE w.org_id = CAST(? AS INTEGER) AND w.deleted_at IS NULL ORDER BY w.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            orgId,
+            limit,
+            offset,
+          );
+          return { count: n, items: rows.map(toWorkflow) };
+        })(),
+      );
     },
     /** Creates (id null) or replaces a workflow's definition; bumps the version on update. */
     async save(
@@ -145,61 +166,61 @@ export function createWorkflowStore(db: Database) {
       id: number | null,
       d: WorkflowDraft,
     ): Promise<{ workflow: Workflow; steps: StepDef[] }> {
-      return uniqueOr(
-        () =>
-          db.transaction(() => {
-            const ts = now();
-            const types = JSON.stringify(d.allowed_file_types);
-            const row =
-              id == null
-                ? db
-                    .query<WorkflowRow, (string | number | null)[]>(
-                      "INSERT INTO workflows (org_id, slug, name, description, status, allowed_file_types, fail_fast, retention_days, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING *, 0 AS step_count",
-                    )
-                    .get(
-                      orgId,
-                      d.slug,
-                      d.name,
-                      d.description,
-                      d.status,
-                      types,
-                      d.fail_fast ? 1 : 0,
-                      d.retention_days,
-                      ts,
-                      ts,
-                    )!
-                : db
-                    .query<WorkflowRow, (string | number | null)[]>(
-                      "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? RETURNING *, 0 AS step_count",
-                    )
-                    .get(
-                      d.slug,
-                      d.name,
-                      d.description,
-                      d.status,
-                      types,
-                      d.fail_fast ? 1 : 0,
-                      d.retention_days,
-                      ts,
-                      id,
-                    )!;
-            const steps = writeSteps(row.id, d.steps, ts);
-            snapshot(row, steps, ts);
-            return { workflow: toWorkflow({ ...row, step_count: steps.length }), steps };
-          })(),
+      return uniqueOrAsync(
+        db.tx(function* () {
+          const ts = now();
+          const types = JSON.stringify(d.allowed_file_types);
+          const row =
+            id == null
+              ? yield* get<WorkflowRow>(
+                  "INSERT INTO workflows (org_id, slug, name, description, status, allowed_file_types, fail_fast, retention_days, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING *, 0 AS step_count",
+                  orgId,
+                  d.slug,
+                  d.name,
+                  d.description,
+                  d.status,
+                  types,
+                  d.fail_fast ? 1 : 0,
+                  d.retention_days,
+                  ts,
+                  ts,
+                )
+              : yield* get<WorkflowRow>(
+                  "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? RETURNING *, 0 AS step_count",
+                  d.slug,
+                  d.name,
+                  d.description,
+                  d.status,
+                  types,
+                  d.fail_fast ? 1 : 0,
+                  d.retention_days,
+                  ts,
+                  id,
+                );
+          const steps = yield* writeSteps(row!.id, d.steps, ts);
+          yield* snapshot(row!, steps, ts);
+          versions.delete(`${row!.id}:${row!.version}`); // exact even if a version were ever rewritten
+          return { workflow: toWorkflow({ ...row!, step_count: steps.length }), steps };
+        }),
         slugTaken(d.slug),
         "slug",
       );
     },
     async softDelete(id: number): Promise<void> {
-      db.query("UPDATE workflows SET deleted_at = ? WHERE id = ?").run(now(), id);
+      await db.exec(run("UPDATE workflows SET deleted_at = ? WHERE id = ?", now(), id));
     },
     /** The definition runs execute; shared and frozen (never mutate it). */
     async version(workflowId: number, version: number): Promise<WorkflowVersion | null> {
       const key = `${workflowId}:${version}`;
       const hit = versions.get(key);
       if (hit) return hit;
-      const r = versionSel.get(workflowId, version);
+      const r = await db.exec(
+        get<{ definition: string }>(
+          "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
+          workflowId,
+          version,
+        ),
+      );
       const def = r ? parseJson<WorkflowVersion | null>(r.definition, null) : null;
       if (!def) return null;
       if (versions.size >= VERSION_CACHE_SIZE) versions.delete(versions.keys().next().value!);

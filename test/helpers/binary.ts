@@ -17,7 +17,10 @@ export function ensureBinary(): string {
   return BINARY;
 }
 
-/** Starts `assay serve` on a free port; resolves once /healthz answers. */
+/**
+ * Starts `assay serve` on a free port; resolves once it says it listens. With ASSAY_DATABASE_URL
+ * in `env` the data lives in PostgreSQL and `dataDir` is unused.
+ */
 export async function serveBinary(bin: string, dataDir: string, env: Record<string, string> = {}) {
   const proc = Bun.spawn([bin, "serve", "--port", "0", "--data-dir", dataDir, "--log-level", "warn"], {
     env: { ...process.env, ASSAY_RATE_LIMIT_DISABLED: "true", ...env },

@@ -1,13 +1,20 @@
-// Test harness: a real server per test file — temp data dir, port 0, real HTTP with fetch.
+// Test harness: a real server per test file — temp data dir (and, on PostgreSQL, a fresh
+// database: test/helpers/backend.ts), port 0, real HTTP with fetch.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, testConfig } from "../../src/config.ts";
-import { type RunningServer, startServer } from "../../src/server.ts";
+import { type Param, all } from "../../src/db/program.ts";
 import type { Role } from "../../src/orgs/store.ts";
+import { type RunningServer, startServer } from "../../src/server.ts";
+import { freshPgDatabase, onPostgres } from "./backend.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
+  /** The PostgreSQL database's URL when the suite runs on PostgreSQL; null on SQLite. */
+  databaseUrl: string | null;
+  /** The options that point a CLI command at this server's database. */
+  cliArgs: string[];
   /** Token of the instance admin "root", who is admin of org "acme". */
   rootToken: string;
   close(): Promise<void>;
@@ -19,28 +26,39 @@ export interface TestServer extends RunningServer {
     opts?: { is_admin?: boolean },
   ): Promise<{ id: number; token: string; tokenId: number }>;
   org(slug: string): Promise<number>;
-  count(table: string): number;
+  /** Rows in a table. */
+  count(table: string): Promise<number>;
+  /** Runs SQL (`?` placeholders) on the server's database, either dialect; all rows. */
+  sql<T = Record<string, unknown>>(text: string, ...params: Param[]): Promise<T[]>;
+  /** The first row of sql(), or null. */
+  row<T = Record<string, unknown>>(text: string, ...params: Param[]): Promise<T | null>;
 }
 
-export async function startTestServer(
-  overrides: Partial<Record<keyof Config, unknown>> = {},
-): Promise<TestServer> {
+interface Storage {
+  dataDir: string;
+  databaseUrl: string | null;
+  drop(): Promise<void>;
+}
+
+async function newStorage(): Promise<Storage> {
   const dataDir = mkdtempSync(join(tmpdir(), "assay-test-"));
-  const server = await startServer(
-    testConfig({
-      data_dir: dataDir,
-      port: 0,
-      log_level: "silent",
-      rate_limit_disabled: true,
-      workers: 2,
-      ...overrides,
-    }),
-  );
+  if (!onPostgres) return { dataDir, databaseUrl: null, drop: async () => {} };
+  const pg = await freshPgDatabase();
+  return { dataDir, databaseUrl: pg.url, drop: pg.drop };
+}
+
+const base = (overrides: Partial<Record<keyof Config, unknown>>) => ({
+  port: 0,
+  log_level: "silent",
+  rate_limit_disabled: true,
+  workers: 2,
+  ...overrides,
+});
+
+function wrap(server: RunningServer, storage: Storage, rootToken: string): TestServer {
   const d = server.deps;
-  const org = async (slug: string) => {
-    const existing = await d.orgs.getBySlug(slug);
-    return existing ? existing.id : (await d.orgs.create(slug, slug.toUpperCase())).id;
-  };
+  const org = async (slug: string) =>
+    (await d.orgs.getBySlug(slug))?.id ?? (await d.orgs.create(slug, slug.toUpperCase())).id;
   const user: TestServer["user"] = async (username, orgSlug, role, opts) => {
     const u =
       (await d.users.getByUsername(username)) ??
@@ -49,62 +67,64 @@ export async function startTestServer(
     const { token, record } = await d.tokens.create(u.id, `${username}-token`, null);
     return { id: u.id, token, tokenId: record.id };
   };
-  const root = await user("root", "acme", "admin", { is_admin: true });
+  const sql = <T>(text: string, ...params: Param[]) => d.db.exec(all<T>(text, ...params));
   return {
     ...server,
-    dataDir,
-    rootToken: root.token,
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    cliArgs: storage.databaseUrl ? ["--database-url", storage.databaseUrl] : ["--data-dir", storage.dataDir],
+    rootToken,
     user,
     org,
-    count: (table: string) => (d.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
+    sql,
+    row: async <T>(text: string, ...params: Param[]) => (await sql<T>(text, ...params))[0] ?? null,
+    count: async (table: string) =>
+      Number((await sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]?.n ?? 0),
     async close() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await storage.drop();
+      rmSync(storage.dataDir, { recursive: true, force: true });
     },
   };
 }
 
+const storageOf = new WeakMap<TestServer, Storage>();
+
+export async function startTestServer(
+  overrides: Partial<Record<keyof Config, unknown>> = {},
+): Promise<TestServer> {
+  const storage = await newStorage();
+  const server = await startServer(
+    testConfig({ ...base(overrides), data_dir: storage.dataDir, database_url: storage.databaseUrl }),
+  );
+  const t = wrap(server, storage, "");
+  const root = await t.user("root", "acme", "admin", { is_admin: true });
+  const s = { ...t, rootToken: root.token };
+  storageOf.set(s, storage);
+  return s;
+}
+
 /**
- * Stops `s` and starts a new server on the same data dir, as a restart does: what was committed
- * is there, what was in memory is gone. The root token stays valid; close() removes the dir.
+ * Stops `s` and starts a new server on the same data (dir or database), as a restart does: what
+ * was committed is there, what was in memory is gone. The root token stays valid; close() removes
+ * the data.
  */
 export async function restartTestServer(
   s: TestServer,
   overrides: Partial<Record<keyof Config, unknown>> = {},
 ): Promise<TestServer> {
   await s.stop();
-  const server = await startServer(
-    testConfig({
-      port: 0,
-      log_level: "silent",
-      rate_limit_disabled: true,
-      workers: 2,
-      ...overrides,
-      data_dir: s.dataDir,
-    }),
-  );
-  const d = server.deps;
-  const org = async (slug: string) =>
-    (await d.orgs.getBySlug(slug))?.id ?? (await d.orgs.create(slug, slug.toUpperCase())).id;
-  return {
-    ...server,
+  const storage = storageOf.get(s) ?? {
     dataDir: s.dataDir,
-    rootToken: s.rootToken,
-    org,
-    async user(username, orgSlug, role, opts) {
-      const u =
-        (await d.users.getByUsername(username)) ??
-        (await d.users.create({ username, is_admin: opts?.is_admin }));
-      if (orgSlug && role) await d.orgs.addMember(await org(orgSlug), u.id, role);
-      const { token, record } = await d.tokens.create(u.id, `${username}-token`, null);
-      return { id: u.id, token, tokenId: record.id };
-    },
-    count: (table: string) => (d.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
-    async close() {
-      await server.stop();
-      rmSync(s.dataDir, { recursive: true, force: true });
-    },
+    databaseUrl: s.databaseUrl,
+    drop: async () => {},
   };
+  const server = await startServer(
+    testConfig({ ...base(overrides), data_dir: storage.dataDir, database_url: storage.databaseUrl }),
+  );
+  const t = wrap(server, storage, s.rootToken);
+  storageOf.set(t, storage);
+  return t;
 }
 
 export interface CallOpts {

@@ -61,31 +61,113 @@ function messageFor(e: TbError): string {
   }
 }
 
-export function toFindings(errors: TbError[], locate: Locate): Finding[] {
-  const drop = new Set<TbError>();
-  for (const e of errors) {
-    const prefixes = SPECULATIVE[e.keyword];
-    if (!prefixes) continue;
-    for (const other of errors) {
-      if (other !== e && prefixes.some((p) => other.schemaPath.startsWith(`${e.schemaPath}/${p}`)))
-        drop.add(other);
-    }
+/** What the caller knows about the schema, for findings that need more than the errors. */
+export interface ErrorContext {
+  /** The errors of the `then`/`else` branch an `if` error names (typebox reports only the `if`). */
+  explainIf?(e: TbError): TbError[];
+  /** True when the schema object at `schemaPath` declares property `name` somewhere inside it. */
+  declares?(schemaPath: string, name: string): boolean;
+}
+
+/** Where each error stood in typebox's list: findings keep that order (document order, mostly). */
+const rank = new WeakMap<TbError, number>();
+const under = (e: TbError, prefix: string) => e.schemaPath.startsWith(prefix);
+const depth = (p: string) => (p === "" ? 0 : p.split("/").length);
+
+/**
+ * The branch of a failed anyOf/oneOf that came closest: not refused for its type where the value
+ * is, then the fewest errors, then the deepest one. null when every branch failed on the type.
+ */
+function closest(e: TbError, children: TbError[]): { index: number; errors: TbError[]; of: number } | null {
+  const prefix = `${e.schemaPath === "#" ? "#" : e.schemaPath}/${e.keyword}/`;
+  const branches = new Map<number, TbError[]>();
+  for (const c of children) {
+    const index = Number(c.schemaPath.slice(prefix.length).split("/")[0]);
+    if (!branches.has(index)) branches.set(index, []);
+    branches.get(index)?.push(c);
   }
+  let best: { index: number; errors: TbError[]; score: number[] } | null = null;
+  for (const [index, errs] of branches) {
+    const typeMiss = errs.some(
+      (c) =>
+        c.keyword === "type" && c.instancePath === e.instancePath && c.schemaPath === `${prefix}${index}`,
+    );
+    if (typeMiss) continue;
+    const score = [errs.length, -Math.max(...errs.map((c) => depth(c.instancePath)))];
+    if (!best || score[0] < best.score[0] || (score[0] === best.score[0] && score[1] < best.score[1]))
+      best = { index, errors: errs, score };
+  }
+  const of = Array.isArray(e.params.schemas) ? e.params.schemas.length : branches.size;
+  return best && { index: best.index, errors: best.errors, of };
+}
+
+/**
+ * The errors to report: a speculative keyword's failing branches are not problems of the data,
+ * except that of anyOf/oneOf the branch that came closest says best what is wrong, and `if`'s
+ * `then`/`else` is a rule that applied. `notes` gets a word on where each such error comes from.
+ */
+function select(errors: TbError[], ctx: ErrorContext, notes: Map<TbError, string>): TbError[] {
+  errors.forEach((e, i) => {
+    if (!rank.has(e)) rank.set(e, i);
+  });
+  const out: TbError[] = [];
+  let pool = [...errors].sort((a, b) => depth(a.schemaPath) - depth(b.schemaPath));
+  while (pool.length > 0) {
+    const e = pool.shift() as TbError;
+    const prefixes = SPECULATIVE[e.keyword];
+    if (!prefixes) {
+      out.push(e);
+      continue;
+    }
+    const base = e.schemaPath === "#" ? "#" : e.schemaPath;
+    const children = pool.filter((o) => prefixes.some((p) => under(o, `${base}/${p}`)));
+    pool = pool.filter((o) => !children.includes(o));
+    if (e.keyword === "anyOf" || e.keyword === "oneOf") {
+      const passing = e.params.passingSchemas;
+      const best = Array.isArray(passing) && passing.length > 1 ? null : closest(e, children);
+      if (best) {
+        const chosen = select(best.errors, ctx, notes);
+        const note = `in ${e.keyword} branch ${best.index + 1} of ${best.of}, the closest to matching`;
+        for (const c of chosen) if (!notes.has(c)) notes.set(c, note);
+        out.push(...chosen);
+        continue;
+      }
+    }
+    if (e.keyword === "if" && ctx.explainIf) {
+      const branch = String(e.params.failingKeyword);
+      const explained = select(ctx.explainIf(e), ctx, notes);
+      if (explained.length > 0) {
+        const why = branch === "then" ? '"if" matched' : '"if" did not match';
+        for (const c of explained)
+          if (!notes.has(c)) notes.set(c, `the "${branch}" rule applies because ${why}`);
+        for (const c of explained) rank.set(c, (rank.get(e) ?? 0) + 0.001);
+        out.push(...explained);
+        continue;
+      }
+    }
+    out.push(e);
+  }
+  return out;
+}
+
+export function toFindings(all: TbError[], locate: Locate, ctx: ErrorContext = {}): Finding[] {
+  const notes = new Map<TbError, string>();
+  const errors = select(all, ctx, notes).sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
   const out: Finding[] = [];
-  const push = (code: string, message: string, pointer: string, ruleAt: string, key = false) => {
+  const push = (e: TbError, code: string, message: string, pointer: string, key = false) => {
+    const note = notes.get(e);
     out.push(
-      finding(`json_schema.${code}`, message, {
+      finding(`json_schema.${code}`, note ? `${message} (${note})` : message, {
         path: pointer,
-        rule: ruleAt,
+        rule: rule(e),
         ...(locate(pointer, key) ?? {}),
       }),
     );
   };
   for (const e of errors) {
-    if (drop.has(e)) continue;
     if (e.keyword === "required") {
       for (const name of (e.params.requiredProperties as string[]) ?? []) {
-        push("required", `missing required property "${name}"`, e.instancePath, rule(e));
+        push(e, "required", `missing required property "${name}"`, e.instancePath);
       }
       continue;
     }
@@ -93,18 +175,31 @@ export function toFindings(errors: TbError[], locate: Locate): Finding[] {
     if (listed) {
       const names = (e.params[e.keyword] as Array<string | number>) ?? [];
       const childPrefix = `${e.schemaPath}/${e.keyword}`;
+      const unevaluated = e.keyword.startsWith("unevaluated");
+      // Another keyword of the same schema object failed: its annotations were dropped with it.
+      const siblingFailed =
+        unevaluated && errors.some((o) => o !== e && o.keyword !== "boolean" && under(o, e.schemaPath));
       for (const name of names) {
         const at = pointerJoin(e.instancePath, name);
-        // A failing subschema (other than `false`) already says what is wrong with this member.
+        // A failing subschema (other than `false`) already says what is wrong with this member;
+        // for unevaluated*, so does any error on the member, and a property declared by a
+        // sibling keyword that failed is not "unevaluated" to the person reading this.
         const explained = errors.some(
-          (o) => o.keyword !== "boolean" && o.instancePath === at && o.schemaPath.startsWith(childPrefix),
+          (o) =>
+            o !== e &&
+            o.keyword !== "boolean" &&
+            (unevaluated
+              ? o.instancePath === at || o.instancePath.startsWith(`${at}/`)
+              : o.instancePath === at && o.schemaPath.startsWith(childPrefix)),
         );
-        if (!explained)
+        const declared =
+          siblingFailed && typeof name === "string" && (ctx.declares?.(e.schemaPath, name) ?? false);
+        if (!explained && !declared)
           push(
+            e,
             e.keyword,
             `${typeof name === "number" ? "item" : "property"} ${quote(name)} ${listed}`,
             at,
-            rule(e),
             true,
           );
       }
@@ -113,10 +208,10 @@ export function toFindings(errors: TbError[], locate: Locate): Finding[] {
     if (e.keyword === "boolean") {
       const kw = lastKeyword(e.schemaPath);
       if (kw && NAME_LISTS[kw] && errors.some((o) => o.keyword === kw)) continue; // reported by the aggregate
-      push(kw ?? "false_schema", messageFor(e), e.instancePath, rule(e), kw === "additionalProperties");
+      push(e, kw ?? "false_schema", messageFor(e), e.instancePath, kw === "additionalProperties");
       continue;
     }
-    push(e.keyword, messageFor(e), e.instancePath, rule(e));
+    push(e, e.keyword, messageFor(e), e.instancePath);
   }
   return out;
 }

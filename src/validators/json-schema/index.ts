@@ -8,23 +8,19 @@ import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
-import {
-  DEFAULT_DRAFT,
-  DRAFTS,
-  type Draft,
-  draftFromUri,
-  META_URIS,
-  metaResources,
-  normalise,
-} from "./drafts.ts";
+import { type Dialect, dialectOf } from "./dialect.ts";
+import "./formats.ts";
+import { DEFAULT_DRAFT, DRAFTS, type Draft, META_URIS, metaResources, normalise } from "./drafts.ts";
 import { type TbError, toFindings } from "./errors.ts";
+import { errorContext } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
 import { reachableContext } from "./resources.ts";
-import { unsafePatterns } from "./walk.ts";
+import { withUserPatterns } from "./user-patterns.ts";
+import { patternIssues } from "./walk.ts";
 
 export interface JsonSchemaConfig {
-  schema: Record<string, unknown>;
+  schema: Record<string, unknown> | boolean;
   draft?: Draft;
   assert_formats?: boolean;
   /** Schemas `$ref` may name, by absolute URI: the org's stored schemas, snapshotted at save. */
@@ -34,13 +30,18 @@ export interface JsonSchemaConfig {
 export interface JsonSchemaOptions {
   /** Extra schemas that `$ref` may name, keyed by absolute URI (no network, ever). */
   resources?: Record<string, unknown>;
+  /** The URI the schema is stored under (an org schema): the base of its relative references. */
+  uri?: string;
 }
 
 export const jsonSchemaConfigSchema = {
   type: "object",
   required: ["schema"],
   properties: {
-    schema: { type: "object", description: "The JSON Schema the submission must satisfy." },
+    schema: {
+      type: ["object", "boolean"],
+      description: "The JSON Schema the submission must satisfy (true and false are schemas too).",
+    },
     draft: { enum: [...DRAFTS], description: "Used when the schema has no $schema. Default 2020-12." },
     assert_formats: { type: "boolean", default: true, description: "Treat `format` as an assertion." },
     resources: {
@@ -68,36 +69,25 @@ function metaValidator(draft: Draft): Compiled {
   return v;
 }
 
-/** The draft in force: $schema when present, else config.draft, else 2020-12. */
-function resolveDraft(cfg: JsonSchemaConfig, resources: Record<string, unknown>): Draft | ConfigIssue {
-  const declared = cfg.schema.$schema;
-  if (typeof declared === "string") {
-    const d = draftFromUri(declared);
-    if (d && cfg.draft && d !== cfg.draft) {
-      return issue(
-        "draft",
-        "draft_mismatch",
-        `is "${cfg.draft}" but the schema's $schema declares draft ${d}`,
-      );
-    }
-    if (d) return d;
-    // A custom meta-schema is acceptable only when it is a registered resource.
-    if (!(declared in resources) && !(declared in META)) {
-      return issue(
-        "schema",
-        "unknown_draft",
-        `$schema "${declared}" is not a supported draft (4, 6, 7, 2019-09, 2020-12)`,
-      );
-    }
+/** The dialect in force: $schema when present, else config.draft, else 2020-12. */
+function resolveDialect(cfg: JsonSchemaConfig, resources: Record<string, unknown>): Dialect | ConfigIssue {
+  const d = dialectOf(cfg.schema, resources, cfg.draft ?? DEFAULT_DRAFT);
+  if ("code" in d) return d;
+  if (cfg.draft && d.draft !== cfg.draft && isPlainObject(cfg.schema)) {
+    const via = d.meta
+      ? `the meta-schema its $schema names is draft ${d.draft}`
+      : `its $schema declares draft ${d.draft}`;
+    return issue("draft", "draft_mismatch", `is "${cfg.draft}" but ${via}`);
   }
-  return cfg.draft ?? DEFAULT_DRAFT;
+  return d;
 }
 
 const contexts = new WeakMap<object, Map<string, Record<string, unknown>>>();
 
 /**
  * Meta-schemas plus the registered resources, normalised once per (draft, formats): a registered
- * schema follows its own $schema, else the dialect of the schema referencing it.
+ * schema follows its own $schema (a draft or a stored meta-schema), else the dialect of the schema
+ * referencing it, and its relative references resolve against the URI it is stored under.
  */
 function resourceContext(resources: Record<string, unknown>, draft: Draft, assertFormats: boolean) {
   let perDraft = contexts.get(resources);
@@ -110,21 +100,32 @@ function resourceContext(resources: Record<string, unknown>, draft: Draft, asser
   if (!context) {
     context = { ...META };
     for (const [uri, res] of Object.entries(resources)) {
-      const own =
-        isPlainObject(res) && typeof res.$schema === "string" ? draftFromUri(res.$schema) : undefined;
-      context[uri] = normalise(res, { draft: own ?? draft, assertFormats });
+      const d = dialectOf(res, resources, draft);
+      const own: Dialect = "code" in d ? { draft, formatAssertion: false } : d;
+      context[uri] = normalise(res, {
+        draft: own.draft,
+        assertFormats: own.formatAssertion || assertFormats,
+        vocabularies: own.vocabularies,
+        uri: uri.replace(/#$/, ""),
+      });
     }
     perDraft.set(key, context);
   }
   return context;
 }
 
-function prepare(cfg: JsonSchemaConfig, resources: Record<string, unknown>) {
-  const draft = resolveDraft(cfg, resources);
-  if (typeof draft !== "string") return { issues: [draft] };
+function prepare(cfg: JsonSchemaConfig, resources: Record<string, unknown>, uri?: string) {
+  const dialect = resolveDialect(cfg, resources);
+  if ("code" in dialect) return { issues: [dialect] };
+  const { draft } = dialect;
   const assertFormats = cfg.assert_formats ?? true;
-  const schema = normalise(cfg.schema, { draft, assertFormats });
-  return { draft, schema, context: resourceContext(resources, draft, assertFormats) };
+  const schema = normalise(cfg.schema, {
+    draft,
+    assertFormats: dialect.formatAssertion || assertFormats,
+    vocabularies: dialect.vocabularies,
+    uri,
+  });
+  return { draft, dialect, schema, context: resourceContext(resources, draft, assertFormats) };
 }
 
 /** The hook's resources plus those the config carries (the config's win: they are the snapshot). */
@@ -133,31 +134,58 @@ function resourcesOf(cfg: JsonSchemaConfig, opts: JsonSchemaOptions): Record<str
   return { ...opts.resources, ...cfg.resources };
 }
 
+/** Meta-validation issues of `schema` against `validator`, as config issues of `field`. */
+function metaIssues(validator: Compiled, schema: unknown, field: string, prefix = ""): ConfigIssue[] {
+  Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
+  const [valid, errors] = validator.Errors(schema) as [boolean, TbError[]];
+  if (valid) return [];
+  return errors
+    .filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf")
+    .map((e) =>
+      issue(
+        field,
+        "invalid_schema",
+        `${prefix}${e.instancePath || "(root)"}: ${e.message} (meta-schema ${e.schemaPath})`,
+      ),
+    );
+}
+
 export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions = {}): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
   const shape = shapeIssues(jsonSchemaConfigSchema, config);
   if (shape.length > 0) return shape;
   const cfg = config as unknown as JsonSchemaConfig;
-  const p = prepare(cfg, resourcesOf(cfg, opts));
+  const resources = resourcesOf(cfg, opts);
+  const p = prepare(cfg, resources, opts.uri);
   if (p.issues) return p.issues;
-  Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
-  const [valid, errors] = metaValidator(p.draft).Errors(cfg.schema) as [boolean, TbError[]];
-  if (!valid) {
-    return errors
-      .filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf")
-      .map((e) =>
-        issue(
-          "schema",
-          "invalid_schema",
-          `${e.instancePath || "(root)"}: ${e.message} (meta-schema ${e.schemaPath})`,
-        ),
-      )
-      .slice(0, MAX_CONFIG_ISSUES);
+  // A custom meta-schema is the one to satisfy; it is compiled with the org's schemas around it.
+  let meta: Compiled;
+  try {
+    meta = p.dialect.meta
+      ? withUserPatterns(() => {
+          const m = p.dialect.meta!;
+          const schema = normalise(m.schema, { draft: p.draft, assertFormats: true, uri: m.uri });
+          return Schema.Compile(reachableContext(schema, p.context) as never, schema as never);
+        })
+      : metaValidator(p.draft);
+  } catch (e) {
+    return [issue("schema", "invalid_schema", `its meta-schema cannot be compiled: ${(e as Error).message}`)];
   }
-  const unsafe = unsafePatterns(cfg.schema);
-  if (unsafe.length > 0)
-    return unsafe.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unsafe_regex", m));
-  const refs = unresolvableRefs(p.schema, p.context);
+  const invalid = metaIssues(meta, cfg.schema, "schema");
+  // Each stored schema the step carries is valid in the dialect it is read in (its own $schema,
+  // else the step's draft): a draft-7 "$id": "#foo" is an anchor, in 2020-12 it is an error.
+  for (const [uri, res] of Object.entries(cfg.resources ?? {})) {
+    const d = dialectOf(res, resources, p.draft);
+    if ("code" in d) invalid.push(issue("resources", d.code, `${uri}: ${d.message}`));
+    else if (!d.meta) invalid.push(...metaIssues(metaValidator(d.draft), res, "resources", `${uri}: `));
+  }
+  if (invalid.length > 0) return invalid.slice(0, MAX_CONFIG_ISSUES);
+  const patterns = [cfg.schema, ...Object.values(cfg.resources ?? {})].flatMap(patternIssues);
+  if (patterns.length > 0)
+    return patterns.slice(0, MAX_CONFIG_ISSUES).map((i) => issue("schema", i.code, i.message));
+  const refs = opts.uri
+    ? unresolvableRefs(p.schema, p.context, opts.uri)
+    : unresolvableRefs(p.schema, p.context);
   if (refs.length > 0)
     return refs.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unresolvable_ref", m));
   // typebox would treat a dangling reference inside a resource as `false`, as in the schema.
@@ -167,18 +195,20 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   if (inner.length > 0)
     return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));
   try {
-    Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+    withUserPatterns(() => Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never));
   } catch (e) {
     return [issue("schema", "invalid_schema", `cannot be compiled: ${(e as Error).message}`)];
   }
   return [];
 }
 
-function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
+function compileSchema(config: unknown, opts: JsonSchemaOptions) {
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  return Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never);
+  const context = reachableContext(p.schema, p.context);
+  const validator = withUserPatterns(() => Schema.Compile(context as never, p.schema as never));
+  return { validator, schema: p.schema, context };
 }
 
 /**
@@ -188,13 +218,13 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions): Compiled {
  * to a worker, where the step's time limit can stop it.
  */
 export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOptions = {}) {
-  const validator = compileSchema(config, opts);
+  const { validator } = compileSchema(config, opts);
   return (input: ValidationInput): boolean =>
     instanceDocuments(input).every((doc) => !doc.problem && validator.Check(doc.value));
 }
 
 export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
-  const validator = compileSchema(config, opts);
+  const { validator, schema, context } = compileSchema(config, opts);
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     for (const doc of instanceDocuments(input)) {
@@ -205,8 +235,8 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
       if (validator.Check(doc.value)) continue;
       // Headroom over maxFindings: some raw errors are merged away by toFindings.
       Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
-      const [, errors] = validator.Errors(doc.value) as [boolean, TbError[]];
-      const found = toFindings(errors, doc.locate);
+      const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
+      const found = toFindings(errors, doc.locate, errorContext(schema, context, doc.value));
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));
       for (const f of found) if (!out.add(f)) break;

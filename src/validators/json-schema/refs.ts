@@ -4,7 +4,7 @@
 import { walkSchemas } from "./walk.ts";
 
 /** Base for a root without $id: hierarchical, so relative $ids/$refs resolve like URLs do. */
-const ROOT_BASE = "https://assay.invalid/schema.json";
+export const ROOT_BASE = "https://assay.invalid/schema.json";
 
 interface Resource {
   node: unknown;

@@ -12,11 +12,16 @@ function draftOf(config: Record<string, unknown>): Draft {
   return (DRAFTS as readonly unknown[]).includes(d) ? (d as Draft) : DEFAULT_DRAFT;
 }
 
-/** External URIs a schema references; it follows its own $schema, else the step's draft. */
+/**
+ * External URIs a schema references; it follows its own $schema, else the step's draft. A
+ * `$schema` that names no draft names a custom meta-schema, which must be stored too.
+ */
 export function refsOf(schema: unknown, fallback: Draft, uri?: string): string[] {
   if (!isPlainObject(schema)) return [];
-  const own = typeof schema.$schema === "string" ? draftFromUri(schema.$schema) : undefined;
-  return externalRefs(normalise(schema, { draft: own ?? fallback, assertFormats: true }), uri);
+  const declared = typeof schema.$schema === "string" ? schema.$schema : undefined;
+  const own = declared ? draftFromUri(declared) : undefined;
+  const refs = externalRefs(normalise(schema, { draft: own ?? fallback, assertFormats: true }), uri);
+  return declared && !own ? [...refs, declared.replace(/#$/, "")] : refs;
 }
 
 /** External URIs the config's schema references directly. */

@@ -1,4 +1,4 @@
-import { hasNestedQuantifier } from "../shared/safe-regex.ts";
+import { compileUserRegex } from "../shared/user-regex.ts";
 
 // Where subschemas live, per keyword. Used to normalise older drafts, to strip `format`, and to
 // find $id/$ref for the save-time reference check. Values under enum/const/examples/default are
@@ -71,23 +71,20 @@ export function lastKeyword(schemaPath: string): string | null {
 }
 
 /**
- * `pattern` values and `patternProperties` keys that could backtrack exponentially: regexes run
- * on untrusted data, and a stuck regex cannot be interrupted (see shared/safe-regex.ts).
+ * `pattern` values and `patternProperties` keys the linear-time engine cannot run, or that are
+ * not ECMA-262 regexes (shared/user-regex.ts): refused at save time, with the code to report.
  */
-export function unsafePatterns(schema: unknown): string[] {
-  const out: string[] = [];
+export function patternIssues(schema: unknown): Array<{ code: string; message: string }> {
+  const out: Array<{ code: string; message: string }> = [];
   walkSchemas(schema, (s, pointer) => {
-    if (typeof s.pattern === "string" && hasNestedQuantifier(s.pattern)) {
-      out.push(
-        `#${pointer}/pattern "${s.pattern}" nests quantifiers, e.g. (a+)+, which can take exponential time`,
-      );
-    }
+    const found: Array<[string, string]> = [];
+    if (typeof s.pattern === "string") found.push([s.pattern, `#${pointer}/pattern`]);
     const pp = s.patternProperties;
-    if (typeof pp === "object" && pp !== null) {
-      for (const key of Object.keys(pp)) {
-        if (hasNestedQuantifier(key))
-          out.push(`#${pointer}/patternProperties key "${key}" nests quantifiers`);
-      }
+    if (typeof pp === "object" && pp !== null && !Array.isArray(pp))
+      for (const key of Object.keys(pp)) found.push([key, `#${pointer}/patternProperties key`]);
+    for (const [pattern, at] of found) {
+      const r = compileUserRegex(pattern);
+      if (!r.ok) out.push({ code: r.code, message: `${at} ${JSON.stringify(pattern)} ${r.message}` });
     }
   });
   return out;

@@ -5,7 +5,7 @@ import { ALL_FILE_TYPES, COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../sh
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { LineIndex } from "../shared/position.ts";
-import { compileSafeRegex } from "../shared/safe-regex.ts";
+import { compileUserRegex } from "../shared/user-regex.ts";
 import { bytePosition, firstInvalidUtf8, hasUtf8Bom } from "../shared/utf8.ts";
 import type { ConfigIssue, Severity, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
 
@@ -37,7 +37,8 @@ const configSchema = {
           flags: {
             type: "string",
             pattern: "^(?!.*(.).*\\1)[ims]*$",
-            description: "Any of i, m, s (u is always on).",
+            description:
+              "Any of i, m, s (u is always on). Patterns use ECMA-262 syntax and run in linear time: backreferences and most lookaheads are refused (docs/validators.md).",
           },
           must: { enum: ["match", "not_match"] },
           message: { type: "string", minLength: 1 },
@@ -73,7 +74,7 @@ function checkConfig(config: unknown): ConfigIssue[] {
   if (shape.length > 0) return shape;
   const issues: ConfigIssue[] = [];
   ((config as TextRulesConfig).patterns ?? []).forEach((p, i) => {
-    const r = compileSafeRegex(p.regex, p.flags);
+    const r = compileUserRegex(p.regex, p.flags);
     if (!r.ok) issues.push(issue(`patterns[${i}].regex`, r.code, r.message));
   });
   return issues;
@@ -127,7 +128,7 @@ function countCodePoints(s: string): number {
 function compile(config: unknown) {
   const cfg = config as TextRulesConfig;
   const patterns = (cfg.patterns ?? []).map((p, i) => {
-    const r = compileSafeRegex(p.regex, `g${p.flags ?? ""}`);
+    const r = compileUserRegex(p.regex, p.flags);
     if (!r.ok) throw new Error(`text_rules config not checked: patterns[${i}]: ${r.message}`);
     return { ...p, re: r.regex };
   });
@@ -166,20 +167,15 @@ function compile(config: unknown) {
     for (const p of patterns) {
       if (out.truncated) break;
       const severity = p.severity ?? "error";
-      p.re.lastIndex = 0;
       if (p.must === "match") {
         if (!p.re.test(text))
           out.add(finding("text.pattern_missing", p.message, { severity, rule: p.regex }));
         continue;
       }
-      for (const m of text.matchAll(p.re)) {
+      for (const at of p.re.matchStarts(text, ctx.maxFindings + 1)) {
         if (
           !out.add(
-            finding("text.pattern_forbidden", p.message, {
-              severity,
-              rule: p.regex,
-              ...index.position(m.index),
-            }),
+            finding("text.pattern_forbidden", p.message, { severity, rule: p.regex, ...index.position(at) }),
           )
         )
           break;

@@ -8,7 +8,12 @@ import { join } from "node:path";
 import { type Checkpointer, MAX_HOLD_MS, startCheckpointer } from "../../../src/db/checkpointer.ts";
 import { writeGateOf } from "../../../src/db/write-gate.ts";
 import { createLogger } from "../../../src/lib/log.ts";
-import { createWriteBatcher } from "../../../src/runs/batch.ts";
+import { lift } from "../../../src/db/program.ts";
+import { createSqliteDb } from "../../../src/db/sqlite.ts";
+import { type WriteBatcher, createWriteBatcher } from "../../../src/runs/batch.ts";
+
+/** A write of a synchronous function on the connection (the batcher takes programs). */
+const wr = <T>(b: WriteBatcher, fn: () => T, urgent?: boolean) => b.write(() => lift(fn), urgent);
 
 const WORKER = new URL("../../../src/db/checkpoint-worker.ts", import.meta.url);
 const FRAME = 4096 + 24; // a WAL frame: one page and its header
@@ -108,13 +113,13 @@ test("a WAL restart holds the group commit instead of putting the writer to slee
   });
   // A RESTART holds the write lock while it copies and syncs; a commit that began meanwhile waited
   // in SQLite's busy handler, which sleeps 1 ms at the least: nearly one such insert per restart.
-  const batch = createWriteBatcher(db, 0);
+  const batch = createWriteBatcher(createSqliteDb(db), 0);
   const insert = db.prepare("INSERT INTO t (b) VALUES (?)");
   const blob = new Uint8Array(3000).fill(7);
   let slept = 0;
   const commits = 3000;
   for (let i = 0; i < commits; i++)
-    await batch.write(() => {
+    await wr(batch, () => {
       const t0 = performance.now();
       insert.run(blob);
       if (performance.now() - t0 >= 1) slept++;
@@ -135,8 +140,8 @@ test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at mo
   while (!gate.held && Date.now() < deadline) await Bun.sleep(1);
   expect(gate.held).toBe(true);
   const heldAt = performance.now();
-  const batch = createWriteBatcher(db, 0);
-  await batch.write(() => db!.exec("INSERT INTO t DEFAULT VALUES"));
+  const batch = createWriteBatcher(createSqliteDb(db), 0);
+  await wr(batch, () => db!.exec("INSERT INTO t DEFAULT VALUES"));
   const waited = performance.now() - heldAt;
   expect(gate.held).toBe(false);
   expect(waited).toBeGreaterThanOrEqual(MAX_HOLD_MS - 5);

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { Lru } from "../../../src/jobs/lru.ts";
 import type { FromWorker, RunJob } from "../../../src/jobs/protocol.ts";
 import { type JobDeps, runJob } from "../../../src/jobs/worker-loop.ts";
+import { RegexLimitError } from "../../../src/validators/shared/user-regex.ts";
 import type { ValidatorDef } from "../../../src/validators/types.ts";
 
 let compiles = 0;
@@ -32,10 +33,19 @@ const textLength: ValidatorDef = {
   },
 };
 
+/** Stands for an engine that gives up on the input (shared/user-regex.ts throws this then). */
+const atLimit: ValidatorDef = {
+  ...textLength,
+  slug: "limit",
+  compile: () => () => {
+    throw new RegexLimitError("^x", new RangeError("out of memory"));
+  },
+};
+
 function setup(requested: string[] = []) {
   const posted: FromWorker[] = [];
   const deps: JobDeps = {
-    lookup: (slug) => (slug === "len" ? textLength : undefined),
+    lookup: (slug) => (slug === "len" ? textLength : slug === "limit" ? atLimit : undefined),
     cache: new Lru(8),
     post: (m) => posted.push(m),
     requestConfig: async (_jobId, key) => {
@@ -88,6 +98,32 @@ describe("runJob", () => {
     expect(ends(posted).map((o) => o.error)).toEqual([
       'unsupported charset "klingon"',
       'unknown validator "nope"',
+    ]);
+  });
+
+  test("an engine limit errors the step with a finding that says the data was not checked", async () => {
+    const { deps, posted } = setup();
+    await runJob(job([0x61], "utf-8", [{ key: "a", validator: "limit", config: {}, maxFindings: 5 }]), deps);
+    const message =
+      'the regular expression "^x" could not be evaluated on this input (out of memory); the data was not checked';
+    expect(ends(posted)).toEqual([
+      {
+        status: "error",
+        error: message,
+        durationMs: expect.any(Number),
+        truncated: false,
+        findings: [
+          {
+            severity: "error",
+            code: "regex.engine_limit",
+            message,
+            path: null,
+            line: null,
+            column: null,
+            rule: "^x",
+          },
+        ],
+      },
     ]);
   });
 

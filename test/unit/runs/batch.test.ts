@@ -6,7 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeGateOf } from "../../../src/db/write-gate.ts";
-import { createWriteBatcher } from "../../../src/runs/batch.ts";
+import { lift } from "../../../src/db/program.ts";
+import { createSqliteDb } from "../../../src/db/sqlite.ts";
+import { type WriteBatcher, createWriteBatcher } from "../../../src/runs/batch.ts";
+
+/** A write of a synchronous function on the connection (the batcher takes programs). */
+const wr = <T>(b: WriteBatcher, fn: () => T, urgent?: boolean) => b.write(() => lift(fn), urgent);
 
 const dir = mkdtempSync(join(tmpdir(), "assay-batch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,10 +31,10 @@ function open() {
 describe("createWriteBatcher", () => {
   test("writes of one turn commit together, after the turn, and resolve after the commit", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(db);
+    const b = createWriteBatcher(createSqliteDb(db));
     const visibleElsewhere: number[] = [];
     const writes = ["a", "b", "c"].map((k) =>
-      b.write(() => {
+      wr(b, () => {
         insert(k);
         visibleElsewhere.push(count(other));
         return k;
@@ -44,10 +49,10 @@ describe("createWriteBatcher", () => {
   test("a failing write rejects alone; the others of its group are committed", async () => {
     const { db, other, count, insert } = open();
     insert("taken");
-    const b = createWriteBatcher(db);
-    const ok1 = b.write(() => insert("x"));
-    const bad = b.write(() => insert("taken"));
-    const ok2 = b.write(() => insert("y"));
+    const b = createWriteBatcher(createSqliteDb(db));
+    const ok1 = wr(b, () => insert("x"));
+    const bad = wr(b, () => insert("taken"));
+    const ok2 = wr(b, () => insert("y"));
     const [r1, r2, r3] = await Promise.allSettled([ok1, bad, ok2]);
     expect([r1.status, r2.status, r3.status]).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(String((r2 as PromiseRejectedResult).reason)).toContain("UNIQUE");
@@ -56,15 +61,15 @@ describe("createWriteBatcher", () => {
 
   test("right after a commit, writes of the next turns wait for the window and share a commit", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(db, 50);
-    await b.write(() => insert("first"));
+    const b = createWriteBatcher(createSqliteDb(db), 50);
+    await wr(b, () => insert("first"));
     const seen: number[] = [];
-    const a = b.write(() => {
+    const a = wr(b, () => {
       insert("a");
       seen.push(count(other));
     });
     await new Promise((r) => setImmediate(r)); // a later turn, as a worker's next result would be
-    const c = b.write(() => {
+    const c = wr(b, () => {
       insert("c");
       seen.push(count(other));
     });
@@ -75,11 +80,11 @@ describe("createWriteBatcher", () => {
 
   test("an urgent write does not wait out the window; it takes the waiting writes with it", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(db, 10_000);
-    await b.write(() => insert("first"));
-    const waiting = b.write(() => insert("w"));
+    const b = createWriteBatcher(createSqliteDb(db), 10_000);
+    await wr(b, () => insert("first"));
+    const waiting = wr(b, () => insert("w"));
     const t0 = performance.now();
-    await b.write(() => insert("u"), true);
+    await wr(b, () => insert("u"), true);
     expect(performance.now() - t0).toBeLessThan(5_000);
     expect(count(other)).toBe(3);
     await waiting;
@@ -87,10 +92,10 @@ describe("createWriteBatcher", () => {
 
   test("a write issued after a flush goes into the next transaction", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(db);
-    await b.write(() => insert("1"));
+    const b = createWriteBatcher(createSqliteDb(db));
+    await wr(b, () => insert("1"));
     expect(count(other)).toBe(1);
-    await b.write(() => insert("2"));
+    await wr(b, () => insert("2"));
     expect(count(other)).toBe(2);
   });
 });
@@ -98,13 +103,13 @@ describe("createWriteBatcher", () => {
 describe("createWriteBatcher behind the write gate (a WAL restart)", () => {
   test("a held gate defers the commit; writes issued meanwhile join it; release commits them at once", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(db, 0);
+    const b = createWriteBatcher(createSqliteDb(db), 0);
     const gate = writeGateOf(db);
     gate.hold();
     let settled = 0;
-    const first = b.write(() => insert("a")).then(() => settled++);
+    const first = wr(b, () => insert("a")).then(() => settled++);
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // turns pass: still held
-    const second = b.write(() => insert("b"), true).then(() => settled++); // urgent waits too
+    const second = wr(b, () => insert("b"), true).then(() => settled++); // urgent waits too
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     expect([settled, count(other), count(db)]).toEqual([0, 0, 0]);
     gate.release();

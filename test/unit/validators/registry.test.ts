@@ -9,16 +9,18 @@ import {
 } from "../../../src/validators/registry.ts";
 
 describe("registry", () => {
-  test("the catalogue has the six built-in validators with the contract's slugs", () => {
+  test("the catalogue has the contract's six built-in validators and schematron (issue #25)", () => {
     expect(VALIDATORS.map((v) => v.slug)).toEqual([
       "syntax",
       "json_schema",
       "xml_schema",
+      "schematron",
       "csv_table",
       "assertions",
       "text_rules",
     ]);
     expect(getValidator("json_schema")?.supportedFileTypes).toEqual(["JSON", "YAML"]);
+    expect(getValidator("schematron")?.supportedFileTypes).toEqual(["XML"]);
     expect(getValidator("nope")).toBeUndefined();
     expect(getValidator("syntax")?.supportedFileTypes).toEqual(["JSON", "XML", "YAML", "CSV", "TEXT"]);
   });

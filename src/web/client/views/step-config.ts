@@ -18,7 +18,9 @@ export function defaultConfig(validator: string): Record<string, unknown> {
     case "json_schema":
       return { schema: { type: "object", properties: {}, required: [] } };
     case "xml_schema":
-      return { schema_type: "xsd", schema: "" };
+      return { schema_type: "xsd" };
+    case "schematron":
+      return { schema: "" };
     case "csv_table":
       return { schema: { fields: [{ name: "id", type: "integer" }] } };
     case "assertions":
@@ -33,6 +35,11 @@ export function textsFor(validator: string, config: Record<string, unknown>): Re
   if (validator === "json_schema" || validator === "csv_table")
     return { schema: pretty(config.schema ?? {}) };
   if (validator === "text_rules") return { patterns: config.patterns ? pretty(config.patterns) : "" };
+  if (validator === "schematron")
+    return {
+      includes: config.includes ? pretty(config.includes) : "",
+      parameters: config.parameters ? pretty(config.parameters) : "",
+    };
   if (["syntax", "xml_schema", "assertions"].includes(validator)) return {};
   const { max_findings: _m, timeout_ms: _t, ...rest } = config;
   return { config: pretty(rest) };
@@ -54,7 +61,8 @@ export function buildConfig(
   for (const [key, text] of Object.entries(d.texts)) {
     const path = key === "config" ? `${p}.config` : `${p}.config.${key}`;
     if (!text.trim()) {
-      if (key === "patterns") delete config.patterns;
+      // Optional JSON buffers: empty means the key is left out.
+      if (["patterns", "includes", "parameters"].includes(key)) delete config[key];
       else problems.push({ field: path, code: "required", message: "is required (JSON)" });
       continue;
     }

@@ -1,8 +1,9 @@
-// One editor per validator kind for a step's config: JSON Schema, XSD/RelaxNG/DTD, Table
-// Schema, CEL assertions, text rules; raw JSON for anything else. Editors write into the draft
+// One editor per validator kind for a step's config: JSON Schema, XSD/RelaxNG/DTD, Schematron,
+// Table Schema, CEL assertions, text rules; raw JSON for anything else. Editors write into the draft
 // as the user types, so re-rendering the step list (reorder, add, remove) loses nothing. Every
 // control carries data-field = the path the server names in its errors (steps[i].config.schema).
 import { type Child, checkbox, field, h, option } from "../dom.ts";
+import { schematronEditor } from "./schematron-editor.ts";
 import type { StepDraft } from "./step-config.ts";
 
 const mono = { class: "mono", spellcheck: "false", autocapitalize: "none" };
@@ -169,13 +170,28 @@ export function configEditor(d: StepDraft, p: string): Child {
         rows: "14",
         "data-field": `${cp}.schema`,
         value: String(c.schema ?? ""),
-        oninput: (e: Event) => (c.schema = (e.target as HTMLTextAreaElement).value),
+        oninput: (e: Event) => setOrDelete(c, "schema", (e.target as HTMLTextAreaElement).value || undefined),
+      });
+      const stored = h("input", {
+        ...mono,
+        size: "60",
+        "data-field": `${cp}.schema_uri`,
+        value: String(c.schema_uri ?? ""),
+        oninput: (e: Event) =>
+          setOrDelete(c, "schema_uri", (e.target as HTMLInputElement).value || undefined),
       });
       return [
         field("Schema language", kind),
         field("Schema", text, "The schema text itself. Checked when you save."),
+        field(
+          "Or a stored XSD",
+          stored,
+          "XSD only, instead of the text: the URI of an XSD document stored for the organization; what it includes and imports is resolved from the stored documents when you save.",
+        ),
       ];
     }
+    case "schematron":
+      return schematronEditor(d, cp);
     case "csv_table": {
       const dialect = (c.dialect ?? {}) as Record<string, unknown>;
       // The dialect is sent only when it differs from the defaults (comma, header row).

@@ -1,0 +1,81 @@
+// `npm test`: the whole suite on SQLite, then the API suite (test/*.test.ts, each file a real
+// server) again on PostgreSQL — a throwaway cluster the tests start themselves
+// (test/helpers/pg-cluster.ts). The same files, parameterized by ASSAY_TEST_DATABASE, not copies.
+// Without PostgreSQL installed the second pass is skipped with a note, except under CI=true,
+// where it is required. Ends with the two passes' totals in bun's own format.
+//
+//   npm test                       both passes
+//   npm test -- test/runs-flow.test.ts   one file, both passes
+//   ASSAY_TEST_ONLY=sqlite npm test      one pass (sqlite | postgres)
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { pgBinDir } from "../test/helpers/pg-cluster.ts";
+
+const root = join(import.meta.dir, "..");
+const args = process.argv.slice(2);
+const only = process.env.ASSAY_TEST_ONLY;
+
+interface Tally {
+  pass: number;
+  fail: number;
+  skip: number;
+  code: number;
+}
+
+async function pass(name: string, files: string[], env: Record<string, string>): Promise<Tally> {
+  process.stdout.write(`\n=== ${name} ===\n`);
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...files], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: "inherit",
+    stderr: "pipe",
+  });
+  // bun test writes its report (and the totals) to stderr: echo it and keep the totals.
+  let tail = "";
+  const decoder = new TextDecoder();
+  const reader = proc.stderr.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const text = decoder.decode(value, { stream: true });
+    process.stderr.write(text);
+    tail = (tail + text).slice(-4000);
+  }
+  const code = await proc.exited;
+  const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0);
+  return { pass: num(/^ *(\d+) pass$/m), fail: num(/^ *(\d+) fail$/m), skip: num(/^ *(\d+) skip$/m), code };
+}
+
+/** The API suite: every top-level test file (each starts a real server). */
+function apiFiles(): string[] {
+  return readdirSync(join(root, "test"))
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => `test/${f}`);
+}
+
+const results: Tally[] = [];
+if (only !== "postgres") results.push(await pass("SQLite", args, { ASSAY_TEST_DATABASE: "sqlite" }));
+if (only !== "sqlite") {
+  if (pgBinDir()) {
+    const files = args.length
+      ? args.filter((a) => /^test\/[^/]+\.test\.ts$/.test(a) || a.startsWith("-"))
+      : apiFiles();
+    if (files.some((f) => !f.startsWith("-")) || !args.length)
+      results.push(await pass("PostgreSQL", files, { ASSAY_TEST_DATABASE: "postgres" }));
+  } else if (process.env.CI === "true") {
+    process.stderr.write("PostgreSQL is required under CI=true (apt-get install -y postgresql)\n");
+    results.push({ pass: 0, fail: 1, skip: 0, code: 1 });
+  } else {
+    process.stderr.write(
+      "\nPostgreSQL is not installed: the PostgreSQL pass is skipped (apt-get install -y postgresql; see README).\n",
+    );
+  }
+}
+
+const total = results.reduce(
+  (a, r) => ({ pass: a.pass + r.pass, fail: a.fail + r.fail, skip: a.skip + r.skip, code: a.code || r.code }),
+  { pass: 0, fail: 0, skip: 0, code: 0 },
+);
+// Totals of both passes, in bun's own format (the last such lines: .ci/run reads them).
+process.stderr.write(`\nAll passes:\n ${total.pass} pass\n ${total.skip} skip\n ${total.fail} fail\n`);
+process.exit(total.code || (total.fail ? 1 : 0));

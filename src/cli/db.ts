@@ -1,0 +1,80 @@
+// `assay migrate` and `assay db copy`: schema upgrades without starting the server, and moving an
+// installation between SQLite (a data dir) and PostgreSQL (a URL).
+import { loadConfig } from "../config.ts";
+import { CopyMismatch, copyDatabase } from "../db/copy.ts";
+import { LATEST, schemaVersion } from "../db/migrate.ts";
+import { type AnyDb, describeDb, openDb } from "../db/open.ts";
+import { AppError } from "../errors.ts";
+import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { print, table } from "./context.ts";
+
+/** `assay migrate [--data-dir DIR | --database-url URL]`: brings the schema up to this build's. */
+export async function migrate(p: Parsed) {
+  allowOnly(p, ["data_dir"]);
+  if (p.positionals.length)
+    throw new UsageError("usage: assay migrate [--data-dir DIR | --database-url URL]");
+  const config = loadConfig(process.env, pick(p.flags, ["data_dir", "database_url"]));
+  const before = await peekVersion(config);
+  const db = await openDb(config);
+  await db.close();
+  print(
+    before === LATEST
+      ? `${describeDb(config)}: schema ${LATEST}, up to date.`
+      : `${describeDb(config)}: schema ${before} → ${LATEST}.`,
+  );
+}
+
+/** `assay db copy --from DIR|URL --to DIR|URL [--replace]`. */
+export async function db(p: Parsed) {
+  const [sub, ...rest] = p.positionals;
+  if (sub !== "copy" || rest.length)
+    throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");
+  allowOnly(p, ["from", "to", "replace"]);
+  const { from, to } = p.flags;
+  if (!from || !to) throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");
+  if (from === to) throw new UsageError("--from and --to name the same database");
+  const src = await openDb(where(from));
+  let dst: AnyDb | null = null;
+  try {
+    dst = await openDb(where(to));
+    // A consistent snapshot of a SQLite source: one read transaction over the whole copy.
+    if (src.dialect === "sqlite") src.raw.exec("BEGIN");
+    const outcome = await copyDatabase(src, dst, { replace: p.bools.has("replace"), log: print });
+    if (outcome.state === "refused")
+      throw new AppError(409, "conflict", `Nothing copied: ${outcome.reason}.`);
+    print(
+      outcome.state === "unchanged"
+        ? "The target already holds exactly these rows: nothing to do."
+        : `Copied and verified (${describeDb(where(from))} → ${describeDb(where(to))}):`,
+    );
+    table(
+      outcome.tables.map((t) => ({ table: t.table, rows: t.rows, sha256: t.sha256 })),
+      ["table", "rows", "sha256"],
+    );
+  } catch (e) {
+    if (e instanceof CopyMismatch)
+      throw new AppError(500, "internal_error", `Verification failed: ${e.message}`);
+    throw e;
+  } finally {
+    if (src.dialect === "sqlite" && src.raw.inTransaction) src.raw.exec("COMMIT");
+    await src.close();
+    await dst?.close();
+  }
+}
+
+const isUrl = (s: string) => /^postgres(ql)?:\/\//.test(s);
+const where = (s: string) => ({ data_dir: isUrl(s) ? "./assay-data" : s, database_url: isUrl(s) ? s : null });
+
+function pick(flags: Record<string, string>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(keys.filter((k) => flags[k] !== undefined).map((k) => [k, flags[k]!]));
+}
+
+async function peekVersion(c: { data_dir: string; database_url: string | null }): Promise<number> {
+  const db = await openDb(c, { migrate: false }).catch(() => null);
+  if (!db) return 0;
+  try {
+    return await schemaVersion(db);
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,178 @@
+// Copies every row of one Assay database into another (`assay db copy`): SQLite data dir →
+// PostgreSQL to move an installation, or back. Both sides are migrated to the same schema first;
+// rows keep their ids; each table is copied in key order, in chunks of one transaction each, then
+// verified by row count and a SHA-256 over its rows in key order, computed on both sides.
+// Re-running a finished copy finds equal checksums and changes nothing; a target holding other
+// rows is refused unless `replace` is set (then it is emptied first).
+import { createHash } from "node:crypto";
+import { type Db, type Param, all, count, run } from "./program.ts";
+
+/** Tables in foreign-key order (parents first); `key` orders a table for chunks and checksums. */
+export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boolean }[] = [
+  { name: "users", key: ["id"], identity: true },
+  { name: "orgs", key: ["id"], identity: true },
+  { name: "memberships", key: ["org_id", "user_id"] },
+  { name: "api_tokens", key: ["id"], identity: true },
+  { name: "web_sessions", key: ["id"], identity: true },
+  { name: "settings", key: ["key"] },
+  { name: "workflows", key: ["id"], identity: true },
+  { name: "steps", key: ["id"], identity: true },
+  { name: "workflow_versions", key: ["workflow_id", "version"] },
+  { name: "org_schemas", key: ["id"], identity: true },
+  { name: "submissions", key: ["id"], identity: true },
+  { name: "runs", key: ["id"] },
+  { name: "run_findings", key: ["run_id", "step_index", "chunk"] },
+  { name: "content_chunks", key: ["run_id", "seq"] },
+  { name: "idempotency_keys", key: ["user_id", "key"] },
+  { name: "webhooks", key: ["id"], identity: true },
+  { name: "webhook_deliveries", key: ["id"] },
+  { name: "webhook_attempts", key: ["id"], identity: true },
+];
+
+/** Tables whose rows belong to the schema itself, not to the installation (never copied). */
+export const SCHEMA_TABLES = ["cache_generation", "assay_schema_migrations"];
+
+const CHUNK = 500;
+
+export interface TableReport {
+  table: string;
+  rows: number;
+  sha256: string;
+}
+
+type Row = Record<string, unknown>;
+
+/** One value as text for the checksum: the same on both dialects. */
+function canon(v: unknown): string {
+  if (v === null || v === undefined) return "\u0000";
+  if (v instanceof Uint8Array) return `x${Buffer.from(v).toString("hex")}`;
+  if (typeof v === "bigint") return `n${v}`;
+  if (typeof v === "number") return `n${v}`;
+  return `s${String(v)}`;
+}
+
+/** Reads a table in key order, chunk by chunk (keyset paging: no rows skipped twice). */
+async function* chunks(db: Db, table: string, key: string[]): AsyncGenerator<Row[]> {
+  const order = key.join(", ");
+  let after: Row | null = null;
+  for (;;) {
+    // Keyset: (k1, k2) > (v1, v2) written out, as both engines understand it.
+    let where = "";
+    const params: Param[] = [];
+    if (after) {
+      const terms: string[] = [];
+      for (let i = 0; i < key.length; i++) {
+        const eq = key.slice(0, i).map((k) => `${k} = ?`);
+        terms.push(`(${[...eq, `${key[i]} > ?`].join(" AND ")})`);
+        for (const k of key.slice(0, i)) params.push(after[k] as Param);
+        params.push(after[key[i]!] as Param);
+      }
+      where = `WHERE ${terms.join(" OR ")}`;
+    }
+    const rows: Row[] = await db.exec(
+      all<Row>(
+        `SELECT * FROM ${table} ${where} ORDER BY ${order} LIMIT CAST(? AS INTEGER)`,
+        ...params,
+        CHUNK,
+      ),
+    );
+    if (!rows.length) return;
+    yield rows;
+    after = rows.at(-1)!;
+    if (rows.length < CHUNK) return;
+  }
+}
+
+/** Row count and SHA-256 of a table, rows in key order, columns by name. */
+export async function tableDigest(db: Db, table: string, key: string[]): Promise<TableReport> {
+  const h = createHash("sha256");
+  let rows = 0;
+  for await (const chunk of chunks(db, table, key))
+    for (const r of chunk) {
+      rows++;
+      for (const c of Object.keys(r).sort()) h.update(`${c}=${canon(r[c])};`);
+      h.update("\n");
+    }
+  return { table, rows, sha256: h.digest("hex") };
+}
+
+export async function digests(db: Db): Promise<TableReport[]> {
+  const out: TableReport[] = [];
+  for (const t of COPY_TABLES) out.push(await tableDigest(db, t.name, t.key));
+  return out;
+}
+
+export type CopyOutcome =
+  | { state: "copied"; tables: TableReport[] }
+  | { state: "unchanged"; tables: TableReport[] }
+  | { state: "refused"; reason: string };
+
+export class CopyMismatch extends Error {
+  override name = "CopyMismatch";
+}
+
+/** The copy itself. `log` receives one line per table. */
+export async function copyDatabase(
+  from: Db,
+  to: Db,
+  opts: { replace?: boolean; log?: (line: string) => void } = {},
+): Promise<CopyOutcome> {
+  const log = opts.log ?? (() => {});
+  const source = await digests(from);
+  const target = await digests(to);
+  const same = source.every((s, i) => s.rows === target[i]!.rows && s.sha256 === target[i]!.sha256);
+  if (same) return { state: "unchanged", tables: source };
+  const occupied = target.filter((t) => t.rows > 0);
+  if (occupied.length && !opts.replace)
+    return {
+      state: "refused",
+      reason: `the target already holds rows (${occupied.map((t) => `${t.table}: ${t.rows}`).join(", ")}); pass --replace to empty it first`,
+    };
+  if (occupied.length)
+    await to.tx(function* () {
+      for (const t of [...COPY_TABLES].reverse()) yield* run(`DELETE FROM ${t.name}`);
+    });
+  for (const t of COPY_TABLES) {
+    let copied = 0;
+    for await (const rows of chunks(from, t.name, t.key)) {
+      const cols = Object.keys(rows[0]!);
+      const values = rows.flatMap((r) => cols.map((c) => (r[c] ?? null) as Param));
+      const tuple = `(${cols.map(() => "?").join(", ")})`;
+      await to.tx(() =>
+        run(
+          `INSERT INTO ${t.name} (${cols.join(", ")}) VALUES ${rows.map(() => tuple).join(", ")}`,
+          ...values,
+        ),
+      );
+      copied += rows.length;
+    }
+    log(`${t.name}: ${copied} rows`);
+  }
+  await resetIdentities(to);
+  // Caches of servers already running on the target must not keep what they read before.
+  await to.exec(run("UPDATE cache_generation SET value = value + 1 WHERE id = 1"));
+  const after = await digests(to);
+  for (const [i, s] of source.entries()) {
+    const t = after[i]!;
+    if (s.rows !== t.rows || s.sha256 !== t.sha256)
+      throw new CopyMismatch(
+        `${s.table}: the copy does not match (${s.rows} rows ${s.sha256.slice(0, 12)}… → ${t.rows} rows ${t.sha256.slice(0, 12)}…)`,
+      );
+  }
+  return { state: "copied", tables: after };
+}
+
+/** PostgreSQL identities continue after the copied ids (SQLite's rowids need nothing). */
+async function resetIdentities(db: Db): Promise<void> {
+  if (db.dialect !== "postgres") return;
+  for (const t of COPY_TABLES.filter((x) => x.identity)) {
+    const n = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
+    await db.exec(
+      all(
+        `SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), CAST(? AS BOOLEAN))`,
+        Math.max(n, 1),
+        n > 0 ? "true" : "false",
+      ),
+    );
+  }
+}

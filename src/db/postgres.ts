@@ -1,0 +1,209 @@
+// The PostgreSQL driver of the program interface (src/db/program.ts), on Bun's built-in client
+// (no driver in the binary). Each statement is awaited on a pooled connection; a transaction
+// holds one connection (`sql.begin`) and is run again from a fresh program when PostgreSQL
+// reports a serialization failure or a deadlock. Connection trouble of any kind becomes
+// DatabaseUnavailable (503 with Retry-After); the pool reconnects on the next statement.
+import { SQL } from "bun";
+import {
+  type Db,
+  DatabaseUnavailable,
+  type Op,
+  type Program,
+  RetryableConflict,
+  type TxOptions,
+  UniqueViolation,
+  UnstorableText,
+} from "./program.ts";
+
+/** Attempts of a transaction that keeps losing serialization races before the error stands. */
+const TX_ATTEMPTS = 5;
+/** PostgreSQL's OID of int8 (bigint): Bun returns it as a string, our programs want numbers. */
+const INT8 = 20;
+
+export interface PgOptions {
+  /** Pool size (connections this node may hold). */
+  max?: number;
+  /** Statements running longer than this are canceled by the server (ms; 0 = no limit). */
+  statementTimeoutMs?: number;
+}
+
+export interface PgDb extends Db {
+  readonly dialect: "postgres";
+  /** The client, for PostgreSQL's own machinery (LISTEN/NOTIFY, advisory locks, COPY). */
+  readonly sql: SQL;
+}
+
+/** `?` placeholders numbered `$1…` for PostgreSQL, skipping quoted text and identifiers. */
+export function numberPlaceholders(sql: string): string {
+  let out = "";
+  let n = 0;
+  let quote: string | null = null;
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch === "?") out += `$${++n}`;
+    else out += ch;
+  }
+  return out;
+}
+
+const CONNECTION_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_TLS_NOT_AVAILABLE",
+  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
+]);
+
+/** Engine and connection errors become the driver-neutral ones; a bug stays as it is. */
+export function translatePgError(e: unknown): unknown {
+  if (
+    e instanceof UniqueViolation ||
+    e instanceof DatabaseUnavailable ||
+    e instanceof RetryableConflict ||
+    e instanceof UnstorableText
+  )
+    return e;
+  const err = e as { code?: string; errno?: string; message?: string } | null;
+  if (!err || typeof err !== "object") return e;
+  const state = typeof err.errno === "string" ? err.errno : "";
+  if (state === "23505") return new UniqueViolation(err.message ?? "unique violation");
+  // 22021 character_not_in_repertoire, 22P05 untranslatable_character: U+0000 in a text value.
+  if (state === "22021" || state === "22P05") return new UnstorableText(state);
+  if (state === "40001" || state === "40P01") return new RetryableConflict(err.message ?? state);
+  // 08: connection exception; 53: insufficient resources (too many connections); 57P: the server
+  // is shutting down or starting; 57014: statement timeout (query_canceled).
+  if (/^(08|53|57P)/.test(state) || state === "57014")
+    return new DatabaseUnavailable(`database unavailable (${state})`);
+  if (err.code && CONNECTION_CODES.has(err.code))
+    return new DatabaseUnavailable(`database unavailable (${err.code})`);
+  if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET")
+    return new DatabaseUnavailable(`database unavailable (${err.code})`);
+  return e;
+}
+
+type Rows = Record<string, unknown>[] & {
+  columns?: { name: string; type: number }[];
+  affectedRows?: number;
+  count?: number;
+};
+
+/** int8 columns as numbers (ids and counts; all fit in 2^53 here). */
+function normalize(rows: Rows): Rows {
+  const cols = rows.columns;
+  if (!cols || !rows.length) return rows;
+  const int8 = cols.filter((c) => c.type === INT8).map((c) => c.name);
+  if (!int8.length) return rows;
+  for (const r of rows) for (const c of int8) if (typeof r[c] === "string") r[c] = Number(r[c]);
+  return rows;
+}
+
+const hasNul = (p: unknown) => typeof p === "string" && p.includes("\u0000");
+
+export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
+  const sql = new SQL({
+    url,
+    max: opts.max ?? 20,
+    idleTimeout: 60,
+    connectionTimeout: 10,
+    connection: opts.statementTimeoutMs ? { statement_timeout: String(opts.statementTimeoutMs) } : {},
+  });
+  const texts = new Map<string, string>();
+  const text = (s: string, suffix = "") => {
+    const k = suffix ? `${s}\u0000${suffix}` : s;
+    let t = texts.get(k);
+    if (t === undefined) {
+      t = numberPlaceholders(s) + suffix;
+      if (texts.size > 5000) texts.clear();
+      texts.set(k, t);
+    }
+    return t;
+  };
+  const step = async (q: SQL, o: Op): Promise<unknown> => {
+    // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
+    // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write
+    // with one fails with UnstorableText (400).
+    if ((o.op === "get" || o.op === "all") && /^\s*SELECT\b/i.test(o.sql) && o.params.some(hasNul))
+      return o.op === "get" ? undefined : [];
+    if (o.op === "insert") {
+      const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), o.params)) as Rows);
+      return Number(rows[0]?.[o.key]);
+    }
+    const rows = (await q.unsafe(text(o.sql), o.params)) as Rows;
+    if (o.op === "run") return rows.affectedRows ?? rows.count ?? 0;
+    normalize(rows);
+    return o.op === "get" ? rows[0] : [...rows];
+  };
+  const drive = async <T>(q: SQL, p: Program<T>): Promise<T> => {
+    let r = p.next();
+    while (!r.done) {
+      let out: unknown;
+      try {
+        out = await step(q, r.value);
+      } catch (e) {
+        r = p.throw(translatePgError(e));
+        continue;
+      }
+      r = p.next(out);
+    }
+    return r.value;
+  };
+  let turn: Promise<number> | null = null;
+  return {
+    dialect: "postgres",
+    sql,
+    async exec<T>(p: Program<T>): Promise<T> {
+      try {
+        return await drive(sql, p);
+      } catch (e) {
+        throw translatePgError(e);
+      }
+    },
+    async tx<T>(make: () => Program<T>, _opts?: TxOptions): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await sql.begin((t) => drive(t as unknown as SQL, make()))) as T;
+        } catch (e) {
+          const err = translatePgError(e);
+          if (err instanceof RetryableConflict && attempt < TX_ATTEMPTS) continue;
+          throw err;
+        }
+      }
+    },
+    // One read per turn of the event loop (the reasoning of src/db/sqlite.ts holds: a request
+    // sent after another's answer is read in a later turn, so it starts a read of its own).
+    generation() {
+      if (!turn) {
+        const read = (async () => {
+          const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
+          return Number(rows[0]?.value ?? 0);
+        })();
+        turn = read.catch((e) => {
+          throw translatePgError(e);
+        });
+        setImmediate(() => {
+          turn = null;
+        });
+      }
+      return turn;
+    },
+    async ping() {
+      try {
+        await sql.unsafe("SELECT 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await sql.close({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,122 @@
+// Database work as programs: a store function is a generator that yields statements and gets
+// their results back, and a driver runs it. The SQLite driver runs a program synchronously, so a
+// transaction is one synchronous block on the server's only writer connection, as bun:sqlite
+// requires; the PostgreSQL driver awaits each statement on a pooled connection. One program, two
+// dialects: the stores are written once (docs/decisions.md, "One set of stores, two dialects").
+//
+//   function* rename(id: number, name: string): Program<User | null> {
+//     yield* run("UPDATE users SET name = ? WHERE id = ?", name, id);
+//     return yield* get<User>("SELECT * FROM users WHERE id = ?", id);
+//   }
+//
+// SQL uses `?` placeholders (the PostgreSQL driver numbers them). Portable SQL only: ISO 8601
+// text timestamps, INTEGER 0/1 booleans, JSON as TEXT, no dialect functions; where a statement
+// must differ, the store picks it by `db.dialect` once, at creation.
+
+export type Param = string | number | bigint | null | Uint8Array;
+
+export type Op =
+  | { op: "get"; sql: string; params: Param[] }
+  | { op: "all"; sql: string; params: Param[] }
+  | { op: "run"; sql: string; params: Param[] }
+  /** An INSERT whose generated integer key is returned (rowid on SQLite, RETURNING on PostgreSQL). */
+  | { op: "insert"; sql: string; params: Param[]; key: string };
+
+export type Program<T> = Generator<Op, T, unknown>;
+
+/** The first row, or null. */
+export function* get<T>(sql: string, ...params: Param[]): Program<T | null> {
+  return ((yield { op: "get", sql, params }) as T | undefined) ?? null;
+}
+
+/** Every row. */
+export function* all<T>(sql: string, ...params: Param[]): Program<T[]> {
+  return (yield { op: "all", sql, params }) as T[];
+}
+
+/** A statement that returns no rows; resolves to the number of rows it changed. */
+export function* run(sql: string, ...params: Param[]): Program<number> {
+  return (yield { op: "run", sql, params }) as number;
+}
+
+/** An INSERT without RETURNING; resolves to the generated value of the integer key column. */
+export function* insert(sql: string, key: string, ...params: Param[]): Program<number> {
+  return (yield { op: "insert", sql, params, key }) as number;
+}
+
+/** `SELECT count(*) AS n …`: the count as a number on both dialects. */
+export function* count(sql: string, ...params: Param[]): Program<number> {
+  const r = yield* get<{ n: number | string }>(sql, ...params);
+  return Number(r?.n ?? 0);
+}
+
+/** A program that only returns a value: for code paths that sometimes need no statement. */
+// biome-ignore lint/correctness/useYield: a program without statements is still a program
+export function* value<T>(v: T): Program<T> {
+  return v;
+}
+
+/**
+ * A program around a function that works on a SQLite connection directly (tools and tests of the
+ * SQLite machinery); only the SQLite driver can run it inside its transaction.
+ */
+// biome-ignore lint/correctness/useYield: the work is done by fn, on the driver's connection
+export function* lift<T>(fn: () => T): Program<T> {
+  return fn();
+}
+
+/** Unique constraint violated: both drivers throw this, whatever the engine said. */
+export class UniqueViolation extends Error {
+  override name = "UniqueViolation";
+}
+
+/**
+ * The database could not be reached or gave up on a statement (connection refused or lost,
+ * server shutting down, statement timeout). Mapped to 503 service_unavailable with Retry-After.
+ */
+export class DatabaseUnavailable extends Error {
+  override name = "DatabaseUnavailable";
+}
+
+/** The transaction lost a race it can win if run again (serialization failure, deadlock). */
+export class RetryableConflict extends Error {
+  override name = "RetryableConflict";
+}
+
+/**
+ * A text value the database cannot store (PostgreSQL refuses U+0000 in text). A 400: the request
+ * carried it.
+ */
+export class UnstorableText extends Error {
+  override name = "UnstorableText";
+}
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface TxOptions {
+  /**
+   * Take the write lock at the start (SQLite BEGIN IMMEDIATE): for check-then-write programs.
+   * PostgreSQL programs lock the rows they check (`FOR UPDATE`, see `forUpdate`).
+   */
+  immediate?: boolean;
+}
+
+/** A database, either dialect. Every method may throw DatabaseUnavailable. */
+export interface Db {
+  readonly dialect: Dialect;
+  /** Runs a program; each statement commits on its own. */
+  exec<T>(p: Program<T>): Promise<T>;
+  /**
+   * Runs a program in one transaction. `make` may be called again when the transaction must be
+   * retried (a serialization failure on PostgreSQL): it must build a fresh program each time.
+   */
+  tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T>;
+  /** Reads the cache generation (src/db/generation.ts); at most one read per turn of the event loop. */
+  generation(): number | Promise<number>;
+  /** Whether the database answers (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** `FOR UPDATE` on PostgreSQL, nothing on SQLite (whose writer holds the whole database). */
+export const forUpdate = (d: Dialect) => (d === "postgres" ? " FOR UPDATE" : "");

@@ -1,0 +1,154 @@
+// The SQLite driver of the program interface (src/db/program.ts). Programs run synchronously on
+// the one writer connection: a transaction is a single synchronous block (bun:sqlite requires
+// it), so nothing else can interleave with it, and the hot paths pay no await per statement.
+import { type Database, SQLiteError, type Statement } from "bun:sqlite";
+import {
+  type Db,
+  DatabaseUnavailable,
+  type Op,
+  type Program,
+  type TxOptions,
+  UniqueViolation,
+} from "./program.ts";
+
+/** Prepared statements kept per connection; dynamic SQL (IN lists) beyond this starts over. */
+const STATEMENT_CACHE = 1000;
+
+export interface SqliteDb extends Db {
+  readonly dialect: "sqlite";
+  /** The connection, for SQLite's own machinery (checkpoints, backup, the write gate). */
+  readonly raw: Database;
+  /** Runs a program now, synchronously (each statement commits on its own). */
+  execSync<T>(p: Program<T>): T;
+  /** Runs a program in one transaction, synchronously. */
+  txSync<T>(p: Program<T>, opts?: TxOptions): T;
+  /** The cache generation, read synchronously (src/db/generation.ts). */
+  generation(): number;
+}
+
+/** Engine errors become the driver-neutral ones; anything else is a bug and stays as it is. */
+export function translateSqliteError(e: unknown): unknown {
+  if (e instanceof SQLiteError) {
+    if (/UNIQUE|PRIMARY KEY/.test(e.message)) return new UniqueViolation(e.message);
+    if (/SQLITE_BUSY|database is locked/i.test(`${e.code} ${e.message}`))
+      return new DatabaseUnavailable("the database is locked by another process");
+  }
+  return e;
+}
+
+export function createSqliteDb(db: Database): SqliteDb {
+  const statements = new Map<string, Statement>();
+  const prepared = (sql: string): Statement => {
+    let st = statements.get(sql);
+    if (!st) {
+      if (statements.size >= STATEMENT_CACHE) statements.clear();
+      st = db.prepare(sql);
+      statements.set(sql, st);
+    }
+    return st;
+  };
+  const step = (o: Op): unknown => {
+    const st = prepared(o.sql);
+    switch (o.op) {
+      case "get":
+        return st.get(...o.params);
+      case "all":
+        return st.all(...o.params);
+      case "run":
+        return st.run(...o.params).changes;
+      case "insert":
+        return Number(st.run(...o.params).lastInsertRowid);
+    }
+  };
+  const drive = <T>(p: Program<T>): T => {
+    let r = p.next();
+    while (!r.done) {
+      let out: unknown;
+      try {
+        out = step(r.value);
+      } catch (e) {
+        r = p.throw(translateSqliteError(e));
+        continue;
+      }
+      r = p.next(out);
+    }
+    return r.value;
+  };
+  // Built once: bun:sqlite's transaction() defines its variants on every call.
+  const inTx = db.transaction(<T>(p: Program<T>) => drive(p));
+  const txSync = <T>(p: Program<T>, opts?: TxOptions): T => {
+    try {
+      return (opts?.immediate ? inTx.immediate(p) : inTx(p)) as T;
+    } catch (e) {
+      throw translateSqliteError(e);
+    }
+  };
+  const readGeneration = generationReader(db);
+  return {
+    dialect: "sqlite",
+    raw: db,
+    execSync: drive,
+    txSync,
+    exec<T>(p: Program<T>): Promise<T> {
+      try {
+        return Promise.resolve(drive(p));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T> {
+      try {
+        return Promise.resolve(txSync(make(), opts));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    generation: readGeneration,
+    async ping() {
+      try {
+        db.query("SELECT 1").get();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      statements.clear();
+      try {
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/**
+ * One read of the generation per turn of the event loop while this connection writes nothing:
+ * the requests handled in one turn arrived together, so none can follow from another's answer (a
+ * revocation's response leaves in its turn at the earliest; a request sent after it is read in a
+ * later one). A write of our own in between (a PATCH reading back what it wrote) forces a fresh
+ * read: total_changes() counts this connection's writes and, touching no table, costs no read
+ * transaction; the generation read does, ~10 µs under load (docs/decisions.md).
+ */
+function generationReader(db: Database): () => number {
+  // Prepared on first use: a connection to a database without the table (a tool's) never reads it.
+  let sel: Statement<{ value: number }, []> | null = null;
+  let changes: Statement<{ n: number }, []> | null = null;
+  let turn: number | null = null;
+  let turnChanges = -1;
+  const clear = () => {
+    turn = null;
+  };
+  return () => {
+    changes ??= db.prepare<{ n: number }, []>("SELECT total_changes() AS n");
+    sel ??= db.prepare<{ value: number }, []>("SELECT value FROM cache_generation WHERE id = 1");
+    const n = changes.get()!.n;
+    if (turn === null || n !== turnChanges) {
+      if (turn === null) setImmediate(clear);
+      turn = sel.get()!.value;
+      turnChanges = n;
+    }
+    return turn;
+  };
+}

@@ -1,0 +1,158 @@
+// The submitted document as the XPath engine sees it: a slimdom tree built by saxes with the
+// source range of every element, so a finding can name the line and column of its node. libxml2
+// has checked the bytes first (src/validators/shared/xml.ts: well-formedness, depth, entity
+// amplification), so this second parse only ever sees a bounded, well-formed document.
+import { sync } from "slimdom-sax-parser";
+import { LineIndex, type Position } from "../shared/position.ts";
+import type { NameKey } from "./match.ts";
+
+/** What we read from slimdom nodes (slimdom-sax-parser adds `position` to elements and text). */
+export interface XNode {
+  nodeType: number;
+  nodeName: string;
+  parentNode: XNode | null;
+  ownerElement?: XNode | null;
+  childNodes: ArrayLike<XNode>;
+  attributes?: ArrayLike<XNode>;
+  namespaceURI?: string | null;
+  localName?: string;
+  position?: { start: number; end: number };
+}
+
+const XMLNS = "http://www.w3.org/2000/xmlns/";
+
+const ELEMENT = 1;
+const ATTRIBUTE = 2;
+const DOCUMENT = 9;
+
+export class SourceDocument {
+  readonly root: XNode;
+  readonly #lines: LineIndex;
+  /** Built on first use: elements and attributes by "{ns}local" ("@{ns}local"), in document order. */
+  #names: Map<string, XNode[]> | null = null;
+  #elements: XNode[] = [];
+  #attributes: XNode[] = [];
+  readonly #order = new Map<XNode, number>();
+
+  constructor(readonly text: string) {
+    this.#lines = new LineIndex(text);
+    this.root = sync(text, { position: true }) as unknown as XNode;
+  }
+
+  #index(): Map<string, XNode[]> {
+    if (this.#names) return this.#names;
+    const names = new Map<string, XNode[]>();
+    const add = (key: string, node: XNode) => {
+      const list = names.get(key);
+      if (list) list.push(node);
+      else names.set(key, [node]);
+      this.#order.set(node, this.#order.size);
+    };
+    // Iterative: libxml2 bounds the depth, but a loop needs no bound at all.
+    const stack: XNode[] = [this.root];
+    while (stack.length > 0) {
+      const node = stack.pop() as XNode;
+      if (node.nodeType === ELEMENT) {
+        add(`{${node.namespaceURI ?? ""}}${node.localName}`, node);
+        this.#elements.push(node);
+        for (const a of Array.from(node.attributes ?? [])) {
+          if (a.namespaceURI === XMLNS) continue; // namespace declarations are not attributes in XPath
+          add(`@{${a.namespaceURI ?? ""}}${a.localName}`, a);
+          this.#attributes.push(a);
+        }
+      } else this.#order.set(node, this.#order.size);
+      const kids = node.childNodes;
+      for (let i = kids.length - 1; i >= 0; i--) if (kids[i].nodeType === ELEMENT) stack.push(kids[i]);
+    }
+    this.#names = names;
+    return names;
+  }
+
+  /** Elements (or attributes) with this name, in document order. */
+  named(key: NameKey): XNode[] {
+    const names = this.#index();
+    if (key.ns !== "*" && key.local !== "*")
+      return names.get(`${key.attribute ? "@" : ""}{${key.ns}}${key.local}`) ?? [];
+    const all = key.attribute ? this.#attributes : this.#elements;
+    return all.filter(
+      (n) =>
+        (key.ns === "*" || (n.namespaceURI ?? "") === key.ns) &&
+        (key.local === "*" || n.localName === key.local),
+    );
+  }
+
+  /** Sorts nodes into document order without duplicates (nodes from named() or queries). */
+  inOrder(nodes: XNode[]): XNode[] {
+    this.#index();
+    const rank = (n: XNode) => this.#order.get(n) ?? Number.MAX_SAFE_INTEGER;
+    return [...new Set(nodes)].sort((a, b) => rank(a) - rank(b));
+  }
+
+  /**
+   * slimdom-sax-parser 1.5.3 puts the start of an element that follows the prolog (a declaration,
+   * comment or PI) one character past its `<`: step back to the `<`.
+   */
+  #tagStart(start: number, node: XNode | null | undefined): number {
+    if (node?.nodeType !== ELEMENT || this.text[start] === "<") return start;
+    const lt = this.text.lastIndexOf("<", start);
+    return lt >= 0 ? lt : start;
+  }
+
+  /** 1-based line and column (UTF-16 units) of a node's start; an attribute's name in its tag. */
+  positionOf(node: XNode): Position | null {
+    if (node.nodeType === ATTRIBUTE) {
+      const owner = node.ownerElement;
+      const range = owner?.position;
+      if (!range) return null;
+      const start = this.#tagStart(range.start, owner);
+      const tag = this.text.slice(start, range.end);
+      // The name after whitespace and before `=`: the first such match is the attribute itself.
+      const escaped = node.nodeName.replace(/[.]/g, "\\.");
+      const m = new RegExp(`\\s${escaped}\\s*=`).exec(tag);
+      return this.#lines.position(start + (m ? m.index + 1 : 0));
+    }
+    if (node.nodeType === DOCUMENT) return { line: 1, column: 1 };
+    if (node.position) return this.#lines.position(this.#tagStart(node.position.start, node));
+    return node.parentNode ? this.positionOf(node.parentNode) : null;
+  }
+}
+
+/**
+ * The node's XPath with the document's own prefixes, `[n]` only where siblings share the name
+ * (the form libxml2 gives the xml_schema validator's findings): `/Invoice/cac:InvoiceLine[2]/@id`.
+ */
+export function pathOf(node: XNode): string {
+  if (node.nodeType === DOCUMENT) return "/";
+  if (node.nodeType === ATTRIBUTE) {
+    const owner = node.ownerElement;
+    return `${owner ? pathOf(owner) : ""}/@${node.nodeName}`;
+  }
+  const steps: string[] = [];
+  let n: XNode | null = node;
+  while (n && n.nodeType !== DOCUMENT) {
+    steps.push(step(n));
+    n = n.parentNode;
+  }
+  return `/${steps.reverse().join("/")}`;
+}
+
+function step(node: XNode): string {
+  const name = node.nodeType === ELEMENT ? node.nodeName : kindTest(node.nodeType);
+  const siblings = node.parentNode ? Array.from(node.parentNode.childNodes) : [node];
+  const same = siblings.filter((s) => s.nodeType === node.nodeType && s.nodeName === node.nodeName);
+  return same.length > 1 ? `${name}[${same.indexOf(node) + 1}]` : name;
+}
+
+function kindTest(nodeType: number): string {
+  switch (nodeType) {
+    case 3:
+    case 4:
+      return "text()";
+    case 7:
+      return "processing-instruction()";
+    case 8:
+      return "comment()";
+    default:
+      return "node()";
+  }
+}

@@ -1,0 +1,275 @@
+// Runs a built schema over one document, ISO Schematron semantics: every active pattern, in
+// order; within a pattern each node is handled by the first rule whose context matches it; each
+// assert that is false and each report that is true is a finding. One evaluation per (rule, node)
+// computes the rule's lets and all its tests together; messages are built only for what fired.
+import fx from "fontoxpath";
+import type { FindingCollector } from "../shared/findings.ts";
+import { finding } from "../shared/findings.ts";
+import { pathOf, type SourceDocument, type XNode } from "./document.ts";
+import type { Check, Let, Part, Pattern, Rule, Schematron } from "./schema.ts";
+import { DescendantVars } from "./descendants.ts";
+import { type AltPlan, CANDIDATES, planContext, planExpression } from "./match.ts";
+import { type XPathOptions, xpathOptions } from "./xpath.ts";
+
+export type ParameterValue = string | number | boolean;
+type Variables = Record<string, unknown>;
+
+/** Types a let's value can keep when handed back to fontoxpath as a variable. */
+const PASSABLE = ["node()*", "xs:string*", "xs:boolean*", "xs:integer*"] as const;
+
+const errorText = (e: unknown) => ((e as Error)?.message ?? String(e)).split("\n")[0].trim();
+
+interface PreparedRule {
+  rule: Rule;
+  plans: AltPlan[];
+  /** `let … return` clause text of the rule's lets (without the global ones inlined per document). */
+  letClause: string[];
+  /** The tests, `//name` searches answered from the index (descendants.ts). */
+  tests: string[];
+}
+
+export class Evaluator {
+  readonly #opts: XPathOptions;
+  readonly #globals: Let[];
+  readonly #patterns: { pattern: Pattern; rules: PreparedRule[] }[];
+  readonly #descendants = new DescendantVars();
+
+  constructor(
+    readonly schema: Schematron,
+    /** Phase id, "#ALL", or null for the schema's default phase. */
+    phase: string | null,
+    readonly parameters: Record<string, ParameterValue> = {},
+  ) {
+    this.#opts = xpathOptions(schema.namespaces);
+    const chosen = phase === null || phase === "#DEFAULT" ? (schema.defaultPhase ?? "#ALL") : phase;
+    const active = chosen === "#ALL" ? null : schema.phases[chosen];
+    this.#globals = [...schema.lets, ...(active?.lets ?? [])];
+    const patterns = active
+      ? schema.patterns.filter((p) => p.id && active.active.includes(p.id))
+      : schema.patterns;
+    this.#patterns = patterns.map((pattern) => ({
+      pattern,
+      rules: pattern.rules.map((rule) => ({
+        rule,
+        plans: planContext(rule.context, schema.namespaces),
+        letClause: rule.lets.map(
+          (l) => `$${l.name} := (${this.#descendants.rewrite(l.value, schema.namespaces)})`,
+        ),
+        tests: rule.checks.map((c) => this.#descendants.rewrite(c.test, schema.namespaces)),
+      })),
+    }));
+  }
+
+  run(doc: SourceDocument, out: FindingCollector): void {
+    const scope = new Scope(this.#opts, doc.root);
+    for (const [name, key] of this.#descendants.keys) scope.vars[name] = nodeSequence(doc.named(key));
+    for (const l of this.#globals) {
+      if (!scope.bind(l, this.parameters)) return void out.add(scope.failure(l));
+    }
+    for (const { pattern, rules } of this.#patterns) {
+      const local = scope.child();
+      for (const l of pattern.lets) if (!local.bind(l, {})) return void out.add(local.failure(l));
+      const claimed = new Set<XNode>();
+      for (const prepared of rules) {
+        if (!this.#rule(prepared, local, doc, claimed, out)) return;
+      }
+    }
+  }
+
+  /** false once the findings cap is reached. */
+  #rule(
+    p: PreparedRule,
+    scope: Scope,
+    doc: SourceDocument,
+    claimed: Set<XNode>,
+    out: FindingCollector,
+  ): boolean {
+    let nodes: XNode[];
+    try {
+      nodes = this.#match(p.plans, scope, doc);
+    } catch (e) {
+      return out.add(
+        finding("schematron.evaluation_error", `the rule context could not be evaluated: ${errorText(e)}`, {
+          rule: p.rule.context,
+        }),
+      );
+    }
+    const lets = [...scope.inlined, ...p.letClause];
+    const prefix = lets.length > 0 ? `let ${lets.join(", ")} return ` : "";
+    const tests = `${prefix}[${p.tests.map((t) => `boolean((${t}))`).join(", ")}]`;
+    for (const node of nodes) {
+      if (claimed.has(node)) continue;
+      claimed.add(node);
+      if (p.rule.checks.length === 0) continue;
+      const opts = { ...this.#opts, currentContext: node };
+      let results: (boolean | Error)[];
+      try {
+        results = fx.evaluateXPathToArray(tests, node, null, scope.vars, opts) as boolean[];
+      } catch {
+        // One test failed to evaluate: find out which, and keep the others' results.
+        results = p.tests.map((test) => {
+          try {
+            return fx.evaluateXPathToBoolean(`${prefix}(${test})`, node, null, scope.vars, opts);
+          } catch (e) {
+            return e instanceof Error ? e : new Error(String(e));
+          }
+        });
+      }
+      for (let i = 0; i < results.length; i++) {
+        const c = p.rule.checks[i];
+        const r = results[i];
+        if (r instanceof Error) {
+          const f = this.#finding(c, node, doc, prefix, scope, opts, r);
+          if (!out.add(f)) return false;
+        } else if ((c.kind === "assert") !== r) {
+          if (!out.add(this.#finding(c, node, doc, prefix, scope, opts, null))) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The nodes a rule context matches, in document order. */
+  #match(plans: AltPlan[], scope: Scope, doc: SourceDocument): XNode[] {
+    const prefix = scope.inlined.length > 0 ? `let ${scope.inlined.join(", ")} return ` : "";
+    const found: XNode[] = [];
+    for (const plan of plans) {
+      let vars = scope.vars;
+      if ("key" in plan) {
+        const candidates = doc.named(plan.key);
+        if (plan.filter === "" || candidates.length === 0) {
+          found.push(...candidates);
+          continue;
+        }
+        vars = { ...vars, [CANDIDATES]: nodeSequence(candidates) };
+      }
+      const expr = `${prefix}${planExpression(plan)}`;
+      found.push(...(fx.evaluateXPathToNodes(expr, doc.root, null, vars, this.#opts) as unknown as XNode[]));
+    }
+    return plans.length > 1 ? doc.inOrder(found) : found;
+  }
+
+  #finding(
+    c: Check,
+    context: XNode,
+    doc: SourceDocument,
+    prefix: string,
+    scope: Scope,
+    opts: XPathOptions,
+    error: Error | null,
+  ) {
+    let node = context;
+    if (c.subject !== null) {
+      try {
+        node =
+          (fx.evaluateXPathToFirstNode(
+            `${prefix}(${c.subject})`,
+            context,
+            null,
+            scope.vars,
+            opts,
+          ) as XNode) ?? context;
+      } catch {
+        // the context node it is
+      }
+    }
+    const pos = doc.positionOf(node);
+    const where = { path: pathOf(node), line: pos?.line ?? null, column: pos?.column ?? null, rule: c.test };
+    if (error) {
+      const what = `the ${c.kind}${c.id ? ` ${c.id}` : ""}`;
+      return finding(
+        "schematron.evaluation_error",
+        `${what} could not be evaluated: ${errorText(error)}`,
+        where,
+      );
+    }
+    const render = (parts: Part[]) =>
+      normalize(parts.map((part) => text(part, prefix, context, scope, opts)).join(""));
+    const message = [render(c.message), ...c.diagnostics.map(render)].filter(Boolean).join(" ");
+    const code = `schematron.${c.id ?? (c.kind === "assert" ? "failed_assert" : "successful_report")}`;
+    return finding(code, message || `${c.kind} ${c.test}`, { ...where, severity: c.severity });
+  }
+}
+
+function text(part: Part, prefix: string, node: XNode, scope: Scope, opts: XPathOptions): string {
+  if (typeof part === "string") return part;
+  const expr =
+    "select" in part
+      ? `${prefix}string-join((${part.select}) ! string(.), ' ')`
+      : `${prefix}name((${part.name ?? "."})[1])`;
+  try {
+    return fx.evaluateXPathToString(expr, node, null, scope.vars, opts);
+  } catch (e) {
+    return `[${errorText(e)}]`;
+  }
+}
+
+const normalize = (s: string) => s.replace(/\s+/g, " ").trim();
+
+/**
+ * Variables of the global and pattern lets for one document. A value of a type fontoxpath can
+ * take back unchanged (nodes, strings, booleans, integers) is computed once and passed in; any
+ * other (decimals, dates …) would lose its type as a JS value, so its expression is inlined into
+ * every evaluation as a `let` clause over the document node instead.
+ */
+class Scope {
+  vars: Variables = {};
+  inlined: string[] = [];
+  #error: unknown = null;
+
+  constructor(
+    readonly opts: XPathOptions,
+    readonly root: XNode,
+  ) {}
+
+  child(): Scope {
+    const s = new Scope(this.opts, this.root);
+    s.vars = { ...this.vars };
+    s.inlined = [...this.inlined];
+    return s;
+  }
+
+  bind(l: Let, parameters: Record<string, ParameterValue>): boolean {
+    if (Object.hasOwn(parameters, l.name)) {
+      this.vars[l.name] = parameterValue(parameters[l.name]);
+      return true;
+    }
+    const prefix = this.inlined.length > 0 ? `let ${this.inlined.join(", ")} return ` : "";
+    const instance = (t: string) => `every $i in $v satisfies $i instance of ${t.slice(0, -1)}`;
+    const kind = `${PASSABLE.map((t, i) => `if (${instance(t)}) then ${i}`).join(" else ")} else -1`;
+    const expr = `${prefix}let $v := (${l.value}) return [array { $v }, ${kind}]`;
+    try {
+      const [items, kind] = fx.evaluateXPathToArray(expr, this.root, null, this.vars, this.opts) as [
+        unknown[],
+        number,
+      ];
+      if (kind >= 0)
+        this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
+      else this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);
+      return true;
+    } catch (e) {
+      this.#error = e;
+      return false;
+    }
+  }
+
+  failure(l: Let) {
+    return finding(
+      "schematron.evaluation_error",
+      `the let "${l.name}" could not be evaluated: ${errorText(this.#error)}`,
+      {
+        rule: l.value,
+      },
+    );
+  }
+}
+
+function nodeSequence(nodes: XNode[]): unknown {
+  return fx.createTypedValueFactory("node()*")(nodes as never, fx.domFacade);
+}
+
+function parameterValue(v: ParameterValue): unknown {
+  if (typeof v !== "number") return v;
+  const type = Number.isInteger(v) ? "xs:integer" : "xs:decimal";
+  return fx.createTypedValueFactory(type)(v as never, fx.domFacade);
+}

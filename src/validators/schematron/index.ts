@@ -1,0 +1,138 @@
+// `schematron`: ISO Schematron business rules over XML (EN 16931, XRechnung, Peppol, HL7 …).
+// Engine: our reading of the schema (schema.ts) over fontoxpath's XPath 3.1; docs/decisions.md
+// says why not SaxonJS. Codes: schematron.<assertion id> (schematron.failed_assert /
+// schematron.successful_report without one), schematron.evaluation_error, and the xml.* codes of
+// an unparsable document.
+import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
+import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
+import { FindingCollector, finding } from "../shared/findings.ts";
+import { parseXml } from "../shared/xml.ts";
+import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import { expressionIssues } from "./check.ts";
+import { SourceDocument } from "./document.ts";
+import { Evaluator, type ParameterValue } from "./evaluate.ts";
+import { buildSchema, SchemaProblem, type Schematron } from "./schema.ts";
+
+const MAX_SCHEMA_CHARS = 5 * 1024 * 1024;
+const MAX_INCLUDES = 64;
+
+const configSchema = {
+  type: "object",
+  required: ["schema"],
+  properties: {
+    schema: {
+      type: "string",
+      minLength: 1,
+      maxLength: MAX_SCHEMA_CHARS,
+      description: "The ISO Schematron schema (sch:schema) itself.",
+    },
+    includes: {
+      type: "object",
+      maxProperties: MAX_INCLUDES,
+      additionalProperties: { type: "string", maxLength: MAX_SCHEMA_CHARS },
+      description: "Documents sch:include and sch:extends may name: href (relative to the schema) → text.",
+    },
+    phase: {
+      type: "string",
+      minLength: 1,
+      description: 'A sch:phase id, "#ALL", or "#DEFAULT" (the schema\'s defaultPhase, else #ALL).',
+    },
+    parameters: {
+      type: "object",
+      additionalProperties: { type: ["string", "number", "boolean"] },
+      description: "Values for the schema's global sch:let variables, by name (replacing their expressions).",
+    },
+    ...COMMON_CONFIG_PROPERTIES,
+  },
+  additionalProperties: false,
+};
+
+export interface SchematronConfig {
+  schema: string;
+  includes?: Record<string, string>;
+  phase?: string;
+  parameters?: Record<string, ParameterValue>;
+}
+
+function build(cfg: SchematronConfig): Schematron {
+  return buildSchema(cfg.schema, cfg.includes ?? {});
+}
+
+function checkConfig(config: unknown): ConfigIssue[] {
+  if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
+  const shape = shapeIssues(configSchema, config);
+  if (shape.length > 0) return shape;
+  const cfg = config as unknown as SchematronConfig;
+  let schema: Schematron;
+  try {
+    schema = build(cfg);
+  } catch (e) {
+    if (e instanceof SchemaProblem) return [issue(e.field, "invalid_schema", e.message)];
+    // Anything else the parsers throw on odd input is still the schema's problem, never a 500.
+    return [issue("schema", "invalid_schema", `could not be read: ${(e as Error)?.message ?? String(e)}`)];
+  }
+  const issues = expressionIssues(schema);
+  const phase = cfg.phase;
+  if (
+    phase !== undefined &&
+    phase !== "#ALL" &&
+    phase !== "#DEFAULT" &&
+    !Object.hasOwn(schema.phases, phase)
+  ) {
+    const known = Object.keys(schema.phases);
+    issues.push(
+      issue(
+        "phase",
+        "unknown_phase",
+        `"${phase}" is not a phase of the schema (${["#ALL", ...known].join(", ")})`,
+      ),
+    );
+  }
+  const globals = new Set(
+    [...schema.lets, ...Object.values(schema.phases).flatMap((p) => p.lets)].map((l) => l.name),
+  );
+  for (const name of Object.keys(cfg.parameters ?? {})) {
+    if (!globals.has(name))
+      issues.push(issue(`parameters.${name}`, "unknown_parameter", "names no global sch:let of the schema"));
+  }
+  return issues;
+}
+
+function compile(config: unknown) {
+  const cfg = config as SchematronConfig;
+  const evaluator = new Evaluator(build(cfg), cfg.phase ?? null, cfg.parameters ?? {});
+  return (input: ValidationInput, ctx: ValidationContext) => {
+    const out = new FindingCollector(ctx.maxFindings);
+    // libxml2 first: well-formedness, depth and entity limits with the same codes as xml_schema.
+    const parsed = parseXml(input.bytes);
+    if ("problems" in parsed) {
+      for (const p of parsed.problems) {
+        if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column })))
+          break;
+      }
+      return out.result();
+    }
+    parsed.doc.dispose();
+    let doc: SourceDocument;
+    try {
+      doc = new SourceDocument(input.text);
+    } catch (e) {
+      // libxml2 accepted it; saxes did not (an entity declared in the DTD, say).
+      out.add(finding("xml.not_well_formed", (e as Error).message.split("\n")[0]));
+      return out.result();
+    }
+    evaluator.run(doc, out);
+    return out.result();
+  };
+}
+
+export const schematronValidator: ValidatorDef = {
+  slug: "schematron",
+  name: "Schematron",
+  description:
+    "Checks XML against ISO Schematron business rules (XPath 3.1; phases, parameters, includes given in the config; nothing is fetched).",
+  supportedFileTypes: ["XML"],
+  configSchema,
+  checkConfig,
+  compile,
+};

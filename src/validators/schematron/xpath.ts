@@ -1,0 +1,183 @@
+// fontoxpath (XPath 3.1) as the Schematron query language: the namespace and function resolution
+// every evaluation uses, the XSLT `current()` function, and the save-time check of one expression.
+// The save-time check only parses (fontoxpath's parseScript): evaluating an author's expression
+// on the API thread could run for ever. Function names, namespace prefixes and variables are
+// checked on the parse tree.
+import fx from "fontoxpath";
+import { slimdom } from "slimdom-sax-parser";
+
+export const FN_NS = "http://www.w3.org/2005/xpath-functions";
+const ASSAY_NS = "urn:assay:schematron";
+
+/** Prefixes every expression knows without an sch:ns declaration. */
+export const BUILTIN_PREFIXES: Readonly<Record<string, string>> = Object.freeze({
+  xs: "http://www.w3.org/2001/XMLSchema",
+  fn: FN_NS,
+  math: "http://www.w3.org/2005/xpath-functions/math",
+  map: "http://www.w3.org/2005/xpath-functions/map",
+  array: "http://www.w3.org/2005/xpath-functions/array",
+  xml: "http://www.w3.org/XML/1998/namespace",
+});
+
+/**
+ * Functions that read outside resources. fontoxpath implements none of them, so nothing could be
+ * fetched anyway; naming them lets the save-time check say why instead of "unknown function".
+ */
+const OUTSIDE_READERS = new Set([
+  "doc",
+  "doc-available",
+  "document",
+  "unparsed-text",
+  "unparsed-text-lines",
+  "unparsed-text-available",
+  "collection",
+  "uri-collection",
+  "json-doc",
+  "environment-variable",
+  "available-environment-variables",
+  "load-xquery-module",
+  "transform",
+]);
+
+let registered = false;
+
+/** XSLT's current(): the rule's context node, which evaluations pass as `currentContext`. */
+function registerCurrent(): void {
+  if (registered) return;
+  registered = true;
+  fx.registerCustomXPathFunction(
+    { namespaceURI: ASSAY_NS, localName: "current" },
+    [],
+    "item()?",
+    (dynamicContext: { currentContext?: unknown }) => dynamicContext.currentContext ?? null,
+  );
+}
+
+export type XPathOptions = NonNullable<Parameters<typeof fx.evaluateXPath>[5]>;
+
+/** The options of every evaluation under a schema's `sch:ns` declarations. */
+export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
+  registerCurrent();
+  const resolve = (prefix: string): string | null =>
+    Object.hasOwn(namespaces, prefix) ? namespaces[prefix] : (BUILTIN_PREFIXES[prefix] ?? null);
+  return {
+    language: fx.evaluateXPath.XPATH_3_1_LANGUAGE,
+    namespaceResolver: (prefix: string) => (prefix === "" ? null : resolve(prefix)),
+    functionNameResolver: ({ prefix, localName }: { prefix: string; localName: string }, arity: number) => {
+      if (prefix === "" && localName === "current" && arity === 0)
+        return { namespaceURI: ASSAY_NS, localName };
+      return { namespaceURI: prefix === "" ? FN_NS : resolve(prefix), localName };
+    },
+  } as XPathOptions;
+}
+
+const XQX = "http://www.w3.org/2005/XQueryX";
+
+interface Element {
+  localName: string;
+  namespaceURI: string | null;
+  textContent: string | null;
+  children: ArrayLike<Element>;
+  getAttributeNS(ns: string | null, name: string): string | null;
+}
+
+function* elements(el: Element): Generator<Element> {
+  yield el;
+  for (const child of Array.from(el.children)) yield* elements(child);
+}
+
+const known = new Map<string, boolean>();
+
+/** Whether fontoxpath has this function (a constant-time lookup, not the author's code). */
+function functionExists(uri: string, local: string, arity: number): boolean {
+  const key = `${uri} ${local}#${arity}`;
+  let hit = known.get(key);
+  if (hit === undefined) {
+    try {
+      hit = fx.evaluateXPathToBoolean("exists(function-lookup(QName($u, $l), xs:integer($a)))", null, null, {
+        u: uri,
+        l: local,
+        a: arity,
+      });
+    } catch {
+      hit = false; // not a name fontoxpath can even look up
+    }
+    known.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * Problems of one expression, as sentences; [] when it parses and every name in it resolves.
+ * `variables`: the names of the lets in scope.
+ */
+export function checkExpression(
+  text: string,
+  namespaces: Record<string, string>,
+  variables: ReadonlySet<string>,
+): string[] {
+  let ast: Element;
+  try {
+    ast = fx.parseScript(
+      text,
+      { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE },
+      scratch(),
+    ) as unknown as Element;
+  } catch (e) {
+    const first = ((e as Error).message ?? String(e)).split("\n")[0].replace(/^\d+:\s*/, "");
+    return [`is not a valid XPath expression (${first.trim() || "syntax error"})`];
+  }
+  const problems: string[] = [];
+  const prefixOk = (p: string | null) =>
+    !p || Object.hasOwn(namespaces, p) || Object.hasOwn(BUILTIN_PREFIXES, p);
+  const bound = new Set<string>();
+  const all = [...elements(ast)].filter((e) => e.namespaceURI === XQX);
+  for (const e of all) if (e.localName === "varName") bound.add(e.textContent ?? "");
+  for (const e of all) {
+    const prefix = e.getAttributeNS(XQX, "prefix");
+    if ((e.localName === "nameTest" || e.localName === "functionName") && !prefixOk(prefix)) {
+      problems.push(`uses the prefix "${prefix}", which no sch:ns declares`);
+      continue;
+    }
+    if (e.localName === "varRef") {
+      const name = Array.from(e.children).find((c) => c.localName === "name")?.textContent ?? "";
+      if (!variables.has(name) && !bound.has(name))
+        problems.push(`refers to $${name}, which no sch:let declares`);
+    }
+    if (e.localName === "functionCallExpr" || e.localName === "namedFunctionRef") {
+      const problem = functionProblem(e, namespaces);
+      if (problem) problems.push(problem);
+    }
+  }
+  return [...new Set(problems)];
+}
+
+function functionProblem(call: Element, namespaces: Record<string, string>): string | null {
+  const kids = Array.from(call.children);
+  const nameEl = kids.find((c) => c.localName === "functionName");
+  if (!nameEl) return null;
+  const local = nameEl.textContent ?? "";
+  const prefix = nameEl.getAttributeNS(XQX, "prefix") ?? "";
+  const uri =
+    nameEl.getAttributeNS(XQX, "URI") ??
+    (prefix === "" ? FN_NS : (namespaces[prefix] ?? BUILTIN_PREFIXES[prefix] ?? ""));
+  const arity =
+    call.localName === "namedFunctionRef"
+      ? Number(kids.find((c) => c.localName === "integerConstantExpr")?.textContent ?? 0)
+      : Array.from(kids.find((c) => c.localName === "arguments")?.children ?? []).length;
+  const shown = prefix ? `${prefix}:${local}` : local;
+  if (uri === FN_NS && OUTSIDE_READERS.has(local))
+    return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
+  if (uri === FN_NS && local === "current" && arity === 0) return null;
+  if (!functionExists(uri, local, arity))
+    return `calls ${shown}#${arity}, which is not an available function`;
+  return null;
+}
+
+let scratchDoc: unknown;
+
+/** parseScript builds its XQueryX tree in a DOM document; any will do. */
+function scratch(): never {
+  scratchDoc ??= new slimdom.Document();
+  return scratchDoc as never;
+}

@@ -1,0 +1,55 @@
+// The schematron step editor in real Chromium: the phase selector is filled from the schema's own
+// sch:phase elements as it is typed, and the chosen phase is what the server saves.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { type TestServer, call, startTestServer } from "../helpers/server.ts";
+import { hasChromium, launch, newPage, screenshot, signIn } from "./browser.ts";
+
+const PASSWORD = "root password 1";
+const SCHEMA = `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" queryBinding="xslt2">
+  <sch:phase id="lines"><sch:active pattern="p-lines"/></sch:phase>
+  <sch:phase id="totals"><sch:active pattern="p-total"/></sch:phase>
+  <sch:pattern id="p-lines"><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">qty</sch:assert></sch:rule></sch:pattern>
+  <sch:pattern id="p-total"><sch:rule context="order"><sch:assert id="T" test="@total">total</sch:assert></sch:rule></sch:pattern>
+</sch:schema>`;
+
+describe.skipIf(!hasChromium)("schematron step editor in Chromium", () => {
+  let s: TestServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    const root = await s.deps.users.getByUsername("root");
+    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD));
+    browser = await launch();
+    page = await newPage(browser, s.url);
+    await signIn(page, "root", PASSWORD);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  test("the phase selector lists the schema's phases; the chosen one is saved", async () => {
+    await page.goto("/app/orgs/acme/workflows/");
+    await page.getByRole("link", { name: "New workflow" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("Invoices");
+    await page.getByRole("button", { name: "Add step" }).click();
+    await page.getByLabel("Step name").fill("Business rules");
+    await page.getByLabel("Validator").selectOption("schematron");
+    const phase = page.getByLabel("Phase");
+    const options = () =>
+      phase.locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(await options()).toEqual(["", "#ALL"]);
+    await page.getByLabel("Schematron schema").fill(SCHEMA);
+    expect(await options()).toEqual(["", "#ALL", "lines", "totals"]);
+    await phase.selectOption("totals");
+    await screenshot(page, "schematron-step");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.waitForURL(/\/app\/orgs\/acme\/workflows\/invoices\/$/);
+    const wf = await call(s, "GET", "/api/v1/orgs/acme/workflows/invoices/", { token: s.rootToken });
+    expect(wf.json.steps[0].validator).toBe("schematron");
+    expect(wf.json.steps[0].config).toEqual({ schema: SCHEMA, phase: "totals" });
+  });
+});

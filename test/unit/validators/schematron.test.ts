@@ -1,0 +1,357 @@
+// The schematron validator construct by construct: each test builds a small schema, runs it the
+// way a worker does (save-time check, compile, run) and checks code, message, path, line, column.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
+import { run } from "./helpers.ts";
+
+beforeAll(() => loadLibxml());
+
+const sch = (body: string, attrs = 'queryBinding="xslt2"') =>
+  `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" ${attrs}>\n${body}\n</sch:schema>`;
+
+const validate = (schema: string, xml: string, extra: Record<string, unknown> = {}) =>
+  run("schematron", { schema, ...extra }, xml, "XML");
+
+const slim = (r: ReturnType<typeof validate>) =>
+  r.findings.map((f) => ({
+    severity: f.severity,
+    code: f.code,
+    message: f.message,
+    path: f.path,
+    line: f.line,
+    column: f.column,
+  }));
+
+const order = `<order id="o1">
+  <line sku="a" qty="2" price="10.00"/>
+  <line sku="b" qty="0" price="5.50"/>
+  <total>25.50</total>
+</order>`;
+
+describe("schematron: asserts and reports", () => {
+  test("a failed assert: code from its id, values filled in, XPath, line and column of the context", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line">
+      <sch:assert id="QTY-1" test="@qty > 0">Line <sch:value-of select="@sku"/> has quantity <sch:value-of select="@qty"/>.</sch:assert>
+    </sch:rule></sch:pattern>`);
+    const r = validate(schema, order);
+    expect(slim(r)).toEqual([
+      {
+        severity: "error",
+        code: "schematron.QTY-1",
+        message: "Line b has quantity 0.",
+        path: "/order/line[2]",
+        line: 3,
+        column: 3,
+      },
+    ]);
+    expect(r.findings[0].rule).toBe("@qty > 0");
+  });
+
+  test("a report fires when its test is true; sch:name names the node", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="total">
+      <sch:report id="TOTAL" role="info" test=". > 20"><sch:name/> is <sch:value-of select="."/>, at <sch:name path=".."/></sch:report>
+    </sch:rule></sch:pattern>`);
+    expect(slim(validate(schema, order))).toEqual([
+      {
+        severity: "info",
+        code: "schematron.TOTAL",
+        message: "total is 25.50, at order",
+        path: "/order/total",
+        line: 4,
+        column: 3,
+      },
+    ]);
+  });
+
+  test("without an id the SVRL names: failed_assert, successful_report", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="order">
+      <sch:assert test="false()">never</sch:assert><sch:report test="true()">always</sch:report>
+    </sch:rule></sch:pattern>`);
+    expect(validate(schema, order).findings.map((f) => f.code)).toEqual([
+      "schematron.failed_assert",
+      "schematron.successful_report",
+    ]);
+  });
+
+  test("role and flag map to severity (fatal/error, warning, information/info; the rule's flag is inherited)", () => {
+    const schema = sch(`<sch:pattern>
+      <sch:rule context="order" flag="warning">
+        <sch:assert id="A" test="false()" flag="fatal">a</sch:assert>
+        <sch:assert id="B" test="false()" role="warning">b</sch:assert>
+        <sch:assert id="C" test="false()" role="information">c</sch:assert>
+        <sch:assert id="D" test="false()" role="info">d</sch:assert>
+        <sch:assert id="E" test="false()" role="error">e</sch:assert>
+        <sch:assert id="F" test="false()">f</sch:assert>
+      </sch:rule>
+      <sch:rule context="total"><sch:assert id="G" test="false()" role="BR-ROLE">g</sch:assert></sch:rule>
+    </sch:pattern>`);
+    expect(validate(schema, order).findings.map((f) => `${f.code} ${f.severity}`)).toEqual([
+      "schematron.A error",
+      "schematron.B warning",
+      "schematron.C info",
+      "schematron.D info",
+      "schematron.E error",
+      "schematron.F warning",
+      "schematron.G error",
+    ]);
+  });
+
+  test("an attribute context is located at the attribute's name", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line/@price">
+      <sch:assert id="P" test="xs:decimal(.) > 6">price <sch:value-of select="."/></sch:assert>
+    </sch:rule></sch:pattern>`);
+    expect(slim(validate(schema, order))).toEqual([
+      {
+        severity: "error",
+        code: "schematron.P",
+        message: "price 5.50",
+        path: "/order/line[2]/@price",
+        line: 3,
+        column: 25,
+      },
+    ]);
+  });
+
+  test("subject moves the finding to another node", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="order">
+      <sch:assert id="S" test="sum(line/(@qty * @price)) = xs:decimal(total)" subject="total">total</sch:assert>
+    </sch:rule></sch:pattern>`);
+    const [f] = validate(schema, order).findings;
+    expect({ path: f.path, line: f.line, column: f.column }).toEqual({
+      path: "/order/total",
+      line: 4,
+      column: 3,
+    });
+  });
+});
+
+describe("schematron: rules and patterns", () => {
+  test("within a pattern a node is handled by the first rule that matches it; patterns are independent", () => {
+    const schema = sch(`<sch:pattern id="p1">
+        <sch:rule context="line[@sku = 'a']"><sch:report id="FIRST" test="true()">first</sch:report></sch:rule>
+        <sch:rule context="line"><sch:report id="SECOND" test="true()">second</sch:report></sch:rule>
+      </sch:pattern>
+      <sch:pattern id="p2"><sch:rule context="line"><sch:report id="OTHER" test="true()">other</sch:report></sch:rule></sch:pattern>`);
+    expect(validate(schema, order).findings.map((f) => `${f.code} ${f.line}`)).toEqual([
+      "schematron.FIRST 2",
+      "schematron.SECOND 3",
+      "schematron.OTHER 2",
+      "schematron.OTHER 3",
+    ]);
+  });
+
+  test("contexts: unions, absolute paths, // inside, predicates by position, text()", () => {
+    const schema = sch(`<sch:pattern>
+        <sch:rule context="/order"><sch:report id="ROOT" test="true()">r</sch:report></sch:rule>
+        <sch:rule context="total | line[2]"><sch:report id="U" test="true()">u</sch:report></sch:rule>
+        <sch:rule context="order//line"><sch:report id="DEEP" test="true()">d</sch:report></sch:rule>
+        <sch:rule context="total/text()"><sch:report id="T" test="true()">t</sch:report></sch:rule>
+      </sch:pattern>`);
+    expect(validate(schema, order).findings.map((f) => `${f.code} ${f.path} ${f.line}:${f.column}`)).toEqual([
+      "schematron.ROOT /order 1:1",
+      "schematron.U /order/line[2] 3:3",
+      "schematron.U /order/total 4:3",
+      "schematron.DEEP /order/line[1] 2:3",
+      "schematron.T /order/total/text() 4:10",
+    ]);
+  });
+
+  test("abstract rules are copied where sch:extends names them, and never run themselves", () => {
+    const schema = sch(`<sch:pattern>
+        <sch:rule abstract="true" id="has-sku"><sch:assert id="SKU" test="@sku">sku</sch:assert></sch:rule>
+        <sch:rule context="line"><sch:extends rule="has-sku"/><sch:assert id="QTY" test="@qty > 0">qty</sch:assert></sch:rule>
+      </sch:pattern>`);
+    const xml = '<order>\n<line qty="1"/>\n<line sku="x" qty="0"/>\n</order>';
+    expect(validate(schema, xml).findings.map((f) => `${f.code} ${f.line}`)).toEqual([
+      "schematron.SKU 2",
+      "schematron.QTY 3",
+    ]);
+  });
+
+  test("abstract patterns are instantiated with is-a and sch:param, longer names first", () => {
+    const schema = sch(`<sch:pattern abstract="true" id="positive">
+        <sch:rule context="$item"><sch:assert id="POS" test="$value > $value-min">$item <sch:value-of select="$value"/></sch:assert></sch:rule>
+      </sch:pattern>
+      <sch:pattern is-a="positive" id="lines">
+        <sch:param name="item" value="line"/><sch:param name="value" value="@qty"/><sch:param name="value-min" value="0"/>
+      </sch:pattern>`);
+    expect(slim(validate(schema, order))).toEqual([
+      {
+        severity: "error",
+        code: "schematron.POS",
+        message: "$item 0",
+        path: "/order/line[2]",
+        line: 3,
+        column: 3,
+      },
+    ]);
+  });
+});
+
+describe("schematron: variables, diagnostics, phases, parameters, includes", () => {
+  test("sch:let at schema, pattern and rule level, typed values kept (decimals)", () => {
+    const schema = sch(`<sch:let name="tolerance" value="xs:decimal('0.01')"/>
+      <sch:let name="currency" value="'EUR'"/>
+      <sch:pattern><sch:let name="lines" value="//line"/>
+        <sch:rule context="total">
+          <sch:let name="sum" value="sum($lines/(xs:decimal(@qty) * xs:decimal(@price)))"/>
+          <sch:assert id="SUM" test="abs($sum - xs:decimal(.)) le $tolerance">total <sch:value-of select="."/> is not <sch:value-of select="$sum"/> <sch:value-of select="$currency"/></sch:assert>
+        </sch:rule></sch:pattern>`);
+    const r = validate(schema, order.replace("25.50", "20.01"));
+    expect(r.findings.map((f) => f.message)).toEqual(["total 20.01 is not 20 EUR"]);
+    expect(validate(schema, order.replace("25.50", "20.00")).findings).toEqual([]);
+  });
+
+  test("sch:diagnostics are appended to the message", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line">
+        <sch:assert id="Q" test="@qty > 0" diagnostics="d1 d2">Quantity must be positive.</sch:assert>
+      </sch:rule></sch:pattern>
+      <sch:diagnostics><sch:diagnostic id="d1">Found <sch:value-of select="@qty"/>.</sch:diagnostic>
+      <sch:diagnostic id="d2">Item <sch:emph><sch:value-of select="@sku"/></sch:emph>.</sch:diagnostic></sch:diagnostics>`);
+    expect(validate(schema, order).findings.map((f) => f.message)).toEqual([
+      "Quantity must be positive. Found 0. Item b.",
+    ]);
+  });
+
+  const phased = sch(
+    `<sch:phase id="lines"><sch:active pattern="p-lines"/></sch:phase>
+    <sch:phase id="totals"><sch:active pattern="p-total"/></sch:phase>
+    <sch:pattern id="p-lines"><sch:rule context="line"><sch:report id="L" test="true()">l</sch:report></sch:rule></sch:pattern>
+    <sch:pattern id="p-total"><sch:rule context="total"><sch:report id="T" test="true()">t</sch:report></sch:rule></sch:pattern>`,
+    'queryBinding="xslt2" defaultPhase="totals"',
+  );
+
+  test("phases: the default phase, a chosen one, #ALL", () => {
+    const ids = (extra: Record<string, unknown>) =>
+      validate(phased, order, extra).findings.map((f) => f.code);
+    expect(ids({})).toEqual(["schematron.T"]);
+    expect(ids({ phase: "#DEFAULT" })).toEqual(["schematron.T"]);
+    expect(ids({ phase: "lines" })).toEqual(["schematron.L", "schematron.L"]);
+    expect(ids({ phase: "#ALL" })).toEqual(["schematron.L", "schematron.L", "schematron.T"]);
+  });
+
+  test("an unknown phase is refused at save time", () => {
+    expect(checkStepConfig("schematron", { schema: phased, phase: "nope" })).toEqual([
+      {
+        field: "phase",
+        code: "unknown_phase",
+        message: '"nope" is not a phase of the schema (#ALL, lines, totals)',
+      },
+    ]);
+  });
+
+  test("parameters replace global lets by name; an unknown name is refused", () => {
+    const schema = sch(`<sch:let name="max" value="10"/><sch:let name="cur" value="'EUR'"/>
+      <sch:pattern><sch:rule context="line">
+        <sch:assert id="MAX" test="xs:decimal(@price) le $max">price over <sch:value-of select="$max"/> <sch:value-of select="$cur"/></sch:assert>
+      </sch:rule></sch:pattern>`);
+    expect(validate(schema, order).findings).toEqual([]);
+    expect(
+      validate(schema, order, { parameters: { max: 6, cur: "USD" } }).findings.map((f) => f.message),
+    ).toEqual(["price over 6 USD"]);
+    expect(validate(schema, order, { parameters: { max: 5.25 } }).findings).toHaveLength(2);
+    expect(checkStepConfig("schematron", { schema, parameters: { nope: 1 } })).toEqual([
+      {
+        field: "parameters.nope",
+        code: "unknown_parameter",
+        message: "names no global sch:let of the schema",
+      },
+    ]);
+  });
+
+  test("sch:include is resolved against the config's includes, relative to the including document", () => {
+    const schema = sch(`<sch:include href="rules/lines.sch"/>`);
+    const includes = {
+      "rules/lines.sch": `<sch:pattern xmlns:sch="http://purl.oclc.org/dsdl/schematron">
+  <sch:include href="../shared/rule.sch"/>
+</sch:pattern>`,
+      "shared/rule.sch": `<sch:rule xmlns:sch="http://purl.oclc.org/dsdl/schematron" context="line">
+  <sch:assert id="INC" test="@qty > 0">q</sch:assert>
+</sch:rule>`,
+    };
+    expect(validate(schema, order, { includes }).findings.map((f) => `${f.code} ${f.line}`)).toEqual([
+      "schematron.INC 3",
+    ]);
+  });
+
+  test("current() is the rule's context node", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line">
+      <sch:assert id="UNIQUE" test="count(//line[@sku = current()/@sku]) = 1">dup</sch:assert>
+    </sch:rule></sch:pattern>`);
+    const xml = '<order><line sku="a"/><line sku="b"/><line sku="a"/></order>';
+    expect(validate(schema, xml).findings.map((f) => f.path)).toEqual(["/order/line[1]", "/order/line[3]"]);
+  });
+
+  test("namespaces come from sch:ns; the document's prefixes are kept in paths", () => {
+    const schema = sch(`<sch:ns prefix="o" uri="urn:order"/>
+      <sch:pattern><sch:rule context="o:line"><sch:assert id="NS" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>`);
+    const xml = '<x:order xmlns:x="urn:order">\n  <x:line qty="1"/>\n  <x:line qty="0"/>\n</x:order>';
+    expect(validate(schema, xml).findings.map((f) => `${f.path} ${f.line}:${f.column}`)).toEqual([
+      "/x:order/x:line[2] 3:3",
+    ]);
+  });
+});
+
+describe("schematron: query bindings", () => {
+  test.each(["xslt", "xslt2", "xslt3", "xpath2", "xpath31"])("%s is accepted", (binding) => {
+    const schema = sch(
+      '<sch:pattern><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
+      `queryBinding="${binding}"`,
+    );
+    expect(validate(schema, order).findings.map((f) => f.code)).toEqual(["schematron.Q"]);
+  });
+
+  test("no queryBinding means xslt (XPath 1.0 expressions)", () => {
+    const schema = sch(
+      '<sch:pattern><sch:rule context="line"><sch:assert test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
+      "",
+    );
+    expect(validate(schema, order).findings).toHaveLength(1);
+  });
+});
+
+describe("schematron: documents", () => {
+  const schema = sch(
+    '<sch:pattern><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
+  );
+
+  test("a document that is not well-formed is reported as xml.not_well_formed, not evaluated", () => {
+    const r = validate(schema, "<order>\n<line qty='0'>\n</order>");
+    expect(r.findings.map((f) => `${f.code} ${f.line}`)).toEqual(["xml.not_well_formed 3"]);
+  });
+
+  test("the root element after a prolog is located at its `<` (slimdom-sax-parser reports one past it)", () => {
+    const root = sch(
+      '<sch:pattern><sch:rule context="/order"><sch:report id="R" test="true()">r</sch:report></sch:rule></sch:pattern>',
+    );
+    const r = validate(root, '<?xml version="1.0"?>\n<!-- c -->\n<order a="1"/>');
+    expect(r.findings.map((f) => `${f.line}:${f.column}`)).toEqual(["3:1"]);
+  });
+
+  test("billion laughs stops at libxml2's amplification limit", () => {
+    const lol = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ""};`.repeat(10)}">`).join("")}]><lolz>&lol9;</lolz>`;
+    const r = validate(schema, lol);
+    expect(r.findings[0].code).toBe("xml.entity_expansion_limit");
+  });
+
+  test("findings are capped at max_findings with truncated", () => {
+    const xml = `<order>${'<line qty="0"/>'.repeat(20)}</order>`;
+    const r = validate(schema, xml, { max_findings: 3 });
+    expect(r.findings).toHaveLength(3);
+    expect(r.truncated).toBe(true);
+  });
+
+  test("a test that cannot be evaluated is an evaluation_error at its node; the others still run", () => {
+    const bad = sch(`<sch:pattern><sch:rule context="line">
+      <sch:assert id="CAST" test="xs:decimal(@price) > 0">cast</sch:assert>
+      <sch:assert id="Q" test="@qty > 0">q</sch:assert>
+    </sch:rule></sch:pattern>`);
+    const r = validate(bad, '<order>\n<line price="abc" qty="0"/>\n</order>');
+    expect(r.findings.map((f) => `${f.code} ${f.severity} ${f.line}`)).toEqual([
+      "schematron.evaluation_error error 2",
+      "schematron.Q error 2",
+    ]);
+    expect(r.findings[0].message).toStartWith("the assert CAST could not be evaluated: FORG0001");
+  });
+});

@@ -1,0 +1,71 @@
+// The ECMA-262 → RE2 rewrite keeps ECMA's meaning (shared/ecma-regex.ts, shared/user-regex.ts).
+import { describe, expect, test } from "bun:test";
+import { compileUserRegex } from "../../../src/validators/shared/user-regex.ts";
+
+function re(pattern: string, flags = "") {
+  const r = compileUserRegex(pattern, flags);
+  if (!r.ok) throw new Error(`${pattern}: ${r.message}`);
+  return r.regex;
+}
+
+describe("ECMA meaning on RE2", () => {
+  test.each([
+    // pattern, flags, text, ECMA's answer
+    ["^(a|a)*b|^a*c$", "", `${"a".repeat(40)}c`, true],
+    ["^abc$", "", "abc\n", false], // $ is the end of input, not before a final \n
+    ["^\\cC$", "", "\x03", true],
+    ["^\\d$", "", "\u0660", false], // \d, \w are ASCII
+    ["^\\w$", "", "é", false],
+    ["^\\s$", "", "\u00a0", true], // \s is ECMA's white space, wider than RE2's
+    ["^\\s$", "", "\ufeff", true],
+    ["^\\S$", "", "\u2028", false],
+    ["a.b", "", "a\u2028b", false], // . stops at every line terminator
+    ["a.b", "", "a\rb", false],
+    ["a.b", "s", "a\nb", true],
+    ["^\\p{Letter}+$", "", "École", true],
+    ["\\p{Script=Greek}", "", "α", true],
+    ["^🐲*$", "", "🐲🐲", true], // code points, not UTF-16 units
+    ["^.$", "", "🐉", true],
+    ["[\\u{1F600}-\\u{1F64F}]", "", "😃", true],
+    ["\\uD83D\\uDE00", "", "😀", true],
+    ["[^]", "", "\n", true],
+    ["[\\b]", "", "\b", true],
+    ["[^\\d\\s]", "", "5", false],
+    ["(?<=\\$)\\d+", "", "cost $12", true],
+    ["(?<!\\$)\\b\\d+", "", "$12", false],
+    ["^(?=.*[0-9])(?!.*\\s).{8,}$", "", "abcdefg1", true],
+    ["^(?=.*[0-9])(?!.*\\s).{8,}$", "", "abcd efg1", false],
+    ["^(?=.*[0-9])(?!.*\\s).{8,}$", "", "abcdefgh", false],
+    ["(^x|^(?=y)y.)", "", "yz", true], // typebox joins patternProperties keys like this
+    ["^b", "m", "a\r\nb", true], // ^ and $ in multi-line mode know \r, U+2028, U+2029
+    ["^b", "m", "a\u2028b", true],
+    ["a$", "m", "a\r\nb", true],
+    ["A", "i", "a", true],
+    ["(?i:a)B", "", "Ab", false],
+  ])("%p (flags %p) on %j → %p", (pattern, flags, text, want) => {
+    expect(re(pattern, flags).test(text)).toBe(want);
+  });
+
+  test("matchStarts: UTF-16 offsets of successive matches, at most max", () => {
+    expect(re("b").matchStarts("😀ab😀b", 10)).toEqual([3, 6]);
+    expect(re("x").matchStarts("xxxx", 2)).toEqual([0, 1]);
+    expect(re("[ \\t]+$", "m").matchStarts("a \r\nb\t\n", 10)).toEqual([1, 5]);
+  });
+});
+
+describe("refusals", () => {
+  test.each([
+    ["(", "invalid_regex"],
+    ["(a)\\1", "unsupported_regex"],
+    ["(?<q>a)\\k<q>", "unsupported_regex"],
+    ["a(?=b)", "unsupported_regex"],
+    ["(?=a)a", "unsupported_regex"], // a lookahead needs the leading ^ to pin it
+    ["^(?:(?=a))*a", "unsupported_regex"],
+    ["a{1001}", "unsupported_regex"],
+    ["\\p{Emoji_Presentation_Nope}", "invalid_regex"],
+    ["x".repeat(1001), "regex_too_long"],
+  ])("%p → %p", (pattern, code) => {
+    const r = compileUserRegex(pattern);
+    expect(r.ok ? "ok" : r.code).toBe(code);
+  });
+});
