@@ -1,4 +1,4 @@
-// Measure 6 (issue #19): does any request hold the HTTP thread? /healthz is probed every 10 ms
+// Measure 8 (issue #19): does any request hold the HTTP thread? /healthz is probed every 10 ms
 // (scripts/bench/probe.ts, its own process) while the server is under one of two loads, and its
 // p99 compared with the same probe on the idle server:
 //   a. 10 viewers list runs without pause, over runs of 100,000 findings each (10 text_rules steps,

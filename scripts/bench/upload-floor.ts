@@ -1,4 +1,4 @@
-// The floor of measure 6b: a bare Bun.serve that reads every request body exactly as Assay reads a
+// The floor of measure 8b: a bare Bun.serve that reads every request body exactly as Assay reads a
 // large run request (src/http/body.ts) and answers 201, plus /healthz. What /healthz gets while
 // four clients upload 24 MB bodies to it is what the stack allows; Assay's figure beside it is what
 // Assay adds. Usage: bun scripts/bench/upload-floor.ts (prints the URL it listens on).

@@ -44,7 +44,7 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   // A large body is read as a stream into one buffer of its declared size: request.bytes() of
   // four 24 MB uploads cost the HTTP thread ~15 % more CPU and longer stretches without a turn
-  // (docs/benchmarks.md, measure 6b).
+  // (docs/benchmarks.md, measure 8b).
   if (
     declared !== null &&
     !request.headers.has("transfer-encoding") &&
