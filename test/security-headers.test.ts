@@ -146,11 +146,13 @@ describe("pages", () => {
     expect(r.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
-  test("the API docs page may load its viewer from the CDN and nothing else runs", async () => {
+  test("the API docs page loads its viewer from this server only, and no inline script runs", async () => {
     const r = await fetch(`${s.url}/api/docs`);
     expect(r.status).toBe(200);
     const csp = r.headers.get("content-security-policy")!;
-    expect(csp).toContain("script-src https://cdn.jsdelivr.net");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("http");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain("script-src 'unsafe-inline'");
     expect(r.headers.get("x-content-type-options")).toBe("nosniff");

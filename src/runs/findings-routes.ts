@@ -82,7 +82,7 @@ export function findingRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       response: { 200: EnvelopeOf(RunFindingOut), ...errorResponses(...AUTHED) },
       detail: {
         tags: ["Runs"],
-        security: [{ bearer: [] }],
+        operationId: "listRunFindings",
         summary: "A run's findings, paged (all of them; a run answer carries the first 1000)",
       },
     },
