@@ -5,7 +5,7 @@
 // its B-tree with the dbstat table, says which tables and indexes a commit dirties. Then one
 // TRUNCATE checkpoint of those frames, timed: the checkpoint's cost per run.
 // Usage: bun scripts/bench/write-cost.ts [--runs N] [--groups 1,4,12,32] [--warm N]
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DB_FILE, openDatabase } from "../../src/db/open.ts";
@@ -37,7 +37,8 @@ function seed(db: Database): { orgId: number; userId: number; workflowId: number
     db.prepare("INSERT INTO users (username, created_at) VALUES ('bench', ?)").run(ts).lastInsertRowid,
   );
   const orgId = Number(
-    db.prepare("INSERT INTO orgs (slug, name, created_at) VALUES ('bench', 'Bench', ?)").run(ts).lastInsertRowid,
+    db.prepare("INSERT INTO orgs (slug, name, created_at) VALUES ('bench', 'Bench', ?)").run(ts)
+      .lastInsertRowid,
   );
   const wf = WORKFLOWS.order;
   const workflowId = Number(
@@ -111,7 +112,15 @@ export async function measureWriteCost(group: number, runs: number, warm: number
             sha256,
           },
         },
-        { status: "succeeded", steps, summary: summarize(steps), error: null, finishedAt: at, durationMs: 0, startedAt: at },
+        {
+          status: "succeeded",
+          steps,
+          summary: summarize(steps),
+          error: null,
+          finishedAt: at,
+          durationMs: 0,
+          startedAt: at,
+        },
       );
     };
     // The writes issued in one turn share one commit (src/runs/batch.ts).
