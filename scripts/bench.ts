@@ -7,9 +7,11 @@
 //   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
 //   8 /healthz p99 while 10 viewers list runs of 100k findings, and while 4 clients send 24 MB
 //     envelopes (issue #19: no request may hold the HTTP thread)
+//   10 the durable write of a sync run: WAL bytes and frames per run in group commits of 12, the
+//     B-trees each commit dirties, the checkpoint's cost (issue #26; scripts/bench/write-cost.ts)
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg,stalls · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg,stalls,write · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -22,8 +24,9 @@ import { pgBinDir } from "../test/helpers/pg-cluster.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
 import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
+import { measureWriteCost } from "./bench/write-cost.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls", "write"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -137,6 +140,10 @@ async function main(): Promise<number> {
     ),
   );
   if (list && envelopes) results.stalls = { list, envelopes };
+  // Group commits of 12: the size the batcher forms under measure 1's 16 connections.
+  results.write = await step("write", "10 the durable write of a sync run", () =>
+    q ? measureWriteCost(12, 600, 400) : measureWriteCost(12, 12_000, 8_000),
+  );
   const judge = !q;
   const table = rows(results, judge);
   const minutes = (performance.now() - t0) / 60_000;

@@ -7,6 +7,7 @@ import type { LargeResult } from "./large.ts";
 import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
+import { type WriteCost, describeWriteCost } from "./write-cost.ts";
 import type { StallResult } from "./stalls.ts";
 
 export interface Results {
@@ -17,6 +18,7 @@ export interface Results {
   pg?: PgResult;
   schematron?: SchematronResult;
   stalls?: StallResult;
+  write?: WriteCost;
   skipped: string[];
 }
 
@@ -264,6 +266,23 @@ export function rows(r: Results, judge: boolean): Row[] {
       e.loaded.p99Ms <= 100 && e.loaded.failures === 0,
     );
   }
+  if (r.write) {
+    const w = r.write;
+    row(
+      `10 durable write of a sync run (group commits of ${w.group}), WAL bytes/run`,
+      n0(w.walBytesPerRun),
+      "",
+      "",
+      "—",
+    );
+    row(
+      "10 WAL frames per commit · checkpoint µs/run",
+      `${w.framesPerCommit.toFixed(1)} · ${w.checkpointUsPerRun.toFixed(1)} µs`,
+      "",
+      "",
+      "—",
+    );
+  }
   return out;
 }
 
@@ -344,6 +363,10 @@ export function details(r: Results): string {
       `Measure 8b: ${e.clients} clients sent ${e.sent} envelopes of ${n0(e.bytes)} bytes (answers ${JSON.stringify(e.statuses)}, a request p50 ${ms(e.requestP50Ms)}); /healthz idle: ${probe(e.idle)}; under load: ${probe(e.loaded)}. The floor (a bare server that only reads the same bodies, ${e.floor.sent} of them): ${probe(e.floor.loaded)}.`,
     );
   }
+  if (r.write)
+    out.push(
+      `Measure 10 (${n0(r.write.runs)} runs after ${n0(r.write.warm)}): ${describeWriteCost(r.write)}.`,
+    );
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");
 }

@@ -4,7 +4,7 @@
 // so its growth over N runs is the bytes a run writes, and each WAL frame's page number, mapped to
 // its B-tree with the dbstat table, says which tables and indexes a commit dirties. Then one
 // TRUNCATE checkpoint of those frames, timed: the checkpoint's cost per run.
-// Usage: bun scripts/bench/write-cost.ts [--runs N] [--groups 1,4,12,32] [--warm N]
+// Usage: bun scripts/bench/write-cost.ts [--runs N] [--groups 1,4,12,32] [--warm N] [--trees] [--sql 'schema variant']
 import type { Database } from "bun:sqlite";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -21,12 +21,16 @@ import { removeDir, tempDir } from "./server.ts";
 export interface WriteCost {
   group: number;
   runs: number;
+  /** Runs written before the measure (B-trees of some depth). */
+  warm: number;
   walBytesPerRun: number;
   framesPerCommit: number;
   /** WAL frames per commit, by B-tree (table or index name). */
   framesByTree: Record<string, number>;
-  /** Main-thread µs per run of the writes and commits (no checkpoint). */
+  /** CPU µs per run of the writes and commits (process.cpuUsage: the one thread, no checkpoint). */
   writeUsPerRun: number;
+  /** Per B-tree after the runs: bytes of payload per row, rows per leaf page, overflow pages. */
+  trees: { name: string; rows: number; payloadPerRow: number; rowsPerLeaf: number; overflowPages: number }[];
   checkpointUsPerRun: number;
   pageSize: number;
 }
@@ -68,10 +72,17 @@ function walPages(path: string, pageSize: number): number[] {
   return pages;
 }
 
-export async function measureWriteCost(group: number, runs: number, warm: number): Promise<WriteCost> {
+export async function measureWriteCost(
+  group: number,
+  runs: number,
+  warm: number,
+  /** SQL run after the migrations: a schema variant to compare (--sql). */
+  variant = "",
+): Promise<WriteCost> {
   const dir = tempDir("write-cost");
   try {
     const raw = openDatabase(dir);
+    if (variant) raw.exec(variant);
     raw.exec("PRAGMA wal_autocheckpoint = 0");
     const ids = seed(raw);
     const store = createRunStore(createSqliteDb(raw));
@@ -132,9 +143,10 @@ export async function measureWriteCost(group: number, runs: number, warm: number
     raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     const pageSize = (raw.query("PRAGMA page_size").get() as { page_size: number }).page_size;
     const wal = join(dir, `${DB_FILE}-wal`);
-    const t0 = performance.now();
+    const t0 = process.cpuUsage();
     await commits(runs);
-    const writeMs = performance.now() - t0;
+    const cpu = process.cpuUsage(t0);
+    const writeMs = (cpu.user + cpu.system) / 1000;
     const walBytes = statSync(wal).size;
     const pages = walPages(wal, pageSize);
     const owner = new Map<number, string>();
@@ -146,6 +158,23 @@ export async function measureWriteCost(group: number, runs: number, warm: number
       const name = owner.get(p) ?? "(free or overflow list)";
       framesByTree[name] = (framesByTree[name] ?? 0) + 1 / nCommits;
     }
+    const trees = (
+      raw
+        .query(
+          `SELECT name, sum(CASE WHEN pagetype = 'leaf' THEN ncell ELSE 0 END) AS rows,
+                  sum(CASE WHEN pagetype = 'leaf' THEN 1 ELSE 0 END) AS leaves,
+                  sum(payload) AS payload, sum(CASE WHEN pagetype = 'overflow' THEN 1 ELSE 0 END) AS overflow
+             FROM dbstat WHERE name IN ('runs', 'submissions') OR name LIKE 'runs_%' OR name LIKE 'sqlite_autoindex_run%'
+            GROUP BY name`,
+        )
+        .all() as { name: string; rows: number; leaves: number; payload: number; overflow: number }[]
+    ).map((t) => ({
+      name: t.name,
+      rows: t.rows,
+      payloadPerRow: t.rows ? t.payload / t.rows : 0,
+      rowsPerLeaf: t.leaves ? t.rows / t.leaves : 0,
+      overflowPages: t.overflow,
+    }));
     const c0 = performance.now();
     raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     const checkpointMs = performance.now() - c0;
@@ -153,10 +182,12 @@ export async function measureWriteCost(group: number, runs: number, warm: number
     return {
       group,
       runs,
+      warm,
       walBytesPerRun: walBytes / runs,
       framesPerCommit: pages.length / nCommits,
       framesByTree,
       writeUsPerRun: (writeMs * 1000) / runs,
+      trees,
       checkpointUsPerRun: (checkpointMs * 1000) / runs,
       pageSize,
     };
@@ -181,6 +212,13 @@ if (import.meta.main) {
   };
   const runs = Number(opt("--runs", "6000"));
   const warm = Number(opt("--warm", "4000"));
-  for (const g of opt("--groups", "1,4,12,32").split(",").map(Number))
-    process.stdout.write(`${describeWriteCost(await measureWriteCost(g, runs, warm))}\n`);
+  for (const g of opt("--groups", "1,4,12,32").split(",").map(Number)) {
+    const c = await measureWriteCost(g, runs, warm, opt("--sql", ""));
+    process.stdout.write(`${describeWriteCost(c)}\n`);
+    if (args.includes("--trees"))
+      for (const t of c.trees)
+        process.stdout.write(
+          `  ${t.name}: ${t.rows} rows, ${t.payloadPerRow.toFixed(0)} B payload/row, ${t.rowsPerLeaf.toFixed(1)} rows/leaf, ${t.overflowPages} overflow pages\n`,
+        );
+  }
 }

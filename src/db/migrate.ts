@@ -12,6 +12,7 @@ import m0005 from "./migrations/0005_cache_generation.sql" with { type: "text" }
 import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "text" };
 import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
+import m0010 from "./migrations/0010_ascending_indexes.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -20,6 +21,7 @@ import p0005 from "./migrations/postgres/0005_cache_generation.sql" with { type:
 import p0006 from "./migrations/postgres/0006_run_indexes_by_status.sql" with { type: "text" };
 import p0007 from "./migrations/postgres/0007_run_findings.sql" with { type: "text" };
 import p0008 from "./migrations/postgres/0008_stored_xml_schemas.sql" with { type: "text" };
+import p0010 from "./migrations/postgres/0010_ascending_indexes.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 
 export interface Migration {
@@ -38,6 +40,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "run_indexes_by_status", sqlite: m0006, postgres: p0006 },
   { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007 },
   { version: 8, name: "stored_xml_schemas", sqlite: m0008, postgres: p0008 },
+  // 9 is taken by the nodes branch (run claims); until it lands, 10 follows 8.
+  { version: 10, name: "ascending_indexes", sqlite: m0010, postgres: p0010 },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;
