@@ -21,6 +21,7 @@ import {
   startFloor,
   startPeer,
   tempDir,
+  threadCpuSeconds,
 } from "./server.ts";
 import { type WrkResult, runWrk } from "./wrk.ts";
 
@@ -41,6 +42,8 @@ export interface Side {
   errors: number;
   /** CPU µs of the server process (all threads) per request, over the rounds. */
   cpuUsPerRequest: number;
+  /** The same by thread group (main, workers, jit+gc, other): where a run's CPU goes. */
+  cpuUsByThread: Record<string, number>;
 }
 
 export interface HttpResult {
@@ -64,7 +67,7 @@ const median = (xs: number[]) => {
 };
 
 /** A round of wrk with the CPU seconds the server spent during it. */
-export type Round = WrkResult & { cpuSeconds?: number };
+export type Round = WrkResult & { cpuSeconds?: number; threadSeconds?: Record<string, number> };
 
 export function sideOf(rounds: Round[]): Side {
   const requests = rounds.reduce((t, r) => t + r.requests, 0);
@@ -78,6 +81,12 @@ export function sideOf(rounds: Round[]): Side {
     maxMs: Math.max(...rounds.map((r) => r.maxMs)),
     errors: rounds.reduce((t, r) => t + r.non2xx + r.socketErrors, 0),
     cpuUsPerRequest: (cpu / requests) * 1e6,
+    cpuUsByThread: Object.fromEntries(
+      [...new Set(rounds.flatMap((r) => Object.keys(r.threadSeconds ?? {})))].map((g) => [
+        g,
+        (rounds.reduce((t, r) => t + (r.threadSeconds?.[g] ?? 0), 0) / requests) * 1e6,
+      ]),
+    ),
   };
 }
 
@@ -104,8 +113,13 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
   // One wrk round against `p`, with the CPU its process used meanwhile.
   const round = async (p: Proc, load: Parameters<typeof runWrk>[1]): Promise<Round> => {
     const before = cpuSeconds(p.pid);
+    const threads = threadCpuSeconds(p.pid);
     const r = await runWrk(m, load);
-    return { ...r, cpuSeconds: cpuSeconds(p.pid) - before };
+    const after = threadCpuSeconds(p.pid);
+    const threadSeconds = Object.fromEntries(
+      Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
+    );
+    return { ...r, cpuSeconds: cpuSeconds(p.pid) - before, threadSeconds };
   };
   try {
     await api(s.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);

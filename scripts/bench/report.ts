@@ -323,6 +323,15 @@ export function details(r: Results): string {
       out.push(
         `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${peer ? `${fmt(peer.rounds[i]!)} · ` : ""}${fmt(a)}`,
       );
+    const byThread = (x: { cpuUsByThread: Record<string, number> }) =>
+      Object.entries(x.cpuUsByThread)
+        .filter(([, us]) => us >= 0.5)
+        .sort((a, b) => b[1] - a[1])
+        .map(([g, us]) => `${g} ${us.toFixed(0)}`)
+        .join(", ");
+    out.push(
+      `- CPU µs per run by thread: Assay ${byThread(r.http.assay)}; floor ${byThread(r.http.floor)}${peer ? `; peer ${byThread(peer)}` : ""}.`,
+    );
     if (r.http.peerSkipped) out.push(`- The Node peer was skipped: ${r.http.peerSkipped}.`);
     else if (peer) out.push(`- Peer answer errors: ${peer.errors}.`);
     out.push(

@@ -6,6 +6,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   realpathSync,
   rmSync,
   writeFileSync,
@@ -202,6 +203,41 @@ export function cpuSeconds(pid: number): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+
+/** Which part of the server a thread is, by its name (comm): Bun names its threads. */
+function threadGroup(comm: string, pid: number, tid: number): string {
+  if (tid === pid) return "main";
+  if (comm === "Worker") return "workers";
+  if (/^(JIT|Heap|JSC|mi-)/.test(comm)) return "jit+gc";
+  return "other";
+}
+
+/**
+ * CPU seconds so far of `pid`'s live threads, by group: the main thread (HTTP, our code, the
+ * SQLite writer), the Bun Workers (validation pool, checkpoint thread), the engine's JIT and
+ * collector threads. A thread that ended is no longer counted (none do under steady load).
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const t of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const g = threadGroup(comm, pid, Number(t));
+      out[g] = (out[g] ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
 }
 
 const loadsSqlite = () =>

@@ -28,6 +28,7 @@ const side = (rps: number[], p99Ms: number): Side => ({
   maxMs: p99Ms * 2,
   errors: 0,
   cpuUsPerRequest: 1e6 / rps[0]!,
+  cpuUsByThread: { main: 1e6 / rps[0]! },
 });
 const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult => {
   const b = side(baseline, 0.7);
@@ -121,6 +122,7 @@ describe("measure 1 reports the Node peer beside Assay (issue #26)", () => {
     });
     const text = details({ http: h, skipped: [] });
     expect(text).toContain("(baseline · floor · peer · Assay)");
+    expect(text).toContain("- CPU µs per run by thread: Assay main 125; floor main 83; peer main 333.");
     expect(text).toContain("· 3,000 req/s, p50 1.0 ms, p99 20.0 ms · 8,000 req/s");
   });
 
