@@ -39,6 +39,8 @@ describe("CRUD", () => {
     expect(r.json).toEqual({
       id: expect.any(Number),
       uri: "urn:example:person",
+      kind: "json_schema",
+      target_namespace: null,
       schema: { type: "object" },
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -57,7 +59,14 @@ describe("CRUD", () => {
       next: null,
       previous: null,
       results: [
-        { id, uri: "urn:example:person", created_at: expect.any(String), updated_at: expect.any(String) },
+        {
+          id,
+          uri: "urn:example:person",
+          kind: "json_schema",
+          target_namespace: null,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
       ],
     });
   });
@@ -169,7 +178,11 @@ describe("400 refusals", () => {
     expect(r.status).toBe(400);
     expect(r.json).toEqual(
       errorBody(400, "invalid_request", "The request is invalid.", [
-        { field: "schema", code: "invalid", message: "must be a JSON object" },
+        {
+          field: "schema",
+          code: "invalid",
+          message: "must be a JSON object (json_schema) or a string of XML (xsd)",
+        },
       ]),
     );
   });

@@ -14,6 +14,10 @@ import { readBody, tooLarge } from "./body.ts";
 import { type Decision, RateLimiter, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
 
 const RUN_PATH = /^\/api\/v1\/orgs\/[^/]+\/workflows\/[^/]+\/runs\/?$/;
+/** Stored schemas may be XSD documents of megabytes (UBL's aggregate components: 2.4 MB). */
+const SCHEMA_PATH = /^\/api\/v1\/orgs\/[^/]+\/schemas\/(?:[^/]+\/?)?$/;
+/** The body limit there: an 8 MiB XSD, escaped into JSON (quotes double in size). */
+export const SCHEMA_BODY_BYTES = 20 * 1_048_576;
 /** Probes of load balancers and orchestrators are never refused. */
 const UNLIMITED_PATHS = new Set(["/healthz", "/readyz"]);
 const NO_BODY_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -122,13 +126,15 @@ export function createLimits(config: Config) {
       }
     }
     if (!isRun && !NO_BODY_METHODS.has(request.method) && request.body) {
+      const max = SCHEMA_PATH.test(path)
+        ? Math.max(config.max_body_bytes, SCHEMA_BODY_BYTES)
+        : config.max_body_bytes;
       const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > config.max_body_bytes)
-        throw tooLarge(config.max_body_bytes);
+      if (declared !== null && Number(declared) > max) throw tooLarge(max);
       // Read a copy under the limit (the framework's parser reads whole bodies, and a chunked
       // one has no length to check), and refuse deep nesting before the parser and the schema
       // validator recurse through it. The original stays with its socket (server.requestIP).
-      const bytes = await readBody(request.clone(), config.max_body_bytes).catch((e) => {
+      const bytes = await readBody(request.clone(), max).catch((e) => {
         // A client that stops sending (the idle timeout closed it) is not our error: no 500 logged.
         throw e instanceof AppError ? e : incomplete();
       });

@@ -2,14 +2,16 @@
 // schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import type { SchemaStore } from "../schemas/store.ts";
-import { storedClosure } from "../schemas/service.ts";
+import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import {
   type StepConfigContext,
+  authoredConfig,
   checkStepConfig,
   externalRefsOf,
   getValidator,
   pinStepConfig,
   prepareChecks,
+  xsdRootOfStep,
 } from "../validators/registry.ts";
 import { FILE_TYPES, type FileType } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
@@ -57,7 +59,8 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
     return;
   }
   const config = s.config ?? {};
-  if (Buffer.byteLength(JSON.stringify(config), "utf8") > MAX_STEP_CONFIG_BYTES) {
+  // The snapshot a saved step carries is the server's, not the author's: measured below.
+  if (Buffer.byteLength(JSON.stringify(authoredConfig(config)), "utf8") > MAX_STEP_CONFIG_BYTES) {
     errors.push({
       field: f("config"),
       code: "too_large",
@@ -187,9 +190,13 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
    */
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     await prepareChecks(d.steps.map((s) => s.validator));
+    if (!schemas) return {};
+    const ctx: StepConfigContext = {};
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
-    if (!schemas || uris.length === 0) return {};
-    return { resources: await storedClosure(schemas, orgId, uris) };
+    if (uris.length > 0) ctx.resources = await storedClosure(schemas, orgId, uris);
+    const roots = d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []);
+    if (roots.length > 0) ctx.xsdDocuments = await storedXsdSet(schemas, orgId, roots);
+    return ctx;
   }
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);

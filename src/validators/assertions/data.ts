@@ -7,7 +7,7 @@ import { resolveDialect, scanCsv } from "../shared/csv.ts";
 import { finding } from "../shared/findings.ts";
 import { isJsonProblem, jsonPointerOffset, parseJson } from "../shared/json.ts";
 import { LineIndex, type Position } from "../shared/position.ts";
-import { parseXml } from "../shared/xml.ts";
+import { parseXml, problemFinding } from "../shared/xml.ts";
 import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
 
@@ -106,19 +106,15 @@ export function subjects(input: ValidationInput): Subject[] {
     case "XML": {
       const r = parseXml(input.bytes);
       if ("problems" in r) {
-        return [
-          {
-            problems: r.problems.map((p) =>
-              finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column }),
-            ),
-          },
-        ];
+        return [{ problems: r.problems.map(problemFinding) }];
       }
       r.doc.dispose();
       try {
         return [{ data: xmlParser.parse(input.text) }];
       } catch (e) {
-        return [{ problems: [finding("xml.not_well_formed", (e as Error).message)] }];
+        return [
+          { problems: [finding("xml.not_well_formed", (e as Error).message, { rule: "xml:well-formed" })] },
+        ];
       }
     }
     case "CSV":

@@ -170,11 +170,24 @@ export function configEditor(d: StepDraft, p: string): Child {
         rows: "14",
         "data-field": `${cp}.schema`,
         value: String(c.schema ?? ""),
-        oninput: (e: Event) => (c.schema = (e.target as HTMLTextAreaElement).value),
+        oninput: (e: Event) => setOrDelete(c, "schema", (e.target as HTMLTextAreaElement).value || undefined),
+      });
+      const stored = h("input", {
+        ...mono,
+        size: "60",
+        "data-field": `${cp}.schema_uri`,
+        value: String(c.schema_uri ?? ""),
+        oninput: (e: Event) =>
+          setOrDelete(c, "schema_uri", (e.target as HTMLInputElement).value || undefined),
       });
       return [
         field("Schema language", kind),
         field("Schema", text, "The schema text itself. Checked when you save."),
+        field(
+          "Or a stored XSD",
+          stored,
+          "XSD only, instead of the text: the URI of an XSD document stored for the organization; what it includes and imports is resolved from the stored documents when you save.",
+        ),
       ];
     }
     case "schematron":
