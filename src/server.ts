@@ -8,6 +8,7 @@ import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
+import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
 import { createSessionAuth } from "./web/sessions.ts";
 
@@ -50,9 +51,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }),
   ]).finally(() => clearTimeout(startTimer));
   // Metrics first: recovery at start may end runs, and those count too.
-  const metrics = new Metrics();
+  // Several nodes on one database: every series says which node it came from.
+  const metrics = new Metrics(db.dialect === "postgres" ? (config.node_id ?? undefined) : undefined);
   instrument(deps, metrics);
   await deps.executor.start();
+  // Several nodes on one database (PostgreSQL): runs queued by one wake the others.
+  const queueSignal = createQueueSignal(db, log);
+  deps.runs.onQueued(() => queueSignal.announce());
+  await queueSignal.start((poll) => deps.executor.poke(poll));
   const retention = createRetention(db, log, config.retention_days);
   retention.start();
   let draining = false;
@@ -90,6 +96,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     stop() {
       stopped ??= (async () => {
         draining = true;
+        await queueSignal.stop();
         retention.stop();
         await server.stop(false);
         // Running steps get the grace period; queued runs stay queued for the next start.

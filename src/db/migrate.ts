@@ -70,23 +70,25 @@ export function migrateSqlite(db: Database): number {
   }[];
   if (!applied.length && current > 0) {
     // A data dir from before the table: everything up to user_version was applied in order.
-    const backfill = db.prepare("INSERT INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    const backfill = db.prepare(
+      "INSERT INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+    );
     for (const m of MIGRATIONS.filter((x) => x.version <= current)) backfill.run(m.version, m.name, "before");
-    applied.push(...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })));
+    applied.push(
+      ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
+    );
   }
   const newer = applied.filter((r) => r.version > LATEST);
-  if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length)) throw tooNew("data directory", current);
+  if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length))
+    throw tooNew("data directory", current);
   const done = new Set(applied.map((r) => r.version));
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sqlite);
-      db.query("INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)").run(
-        m.version,
-        m.name,
-        new Date().toISOString(),
-        m.additive ? 1 : 0,
-      );
+      db.query(
+        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
+      ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
       db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
     })();
   }
@@ -103,14 +105,17 @@ export async function migratePostgres(db: PgDb): Promise<number> {
       "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
     // Whether servers of the release before can keep running on it (rolling upgrades).
-    await tx.unsafe("ALTER TABLE assay_schema_migrations ADD COLUMN IF NOT EXISTS additive INTEGER NOT NULL DEFAULT 0");
+    await tx.unsafe(
+      "ALTER TABLE assay_schema_migrations ADD COLUMN IF NOT EXISTS additive INTEGER NOT NULL DEFAULT 0",
+    );
     const applied = (await tx.unsafe("SELECT version, name, additive FROM assay_schema_migrations")) as {
       version: number;
       name: string;
       additive: number;
     }[];
     const newer = applied.filter((r) => Number(r.version) > LATEST);
-    if (newer.some((r) => !Number(r.additive))) throw tooNew("database", Math.max(...newer.map((r) => Number(r.version))));
+    if (newer.some((r) => !Number(r.additive)))
+      throw tooNew("database", Math.max(...newer.map((r) => Number(r.version))));
     const done = new Set(applied.map((r) => Number(r.version)));
     for (const m of MIGRATIONS) {
       if (done.has(m.version)) continue;

@@ -12,13 +12,13 @@ export const POLL_MS = 1000;
 export interface QueueSignal {
   /** Runs were queued here: tell the others (debounced). */
   announce(): void;
-  start(onSignal: () => void): Promise<void>;
+  /** `poll` true: the periodic look (also a moment to recount the queue), false: a signal. */
+  start(onSignal: (poll: boolean) => void): Promise<void>;
   stop(): Promise<void>;
 }
 
 export function createQueueSignal(db: AnyDb, log: Logger): QueueSignal {
-  if (db.dialect !== "postgres")
-    return { announce() {}, async start() {}, async stop() {} };
+  if (db.dialect !== "postgres") return { announce() {}, async start() {}, async stop() {} };
   let pending = false;
   let unlisten: (() => Promise<void>) | null = null;
   let poll: Timer | null = null;
@@ -32,9 +32,13 @@ export function createQueueSignal(db: AnyDb, log: Logger): QueueSignal {
       });
     },
     async start(onSignal) {
-      const sub = await db.sql.listen(CHANNEL, () => onSignal(), () => onSignal());
+      const sub = await db.sql.listen(
+        CHANNEL,
+        () => onSignal(false),
+        () => onSignal(false),
+      );
       unlisten = () => sub.unlisten();
-      poll = setInterval(onSignal, POLL_MS);
+      poll = setInterval(() => onSignal(true), POLL_MS);
       poll.unref?.();
     },
     async stop() {

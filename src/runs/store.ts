@@ -203,7 +203,8 @@ export function createRunStore(db: Db) {
   let queued = 0;
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
   // Other nodes may be claiming the same rows (PostgreSQL): skip the ones they hold.
-  const skipLocked = db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+  const shared = db.dialect === "postgres";
+  const skipLocked = shared ? " FOR UPDATE SKIP LOCKED" : "";
   /** Called after runs were queued (committed): other nodes are told (src/runs/queue-signal.ts). */
   const queuedListeners: (() => void)[] = [];
   const onQueued = () => {
@@ -374,9 +375,14 @@ export function createRunStore(db: Db) {
         true,
       );
       queued -= rows.length;
-      if (rows.length < limit && queued > 0) queued = 0; // fewer than asked: the queue is empty now
+      // PostgreSQL: fewer than asked means the queue was empty when this claim ran; the count is
+      // an estimate there (other nodes claim too), and a later queued run signals or is polled.
+      // SQLite's count is exact and may include runs of this very group not yet inserted.
+      if (shared && rows.length < limit) queued = 0;
       return rows
-        .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1))
+        .sort((a, b) =>
+          a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
+        )
         .map(({ id, attempts }) => ({ id, attempts }));
     },
     /** queued → running for one run (a fresh one this node holds in memory); null if taken or gone. */
@@ -443,8 +449,12 @@ export function createRunStore(db: Db) {
       u: FinalUpdate,
       inTx?: () => Program<void>,
       onlyIf?: RunStatus,
+      node?: string,
     ): Promise<boolean> {
-      // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
+      // Only the executor finishes runs: a running one it holds, or (with onlyIf) a queued one it
+      // cancels. A node whose claim was taken over (its lease ran out) writes nothing.
+      const guard = node === undefined ? "" : " AND (node_id IS NULL OR node_id = ?)";
+      const guardArgs = node === undefined ? [] : [node];
       const wrote = await batch.write(function* () {
         const args = [
           u.status,
@@ -456,8 +466,8 @@ export function createRunStore(db: Db) {
           id,
         ] as const;
         const changed = onlyIf
-          ? yield* run(`${FINISH} AND status = ?`, ...args, onlyIf)
-          : yield* run(FINISH, ...args);
+          ? yield* run(`${FINISH} AND status = ?${guard}`, ...args, onlyIf, ...guardArgs)
+          : yield* run(`${FINISH}${guard}`, ...args, ...guardArgs);
         if (changed && inTx) yield* inTx();
         return changed > 0;
       });

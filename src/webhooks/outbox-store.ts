@@ -134,17 +134,25 @@ export function createOutboxStore(db: Db) {
         })(),
       );
     },
-    /** At start: attempts a crash (or kill) left in flight are due again at once. */
+    /**
+     * At start on SQLite (one node): attempts a crash (or kill) left in flight are due again at
+     * once. Several nodes (PostgreSQL) leave each other's claims alone: a dead node's claims are
+     * taken over when their lease runs out (the delivery is due again then).
+     */
     async releaseClaims(): Promise<number> {
+      if (db.dialect === "postgres") return 0;
       return db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL",
+          "UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL",
           now(),
         ),
       );
     },
-    /** Takes up to `limit` due deliveries of active webhooks, leasing them until `leaseUntil`. */
-    async claimDue(limit: number, leaseUntil: string): Promise<DueDelivery[]> {
+    /**
+     * Takes up to `limit` due deliveries of active webhooks for `node`, leasing them until
+     * `leaseUntil` (longer than any attempt): no delivery is attempted by two nodes at once.
+     */
+    async claimDue(limit: number, leaseUntil: string, node = "node"): Promise<DueDelivery[]> {
       return db.tx(function* () {
         const ts = now();
         const rows = yield* all<DueDelivery>(
@@ -182,7 +190,7 @@ export function createOutboxStore(db: Db) {
     async release(id: string): Promise<void> {
       await db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+          "UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
           now(),
           id,
         ),
@@ -203,7 +211,7 @@ export function createOutboxStore(db: Db) {
       return db.tx(function* () {
         const ts = now();
         const d = yield* get<{ webhook_id: number; created_at: string }>(
-          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
+          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
           o.status,
           o.tries,
           o.nextAttemptAt,
