@@ -5,9 +5,10 @@
 //   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
 //   6 Schematron: EN 16931 rules on a ~100 KB UBL invoice, documents/s
 //   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
+//   8 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg,nodes · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -17,10 +18,11 @@ import { measureSchematron } from "./bench/schematron.ts";
 import { WRK_HINT, describeMachine, machineLine } from "./bench/machine.ts";
 import { type Results, details, markdownTable, rows, textTable, writeDoc } from "./bench/report.ts";
 import { pgBinDir } from "../test/helpers/pg-cluster.ts";
+import { measureNodes } from "./bench/nodes.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "nodes"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -64,10 +66,10 @@ async function main(): Promise<number> {
     results.skipped.push("1 (wrk missing)");
     opts.only = opts.only.filter((x) => x !== "http");
   }
-  if (!pgBinDir() && opts.only.includes("pg")) {
-    log("PostgreSQL is not installed (apt-get install -y postgresql): measure 7 skipped");
-    results.skipped.push("7 (PostgreSQL missing)");
-    opts.only = opts.only.filter((x) => x !== "pg");
+  if (!pgBinDir() && (opts.only.includes("pg") || opts.only.includes("nodes"))) {
+    log("PostgreSQL is not installed (apt-get install -y postgresql): measures 7 and 8 skipped");
+    results.skipped.push("7, 8 (PostgreSQL missing)");
+    opts.only = opts.only.filter((x) => x !== "pg" && x !== "nodes");
   }
   if (opts.build) {
     log("building dist/assay");
@@ -118,6 +120,9 @@ async function main(): Promise<number> {
         ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16, runs: 300 }
         : { rounds: 3, seconds: 6, warmupSeconds: 10, connections: 16, runs: 5_000 },
     ),
+  );
+  results.nodes = await step("nodes", "8 several nodes", () =>
+    measureNodes(m, q ? { runs: 300, counts: [1, 2] } : { runs: 5_000, counts: [1, 2, 3] }),
   );
   const judge = !q;
   const table = rows(results, judge);
