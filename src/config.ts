@@ -219,6 +219,12 @@ export const SETTINGS = [
     help: "…when they span at least this many days",
   },
   {
+    key: "cors_origins",
+    kind: "string",
+    def: null,
+    help: "Origins whose browser apps may call the API (comma-separated; * for any, bearer tokens only)",
+  },
+  {
     key: "metrics_enabled",
     kind: "bool",
     def: false,
@@ -291,12 +297,35 @@ export function loadConfig(
   }
   if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
     problems.push("node id must be 1 to 64 letters, digits, dots, dashes or underscores");
+  if (typeof out.cors_origins === "string") {
+    const bad = corsOriginProblem(out.cors_origins);
+    if (bad) problems.push(bad);
+  }
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   if (problems.length) throw new ConfigError(problems);
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
   if (out.node_id === null) out.node_id = `${hostname()}-${Math.random().toString(36).slice(2, 8)}`;
   return Object.freeze(out) as Config;
+}
+
+/**
+ * What is wrong with a cors_origins value, or null. Each entry is `*` alone or an origin exactly
+ * as browsers send it in the Origin header: scheme://host[:port], no path, no trailing slash.
+ */
+export function corsOriginProblem(value: string): string | null {
+  const list = value.split(",").map((o) => o.trim());
+  if (list.includes("*") && list.length > 1) return "CORS origins: * allows any origin; list no other";
+  for (const o of list) {
+    if (o === "*") continue;
+    let origin = "";
+    try {
+      origin = new URL(o).origin;
+    } catch {}
+    if (origin !== o || !/^https?:/.test(o))
+      return `CORS origins: "${o}" is not an origin like https://app.example.com (scheme, host, optional port)`;
+  }
+  return null;
 }
 
 /** Settings for tests and embedding: defaults plus overrides, no environment. */

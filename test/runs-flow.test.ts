@@ -37,7 +37,8 @@ describe("201 within the wait window", () => {
       headers: JSON_CT,
     });
     expect(r.status).toBe(201);
-    expect(r.headers.get("location")).toBeNull();
+    // The run is created by this request: its URL in Location, as on a 202.
+    expect(r.headers.get("location")).toBe(`${s.url}/api/v1/orgs/acme/runs/${r.json.id}/`);
     expect(r.json).toEqual(
       expect.objectContaining({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),

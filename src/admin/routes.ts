@@ -4,6 +4,7 @@ import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
@@ -15,16 +16,19 @@ import { createUser } from "../users/service.ts";
 const Days = t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
   error: "must be an integer from 1 to 36500 or null",
 });
-const SettingsOut = t.Object({
-  token_default_ttl_days: t.Nullable(Int()),
-  token_max_ttl_days: t.Nullable(Int()),
-  token_rotation_days: t.Nullable(Int()),
-});
+const SettingsOut = named(
+  "InstanceSettings",
+  t.Object({
+    token_default_ttl_days: t.Nullable(Int()),
+    token_max_ttl_days: t.Nullable(Int()),
+    token_rotation_days: t.Nullable(Int()),
+  }),
+);
 
 export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { users, orgs, settings, config } = deps;
   const orgService = createOrgService(orgs, users);
-  const detail = { tags: ["Administration"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Administration"] };
   const findOrg = async (slug: string) => {
     const o = await orgs.getBySlug(slug);
     if (!o) throw notFound("Organization");
@@ -44,7 +48,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(UserOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List users" },
+        detail: { ...detail, operationId: "adminListUsers", summary: "List users" },
       },
     )
     .post(
@@ -69,7 +73,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 201: UserOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create a user" },
+        detail: { ...detail, operationId: "adminCreateUser", summary: "Create a user" },
       },
     )
     .delete(
@@ -88,7 +92,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ username: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Delete a user: their tokens stop working at once" },
+        detail: {
+          ...detail,
+          operationId: "adminDeleteUser",
+          summary: "Delete a user: their tokens stop working at once",
+        },
       },
     )
     .get(
@@ -108,7 +116,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(OrgOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List all organizations (deleted included)" },
+        detail: {
+          ...detail,
+          operationId: "adminListOrgs",
+          summary: "List all organizations (deleted included)",
+        },
       },
     )
     .post(
@@ -136,7 +148,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 201: OrgOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create an organization with its first Admin (default: you)" },
+        detail: {
+          ...detail,
+          operationId: "adminCreateOrg",
+          summary: "Create an organization with its first Admin (default: you)",
+        },
       },
     )
     .post(
@@ -148,7 +164,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Suspend: members get 403 until restored" },
+        detail: {
+          ...detail,
+          operationId: "adminSuspendOrg",
+          summary: "Suspend: members get 403 until restored",
+        },
       },
     )
     .post(
@@ -163,7 +183,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Restore a suspended or deleted organization" },
+        detail: {
+          ...detail,
+          operationId: "adminRestoreOrg",
+          summary: "Restore a suspended or deleted organization",
+        },
       },
     )
     .delete(
@@ -178,13 +202,13 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete (soft) an organization" },
+        detail: { ...detail, operationId: "adminDeleteOrg", summary: "Delete (soft) an organization" },
       },
     )
     .get("/settings/", ({ principal }) => requireInstanceAdmin(principal) ?? settings.get(), {
       auth: true,
       response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-      detail: { ...detail, summary: "Instance settings (token policies)" },
+      detail: { ...detail, operationId: "getSettings", summary: "Instance settings (token policies)" },
     })
     .patch("/settings/", ({ body, principal }) => requireInstanceAdmin(principal) ?? settings.update(body), {
       auth: true,
@@ -197,6 +221,6 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         { additionalProperties: false },
       ),
       response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-      detail: { ...detail, summary: "Change token policies" },
+      detail: { ...detail, operationId: "updateSettings", summary: "Change token policies" },
     });
 }

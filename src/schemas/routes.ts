@@ -25,7 +25,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, config, schemas } = deps;
   const role = async (p: Parameters<typeof requireOrgRole>[1], slug: string, min: "viewer" | "author") =>
     (await requireOrgRole(orgs, p, slug, min)).org;
-  const detail = { tags: ["Schemas"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Schemas"] };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/schemas" })
     .use(auth)
     .get(
@@ -41,7 +41,11 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         query: t.Composite([t.Object(PageQuery), ListQuery], { additionalProperties: true }),
         response: { 200: EnvelopeOf(SchemaListItem), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List stored schemas (without their bodies); ?kind=xsd filters" },
+        detail: {
+          ...detail,
+          operationId: "listSchemas",
+          summary: "List stored schemas (without their bodies); ?kind=xsd filters",
+        },
       },
     )
     .post(
@@ -58,7 +62,11 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         body: SchemaIn,
         response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Store a JSON Schema or an XSD document under an absolute URI" },
+        detail: {
+          ...detail,
+          operationId: "createSchema",
+          summary: "Store a JSON Schema or an XSD document under an absolute URI",
+        },
       },
     )
     .get(
@@ -71,7 +79,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: SchemaParams,
         response: { 200: SchemaOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "A stored schema" },
+        detail: { ...detail, operationId: "getSchema", summary: "A stored schema" },
       },
     )
     .put(
@@ -87,6 +95,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 200: SchemaOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
+          operationId: "replaceSchema",
           summary: "Replace a stored schema (workflows saved earlier keep their snapshot)",
         },
       },
@@ -104,6 +113,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "deleteSchema",
           summary: "Delete a stored schema (workflows saved earlier keep their snapshot)",
         },
       },

@@ -129,7 +129,55 @@ export function checkDraft(
     d.steps.forEach((s, i) => {
       checkStep(s, stepFieldOf(i), errors, ctx);
     });
+  if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
   if (errors.length) throw invalid("The workflow definition is invalid.", errors);
+}
+
+/**
+ * A run is refused unless every active step reads its file type (CONTRACT §4, step 8): a step
+ * that reads none of the allowed types, or steps with no type in common, would make every run of
+ * the workflow fail. Refused when saved, naming the step.
+ */
+function checkFileTypes(d: WorkflowDraft, stepFieldOf: (i: number) => string, errors: ErrorItem[]) {
+  const allowed = d.allowed_file_types as FileType[];
+  let common = new Set(allowed);
+  const active: string[] = [];
+  d.steps.forEach((s, i) => {
+    const v = s.is_active ? getValidator(s.validator) : undefined;
+    if (!v) return;
+    const reads = v.supportedFileTypes;
+    const named = `Step ${i + 1} "${s.name}" (${s.validator}) reads ${reads.join(", ")}`;
+    const field = stepFieldOf(i) ? `${stepFieldOf(i)}.validator` : "validator";
+    if (!allowed.some((t) => reads.includes(t)))
+      errors.push({
+        field,
+        code: "file_type_unsupported",
+        message: `${named}: none of the workflow's allowed_file_types (${allowed.join(", ")}).`,
+      });
+    common = new Set([...common].filter((t) => reads.includes(t)));
+    active.push(named);
+  });
+  if (!errors.length && active.length && !common.size)
+    errors.push({
+      field: "allowed_file_types",
+      code: "file_type_unsupported",
+      message: `No allowed file type is read by every active step, so every run would be refused: ${active.join("; ")}.`,
+    });
+}
+
+/** A draft's content, for "did anything change": step ids and key order do not count. */
+function contentOf(d: WorkflowDraft): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted({ ...d, steps: d.steps.map(({ id: _, ...s }) => s) }));
 }
 
 export const draftOf = (w: Workflow, steps: StepDef[]): WorkflowDraft => ({
@@ -211,10 +259,16 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, null, d);
     },
-    /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
+    /**
+     * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).
+     * A request that changes nothing (PATCH {}, the same values) saves nothing: the version
+     * counts changes (CONTRACT §2).
+     */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
       const cur = await load(orgId, identifier);
-      const d = applyInput(replace ? EMPTY : draftOf(cur.workflow, cur.steps), b);
+      const now = draftOf(cur.workflow, cur.steps);
+      const d = applyInput(replace ? EMPTY : now, b);
+      if (contentOf(d) === contentOf(now)) return cur;
       checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, cur.workflow.id, d);
     },
@@ -247,6 +301,8 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       d.steps.splice(from, 1);
       const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
       d.steps.splice(to, 0, changed);
+      if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
+        return { ...cur, step: cur.steps[from]! };
       checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await checkContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d);
       return { ...saved, step: saved.steps[to]! };
