@@ -79,8 +79,9 @@ export function migrateSqlite(db: Database): number {
     );
   }
   const newer = applied.filter((r) => r.version > LATEST);
+  const newest = Math.max(current, ...newer.map((r) => r.version));
   if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length))
-    throw tooNew("data directory", current);
+    throw tooNew("data directory", newest);
   const done = new Set(applied.map((r) => r.version));
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
