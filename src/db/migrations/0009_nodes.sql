@@ -8,7 +8,8 @@ ALTER TABLE runs ADD COLUMN lease_until TEXT;
 CREATE INDEX runs_lease ON runs (lease_until) WHERE status = 'running';
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_by TEXT;
 
+-- (On SQLite one server holds the limits in memory: the table exists for one schema, unused.)
 CREATE TABLE rate_limits (
   key TEXT PRIMARY KEY,
-  tat INTEGER NOT NULL
+  tat REAL NOT NULL
 ) STRICT, WITHOUT ROWID;
