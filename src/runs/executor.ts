@@ -230,17 +230,6 @@ export function createExecutor(
     }
   }
 
-  /** Launches a fresh run this node holds in memory: claimed first (another node may be quicker). */
-  async function launch(id: string) {
-    const attempts = await store.markRunning(id, leases.claim());
-    if (attempts === null) {
-      takeFresh(id);
-      return; // canceled, or claimed by another node meanwhile
-    }
-    held.add(id);
-    await launchClaimed(id);
-  }
-
   /** Executes a run this node has just claimed (queued → running is committed). */
   async function launchClaimed(id: string) {
     const kept = takeFresh(id);

@@ -385,23 +385,6 @@ export function createRunStore(db: Db) {
         )
         .map(({ id, attempts }) => ({ id, attempts }));
     },
-    /** queued → running for one run (a fresh one this node holds in memory); null if taken or gone. */
-    async markRunning(id: string, claim: Claim): Promise<number | null> {
-      const ts = now();
-      // Urgent: the run's worker waits for this commit.
-      const attempts = await batch.write(function* () {
-        const r = yield* get<{ attempts: number }>(
-          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ? WHERE id = ? AND status = 'queued' RETURNING attempts",
-          ts,
-          claim.node,
-          claim.leaseUntil,
-          id,
-        );
-        return r?.attempts ?? null;
-      }, true);
-      if (attempts !== null) queued--;
-      return attempts;
-    },
     /** Extends this node's claims on the runs it executes; returns the ids it still holds. */
     async renew(ids: string[], claim: Claim): Promise<Set<string>> {
       if (!ids.length) return new Set();

@@ -166,8 +166,9 @@ export function createOutboxStore(db: Db) {
         );
         for (const r of rows)
           yield* run(
-            "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
+            "UPDATE webhook_deliveries SET claimed_at = ?, claimed_by = ?, next_attempt_at = ? WHERE id = ?",
             ts,
+            node,
             leaseUntil,
             r.id,
           );
