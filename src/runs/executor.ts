@@ -442,7 +442,7 @@ export function createExecutor(
       // One node (SQLite): every run left running was this process's, before it stopped. Several
       // nodes (PostgreSQL): only runs whose claim ran out; the others' runs are alive.
       const r = opts.shared
-        ? await store.recoverExpired(opts.maxAttempts, givenUp)
+        ? await store.recoverExpired(opts.maxAttempts, givenUp, opts.node)
         : await store.recover(opts.maxAttempts, givenUp);
       if (opts.shared) await store.refresh();
       afterGivenUp(r.failed);

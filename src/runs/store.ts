@@ -494,21 +494,26 @@ export function createRunStore(db: Db) {
     async recoverExpired(
       maxAttempts: number,
       inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
+      ownNode?: string,
     ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
       const ts = now();
+      // At a node's start, the runs it held in its previous life (same node id) are its own to
+      // recover at once, without waiting for their claims to run out.
+      const whose = ownNode === undefined ? "lease_until < ?" : "(lease_until < ? OR node_id = ?)";
+      const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
       const r = await db.tx(function* () {
         const why = `The run was interrupted ${maxAttempts} times (its server stopped or crashed) and was given up.`;
         const failed = yield* all<{ id: string; org_id: number; workflow_id: number }>(
-          "UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND lease_until < ? AND attempts >= ? RETURNING id, org_id, workflow_id",
+          `UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND ${whose} AND attempts >= ? RETURNING id, org_id, workflow_id`,
           why,
           ts,
-          ts,
+          ...whoseArgs,
           maxAttempts,
         );
         if (failed.length && inTx) yield* inTx(failed);
         const requeued = yield* run(
-          "UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL WHERE status = 'running' AND lease_until < ?",
-          ts,
+          `UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL WHERE status = 'running' AND ${whose}`,
+          ...whoseArgs,
         );
         return { requeued, failed };
       });

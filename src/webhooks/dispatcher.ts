@@ -177,7 +177,7 @@ export function createWebhookDispatcher(
     async start(publicOrigin: string) {
       origin = publicOrigin;
       closed = false;
-      const released = await outbox.releaseClaims();
+      const released = await outbox.releaseClaims(o.node);
       if (released) log.info("webhook attempts interrupted by a stop will be resent", { released });
       void prune();
       pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);

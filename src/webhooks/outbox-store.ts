@@ -135,16 +135,18 @@ export function createOutboxStore(db: Db) {
       );
     },
     /**
-     * At start on SQLite (one node): attempts a crash (or kill) left in flight are due again at
-     * once. Several nodes (PostgreSQL) leave each other's claims alone: a dead node's claims are
-     * taken over when their lease runs out (the delivery is due again then).
+     * At start: attempts a crash (or kill) left in flight are due again at once — on SQLite all
+     * of them (one node), on PostgreSQL those of this node's previous life (the same node id):
+     * other nodes' claims are left alone, and a dead node's are taken over when their lease runs
+     * out (the delivery is due again then).
      */
-    async releaseClaims(): Promise<number> {
-      if (db.dialect === "postgres") return 0;
+    async releaseClaims(node: string): Promise<number> {
+      const mine = db.dialect === "postgres" ? " AND claimed_by = ?" : "";
       return db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL",
+          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL${mine}`,
           now(),
+          ...(mine ? [node] : []),
         ),
       );
     },
