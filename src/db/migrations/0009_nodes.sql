@@ -13,3 +13,8 @@ CREATE TABLE rate_limits (
   key TEXT PRIMARY KEY,
   tat REAL NOT NULL
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE rate_events (
+  key TEXT NOT NULL,
+  at  REAL NOT NULL
+) STRICT;
+CREATE INDEX rate_events_key ON rate_events (key, at);

@@ -46,3 +46,49 @@ BEGIN
   END LOOP;
 END;
 $$;
+
+-- Sign-in attempts (a sliding window: at most `limit` attempts in any window per key), shared by
+-- the nodes: one row per counted attempt.
+CREATE TABLE rate_events (
+  key TEXT COLLATE "C" NOT NULL,
+  at  DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX rate_events_key ON rate_events (key, at);
+
+-- One attempt against several windows at once, all or nothing: each key locked (advisory, in key
+-- order), its attempts in the window counted; if every key is below its limit one attempt is
+-- recorded per key. Returns per key whether it allowed the attempt and the oldest attempt in the
+-- window (when it is full: the time the next attempt becomes possible is that plus the window).
+CREATE FUNCTION assay_window_take(p_keys TEXT[], p_now DOUBLE PRECISION, p_limit INTEGER[], p_window DOUBLE PRECISION)
+RETURNS TABLE (k TEXT, allowed BOOLEAN, oldest DOUBLE PRECISION)
+LANGUAGE plpgsql AS $$
+DECLARE
+  i INTEGER;
+  n INTEGER[];
+  o DOUBLE PRECISION[];
+  all_ok BOOLEAN := TRUE;
+  key TEXT;
+  cnt INTEGER;
+  old DOUBLE PRECISION;
+BEGIN
+  FOR key IN SELECT x FROM unnest(p_keys) AS x ORDER BY x LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('assay_window:' || key, 0));
+  END LOOP;
+  DELETE FROM rate_events WHERE rate_events.key = ANY (p_keys) AND at <= p_now - p_window;
+  FOR i IN 1 .. array_length(p_keys, 1) LOOP
+    SELECT count(*), min(at) INTO cnt, old FROM rate_events WHERE rate_events.key = p_keys[i];
+    n[i] := cnt;
+    o[i] := old;
+    all_ok := all_ok AND n[i] < p_limit[i];
+  END LOOP;
+  FOR i IN 1 .. array_length(p_keys, 1) LOOP
+    IF all_ok THEN
+      INSERT INTO rate_events (key, at) VALUES (p_keys[i], p_now);
+    END IF;
+    k := p_keys[i];
+    allowed := n[i] < p_limit[i];
+    oldest := o[i];
+    RETURN NEXT;
+  END LOOP;
+END;
+$$;
