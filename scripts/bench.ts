@@ -5,10 +5,12 @@
 //   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
 //   6 Schematron: EN 16931 rules on a ~100 KB UBL invoice, documents/s
 //   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
-//   8 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
+//   8 /healthz p99 while 10 viewers list runs of 100k findings, and while 4 clients send 24 MB
+//     envelopes (issue #19: no request may hold the HTTP thread)
+//   9 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg,nodes · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg,stalls,nodes · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -21,8 +23,9 @@ import { pgBinDir } from "../test/helpers/pg-cluster.ts";
 import { measureNodes } from "./bench/nodes.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
+import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "nodes"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls", "nodes"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -121,7 +124,22 @@ async function main(): Promise<number> {
         : { rounds: 3, seconds: 6, warmupSeconds: 10, connections: 16, runs: 5_000 },
     ),
   );
-  results.nodes = await step("nodes", "8 several nodes", () =>
+  const list = await step("stalls", "8a /healthz while viewers list runs of many findings", () =>
+    measureListStall(
+      m,
+      q
+        ? { runs: 3, findingsPerStep: 1000, viewers: 10, seconds: 3 }
+        : { runs: 50, findingsPerStep: 10_000, viewers: 10, seconds: 20 },
+    ),
+  );
+  const envelopes = await step("stalls", "8b /healthz while clients send 24 MB envelopes", () =>
+    measureEnvelopeStall(
+      m,
+      q ? { clients: 4, bytes: 2e6, seconds: 3 } : { clients: 4, bytes: 24e6, seconds: 20 },
+    ),
+  );
+  if (list && envelopes) results.stalls = { list, envelopes };
+  results.nodes = await step("nodes", "9 several nodes", () =>
     measureNodes(m, q ? { runs: 300, counts: [1, 2] } : { runs: 5_000, counts: [1, 2, 3] }),
   );
   const judge = !q;

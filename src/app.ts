@@ -9,9 +9,11 @@ import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
+import { DEFAULT_HEADERS } from "./http/security.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
+import { findingRoutes } from "./runs/findings-routes.ts";
 import { runRoutes } from "./runs/routes.ts";
 import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
@@ -19,6 +21,7 @@ import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
 import { webAuthRoutes } from "./web/auth-routes.ts";
 import { webRoutes } from "./web/routes.ts";
+import { type SetupCode, setupRoutes } from "./web/setup-routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 
@@ -27,6 +30,8 @@ export interface AppOptions {
   isDraining?: () => boolean;
   /** Prometheus registry; when given, HTTP durations are recorded and /metrics is served. */
   metrics?: Metrics;
+  /** The first-run setup code (src/web/setup-routes.ts); none: the setup form always refuses. */
+  setup?: SetupCode;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -74,13 +79,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(workflowRoutes(deps, auth))
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
+    .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))
     .use(adminRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
+    .use(setupRoutes(deps, opts.setup ?? { code: null }))
     .use(webRoutes())
-    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
+    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
+    // Security headers on every answer, errors and 404s included (src/http/security.ts).
+    .headers({ ...DEFAULT_HEADERS });
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;

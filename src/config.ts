@@ -2,6 +2,8 @@
 // wins), checked all together — every bad key is reported, not just the first — then frozen.
 // The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
 import { availableParallelism, hostname } from "node:os";
+/** The environment variable that enables the test-only `test_hold` validator. */
+export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
 type Kind = "string" | "int" | "bool";
 interface SettingDef {
@@ -169,6 +171,22 @@ export const SETTINGS = [
     help: "Run starts per token per minute",
   },
   {
+    key: "rate_limit_user_per_minute",
+    kind: "int",
+    def: 2400,
+    min: 1,
+    max: 10000000,
+    help: "Requests per user per minute, all their tokens and sessions together",
+  },
+  {
+    key: "rate_limit_user_runs_per_minute",
+    kind: "int",
+    def: 1200,
+    min: 1,
+    max: 10000000,
+    help: "Run starts per user per minute, all their tokens and sessions together",
+  },
+  {
     key: "rate_limit_ip_per_minute",
     kind: "int",
     def: 300,
@@ -240,7 +258,16 @@ type Value<D extends SettingDef> = D["kind"] extends "int"
     : D["def"] extends null
       ? string | null
       : string;
-export type Config = Readonly<{ [D in (typeof SETTINGS)[number] as D["key"]]: Value<D> }>;
+export type Config = Readonly<
+  { [D in (typeof SETTINGS)[number] as D["key"]]: Value<D> } & {
+    /**
+     * Test servers only: the directory of the `test_hold` validator's gates
+     * (src/validators/test-hold/index.ts). Read from ASSAY_TEST_GATES_DIR alone, never a flag, and
+     * absent from `serve --help`: no operator sets it by accident.
+     */
+    test_gates_dir: string | null;
+  }
+>;
 
 export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
@@ -304,6 +331,7 @@ export function loadConfig(
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   if (problems.length) throw new ConfigError(problems);
+  out.test_gates_dir = env[TEST_GATES_ENV] || null;
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
   if (out.node_id === null) out.node_id = `${hostname()}-${Math.random().toString(36).slice(2, 8)}`;
   return Object.freeze(out) as Config;

@@ -139,6 +139,11 @@ const ROWS: Row[] = [
     body: () => ({ username: "m-login", password: PASSWORD }),
   }),
   row("POST", "/api/v1/auth/logout/", "public", 204),
+  row("GET", "/api/v1/setup/", "public", 200),
+  // An instance with users: the first-run form is closed to everyone (test/setup.test.ts).
+  row("POST", "/api/v1/setup/", "public", 409, {
+    body: () => ({ setup_code: "x", username: "x", password: "x", org_slug: "x" }),
+  }),
   row("GET", "/api/v1/auth/session/", "any", 200),
   row("GET", "/api/v1/validators/", "any", 200),
   row("GET", "/api/v1/orgs/", "any", 200),
@@ -185,6 +190,7 @@ const ROWS: Row[] = [
   row("GET", "/api/v1/orgs/:org_slug/runs/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/content/", "viewer", 200),
+  row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/findings/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/report/", "viewer", 200),
   // The fixture run (created by the executor) is final: 409 conflict proves the caller got past
   // the access checks, which come first. Cancelling a live run is tested with the runs.

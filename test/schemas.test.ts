@@ -22,7 +22,7 @@ const unresolvable = (uri: string, at: string) =>
   "(POST /api/v1/orgs/{org_slug}/schemas/)";
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 1, sync_wait_ms: 5000 });
+  s = await startTestServer({ workers: 1 });
   author = (await s.user("sa", "acme", "author")).token;
   viewer = (await s.user("sv", "acme", "viewer")).token;
   outsider = (await s.user("so", "other", "admin")).token;

@@ -30,13 +30,7 @@ const metric = async (url: string, token: string, name: string) => {
   return Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
 };
 
-async function submitAll(
-  m: Machine,
-  urls: string[],
-  n: number,
-  bodyFile: string,
-  headers: Record<string, string>,
-) {
+async function submitAll(urls: string[], n: number, bodyFile: string, headers: Record<string, string>) {
   const script = resolve(import.meta.dir, "submit.ts");
   const per = Math.ceil(n / urls.length);
   await Promise.all(
@@ -116,7 +110,7 @@ export async function measureNodes(m: Machine, o: { runs: number; counts: number
             await Bun.sleep(20);
           }
         };
-        await submitAll(m, urls, Math.min(300, o.runs), bodyFile, headers); // warm-up
+        await submitAll(urls, Math.min(300, o.runs), bodyFile, headers); // warm-up
         await drained();
         const before = { s: 0, t: 0 };
         for (const p of procs) {
@@ -124,7 +118,7 @@ export async function measureNodes(m: Machine, o: { runs: number; counts: number
           before.t += await metric(p.url, token, "assay_db_transactions_total");
         }
         const t0 = performance.now();
-        const runs = await submitAll(m, urls, o.runs, bodyFile, headers);
+        const runs = await submitAll(urls, o.runs, bodyFile, headers);
         await drained();
         const seconds = (performance.now() - t0) / 1000;
         const after = { s: 0, t: 0 };

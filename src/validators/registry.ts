@@ -28,8 +28,12 @@ export const VALIDATORS: readonly ValidatorDef[] = Object.freeze([
 
 const BY_SLUG = new Map(VALIDATORS.map((v) => [v.slug, v]));
 
-export function getValidator(slug: string): ValidatorDef | undefined {
-  return BY_SLUG.get(slug);
+/**
+ * The validator of `slug`: a built-in one, or one of `extra`, the validators a single instance
+ * adds (test servers only: src/validators/test-hold/index.ts).
+ */
+export function getValidator(slug: string, extra: readonly ValidatorDef[] = []): ValidatorDef | undefined {
+  return BY_SLUG.get(slug) ?? extra.find((v) => v.slug === slug);
 }
 
 function boundedInteger(config: Record<string, unknown>, key: string, max: number): ConfigIssue | null {
@@ -44,6 +48,8 @@ function boundedInteger(config: Record<string, unknown>, key: string, max: numbe
 /** What the org supplies to a save-time check: its stored schemas, by absolute URI. */
 export interface StepConfigContext {
   resources?: Record<string, Record<string, unknown>>;
+  /** Validators this instance adds to the built-in ones (see getValidator). */
+  extra?: readonly ValidatorDef[];
   /** Stored XSD documents (text) that XSD steps may include or import. */
   xsdDocuments?: Record<string, string>;
 }
@@ -93,7 +99,7 @@ export function pinStepConfig(
  * prepareChecks for the step's validator first.
  */
 export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigContext = {}): ConfigIssue[] {
-  const found = getValidator(slug);
+  const found = getValidator(slug, ctx.extra);
   const def =
     found && ctx.resources && slug === jsonSchemaValidator.slug
       ? createJsonSchemaValidator({ resources: ctx.resources })

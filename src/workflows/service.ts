@@ -13,7 +13,7 @@ import {
   prepareChecks,
   xsdRootOfStep,
 } from "../validators/registry.ts";
-import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import { FILE_TYPES, type FileType, type ValidatorDef } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
 
@@ -49,7 +49,7 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "invalid",
       message: "A step name of 1 to 200 characters is required.",
     });
-  const v = s.validator ? getValidator(s.validator) : undefined;
+  const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
   if (!v) {
     errors.push({
       field: f("validator"),
@@ -231,15 +231,20 @@ export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft
   };
 }
 
-export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStore) {
+export function createWorkflowService(
+  store: WorkflowStore,
+  schemas?: SchemaStore,
+  /** Validators this instance adds to the built-in ones (registry.ts, getValidator). */
+  extra: readonly ValidatorDef[] = [],
+) {
   /**
    * What checkDraft needs for this draft: the engines its steps' checks use, loaded, and the
    * org's stored schemas the steps reference (transitively).
    */
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     await prepareChecks(d.steps.map((s) => s.validator));
-    if (!schemas) return {};
-    const ctx: StepConfigContext = {};
+    if (!schemas) return { extra };
+    const ctx: StepConfigContext = { extra };
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
     if (uris.length > 0) ctx.resources = await storedClosure(schemas, orgId, uris);
     const roots = d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []);

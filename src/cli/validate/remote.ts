@@ -1,6 +1,7 @@
 // Validation through a server: submit each file (multipart, so any file name survives), take the
 // run from a 201, or poll it after a 202, sleeping what Retry-After says. Refusals that concern
 // every file (bad token, no access, no such workflow) stop the whole command.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ReportRun } from "../../reports/types.ts";
 import { isFinal, type RunStatus } from "../../runs/types.ts";
 import { VERSION } from "../../version.ts";
@@ -18,6 +19,8 @@ export interface RemoteOptions {
 }
 
 const MAX_RETRIES = 5;
+/** Findings per page when a run's findings are read beyond the run answer (the API's maximum). */
+const PAGE = 200;
 const FATAL = new Set([401, 403, 404]);
 const RETRYABLE = new Set([429, 503]);
 const seg = encodeURIComponent;
@@ -54,10 +57,21 @@ async function errorOf(res: Response): Promise<RequestError> {
   };
 }
 
+/**
+ * The same words on Node and on Bun (the light client runs on both): their fetch errors differ
+ * (Node: "fetch failed" with the system code on `cause`; Bun: the code on the error itself).
+ */
+function networkText(e: unknown): string {
+  const err = e as { code?: unknown; message?: string; cause?: { code?: unknown; message?: string } };
+  const code = [err?.cause?.code, err?.code].find((c) => typeof c === "string" && /^E[A-Z]+$/.test(c));
+  if (code) return `could not reach the server (${code})`;
+  return err?.cause?.message ?? err?.message ?? String(e);
+}
+
 const networkError = (e: unknown): RequestError => ({
   status: null,
   code: "network_error",
-  detail: (e as Error)?.message ?? String(e),
+  detail: networkText(e),
   errors: [],
 });
 
@@ -84,13 +98,13 @@ export function createRemote(o: RemoteOptions) {
         res = await fetch(url, init());
       } catch (e) {
         if (attempt >= 2 || Date.now() > deadline) return networkError(e);
-        await Bun.sleep(500 * 2 ** attempt);
+        await sleep(500 * 2 ** attempt);
         continue;
       }
       const retry = RETRYABLE.has(res.status) || (res.status === 409 && res.headers.get("retry-after"));
       if (!retry || attempt >= MAX_RETRIES || Date.now() > deadline) return res;
       await res.body?.cancel();
-      await Bun.sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
+      await sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
     }
   }
 
@@ -107,7 +121,7 @@ export function createRemote(o: RemoteOptions) {
             errors: [],
           },
         };
-      await Bun.sleep(wait);
+      await sleep(wait);
       const res = await send(runUrl(run.id), () => ({ headers }), deadline);
       if (!(res instanceof Response)) return { error: res };
       if (!res.ok) return { error: await errorOf(res) };
@@ -143,6 +157,42 @@ export function createRemote(o: RemoteOptions) {
       return result({ error });
     }
     const run = (await res.json()) as ReportRun;
-    return result(res.status === 201 ? { run } : await poll(run, res.headers.get("retry-after"), deadline));
+    const got = res.status === 201 ? { run } : await poll(run, res.headers.get("retry-after"), deadline);
+    return result("run" in got ? await complete(got.run, deadline) : got);
   };
+
+  /**
+   * A run answer carries the first 1000 findings (the server's bound); a step with more has a
+   * findings_count above its list, and the rest are read page by page from …/findings/.
+   */
+  async function complete(run: ReportRun, deadline: number): Promise<Got> {
+    for (const step of run.steps) {
+      const total = step.findings_count ?? step.findings.length;
+      for (let page = Math.floor(step.findings.length / PAGE) + 1; step.findings.length < total; page++) {
+        const url = `${runUrl(run.id)}findings/?step=${step.order}&page=${page}&page_size=${PAGE}`;
+        const res = await send(url, () => ({ headers }), deadline);
+        if (!(res instanceof Response)) return { error: res };
+        if (!res.ok) return { error: await errorOf(res) };
+        const body = (await res.json()) as {
+          results: (ReportRun["steps"][number]["findings"][number] & object)[];
+        };
+        if (!body.results.length) break;
+        // Pages of 200 from offset 0; the answer's first findings are a prefix of them.
+        const have = step.findings.length;
+        const from = (page - 1) * PAGE;
+        for (const [k, f] of body.results.entries())
+          if (from + k >= have)
+            step.findings.push({
+              severity: f.severity,
+              code: f.code,
+              message: f.message,
+              path: f.path,
+              line: f.line,
+              column: f.column,
+              rule: f.rule,
+            });
+      }
+    }
+    return { run };
+  }
 }

@@ -116,6 +116,29 @@ function rulesEditor(d: StepDraft, p: string): HTMLElement {
   return box;
 }
 
+/** xml.lists of an assertions step as one text: "always", or paths separated by commas. */
+function xmlListsInput(d: StepDraft, cp: string): HTMLElement {
+  const xml = (d.config.xml ?? {}) as { lists?: unknown };
+  const shown = Array.isArray(xml.lists) ? xml.lists.join(", ") : xml.lists === "always" ? "always" : "";
+  const input = h("input", {
+    ...mono,
+    value: shown,
+    placeholder: "invoice/line, //note",
+    "data-field": `${cp}.xml.lists`,
+    oninput: (e: Event) => {
+      const raw = (e.target as HTMLInputElement).value.trim();
+      const lists =
+        raw === "" ? undefined : raw === "always" ? "always" : raw.split(",").map((x) => x.trim());
+      setOrDelete(d.config, "xml", lists === undefined ? undefined : { lists });
+    },
+  });
+  return field(
+    "XML: elements that are lists",
+    input,
+    "For XML submissions: paths of elements that can repeat (a list even when one occurs), or always.",
+  );
+}
+
 /** The validator-specific part of a step's form. `p` is the step's field path, e.g. steps[0]. */
 export function configEditor(d: StepDraft, p: string): Child {
   const c = d.config;
@@ -240,6 +263,7 @@ export function configEditor(d: StepDraft, p: string): Child {
           " (each CSV row).",
         ),
         rulesEditor(d, cp),
+        xmlListsInput(d, cp),
       ];
     case "text_rules": {
       const enc = h(
