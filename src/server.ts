@@ -11,6 +11,7 @@ import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
 import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
+import { startSharedRateGc } from "./http/ratelimit-shared.ts";
 import { newSetupCode } from "./setup/service.ts";
 import { createSessionAuth } from "./web/sessions.ts";
 
@@ -98,6 +99,7 @@ async function start(
   await queueSignal.start((poll) => deps.executor.poke(poll));
   const retention = createRetention(db, log, config.retention_days);
   retention.start();
+  const stopRateGc = startSharedRateGc(db, log);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
   const app = createApp(deps, {
@@ -124,6 +126,8 @@ async function start(
   } catch (e) {
     // Undo what started: the workers, the checkpoint thread, the database.
     retention.stop();
+    stopRateGc();
+    await queueSignal.stop();
     await deps.executor.close(0);
     await deps.webhookDispatcher.stop(0);
     await deps.tokens.close();
@@ -158,6 +162,7 @@ async function start(
         draining = true;
         await queueSignal.stop();
         retention.stop();
+        stopRateGc();
         await server.stop(false);
         deps.intake.close();
         // Running steps get the grace period; queued runs stay queued for the next start.

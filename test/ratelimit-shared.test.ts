@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { migratePostgres } from "../src/db/migrate.ts";
 import { type PgDb, createPgDb } from "../src/db/postgres.ts";
 import { type SharedLimiter, createSharedLimiter } from "../src/http/ratelimit-shared.ts";
-import { type Policy, RateLimiter } from "../src/http/ratelimit.ts";
+import { type Decision, type Policy, RateLimiter } from "../src/http/ratelimit.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 
 const policy: Policy = { name: "default", limit: 7, windowSeconds: 60 };
@@ -32,8 +32,11 @@ describe.skipIf(!onPostgres)("rate limits in PostgreSQL", () => {
     const local = new RateLimiter(policy, { now: () => clock });
     for (let i = 0; i < 40; i++) {
       clock += 1500; // slower than the budget refills: some are refused, some allowed again
-      const [shared] = await nodes[i % 3]!.take([{ policy, key: "t:1" }]);
+      const [{ tat, ...shared }] = (await nodes[i % 3]!.take([{ policy, key: "t:1" }])) as [
+        Decision & { tat: number },
+      ];
       expect(shared).toEqual(local.take("t:1"));
+      expect(tat).toBeGreaterThan(0);
     }
   });
 
