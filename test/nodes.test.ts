@@ -154,4 +154,50 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
     expect(row!.attempts).toBe(2);
     expect(row!.node_id).not.toBe("dead-node");
   });
+
+  describe("rate limits are one budget across nodes", () => {
+    const limited = { rate_limit_disabled: false, rate_limit_per_minute: 6, rate_limit_ip_per_minute: 3 };
+    const pair: RunningServer[] = [];
+    beforeAll(async () => {
+      pair.push(await node("l1", limited), await node("l2", limited));
+    });
+
+    test("a token's 6 requests a minute, spread over two nodes: 6 pass in all, then 429", async () => {
+      const d = nodes[0]!.deps;
+      const u = await d.users.create({ username: "spreader" });
+      const t = (await d.tokens.create(u.id, "x", null)).token;
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++)
+        statuses.push((await call(pair[i % 2]!, "GET", "/api/v1/users/me/", { token: t })).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+      const r = await call(pair[0]!, "GET", "/api/v1/users/me/", { token: t });
+      const wait = Number(r.headers.get("retry-after"));
+      expect(r.json).toEqual(
+        errorBody(429, "rate_limited", `Too many requests with this token; retry in ${wait} s.`),
+      );
+    });
+
+    test("sign-in attempts for one username: 10 in all over two nodes, then 429", async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++)
+        statuses.push(
+          (
+            await call(pair[i % 2]!, "POST", "/api/v1/auth/login/", {
+              body: { username: "root", password: `wrong ${i}` },
+            })
+          ).status,
+        );
+      expect(statuses.filter((x) => x === 401)).toHaveLength(10);
+      expect(statuses.slice(10)).toEqual([429, 429]);
+    });
+    // Last: it leaves this address refused on both nodes.
+    test("failed authentication from one address: 3 in all over two nodes, then 429 on both", async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++)
+        statuses.push(
+          (await call(pair[i % 2]!, "GET", "/api/v1/users/me/", { token: `assay_wrong${i}` })).status,
+        );
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    });
+  });
 });
