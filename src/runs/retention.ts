@@ -2,7 +2,9 @@
 // default) is purged; the run, its findings and the content's sha256 stay. The sweep works in
 // small batches, each its own short transaction, yielding between batches so requests are not
 // blocked behind one long write.
-import { type Db, all, run } from "../db/program.ts";
+import { JOBS, runExclusive } from "../db/exclusive.ts";
+import type { AnyDb } from "../db/open.ts";
+import { all, run } from "../db/program.ts";
 import type { Logger } from "../lib/log.ts";
 
 export const RETENTION_BATCH = 500;
@@ -22,7 +24,7 @@ interface Candidate {
 }
 const OLDER = "AND s.created_at < CAST(? AS TEXT) LIMIT CAST(? AS INTEGER)";
 
-export function createRetention(db: Db, log: Logger, defaultDays: number) {
+export function createRetention(db: AnyDb, log: Logger, defaultDays: number) {
   let timer: ReturnType<typeof setInterval> | null = null;
 
   /**
@@ -88,7 +90,11 @@ export function createRetention(db: Db, log: Logger, defaultDays: number) {
     sweep,
     start(intervalMs = DAY_MS / 24) {
       timer = setInterval(
-        () => void sweep().catch((e) => log.error("retention sweep failed", { error: String(e) })),
+        // Every node has this timer; one sweeps at a time (src/db/exclusive.ts).
+        () =>
+          void runExclusive(db, JOBS.retention, () => sweep()).catch((e) =>
+            log.error("retention sweep failed", { error: String(e) }),
+          ),
         intervalMs,
       );
       timer.unref?.();
