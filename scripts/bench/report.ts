@@ -196,7 +196,7 @@ export function rows(r: Results, judge: boolean): Row[] {
     const one = r.nodes.rows.find((x) => x.nodes === 1);
     for (const x of r.nodes.rows)
       row(
-        `8 async drain, ${x.nodes} node${x.nodes > 1 ? "s" : ""} on PostgreSQL, runs/s`,
+        `9 async drain, ${x.nodes} node${x.nodes > 1 ? "s" : ""} on PostgreSQL, runs/s`,
         n0(x.runsPerSecond),
         one && x.nodes > 1 ? `1 node ${n0(one.runsPerSecond)}` : "",
         one && x.nodes > 1 ? f2(x.runsPerSecond / one.runsPerSecond) : "",
