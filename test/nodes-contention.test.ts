@@ -10,7 +10,7 @@ import { testConfig } from "../src/config.ts";
 import { all as allOf } from "../src/db/program.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { createWorkflow } from "./helpers/fixtures.ts";
+import { seedAcme } from "./helpers/fixtures.ts";
 import { call } from "./helpers/server.ts";
 
 const RUNS = 10_000;
@@ -49,16 +49,7 @@ describe.skipIf(!onPostgres)("two nodes, one queue", () => {
         ),
       );
     }
-    const d = nodes[0]!.deps;
-    const org = await d.orgs.create("acme", "Acme");
-    const root = await d.users.create({ username: "root", is_admin: true });
-    await d.orgs.addMember(org.id, root.id, "admin");
-    token = (await d.tokens.create(root.id, "t", null)).token;
-    await createWorkflow(nodes[0]!, token, {
-      slug: "q",
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "syntax", validator: "syntax", config: {} }],
-    });
+    token = (await seedAcme(nodes[0]!)).token;
   }, 60_000);
 
   afterAll(async () => {

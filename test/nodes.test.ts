@@ -10,7 +10,7 @@ import { type Config, testConfig } from "../src/config.ts";
 import { get as getSql, run as runSql } from "../src/db/program.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
+import { seedAcme, waitForRun } from "./helpers/fixtures.ts";
 import { call, errorBody } from "./helpers/server.ts";
 
 const nodes: RunningServer[] = [];
@@ -45,17 +45,7 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
     url = pg.url;
     drop = pg.drop;
     for (const id of ["n1", "n2", "n3"]) await node(id);
-    const d = nodes[0]!.deps;
-    const org = await d.orgs.create("acme", "Acme");
-    const root = await d.users.create({ username: "root", is_admin: true });
-    await d.users.setPassword(root.id, await Bun.password.hash(PASSWORD));
-    await d.orgs.addMember(org.id, root.id, "admin");
-    token = (await d.tokens.create(root.id, "t", null)).token;
-    await createWorkflow(nodes[0]!, token, {
-      slug: "q",
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "syntax", validator: "syntax", config: {} }],
-    });
+    token = (await seedAcme(nodes[0]!, PASSWORD)).token;
   }, 60_000);
 
   afterAll(async () => {

@@ -32,3 +32,26 @@ export async function waitForRun(s: Server, token: string, url: string, timeoutM
     await Bun.sleep(20);
   }
 }
+
+/**
+ * A server's database seeded straight through its stores: org "acme" with an instance admin
+ * "root" as its Admin (with `password`, if given), root's token, and a workflow "q" with one
+ * syntax step. For tests of several servers on one database (test/nodes*.test.ts).
+ */
+export async function seedAcme(
+  s: Server & { deps: import("../../src/deps.ts").Deps },
+  password?: string,
+): Promise<{ token: string; rootId: number }> {
+  const d = s.deps;
+  const org = await d.orgs.create("acme", "Acme");
+  const root = await d.users.create({ username: "root", is_admin: true });
+  if (password) await d.users.setPassword(root.id, await Bun.password.hash(password));
+  await d.orgs.addMember(org.id, root.id, "admin");
+  const token = (await d.tokens.create(root.id, "t", null)).token;
+  await createWorkflow(s, token, {
+    slug: "q",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+  return { token, rootId: root.id };
+}

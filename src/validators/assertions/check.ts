@@ -5,6 +5,7 @@
 // function, a call no overload accepts, a non-bool rule, a literal map with duplicate or
 // unsupported keys, a regex literal RE2 cannot compile.
 import { env, functionsNamed } from "./env.ts";
+import { OPERATOR_NAMES } from "./errors.ts";
 import { compilePattern } from "./ext/std.ts";
 import { children, type Expr } from "./syntax/ast.ts";
 
@@ -29,22 +30,6 @@ const WRAPPERS: Record<string, string> = {
   "google.protobuf.UInt64Value": "uint",
   "google.protobuf.Timestamp": "google.protobuf.Timestamp",
   "google.protobuf.Duration": "google.protobuf.Duration",
-};
-const OPERATOR_NAMES: Record<string, string> = {
-  "_+_": "+",
-  "_-_": "-",
-  "_*_": "*",
-  "_/_": "/",
-  "_%_": "%",
-  "_==_": "==",
-  "_!=_": "!=",
-  "_<_": "<",
-  "_<=_": "<=",
-  "_>_": ">",
-  "_>=_": ">=",
-  "@in": "in",
-  "!_": "!",
-  "-_": "unary -",
 };
 
 const display = (fn: string) => OPERATOR_NAMES[fn] ?? fn;

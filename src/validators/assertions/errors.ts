@@ -12,7 +12,8 @@ export function fail(message: string): never {
   throw new RuleError(message);
 }
 
-const OPERATORS: Record<string, string> = {
+/** CEL's internal operator function names, as a rule's author wrote them. */
+export const OPERATOR_NAMES: Record<string, string> = {
   "_+_": "+",
   "_-_": "-",
   "_*_": "*",
@@ -46,14 +47,14 @@ const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [
     /^found no matching overload for '([^']+)' applied to '(?:(.+?)\.)?\((.*)\)'$/s,
     (m) =>
-      `no overload of '${OPERATORS[m[1]] ?? m[1]}' takes (${typeNames([m[2], m[3]].filter(Boolean).join(", "))})`,
+      `no overload of '${OPERATOR_NAMES[m[1]] ?? m[1]}' takes (${typeNames([m[2], m[3]].filter(Boolean).join(", "))})`,
   ],
   [/^field not found: (.*)$/s, (m) => `no such key: '${m[1]}'`],
   [/^index (-?\d+) out of bounds/, (m) => `index ${m[1]} is out of range`],
   [/^u?int (divide|modulus) by zero$/, (m) => (m[1] === "divide" ? "division by zero" : "modulus by zero")],
   [
     /^u?int overflow during (.*)$/,
-    (m) => (OPERATORS[m[1]] ? `integer overflow in ${OPERATORS[m[1]]}` : "integer overflow"),
+    (m) => (OPERATOR_NAMES[m[1]] ? `integer overflow in ${OPERATOR_NAMES[m[1]]}` : "integer overflow"),
   ],
   [/^type mismatch: expected bool, got (.*)$/, (m) => `expected a bool, got ${typeNames(m[1])}`],
   [/^type mismatch: iterable vs (.*)$/, (m) => `cannot iterate over ${typeNames(m[1])}`],
