@@ -3,6 +3,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
+import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin } from "./http/auth.ts";
 import { errorPlugin, methodMatcher } from "./http/errors.ts";
@@ -21,6 +22,7 @@ import { webRoutes } from "./web/routes.ts";
 import { VERSION } from "./version.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
+import { versionRoutes } from "./workflows/version-routes.ts";
 
 export interface AppOptions {
   sessions?: SessionAuth;
@@ -37,6 +39,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     sessions: opts.sessions,
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
+    trustProxy: deps.config.trust_proxy,
   });
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
@@ -76,12 +79,14 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(tokenRoutes(deps, auth))
     .use(orgRoutes(deps, auth))
     .use(workflowRoutes(deps, auth))
+    .use(versionRoutes(deps, auth, deps.versions))
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))
     .use(adminRoutes(deps, auth))
+    .use(auditRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
     .use(webRoutes())
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());

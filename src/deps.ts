@@ -20,6 +20,8 @@ import { createUserStore } from "./users/store.ts";
 import { createWebhooks } from "./webhooks/setup.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
+import { createVersionStore } from "./workflows/version-store.ts";
+import { createVersionService } from "./workflows/versions.ts";
 
 export interface DepsOptions {
   /** The validation worker entry; omitted by CLI commands that run no validation. */
@@ -83,6 +85,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     tokens: createTokenService(tokenStore, users, settings),
     workflowStore,
     workflows: createWorkflowService(workflowStore, schemaStore),
+    versions: createVersionService(workflowStore, createVersionStore(db)),
     schemaStore,
     schemas: createSchemaService(schemaStore),
   };

@@ -4,6 +4,7 @@ import { backup } from "./cli/backup.ts";
 import * as dbCommands from "./cli/db.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
+import { audit } from "./cli/audit.ts";
 import { COMMANDS, USAGE } from "./cli/help.ts";
 import { VALIDATE_BOOLEANS, validate } from "./cli/validate.ts";
 import { workflows } from "./cli/workflows.ts";
@@ -84,6 +85,8 @@ export async function main(argv: string[]): Promise<number> {
       case "backup":
         await backup(p);
         return 0;
+      case "audit":
+        return await audit(p);
       case "migrate":
         await dbCommands.migrate(p);
         return 0;

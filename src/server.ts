@@ -53,7 +53,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const metrics = new Metrics();
   instrument(deps, metrics);
   await deps.executor.start();
-  const retention = createRetention(db, log, config.retention_days);
+  const retention = createRetention(
+    db,
+    log,
+    config.retention_days,
+    async () => (await deps.settings.get()).audit_retention_days,
+  );
   retention.start();
   let draining = false;
   const app = createApp(deps, {

@@ -2,6 +2,7 @@
 // each cell (CONTRACT §6): no token, revoked, expired, deleted user → 401; role too low, not a
 // member, suspended or deleted org → 403; a sufficient role → the route's success status.
 // The route list comes from the running app, so a route added without a row fails the first test.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Role, ROLES, roleRank } from "../src/orgs/store.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
@@ -62,7 +63,7 @@ const fresh = {
   /** An org where the caller is Admin: for deleting an org. */
   async ownOrg(c: Caller): Promise<Vals> {
     const slug = `fo-${uniq()}`;
-    await s.deps.orgs.addMember(await s.org(slug), c.userId, "admin");
+    await s.deps.orgs.addMember(await s.org(slug), c.userId, "admin", SYSTEM);
     return { org_slug: slug };
   },
   async org(): Promise<Vals> {
@@ -72,11 +73,11 @@ const fresh = {
   },
   /** Sets the caller's password to PASSWORD (for the password change route). */
   async password(c: Caller): Promise<Vals> {
-    await s.deps.users.setPassword(c.userId, passwordHash);
+    await s.deps.users.setPassword(c.userId, passwordHash, SYSTEM);
     return {};
   },
   token: async (c: Caller): Promise<Vals> => ({
-    id: String((await s.deps.tokens.create(c.userId, "fresh", null)).record.id),
+    id: String((await s.deps.tokens.create(c.userId, "fresh", null, SYSTEM)).record.id),
   }),
   /** A stored schema of acme. */
   async schema(): Promise<Vals> {
@@ -301,13 +302,13 @@ beforeAll(async () => {
   callers["instance admin, not a member"] = await u("m-ops", undefined, undefined, true);
   callers["admin of a suspended org"] = { ...(await u("m-susp", "susp", "admin")), org: "susp" };
   callers["admin of a deleted org"] = { ...(await u("m-gone", "gone", "admin")), org: "gone" };
-  await s.deps.orgs.update(await s.org("susp"), { status: "suspended" });
-  await s.deps.orgs.update(await s.org("gone"), { deleted_at: new Date().toISOString() });
+  await s.deps.orgs.update(await s.org("susp"), { status: "suspended" }, SYSTEM);
+  await s.deps.orgs.update(await s.org("gone"), { deleted_at: new Date().toISOString() }, SYSTEM);
   await s.org("decoy");
   // The 401 callers are instance admins and acme admins: only the token's state refuses them.
   callers["no token"] = { token: null, userId: 0 };
   const revoked = await u("m-revoked", "acme", "admin", true);
-  await s.deps.tokenStore.revoke(revoked.tokenId);
+  await s.deps.tokenStore.revoke(revoked.tokenId, SYSTEM);
   callers["revoked token"] = revoked;
   const expired = await u("m-expired", "acme", "admin", true);
   // Simulating the passage of time: the expiry is set in the past directly in the database.
@@ -318,7 +319,7 @@ beforeAll(async () => {
   );
   callers["expired token"] = expired;
   const deleted = await u("m-deleted", "acme", "admin", true);
-  await s.deps.users.delete(deleted.userId);
+  await s.deps.users.delete(deleted.userId, SYSTEM);
   callers["deleted user"] = deleted;
 
   const wf = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
@@ -334,7 +335,7 @@ beforeAll(async () => {
   const login = await s.user("m-login");
   // A cheap hash for the fixtures: verifying it costs milliseconds, not a second of argon2.
   passwordHash = await Bun.password.hash(PASSWORD, { algorithm: "bcrypt", cost: 4 });
-  await s.deps.users.setPassword(login.id, passwordHash);
+  await s.deps.users.setPassword(login.id, passwordHash, SYSTEM);
   FIXTURES = {
     org_slug: "acme",
     workflow: "matrix",

@@ -1,6 +1,7 @@
 // The run list stays fast on a big table: 200,000 runs (seeded with SQL, as scripts/list-bench.ts
 // does for 1,000,000) and GET …/runs/ over real HTTP with each filter. The bound is generous
 // for slow CI machines; docs/limits.md has the measured numbers.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SEED_STEP_MS, seedRuns } from "../scripts/list-bench.ts";
 import { onPostgres } from "./helpers/backend.ts";
@@ -30,12 +31,16 @@ beforeAll(async () => {
   const root = (await s.deps.users.getByUsername("root"))!;
   await seedRuns(s.deps.db, { orgId: await s.org("acme"), workflowIds: ids, user: root, count: RUNS });
   // Another org's runs share the table and indexes, and must not slow acme's list.
-  const otherWf = await s.deps.workflows.create(await s.org("other"), {
-    slug: "wf",
-    name: "wf",
-    allowed_file_types: ["JSON"],
-    steps: [],
-  });
+  const otherWf = await s.deps.workflows.create(
+    await s.org("other"),
+    {
+      slug: "wf",
+      name: "wf",
+      allowed_file_types: ["JSON"],
+      steps: [],
+    },
+    SYSTEM,
+  );
   await seedRuns(s.deps.db, {
     orgId: await s.org("other"),
     workflowIds: [otherWf.workflow.id],

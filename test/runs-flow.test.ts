@@ -1,4 +1,5 @@
 // 201 or 202, polling, cancel, idempotency, the token re-check, concurrency, reading runs.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -248,7 +249,7 @@ describe("the waiting request re-checks its token", () => {
     // A waited-for run executes from memory (written when it ends): wait until a worker has it.
     const deadline = Date.now() + 10000;
     while (!s.deps.executor.stats().memoryRunning && Date.now() < deadline) await Bun.sleep(5);
-    await s.deps.tokenStore.revoke(u.tokenId);
+    await s.deps.tokenStore.revoke(u.tokenId, SYSTEM);
     const r = await pending;
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
   });

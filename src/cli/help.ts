@@ -17,7 +17,14 @@ assay members remove ORG USERNAME | list ORG   [--data-dir DIR]`,
   tokens: `assay tokens create USERNAME --name N [--expires-in 30d]   (token alone on the last line)
 assay tokens list USERNAME | revoke ID   [--data-dir DIR]`,
   settings: `assay settings get
-assay settings set KEY VALUE   (token_default_ttl_days, token_max_ttl_days, token_rotation_days; days or null)`,
+assay settings set KEY VALUE   (token_default_ttl_days, token_max_ttl_days, token_rotation_days,
+                                audit_retention_days; days or null)`,
+  audit: `assay audit verify [--anchor SEQ:HASH] [--data-dir DIR | --database-url URL]
+  Walks the audit log's hash chain from its oldest entry to its head; prints the first broken
+  link and exits 1 (an entry changed, removed or inserted), exit 0 when intact. --anchor checks
+  that an entry recorded elsewhere earlier (assay audit head) is still there, unchanged.
+assay audit head
+  Prints the chain's head {"seq", "hash", "created_at"} as JSON, to record outside Assay.`,
   workflows: `assay workflows export ORG SLUG [--format yaml|json]   (document on stdout)
 assay workflows import ORG FILE   (creates, or replaces the workflow with the same slug; FILE - = stdin)`,
   backup: `assay backup FILE [--data-dir DIR]
@@ -58,6 +65,7 @@ Commands:
   members     manage memberships    tokens      manage API tokens
   settings    instance settings     workflows   export / import workflow documents
   backup      copy the database     version     print the version
+  audit       verify the audit log, print its head
   migrate     upgrade the schema    db          copy between SQLite and PostgreSQL
   validate    validate files against a workflow (CI; exit 0 passed, 1 failed, 2 error)
 

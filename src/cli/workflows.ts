@@ -1,5 +1,6 @@
 // `assay workflows export ORG SLUG` and `assay workflows import ORG FILE`.
 import { readFileSync } from "node:fs";
+import { cliActor } from "../audit/actor.ts";
 import { AppError } from "../errors.ts";
 import { parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
@@ -28,8 +29,8 @@ export async function workflows(p: Parsed) {
     }
     const exists = input.slug ? await d.workflowStore.find(o.id, input.slug) : null;
     const { workflow } = exists
-      ? await d.workflows.update(o.id, input.slug!, input, true)
-      : await d.workflows.create(o.id, input);
+      ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
+      : await d.workflows.create(o.id, input, cliActor());
     print(
       `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org}.`,
     );

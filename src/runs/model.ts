@@ -16,7 +16,12 @@ export const RunOut = t.Object({
   id: t.String({ description: "UUIDv7" }),
   url: t.String(),
   org_slug: t.String(),
-  workflow: t.Object({ id: Int(), slug: t.String(), version: Int() }),
+  workflow: t.Object({
+    id: Int(),
+    slug: t.String(),
+    version: Int({ description: "The version of the workflow this run executed" }),
+    version_url: t.String({ description: "That version's whole definition (GET)" }),
+  }),
   submission: t.Object({
     id: Int(),
     filename: t.Nullable(t.String()),

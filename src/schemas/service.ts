@@ -1,5 +1,6 @@
 // Rules of the org's stored schemas: URI syntax and length, size, meta-validation (with the
 // json_schema validator's own check, so a stored schema is exactly as valid as an inline one).
+import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
@@ -88,19 +89,24 @@ export function createSchemaService(store: SchemaStore) {
       if (!s) throw notFound("Schema");
       return s;
     },
-    async create(orgId: number, body: { uri: string; schema: Record<string, unknown> }) {
+    async create(orgId: number, body: { uri: string; schema: Record<string, unknown> }, actor: Actor) {
       const c = await check(orgId, body);
-      return store.create(orgId, c.uri, c.schema);
+      return store.create(orgId, c.uri, c.schema, actor);
     },
-    async replace(orgId: number, id: string, body: { uri: string; schema: Record<string, unknown> }) {
+    async replace(
+      orgId: number,
+      id: string,
+      body: { uri: string; schema: Record<string, unknown> },
+      actor: Actor,
+    ) {
       if (!(await store.get(orgId, idOf(id)))) throw notFound("Schema");
       const c = await check(orgId, body);
-      const s = await store.update(orgId, idOf(id), c.uri, c.schema);
+      const s = await store.update(orgId, idOf(id), c.uri, c.schema, actor);
       if (!s) throw notFound("Schema");
       return s;
     },
-    async remove(orgId: number, id: string) {
-      if (!(await store.remove(orgId, idOf(id)))) throw notFound("Schema");
+    async remove(orgId: number, id: string, actor: Actor) {
+      if (!(await store.remove(orgId, idOf(id), actor))) throw notFound("Schema");
     },
   };
 }

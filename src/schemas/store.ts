@@ -1,5 +1,8 @@
 // SQL for the org's stored JSON Schemas. A duplicate URI in an org becomes 409 here.
-import { type Db, all, count, get, run } from "../db/program.ts";
+import { audit } from "../audit/append.ts";
+import { digestOf } from "../audit/changes.ts";
+import type { Actor } from "../audit/types.ts";
+import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
 interface SchemaRow {
@@ -22,6 +25,26 @@ const toSchema = (r: SchemaRow): OrgSchema => ({ ...r, schema: parseJson(r.schem
 const duplicate = (uri: string) => `The organization already stores a schema with the URI "${uri}".`;
 /** SQLite's default bound on host parameters is far above this; a lookup is done in chunks. */
 const CHUNK = 500;
+
+/** The audit log keeps a stored schema's URI and the digest of its text (up to 1 MiB), not the text. */
+const record = (r: SchemaRow) => ({ uri: r.uri, schema: digestOf(r.schema) });
+function* logged(
+  actor: Actor,
+  action: string,
+  r: SchemaRow,
+  before: SchemaRow | null,
+  after: SchemaRow | null,
+): Program<void> {
+  yield* audit(actor, {
+    action,
+    org_id: r.org_id,
+    target_type: "schema",
+    target_id: r.id,
+    target_name: r.uri,
+    before: before && record(before),
+    after: after && record(after),
+  });
+}
 
 export function createSchemaStore(db: Db) {
   return {
@@ -67,10 +90,15 @@ export function createSchemaStore(db: Db) {
         })(),
       );
     },
-    async create(orgId: number, uri: string, schema: Record<string, unknown>): Promise<OrgSchema> {
+    async create(
+      orgId: number,
+      uri: string,
+      schema: Record<string, unknown>,
+      actor: Actor,
+    ): Promise<OrgSchema> {
       const ts = now();
-      const row = await db.exec(
-        uniqueOr(
+      const row = await db.tx(function* () {
+        const r = (yield* uniqueOr(
           get<SchemaRow>(
             "INSERT INTO org_schemas (org_id, uri, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
             orgId,
@@ -81,18 +109,27 @@ export function createSchemaStore(db: Db) {
           ),
           duplicate(uri),
           "uri",
-        ),
-      );
-      return toSchema(row!);
+        ))!;
+        yield* logged(actor, "schema.create", r, null, r);
+        return r;
+      });
+      return toSchema(row);
     },
     async update(
       orgId: number,
       id: number,
       uri: string,
       schema: Record<string, unknown>,
+      actor: Actor,
     ): Promise<OrgSchema | null> {
-      const row = await db.exec(
-        uniqueOr(
+      const row = await db.tx(function* () {
+        const before = yield* get<SchemaRow>(
+          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        if (!before) return null;
+        const r = (yield* uniqueOr(
           get<SchemaRow>(
             "UPDATE org_schemas SET uri = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
             uri,
@@ -103,12 +140,24 @@ export function createSchemaStore(db: Db) {
           ),
           duplicate(uri),
           "uri",
-        ),
-      );
+        ))!;
+        yield* logged(actor, "schema.update", r, before, r);
+        return r;
+      });
       return row ? toSchema(row) : null;
     },
-    async remove(orgId: number, id: number): Promise<boolean> {
-      return (await db.exec(run("DELETE FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id))) > 0;
+    async remove(orgId: number, id: number, actor: Actor): Promise<boolean> {
+      return db.tx(function* () {
+        const before = yield* get<SchemaRow>(
+          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        if (!before) return false;
+        yield* run("DELETE FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id);
+        yield* logged(actor, "schema.delete", before, before, null);
+        return true;
+      });
     },
   };
 }
