@@ -57,6 +57,15 @@ const fresh = {
     });
     return { workflow: r.json.slug, step_id: String(r.json.steps[0].id) };
   },
+  /** A workflow with two versions (version 1 can be restored). */
+  async workflowV2(): Promise<Vals> {
+    const v = await fresh.workflow();
+    await call(s, "PATCH", `/api/v1/orgs/acme/workflows/${v.workflow}/`, {
+      token: s.rootToken,
+      body: { description: "second version" },
+    });
+    return v;
+  },
   member: async (): Promise<Vals> => ({ username: (await freshUser("fm", "viewer")).username }),
   user: async (): Promise<Vals> => ({ username: (await freshUser("fu")).username }),
   newMember: async (): Promise<Vals> => ({ new_username: (await freshUser("fn")).username }),
@@ -180,6 +189,20 @@ const ROWS: Row[] = [
   row("DELETE", "/api/v1/orgs/:org_slug/workflows/:workflow/steps/:step_id/", "author", 204, {
     fresh: fresh.workflow,
   }),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/", "viewer", 200),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/", "viewer", 200, {
+    params: { version: "1" },
+  }),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/diff/", "viewer", 200, {
+    params: { version: "2" },
+  }),
+  row("POST", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/restore/", "author", 201, {
+    params: { version: "1" },
+    fresh: fresh.workflowV2,
+  }),
+  row("GET", "/api/v1/orgs/:org_slug/audit/", "admin", 200),
+  row("GET", "/api/v1/admin/audit/", "instance-admin", 200),
+  row("GET", "/api/v1/admin/audit/head/", "instance-admin", 200),
   row("POST", "/api/v1/orgs/:org_slug/workflows/:workflow/runs/", "executor", 201, {
     body: () => envelopeBody,
   }),
@@ -325,6 +348,11 @@ beforeAll(async () => {
   const wf = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
     token: s.rootToken,
     body: wfBody("matrix"),
+  });
+  // A second version, for the diff row.
+  await call(s, "PATCH", "/api/v1/orgs/acme/workflows/matrix/", {
+    token: s.rootToken,
+    body: { description: "version 2" },
   });
   const run = await call(s, "POST", "/api/v1/orgs/acme/workflows/matrix/runs/", {
     token: callers.executor.token,

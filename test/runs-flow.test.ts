@@ -44,7 +44,12 @@ describe("201 within the wait window", () => {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         url: `${s.url}/api/v1/orgs/acme/runs/${r.json.id}/`,
         org_slug: "acme",
-        workflow: { id: expect.any(Number), slug: "schema", version: 1 },
+        workflow: {
+          id: expect.any(Number),
+          slug: "schema",
+          version: 1,
+          version_url: expect.stringMatching(/\/api\/v1\/orgs\/acme\/workflows\/\d+\/versions\/1\/$/),
+        },
         status: "failed",
         summary: {
           errors: 1,
