@@ -1,8 +1,10 @@
-// `npm run build` → dist/assay: one executable. The workers are extra entrypoints so that
+// `npm run build` → dist/assay: one executable; and dist/assay-validate.mjs, the CI client alone:
+// one JavaScript file for Node ≥ 20 and Bun (~32 KB, where a compiled binary of the same client
+// weighs ~104 MiB, the Bun runtime included: docs/decisions.md). The workers are extra entrypoints so that
 // `new Worker(new URL("./jobs/worker.ts", import.meta.url))` resolves inside the binary
 // (STYLE: traps). Autoload of .env and bunfig.toml is off: the binary must not change
 // behaviour with the directory it is started from.
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 
 mkdirSync("dist", { recursive: true });
 const args = [
@@ -24,3 +26,22 @@ const size = Bun.file("dist/assay").size;
 console.log(
   `dist/assay: ${(size / 1048576).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );
+
+// ESM in a .mjs file: Node reads it as a module whatever package.json is near it (an
+// extensionless file is CommonJS outside a "type": "module" package and ESM inside one).
+const light = Bun.spawnSync(
+  [
+    process.execPath,
+    "build",
+    "--target=node",
+    "--format=esm",
+    "--minify",
+    "--banner=#!/usr/bin/env node",
+    "--outfile=dist/assay-validate.mjs",
+    "src/cli/light.ts",
+  ],
+  { stdout: "ignore", stderr: "inherit" },
+);
+if (light.exitCode !== 0) process.exit(light.exitCode ?? 1);
+chmodSync("dist/assay-validate.mjs", 0o755);
+console.log(`dist/assay-validate.mjs: ${(Bun.file("dist/assay-validate.mjs").size / 1024).toFixed(1)} KiB`);

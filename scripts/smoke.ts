@@ -64,6 +64,15 @@ try {
   if (runRes.status === 404) console.log("smoke: runs endpoint not present yet (skipped)");
   else if (runRes.status !== 201 || runBody.status !== "failed")
     fail(`run answered ${runRes.status} ${JSON.stringify(runBody)}`);
+  // The API reference is served from the binary itself (no CDN): the page, its bundle, the document.
+  const docsPage = await fetch(`${base}/api/docs`);
+  const bundle = await fetch(`${base}/api/docs/assets/swagger-ui-bundle.js`);
+  const spec = await fetch(`${base}/api/v1/openapi.json`);
+  const bundleBytes = (await bundle.arrayBuffer()).byteLength;
+  if (docsPage.status !== 200 || bundle.status !== 200 || bundleBytes < 500_000 || spec.status !== 200)
+    fail(
+      `/api/docs answered ${docsPage.status}, its bundle ${bundle.status} (${bundleBytes} bytes), the document ${spec.status}`,
+    );
   server.kill("SIGTERM");
   const code = await server.exited;
   if (code !== 0) fail(`serve exited ${code} after SIGTERM`);

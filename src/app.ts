@@ -1,14 +1,15 @@
 // createApp(deps): the error plugin first, then each feature's routes. It never listens
 // (STYLE: Fastify) — src/main.ts and the tests do.
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
-import { type SessionAuth, authPlugin } from "./http/auth.ts";
-import { errorPlugin, methodMatcher } from "./http/errors.ts";
+import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
+import { createCors } from "./http/cors.ts";
+import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
+import { openapiRoutes } from "./http/openapi/routes.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -19,7 +20,7 @@ import { meRoutes } from "./users/routes.ts";
 import { validatorRoutes } from "./validators/routes.ts";
 import { webAuthRoutes } from "./web/auth-routes.ts";
 import { webRoutes } from "./web/routes.ts";
-import { VERSION } from "./version.ts";
+import { type SetupCode, setupRoutes } from "./web/setup-routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 import { versionRoutes } from "./workflows/version-routes.ts";
@@ -29,11 +30,15 @@ export interface AppOptions {
   isDraining?: () => boolean;
   /** Prometheus registry; when given, HTTP durations are recorded and /metrics is served. */
   metrics?: Metrics;
+  /** The first-run setup code (src/web/setup-routes.ts); none: the setup form always refuses. */
+  setup?: SetupCode;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
-  const limits = createLimits(deps.config);
+  let built: AnyElysia = new Elysia();
+  let takesBody: (method: string, path: string) => boolean = () => false;
+  const limits = createLimits(deps.config, (method, path) => takesBody(method, path));
   const auth = authPlugin({
     tokens: deps.tokens,
     sessions: opts.sessions,
@@ -41,10 +46,22 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     onAuthFailure: limits.onAuthFailure,
     trustProxy: deps.config.trust_proxy,
   });
+  const cors = createCors(deps.config);
+  // A request that matches no route still counts against its token, and says so (RateLimit).
+  const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
+    const presented = bearerToken(request.headers.get("authorization"));
+    const v = presented ? await deps.tokens.verify(presented).catch(() => null) : null;
+    if (v)
+      limits.afterAuth({ user: v.user, token: v.token, session: null, generation: v.generation }, request, {
+        headers,
+      });
+  };
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
-    .use(errorPlugin(deps.log, () => matcher))
+    .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
+    // Before the limits: a 429 or 413 from them is readable cross-origin too.
+    .use(cors.plugin)
     .use(limits.plugin)
     .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {
@@ -55,25 +72,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       }
       set.headers["cache-control"] ??= "no-store";
     })
-    .use(
-      openapi({
-        path: "/api/docs",
-        specPath: "/api/v1/openapi.json",
-        documentation: {
-          info: {
-            title: "Assay API",
-            version: VERSION,
-            description:
-              "Validation workflows over a REST API. Every error is {detail, code, status, errors}.",
-          },
-          components: {
-            securitySchemes: {
-              bearer: { type: "http", scheme: "bearer", description: "An API token: assay_…" },
-            },
-          },
-        },
-      }),
-    )
+    .use(openapiRoutes(deps.config, () => built))
     .use(healthRoutes(deps.db, opts.isDraining ?? (() => false)))
     .use(meRoutes(deps, auth))
     .use(tokenRoutes(deps, auth))
@@ -88,9 +87,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(adminRoutes(deps, auth))
     .use(auditRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
+    .use(setupRoutes(deps, opts.setup ?? { code: null }))
     .use(webRoutes())
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
   matcher = methodMatcher(app.routes);
+  takesBody = bodyMatcher(app.routes);
+  built = app;
   return app;
 }
 export type App = ReturnType<typeof createApp>;

@@ -2,6 +2,8 @@
 // wins), checked all together — every bad key is reported, not just the first — then frozen.
 // The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
 import { availableParallelism } from "node:os";
+/** The environment variable that enables the test-only `test_hold` validator. */
+export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
 type Kind = "string" | "int" | "bool";
 interface SettingDef {
@@ -205,6 +207,12 @@ export const SETTINGS = [
     help: "…when they span at least this many days",
   },
   {
+    key: "cors_origins",
+    kind: "string",
+    def: null,
+    help: "Origins whose browser apps may call the API (comma-separated; * for any, bearer tokens only)",
+  },
+  {
     key: "metrics_enabled",
     kind: "bool",
     def: false,
@@ -220,7 +228,16 @@ type Value<D extends SettingDef> = D["kind"] extends "int"
     : D["def"] extends null
       ? string | null
       : string;
-export type Config = Readonly<{ [D in (typeof SETTINGS)[number] as D["key"]]: Value<D> }>;
+export type Config = Readonly<
+  { [D in (typeof SETTINGS)[number] as D["key"]]: Value<D> } & {
+    /**
+     * Test servers only: the directory of the `test_hold` validator's gates
+     * (src/validators/test-hold/index.ts). Read from ASSAY_TEST_GATES_DIR alone, never a flag, and
+     * absent from `serve --help`: no operator sets it by accident.
+     */
+    test_gates_dir: string | null;
+  }
+>;
 
 export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
@@ -275,11 +292,35 @@ export function loadConfig(
       problems.push(`base URL "${out.base_url}" is not an http(s) URL`);
     }
   }
+  if (typeof out.cors_origins === "string") {
+    const bad = corsOriginProblem(out.cors_origins);
+    if (bad) problems.push(bad);
+  }
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   if (problems.length) throw new ConfigError(problems);
+  out.test_gates_dir = env[TEST_GATES_ENV] || null;
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
   return Object.freeze(out) as Config;
+}
+
+/**
+ * What is wrong with a cors_origins value, or null. Each entry is `*` alone or an origin exactly
+ * as browsers send it in the Origin header: scheme://host[:port], no path, no trailing slash.
+ */
+export function corsOriginProblem(value: string): string | null {
+  const list = value.split(",").map((o) => o.trim());
+  if (list.includes("*") && list.length > 1) return "CORS origins: * allows any origin; list no other";
+  for (const o of list) {
+    if (o === "*") continue;
+    let origin = "";
+    try {
+      origin = new URL(o).origin;
+    } catch {}
+    if (origin !== o || !/^https?:/.test(o))
+      return `CORS origins: "${o}" is not an origin like https://app.example.com (scheme, host, optional port)`;
+  }
+  return null;
 }
 
 /** Settings for tests and embedding: defaults plus overrides, no environment. */

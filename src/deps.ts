@@ -1,7 +1,7 @@
 // The services of one Assay instance, built once from config and an open database. Routes and
 // the CLI receive this object; nothing reads globals.
 import type { AnyDb } from "./db/open.ts";
-import type { Config } from "./config.ts";
+import { type Config, TEST_GATES_ENV } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { createOrgStore } from "./orgs/store.ts";
@@ -13,6 +13,8 @@ import { createRunStore } from "./runs/store.ts";
 import { createSchemaService } from "./schemas/service.ts";
 import { createSchemaStore } from "./schemas/store.ts";
 import { createSettingsService } from "./settings/service.ts";
+import { createSetupService } from "./setup/service.ts";
+import { createSetupStore } from "./setup/store.ts";
 import { createSettingsStore } from "./settings/store.ts";
 import { createTokenService } from "./tokens/service.ts";
 import { createTokenStore } from "./tokens/store.ts";
@@ -22,6 +24,7 @@ import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
 import { createVersionStore } from "./workflows/version-store.ts";
 import { createVersionService } from "./workflows/versions.ts";
+import { createTestHold } from "./validators/test-hold/index.ts";
 
 export interface DepsOptions {
   /** The validation worker entry; omitted by CLI commands that run no validation. */
@@ -37,11 +40,18 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
   const schemaStore = createSchemaStore(db);
   const runs = createRunStore(db);
   const idempotency = createIdempotencyStore(db);
+  // Test servers only (config.test_gates_dir): the `test_hold` validator, in this instance's
+  // save-time checks and in its workers, whose environment says so or not whatever this process's
+  // says (several servers share a test process).
+  const extraValidators = config.test_gates_dir ? [createTestHold(config.test_gates_dir)] : [];
+  const { [TEST_GATES_ENV]: _inherited, ...env } = process.env as Record<string, string>;
+  const workerEnv = config.test_gates_dir ? { ...env, [TEST_GATES_ENV]: config.test_gates_dir } : env;
   // The CLI's admin commands need no workers: a pool is only started for the server.
   const pool = opts.workerUrl
     ? new WorkerPool({
         size: config.workers,
         workerUrl: opts.workerUrl,
+        workerEnv,
         onEvent: (e) => log.debug("pool", e as unknown as Record<string, unknown>),
       })
     : null;
@@ -64,6 +74,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
           maxMetadataBytes: config.max_metadata_bytes,
           maxQueue: config.max_queue,
         },
+        extraValidators,
       })
     : null;
   const hooks = createWebhooks(config, db, log, { runs, workflows: workflowStore, executor });
@@ -83,8 +94,9 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     tokenStore,
     settings,
     tokens: createTokenService(tokenStore, users, settings),
+    setup: createSetupService(createSetupStore(db)),
     workflowStore,
-    workflows: createWorkflowService(workflowStore, schemaStore),
+    workflows: createWorkflowService(workflowStore, schemaStore, extraValidators),
     versions: createVersionService(workflowStore, createVersionStore(db)),
     schemaStore,
     schemas: createSchemaService(schemaStore),

@@ -4,11 +4,13 @@ import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
+import { type DataDirLock, lockDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
 import { createRetention } from "./runs/retention.ts";
+import { newSetupCode } from "./setup/service.ts";
 import { createSessionAuth } from "./web/sessions.ts";
 
 export interface RunningServer {
@@ -19,12 +21,44 @@ export interface RunningServer {
   app: ReturnType<typeof createApp>;
   /** Purges submission content past its retention (also runs on a timer). */
   retention: ReturnType<typeof createRetention>;
+  /**
+   * The one-time code of the web app's setup form, when the instance had no user at start
+   * (printed by `assay serve`); null otherwise.
+   */
+  setupCode: string | null;
   /** Graceful: stop accepting, finish in-flight requests, checkpoint and close the database. */
   stop(): Promise<void>;
 }
 
+/** Another process listens on the port: nothing was left running. */
+export class PortInUseError extends Error {
+  override name = "PortInUseError";
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(`port ${port} on ${host} is in use by another process; stop it or choose another --port`);
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
+  // First, before anything is written: a second server on this data dir stops here
+  // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
+  const lock = config.database_url ? null : lockDataDir(config.data_dir);
+  try {
+    return await start(config, log, lock);
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+}
+
+async function start(
+  config: Config,
+  log: ReturnType<typeof createLogger>,
+  lock: DataDirLock | null,
+): Promise<RunningServer> {
   const db = await openDb(config, { waitMs: config.database_url ? 30_000 : 0 });
   // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
   const checkpointer: Checkpointer | null =
@@ -61,21 +95,39 @@ export async function startServer(config: Config): Promise<RunningServer> {
   );
   retention.start();
   let draining = false;
+  const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
   const app = createApp(deps, {
+    setup,
     isDraining: () => draining,
     metrics,
     sessions: createSessionAuth(db, deps.users),
   });
-  app.listen({
-    hostname: config.host,
-    port: config.port,
-    // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
-    // with the JSON error instead (from Content-Length, or counted while reading).
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    // Bun closes a connection that stays idle, or takes longer than this to deliver a request
-    // body (data arriving does not extend it): a trickling client cannot hold it forever.
-    idleTimeout: config.idle_timeout_s,
-  });
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      // Elysia's Bun adapter asks for SO_REUSEPORT unless told otherwise: a second server on the
+      // same port would then start "successfully" and the kernel would split requests between
+      // two databases. Without it the second bind fails, as it should.
+      reusePort: false,
+      // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
+      // with the JSON error instead (from Content-Length, or counted while reading).
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // Bun closes a connection that stays idle, or takes longer than this to deliver a request
+      // body (data arriving does not extend it): a trickling client cannot hold it forever.
+      idleTimeout: config.idle_timeout_s,
+    });
+  } catch (e) {
+    // Undo what started: the workers, the checkpoint thread, the database.
+    retention.stop();
+    await deps.executor.close(0);
+    await deps.webhookDispatcher.stop(0);
+    await deps.tokens.close();
+    await checkpointer?.stop();
+    await db.close();
+    if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
+    throw e;
+  }
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", {
@@ -83,12 +135,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     database: db.dialect,
     ...(db.dialect === "sqlite" ? { data_dir: config.data_dir } : {}),
   });
+  if (config.test_gates_dir)
+    log.warn("test_hold validator enabled (ASSAY_TEST_GATES_DIR): for test servers only", {
+      gates: config.test_gates_dir,
+    });
   // After the executor: run URLs in webhook bodies need the public origin, known once listening.
   await deps.webhookDispatcher.start(config.base_url ?? url);
   let stopped: Promise<void> | null = null;
   return {
     url,
     port: server.port!,
+    setupCode: setup.code,
     deps,
     app,
     retention,
@@ -104,6 +161,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await deps.tokens.close();
         await checkpointer?.stop();
         await db.close();
+        lock?.release();
         log.info("stopped");
       })();
       return stopped;

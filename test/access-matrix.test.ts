@@ -149,6 +149,11 @@ const ROWS: Row[] = [
     body: () => ({ username: "m-login", password: PASSWORD }),
   }),
   row("POST", "/api/v1/auth/logout/", "public", 204),
+  row("GET", "/api/v1/setup/", "public", 200),
+  // An instance with users: the first-run form is closed to everyone (test/setup.test.ts).
+  row("POST", "/api/v1/setup/", "public", 409, {
+    body: () => ({ setup_code: "x", username: "x", password: "x", org_slug: "x" }),
+  }),
   row("GET", "/api/v1/auth/session/", "any", 200),
   row("GET", "/api/v1/validators/", "any", 200),
   row("GET", "/api/v1/orgs/", "any", 200),

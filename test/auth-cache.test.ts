@@ -8,7 +8,8 @@ import { GenerationCache } from "../src/db/generation.ts";
 import { type Db, type Program, lift } from "../src/db/program.ts";
 import type { SqliteDb } from "../src/db/sqlite.ts";
 import { type OtherConnection, onPostgres, otherConnection } from "./helpers/backend.ts";
-import { createWorkflow, slowDoc, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -36,9 +37,9 @@ async function warm(token: string, path = RUNS) {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
+  s = await startTestServer({ workers: 2 });
   other = await otherConnection(s);
-  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
+  await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(async () => {
   await other.close();
@@ -135,19 +136,16 @@ describe("tokens", () => {
 
   test("401 when another connection revokes the token during a sync run's wait", async () => {
     const u = await s.user("waiter", "acme", "executor");
-    const pending = call(s, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
       token: u.token,
-      raw: slowDoc(6000),
-      headers: { ...JSON_CT, prefer: "wait=30" },
+      raw: gate.doc(),
+      headers: { ...JSON_CT, prefer: "wait=60" },
     });
-    // Authentication passed once the token's last use is recorded; the run is then waiting.
-    const deadline = Date.now() + 10000;
-    while (
-      s.deps.tokens.withLastUse({ id: u.tokenId, last_used_at: null } as never).last_used_at === null &&
-      Date.now() < deadline
-    )
-      await Bun.sleep(5);
+    // Authentication passed and the run is held: the request waits until the gate opens.
+    await gate.held();
     await other.sql("UPDATE api_tokens SET revoked_at = ? WHERE id = ?", new Date().toISOString(), u.tokenId);
+    gate.open();
     expect((await pending).json).toEqual(unauthBody("The token has been revoked."));
   });
 });

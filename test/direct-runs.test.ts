@@ -1,7 +1,8 @@
 // Runs a client waits for execute from memory and are written once (src/runs/direct.ts): before
 // the 201 in their final state, or before the 202 as queued/running when the wait runs out.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
+import { type Gate, HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -13,50 +14,36 @@ const row = (id: string) =>
     id,
   );
 
-/** Polls `cond` until true (bounded): the executor's state changes between event-loop turns. */
-async function until(cond: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(2);
-  }
-}
+/** A worker is started and free: a run launched now starts at once (a cancel replaces the worker). */
+const workerIdle = () => until(() => s.deps.pool!.idleWorkers === 1, "an idle worker");
 
 /**
- * Fills the pool's capacity (the one worker, and the next job handed to it) with runs that take
- * seconds; returns their URLs.
+ * Fills the pool's capacity (the one worker, and the next job handed to it) with runs held until
+ * the returned gate opens.
  */
-async function busy(): Promise<string[]> {
-  const urls: string[] = [];
+async function busy(): Promise<Gate> {
+  const gate = s.gates.gate("busy");
   for (let i = 0; i < s.deps.pool!.capacity; i++) {
-    const r = await call(s, "POST", runs("slow"), {
+    const r = await call(s, "POST", runs("hold"), {
       token: s.rootToken,
-      raw: slowDoc(6000),
+      raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
     expect(r.status).toBe(202);
-    urls.push(r.json.url);
   }
   await until(
     () => s.deps.executor.stats().inFlight === s.deps.pool!.capacity,
-    "the slow runs to fill the pool",
+    "the held runs to fill the pool",
   );
   // … and to have left the queue (marked running, a later commit): queue depth 0.
-  let depth = 1;
-  await until(() => {
-    void s.deps.executor.queueDepth().then((d) => {
-      depth = d;
-    });
-    return depth === 0;
-  }, "the queue to empty");
-  return urls;
+  await until(async () => (await s.deps.executor.queueDepth()) === 0, "the queue to empty");
+  return gate;
 }
 
 const cancel = (url: string) => call(s, "POST", `${new URL(url).pathname}cancel/`, { token: s.rootToken });
-const cancelAll = (urls: string[]) => Promise.all(urls.map(cancel));
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 1, sync_wait_ms: 5000, max_queue: 3 });
+  s = await startTestServer({ workers: 1, max_queue: 3 });
   // Fast, but a worker's job: a json_schema-only run would end in the inline lane without waiting
   // for a worker (test/inline-runs.test.ts), and these tests are about waiting for one.
   await createWorkflow(s, s.rootToken, {
@@ -64,21 +51,24 @@ beforeAll(async () => {
     allowed_file_types: ["JSON"],
     steps: [{ name: "syntax", validator: "syntax", config: {} }],
   });
-  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
+  await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());
 
 describe("a run the client waits for", () => {
   test("is not on disk while it executes, and is written once, final, before the 201", async () => {
     const before = await s.count("runs");
-    const pending = call(s, "POST", runs("slow"), {
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", runs("hold"), {
       token: s.rootToken,
-      raw: slowDoc(3000),
+      raw: gate.doc(),
       headers: JSON_CT,
     });
-    await until(() => s.deps.executor.stats().memoryRunning === 1, "the run to execute from memory");
+    await gate.held();
+    expect(s.deps.executor.stats().memoryRunning).toBe(1);
     expect(await s.count("runs")).toBe(before);
     expect(await s.count("submissions")).toBe(before);
+    gate.open();
     const r = await pending;
     expect(r.status).toBe(201);
     expect(await row(r.json.id)).toEqual({
@@ -93,9 +83,11 @@ describe("a run the client waits for", () => {
   });
 
   test("still running when the wait runs out: on disk as running before the 202", async () => {
-    const r = await call(s, "POST", runs("slow"), {
+    await workerIdle();
+    const gate = s.gates.gate();
+    const r = await call(s, "POST", runs("hold"), {
       token: s.rootToken,
-      raw: slowDoc(6000),
+      raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "wait=1" },
     });
     expect(r.status).toBe(202);
@@ -105,12 +97,14 @@ describe("a run the client waits for", () => {
     const got = await call(s, "GET", new URL(r.json.url).pathname, { token: s.rootToken });
     expect(got.status).toBe(200);
     expect(got.json.status).toBe("running");
+    await gate.held(); // a worker really has it
     await cancel(r.json.url);
     expect((await waitForRun(s, s.rootToken, r.json.url)).status).toBe("canceled");
   });
 
   test("still waiting for a worker when the wait runs out: on disk as queued, and runs later", async () => {
-    const slow = await busy();
+    await workerIdle();
+    const held = await busy();
     const r = await call(s, "POST", runs("fast"), {
       token: s.rootToken,
       raw: "{}",
@@ -125,14 +119,14 @@ describe("a run the client waits for", () => {
       started_at: null,
       finished_at: null,
     });
-    await cancelAll(slow);
+    held.open();
     const done = await waitForRun(s, s.rootToken, r.json.url);
     expect(done.status).toBe("succeeded");
     expect((await row(r.json.id))?.attempts).toBe(1);
   });
 
   test("runs waiting in memory count against the queue bound: 503, nothing stored", async () => {
-    const slow = await busy();
+    const held = await busy();
     const waiting = [0, 1, 2].map(() =>
       call(s, "POST", runs("fast"), {
         token: s.rootToken,
@@ -146,29 +140,40 @@ describe("a run the client waits for", () => {
     expect(r.status).toBe(503);
     expect(r.json).toEqual(errorBody(503, "service_unavailable", "Too many runs are waiting; retry later."));
     expect(await s.count("runs")).toBe(before);
-    await cancelAll(slow);
+    held.open();
     expect((await Promise.all(waiting)).map((w) => w.status)).toEqual([201, 201, 201]);
   });
 
   test("runs queued on disk and in memory take turns: neither starves the other", async () => {
-    const slow = await busy();
-    const medium = slowDoc(1200);
-    const onDisk = await call(s, "POST", runs("slow"), {
+    const held = await busy();
+    // Each run has its own gate: which one a step enters shows the order they run in.
+    const [g1, g2, gDisk] = [s.gates.gate("mem"), s.gates.gate("mem"), s.gates.gate("disk")];
+    const onDisk = await call(s, "POST", runs("hold"), {
       token: s.rootToken,
-      raw: medium,
+      raw: gDisk.doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
     expect(onDisk.status).toBe(202);
-    const waiting = [0, 1].map(() =>
-      call(s, "POST", runs("slow"), { token: s.rootToken, raw: medium, headers: JSON_CT }),
-    );
+    const m1 = call(s, "POST", runs("hold"), { token: s.rootToken, raw: g1.doc(), headers: JSON_CT });
+    await until(() => s.deps.executor.stats().memoryQueued === 1, "the first run waiting in memory");
+    const m2 = call(s, "POST", runs("hold"), { token: s.rootToken, raw: g2.doc(), headers: JSON_CT });
     await until(() => s.deps.executor.stats().memoryQueued === 2, "two runs waiting in memory");
-    await cancelAll(slow);
-    const [m1, m2] = await Promise.all(waiting);
-    const disk = await waitForRun(s, s.rootToken, onDisk.json.url);
-    // The slow runs came from disk, so memory goes next, then disk, then memory (one worker: the
-    // order they end in is the order they ran in).
-    expect(m1!.json.finished_at < disk.finished_at).toBe(true);
-    expect(disk.finished_at < m2!.json.finished_at).toBe(true);
+    held.open();
+    // The held runs came from disk, so memory goes next, then disk, then memory. One worker, and
+    // each run holds it until its gate opens: the next one cannot have started yet.
+    const all = [g1, g2, gDisk];
+    const order: string[] = [];
+    for (let i = 0; i < all.length; i++) {
+      const started = () => all.filter((g) => g.entered() && !order.includes(g.name));
+      await until(() => started().length > 0, "the next run to start");
+      for (const g of started()) {
+        order.push(g.name);
+        g.open();
+      }
+    }
+    expect(order).toEqual([g1.name, gDisk.name, g2.name]);
+    expect((await m1).status).toBe(201);
+    expect((await m2).status).toBe(201);
+    expect((await waitForRun(s, s.rootToken, onDisk.json.url)).status).toBe("succeeded");
   });
 });

@@ -8,13 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
-import { SLOW_RULE, createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 const JSON_CT = { "content-type": "application/json" };
 const dirs: string[] = [];
+const gates = createGates();
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  gates.remove();
 });
 
 /** A server whose data dir survives stop(), for restart tests. */
@@ -24,6 +27,7 @@ async function restartable(overrides: Partial<Record<keyof Config, unknown>> = {
   const start = () =>
     startServer(
       testConfig({
+        test_gates_dir: gates.dir,
         data_dir: dataDir,
         port: 0,
         log_level: "silent",
@@ -48,18 +52,17 @@ describe("step time limit", () => {
         slug: "limited",
         allowed_file_types: ["JSON"],
         steps: [
-          { name: "forever", validator: "assertions", config: { rules: [SLOW_RULE], timeout_ms: 300 } },
+          { name: "forever", validator: "test_hold", config: { timeout_ms: 300 } },
           { name: "later", validator: "syntax", config: {} },
         ],
       });
-      const t0 = performance.now();
+      // The gate is never opened: only the time limit can end the step.
       const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/limited/runs/", {
         token: s.rootToken,
-        raw: slowDoc(20000),
+        raw: s.gates.gate().doc(),
         headers: JSON_CT,
       });
       expect(r.status).toBe(201);
-      expect(performance.now() - t0).toBeLessThan(3000);
       expect(r.json.status).toBe("timed_out");
       expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
       expect(r.json.steps[0].error).toBe("step exceeded its time limit of 300 ms");
@@ -114,25 +117,28 @@ describe("graceful shutdown and recovery", () => {
   };
   test("stop: a running step past the grace period goes back to the queue with the queued runs; the next start completes them", async () => {
     const { first, start, token, dataDir } = await restartable({ shutdown_grace_ms: 100 });
-    await createWorkflow(first, token, SLOW_WORKFLOW);
+    await createWorkflow(first, token, HOLD_WORKFLOW);
+    const gate = gates.gate();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+      const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
         token,
-        raw: slowDoc(4000),
+        raw: gate.doc(),
         headers: { ...JSON_CT, prefer: "respond-async" },
       });
       expect(r.status).toBe(202);
       ids.push(r.json.id);
     }
+    await gate.held(); // the first run's step is running, and cannot end within the grace period
     await first.stop();
     const after = statuses(dataDir);
     expect(after.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
     expect(after[0]!.attempts).toBe(1);
+    gate.open();
     const second = await start();
     try {
       for (const id of ids) {
-        const done = await waitForRun(second, token, `/api/v1/orgs/acme/runs/${id}/`, 60000);
+        const done = await waitForRun(second, token, `/api/v1/orgs/acme/runs/${id}/`);
         expect(done.status).toBe("succeeded");
       }
     } finally {
@@ -140,21 +146,20 @@ describe("graceful shutdown and recovery", () => {
     }
   });
   test("stop: a running step that finishes within the grace period is recorded", async () => {
-    const { first, token, dataDir } = await restartable({ shutdown_grace_ms: 20000 });
-    await createWorkflow(first, token, SLOW_WORKFLOW);
-    const r = await call(first, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+    const { first, token, dataDir } = await restartable({ shutdown_grace_ms: 60_000 });
+    await createWorkflow(first, token, HOLD_WORKFLOW);
+    const gate = gates.gate();
+    await call(first, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
       token,
-      raw: slowDoc(3000),
+      raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
-    const deadline = Date.now() + 10000;
-    while (
-      (await call(first, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token })).json.status !==
-        "running" &&
-      Date.now() < deadline
-    )
-      await Bun.sleep(5);
-    await first.stop();
+    await gate.held();
+    // The step ends while the shutdown waits for it, not before.
+    const stopping = first.stop();
+    await until(() => first.deps.pool!.closing, "the shutdown to reach the workers");
+    gate.open();
+    await stopping;
     expect(statuses(dataDir)[0]!.status).toBe("succeeded");
   });
   test("a run interrupted max_attempts times ends in error with a clear message, a webhook event and a metric", async () => {
@@ -266,11 +271,12 @@ describe("backpressure", () => {
   test("503 service_unavailable with Retry-After when the queue is full; nothing stored", async () => {
     const s = await startTestServer({ workers: 1, max_queue: 2 });
     try {
-      await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const gate = s.gates.gate();
       const send = () =>
-        call(s, "POST", "/api/v1/orgs/acme/workflows/slow/runs/", {
+        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
           token: s.rootToken,
-          raw: slowDoc(6000),
+          raw: gate.doc(),
           headers: { ...JSON_CT, prefer: "respond-async" },
         });
       // The pool's capacity (a run in the worker and the next one handed to it), then max_queue.
@@ -278,10 +284,8 @@ describe("backpressure", () => {
       const accepted: Awaited<ReturnType<typeof send>>[] = [];
       for (let i = 0; i < n; i++) {
         accepted.push(await send());
-        // The first ones leave the queue for the pool: wait until they have (a later commit).
-        const deadline = Date.now() + 10_000;
-        while (i < n - 2 && (await s.deps.executor.queueDepth()) > 0 && Date.now() < deadline)
-          await Bun.sleep(2);
+        // The first ones leave the queue for the pool (held there): wait until they have.
+        if (i < n - 2) await until(async () => (await s.deps.executor.queueDepth()) === 0, "an empty queue");
       }
       expect(accepted.map((a) => a.status)).toEqual(Array(n).fill(202));
       const before = await s.count("runs");
@@ -292,8 +296,9 @@ describe("backpressure", () => {
         errorBody(503, "service_unavailable", "Too many runs are waiting; retry later."),
       );
       expect(await s.count("runs")).toBe(before);
+      gate.open();
       for (const a of accepted)
-        await call(s, "POST", `${new URL(a.json.url).pathname}cancel/`, { token: s.rootToken });
+        expect((await waitForRun(s, s.rootToken, a.json.url)).status).toBe("succeeded");
     } finally {
       await s.close();
     }

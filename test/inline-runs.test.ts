@@ -2,7 +2,8 @@
 // schema ends on the main thread; a failing one, a schema too heavy to vouch for, or a server started with
 // ASSAY_INLINE_JOBS=false go to a worker, and the client sees the same run either way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWorkflow, slowDoc, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
+import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 const SCHEMA = {
@@ -97,7 +98,7 @@ describe("the inline lane", () => {
 
 describe("the inline lane takes no worker's slot", () => {
   test("with every worker busy, an inline run still ends at once (201), a worker's run waits (202)", async () => {
-    await createWorkflow(on, on.rootToken, SLOW_WORKFLOW);
+    await createWorkflow(on, on.rootToken, HOLD_WORKFLOW);
     await createWorkflow(on, on.rootToken, {
       slug: "syntax",
       allowed_file_types: ["JSON"],
@@ -109,13 +110,9 @@ describe("the inline lane takes no worker's slot", () => {
         raw: doc,
         headers: { "content-type": "application/json", prefer },
       });
-    const slow: string[] = [];
-    for (let i = 0; i < on.deps.pool!.capacity; i++)
-      slow.push((await post("slow", slowDoc(6000), "respond-async")).json.url);
-    const deadline = Date.now() + 10_000;
-    while (on.deps.executor.stats().inFlight < on.deps.pool!.capacity && Date.now() < deadline)
-      await Bun.sleep(2);
-    expect(on.deps.executor.stats().inFlight).toBe(on.deps.pool!.capacity);
+    const gate = on.gates.gate();
+    for (let i = 0; i < on.deps.pool!.capacity; i++) await post("hold", gate.doc(), "respond-async");
+    await until(() => on.deps.executor.stats().inFlight === on.deps.pool!.capacity, "a full pool");
 
     const inline = await post("linear", VALID, "wait=1");
     expect(inline.status).toBe(201);
@@ -124,7 +121,6 @@ describe("the inline lane takes no worker's slot", () => {
     expect(queued.status).toBe(202);
     expect(queued.json.status).toBe("queued");
 
-    for (const url of slow)
-      await call(on, "POST", `${new URL(url).pathname}cancel/`, { token: on.rootToken });
+    gate.open();
   });
 });

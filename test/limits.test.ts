@@ -364,10 +364,16 @@ describe("nesting in API request bodies: 256 levels", () => {
     expect(await s.count("workflows")).toBe(before);
   });
 
-  test("400 too_deep in a form body too, where a field may be read as JSON", async () => {
+  test("415 for a form body, deep or not: API bodies are JSON, a form is never parsed", async () => {
     const r = await post(`name=${"[".repeat(300)}`, "application/x-www-form-urlencoded");
-    expect(r.status).toBe(400);
-    expect(r.json).toEqual(tooDeep);
+    expect(r.status).toBe(415);
+    expect(r.json).toEqual(
+      errorBody(
+        415,
+        "unsupported_media_type",
+        'This endpoint takes a JSON object: send it as Content-Type: application/json, not "application/x-www-form-urlencoded".',
+      ),
+    );
   });
 });
 

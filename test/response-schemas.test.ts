@@ -50,11 +50,12 @@ test("no route's response schema holds a transform", () => {
 
 test("integers in answers are still documented and checked as integers", async () => {
   const doc = await call(s, "GET", "/api/v1/openapi.json");
-  const run =
-    doc.json.paths["/api/v1/orgs/{org_slug}/runs/{run_id}/"].get.responses["200"].content["application/json"]
-      .schema;
-  expect(run.properties.submission.properties.size).toEqual({ type: "integer" });
-  expect(run.properties.workflow.properties.version).toEqual({ type: "integer" });
+  const schemas = doc.json.components.schemas;
+  expect(doc.json.paths["/api/v1/orgs/{org_slug}/runs/{run_id}/"].get.responses["200"].content).toEqual({
+    "application/json": { schema: { $ref: "#/components/schemas/Run" } },
+  });
+  expect(schemas.Submission.properties.size).toEqual({ type: "integer" });
+  expect(schemas.Run.properties.workflow.properties.version).toEqual({ type: "integer" });
   const me = await call(s, "GET", "/api/v1/users/me/", { token: s.rootToken });
   expect(me.status).toBe(200);
   expect(Number.isInteger(me.json.id)).toBe(true);

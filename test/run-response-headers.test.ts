@@ -24,9 +24,10 @@ const post = (extra: Record<string, string> = {}) =>
     headers: { "content-type": "application/json", ...extra },
   });
 
-test("a 201 carries Cache-Control, the rate-limit headers and its own Content-Type", async () => {
+test("a 201 carries Location, Cache-Control, the rate-limit headers and its own Content-Type", async () => {
   const r = await post();
   expect(r.status).toBe(201);
+  expect(r.headers.get("location")).toBe((r.json as { url: string }).url);
   expect(r.headers.get("cache-control")).toBe("no-store");
   expect(r.headers.get("content-type")).toBe("application/json");
   expect(r.headers.get("ratelimit-policy")).toContain('"runs";q=');

@@ -1,7 +1,8 @@
 // 201 or 202, polling, cancel, idempotency, the token re-check, concurrency, reading runs.
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWorkflow, slowDoc, waitForRun, SLOW_WORKFLOW } from "./helpers/fixtures.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -10,7 +11,7 @@ let author: string;
 const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
 const JSON_CT = { "content-type": "application/json" };
 beforeAll(async () => {
-  s = await startTestServer({ workers: 2, sync_wait_ms: 3000 });
+  s = await startTestServer({ workers: 2 });
   exec = (await s.user("exec", "acme", "executor")).token;
   author = (await s.user("auth", "acme", "author")).token;
   await createWorkflow(s, s.rootToken, {
@@ -26,7 +27,7 @@ beforeAll(async () => {
       { name: "after", validator: "syntax", config: {} },
     ],
   });
-  await createWorkflow(s, s.rootToken, SLOW_WORKFLOW);
+  await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());
 
@@ -38,7 +39,8 @@ describe("201 within the wait window", () => {
       headers: JSON_CT,
     });
     expect(r.status).toBe(201);
-    expect(r.headers.get("location")).toBeNull();
+    // The run is created by this request: its URL in Location, as on a 202.
+    expect(r.headers.get("location")).toBe(`${s.url}/api/v1/orgs/acme/runs/${r.json.id}/`);
     expect(r.json).toEqual(
       expect.objectContaining({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -113,16 +115,18 @@ describe("202 accepted", () => {
     expect(done.status).toBe("succeeded");
   });
   test("a run longer than the window answers 202; a GET while unfinished carries Retry-After", async () => {
-    const r = await call(s, "POST", runs("slow"), {
+    const gate = s.gates.gate();
+    const r = await call(s, "POST", runs("hold"), {
       token: exec,
-      raw: slowDoc(),
+      raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "wait=0" },
     });
     expect(r.status).toBe(202);
     const g = await call(s, "GET", new URL(r.headers.get("location")!).pathname, { token: exec });
     expect(["queued", "running"]).toContain(g.json.status);
     expect(g.headers.get("retry-after")).toBe("1");
-    const done = await waitForRun(s, exec, r.json.url, 60000);
+    gate.open();
+    const done = await waitForRun(s, exec, r.json.url);
     expect(done.status).toBe("succeeded");
     const final = await call(s, "GET", new URL(r.json.url).pathname, { token: exec });
     expect(final.headers.get("retry-after")).toBeNull();
@@ -130,35 +134,38 @@ describe("202 accepted", () => {
 });
 
 describe("cancel", () => {
-  test("a running run is stopped promptly and ends canceled; cancel again is 409", async () => {
-    const r = await call(s, "POST", runs("slow"), {
+  test("a running run is stopped and ends canceled; cancel again is 409", async () => {
+    const gate = s.gates.gate();
+    const r = await call(s, "POST", runs("hold"), {
       token: exec,
-      raw: slowDoc(9000),
+      raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
     const path = new URL(r.json.url).pathname;
-    const deadline = Date.now() + 10000;
-    while ((await call(s, "GET", path, { token: exec })).json.status !== "running" && Date.now() < deadline)
-      await Bun.sleep(10);
-    const t0 = performance.now();
+    await gate.held(); // its step is running in a worker, and stays there until canceled
     const c = await call(s, "POST", `${path}cancel/`, { token: exec });
     expect(c.status).toBe(200);
     expect(c.json.status).toBe("canceled");
     expect(c.json.error).toBe("Canceled by exec.");
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(c.json.steps[0].status).toBe("error");
     const again = await call(s, "POST", `${path}cancel/`, { token: exec });
     expect(again.json).toEqual(errorBody(409, "conflict", "The run is already canceled."));
   });
   test("a queued run is canceled at once (workers busy)", async () => {
+    const gate = s.gates.gate();
     const busy = await Promise.all(
-      [1, 2, 3, 4].map(() =>
-        call(s, "POST", runs("slow"), {
+      Array.from({ length: s.deps.pool!.capacity }, () =>
+        call(s, "POST", runs("hold"), {
           token: exec,
-          raw: slowDoc(7000),
+          raw: gate.doc(),
           headers: { ...JSON_CT, prefer: "respond-async" },
         }),
       ),
     );
+    // Every worker holds a run (the others wait behind them): the pool has no room.
+    await until(() => s.deps.executor.stats().inFlight === s.deps.pool!.capacity, "a full pool");
+    // …and marked running (a later commit; on PostgreSQL a round trip later).
+    await until(async () => (await s.deps.executor.queueDepth()) === 0, "the queue to empty");
     const queued = await call(s, "POST", runs("schema"), {
       token: exec,
       raw: '{"id":3}',
@@ -168,14 +175,14 @@ describe("cancel", () => {
     const c = await call(s, "POST", `${new URL(queued.json.url).pathname}cancel/`, { token: exec });
     expect(c.json.status).toBe("canceled");
     expect(c.json.steps.every((x: { status: string }) => x.status === "skipped")).toBe(true);
-    for (const b of busy)
-      await call(s, "POST", `${new URL(b.json.url).pathname}cancel/`, { token: s.rootToken });
+    gate.open();
+    for (const b of busy) expect((await waitForRun(s, exec, b.json.url)).status).toBe("succeeded");
   });
   test("403 for an executor canceling someone else's run; an author may", async () => {
     const other = (await s.user("exec2", "acme", "executor")).token;
-    const r = await call(s, "POST", runs("slow"), {
+    const r = await call(s, "POST", runs("hold"), {
       token: exec,
-      raw: slowDoc(7000),
+      raw: s.gates.gate().doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
     const path = `${new URL(r.json.url).pathname}cancel/`;
@@ -214,16 +221,16 @@ describe("Idempotency-Key", () => {
     );
   });
   test("409 idempotency_key_in_progress while the first request is still waiting", async () => {
-    const h = { ...JSON_CT, "idempotency-key": "k-3", prefer: "wait=20" };
-    const first = call(s, "POST", runs("slow"), { token: exec, raw: slowDoc(6000), headers: h });
-    const deadline = Date.now() + 10000;
-    while (
-      !(await s.row("SELECT 1 AS x FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'")) &&
-      Date.now() < deadline
-    )
-      await Bun.sleep(5);
-    const second = await call(s, "POST", runs("slow"), { token: exec, raw: slowDoc(6000), headers: h });
+    const h = { ...JSON_CT, "idempotency-key": "k-3", prefer: "wait=60" };
+    const gate = s.gates.gate();
+    const first = call(s, "POST", runs("hold"), { token: exec, raw: gate.doc(), headers: h });
+    await gate.held(); // the first request is waiting for its run, which waits for the gate
+    expect(
+      await s.row("SELECT 1 AS x FROM idempotency_keys WHERE key = 'k-3' AND state = 'in_progress'"),
+    ).not.toBeNull();
+    const second = await call(s, "POST", runs("hold"), { token: exec, raw: gate.doc(), headers: h });
     expect(second.json).toEqual(errorBody(409, "idempotency_key_in_progress", expect.any(String)));
+    gate.open();
     expect((await first).status).toBe(201);
   });
   test("a refused request stores no key: the corrected retry goes through", async () => {
@@ -246,15 +253,16 @@ describe("Idempotency-Key", () => {
 describe("the waiting request re-checks its token", () => {
   test("401 when the token is revoked during the wait (the run still completes)", async () => {
     const u = await s.user("waiter", "acme", "executor");
-    const pending = call(s, "POST", runs("slow"), {
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", runs("hold"), {
       token: u.token,
-      raw: slowDoc(6000),
-      headers: { ...JSON_CT, prefer: "wait=30" },
+      raw: gate.doc(),
+      headers: { ...JSON_CT, prefer: "wait=60" },
     });
-    // A waited-for run executes from memory (written when it ends): wait until a worker has it.
-    const deadline = Date.now() + 10000;
-    while (!s.deps.executor.stats().memoryRunning && Date.now() < deadline) await Bun.sleep(5);
+    // The run executes from memory and is held: the request is still waiting for it.
+    await gate.held();
     await s.deps.tokenStore.revoke(u.tokenId, SYSTEM);
+    gate.open();
     const r = await pending;
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
   });

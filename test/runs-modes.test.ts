@@ -258,6 +258,61 @@ describe("content forms and classification", () => {
 });
 
 describe("XML declares its own encoding", () => {
+  // The W3C suite's not-wf documents with a bad EncodingDecl (ibm-not-wf-P81 …): the document
+  // is not well-formed, which is a finding of a failed run, not a refusal of the request.
+  const xmlRun = (raw: string | Uint8Array<ArrayBuffer>) =>
+    call(s, "POST", path, { token, raw, headers: { "content-type": "application/xml" } });
+  const firstFinding = (r: Awaited<ReturnType<typeof xmlRun>>) => {
+    const f = r.json.steps[0].findings[0];
+    return { code: f.code, message: f.message, line: f.line, column: f.column, rule: f.rule };
+  };
+  test("an invalid encoding name is a finding, not a 415", async () => {
+    const r = await xmlRun('<?xml version="1.0" encoding="_UTF-8"?><a/>');
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(firstFinding(r)).toEqual({
+      code: "xml.not_well_formed",
+      message: "Invalid XML encoding name",
+      line: 1,
+      column: 31,
+      rule: "xml:well-formed",
+    });
+  });
+  test("an encoding nobody supports is a finding, not a 415", async () => {
+    const r = await xmlRun('<?xml version="1.0" encoding="x-no-such-charset"?><a/>');
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(firstFinding(r)).toEqual(
+      expect.objectContaining({
+        code: "xml.not_well_formed",
+        message: "Unsupported encoding: x-no-such-charset",
+      }),
+    );
+  });
+  test("bytes that are not in the declared encoding are a finding, not a 400", async () => {
+    const head = new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8"?>\n<a>');
+    const r = await xmlRun(
+      new Uint8Array([...head, 0xe9, 0x3c, 0x2f, 0x61, 0x3e]) as Uint8Array<ArrayBuffer>,
+    );
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(firstFinding(r)).toEqual(expect.objectContaining({ code: "xml.not_well_formed", line: 2 }));
+    expect(firstFinding(r).message).toBe("Invalid bytes in character encoding");
+  });
+  test("a charset parameter the bytes break is still the request's fault: 400", async () => {
+    const r = await call(s, "POST", path, {
+      token,
+      raw: new Uint8Array([0x3c, 0x61, 0x3e, 0xe9, 0x3c, 0x2f, 0x61, 0x3e]),
+      headers: { "content-type": "application/xml; charset=utf-8" },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual({
+      detail: "The run request is invalid.",
+      code: "invalid_request",
+      status: 400,
+      errors: [{ field: "charset", code: "invalid_encoding", message: "The content is not valid utf-8." }],
+    });
+  });
   test('a latin-1 document with encoding="ISO-8859-1" and no charset parameter is accepted', async () => {
     const head = new TextEncoder().encode('<?xml version="1.0" encoding="ISO-8859-1"?><a>');
     const bytes = new Uint8Array([...head, 0xe9, ...new TextEncoder().encode("</a>")]);

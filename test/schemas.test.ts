@@ -22,7 +22,7 @@ const unresolvable = (uri: string, at: string) =>
   "(POST /api/v1/orgs/{org_slug}/schemas/)";
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 1, sync_wait_ms: 5000 });
+  s = await startTestServer({ workers: 1 });
   author = (await s.user("sa", "acme", "author")).token;
   viewer = (await s.user("sv", "acme", "viewer")).token;
   outsider = (await s.user("so", "other", "admin")).token;
@@ -39,6 +39,8 @@ describe("CRUD", () => {
     expect(r.json).toEqual({
       id: expect.any(Number),
       uri: "urn:example:person",
+      kind: "json_schema",
+      target_namespace: null,
       schema: { type: "object" },
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -57,7 +59,14 @@ describe("CRUD", () => {
       next: null,
       previous: null,
       results: [
-        { id, uri: "urn:example:person", created_at: expect.any(String), updated_at: expect.any(String) },
+        {
+          id,
+          uri: "urn:example:person",
+          kind: "json_schema",
+          target_namespace: null,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
       ],
     });
   });
@@ -169,7 +178,11 @@ describe("400 refusals", () => {
     expect(r.status).toBe(400);
     expect(r.json).toEqual(
       errorBody(400, "invalid_request", "The request is invalid.", [
-        { field: "schema", code: "invalid", message: "must be a JSON object" },
+        {
+          field: "schema",
+          code: "invalid",
+          message: "must be a JSON object (json_schema) or a string of XML (xsd)",
+        },
       ]),
     );
   });

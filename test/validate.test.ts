@@ -236,15 +236,14 @@ describe("errors exit 2", () => {
       slug: "hasty",
       name: "Hasty",
       allowed_file_types: ["JSON"],
-      steps: [{ name: "syntax", validator: "syntax", config: { timeout_ms: 1 } }],
+      steps: [{ name: "hold", validator: "test_hold", config: { timeout_ms: 50 } }],
     });
-    // Big enough that no machine parses it within the 1 ms limit.
-    const rows = Array.from({ length: 200_000 }, (_, i) => ({ id: i, name: `row ${i}`, tags: ["a", "b"] }));
-    writeFileSync(join(dir, "data/big.json"), JSON.stringify(rows));
+    // Held by a gate that is never opened: only the time limit ends the step, on any machine.
+    writeFileSync(join(dir, "data/big.json"), s.gates.gate().doc());
     const r = await remote("hasty", "data/big.json");
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ERROR data\/big\.json: timed_out \(no findings\)$/m);
-    expect(r.out).toMatch(/^data\/big\.json: step 1 "syntax" \(syntax\) could not finish: .+$/m);
+    expect(r.out).toMatch(/^data\/big\.json: step 1 "hold" \(test_hold\) could not finish: .+$/m);
     expect(r.out).toContain("1 file: 0 passed, 0 failed, 1 error.");
   });
 
@@ -270,7 +269,10 @@ describe("errors exit 2", () => {
         ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--fail-on", "info"],
         "--fail-on is error or warning",
       ],
-      [["validate", "--local", "--workflow-file", "w.yaml"], "usage: assay validate FILE…"],
+      [
+        ["validate", "--local", "--workflow-file", "w.yaml"],
+        "assay validate: name at least one FILE to validate",
+      ],
       [
         ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--server", "http://x"],
         "unknown option --server",

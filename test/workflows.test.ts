@@ -295,3 +295,161 @@ describe("pagination", () => {
     expect(one.json.results).toHaveLength(1);
   });
 });
+
+describe("a change that changes nothing", () => {
+  test("PATCH {} or the same values: 200 with the workflow as it is, no new version", async () => {
+    await call(s, "POST", base, { token: author, body: wf("same") });
+    const before = (await call(s, "GET", `${base}same/`, { token: author })).json;
+    expect(before.version).toBe(1);
+    for (const body of [
+      {},
+      { name: before.name },
+      { status: "active", fail_fast: true },
+      { steps: [{ name: "syntax", validator: "syntax", config: {} }] },
+    ]) {
+      const r = await call(s, "PATCH", `${base}same/`, { token: author, body });
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual(before);
+    }
+    const put = await call(s, "PUT", `${base}same/`, { token: author, body: wf("same") });
+    expect(put.json).toEqual(before);
+    const step = await call(s, "PATCH", `${base}same/steps/${before.steps[0].id}/`, {
+      token: author,
+      body: { order: 1 },
+    });
+    expect(step.json).toEqual(before.steps[0]);
+    expect((await call(s, "GET", `${base}same/`, { token: author })).json).toEqual(before);
+    // A real change still counts.
+    expect(
+      (await call(s, "PATCH", `${base}same/`, { token: author, body: { name: "Renamed" } })).json.version,
+    ).toBe(2);
+  });
+
+  test("400 for a body that is null, an array, a number or missing; nothing is saved", async () => {
+    const before = (await call(s, "GET", `${base}same/`, { token: author })).json;
+    const notObject = errorBody(400, "invalid_request", "The request body must be a JSON object.", [
+      { field: "body", code: "invalid", message: "The body must be a JSON object ({…})." },
+    ]);
+    for (const raw of ["null", "[]", '[{"name": "x"}]', "1", '"name"'])
+      expect(
+        (
+          await call(s, "PATCH", `${base}same/`, {
+            token: author,
+            raw,
+            headers: { "content-type": "application/json" },
+          })
+        ).json,
+      ).toEqual(notObject);
+    const missing = errorBody(400, "invalid_request", "The request body is missing.", [
+      { field: "body", code: "required", message: "This endpoint takes a JSON object ({…})." },
+    ]);
+    expect((await call(s, "PATCH", `${base}same/`, { token: author })).json).toEqual(missing);
+    expect(
+      (
+        await call(s, "PATCH", `${base}same/`, {
+          token: author,
+          raw: "",
+          headers: { "content-type": "application/json" },
+        })
+      ).json,
+    ).toEqual(missing);
+    expect((await call(s, "GET", `${base}same/`, { token: author })).json).toEqual(before);
+  });
+});
+
+describe("file types the steps read", () => {
+  test("400 when a step reads none of the allowed file types, naming the step", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("xml-json", {
+        allowed_file_types: ["XML"],
+        steps: [
+          { name: "well-formed", validator: "syntax", config: {} },
+          { name: "order schema", validator: "json_schema", config: { schema: { type: "object" } } },
+        ],
+      }),
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps[1].validator",
+          code: "file_type_unsupported",
+          message: `Step 2 "order schema" (json_schema) reads JSON, YAML: none of the workflow's allowed_file_types (XML).`,
+        },
+      ]),
+    );
+    expect((await call(s, "GET", `${base}xml-json/`, { token: author })).status).toBe(404);
+  });
+
+  test("400 when no allowed type is read by every active step", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("mixed", {
+        allowed_file_types: ["JSON", "XML"],
+        steps: [
+          { name: "json", validator: "json_schema", config: { schema: {} } },
+          {
+            name: "xml",
+            validator: "xml_schema",
+            config: { schema_type: "dtd", schema: "<!ELEMENT a EMPTY>" },
+          },
+        ],
+      }),
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "allowed_file_types",
+          code: "file_type_unsupported",
+          message:
+            'No allowed file type is read by every active step, so every run would be refused: Step 1 "json" (json_schema) reads JSON, YAML; Step 2 "xml" (xml_schema) reads XML.',
+        },
+      ]),
+    );
+  });
+
+  test("an inactive step does not count; adding or activating one that cannot read is 400", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("xml-only", {
+        allowed_file_types: ["XML"],
+        steps: [
+          { name: "syntax", validator: "syntax", config: {} },
+          { name: "later", validator: "json_schema", config: { schema: {} }, is_active: false },
+        ],
+      }),
+    });
+    expect(r.status).toBe(201);
+    const activate = await call(s, "PATCH", `${base}xml-only/steps/${r.json.steps[1].id}/`, {
+      token: author,
+      body: { is_active: true },
+    });
+    expect(activate.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "validator",
+          code: "file_type_unsupported",
+          message: `Step 2 "later" (json_schema) reads JSON, YAML: none of the workflow's allowed_file_types (XML).`,
+        },
+      ]),
+    );
+    const add = await call(s, "POST", `${base}xml-only/steps/`, {
+      token: author,
+      body: { name: "csv", validator: "csv_table", config: { schema: { fields: [{ name: "id" }] } } },
+    });
+    expect(add.status).toBe(400);
+    expect(add.json.errors).toEqual([
+      {
+        field: "validator",
+        code: "file_type_unsupported",
+        message: `Step 3 "csv" (csv_table) reads CSV: none of the workflow's allowed_file_types (XML).`,
+      },
+    ]);
+    const narrowing = await call(s, "PATCH", `${base}xml-only/`, {
+      token: author,
+      body: { allowed_file_types: ["CSV"] },
+    });
+    expect(narrowing.status).toBe(200); // syntax reads CSV; the json_schema step is inactive
+    expect((await call(s, "GET", `${base}xml-only/`, { token: author })).json.version).toBe(2);
+  });
+});

@@ -4,6 +4,7 @@ import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
@@ -15,19 +16,22 @@ import { createUser } from "../users/service.ts";
 const Days = t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
   error: "must be an integer from 1 to 36500 or null",
 });
-const SettingsOut = t.Object({
-  token_default_ttl_days: t.Nullable(Int()),
-  token_max_ttl_days: t.Nullable(Int()),
-  token_rotation_days: t.Nullable(Int()),
-  audit_retention_days: t.Nullable(
-    Int({ description: "Audit entries older than this are purged; null keeps them" }),
-  ),
-});
+const SettingsOut = named(
+  "InstanceSettings",
+  t.Object({
+    token_default_ttl_days: t.Nullable(Int()),
+    token_max_ttl_days: t.Nullable(Int()),
+    token_rotation_days: t.Nullable(Int()),
+    audit_retention_days: t.Nullable(
+      Int({ description: "Audit entries older than this many days are purged; null keeps them" }),
+    ),
+  }),
+);
 
 export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { users, orgs, settings, config } = deps;
   const orgService = createOrgService(orgs, users);
-  const detail = { tags: ["Administration"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Administration"] };
   const findOrg = async (slug: string) => {
     const o = await orgs.getBySlug(slug);
     if (!o) throw notFound("Organization");
@@ -47,7 +51,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(UserOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List users" },
+        detail: { ...detail, operationId: "adminListUsers", summary: "List users" },
       },
     )
     .post(
@@ -72,7 +76,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 201: UserOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create a user" },
+        detail: { ...detail, operationId: "adminCreateUser", summary: "Create a user" },
       },
     )
     .delete(
@@ -91,7 +95,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ username: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Delete a user: their tokens stop working at once" },
+        detail: {
+          ...detail,
+          operationId: "adminDeleteUser",
+          summary: "Delete a user: their tokens stop working at once",
+        },
       },
     )
     .get(
@@ -111,7 +119,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(OrgOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List all organizations (deleted included)" },
+        detail: {
+          ...detail,
+          operationId: "adminListOrgs",
+          summary: "List all organizations (deleted included)",
+        },
       },
     )
     .post(
@@ -138,7 +150,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 201: OrgOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create an organization with its first Admin (default: you)" },
+        detail: {
+          ...detail,
+          operationId: "adminCreateOrg",
+          summary: "Create an organization with its first Admin (default: you)",
+        },
       },
     )
     .post(
@@ -158,7 +174,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Suspend: members get 403 until restored" },
+        detail: {
+          ...detail,
+          operationId: "adminSuspendOrg",
+          summary: "Suspend: members get 403 until restored",
+        },
       },
     )
     .post(
@@ -178,7 +198,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Restore a suspended or deleted organization" },
+        detail: {
+          ...detail,
+          operationId: "adminRestoreOrg",
+          summary: "Restore a suspended or deleted organization",
+        },
       },
     )
     .delete(
@@ -198,13 +222,17 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete (soft) an organization" },
+        detail: { ...detail, operationId: "adminDeleteOrg", summary: "Delete (soft) an organization" },
       },
     )
     .get("/settings/", ({ principal }) => requireInstanceAdmin(principal) ?? settings.get(), {
       auth: true,
       response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-      detail: { ...detail, summary: "Instance settings (token policies, audit retention)" },
+      detail: {
+        ...detail,
+        operationId: "getSettings",
+        summary: "Instance settings (token policies, audit retention)",
+      },
     })
     .patch(
       "/settings/",
@@ -221,7 +249,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Change token policies and the audit log's retention" },
+        detail: {
+          ...detail,
+          operationId: "updateSettings",
+          summary: "Change token policies and the audit log's retention",
+        },
       },
     );
 }

@@ -93,7 +93,7 @@ function exportResponse(
 export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, config } = deps;
   const store = createAuditStore(deps.db);
-  const detail = { tags: ["Audit"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Audit"] };
   const stamp = () => new Date().toISOString().replace(/[:.]/g, "-");
 
   type Page = Envelope<ReturnType<typeof presentEntry>>;
@@ -131,7 +131,12 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: OrgAuditQuery,
         response: responses,
-        detail: { ...detail, summary: "The org's audit log (Admin)", description: formats },
+        detail: {
+          ...detail,
+          operationId: "listOrgAuditEntries",
+          summary: "The org's audit log (Admin)",
+          description: formats,
+        },
       },
     )
     .get(
@@ -153,6 +158,7 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: responses,
         detail: {
           ...detail,
+          operationId: "adminListAuditEntries",
           summary: "The whole audit log (instance admin)",
           description: `${formats} \`org\`: one org's entries.`,
         },
@@ -171,6 +177,7 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 200: AuditHeadOut, ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "adminGetAuditHead",
           summary: "The chain's head: seq and hash of the newest entry, to record outside Assay",
           description:
             "Record it elsewhere (a ticket, another system's log) now and then; `assay audit verify --anchor SEQ:HASH` later proves the log still holds that entry unchanged and everything before it.",

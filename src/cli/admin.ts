@@ -1,11 +1,15 @@
 // Headless administration on the data dir: init, users, orgs, members, tokens, settings.
 import { cliActor } from "../audit/actor.ts";
-import { AppError } from "../errors.ts";
-import { checkOrgSlug, checkRole, createOrgService } from "../orgs/service.ts";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { describeDb } from "../db/open.ts";
+import { AppError, invalid } from "../errors.ts";
+import { FIRST_RUN_INVALID, inputProblems } from "../setup/service.ts";
+import { checkRole, createOrgService } from "../orgs/service.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
-import { parseDuration, print, table, withDeps } from "./context.ts";
+import { configOf, parseDuration, print, table, withDeps } from "./context.ts";
 
 const need = (p: Parsed, n: number, usage: string) => {
   if (p.positionals.length !== n) throw new UsageError(`usage: assay ${usage}`);
@@ -18,23 +22,44 @@ const fail = (msg: string) => {
 const cli = cliActor();
 
 export async function init(p: Parsed) {
-  allowOnly(p, ["org", "admin", "password_stdin", "data_dir"]);
-  if (p.positionals.length || !p.flags.org || !p.flags.admin)
-    throw new UsageError("usage: assay init --org SLUG --admin USERNAME [--password-stdin] [--data-dir DIR]");
-  const password = p.bools.has("password_stdin") ? await readPasswordStdin() : null;
-  await withDeps(p, async (d) => {
-    if ((await d.users.count()) > 0)
-      fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
-    checkOrgSlug(p.flags.org!); // before anything is written
-    const user = await createUser(d.users, { username: p.flags.admin!, password, is_admin: true }, cli);
-    const org = await createOrgService(d.orgs, d.users).create(p.flags.org!, undefined, cli, user);
-    const { token } = await d.tokens.create(user.id, "init", null, cli);
-    print(
-      `Initialised ${d.config.data_dir}: instance admin "${user.username}", organization "${org.slug}" (admin).`,
-    );
-    print("API token (shown once, store it now):");
-    print(token);
-  });
+  allowOnly(p, ["org", "org_name", "admin", "password_stdin", "data_dir"]);
+  if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+  if (!p.flags.org || !p.flags.admin) throw new UsageError("--org SLUG and --admin USERNAME are required");
+  const input = {
+    org_slug: p.flags.org,
+    org_name: p.flags.org_name,
+    username: p.flags.admin,
+    password: p.bools.has("password_stdin") ? await readPasswordStdin() : null,
+  };
+  // What can be checked without a database is checked before the data dir is created: a failed
+  // init leaves nothing behind, not even an empty database.
+  const wrong = inputProblems(input, false);
+  if (wrong.length) throw invalid(FIRST_RUN_INVALID, wrong);
+  const config = configOf(p);
+  // On SQLite the data dir is ours to clean up after a failure; PostgreSQL rolls back by itself.
+  const dir = config.database_url ? null : config.data_dir;
+  const existed = dir !== null && existsSync(dir);
+  const fresh = dir !== null && (!existed || readdirSync(dir).length === 0);
+  try {
+    await withDeps(p, async (d) => {
+      if (!(await d.setup.needed()))
+        fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
+      const r = await d.setup.run(input, { withToken: true, passwordRequired: false }, cli);
+      print(
+        `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
+      );
+      print("API token (shown once, store it now):");
+      print(r.token!);
+    });
+  } catch (e) {
+    // Only what this command created is removed: the dir it made, or the files it wrote into an
+    // empty one (never an operator's files).
+    if (dir && fresh) {
+      if (!existed) rmSync(dir, { recursive: true, force: true });
+      else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+    }
+    throw e;
+  }
 }
 
 export async function users(p: Parsed) {
@@ -121,7 +146,9 @@ export async function orgs(p: Parsed) {
             : { deleted_at: o!.deleted_at ?? new Date().toISOString() };
       await d.orgs.update(o!.id, patch, cli, `org.${sub}`);
       print(
-        `Organization ${slug}: ${sub === "delete" ? "deleted" : sub === "suspend" ? "suspended" : "restored"}.`,
+        sub === "delete"
+          ? `Organization ${slug}: deleted. Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`
+          : `Organization ${slug}: ${sub === "suspend" ? "suspended" : "restored"}.`,
       );
     } else throw new UsageError("usage: assay orgs create|list|suspend|restore|delete …");
   });

@@ -1,53 +1,91 @@
-// A small argv parser: positionals, `--flag value`, `--flag=value`, and declared booleans.
+// Command-line parsing through node:util's parseArgs (strict: an unknown option or a missing
+// value is an error, never ignored), with one wording for every command's mistakes. Each command
+// declares its options (src/cli/commands.ts); `-h`/`--help` is everywhere.
+import { parseArgs as parseNodeArgs } from "node:util";
+
 export interface Parsed {
   positionals: string[];
+  /** String options by snake_case name (`--data-dir` → data_dir). */
   flags: Record<string, string>;
+  /** Boolean options given, by snake_case name. */
   bools: Set<string>;
 }
 
+export interface OptionSpec {
+  type: "string" | "boolean";
+  short?: string;
+}
+/** Options by their long name as typed, without the dashes: `data-dir`. */
+export type Options = Record<string, OptionSpec>;
+
 export class UsageError extends Error {}
 
-export function parseArgs(argv: string[], booleans: readonly string[] = []): Parsed {
-  const out: Parsed = { positionals: [], flags: {}, bools: new Set() };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--") {
-      out.positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!a.startsWith("--") || a === "-") {
-      out.positionals.push(a);
-      continue;
-    }
-    const eq = a.indexOf("=");
-    const name = (eq > 0 ? a.slice(2, eq) : a.slice(2)).replaceAll("-", "_");
-    if (booleans.includes(name)) {
-      if (eq > 0) throw new UsageError(`--${name.replaceAll("_", "-")} takes no value`);
-      out.bools.add(name);
-    } else if (eq > 0) out.flags[name] = a.slice(eq + 1);
-    else {
-      const v = argv[i + 1];
-      if (v === undefined || v.startsWith("--"))
-        throw new UsageError(`--${name.replaceAll("_", "-")} needs a value`);
-      out.flags[name] = v;
-      i++;
-    }
+/** Every command has it. */
+export const HELP_OPTION: Options = { help: { type: "boolean", short: "h" } };
+
+/**
+ * The options of every command that works on an instance's database (the admin commands, backup,
+ * migrate, db, workflows without --server). One more global option is added here and in DATA_HELP.
+ */
+export const DATA_OPTIONS: Options = { "data-dir": { type: "string" }, "database-url": { type: "string" } };
+export const DATA_HELP = [
+  ["--data-dir DIR", "the data directory, SQLite [./assay-data] (ASSAY_DATA_DIR)"],
+  ["--database-url URL", "postgres://… instead of a data dir (ASSAY_DATABASE_URL)"],
+] as const;
+
+const snake = (name: string) => name.replaceAll("-", "_");
+
+/** Node's messages quote the option as typed: `'--org <value>'`, `'-x'`. */
+function optionIn(message: string): string {
+  const m = /'(--?[^' ]+)/.exec(message);
+  return m?.[1] ?? "an option";
+}
+
+export function parseArgs(argv: string[], options: Options): Parsed {
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseNodeArgs({
+      args: argv,
+      options,
+      strict: true,
+      allowPositionals: true,
+    }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const message = (e as Error).message;
+    const name = optionIn(message);
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new UsageError(`unknown option ${name}`);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE")
+      throw new UsageError(
+        /does not take an argument/.test(message) ? `${name} takes no value` : `${name} needs a value`,
+      );
+    throw new UsageError(message);
+  }
+  const out: Parsed = { positionals, flags: {}, bools: new Set() };
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === "string") out.flags[snake(name)] = value;
+    else if (value === true) out.bools.add(snake(name));
   }
   return out;
 }
 
 /**
- * Reject flags a command does not know, so typos are not silently ignored. A command that takes
- * --data-dir also takes --database-url: where the data is, on either database.
+ * Refuses options the command accepts in general but this subcommand does not. A subcommand that
+ * takes --data-dir also takes --database-url: where the data is, on either database.
  */
 export function allowOnly(p: Parsed, flags: readonly string[]) {
   const known = flags.includes("data_dir") ? [...flags, "database_url"] : flags;
   for (const f of [...Object.keys(p.flags), ...p.bools]) {
-    if (!known.includes(f)) throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
+    if (f !== "help" && !known.includes(f))
+      throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
   }
 }
 
 export async function readPasswordStdin(): Promise<string> {
-  const text = await Bun.stdin.text();
-  return text.replace(/\r?\n$/, "");
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }

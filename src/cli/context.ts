@@ -6,11 +6,16 @@ import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import type { Parsed } from "./args.ts";
 
-export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
+/** The settings of a command on a database: --data-dir or --database-url, else the environment. */
+export const configOf = (p: Parsed) => {
   const flags: Record<string, string> = {};
   if (p.flags.data_dir) flags.data_dir = p.flags.data_dir;
   if (p.flags.database_url) flags.database_url = p.flags.database_url;
-  const config = loadConfig(process.env, flags);
+  return loadConfig(process.env, flags);
+};
+
+export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
+  const config = configOf(p);
   const db = await openDb(config);
   const deps = createDeps(config, db, createLogger("warn"));
   try {

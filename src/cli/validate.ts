@@ -3,16 +3,26 @@
 // this process from an exported workflow document (pre-commit hooks). Exit codes differ from the
 // admin commands on purpose, for CI: 0 every run succeeded, 1 a run failed, 2 anything could
 // not be validated (bad arguments, network, auth, server error).
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { readInputs } from "./validate/files.ts";
-import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
+import { type InputFile, readInputs } from "./validate/files.ts";
 import { CLI_FORMATS, type CliFormat, type OutputContext, render, renderText } from "./validate/output.ts";
 import { createProgress } from "./validate/progress.ts";
 import { createRemote } from "./validate/remote.ts";
 import { type FailOn, type FileResult, ValidateError, exitCode } from "./validate/result.ts";
 
-export const VALIDATE_BOOLEANS = ["help", "local"] as const;
+/**
+ * The in-process engine of `--local` (src/cli/validate/local.ts), passed in by the caller: the
+ * light client (src/cli/light.ts) has none, which keeps every validator out of its bundle.
+ */
+export interface LocalEngine {
+  load(file: string): Promise<unknown>;
+  create(workflow: never): (f: InputFile) => Promise<FileResult>;
+}
+type LoadedWorkflow = { draft: { slug: string } };
+
 const COMMON = ["format", "output", "fail_on", "content_type", "jobs"];
 const REMOTE = ["workflow", "org", "server", "token", "wait", "timeout"];
 
@@ -51,13 +61,19 @@ function serverUrl(p: Parsed): string {
   return u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
 }
 
-export async function validate(p: Parsed): Promise<number> {
+/** `prefix`: how messages name the command, `assay validate` or `assay-validate`. */
+export async function validate(
+  p: Parsed,
+  engine: LocalEngine | null,
+  prefix = "assay validate",
+): Promise<number> {
   const local = p.bools.has("local");
-  allowOnly(p, ["help", ...COMMON, ...(local ? ["local", "workflow_file"] : REMOTE)]);
-  if (!p.positionals.length)
+  if (local && !engine)
     throw new UsageError(
-      "usage: assay validate FILE… --workflow SLUG --org ORG [--server URL] [--token T] | --local --workflow-file WORKFLOW.yaml FILE…",
+      `--local is not available in ${prefix}; use assay validate --local (the server binary)`,
     );
+  allowOnly(p, ["help", ...COMMON, ...(local ? ["local", "workflow_file"] : REMOTE)]);
+  if (!p.positionals.length) throw new UsageError("name at least one FILE to validate");
   const format = (p.flags.format ?? "text") as CliFormat;
   if (!CLI_FORMATS.includes(format)) throw new UsageError(`--format is one of ${CLI_FORMATS.join(", ")}`);
   const failOn = (p.flags.fail_on ?? "error") as FailOn;
@@ -77,9 +93,9 @@ export async function validate(p: Parsed): Promise<number> {
 
   try {
     if (local) {
-      const w = await loadLocalWorkflow(p.flags.workflow_file!);
+      const w = (await engine!.load(p.flags.workflow_file!)) as LoadedWorkflow;
       workflow = w.draft.slug;
-      run = createLocal(w);
+      run = engine!.create(w as never);
     } else {
       workflow = p.flags.workflow!;
       const org = p.flags.org!;
@@ -109,7 +125,9 @@ export async function validate(p: Parsed): Promise<number> {
     const body = render(format, ctx);
     if (p.flags.output) {
       try {
-        await Bun.write(p.flags.output, body);
+        // Into a directory that may not exist yet (a CI workspace's reports/).
+        await mkdir(dirname(p.flags.output), { recursive: true });
+        await writeFile(p.flags.output, body);
       } catch (e) {
         throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);
       }
@@ -121,9 +139,9 @@ export async function validate(p: Parsed): Promise<number> {
     if (e instanceof UsageError) throw e;
     if (e instanceof AppError)
       process.stderr.write(
-        `assay validate: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`,
+        `${prefix}: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`,
       );
-    else process.stderr.write(`assay validate: ${(e as Error).message}\n`);
+    else process.stderr.write(`${prefix}: ${(e as Error).message}\n`);
     return 2;
   }
 }

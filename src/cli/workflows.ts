@@ -1,38 +1,80 @@
-// `assay workflows export ORG SLUG` and `assay workflows import ORG FILE`.
+// `assay workflows`: workflows as code. On the data dir: `export ORG SLUG`, `import ORG FILE`.
+// Over the API (--server/ASSAY_SERVER, --token/ASSAY_TOKEN): `export ORG SLUG` and `apply ORG
+// FILE…` (src/cli/workflows-remote.ts), so a pipeline can keep its workflows in git.
 import { readFileSync } from "node:fs";
 import { cliActor } from "../audit/actor.ts";
 import { AppError } from "../errors.ts";
 import { parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
+import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
 
-export async function workflows(p: Parsed) {
-  const [sub, org, arg] = p.positionals;
-  allowOnly(p, ["format", "data_dir"]);
-  if ((sub !== "export" && sub !== "import") || !org || !arg || p.positionals.length !== 3)
-    throw new UsageError("usage: assay workflows export ORG SLUG [--format yaml|json] | import ORG FILE");
-  await withDeps(p, async (d) => {
-    const o = await d.orgs.getBySlug(org);
-    if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
-    if (sub === "export") {
-      const format = (p.flags.format ?? "yaml") as "yaml" | "json";
-      if (format !== "yaml" && format !== "json") throw new UsageError("--format is yaml or json");
-      const { workflow, steps } = await d.workflows.load(o.id, arg);
-      process.stdout.write(stringifyDocument(toDocument(workflow, steps), format));
-      return;
-    }
-    let input: ReturnType<typeof parseDocument>;
-    try {
-      input = parseDocument(arg === "-" ? await Bun.stdin.text() : readFileSync(arg, "utf8"));
-    } catch (e) {
-      throw new AppError(400, "invalid_request", `${arg}: ${(e as Error).message}`);
-    }
-    const exists = input.slug ? await d.workflowStore.find(o.id, input.slug) : null;
-    const { workflow } = exists
-      ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
-      : await d.workflows.create(o.id, input, cliActor());
-    print(
-      `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org}.`,
+export const readDocument = async (file: string) => {
+  try {
+    return parseDocument(
+      file === "-" ? await new Response(Bun.stdin.stream()).text() : readFileSync(file, "utf8"),
     );
-  });
+  } catch (e) {
+    throw new AppError(400, "invalid_request", `${file}: ${(e as Error).message}`);
+  }
+};
+
+function formatOf(p: Parsed): "yaml" | "json" {
+  const format = p.flags.format ?? "yaml";
+  if (format !== "yaml" && format !== "json") throw new UsageError("--format is yaml or json");
+  return format;
+}
+
+export async function workflows(p: Parsed): Promise<number> {
+  const [sub, org, ...args] = p.positionals;
+  const remote = remoteOf(p);
+  if (sub === "export") {
+    allowOnly(p, ["format", ...(remote ? ["server", "token"] : ["data_dir"])]);
+    if (!org || args.length !== 1) throw new UsageError("usage: assay workflows export ORG SLUG");
+    const format = formatOf(p);
+    if (remote) {
+      process.stdout.write(stringifyDocument(await exportRemote(remote, org, args[0]!), format));
+      return 0;
+    }
+    await withDeps(p, async (d) => {
+      const o = await d.orgs.getBySlug(org);
+      if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
+      const { workflow, steps } = await d.workflows.load(o.id, args[0]!);
+      process.stdout.write(stringifyDocument(toDocument(workflow, steps), format));
+    });
+    return 0;
+  }
+  if (sub === "apply") {
+    allowOnly(p, ["server", "token"]);
+    if (!org || !args.length)
+      throw new UsageError("usage: assay workflows apply ORG FILE… --server URL --token T");
+    if (!remote)
+      throw new UsageError(
+        "apply works over the API: give --server URL (or ASSAY_SERVER); on a data dir use import",
+      );
+    for (const file of args) print(await applyRemote(remote, org, await readDocument(file)));
+    return 0;
+  }
+  if (sub === "import") {
+    allowOnly(p, ["data_dir"]);
+    if (!org || args.length !== 1) throw new UsageError("usage: assay workflows import ORG FILE");
+    await withDeps(p, async (d) => {
+      const o = await d.orgs.getBySlug(org);
+      if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
+      const input = await readDocument(args[0]!);
+      const exists = input.slug ? await d.workflowStore.find(o.id, input.slug) : null;
+      const { workflow } = exists
+        ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
+        : await d.workflows.create(o.id, input, cliActor());
+      print(
+        `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org}.`,
+      );
+    });
+    return 0;
+  }
+  throw new UsageError(
+    sub
+      ? `unknown subcommand "${sub}": export, apply or import`
+      : "name a subcommand: export, apply or import",
+  );
 }

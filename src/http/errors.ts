@@ -5,6 +5,7 @@ import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
 import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/program.ts";
 import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
+import { type Cors, allowList } from "./cors.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -51,27 +52,50 @@ function collectItems(err: ValidationError): ErrorItem[] {
   return [...items.values()];
 }
 
+type RouteInfo = { method: string; path: string; hooks?: { body?: unknown } };
+const pathPattern = (path: string) =>
+  new RegExp(
+    `^${path
+      .replace(/\/$/, "")
+      .replace(/:[^/]+/g, "[^/]+")
+      .replace(/\*/g, ".*")}/?$`,
+  );
+
 /** A route table for telling 405 from 404: path patterns with their allowed methods. */
-export function methodMatcher(routes: { method: string; path: string }[]) {
+export function methodMatcher(routes: RouteInfo[]) {
   const table = routes
     .filter((r) => r.method !== "ALL")
-    .map((r) => ({
-      method: r.method,
-      re: new RegExp(
-        `^${r.path
-          .replace(/\/$/, "")
-          .replace(/:[^/]+/g, "[^/]+")
-          .replace(/\*/g, ".*")}/?$`,
-      ),
-    }));
+    .map((r) => ({ method: r.method, re: pathPattern(r.path) }));
   return (path: string): string[] => [...new Set(table.filter((t) => t.re.test(path)).map((t) => t.method))];
 }
 
 /** Retry-After (seconds) of a 503 caused by the database. */
 export const DB_RETRY_AFTER_S = 2;
 
-export function errorPlugin(log: Logger, allowedMethods: () => (path: string) => string[]) {
-  return new Elysia({ name: "errors" }).onError({ as: "global" }, ({ error, request, set }) => {
+/** Whether a request goes to a route with a body schema (src/http/limits.ts: a body is required). */
+export function bodyMatcher(routes: RouteInfo[]) {
+  const table = routes
+    .filter((r) => r.hooks?.body)
+    .map((r) => ({ method: r.method, re: pathPattern(r.path) }));
+  return (method: string, path: string): boolean => table.some((t) => t.method === method && t.re.test(path));
+}
+
+export interface UnmatchedOptions {
+  cors?: Cors;
+  /**
+   * Called for a request that matched no route (404 or 405): authenticates its bearer token, if
+   * any, so that the answer carries the rate-limit headers like every authenticated answer; may
+   * throw (429).
+   */
+  authenticate?: (request: Request, headers: Record<string, string>) => Promise<void>;
+}
+
+export function errorPlugin(
+  log: Logger,
+  allowedMethods: () => (path: string) => string[],
+  unmatched: UnmatchedOptions = {},
+) {
+  return new Elysia({ name: "errors" }).onError({ as: "global" }, async ({ error, request, set }) => {
     const headers = set.headers as Record<string, string>;
     if (error instanceof AppError) return errorResponse(error, headers);
     if (error instanceof ValidationError)
@@ -111,13 +135,26 @@ export function errorPlugin(log: Logger, allowedMethods: () => (path: string) =>
       );
     if (error instanceof NotFoundError) {
       const path = new URL(request.url).pathname;
-      const allowed = allowedMethods()(path);
-      if (allowed.length && !allowed.includes(request.method)) {
+      const methods = allowedMethods()(path);
+      const allow = methods.length ? allowList(methods) : [];
+      // OPTIONS on a path that exists: its Allow list (RFC 9110 §9.3.7), and a CORS preflight's
+      // answer. No route answers OPTIONS, so it arrives here.
+      if (allow.length && request.method === "OPTIONS")
+        return new Response(null, {
+          status: 204,
+          headers: { ...headers, allow: allow.join(", "), ...unmatched.cors?.preflight(request, allow) },
+        });
+      try {
+        await unmatched.authenticate?.(request, headers);
+      } catch (e) {
+        if (e instanceof AppError) return errorResponse(e, headers);
+        throw e;
+      }
+      if (allow.length && !allow.includes(request.method))
         return errorResponse(
           new AppError(405, "method_not_allowed", `Method ${request.method} is not allowed on this path.`),
-          { ...headers, Allow: allowed.join(", ") },
+          { ...headers, Allow: allow.join(", ") },
         );
-      }
       return errorResponse(new AppError(404, "not_found", "Not found."), headers);
     }
     // Anything else is our bug: log it whole, tell the client nothing about it.

@@ -3,6 +3,10 @@
 //   read, or while reading a body sent without one. The run endpoint is left to its own
 //   readBody (max_payload_bytes), which refuses at the contract's step 6, after 404/403/409.
 // - nesting: API bodies deeper than 256 levels are a 400 before Elysia parses and validates them.
+// - shape: an API body (the run endpoint aside) is a JSON object: another Content-Type is a 415,
+//   JSON that is not an object (null, [], 1) or no body where the route takes one is a 400.
+//   Elysia would otherwise turn null or [] into {} (a PATCH that changed nothing, yet saved) and
+//   a text/plain string into an object of its characters (59 "Property '55'…" items).
 // - rate limits: per client IP for failed authentication (checked before authenticating, so a
 //   flood of guesses stops being verified), per token for every request, and per token for
 //   starting runs (the contract's step 4). Answers carry RateLimit-Policy and RateLimit.
@@ -14,10 +18,16 @@ import { readBody, tooLarge } from "./body.ts";
 import { type Decision, RateLimiter, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
 
 const RUN_PATH = /^\/api\/v1\/orgs\/[^/]+\/workflows\/[^/]+\/runs\/?$/;
+/** Stored schemas may be XSD documents of megabytes (UBL's aggregate components: 2.4 MB). */
+const SCHEMA_PATH = /^\/api\/v1\/orgs\/[^/]+\/schemas\/(?:[^/]+\/?)?$/;
+/** The body limit there: an 8 MiB XSD, escaped into JSON (quotes double in size). */
+export const SCHEMA_BODY_BYTES = 20 * 1_048_576;
 /** Probes of load balancers and orchestrators are never refused. */
 const UNLIMITED_PATHS = new Set(["/healthz", "/readyz"]);
 const NO_BODY_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+/** What the framework parses as JSON: application/json, with parameters (not +json types). */
+const API_JSON = /^\s*application\/json\s*(?:;|$)/i;
 /** Nesting accepted in API request bodies (submitted documents have their own bound: 512). */
 export const MAX_BODY_DEPTH = 256;
 
@@ -64,6 +74,34 @@ export function nestingExceeds(bytes: Uint8Array, max: number, json: boolean): b
   return false;
 }
 
+const notJson = (contentType: string | null) =>
+  new AppError(
+    415,
+    "unsupported_media_type",
+    `This endpoint takes a JSON object: send it as Content-Type: application/json${
+      contentType ? `, not "${contentType.slice(0, 100)}"` : ""
+    }.`,
+  );
+const notAnObject = () =>
+  new AppError(400, "invalid_request", "The request body must be a JSON object.", [
+    { field: "body", code: "invalid", message: "The body must be a JSON object ({…})." },
+  ]);
+const missingBody = () =>
+  new AppError(400, "invalid_request", "The request body is missing.", [
+    { field: "body", code: "required", message: "This endpoint takes a JSON object ({…})." },
+  ]);
+
+/** The first byte that is not JSON whitespace (or a UTF-8 BOM), or -1. */
+function firstSignificant(bytes: Uint8Array): number {
+  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return b;
+    i++;
+  }
+  return -1;
+}
+
 const incomplete = () =>
   new AppError(400, "invalid_request", "The request body was not received in full.", [
     { field: "body", code: "incomplete", message: "The connection ended before the body did." },
@@ -88,7 +126,14 @@ export function clientAddress(request: Request, server: Server, trustProxy: bool
 const principalKey = (p: Principal) =>
   p.token ? `t:${p.token.id}` : p.session ? `s:${p.session.id}` : `u:${p.user.id}`;
 
-export function createLimits(config: Config) {
+/**
+ * `takesBody(method, path)`: whether the route has a body schema (a JSON object to send); known
+ * once the app's routes are (src/app.ts).
+ */
+export function createLimits(
+  config: Config,
+  takesBody: (method: string, path: string) => boolean = () => false,
+) {
   const enabled = !config.rate_limit_disabled;
   const perToken = new RateLimiter({
     name: "default",
@@ -121,19 +166,29 @@ export function createLimits(config: Config) {
         throw rateLimited(d, "failed authentication attempts from this address");
       }
     }
-    if (!isRun && !NO_BODY_METHODS.has(request.method) && request.body) {
-      const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > config.max_body_bytes)
-        throw tooLarge(config.max_body_bytes);
-      // Read a copy under the limit (the framework's parser reads whole bodies, and a chunked
-      // one has no length to check), and refuse deep nesting before the parser and the schema
-      // validator recurse through it. The original stays with its socket (server.requestIP).
-      const bytes = await readBody(request.clone(), config.max_body_bytes).catch((e) => {
-        // A client that stops sending (the idle timeout closed it) is not our error: no 500 logged.
-        throw e instanceof AppError ? e : incomplete();
-      });
-      const ct = request.headers.get("content-type") ?? "";
-      if (nestingExceeds(bytes, MAX_BODY_DEPTH, JSON_TYPE.test(ct))) throw tooDeep();
+    if (!isRun && !NO_BODY_METHODS.has(request.method)) {
+      let bytes: Uint8Array = new Uint8Array(0);
+      if (request.body) {
+        const max = SCHEMA_PATH.test(path)
+          ? Math.max(config.max_body_bytes, SCHEMA_BODY_BYTES)
+          : config.max_body_bytes;
+        const declared = request.headers.get("content-length");
+        if (declared !== null && Number(declared) > max) throw tooLarge(max);
+        // Read a copy under the limit (the framework's parser reads whole bodies, and a chunked
+        // one has no length to check), and refuse deep nesting before the parser and the schema
+        // validator recurse through it. The original stays with its socket (server.requestIP).
+        bytes = await readBody(request.clone(), max).catch((e) => {
+          // A client that stops sending (the idle timeout closed it) is not our error: no 500 logged.
+          throw e instanceof AppError ? e : incomplete();
+        });
+      }
+      const ct = request.headers.get("content-type");
+      const json = JSON_TYPE.test(ct ?? "");
+      if (bytes.length && path.startsWith("/api/")) {
+        if (!API_JSON.test(ct ?? "")) throw notJson(ct);
+        if (firstSignificant(bytes) !== 0x7b && takesBody(request.method, path)) throw notAnObject();
+      } else if (!bytes.length && takesBody(request.method, path)) throw missingBody();
+      if (nestingExceeds(bytes, MAX_BODY_DEPTH, json)) throw tooDeep();
     }
     requests.set(request, { headers: set.headers, isRun, ip });
   });

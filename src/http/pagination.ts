@@ -3,16 +3,26 @@
 // for 1000 items and gets 200 without being told has a bug it cannot see. A page past the end
 // is an empty page (with `previous`), which is friendlier to pollers than a 404.
 import { t } from "elysia";
+import { documentedAs, nameOf, named } from "./openapi/named.ts";
 import { Int } from "./schemas.ts";
 import { invalid } from "../errors.ts";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
+// Validated by parsePage (clear errors[] items), documented as the integers they are.
 export const PageQuery = {
-  page: t.Optional(t.String({ description: "1-based page number" })),
+  page: t.Optional(
+    documentedAs(t.String(), { type: "integer", minimum: 1, default: 1, description: "1-based page number" }),
+  ),
   page_size: t.Optional(
-    t.String({ description: `Items per page, 1..${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` }),
+    documentedAs(t.String(), {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE,
+      default: DEFAULT_PAGE_SIZE,
+      description: "Items per page",
+    }),
   ),
 };
 
@@ -69,10 +79,17 @@ export function envelope<T>(publicUrl: string, p: Page, count: number, results: 
   };
 }
 
-export const EnvelopeOf = <S extends import("elysia").TSchema>(item: S) =>
-  t.Object({
-    count: Int(),
-    next: t.Nullable(t.String()),
-    previous: t.Nullable(t.String()),
-    results: t.Array(item),
-  });
+/** A page of `item`; named `<Item>Page` in the OpenAPI document when the item is named. */
+export const EnvelopeOf = <S extends import("elysia").TSchema>(item: S) => {
+  const page = t.Object(
+    {
+      count: Int({ description: "Items in all pages" }),
+      next: t.Nullable(t.String({ description: "Absolute URL of the next page" })),
+      previous: t.Nullable(t.String({ description: "Absolute URL of the previous page" })),
+      results: t.Array(item),
+    },
+    { description: "One page of a list" },
+  );
+  const name = nameOf(item);
+  return name ? named(`${name}Page`, page) : page;
+};

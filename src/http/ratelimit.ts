@@ -24,7 +24,7 @@ export interface Decision {
   allowed: boolean;
   /** Requests still allowed right now (the draft's `r`). */
   remaining: number;
-  /** Seconds until the budget is whole again (the draft's `t`). */
+  /** Seconds until the budget is whole again (the draft's `t`, allowed or refused alike). */
   resetSeconds: number;
   /** Seconds to wait before the next request can pass (≥ 1 when refused; 0 when allowed). */
   retryAfterSeconds: number;
@@ -127,11 +127,13 @@ export function policyHeader(policies: Policy[]): string {
   return policies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowSeconds}`).join(", ");
 }
 
-/** `RateLimit` value: a List of service-limit Items, e.g. "default";r=1187;t=12. */
+/**
+ * `RateLimit` value: a List of service-limit Items, e.g. "default";r=1187;t=12. `t` is always the
+ * seconds until the budget is whole again, so a 429 and the 201 before it tell the same story;
+ * when to retry is Retry-After's job.
+ */
 export function limitHeader(decisions: Decision[]): string {
-  return decisions
-    .map((d) => `"${d.policy.name}";r=${d.remaining};t=${d.allowed ? d.resetSeconds : d.retryAfterSeconds}`)
-    .join(", ");
+  return decisions.map((d) => `"${d.policy.name}";r=${d.remaining};t=${d.resetSeconds}`).join(", ");
 }
 
 /**

@@ -1,6 +1,7 @@
 // Shared OpenAPI pieces: the error object and the error statuses a route can answer.
 import { type IntegerOptions, Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import { named } from "./openapi/named.ts";
 
 /**
  * An integer in a response. Elysia's t.Integer is a transform (it also takes numeric strings, for
@@ -10,14 +11,29 @@ import { t } from "elysia";
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
-export const ErrorSchema = t.Object(
-  {
-    detail: t.String(),
-    code: t.String(),
-    status: Int(),
-    errors: t.Array(t.Object({ field: t.String(), code: t.String(), message: t.String() })),
-  },
-  { description: "The error object: every non-2xx answer" },
+export const ErrorItemSchema = named(
+  "ErrorItem",
+  t.Object(
+    {
+      field: t.String({ description: "The field, header or part at fault (e.g. steps[0].config.schema)" }),
+      code: t.String({ description: "A stable, machine-readable code (e.g. required, invalid)" }),
+      message: t.String(),
+    },
+    { description: "One problem with the request" },
+  ),
+);
+
+export const ErrorSchema = named(
+  "Error",
+  t.Object(
+    {
+      detail: t.String({ description: "What went wrong, for people" }),
+      code: t.String({ description: "Stable code: invalid_request, not_found, rate_limited …" }),
+      status: Int({ description: "The HTTP status, repeated" }),
+      errors: t.Array(ErrorItemSchema),
+    },
+    { description: "The error object: every non-2xx answer" },
+  ),
 );
 
 /** Response schemas for error statuses, for a route's `response` map. */

@@ -69,6 +69,8 @@ export interface WorkerPoolOptions {
    */
   jobsPerWorker?: number;
   onEvent?(event: PoolEvent): void;
+  /** The workers' process.env; default: this process's. */
+  workerEnv?: Record<string, string>;
 }
 
 /** Map to 503 + Retry-After: the server is saturated, not the request wrong. */

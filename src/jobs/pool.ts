@@ -69,11 +69,16 @@ export class WorkerPool {
     this.#onEvent = options.onEvent;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
     for (let id = 0; id < options.size; id++) {
-      const slot: Slot = new WorkerSlot(id, options.workerUrl, {
-        message: (message) => this.#onMessage(slot, message),
-        crashed: (message) => this.#crash(slot, message),
-        stopped: (ms) => this.#emit({ type: "worker_stopped", worker: id, ms }),
-      });
+      const slot: Slot = new WorkerSlot(
+        id,
+        options.workerUrl,
+        {
+          message: (message) => this.#onMessage(slot, message),
+          crashed: (message) => this.#crash(slot, message),
+          stopped: (ms) => this.#emit({ type: "worker_stopped", worker: id, ms }),
+        },
+        options.workerEnv,
+      );
       this.#slots.push(slot);
       slot.spawn();
     }
@@ -86,6 +91,16 @@ export class WorkerPool {
 
   get busyWorkers(): number {
     return this.#slots.filter((s) => s.jobs.length > 0).length;
+  }
+
+  /** Workers started and without a job: a job submitted now starts at once. */
+  get idleWorkers(): number {
+    return this.#slots.filter((s) => s.idle).length;
+  }
+
+  /** True once close() was called. */
+  get closing(): boolean {
+    return this.#closed;
   }
 
   /** Jobs to keep submitted so no worker idles between two: size × jobsPerWorker. */

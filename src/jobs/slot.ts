@@ -35,6 +35,7 @@ export class WorkerSlot<Job> {
     readonly id: number,
     private readonly url: URL | string,
     private readonly on: SlotHandlers,
+    private readonly env?: Record<string, string>,
   ) {}
 
   get idle(): boolean {
@@ -55,7 +56,7 @@ export class WorkerSlot<Job> {
     this.known.clear();
     let worker: Worker;
     try {
-      worker = new Worker(this.url);
+      worker = new Worker(this.url, this.env ? { env: this.env } : undefined);
     } catch (err) {
       this.on.crashed(shortError(err));
       return;

@@ -68,10 +68,11 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
       // must not turn into a large message.
       const findings = result.findings.slice(0, step.maxFindings);
       outcome = {
-        status: findings.some((f) => f.severity === "error") ? "failed" : "passed",
+        status: result.error ? "error" : findings.some((f) => f.severity === "error") ? "failed" : "passed",
         findings,
         truncated: result.truncated || result.findings.length > step.maxFindings,
         durationMs: Math.round(performance.now() - started),
+        ...(result.error ? { error: shortError(result.error) } : {}),
       };
     } catch (err) {
       // An engine limit is said where findings are read too: the data was not checked.

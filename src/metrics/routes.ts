@@ -5,22 +5,28 @@ import { count } from "../db/program.ts";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
+import { type OperationDetail, describe, errorRefs } from "../http/openapi/components.ts";
 import type { Metrics } from "./registry.ts";
 
 const TEXT = { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" };
 
 export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typeof authPlugin>) {
-  const detail = {
+  const detail: OperationDetail = {
     tags: ["Health"],
+    operationId: "getMetrics",
     summary: "Prometheus metrics (public if metrics_enabled, else instance admin)",
+    responses: {
+      200: {
+        description: "The Prometheus text exposition format",
+        content: { "text/plain": { schema: { type: "string" } } },
+      },
+    },
   };
   if (deps.config.metrics_enabled)
     return new Elysia().get(
       "/metrics",
       async () => new Response(await metrics.renderAsync(), { headers: TEXT }),
-      {
-        detail,
-      },
+      { detail: describe({ ...detail, security: [] }) },
     );
   return new Elysia().use(auth).get(
     "/metrics",
@@ -28,7 +34,10 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
       requireInstanceAdmin(principal);
       return new Response(await metrics.renderAsync(), { headers: TEXT });
     },
-    { auth: true, detail: { ...detail, security: [{ bearer: [] }] } },
+    {
+      auth: true,
+      detail: describe({ ...detail, responses: { ...detail.responses, ...errorRefs(401, 403, 429) } }),
+    },
   );
 }
 

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { named } from "../http/openapi/named.ts";
 import type { Member, Org, OrgAccess } from "./store.ts";
 
 export const RoleSchema = t.Union(
@@ -7,20 +8,26 @@ export const RoleSchema = t.Union(
     error: "must be one of viewer, executor, author, admin",
   },
 );
-export const OrgOut = t.Object({
-  org_slug: t.String(),
-  name: t.String(),
-  status: t.String(),
-  created_at: t.String(),
-  deleted_at: t.Optional(t.Nullable(t.String())),
-  role: t.Optional(t.Nullable(t.String())),
-});
-export const MemberOut = t.Object({
-  username: t.String(),
-  name: t.String(),
-  role: t.String(),
-  created_at: t.String(),
-});
+export const OrgOut = named(
+  "Organization",
+  t.Object({
+    org_slug: t.String(),
+    name: t.String(),
+    status: t.String(),
+    created_at: t.String(),
+    deleted_at: t.Optional(t.Nullable(t.String())),
+    role: t.Optional(t.Nullable(t.String({ description: "Your role in it" }))),
+  }),
+);
+export const MemberOut = named(
+  "Member",
+  t.Object({
+    username: t.String(),
+    name: t.String(),
+    role: t.String({ description: "viewer, executor, author or admin" }),
+    created_at: t.String(),
+  }),
+);
 
 export const presentOrg = (o: Org | OrgAccess, withRole = true) => ({
   org_slug: o.slug,

@@ -16,7 +16,7 @@ const MemberParams = t.Object({ org_slug: t.String(), username: t.String() });
 export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, users, config } = deps;
   const service = createOrgService(orgs, users);
-  const detail = { tags: ["Organizations"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Organizations"] };
   return new Elysia({ prefix: "/api/v1/orgs" })
     .use(auth)
     .get(
@@ -35,7 +35,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(OrgOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Organizations you belong to, with your role" },
+        detail: {
+          ...detail,
+          operationId: "listOrgs",
+          summary: "Organizations you belong to, with your role",
+        },
       },
     )
     .get(
@@ -46,7 +50,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: OrgParams,
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Organization detail" },
+        detail: { ...detail, operationId: "getOrg", summary: "Organization detail" },
       },
     )
     .patch(
@@ -65,7 +69,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Rename (Admin)" },
+        detail: { ...detail, operationId: "updateOrg", summary: "Rename (Admin)" },
       },
     )
     .delete(
@@ -79,7 +83,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: OrgParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete (soft; members then get 403) (Admin)" },
+        detail: {
+          ...detail,
+          operationId: "deleteOrg",
+          summary: "Delete (soft; members then get 403) (Admin)",
+        },
       },
     )
     .get(
@@ -95,7 +103,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(MemberOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Members and roles" },
+        detail: { ...detail, operationId: "listMembers", summary: "Members and roles" },
       },
     )
     .post(
@@ -113,7 +121,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: { 201: MemberOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Add a member (Admin)" },
+        detail: { ...detail, operationId: "addMember", summary: "Add a member (Admin)" },
       },
     )
     .patch(
@@ -127,7 +135,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: MemberParams,
         body: t.Object({ role: RoleSchema }, { additionalProperties: false }),
         response: { 200: MemberOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Change a role (Admin; the last admin stays)" },
+        detail: {
+          ...detail,
+          operationId: "updateMember",
+          summary: "Change a role (Admin; the last admin stays)",
+        },
       },
     )
     .delete(
@@ -141,7 +153,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: MemberParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Remove a member (Admin; the last admin stays)" },
+        detail: {
+          ...detail,
+          operationId: "removeMember",
+          summary: "Remove a member (Admin; the last admin stays)",
+        },
       },
     );
 }

@@ -19,6 +19,13 @@ export function checkRole(role: string, field = "role"): Role {
   return role as Role;
 }
 
+/**
+ * A deleted org keeps its slug (its runs and history stay, and `restore` brings it back under the
+ * same name): a new org cannot take it. Decision: docs/decisions.md.
+ */
+export const deletedSlugMessage = (slug: string) =>
+  `The organization slug "${slug}" is taken by a deleted organization; restore it with \`assay orgs restore ${slug}\`, or choose another slug.`;
+
 export function createOrgService(orgs: OrgStore, users: UserStore) {
   return {
     /** A new org; with `admin`, that user becomes its first Admin in the same transaction. */
@@ -31,6 +38,10 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       checkOrgSlug(slug);
       if (name !== undefined && (name.length > 200 || !name.trim()))
         throw invalidField("name", "A name of 1 to 200 characters.");
+      if ((await orgs.getBySlug(slug))?.deleted_at) {
+        const message = deletedSlugMessage(slug);
+        throw conflict(message, [{ field: "org_slug", code: "unique", message }]);
+      }
       return admin
         ? orgs.createWithAdmin(slug, name ?? slug, admin, actor)
         : orgs.create(slug, name ?? slug, actor);

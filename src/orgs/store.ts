@@ -58,8 +58,16 @@ export function* insertMember(orgId: number, userId: number, role: Role): Progra
 /** The org fields the audit log records. */
 const orgRecord = (o: Org) => ({ slug: o.slug, name: o.name, status: o.status, deleted_at: o.deleted_at });
 
-/** An org created, with its first member (an Admin) when given: one transaction, logged. */
-function* createOrg(slug: string, name: string, actor: Actor, admin?: { id: number; username: string }) {
+/**
+ * An org created, with its first member (an Admin) when given, logged; run in one transaction
+ * (also by the first run).
+ */
+export function* createOrg(
+  slug: string,
+  name: string,
+  actor: Actor,
+  admin?: { id: number; username: string },
+) {
   const org = yield* insertOrg(slug, name);
   yield* audit(actor, {
     action: "org.create",

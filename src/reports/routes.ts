@@ -5,6 +5,9 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { describe, header } from "../http/openapi/components.ts";
+import { documentedAs } from "../http/openapi/named.ts";
+import { RunOut } from "../runs/model.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
@@ -47,7 +50,12 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       params: t.Object({ org_slug: t.String(), run_id: t.String() }),
       query: t.Object({
         format: t.Optional(
-          t.String({ description: "json (default), junit, sarif or html", examples: ["junit"] }),
+          documentedAs(t.String(), {
+            type: "string",
+            enum: [...REPORT_FORMATS],
+            default: "json",
+            description: "The report's format",
+          }),
         ),
       }),
       response: {
@@ -57,11 +65,23 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         }),
         ...errorResponses(...AUTHED),
       },
-      detail: {
+      detail: describe({
         tags: ["Runs"],
-        security: [{ bearer: [] }],
+        operationId: "getRunReport",
         summary: "A run's results as a JSON, JUnit XML, SARIF 2.1.0 or HTML report",
-      },
+        responses: {
+          200: {
+            description: "The report; while the run is not final, Retry-After says when to ask again",
+            headers: { "Retry-After": header("RetryAfter") },
+            content: {
+              "application/json": { schema: RunOut },
+              "application/xml": { schema: { type: "string", description: "JUnit XML" } },
+              "application/sarif+json": { schema: { type: "object", description: "SARIF 2.1.0" } },
+              "text/html": { schema: { type: "string", description: "A self-contained page" } },
+            },
+          },
+        },
+      }),
     },
   );
 }

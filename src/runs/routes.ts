@@ -5,16 +5,19 @@ import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
+import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
+import { START_RUN_DOC } from "./docs.ts";
 import { RunListQuery, RunOut } from "./model.ts";
 import { parsePrefer } from "./prefer.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
 
 const MAX_WAIT_S = 60;
+
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -25,7 +28,7 @@ export function runRoutes(
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
-  const detail = { tags: ["Runs"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Runs"] };
   const loadRun = async (orgId: number, id: string, withFindings = true) => {
     const run = UUID_RE.test(id) ? await runs.get(orgId, id, withFindings) : null;
     if (!run) throw notFound("Run");
@@ -79,12 +82,12 @@ export function runRoutes(
         const run = done ?? (await runs.get(org.id, started.runId))!;
         const final = isFinal(run.status);
         const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
-        const headers: Record<string, string> = {};
+        // Location on 201 too: the run is a resource created by this request (RFC 9110 §15.3.2).
+        const headers: Record<string, string> = { location: body.url };
         if (applied) headers["preference-applied"] = applied;
         let status = 201;
         if (!final) {
           status = 202;
-          headers.location = body.url;
           headers["retry-after"] = RETRY_AFTER_S;
         }
         const text = JSON.stringify(body);
@@ -120,12 +123,7 @@ export function runRoutes(
           { additionalProperties: true },
         ),
         response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
-        detail: {
-          ...detail,
-          summary: "Submit data and start a run",
-          description:
-            "Raw body (Content-Type = the payload's type; Content-Encoding: base64; X-Filename), JSON envelope {content, content_type, filename, metadata, content_encoding}, or multipart (file, filename, content_type, metadata, content_encoding). 201 with results when finished within the wait window, else 202 with Location and Retry-After. Prefer: respond-async | wait=N. Idempotency-Key supported.",
-        },
+        detail: describe({ ...detail, ...START_RUN_DOC }),
       },
     )
     .get(
@@ -171,7 +169,11 @@ export function runRoutes(
         params: t.Object({ org_slug: t.String() }),
         query: RunListQuery,
         response: { 200: EnvelopeOf(RunOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List runs, newest first (findings omitted: read a run for them)" },
+        detail: {
+          ...detail,
+          operationId: "listRuns",
+          summary: "List runs, newest first (findings omitted: read a run for them)",
+        },
       },
     )
     .get(
@@ -191,7 +193,17 @@ export function runRoutes(
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: { 200: RunOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Run details and results" },
+        detail: describe({
+          ...detail,
+          operationId: "getRun",
+          summary: "Run details and results",
+          responses: {
+            200: {
+              description: "The run; while it is not final, Retry-After says when to ask again",
+              headers: { "Retry-After": header("RetryAfter") },
+            },
+          },
+        }),
       },
     )
     .get(
@@ -223,7 +235,19 @@ export function runRoutes(
           410: ErrorSchema,
           ...errorResponses(...AUTHED),
         },
-        detail: { ...detail, summary: "The submitted content, byte for byte" },
+        detail: describe({
+          ...detail,
+          operationId: "getRunContent",
+          summary: "The submitted content, byte for byte",
+          responses: {
+            200: {
+              description: "The submitted bytes, with the content type they were submitted as",
+              content: {
+                "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
+              },
+            },
+          },
+        }),
       },
     )
     .post(
@@ -261,7 +285,11 @@ export function runRoutes(
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: { 200: RunOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Cancel a queued or running run (its creator, or Author)" },
+        detail: {
+          ...detail,
+          operationId: "cancelRun",
+          summary: "Cancel a queued or running run (its creator, or Author)",
+        },
       },
     );
 }

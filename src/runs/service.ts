@@ -5,6 +5,7 @@ import { AppError, serviceUnavailable } from "../errors.ts";
 import { readBody } from "../http/body.ts";
 import type { Principal } from "../http/auth.ts";
 import { getValidator } from "../validators/registry.ts";
+import type { ValidatorDef } from "../validators/types.ts";
 import type { Workflow, WorkflowVersion } from "../workflows/types.ts";
 import { versionNumber, versionUnavailable } from "../workflows/versions.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
@@ -50,7 +51,11 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
  * Rule 2 of the spec: the type must be allowed and every active step's validator must support it
  * — as the version that runs says (a run pinned to an older version runs its file types too).
  */
-export function checkFileType(def: WorkflowVersion, fileType: Intake["fileType"]) {
+export function checkFileType(
+  def: WorkflowVersion,
+  fileType: Intake["fileType"],
+  extra: readonly ValidatorDef[] = [],
+) {
   if (!def.allowed_file_types.includes(fileType))
     throw new AppError(
       400,
@@ -59,7 +64,7 @@ export function checkFileType(def: WorkflowVersion, fileType: Intake["fileType"]
     );
   for (const s of def.steps) {
     if (!s.is_active) continue;
-    const v = getValidator(s.validator);
+    const v = getValidator(s.validator, extra);
     if (!v?.supportedFileTypes.includes(fileType))
       throw new AppError(
         400,
@@ -87,8 +92,11 @@ export function createRunService(deps: {
   idempotency: IdempotencyStore;
   executor: Executor;
   limits: StartLimits;
+  /** Validators this instance adds to the built-in ones (registry.ts, getValidator). */
+  extraValidators?: readonly ValidatorDef[];
 }) {
   const { runs, workflows, idempotency, executor, limits } = deps;
+  const extra = deps.extraValidators ?? [];
   return {
     /**
      * `wait`: the client waits for the answer, so the run may execute from memory. `pinned`: the
@@ -149,7 +157,7 @@ export function createRunService(deps: {
           maxMetadataBytes: limits.maxMetadataBytes,
           maxFilenameLength: MAX_FILENAME_LENGTH,
         });
-        checkFileType(def, sub.fileType);
+        checkFileType(def, sub.fileType, extra);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
         if ((await executor.queueDepth()) >= limits.maxQueue)
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);

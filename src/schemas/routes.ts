@@ -1,4 +1,5 @@
-// Org schema API: JSON Schemas a workflow step can $ref by URI. Viewer reads, Author writes;
+// Org schema API: JSON Schemas a workflow step can $ref by URI, and XSD documents an xml_schema
+// step can include or import (by URI or namespace). Viewer reads, Author writes;
 // another org's schema is 404. A step snapshots what it references when saved (docs/decisions.md).
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
@@ -7,12 +8,14 @@ import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.t
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
-import { OrgParams, SchemaIn, SchemaListItem, SchemaOut, SchemaParams } from "./model.ts";
+import { ListQuery, OrgParams, SchemaIn, SchemaListItem, SchemaOut, SchemaParams } from "./model.ts";
 import type { OrgSchema, SchemaSummary } from "./store.ts";
 
 const presentItem = (s: SchemaSummary) => ({
   id: s.id,
   uri: s.uri,
+  kind: s.kind,
+  target_namespace: s.target_namespace,
   created_at: s.created_at,
   updated_at: s.updated_at,
 });
@@ -22,7 +25,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, config, schemas } = deps;
   const role = async (p: Parameters<typeof requireOrgRole>[1], slug: string, min: "viewer" | "author") =>
     (await requireOrgRole(orgs, p, slug, min)).org;
-  const detail = { tags: ["Schemas"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Schemas"] };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/schemas" })
     .use(auth)
     .get(
@@ -30,15 +33,19 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       async ({ params, query, request, principal }) => {
         const org = await role(principal, params.org_slug, "viewer");
         const p = parsePage(query);
-        const { count, items } = await schemas.list(org.id, p.limit, p.offset);
+        const { count, items } = await schemas.list(org.id, p.limit, p.offset, query.kind);
         return envelope(publicUrl(config.base_url, request), p, count, items.map(presentItem));
       },
       {
         auth: true,
         params: OrgParams,
-        query: t.Object(PageQuery, { additionalProperties: true }),
+        query: t.Composite([t.Object(PageQuery), ListQuery], { additionalProperties: true }),
         response: { 200: EnvelopeOf(SchemaListItem), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List stored schemas (without their bodies)" },
+        detail: {
+          ...detail,
+          operationId: "listSchemas",
+          summary: "List stored schemas (without their bodies); ?kind=xsd filters",
+        },
       },
     )
     .post(
@@ -55,7 +62,11 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         body: SchemaIn,
         response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Store a JSON Schema under an absolute URI" },
+        detail: {
+          ...detail,
+          operationId: "createSchema",
+          summary: "Store a JSON Schema or an XSD document under an absolute URI",
+        },
       },
     )
     .get(
@@ -68,7 +79,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: SchemaParams,
         response: { 200: SchemaOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "A stored schema" },
+        detail: { ...detail, operationId: "getSchema", summary: "A stored schema" },
       },
     )
     .put(
@@ -84,6 +95,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 200: SchemaOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
+          operationId: "replaceSchema",
           summary: "Replace a stored schema (workflows saved earlier keep their snapshot)",
         },
       },
@@ -101,6 +113,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "deleteSchema",
           summary: "Delete a stored schema (workflows saved earlier keep their snapshot)",
         },
       },

@@ -1,14 +1,27 @@
-// Rules of the org's stored schemas: URI syntax and length, size, meta-validation (with the
-// json_schema validator's own check, so a stored schema is exactly as valid as an inline one).
+// Rules of the org's stored schemas: URI syntax and length, size, meta-validation of a JSON Schema
+// (with the json_schema validator's own check, so a stored schema is exactly as valid as an inline
+// one), well-formedness and the xs:schema root of an XSD document. An XSD is compiled only when a
+// step uses it, with the documents it includes and imports: those may be stored in any order.
 import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
 import { refsOf } from "../validators/json-schema/resources.ts";
-import type { SchemaStore } from "./store.ts";
+import { loadLibxml } from "../validators/shared/libxml.ts";
+import {
+  isXsdRoot,
+  MAX_SET_DOCUMENTS,
+  parseXsd,
+  resolveSchemaSet,
+  targetNamespaceOf,
+  XSD_NS,
+} from "../validators/xml-schema/documents.ts";
+import type { SchemaKind, SchemaStore, SchemaWrite } from "./store.ts";
 
 export const MAX_URI_LENGTH = 500;
 export const MAX_SCHEMA_BYTES = 1_048_576;
+/** UBL 2.1's aggregate components alone are 2.4 MB. */
+export const MAX_XSD_BYTES = 8 * 1_048_576;
 /** Bounds the $ref chase through stored schemas (each round is one query). */
 const MAX_ROUNDS = 32;
 
@@ -45,6 +58,78 @@ export async function storedClosure(store: SchemaStore, orgId: number, uris: str
   return found;
 }
 
+type XsdRoot = { text: string; uri: null } | { uri: string };
+
+/**
+ * The stored XSD documents that the roots' schema sets reach, transitively, by URI: each round
+ * asks the store for the locations and namespaces the documents found so far could not answer.
+ */
+export async function storedXsdSet(
+  store: SchemaStore,
+  orgId: number,
+  roots: XsdRoot[],
+): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  const asked = { uris: new Set<string>(), namespaces: new Set<string>() };
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const uris = new Set<string>();
+    const namespaces = new Set<string>();
+    for (const root of roots) {
+      const { wanted } = resolveSchemaSet(root, found);
+      for (const u of wanted.uris) if (!asked.uris.has(u)) uris.add(u);
+      for (const n of wanted.namespaces) if (!asked.namespaces.has(n)) namespaces.add(n);
+    }
+    if ((uris.size === 0 && namespaces.size === 0) || Object.keys(found).length > MAX_SET_DOCUMENTS) break;
+    for (const u of uris) asked.uris.add(u);
+    for (const n of namespaces) asked.namespaces.add(n);
+    Object.assign(
+      found,
+      await store.textsByUris(orgId, "xsd", [...uris]),
+      await store.textsByNamespaces(orgId, [...namespaces]),
+    );
+  }
+  return found;
+}
+
+interface SchemaBody {
+  uri: string;
+  kind?: SchemaKind;
+  schema: Record<string, unknown> | string;
+}
+
+const bodyError = (field: string, code: string, message: string) =>
+  invalid("The schema is invalid.", [{ field, code, message }]);
+
+/** An XSD document as stored: well-formed, rooted in xs:schema; its targetNamespace. */
+async function checkXsd(text: string, uri: string): Promise<SchemaWrite> {
+  if (Buffer.byteLength(text, "utf8") > MAX_XSD_BYTES)
+    throw bodyError("schema", "too_large", `An XSD document may hold at most ${MAX_XSD_BYTES} bytes.`);
+  await loadLibxml();
+  let doc: ReturnType<typeof parseXsd>;
+  try {
+    doc = parseXsd(text, uri);
+  } catch (e) {
+    const detail = (e as { details?: Array<{ line: number; message: string }> }).details?.[0];
+    const where = detail && detail.line > 0 ? `line ${detail.line}: ` : "";
+    throw bodyError(
+      "schema",
+      "invalid_schema",
+      `is not well-formed XML: ${where}${(detail?.message ?? String(e)).trim()}`,
+    );
+  }
+  try {
+    if (!isXsdRoot(doc))
+      throw bodyError(
+        "schema",
+        "invalid_schema",
+        `The root element must be schema in the namespace ${XSD_NS}; found ${doc.root.name}.`,
+      );
+    return { uri, kind: "xsd", targetNamespace: targetNamespaceOf(doc), text };
+  } finally {
+    doc.dispose();
+  }
+}
+
 /**
  * A stored schema that declares no $schema is read in the draft of each step that references it
  * (and checked in that draft when the step is saved), so here it only has to be valid in one of
@@ -60,17 +145,19 @@ function checkStored(schema: Record<string, unknown>, resources: Schemas, uri: s
 }
 
 export function createSchemaService(store: SchemaStore) {
-  async function check(orgId: number, body: { uri: string; schema: Record<string, unknown> }) {
+  async function check(orgId: number, body: SchemaBody): Promise<SchemaWrite> {
     const uri = canonicalUri(body.uri);
     if (typeof uri !== "string") throw invalid("The schema is invalid.", [uri]);
+    const kind = body.kind ?? "json_schema";
+    if (kind === "xsd") {
+      if (typeof body.schema !== "string")
+        throw bodyError("schema", "invalid", "An XSD document is given as a string of XML.");
+      return checkXsd(body.schema, uri);
+    }
+    if (typeof body.schema === "string")
+      throw bodyError("schema", "invalid", 'A JSON Schema is a JSON object (for an XSD, give kind "xsd").');
     if (Buffer.byteLength(JSON.stringify(body.schema), "utf8") > MAX_SCHEMA_BYTES)
-      throw invalid("The schema is invalid.", [
-        {
-          field: "schema",
-          code: "too_large",
-          message: `A schema may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON.`,
-        },
-      ]);
+      throw bodyError("schema", "too_large", `A schema may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON.`);
     // Its $refs may name the org's other stored schemas (store those first), never the network.
     const resources = await storedClosure(store, orgId, refsOf(body.schema, DEFAULT_DRAFT, uri));
     const issues = checkStored(body.schema, resources, uri);
@@ -79,7 +166,7 @@ export function createSchemaService(store: SchemaStore) {
         "The schema is invalid.",
         issues.map((i) => ({ field: i.field || "schema", code: i.code, message: i.message })),
       );
-    return { uri, schema: body.schema };
+    return { uri, kind, targetNamespace: null, text: JSON.stringify(body.schema) };
   }
   const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Number(id) : 0);
   return {
@@ -89,19 +176,12 @@ export function createSchemaService(store: SchemaStore) {
       if (!s) throw notFound("Schema");
       return s;
     },
-    async create(orgId: number, body: { uri: string; schema: Record<string, unknown> }, actor: Actor) {
-      const c = await check(orgId, body);
-      return store.create(orgId, c.uri, c.schema, actor);
+    async create(orgId: number, body: SchemaBody, actor: Actor) {
+      return store.create(orgId, await check(orgId, body), actor);
     },
-    async replace(
-      orgId: number,
-      id: string,
-      body: { uri: string; schema: Record<string, unknown> },
-      actor: Actor,
-    ) {
+    async replace(orgId: number, id: string, body: SchemaBody, actor: Actor) {
       if (!(await store.get(orgId, idOf(id)))) throw notFound("Schema");
-      const c = await check(orgId, body);
-      const s = await store.update(orgId, idOf(id), c.uri, c.schema, actor);
+      const s = await store.update(orgId, idOf(id), await check(orgId, body), actor);
       if (!s) throw notFound("Schema");
       return s;
     },

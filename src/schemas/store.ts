@@ -1,33 +1,58 @@
-// SQL for the org's stored JSON Schemas. A duplicate URI in an org becomes 409 here.
+// SQL for the org's stored schemas: JSON Schemas (kind json_schema, the body is JSON text) and XSD
+// documents (kind xsd, the body is the XML text, with its targetNamespace). A duplicate URI in an
+// org becomes 409 here. The text getters are generic on purpose: any validator that references
+// stored documents (XSD sets today) reads them by URI, by namespace or by id through them.
 import { audit } from "../audit/append.ts";
 import { digestOf } from "../audit/changes.ts";
 import type { Actor } from "../audit/types.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
+export type SchemaKind = "json_schema" | "xsd";
+
 interface SchemaRow {
   id: number;
   org_id: number;
   uri: string;
+  kind: SchemaKind;
+  target_namespace: string | null;
   schema: string;
   created_at: string;
   updated_at: string;
 }
 
+/** A stored schema; `schema` is the parsed JSON Schema, or the XSD's text. */
 export interface OrgSchema extends Omit<SchemaRow, "schema"> {
-  schema: Record<string, unknown>;
+  schema: Record<string, unknown> | string;
 }
 
-/** A list entry: the schema body (up to 1 MiB) is read only by id. */
+/** A list entry: the schema body (up to megabytes) is read only by id. */
 export type SchemaSummary = Omit<OrgSchema, "schema">;
 
-const toSchema = (r: SchemaRow): OrgSchema => ({ ...r, schema: parseJson(r.schema, {}) });
+/** What a new or replaced stored schema holds; `text` is its body as stored. */
+export interface SchemaWrite {
+  uri: string;
+  kind: SchemaKind;
+  targetNamespace: string | null;
+  text: string;
+}
+
+const toSchema = (r: SchemaRow): OrgSchema => ({
+  ...r,
+  schema: r.kind === "json_schema" ? parseJson(r.schema, {}) : r.schema,
+});
 const duplicate = (uri: string) => `The organization already stores a schema with the URI "${uri}".`;
 /** SQLite's default bound on host parameters is far above this; a lookup is done in chunks. */
 const CHUNK = 500;
+const SUMMARY = "id, org_id, uri, kind, target_namespace, created_at, updated_at";
 
 /** The audit log keeps a stored schema's URI and the digest of its text (up to 1 MiB), not the text. */
-const record = (r: SchemaRow) => ({ uri: r.uri, schema: digestOf(r.schema) });
+const record = (r: SchemaRow) => ({
+  uri: r.uri,
+  kind: r.kind,
+  target_namespace: r.target_namespace,
+  schema: digestOf(r.schema),
+});
 function* logged(
   actor: Actor,
   action: string,
@@ -47,6 +72,27 @@ function* logged(
 }
 
 export function createSchemaStore(db: Db) {
+  /** Rows of one kind whose `column` is among `values`, in chunks. */
+  function* rowsWhereIn(
+    orgId: number,
+    kind: SchemaKind,
+    column: "uri" | "target_namespace",
+    values: string[],
+  ): Program<SchemaRow[]> {
+    const rows: SchemaRow[] = [];
+    for (let i = 0; i < values.length; i += CHUNK) {
+      const part = values.slice(i, i + CHUNK);
+      rows.push(
+        ...(yield* all<SchemaRow>(
+          `SELECT * FROM org_schemas WHERE org_id = ? AND kind = ? AND ${column} IN (${part.map(() => "?").join(", ")})`,
+          orgId,
+          kind,
+          ...part,
+        )),
+      );
+    }
+    return rows;
+  }
   return {
     async get(orgId: number, id: number): Promise<OrgSchema | null> {
       const r = await db.exec(
@@ -58,13 +104,19 @@ export function createSchemaStore(db: Db) {
       orgId: number,
       limit: number,
       offset: number,
+      kind?: SchemaKind,
     ): Promise<{ count: number; items: SchemaSummary[] }> {
+      const filter = kind ? " AND kind = CAST(? AS TEXT)" : "";
+      const args = kind ? [orgId, kind] : [orgId];
       return db.exec(
         (function* () {
-          const n = yield* count("SELECT count(*) AS n FROM org_schemas WHERE org_id = ?", orgId);
+          const n = yield* count(
+            `SELECT count(*) AS n FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter}`,
+            ...args,
+          );
           const items = yield* all<SchemaSummary>(
-            "SELECT id, org_id, uri, created_at, updated_at FROM org_schemas WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-            orgId,
+            `SELECT ${SUMMARY} FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter} ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+            ...args,
             limit,
             offset,
           );
@@ -72,42 +124,38 @@ export function createSchemaStore(db: Db) {
         })(),
       );
     },
-    /** The org's schemas with these URIs, keyed by URI (URIs it does not store are absent). */
+    /** The org's JSON Schemas with these URIs, keyed by URI (URIs it does not store are absent). */
     async byUris(orgId: number, uris: string[]): Promise<Record<string, Record<string, unknown>>> {
-      return db.exec(
-        (function* () {
-          const out: Record<string, Record<string, unknown>> = {};
-          for (let i = 0; i < uris.length; i += CHUNK) {
-            const part = uris.slice(i, i + CHUNK);
-            const rows = yield* all<SchemaRow>(
-              `SELECT * FROM org_schemas WHERE org_id = ? AND uri IN (${part.map(() => "?").join(", ")})`,
-              orgId,
-              ...part,
-            );
-            for (const r of rows) out[r.uri] = toSchema(r).schema;
-          }
-          return out;
-        })(),
-      );
+      const out: Record<string, Record<string, unknown>> = {};
+      for (const r of await db.exec(rowsWhereIn(orgId, "json_schema", "uri", uris)))
+        out[r.uri] = toSchema(r).schema as Record<string, unknown>;
+      return out;
     },
-    async create(
-      orgId: number,
-      uri: string,
-      schema: Record<string, unknown>,
-      actor: Actor,
-    ): Promise<OrgSchema> {
+    /** The text of the org's stored documents of one kind with these URIs, keyed by URI. */
+    async textsByUris(orgId: number, kind: SchemaKind, uris: string[]): Promise<Record<string, string>> {
+      const rows = await db.exec(rowsWhereIn(orgId, kind, "uri", uris));
+      return Object.fromEntries(rows.map((r) => [r.uri, r.schema]));
+    },
+    /** The text of the org's stored XSDs whose targetNamespace is among these, keyed by URI. */
+    async textsByNamespaces(orgId: number, namespaces: string[]): Promise<Record<string, string>> {
+      const rows = await db.exec(rowsWhereIn(orgId, "xsd", "target_namespace", namespaces));
+      return Object.fromEntries(rows.map((r) => [r.uri, r.schema]));
+    },
+    async create(orgId: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema> {
       const ts = now();
       const row = await db.tx(function* () {
         const r = (yield* uniqueOr(
           get<SchemaRow>(
-            "INSERT INTO org_schemas (org_id, uri, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+            "INSERT INTO org_schemas (org_id, uri, kind, target_namespace, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
             orgId,
-            uri,
-            JSON.stringify(schema),
+            w.uri,
+            w.kind,
+            w.targetNamespace,
+            w.text,
             ts,
             ts,
           ),
-          duplicate(uri),
+          duplicate(w.uri),
           "uri",
         ))!;
         yield* logged(actor, "schema.create", r, null, r);
@@ -115,13 +163,7 @@ export function createSchemaStore(db: Db) {
       });
       return toSchema(row);
     },
-    async update(
-      orgId: number,
-      id: number,
-      uri: string,
-      schema: Record<string, unknown>,
-      actor: Actor,
-    ): Promise<OrgSchema | null> {
+    async update(orgId: number, id: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema | null> {
       const row = await db.tx(function* () {
         const before = yield* get<SchemaRow>(
           "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
@@ -131,14 +173,16 @@ export function createSchemaStore(db: Db) {
         if (!before) return null;
         const r = (yield* uniqueOr(
           get<SchemaRow>(
-            "UPDATE org_schemas SET uri = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
-            uri,
-            JSON.stringify(schema),
+            "UPDATE org_schemas SET uri = ?, kind = ?, target_namespace = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
+            w.uri,
+            w.kind,
+            w.targetNamespace,
+            w.text,
             now(),
             orgId,
             id,
           ),
-          duplicate(uri),
+          duplicate(w.uri),
           "uri",
         ))!;
         yield* logged(actor, "schema.update", r, before, r);

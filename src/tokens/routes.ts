@@ -4,19 +4,23 @@ import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import type { TokenRecord } from "./store.ts";
 
-export const TokenOut = t.Object({
-  id: Int(),
-  name: t.String(),
-  prefix: t.String(),
-  created_at: t.String(),
-  last_used_at: t.Nullable(t.String()),
-  expires_at: t.Nullable(t.String()),
-  revoked_at: t.Nullable(t.String()),
-});
+export const TokenOut = named(
+  "Token",
+  t.Object({
+    id: Int(),
+    name: t.String(),
+    prefix: t.String(),
+    created_at: t.String(),
+    last_used_at: t.Nullable(t.String()),
+    expires_at: t.Nullable(t.String()),
+    revoked_at: t.Nullable(t.String()),
+  }),
+);
 export const presentToken = (r: TokenRecord) => ({
   id: r.id,
   name: r.name,
@@ -34,7 +38,7 @@ export function checkTokenName(name: string) {
 
 export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { tokens, tokenStore, config } = deps;
-  const detail = { tags: ["Tokens"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Tokens"] };
   return new Elysia({ prefix: "/api/v1/users/me/tokens" })
     .use(auth)
     .get(
@@ -53,7 +57,7 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(TokenOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Your API tokens (never their secrets)" },
+        detail: { ...detail, operationId: "listTokens", summary: "Your API tokens (never their secrets)" },
       },
     )
     .post(
@@ -85,13 +89,17 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           { additionalProperties: false },
         ),
         response: {
-          201: t.Composite([
-            TokenOut,
-            t.Object({ token: t.String({ description: "The secret: shown once" }) }),
-          ]),
+          201: named(
+            "NewToken",
+            t.Composite([TokenOut, t.Object({ token: t.String({ description: "The secret: shown once" }) })]),
+          ),
           ...errorResponses(...AUTHED),
         },
-        detail: { ...detail, summary: "Create a token; the response is the only time its value is shown" },
+        detail: {
+          ...detail,
+          operationId: "createToken",
+          summary: "Create a token; the response is the only time its value is shown",
+        },
       },
     )
     .delete(
@@ -106,7 +114,11 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: t.Object({ id: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Revoke a token (effective on the next request)" },
+        detail: {
+          ...detail,
+          operationId: "revokeToken",
+          summary: "Revoke a token (effective on the next request)",
+        },
       },
     );
 }

@@ -63,17 +63,20 @@ function* tokenChange(
   });
 }
 
+/** A token inserted and logged; also used inside larger transactions (the first run). */
+export function* createTokenLogged(t: NewToken, actor: Actor): Program<TokenRecord> {
+  const r = yield* insertToken(t);
+  yield* tokenChange(actor, "token.create", r, null, { name: r.name, expires_at: r.expires_at });
+  return r;
+}
+
 export function createTokenStore(db: Db) {
   const byId = (id: number) => get<TokenRecord>(`SELECT ${COLS} FROM api_tokens WHERE id = ?`, id);
   return {
     /** The database, whose cache generation guards verified tokens (src/db/generation.ts). */
     db,
     async create(t: NewToken, actor: Actor): Promise<TokenRecord> {
-      return db.tx(function* () {
-        const r = yield* insertToken(t);
-        yield* tokenChange(actor, "token.create", r, null, { name: r.name, expires_at: r.expires_at });
-        return r;
-      });
+      return db.tx(() => createTokenLogged(t, actor));
     },
     /** Candidates for a presented token (normally one row). */
     async findByPrefix(prefix: string): Promise<TokenWithDigest[]> {

@@ -2,18 +2,22 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
+import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { TokenOut, presentToken } from "../tokens/routes.ts";
 import type { User } from "./store.ts";
 
-export const UserOut = t.Object({
-  id: Int(),
-  username: t.String(),
-  name: t.String(),
-  email: t.String(),
-  is_admin: t.Boolean(),
-  created_at: t.String(),
-});
+export const UserOut = named(
+  "User",
+  t.Object({
+    id: Int(),
+    username: t.String(),
+    name: t.String(),
+    email: t.String(),
+    is_admin: t.Boolean(),
+    created_at: t.String(),
+  }),
+);
 export const presentUser = (u: User) => ({
   id: u.id,
   username: u.username,
@@ -23,13 +27,18 @@ export const presentUser = (u: User) => ({
   created_at: u.created_at,
 });
 
-const MeOut = t.Composite([
-  UserOut,
-  t.Object({
-    orgs: t.Array(t.Object({ org_slug: t.String(), name: t.String(), status: t.String(), role: t.String() })),
-    token: t.Nullable(TokenOut),
-  }),
-]);
+const MeOut = named(
+  "Me",
+  t.Composite([
+    UserOut,
+    t.Object({
+      orgs: t.Array(
+        t.Object({ org_slug: t.String(), name: t.String(), status: t.String(), role: t.String() }),
+      ),
+      token: t.Nullable(TokenOut),
+    }),
+  ]),
+);
 
 export function meRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const handler = async ({ principal }: { principal: Principal }) => {
@@ -40,17 +49,17 @@ export function meRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       token: principal.token ? presentToken(principal.token) : null,
     };
   };
-  const opts = {
+  const opts = (operationId: string, summary: string) => ({
     auth: true as const,
     response: { 200: MeOut, ...errorResponses(...AUTHED) },
-    detail: {
-      tags: ["Users"],
-      security: [{ bearer: [] }],
-      summary: "The authenticated user, their orgs and roles, and the token in use",
-    },
-  };
+    detail: { tags: ["Users"], operationId, summary },
+  });
   return new Elysia()
     .use(auth)
-    .get("/api/v1/users/me/", handler, opts)
-    .get("/api/v1/auth/me/", handler, opts);
+    .get(
+      "/api/v1/users/me/",
+      handler,
+      opts("getMe", "The authenticated user, their orgs and roles, and the token in use"),
+    )
+    .get("/api/v1/auth/me/", handler, opts("getAuthMe", "The same as GET /api/v1/users/me/ (an alias)"));
 }

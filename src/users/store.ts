@@ -70,21 +70,24 @@ const userTarget = (u: User) => ({
   target_name: u.username,
   org_id: null,
 });
+/** A user inserted and logged; also used inside larger transactions (the first run). */
+export function* createUserLogged(u: NewUser, actor: Actor): Program<User> {
+  const user = yield* insertUser(u);
+  yield* audit(actor, {
+    action: "user.create",
+    ...userTarget(user),
+    after: { ...userRecord(user), has_password: u.password_hash != null },
+  });
+  return user;
+}
+
 const byName = (username: string) => get<UserRow>("SELECT * FROM users WHERE username = ?", username);
 
 export function createUserStore(db: Db) {
   const cache = new GenerationCache<number, User>(db, USER_CACHE_SIZE);
   return {
     async create(u: NewUser, actor: Actor): Promise<User> {
-      return db.tx(function* () {
-        const user = yield* insertUser(u);
-        yield* audit(actor, {
-          action: "user.create",
-          ...userTarget(user),
-          after: { ...userRecord(user), has_password: u.password_hash != null },
-        });
-        return user;
-      });
+      return db.tx(() => createUserLogged(u, actor));
     },
     /** Hot path (every authenticated request): cached; the user is shared and frozen. */
     async get(id: number): Promise<User | null> {

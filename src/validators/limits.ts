@@ -22,7 +22,24 @@ export const MAX_TIMEOUT_MS = 600_000;
 /** Assertions: rules per step, expression length, CEL parse limits. */
 export const MAX_ASSERTION_RULES = 200;
 export const MAX_EXPRESSION_LENGTH = 4096;
-export const CEL_LIMITS = { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000 };
+/** CEL source: nodes of the parsed expression, nesting, elements of one literal, call arguments. */
+export const CEL_LIMITS = {
+  maxAstNodes: 2000,
+  maxDepth: 64,
+  maxListElements: 1000,
+  maxMapEntries: 1000,
+  maxCallArguments: 32,
+};
+/**
+ * CEL evaluation budget, per rule and per evaluation (one document, or one row): cost units
+ * charged as it runs (src/validators/assertions/meter.ts). A unit is one step of a comprehension's
+ * body per AST node, one list element or map entry built or traversed, four characters of a
+ * string built. 10 M units is a few seconds of work at most and bounds what one evaluation can
+ * allocate to roughly 100 MB; a linear rule over a million CSV rows fits.
+ */
+export const CEL_COST_LIMIT = 10_000_000;
+/** Longest string or bytes value a CEL function may build (characters or bytes). */
+export const CEL_MAX_STRING = 8 * 1024 * 1024;
 /** Regexes written by workflow authors (text_rules, csv_table pattern). */
 export const MAX_REGEX_LENGTH = 1000;
 /** Save-time issues reported for one config before giving up (a broken schema can yield hundreds). */

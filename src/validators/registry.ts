@@ -11,6 +11,7 @@ import { loadLibxml } from "./shared/libxml.ts";
 import { syntaxValidator } from "./syntax/index.ts";
 import { textRulesValidator } from "./text-rules/index.ts";
 import type { ConfigIssue, ValidatorDef } from "./types.ts";
+import { checkXmlSchemaConfig, pinXsdDocuments, xsdRootOf } from "./xml-schema/config.ts";
 import { xmlSchemaValidator } from "./xml-schema/index.ts";
 
 export { DEFAULT_MAX_FINDINGS };
@@ -27,8 +28,12 @@ export const VALIDATORS: readonly ValidatorDef[] = Object.freeze([
 
 const BY_SLUG = new Map(VALIDATORS.map((v) => [v.slug, v]));
 
-export function getValidator(slug: string): ValidatorDef | undefined {
-  return BY_SLUG.get(slug);
+/**
+ * The validator of `slug`: a built-in one, or one of `extra`, the validators a single instance
+ * adds (test servers only: src/validators/test-hold/index.ts).
+ */
+export function getValidator(slug: string, extra: readonly ValidatorDef[] = []): ValidatorDef | undefined {
+  return BY_SLUG.get(slug) ?? extra.find((v) => v.slug === slug);
 }
 
 function boundedInteger(config: Record<string, unknown>, key: string, max: number): ConfigIssue | null {
@@ -43,6 +48,16 @@ function boundedInteger(config: Record<string, unknown>, key: string, max: numbe
 /** What the org supplies to a save-time check: its stored schemas, by absolute URI. */
 export interface StepConfigContext {
   resources?: Record<string, Record<string, unknown>>;
+  /** Validators this instance adds to the built-in ones (see getValidator). */
+  extra?: readonly ValidatorDef[];
+  /** Stored XSD documents (text) that XSD steps may include or import. */
+  xsdDocuments?: Record<string, string>;
+}
+
+/** The config without the keys the server writes (snapshots of stored schemas): the author's. */
+export function authoredConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const { resources: _r, documents: _d, ...rest } = config;
+  return rest;
 }
 
 /** URIs of stored schemas a step's config names (json_schema $refs); [] for other validators. */
@@ -50,15 +65,23 @@ export function externalRefsOf(slug: string, config: unknown): string[] {
   return slug === jsonSchemaValidator.slug ? schemaRefs(config) : [];
 }
 
+/** The root of the XSD schema set of an xml_schema step, or null (src/schemas/ fetches the set). */
+export function xsdRootOfStep(slug: string, config: unknown): ReturnType<typeof xsdRootOf> {
+  return slug === xmlSchemaValidator.slug ? xsdRootOf(config) : null;
+}
+
 /**
  * The config to save: a json_schema step carries a snapshot of the stored schemas it reaches
- * (config.resources), so runs execute exactly what was saved. Other validators: unchanged.
+ * (config.resources), an XSD step the stored documents of its schema set (config.documents), so
+ * runs execute exactly what was saved. Other validators: unchanged. XSD steps need libxml2:
+ * await prepareChecks first.
  */
 export function pinStepConfig(
   slug: string,
   config: Record<string, unknown>,
   ctx: StepConfigContext = {},
 ): Record<string, unknown> {
+  if (slug === xmlSchemaValidator.slug) return pinXsdDocuments(config, ctx.xsdDocuments);
   // A malformed `resources` is left for the check to report.
   if (
     slug !== jsonSchemaValidator.slug ||
@@ -76,11 +99,13 @@ export function pinStepConfig(
  * prepareChecks for the step's validator first.
  */
 export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigContext = {}): ConfigIssue[] {
-  const found = getValidator(slug);
+  const found = getValidator(slug, ctx.extra);
   const def =
     found && ctx.resources && slug === jsonSchemaValidator.slug
       ? createJsonSchemaValidator({ resources: ctx.resources })
-      : found;
+      : found && ctx.xsdDocuments && slug === xmlSchemaValidator.slug
+        ? { ...found, checkConfig: (c: unknown) => checkXmlSchemaConfig(c, ctx.xsdDocuments) }
+        : found;
   if (!def)
     return [{ field: "validator", code: "unknown_validator", message: `"${slug}" is not a known validator` }];
   if (!isPlainObject(config)) return [{ field: "", code: "invalid", message: "config must be an object" }];

@@ -46,6 +46,11 @@ export interface ValidationContext {
 export interface ValidationResult {
   findings: Finding[];
   truncated: boolean;
+  /**
+   * Set when the validator had to stop before judging all the data (e.g. a CEL rule over its
+   * budget): the step ends `error` with this text, and its findings (the last says why) are kept.
+   */
+  error?: string;
 }
 
 /** A step config compiled once (schema compiled, expressions parsed) and reused per run. */

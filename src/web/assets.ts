@@ -15,7 +15,8 @@ export interface Asset {
   etag: string;
 }
 
-const asset = (body: Uint8Array<ArrayBuffer>, type: string): Asset => ({
+/** A file held in memory with its gzipped copy and ETag (also the API docs page's files). */
+export const asset = (body: Uint8Array<ArrayBuffer>, type: string): Asset => ({
   body,
   gzip: Bun.gzipSync(body),
   type,

@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { MIN_PASSWORD } from "../users/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
@@ -14,11 +15,14 @@ import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./lo
 import { SESSION_TTL_MS, clearedCookie, createSessions, isHttps, sessionCookie } from "./sessions.ts";
 import { deleteOtherSessions } from "./store.ts";
 
-const SessionOut = t.Object({
-  user: UserOut,
-  csrf_token: t.Nullable(t.String({ description: "Send as X-CSRF-Token on every write" })),
-  expires_at: t.Nullable(t.String()),
-});
+const SessionOut = named(
+  "Session",
+  t.Object({
+    user: UserOut,
+    csrf_token: t.Nullable(t.String({ description: "Send as X-CSRF-Token on every write" })),
+    expires_at: t.Nullable(t.String()),
+  }),
+);
 
 // Unknown users and users without a password cost one hash verification too, so the answer's
 // timing does not tell which usernames exist.
@@ -98,6 +102,8 @@ export function webAuthRoutes(
         response: { 200: SessionOut, ...errorResponses(400, 401, 429, 500) },
         detail: {
           ...detail,
+          operationId: "login",
+          security: [],
           summary: "Sign in with username and password: sets the session cookie, returns the CSRF token",
         },
       },
@@ -118,6 +124,9 @@ export function webAuthRoutes(
         response: { 204: t.Void(), ...errorResponses(403, 500) },
         detail: {
           ...detail,
+          operationId: "logout",
+          // Answers 204 with or without a session: the cookie is optional.
+          security: [{ session: [] }, {}],
           summary: "Sign out: ends the session (needs X-CSRF-Token) and clears the cookie",
         },
       },
@@ -137,7 +146,7 @@ export function webAuthRoutes(
         response: { 200: SessionOut, ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
-          security: [{ bearer: [] }],
+          operationId: "getSession",
           summary: "The signed-in user and the session's CSRF token (null for a bearer token)",
         },
       },
@@ -182,7 +191,7 @@ export function webAuthRoutes(
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
-          security: [{ bearer: [] }],
+          operationId: "changePassword",
           summary: "Change your password; your other web sessions end",
         },
       },

@@ -25,7 +25,13 @@ const PAGE_HEADERS = {
   "referrer-policy": "same-origin",
 };
 
-function serve(asset: Asset, request: Request, cacheControl: string, extra: Record<string, string> = {}) {
+/** Answers with an in-memory file: gzip when accepted, 304 when the ETag matches. */
+export function serve(
+  asset: Asset,
+  request: Request,
+  cacheControl: string,
+  extra: Record<string, string> = {},
+) {
   const gzip = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
   // Each encoding is its own representation, so it has its own ETag (RFC 9110 §8.8.3).
   const etag = gzip ? `${asset.etag.slice(0, -1)}-gz"` : asset.etag;

@@ -1,6 +1,7 @@
 // Request and response schemas of the webhook API (CONTRACT §2 Webhook, §3, §7): the single
 // source for validation, types and OpenAPI. Semantic checks (URL, SSRF, slugs) live in service.ts.
 import { t } from "elysia";
+import { named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 
 /** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
@@ -27,16 +28,22 @@ const fields = {
   is_active: t.Boolean({ error: "must be true or false" }),
 };
 
-export const WebhookIn = t.Object(
-  {
-    url: fields.url,
-    events: t.Optional(fields.events),
-    workflow_slugs: t.Optional(fields.workflow_slugs),
-    is_active: t.Optional(fields.is_active),
-  },
-  { additionalProperties: false },
+export const WebhookIn = named(
+  "WebhookInput",
+  t.Object(
+    {
+      url: fields.url,
+      events: t.Optional(fields.events),
+      workflow_slugs: t.Optional(fields.workflow_slugs),
+      is_active: t.Optional(fields.is_active),
+    },
+    { additionalProperties: false },
+  ),
 );
-export const WebhookPatch = t.Partial(t.Object(fields), { additionalProperties: false });
+export const WebhookPatch = named(
+  "WebhookPatch",
+  t.Partial(t.Object(fields), { additionalProperties: false }),
+);
 
 const common = {
   id: Int(),
@@ -54,30 +61,39 @@ const common = {
   created_at: t.String(),
   updated_at: t.String(),
 };
-export const WebhookOut = t.Object(common);
-export const WebhookWithSecret = t.Object({
-  ...common,
-  secret: t.String({ description: "whsec_…: shown once" }),
-});
+export const WebhookOut = named("Webhook", t.Object(common));
+export const WebhookWithSecret = named(
+  "WebhookWithSecret",
+  t.Object({
+    ...common,
+    secret: t.String({ description: "whsec_…: shown once" }),
+  }),
+);
 
-export const AttemptOut = t.Object({
-  attempted_at: t.String(),
-  http_status: t.Nullable(Int()),
-  duration_ms: Int(),
-  error: t.Nullable(t.String()),
-  response_excerpt: t.Nullable(t.String()),
-});
-export const DeliveryOut = t.Object({
-  id: t.String({ description: "msg_…: the webhook-id header" }),
-  webhook_id: Int(),
-  event: t.String(),
-  run_id: t.Nullable(t.String()),
-  status: t.String({ description: "pending, succeeded or failed" }),
-  created_at: t.String(),
-  next_attempt_at: t.Nullable(t.String()),
-  finished_at: t.Nullable(t.String()),
-  attempts: t.Array(AttemptOut),
-});
+export const AttemptOut = named(
+  "DeliveryAttempt",
+  t.Object({
+    attempted_at: t.String(),
+    http_status: t.Nullable(Int()),
+    duration_ms: Int(),
+    error: t.Nullable(t.String()),
+    response_excerpt: t.Nullable(t.String()),
+  }),
+);
+export const DeliveryOut = named(
+  "Delivery",
+  t.Object({
+    id: t.String({ description: "msg_…: the webhook-id header" }),
+    webhook_id: Int(),
+    event: t.String(),
+    run_id: t.Nullable(t.String()),
+    status: t.String({ description: "pending, succeeded or failed" }),
+    created_at: t.String(),
+    next_attempt_at: t.Nullable(t.String()),
+    finished_at: t.Nullable(t.String()),
+    attempts: t.Array(AttemptOut),
+  }),
+);
 
 export const WebhookParams = t.Object({ org_slug: t.String(), id: t.String() });
 export const DeliveryParams = t.Object({ org_slug: t.String(), id: t.String(), delivery_id: t.String() });

@@ -25,7 +25,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, config, webhooks } = deps;
   const admin = async (p: Parameters<typeof requireOrgRole>[1], slug: string) =>
     (await requireOrgRole(orgs, p, slug, "admin")).org;
-  const detail = { tags: ["Webhooks"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Webhooks"] };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/webhooks" })
     .use(auth)
     .get(
@@ -41,7 +41,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         query: ListQuery,
         response: { 200: EnvelopeOf(WebhookOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List webhooks" },
+        detail: { ...detail, operationId: "listWebhooks", summary: "List webhooks" },
       },
     )
     .post(
@@ -58,7 +58,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         body: WebhookIn,
         response: { 201: WebhookWithSecret, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create a webhook (its whsec_ secret is shown once)" },
+        detail: {
+          ...detail,
+          operationId: "createWebhook",
+          summary: "Create a webhook (its whsec_ secret is shown once)",
+        },
       },
     )
     .get(
@@ -71,7 +75,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: WebhookParams,
         response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Webhook detail (disabled_reason says why Assay deactivated it)" },
+        detail: {
+          ...detail,
+          operationId: "getWebhook",
+          summary: "Webhook detail (disabled_reason says why Assay deactivated it)",
+        },
       },
     )
     .patch(
@@ -85,7 +93,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: WebhookParams,
         body: WebhookPatch,
         response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Change url, events, workflow_slugs or is_active" },
+        detail: {
+          ...detail,
+          operationId: "updateWebhook",
+          summary: "Change url, events, workflow_slugs or is_active",
+        },
       },
     )
     .delete(
@@ -99,7 +111,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: WebhookParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete a webhook and its delivery log" },
+        detail: { ...detail, operationId: "deleteWebhook", summary: "Delete a webhook and its delivery log" },
       },
     )
     .post(
@@ -113,7 +125,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: WebhookParams,
         response: { 200: WebhookWithSecret, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "New signing secret (shown once); the old one also signs for 24 h" },
+        detail: {
+          ...detail,
+          operationId: "rotateWebhookSecret",
+          summary: "New signing secret (shown once); the old one also signs for 24 h",
+        },
       },
     )
     .post(
@@ -127,7 +143,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: WebhookParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Queue a ping event; follow it in the delivery log" },
+        detail: {
+          ...detail,
+          operationId: "pingWebhook",
+          summary: "Queue a ping event; follow it in the delivery log",
+        },
       },
     )
     .get(
@@ -143,7 +163,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: WebhookParams,
         query: ListQuery,
         response: { 200: EnvelopeOf(DeliveryOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delivery log, newest first, with every attempt" },
+        detail: {
+          ...detail,
+          operationId: "listDeliveries",
+          summary: "Delivery log, newest first, with every attempt",
+        },
       },
     )
     .get(
@@ -156,7 +180,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: DeliveryParams,
         response: { 200: DeliveryOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "One delivery with its attempts" },
+        detail: { ...detail, operationId: "getDelivery", summary: "One delivery with its attempts" },
       },
     )
     .post(
@@ -170,7 +194,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         params: DeliveryParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Send a finished delivery again (same webhook-id, fresh retries)" },
+        detail: {
+          ...detail,
+          operationId: "redeliverDelivery",
+          summary: "Send a finished delivery again (same webhook-id, fresh retries)",
+        },
       },
     );
 }

@@ -1,11 +1,14 @@
 // Request and response schemas of the workflow API: the single source for validation, types
 // and OpenAPI. Semantic checks (slug syntax, step configs) live in service.ts.
 import { t } from "elysia";
+import { documentedAs, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
+import { FILE_TYPES } from "../validators/types.ts";
 
-const FileTypeName = t.String({
-  description: "JSON, XML, YAML, CSV or TEXT",
-  error: "must be one of JSON, XML, YAML, CSV, TEXT",
+// Checked in service.ts (one errors[] item for the list), documented as the enum it is.
+const FileTypeName = documentedAs(t.String({ error: "must be one of JSON, XML, YAML, CSV, TEXT" }), {
+  type: "string",
+  enum: [...FILE_TYPES],
 });
 const Status = t.Union([t.Literal("active"), t.Literal("inactive")], { error: "must be active or inactive" });
 const Config = t.Record(t.String(), t.Unknown(), {
@@ -13,25 +16,31 @@ const Config = t.Record(t.String(), t.Unknown(), {
   description: "Validator config (see GET /api/v1/validators/)",
 });
 
-export const StepIn = t.Object(
-  {
-    name: t.String({ error: "must be a string" }),
-    validator: t.String({ error: "must be a validator slug" }),
-    config: t.Optional(Config),
-    is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
-  },
-  { additionalProperties: false, error: "must be a step object {name, validator, config, is_active}" },
+export const StepIn = named(
+  "StepInput",
+  t.Object(
+    {
+      name: t.String({ error: "must be a string" }),
+      validator: t.String({ error: "must be a validator slug" }),
+      config: t.Optional(Config),
+      is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
+    },
+    { additionalProperties: false, error: "must be a step object {name, validator, config, is_active}" },
+  ),
 );
 
-export const StepPatch = t.Object(
-  {
-    name: t.Optional(t.String({ error: "must be a string" })),
-    validator: t.Optional(t.String({ error: "must be a validator slug" })),
-    config: t.Optional(Config),
-    is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
-    order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
-  },
-  { additionalProperties: false },
+export const StepPatch = named(
+  "StepPatch",
+  t.Object(
+    {
+      name: t.Optional(t.String({ error: "must be a string" })),
+      validator: t.Optional(t.String({ error: "must be a validator slug" })),
+      config: t.Optional(Config),
+      is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
+      order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 const fields = {
@@ -47,17 +56,26 @@ const fields = {
   steps: t.Optional(t.Array(StepIn, { error: "must be an array of steps" })),
 };
 
-export const WorkflowIn = t.Object(fields, { additionalProperties: false });
-export const WorkflowPatch = t.Partial(t.Object(fields), { additionalProperties: false });
+export const WorkflowIn = named("WorkflowInput", t.Object(fields, { additionalProperties: false }));
+export const WorkflowPatch = named(
+  "WorkflowPatch",
+  t.Partial(t.Object(fields), {
+    additionalProperties: false,
+    description: "The fields to change; the others keep their values",
+  }),
+);
 
-export const StepOut = t.Object({
-  id: Int(),
-  order: Int(),
-  name: t.String(),
-  validator: t.String(),
-  is_active: t.Boolean(),
-  config: t.Record(t.String(), t.Unknown()),
-});
+export const StepOut = named(
+  "Step",
+  t.Object({
+    id: Int(),
+    order: Int(),
+    name: t.String(),
+    validator: t.String(),
+    is_active: t.Boolean(),
+    config: t.Record(t.String(), t.Unknown()),
+  }),
+);
 
 const common = {
   id: Int(),
@@ -74,8 +92,8 @@ const common = {
   updated_at: t.String(),
   url: t.String(),
 };
-export const WorkflowListItem = t.Object({ ...common, step_count: Int() });
-export const WorkflowDetail = t.Object({ ...common, steps: t.Array(StepOut) });
+export const WorkflowListItem = named("WorkflowSummary", t.Object({ ...common, step_count: Int() }));
+export const WorkflowDetail = named("Workflow", t.Object({ ...common, steps: t.Array(StepOut) }));
 
 export const WorkflowParams = t.Object({ org_slug: t.String(), workflow: t.String() });
 export const StepParams = t.Object({ org_slug: t.String(), workflow: t.String(), step_id: t.String() });

@@ -24,7 +24,7 @@ const OrgParams = t.Object({ org_slug: t.String() });
 export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, workflows, config } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
-  const detail = { tags: ["Workflows"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Workflows"] };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/workflows" })
     .use(auth)
     .get(
@@ -44,7 +44,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         params: OrgParams,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(WorkflowListItem), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "List workflows" },
+        detail: { ...detail, operationId: "listWorkflows", summary: "List workflows" },
       },
     )
     .post(
@@ -61,7 +61,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         params: OrgParams,
         body: WorkflowIn,
         response: { 201: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Create a workflow" },
+        detail: { ...detail, operationId: "createWorkflow", summary: "Create a workflow" },
       },
     )
     .get(
@@ -75,7 +75,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         auth: true,
         params: WorkflowParams,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Workflow detail (slug or numeric id)" },
+        detail: { ...detail, operationId: "getWorkflow", summary: "Workflow detail (slug or numeric id)" },
       },
     )
     .put(
@@ -90,7 +90,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         params: WorkflowParams,
         body: WorkflowIn,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Replace a workflow's definition" },
+        detail: { ...detail, operationId: "replaceWorkflow", summary: "Replace a workflow's definition" },
       },
     )
     .patch(
@@ -105,7 +105,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         params: WorkflowParams,
         body: WorkflowPatch,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, summary: "Change some fields (status: active/inactive)" },
+        detail: {
+          ...detail,
+          operationId: "updateWorkflow",
+          summary: "Change some fields (status: active/inactive)",
+        },
       },
     )
     .delete(
@@ -119,7 +123,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         auth: true,
         params: WorkflowParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete a workflow (its runs stay readable)" },
+        detail: {
+          ...detail,
+          operationId: "deleteWorkflow",
+          summary: "Delete a workflow (its runs stay readable)",
+        },
       },
     )
     .post(
@@ -143,7 +151,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
           { additionalProperties: false },
         ),
         response: { 201: StepOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Add a step (at `order`, default last)" },
+        detail: { ...detail, operationId: "addStep", summary: "Add a step (at `order`, default last)" },
       },
     )
     .patch(
@@ -158,7 +166,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         params: StepParams,
         body: StepPatch,
         response: { 200: StepOut, ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Edit, reorder (order) or deactivate (is_active) a step" },
+        detail: {
+          ...detail,
+          operationId: "updateStep",
+          summary: "Edit, reorder (order) or deactivate (is_active) a step",
+        },
       },
     )
     .delete(
@@ -172,7 +184,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         auth: true,
         params: StepParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "Delete a step" },
+        detail: { ...detail, operationId: "deleteStep", summary: "Delete a step" },
       },
     );
 }

@@ -3,16 +3,18 @@
 import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import type { SchemaStore } from "../schemas/store.ts";
-import { storedClosure } from "../schemas/service.ts";
+import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import {
   type StepConfigContext,
+  authoredConfig,
   checkStepConfig,
   externalRefsOf,
   getValidator,
   pinStepConfig,
   prepareChecks,
+  xsdRootOfStep,
 } from "../validators/registry.ts";
-import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import { FILE_TYPES, type FileType, type ValidatorDef } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
 
@@ -48,7 +50,7 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "invalid",
       message: "A step name of 1 to 200 characters is required.",
     });
-  const v = s.validator ? getValidator(s.validator) : undefined;
+  const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
   if (!v) {
     errors.push({
       field: f("validator"),
@@ -58,7 +60,8 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
     return;
   }
   const config = s.config ?? {};
-  if (Buffer.byteLength(JSON.stringify(config), "utf8") > MAX_STEP_CONFIG_BYTES) {
+  // The snapshot a saved step carries is the server's, not the author's: measured below.
+  if (Buffer.byteLength(JSON.stringify(authoredConfig(config)), "utf8") > MAX_STEP_CONFIG_BYTES) {
     errors.push({
       field: f("config"),
       code: "too_large",
@@ -127,7 +130,55 @@ export function checkDraft(
     d.steps.forEach((s, i) => {
       checkStep(s, stepFieldOf(i), errors, ctx);
     });
+  if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
   if (errors.length) throw invalid("The workflow definition is invalid.", errors);
+}
+
+/**
+ * A run is refused unless every active step reads its file type (CONTRACT §4, step 8): a step
+ * that reads none of the allowed types, or steps with no type in common, would make every run of
+ * the workflow fail. Refused when saved, naming the step.
+ */
+function checkFileTypes(d: WorkflowDraft, stepFieldOf: (i: number) => string, errors: ErrorItem[]) {
+  const allowed = d.allowed_file_types as FileType[];
+  let common = new Set(allowed);
+  const active: string[] = [];
+  d.steps.forEach((s, i) => {
+    const v = s.is_active ? getValidator(s.validator) : undefined;
+    if (!v) return;
+    const reads = v.supportedFileTypes;
+    const named = `Step ${i + 1} "${s.name}" (${s.validator}) reads ${reads.join(", ")}`;
+    const field = stepFieldOf(i) ? `${stepFieldOf(i)}.validator` : "validator";
+    if (!allowed.some((t) => reads.includes(t)))
+      errors.push({
+        field,
+        code: "file_type_unsupported",
+        message: `${named}: none of the workflow's allowed_file_types (${allowed.join(", ")}).`,
+      });
+    common = new Set([...common].filter((t) => reads.includes(t)));
+    active.push(named);
+  });
+  if (!errors.length && active.length && !common.size)
+    errors.push({
+      field: "allowed_file_types",
+      code: "file_type_unsupported",
+      message: `No allowed file type is read by every active step, so every run would be refused: ${active.join("; ")}.`,
+    });
+}
+
+/** A draft's content, for "did anything change": step ids and key order do not count. */
+function contentOf(d: WorkflowDraft): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted({ ...d, steps: d.steps.map(({ id: _, ...s }) => s) }));
 }
 
 export const draftOf = (w: Workflow, steps: StepDef[]): WorkflowDraft => ({
@@ -181,16 +232,25 @@ export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft
   };
 }
 
-export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStore) {
+export function createWorkflowService(
+  store: WorkflowStore,
+  schemas?: SchemaStore,
+  /** Validators this instance adds to the built-in ones (registry.ts, getValidator). */
+  extra: readonly ValidatorDef[] = [],
+) {
   /**
    * What checkDraft needs for this draft: the engines its steps' checks use, loaded, and the
    * org's stored schemas the steps reference (transitively).
    */
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     await prepareChecks(d.steps.map((s) => s.validator));
+    if (!schemas) return { extra };
+    const ctx: StepConfigContext = { extra };
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
-    if (!schemas || uris.length === 0) return {};
-    return { resources: await storedClosure(schemas, orgId, uris) };
+    if (uris.length > 0) ctx.resources = await storedClosure(schemas, orgId, uris);
+    const roots = d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []);
+    if (roots.length > 0) ctx.xsdDocuments = await storedXsdSet(schemas, orgId, roots);
+    return ctx;
   }
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);
@@ -205,10 +265,16 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, null, d, { actor, action: "workflow.create" });
     },
-    /** PUT replaces the whole definition; PATCH changes the named fields (steps too, if given). */
+    /**
+     * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).
+     * A request that changes nothing (PATCH {}, the same values) saves nothing: the version
+     * counts changes (CONTRACT §2), and the audit log records none.
+     */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean, actor: Actor) {
       const cur = await load(orgId, identifier);
-      const d = applyInput(replace ? EMPTY : draftOf(cur.workflow, cur.steps), b);
+      const now = draftOf(cur.workflow, cur.steps);
+      const d = applyInput(replace ? EMPTY : now, b);
+      if (contentOf(d) === contentOf(now)) return cur;
       checkDraft(d, undefined, await checkContext(orgId, d));
       return store.save(orgId, cur.workflow.id, d, { actor, action: "workflow.update" });
     },
@@ -247,6 +313,8 @@ export function createWorkflowService(store: WorkflowStore, schemas?: SchemaStor
       d.steps.splice(from, 1);
       const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
       d.steps.splice(to, 0, changed);
+      if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
+        return { ...cur, step: cur.steps[from]! };
       checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await checkContext(orgId, d));
       const saved = await store.save(orgId, cur.workflow.id, d, { actor, action: "step.update" });
       return { ...saved, step: saved.steps[to]! };

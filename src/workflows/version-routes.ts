@@ -47,7 +47,7 @@ function presentVersion(origin: string, org: string, w: Workflow, m: VersionMeta
 export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, versions: VersionService) {
   const { orgs, config } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
-  const detail = { tags: ["Workflows"], security: [{ bearer: [] }] };
+  const detail = { tags: ["Workflows"] };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/workflows/:workflow/versions" })
     .use(auth)
     .get(
@@ -67,7 +67,11 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
         params: WorkflowParams,
         query: t.Object(PageQuery, { additionalProperties: true }),
         response: { 200: EnvelopeOf(VersionListItem), ...errorResponses(...AUTHED) },
-        detail: { ...detail, summary: "The workflow's versions, newest first" },
+        detail: {
+          ...detail,
+          operationId: "listWorkflowVersions",
+          summary: "The workflow's versions, newest first",
+        },
       },
     )
     .get(
@@ -83,6 +87,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
         response: { 200: VersionDetail, ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "getWorkflowVersion",
           summary: "One version: the whole definition as it was saved (settings, steps, configs)",
         },
       },
@@ -112,6 +117,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
         response: { 200: VersionDiffOut, ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "diffWorkflowVersions",
           summary: "What changed from version `against` (default n − 1) to version n, field by field",
         },
       },
@@ -141,6 +147,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
         response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED) },
         detail: {
           ...detail,
+          operationId: "restoreWorkflowVersion",
           summary: "Restore version n: a new version with its settings and steps (slug and status stay)",
           description:
             "201 with the new version and its Location; 200 with the current version when the workflow already equals n (nothing saved).",

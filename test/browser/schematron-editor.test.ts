@@ -36,6 +36,9 @@ describe.skipIf(!hasChromium)("schematron step editor in Chromium", () => {
     await page.goto("/app/orgs/acme/workflows/");
     await page.getByRole("link", { name: "New workflow" }).click();
     await page.getByLabel("Name", { exact: true }).fill("Invoices");
+    // A schematron step reads XML: a workflow of JSON only would refuse every run (a 400 on save).
+    await page.getByLabel("JSON", { exact: true }).uncheck();
+    await page.getByLabel("XML", { exact: true }).check();
     await page.getByRole("button", { name: "Add step" }).click();
     await page.getByLabel("Step name").fill("Business rules");
     await page.getByLabel("Validator").selectOption("schematron");

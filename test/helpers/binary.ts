@@ -1,12 +1,24 @@
 // The built executable for tests that need the real binary: built once if missing.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "../..");
 export const BINARY = join(ROOT, "dist/assay");
+/** The light CI client (scripts/build.ts builds both). */
+export const LIGHT = join(ROOT, "dist/assay-validate.mjs");
 
+/** Newest modification time of the files under `dir` (ms). */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
+  return t;
+}
+
+/** Builds dist/assay when it is missing or older than a file of src/ (a stale binary tests old code). */
 export function ensureBinary(): string {
-  if (!existsSync(BINARY)) {
+  const src = newest(join(ROOT, "src"));
+  if ([BINARY, LIGHT].some((f) => !existsSync(f) || statSync(f).mtimeMs < src)) {
     const p = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
       cwd: ROOT,
       stdout: "pipe",

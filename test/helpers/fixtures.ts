@@ -3,20 +3,6 @@ import { call } from "./server.ts";
 
 type Server = { url: string };
 
-export const SLOW_RULE = {
-  id: "slow",
-  expr: "data.items.all(x, data.items.exists(y, y == x))",
-  message: "never shown",
-};
-/** A JSON workflow ("slow") whose one step runs SLOW_RULE: with slowDoc, runs that take seconds. */
-export const SLOW_WORKFLOW = {
-  slug: "slow",
-  allowed_file_types: ["JSON"],
-  steps: [{ name: "slow", validator: "assertions", config: { rules: [SLOW_RULE] } }],
-};
-/** A JSON document that makes SLOW_RULE take seconds (quadratic in n). */
-export const slowDoc = (n = 6000) => JSON.stringify({ items: Array.from({ length: n }, (_, i) => i) });
-
 export async function createWorkflow(s: Server, token: string, body: Record<string, unknown>, org = "acme") {
   const r = await call(s, "POST", `/api/v1/orgs/${org}/workflows/`, {
     token,
@@ -26,8 +12,17 @@ export async function createWorkflow(s: Server, token: string, body: Record<stri
   return r.json;
 }
 
+/** Polls `cond` until true (bounded): server state changes between event-loop turns. */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(2);
+  }
+}
+
 /** Polls until the run is final (bounded); returns the run. */
-export async function waitForRun(s: Server, token: string, url: string, timeoutMs = 30000) {
+export async function waitForRun(s: Server, token: string, url: string, timeoutMs = 60_000) {
   const path = url.startsWith("http") ? new URL(url).pathname : url;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -9,9 +9,12 @@ import { type Param, all } from "../../src/db/program.ts";
 import type { Role } from "../../src/orgs/store.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./backend.ts";
+import { type Gates, createGates } from "./gates.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
+  /** The gates of its `test_hold` validator (helpers/gates.ts): runs held until the test says. */
+  gates: Gates;
   /** The PostgreSQL database's URL when the suite runs on PostgreSQL; null on SQLite. */
   databaseUrl: string | null;
   /** The options that point a CLI command at this server's database. */
@@ -38,22 +41,32 @@ export interface TestServer extends RunningServer {
 interface Storage {
   dataDir: string;
   databaseUrl: string | null;
+  /** Kept across restarts, like the data. */
+  gates: Gates;
   drop(): Promise<void>;
 }
 
 async function newStorage(): Promise<Storage> {
   const dataDir = mkdtempSync(join(tmpdir(), "assay-test-"));
-  if (!onPostgres) return { dataDir, databaseUrl: null, drop: async () => {} };
+  const gates = createGates();
+  if (!onPostgres) return { dataDir, databaseUrl: null, gates, drop: async () => {} };
   const pg = await freshPgDatabase();
-  return { dataDir, databaseUrl: pg.url, drop: pg.drop };
+  return { dataDir, databaseUrl: pg.url, gates, drop: pg.drop };
 }
 
-const base = (overrides: Partial<Record<keyof Config, unknown>>) => ({
+const base = (storage: Storage, overrides: Partial<Record<keyof Config, unknown>>) => ({
   port: 0,
   log_level: "silent",
   rate_limit_disabled: true,
   workers: 2,
+  test_gates_dir: storage.gates.dir,
+  // A run a test expects to finish within the request gets the longest wait: on a busy machine
+  // even a trivial run can take seconds. Tests about 202 ask for it (Prefer: wait=N,
+  // respond-async) or set their own.
+  sync_wait_ms: 60_000,
   ...overrides,
+  data_dir: storage.dataDir,
+  database_url: storage.databaseUrl,
 });
 
 function wrap(server: RunningServer, storage: Storage, rootToken: string): TestServer {
@@ -72,6 +85,7 @@ function wrap(server: RunningServer, storage: Storage, rootToken: string): TestS
   return {
     ...server,
     dataDir: storage.dataDir,
+    gates: storage.gates,
     databaseUrl: storage.databaseUrl,
     cliArgs: storage.databaseUrl ? ["--database-url", storage.databaseUrl] : ["--data-dir", storage.dataDir],
     rootToken,
@@ -82,8 +96,11 @@ function wrap(server: RunningServer, storage: Storage, rootToken: string): TestS
     count: async (table: string) =>
       Number((await sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]?.n ?? 0),
     async close() {
+      // Held steps end at once instead of holding the shutdown for its grace period.
+      storage.gates.openAll();
       await server.stop();
       await storage.drop();
+      storage.gates.remove();
       rmSync(storage.dataDir, { recursive: true, force: true });
     },
   };
@@ -95,9 +112,7 @@ export async function startTestServer(
   overrides: Partial<Record<keyof Config, unknown>> = {},
 ): Promise<TestServer> {
   const storage = await newStorage();
-  const server = await startServer(
-    testConfig({ ...base(overrides), data_dir: storage.dataDir, database_url: storage.databaseUrl }),
-  );
+  const server = await startServer(testConfig(base(storage, overrides)));
   const t = wrap(server, storage, "");
   const root = await t.user("root", "acme", "admin", { is_admin: true });
   const s = { ...t, rootToken: root.token };
@@ -118,11 +133,10 @@ export async function restartTestServer(
   const storage = storageOf.get(s) ?? {
     dataDir: s.dataDir,
     databaseUrl: s.databaseUrl,
+    gates: s.gates,
     drop: async () => {},
   };
-  const server = await startServer(
-    testConfig({ ...base(overrides), data_dir: storage.dataDir, database_url: storage.databaseUrl }),
-  );
+  const server = await startServer(testConfig(base(storage, overrides)));
   const t = wrap(server, storage, s.rootToken);
   storageOf.set(t, storage);
   return t;

@@ -46,7 +46,7 @@ export function startReceiver(port = 0): Receiver {
     respond(fn) {
       responder = fn;
     },
-    async waitFor(pred, timeoutMs = 15000) {
+    async waitFor(pred, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pred(received)) {
         if (Date.now() > deadline)
@@ -82,7 +82,7 @@ export function verifyStandardWebhook(secret: string, h: Headers, body: string, 
 }
 
 /** Polls `fn` until it returns a value that is not undefined (bounded). */
-export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 15000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -131,7 +131,7 @@ describe("bounded memory", () => {
     expect(l.peek("d").allowed).toBe(false);
   });
 
-  test("200,000 distinct keys stay within the bound, in well under a second", () => {
+  test("200,000 distinct keys stay within the bound, in linear time", () => {
     const { l, clock } = limiter(100, 60, 10_000);
     const t0 = performance.now();
     for (let i = 0; i < 200_000; i++) {
@@ -139,7 +139,9 @@ describe("bounded memory", () => {
       l.take(`ip${i}`);
     }
     expect(l.size).toBeLessThanOrEqual(10_000);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    // ~0.1–2 s here depending on load; evicting from the front of one big Map (quadratic in
+    // JavaScriptCore) takes minutes. A bound a 10× slower, busy machine still meets.
+    expect(performance.now() - t0).toBeLessThan(20_000);
   });
 });
 
@@ -153,10 +155,14 @@ describe("headers (IETF httpapi ratelimit-headers draft)", () => {
     expect(limitHeader([a, b])).toBe('"default";r=1199;t=1, "runs";r=599;t=1');
   });
 
-  test("a refused decision shows r=0 and t equal to Retry-After", () => {
-    const { l } = limiter(1);
-    l.take("k");
+  test("t is the time until the budget is whole, in a refused decision as in an allowed one", () => {
+    const { l, clock } = limiter(6);
+    for (let i = 0; i < 5; i++) l.take("k");
     expect(limitHeader([l.take("k")])).toBe('"default";r=0;t=60');
+    clock.ms += 1000;
+    const refused = l.take("k");
+    expect(refused.retryAfterSeconds).toBe(9); // when the next request may pass
+    expect(limitHeader([refused])).toBe('"default";r=0;t=59');
   });
 
   test("an invalid policy is refused at construction", () => {

@@ -1,5 +1,6 @@
 // Which files to send and as what: the content type from the extension (or --content-type), the
 // name findings are reported against, and the bytes, all checked before anything is submitted.
+import { readFile } from "node:fs/promises";
 import { basename, isAbsolute, relative, resolve } from "node:path";
 import { EXTENSION_TYPES, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { UsageError } from "../args.ts";
@@ -39,7 +40,7 @@ export async function readInputs(paths: string[], override: string | undefined):
     const contentType = contentTypeOf(path, override);
     let bytes: Uint8Array;
     try {
-      bytes = await Bun.file(path).bytes();
+      bytes = new Uint8Array(await readFile(path));
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message;
       throw new ValidateError(`cannot read ${path}: ${why}`);

@@ -1,6 +1,7 @@
 // Validation through a server: submit each file (multipart, so any file name survives), take the
 // run from a 201, or poll it after a 202, sleeping what Retry-After says. Refusals that concern
 // every file (bad token, no access, no such workflow) stop the whole command.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ReportRun } from "../../reports/types.ts";
 import { isFinal, type RunStatus } from "../../runs/types.ts";
 import { VERSION } from "../../version.ts";
@@ -54,10 +55,21 @@ async function errorOf(res: Response): Promise<RequestError> {
   };
 }
 
+/**
+ * The same words on Node and on Bun (the light client runs on both): their fetch errors differ
+ * (Node: "fetch failed" with the system code on `cause`; Bun: the code on the error itself).
+ */
+function networkText(e: unknown): string {
+  const err = e as { code?: unknown; message?: string; cause?: { code?: unknown; message?: string } };
+  const code = [err?.cause?.code, err?.code].find((c) => typeof c === "string" && /^E[A-Z]+$/.test(c));
+  if (code) return `could not reach the server (${code})`;
+  return err?.cause?.message ?? err?.message ?? String(e);
+}
+
 const networkError = (e: unknown): RequestError => ({
   status: null,
   code: "network_error",
-  detail: (e as Error)?.message ?? String(e),
+  detail: networkText(e),
   errors: [],
 });
 
@@ -84,13 +96,13 @@ export function createRemote(o: RemoteOptions) {
         res = await fetch(url, init());
       } catch (e) {
         if (attempt >= 2 || Date.now() > deadline) return networkError(e);
-        await Bun.sleep(500 * 2 ** attempt);
+        await sleep(500 * 2 ** attempt);
         continue;
       }
       const retry = RETRYABLE.has(res.status) || (res.status === 409 && res.headers.get("retry-after"));
       if (!retry || attempt >= MAX_RETRIES || Date.now() > deadline) return res;
       await res.body?.cancel();
-      await Bun.sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
+      await sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
     }
   }
 
@@ -107,7 +119,7 @@ export function createRemote(o: RemoteOptions) {
             errors: [],
           },
         };
-      await Bun.sleep(wait);
+      await sleep(wait);
       const res = await send(runUrl(run.id), () => ({ headers }), deadline);
       if (!(res instanceof Response)) return { error: res };
       if (!res.ok) return { error: await errorOf(res) };

@@ -357,9 +357,21 @@ function fromRaw(
   );
 }
 
+/** Whether the bytes decode in this (supported) charset without a replacement. */
+function decodes(bytes: Uint8Array, charset: string): boolean {
+  if (charset === "utf-8") return isUtf8(bytes);
+  try {
+    new TextDecoder(charset, { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The encoding an XML document declares for itself: a UTF-16 BOM or <?xml … encoding="…"?>. */
 function xmlEncoding(bytes: Uint8Array): string | null {
-  if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)) return "utf-16";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
   const head = new TextDecoder("latin1").decode(bytes.subarray(0, 200));
   return (
     /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
@@ -380,9 +392,17 @@ function finish(
     throw unsupported(
       `The content type "${media.mime}" is not supported; use JSON, XML, YAML, CSV or text types.`,
     );
-  // XML without a charset parameter: its own declaration (or BOM) governs (RFC 7303 §3).
-  if (declaredType === "XML" && !media.charset && charsetLabel === "utf-8")
-    charsetLabel = xmlEncoding(bytes) ?? charsetLabel;
+  // XML without a charset parameter: its own declaration (or BOM) governs (RFC 7303 §3). That
+  // declaration is content, not envelope: an encoding the server cannot use, or bytes that do not
+  // decode in it, make the document not well-formed (XML 1.0 §4.3.3), so the bytes are kept as
+  // they are and the XML parser, which reads them itself, reports it as a finding.
+  if (declaredType === "XML" && !media.charset && charsetLabel === "utf-8") {
+    const own = xmlEncoding(bytes);
+    const usable = own === null ? "utf-8" : normaliseCharset(own);
+    // "utf-8" for bytes the worker must not re-encode: libxml2 then reads the declaration.
+    const charset = usable && decodes(bytes, usable) ? usable : "utf-8";
+    return { bytes, contentType: declared.trim(), charset, filename, metadata, fileType: "XML", mode };
+  }
   const charset = normaliseCharset(charsetLabel);
   if (!charset) throw unsupported(`The charset "${charsetLabel}" is not supported.`);
   // The text itself is needed only to tell JSON from plain text; otherwise checking that the

@@ -1,83 +1,108 @@
-// One CEL environment for every rule: `data` and `row` are dynamic; limits bound the size of
-// what authors may write (AST nodes, nesting, literal sizes). CEL has no loops or recursion, so
-// evaluation is bounded by data size; macros nested over big lists are the costly case, and the
-// worker's step timeout is the backstop for them.
-import { Environment } from "@marcbachmann/cel-js";
+// From CEL source to a function of the data: parse (syntax/), check (check.ts), rewrite for
+// evaluation (rewrite.ts), plan with @bufbuild/cel in Assay's environment (env.ts). Evaluation
+// runs under a budget (meter.ts) and its errors are put in the author's words (errors.ts).
+import { isCelError, plan } from "@bufbuild/cel";
 import { CEL_LIMITS } from "../limits.ts";
-import { hasNestedQuantifier } from "../shared/safe-regex.ts";
+import { CheckError, checkTypes } from "./check.ts";
+import { env } from "./env.ts";
+import { userMessage } from "./errors.ts";
+import { BudgetExceeded, Meter, withMeter } from "./meter.ts";
+import { rewriteForEvaluation } from "./rewrite.ts";
+import { children, countNodes, type Expr } from "./syntax/ast.ts";
+import { CelSyntaxError, parseCel, syntaxMessage } from "./syntax/parser.ts";
 
-export const celEnv = new Environment({
-  enableOptionalTypes: true,
-  homogeneousAggregateLiterals: false,
-  limits: CEL_LIMITS,
-})
-  .registerVariable("data", "dyn")
-  .registerVariable("row", "dyn");
+export { show } from "./values.ts";
 
-export type Evaluate = ((ctx: Record<string, unknown>) => unknown) & { ast: unknown };
+/** A save-time problem with an expression, in words for its author. */
+export class ExpressionError extends Error {}
 
-/** First line of a cel-js error (the rest is a source excerpt with a caret). */
-export function celMessage(e: unknown): string {
-  return (e instanceof Error ? e.message : String(e)).split("\n")[0];
+export interface Compiled {
+  run(vars: Record<string, unknown>): unknown;
+  /** The expression reads `row` (outside a macro that binds its own `row`). */
+  readsRow: boolean;
 }
 
-/** Literal regexes given to matches(): the engine is JavaScript's backtracking RegExp. */
-function unsafeMatches(node: unknown): string | null {
-  if (Array.isArray(node)) {
-    for (const n of node) {
-      const r = unsafeMatches(n);
-      if (r) return r;
-    }
-    return null;
-  }
-  if (node === null || typeof node !== "object") return null;
-  const n = node as { op?: unknown; args?: unknown };
-  if ((n.op === "rcall" || n.op === "call") && Array.isArray(n.args) && n.args[0] === "matches") {
-    for (const a of n.args.flat(2) as Array<{ op?: unknown; args?: unknown }>) {
-      if (a?.op === "value" && typeof a.args === "string" && hasNestedQuantifier(a.args)) {
-        return `matches() pattern "${a.args}" nests quantifiers, e.g. (a+)+, which can take exponential time`;
-      }
-    }
-  }
-  return unsafeMatches(n.args);
+export type Outcome = { value: unknown } | { error: string } | { budget: string };
+
+export interface CompileOptions {
+  /** The result must be a bool (rules and `when`), or anything (message placeholders). */
+  bool: boolean;
+  /** Skip the type check (the conformance suite's disable_check tests only). */
+  unchecked?: boolean;
 }
 
-/** Save-time check: parses and type-checks; `bool` requires a bool (or dyn) result. */
-export function checkExpression(expr: string, bool: boolean): string | null {
+export function compileExpression(source: string, options: CompileOptions): Compiled {
+  const parsed = checked(source, options);
+  const readsRow = reads(parsed.expr, "row");
+  const evaluate = plan(env, rewriteForEvaluation(parsed.expr, parsed.ids));
+  return { run: (vars) => evaluate(vars as never), readsRow };
+}
+
+/** Parsed and checked, or an ExpressionError saying why not. */
+function checked(source: string, options: CompileOptions): ReturnType<typeof parseCel> {
+  let parsed: ReturnType<typeof parseCel>;
   try {
-    const r = celEnv.check(expr);
-    if (!r.valid) return celMessage(r.error);
-    if (bool && r.type !== "bool" && r.type !== "dyn") return `must evaluate to bool, not ${r.type}`;
-    return unsafeMatches((celEnv.parse(expr) as unknown as Evaluate).ast);
+    parsed = parseCel(source);
   } catch (e) {
-    return celMessage(e);
+    if (e instanceof CelSyntaxError) throw new ExpressionError(syntaxMessage(source, e));
+    if (e instanceof RangeError) throw new ExpressionError("the expression nests too deeply");
+    throw e;
   }
-}
-
-export function parseExpression(expr: string): Evaluate {
-  return celEnv.parse(expr) as unknown as Evaluate;
-}
-
-/** Does the expression read the variable `row`? Such rules run once per row. */
-export function usesRow(node: unknown): boolean {
-  if (Array.isArray(node)) return node.some(usesRow);
-  if (node === null || typeof node !== "object") return false;
-  const n = node as { op?: unknown; args?: unknown };
-  if (n.op === "id") return n.args === "row";
-  return usesRow(n.args);
-}
-
-/** CEL value → text for messages. */
-export function show(v: unknown): string {
-  if (typeof v === "string") return v;
-  if (typeof v === "bigint" || typeof v === "number" || typeof v === "boolean") return String(v);
-  if (v === null || v === undefined) return "null";
-  if (v instanceof Date) return v.toISOString();
-  try {
-    return JSON.stringify(v, (_k, x) =>
-      typeof x === "bigint" ? Number(x) : x instanceof Map ? Object.fromEntries(x) : x,
+  const nodes = countNodes(parsed.expr);
+  if (nodes > CEL_LIMITS.maxAstNodes)
+    throw new ExpressionError(
+      `the expression is too large: ${nodes} nodes, at most ${CEL_LIMITS.maxAstNodes}`,
     );
-  } catch {
-    return String(v);
+  if (!options.unchecked) {
+    try {
+      checkTypes(parsed.expr, options);
+    } catch (e) {
+      if (e instanceof CheckError) throw new ExpressionError(e.message);
+      throw e;
+    }
   }
+  return parsed;
+}
+
+/** Save-time check (on the HTTP thread: no planning): null when fine, else what is wrong. */
+export function checkExpression(source: string, bool: boolean): string | null {
+  try {
+    checked(source, { bool });
+    return null;
+  } catch (e) {
+    if (e instanceof ExpressionError) return e.message;
+    throw e;
+  }
+}
+
+/** Evaluates under a fresh budget; never throws. */
+export function evaluate(compiled: Compiled, vars: Record<string, unknown>): Outcome {
+  const meter = new Meter();
+  let result: unknown;
+  try {
+    result = withMeter(meter, () => compiled.run(vars));
+  } catch (e) {
+    if (meter.exceeded !== null || e instanceof BudgetExceeded)
+      return { budget: meter.exceeded ?? (e as Error).message };
+    return { error: userMessage(e) };
+  }
+  // An exhausted budget wins over the result: `||` may have absorbed the error it raised.
+  if (meter.exceeded !== null) return { budget: meter.exceeded };
+  if (isCelError(result)) return { error: userMessage(result) };
+  return { value: result };
+}
+
+/** Does `name` occur free in the expression (not as a macro's own variable)? */
+function reads(e: Expr, name: string): boolean {
+  const k = e.exprKind;
+  if (k.case === "identExpr") return k.value.name === name;
+  if (k.case === "comprehensionExpr") {
+    const c = k.value;
+    const outer = [c.iterRange, c.accuInit].some((x) => x !== undefined && reads(x, name));
+    if (outer) return true;
+    const inLoop = c.iterVar !== name && c.accuVar !== name;
+    if (inLoop && [c.loopCondition, c.loopStep].some((x) => x !== undefined && reads(x, name))) return true;
+    return c.accuVar !== name && c.result !== undefined && reads(c.result, name);
+  }
+  return children(e).some((c) => reads(c, name));
 }

@@ -1,158 +1,123 @@
 // `assertions`: author rules in CEL over the parsed submission. A rule whose expression, `when`
 // or message reads `row` runs once per row (CSV records, or elements of a top-level JSON/YAML
 // array); other rules run once per document. A rule that cannot be evaluated (missing key,
-// wrong type) yields assertion.error at the rule's severity: the data did not satisfy it.
-import { MAX_ASSERTION_RULES, MAX_EXPRESSION_LENGTH } from "../limits.ts";
-import { COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../shared/common.ts";
-import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
+// wrong type) yields assertion.error at the rule's severity: the data did not satisfy it. A rule
+// that runs over its budget (meter.ts) ends the step in error with assertion.budget_exceeded.
 import { FindingCollector, finding } from "../shared/findings.ts";
-import type { ConfigIssue, Severity, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
-import { celMessage, checkExpression, type Evaluate, parseExpression, show, usesRow } from "./cel.ts";
+import type { Finding, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import { type Compiled, compileExpression, evaluate, show } from "./cel.ts";
+import { type AssertionsConfig, checkConfig, configSchema, PLACEHOLDER, type RuleConfig } from "./config.ts";
 import { type Row, subjects } from "./data.ts";
-
-const expression = { type: "string", minLength: 1, maxLength: MAX_EXPRESSION_LENGTH };
-const configSchema = {
-  type: "object",
-  required: ["rules"],
-  properties: {
-    rules: {
-      type: "array",
-      minItems: 1,
-      maxItems: MAX_ASSERTION_RULES,
-      items: {
-        type: "object",
-        required: ["id", "expr", "message"],
-        properties: {
-          id: { type: "string", minLength: 1, maxLength: 100 },
-          expr: { ...expression, description: "CEL; must be true for the data to pass." },
-          message: {
-            type: "string",
-            minLength: 1,
-            maxLength: 2000,
-            description: "May embed {{ cel }} placeholders.",
-          },
-          severity: SEVERITY_SCHEMA,
-          when: { ...expression, description: "CEL; the rule applies only when true." },
-        },
-        additionalProperties: false,
-      },
-    },
-    ...COMMON_CONFIG_PROPERTIES,
-  },
-  additionalProperties: false,
-};
-
-interface RuleConfig {
-  id: string;
-  expr: string;
-  message: string;
-  severity?: Severity;
-  when?: string;
-}
-
-const PLACEHOLDER = /\{\{([\s\S]*?)\}\}/g;
-
-function checkConfig(config: unknown): ConfigIssue[] {
-  if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
-  const shape = shapeIssues(configSchema, config);
-  if (shape.length > 0) return shape;
-  const issues: ConfigIssue[] = [];
-  const ids = new Set<string>();
-  (config.rules as RuleConfig[]).forEach((r, i) => {
-    if (ids.has(r.id))
-      issues.push(issue(`rules[${i}].id`, "duplicate", `"${r.id}" is used by an earlier rule`));
-    ids.add(r.id);
-    const e = checkExpression(r.expr, true);
-    if (e) issues.push(issue(`rules[${i}].expr`, "invalid_expression", e));
-    const w = r.when === undefined ? null : checkExpression(r.when, true);
-    if (w) issues.push(issue(`rules[${i}].when`, "invalid_expression", w));
-    for (const m of r.message.matchAll(PLACEHOLDER)) {
-      const p = checkExpression(m[1].trim(), false);
-      if (p) issues.push(issue(`rules[${i}].message`, "invalid_expression", `placeholder {{${m[1]}}}: ${p}`));
-    }
-  });
-  return issues;
-}
 
 interface CompiledRule {
   cfg: RuleConfig;
-  expr: Evaluate;
-  when: Evaluate | null;
-  parts: Array<string | Evaluate>;
+  expr: Compiled;
+  when: Compiled | null;
+  parts: Array<string | Compiled>;
   perRow: boolean;
 }
 
 function compileRule(cfg: RuleConfig): CompiledRule {
-  const parts: Array<string | Evaluate> = [];
+  const parts: Array<string | Compiled> = [];
   let last = 0;
   for (const m of cfg.message.matchAll(PLACEHOLDER)) {
-    parts.push(cfg.message.slice(last, m.index), parseExpression(m[1].trim()));
+    parts.push(cfg.message.slice(last, m.index), compileExpression(m[1].trim(), { bool: false }));
     last = m.index + m[0].length;
   }
   parts.push(cfg.message.slice(last));
-  const expr = parseExpression(cfg.expr);
-  const when = cfg.when === undefined ? null : parseExpression(cfg.when);
-  const perRow = [expr, when, ...parts].some((p) => typeof p === "function" && usesRow(p.ast));
+  const expr = compileExpression(cfg.expr, { bool: true });
+  const when = cfg.when === undefined ? null : compileExpression(cfg.when, { bool: true });
+  const perRow = [expr, when, ...parts].some((p) => p !== null && typeof p !== "string" && p.readsRow);
   return { cfg, expr, when, parts, perRow };
 }
 
-function render(rule: CompiledRule, vars: Record<string, unknown>): string {
+/** A rule that ran over its budget: the step ends with this finding and an error. */
+class OverBudget {
+  constructor(readonly finding: Finding) {}
+}
+
+type Where = Pick<Row, "position"> & { path: string | null };
+
+function budgetFinding(rule: CompiledRule, where: Where, reason: string): OverBudget {
+  // Short enough to be the step's error too (200 characters); docs/cel.md says what to do.
+  const message = `rule "${rule.cfg.id}" was stopped: its evaluation ${reason}`;
+  return new OverBudget(
+    finding("assertion.budget_exceeded", message, {
+      severity: "error",
+      path: where.path,
+      rule: rule.cfg.id,
+      ...(where.position ?? {}),
+    }),
+  );
+}
+
+function render(rule: CompiledRule, vars: Record<string, unknown>, where: Where): string {
   return rule.parts
     .map((p) => {
       if (typeof p === "string") return p;
-      try {
-        return show(p(vars));
-      } catch {
-        return "<?>";
-      }
+      const out = evaluate(p, vars);
+      if ("budget" in out) throw budgetFinding(rule, where, out.budget);
+      return "value" in out ? show(out.value) : "<?>";
     })
     .join("");
 }
 
 /** Evaluates one rule against one set of variables; returns a finding or null. */
-function evaluate(
-  rule: CompiledRule,
-  vars: Record<string, unknown>,
-  where: Pick<Row, "position"> & { path: string | null },
-) {
+function check(rule: CompiledRule, vars: Record<string, unknown>, where: Where): Finding | null {
   const severity = rule.cfg.severity ?? "error";
   const init = { severity, path: where.path, rule: rule.cfg.id, ...(where.position ?? {}) };
-  try {
-    if (rule.when && rule.when(vars) !== true) return null;
-    const result = rule.expr(vars);
-    if (result === true) return null;
-    if (result === false) return finding("assertion.failed", render(rule, vars), init);
-    return finding("assertion.error", `rule "${rule.cfg.id}" returned ${show(result)}, not a bool`, init);
-  } catch (e) {
-    return finding("assertion.error", `rule "${rule.cfg.id}" could not be evaluated: ${celMessage(e)}`, init);
+  const error = (text: string) => finding("assertion.error", `rule "${rule.cfg.id}" ${text}`, init);
+  if (rule.when) {
+    const w = evaluate(rule.when, vars);
+    if ("budget" in w) throw budgetFinding(rule, where, w.budget);
+    if ("error" in w) return error(`could not be evaluated (when): ${w.error}`);
+    if (w.value !== true) return null;
   }
+  const r = evaluate(rule.expr, vars);
+  if ("budget" in r) throw budgetFinding(rule, where, r.budget);
+  if ("error" in r) return error(`could not be evaluated: ${r.error}`);
+  if (r.value === true) return null;
+  if (r.value === false) return finding("assertion.failed", render(rule, vars, where), init);
+  return error(`returned ${show(r.value)}, not a bool`);
 }
 
 function compile(config: unknown) {
-  const rules = (config as { rules: RuleConfig[] }).rules.map(compileRule);
+  const c = config as AssertionsConfig;
+  const rules = c.rules.map(compileRule);
+  const options = { xmlLists: c.xml?.lists ?? "auto" };
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
-    for (const subject of subjects(input)) {
-      for (const p of subject.problems ?? []) out.add(p);
-      if (subject.problems) continue;
-      const data = subject.data;
-      for (const rule of rules) {
-        if (out.truncated) return out.result();
-        if (!rule.perRow) {
-          const f = evaluate(rule, { data }, { path: null, position: null });
-          if (f) out.add(f);
-        } else if (!subject.rows) {
-          const msg = `rule "${rule.cfg.id}" uses \`row\`, which needs CSV records or a top-level array`;
-          out.add(
-            finding("assertion.error", msg, { severity: rule.cfg.severity ?? "error", rule: rule.cfg.id }),
-          );
-        } else {
-          for (const row of subject.rows) {
-            const f = evaluate(rule, { data, row: row.value }, row);
-            if (f && !out.add(f)) break;
+    try {
+      for (const subject of subjects(input, options)) {
+        for (const p of subject.problems ?? []) out.add(p);
+        if (subject.problems) continue;
+        const data = subject.data;
+        for (const rule of rules) {
+          if (out.truncated) return out.result();
+          if (!rule.perRow) {
+            const f = check(rule, { data }, { path: null, position: null });
+            if (f) out.add(f);
+          } else if (!subject.rows) {
+            const msg = `rule "${rule.cfg.id}" uses \`row\`, which needs CSV records or a top-level array`;
+            out.add(
+              finding("assertion.error", msg, { severity: rule.cfg.severity ?? "error", rule: rule.cfg.id }),
+            );
+          } else {
+            for (const row of subject.rows) {
+              const f = check(rule, { data, row: row.value }, row);
+              if (f && !out.add(f)) break;
+            }
           }
         }
       }
+    } catch (e) {
+      if (!(e instanceof OverBudget)) throw e;
+      const result = out.result();
+      return {
+        findings: [...result.findings.slice(0, ctx.maxFindings - 1), e.finding],
+        truncated: result.truncated,
+        error: e.finding.message,
+      };
     }
     return out.result();
   };

@@ -67,11 +67,14 @@ export function compilePattern(pattern: string): RegExp | null {
   return new RegExp(`^${src}$`);
 }
 
+// The defaults as Frictionless reads them: a date as strptime("%Y-%m-%d") does (one-digit month
+// and day too), a datetime and a time as dateutil's isoparse does (T or a space between date and
+// time; offsets Z, ±HH:MM, ±HHMM, ±HH).
 const ISO: Record<Kind, RegExp> = {
-  date: /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})$/,
+  date: /^(?<Y>\d{4})-(?<m>\d{1,2})-(?<d>\d{1,2})$/,
   datetime:
-    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})T(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:\.(?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}:\d{2})?$/,
-  time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:\.(?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}:\d{2})?$/,
+    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})[T ](?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$/,
+  time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$/,
 };
 
 function toParts(g: Record<string, string | undefined>): Parts | null {
@@ -91,7 +94,7 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
   let offsetMin = 0;
   if (g.z && g.z !== "Z") {
     const z = g.z.replace(":", "");
-    offsetMin = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5)));
+    offsetMin = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5) || "0"));
   }
   const year =
     g.Y !== undefined
@@ -142,6 +145,76 @@ function isoDate(raw: string): number | null | undefined {
   return Date.UTC(year, month - 1, day) / 86_400_000;
 }
 
+/**
+ * `any`: the ISO forms, else day, month name or number, year, time and am/pm in free order
+ * ("10th Jan 1969 9 am", "Jan 10, 1969", "3:00 pm"), else what Date.parse reads (RFC 2822).
+ * A date and a datetime need a date; a time needs a time and may carry a date.
+ */
+function anyParts(kind: Kind, raw: string): Parts | null {
+  const words = freeParts(raw);
+  if (words && (kind === "time" ? words.hasTime : words.hasDate)) return toParts(words.groups);
+  if (kind === "time") return null;
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) return null;
+  const d = new Date(t);
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+    offsetMin: 0,
+  };
+}
+
+const FILLERS = new Set(["st", "nd", "rd", "th", "of", "at", "on", "the", "t"]);
+const WEEKDAYS = /^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*$/;
+
+/** Reads free text into strptime-like groups; null when a word is not a date or time word. */
+function freeParts(raw: string) {
+  const tokens = raw.toLowerCase().match(/[a-z]+|\d+(?::\d+){1,2}(?:\.\d+)?|\d+|\S/g) ?? [];
+  const groups: Record<string, string | undefined> = {};
+  const numbers: string[] = [];
+  let hasTime = false;
+  for (const tok of tokens) {
+    if (/^\d+:/.test(tok)) {
+      if (hasTime) return null;
+      const [h, mi, sec] = tok.split(":");
+      Object.assign(groups, { H: h, M: mi, S: sec?.split(".")[0], f: sec?.split(".")[1] });
+      hasTime = true;
+    } else if (/^\d+$/.test(tok)) numbers.push(tok);
+    else if (tok === "am" || tok === "pm") {
+      // "9 am": the number just before is the hour.
+      if (!hasTime) {
+        const h = numbers.pop();
+        if (h === undefined) return null;
+        groups.H = h;
+        hasTime = true;
+      }
+      const h = Number(groups.H);
+      if (h < 1 || h > 12) return null;
+      groups.H = String((h % 12) + (tok === "pm" ? 12 : 0));
+    } else if (/^[a-z]+$/.test(tok)) {
+      const month = MONTHS.findIndex(
+        (m) => tok.startsWith(m) && FULL_MONTHS[MONTHS.indexOf(m)]!.startsWith(tok),
+      );
+      if (month >= 0 && groups.m === undefined) groups.m = String(month + 1);
+      else if (!FILLERS.has(tok) && !WEEKDAYS.test(tok)) return null;
+    } else if (!/^[,./-]$/.test(tok)) return null;
+  }
+  // Numbers left: a four-digit year; then day (after a month name) or month and day, in that order.
+  const year = numbers.findIndex((n) => n.length === 4);
+  if (year >= 0) groups.Y = numbers.splice(year, 1)[0];
+  if (groups.m !== undefined && numbers.length === 1) groups.d = numbers.pop();
+  else if (groups.m === undefined && numbers.length === 2) [groups.m, groups.d] = numbers.splice(0, 2);
+  if (numbers.length > 0) return null;
+  const hasDate = groups.Y !== undefined && groups.m !== undefined && groups.d !== undefined;
+  if (!hasDate && (groups.Y !== undefined || groups.m !== undefined || groups.d !== undefined)) return null;
+  return { groups, hasDate, hasTime };
+}
+
 /** Parses a cell as a date, datetime or time; returns a comparable number or null. */
 export function parseTemporal(
   kind: Kind,
@@ -149,20 +222,14 @@ export function parseTemporal(
   raw: string,
   compiled?: RegExp | null,
 ): number | null {
-  if (format === "any") {
-    const t = kind === "time" ? Date.parse(`1970-01-01T${raw}Z`) : Date.parse(raw);
-    if (Number.isNaN(t)) return null;
-    return kind === "date" ? Math.floor(t / 86_400_000) : kind === "time" ? t / 1000 : t;
-  }
-  const iso = !format || format === "default";
+  const iso = !format || format === "default" || format === "any";
   if (iso && kind === "date") {
     const quick = isoDate(raw);
     if (quick !== undefined) return quick;
   }
   const re = iso ? ISO[kind] : compiled;
   const m = re?.exec(raw);
-  if (!m?.groups) return null;
-  const p = toParts(m.groups);
+  const p = m?.groups ? toParts(m.groups) : format === "any" ? anyParts(kind, raw) : null;
   if (!p) return null;
   if (kind === "date") return Date.UTC(p.year, p.month - 1, p.day) / 86_400_000;
   if (kind === "time") return p.hour * 3600 + p.minute * 60 + p.second + p.ms / 1000 - p.offsetMin * 60;

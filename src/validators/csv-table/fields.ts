@@ -1,90 +1,77 @@
-// Table Schema field types and constraints (a documented subset of Frictionless v1).
-// A field compiles once into a cell checker; parsed values are numbers, strings or booleans so
-// minimum/maximum, enum and unique compare typed values ("01" and "1" are the same integer).
+// A Table Schema field compiled once into a cell reader: missing values, the type (values.ts),
+// then every constraint that applies to the type, in Frictionless's order; each failing
+// constraint is its own problem, as Frictionless reports them. Which constraint and which field
+// property applies to which type is checked when the schema is saved.
 import { compileUserRegex } from "../shared/user-regex.ts";
-import { compilePattern, type Kind, parseTemporal } from "./datetime.ts";
+import {
+  type FieldOptions,
+  type FieldType,
+  type Parser,
+  typeParser,
+  type Value,
+  valueKey,
+} from "./values.ts";
 
-export const FIELD_TYPES = [
-  "string",
-  "integer",
-  "number",
-  "boolean",
-  "date",
-  "datetime",
-  "time",
-  "year",
-] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
-export const ORDERED_TYPES = new Set<FieldType>(["integer", "number", "date", "datetime", "time", "year"]);
-export const STRING_FORMATS = ["default", "email", "uri", "uuid", "binary"];
+export { FIELD_TYPES, type FieldType, type Value } from "./values.ts";
 
-export interface FieldDef {
-  name: string;
-  type?: FieldType;
-  format?: string;
-  trueValues?: string[];
-  falseValues?: string[];
-  constraints?: {
-    required?: boolean;
-    unique?: boolean;
-    minimum?: number | string;
-    maximum?: number | string;
-    minLength?: number;
-    maxLength?: number;
-    pattern?: string;
-    enum?: Array<string | number | boolean>;
-  };
+export interface Constraints {
+  required?: boolean;
+  unique?: boolean;
+  minimum?: number | string;
+  maximum?: number | string;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  enum?: unknown[];
 }
 
-export type Value = string | number | boolean;
-export type CellCheck =
-  | { ok: true; value: Value }
-  | { ok: false; code: "type" | "constraint"; message: string };
+export interface FieldDef extends FieldOptions {
+  name: string;
+  missingValues?: string[];
+  constraints?: Constraints;
+}
 
-const STRING_RE: Record<string, RegExp> = {
-  email: /^[^@\s]+@[^@\s]+\.[^@\s]+$/,
-  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
-  binary: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,
-};
-const INTEGER = /^[+-]?\d+$/;
-const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const SPECIAL_NUMBERS: Record<string, number> = {
-  NaN: Number.NaN,
-  INF: Infinity,
-  "+INF": Infinity,
-  "-INF": -Infinity,
+type Constraint = Exclude<keyof Constraints, "unique">;
+const ORDERED: readonly Constraint[] = ["required", "minimum", "maximum", "enum"];
+const COLLECTION: readonly Constraint[] = ["required", "minLength", "maxLength", "enum"];
+/** The constraints each type supports, in the order they are checked (unique applies to all). */
+export const CONSTRAINTS: Record<FieldType, readonly Constraint[]> = {
+  string: ["required", "minLength", "maxLength", "pattern", "enum"],
+  number: ORDERED,
+  integer: ORDERED,
+  date: ORDERED,
+  time: ORDERED,
+  datetime: ORDERED,
+  year: ORDERED,
+  yearmonth: ORDERED,
+  object: COLLECTION,
+  array: COLLECTION,
+  boolean: ["required", "enum"],
+  duration: ["required", "enum"],
+  geopoint: ["required", "enum"],
+  geojson: ["required", "enum"],
+  any: ["required", "enum"],
 };
 
-/** Builds the type parser of a field: raw text → typed value, or null when it does not parse. */
-export function typeParser(f: FieldDef): ((raw: string) => Value | null) | string {
-  const type = f.type ?? "string";
-  const format = f.format ?? "default";
-  switch (type) {
-    case "string":
-      if (!STRING_FORMATS.includes(format)) return `format "${format}" is not supported for strings`;
-      if (format === "uri")
-        return (raw) => (/^[a-z][a-z0-9+.-]*:/i.test(raw) && URL.canParse(raw) ? raw : null);
-      if (format !== "default") return (raw) => (STRING_RE[format].test(raw) ? raw : null);
-      return (raw) => raw;
-    case "integer":
-      return (raw) => (INTEGER.test(raw) ? Number(raw) : null);
-    case "number":
-      return (raw) => (NUMBER.test(raw) ? Number(raw) : raw in SPECIAL_NUMBERS ? SPECIAL_NUMBERS[raw] : null);
-    case "year":
-      return (raw) => (/^\d{4}$/.test(raw) ? Number(raw) : null);
-    case "boolean": {
-      const t = new Set(f.trueValues ?? ["true", "True", "TRUE", "1"]);
-      const fl = new Set(f.falseValues ?? ["false", "False", "FALSE", "0"]);
-      return (raw) => (t.has(raw) ? true : fl.has(raw) ? false : null);
-    }
-    default: {
-      const kind = type as Kind;
-      const custom = format !== "default" && format !== "any" ? compilePattern(format) : undefined;
-      if (custom === null)
-        return `format "${format}" uses an unsupported directive (use %Y %y %m %d %H %I %M %S %f %p %z %b %B)`;
-      return (raw) => parseTemporal(kind, format, raw, custom);
-    }
-  }
+/** Field properties that belong to some types only. */
+export const TYPE_PROPERTIES: Record<string, readonly FieldType[]> = {
+  trueValues: ["boolean"],
+  falseValues: ["boolean"],
+  bareNumber: ["number", "integer"],
+  groupChar: ["number"],
+  decimalChar: ["number"],
+};
+
+export type CellProblem = { code: "type" | "constraint"; message: string; constraint?: string };
+/** A cell read: its value (null when missing or not of the type) and its problems. */
+export interface CellRead {
+  value: Value | null;
+  problems: CellProblem[] | null;
+}
+export interface CompiledField {
+  /** Reads a cell (undefined: the row has no such cell). The result is reused by the next read. */
+  read(raw: string | undefined): CellRead;
+  parse: Parser;
 }
 
 function describeType(f: FieldDef): string {
@@ -92,30 +79,47 @@ function describeType(f: FieldDef): string {
   return `${f.type ?? "string"}${format}`;
 }
 
-/** A typed bound or enum member from the schema: numbers as is, strings parsed like cells. */
-export function schemaValue(parse: (raw: string) => Value | null, v: unknown): Value | null {
+/** A typed bound or enum member from the schema: strings are read like cells, others as they are. */
+function schemaValue(parse: Parser, v: unknown): Value | null {
   if (typeof v === "string") return parse(v);
   if (typeof v === "number" || typeof v === "boolean") return v;
+  if (typeof v === "object" && v !== null) return v;
   return null;
 }
 
-/** Compiles a field's type and constraints; returns the checker or a config problem. */
-export function compileField(f: FieldDef): ((raw: string) => CellCheck) | { field: string; message: string } {
+const ordinal = (v: Value): number | bigint => (typeof v === "bigint" ? v : Number(v));
+
+/** Compiles a field; returns the reader or a config problem (field: the property at fault). */
+export function compileField(
+  f: FieldDef,
+  schemaMissing: readonly string[] = [""],
+): CompiledField | { field: string; message: string } {
+  const type = f.type ?? "string";
   const parse = typeParser(f);
   if (typeof parse === "string") return { field: "format", message: parse };
   const c = f.constraints ?? {};
+  for (const key of Object.keys(c) as Array<keyof Constraints>) {
+    if (key !== "unique" && !CONSTRAINTS[type].includes(key))
+      return { field: `constraints.${key}`, message: `does not apply to ${type} fields ("${f.name}")` };
+  }
+  for (const [key, types] of Object.entries(TYPE_PROPERTIES)) {
+    if (key in f && !types.includes(type))
+      return {
+        field: key,
+        message: `applies to ${types.join(" and ")} fields only, not ${type} ("${f.name}")`,
+      };
+  }
   const pattern = c.pattern !== undefined ? compileUserRegex(`^(?:${c.pattern})$`) : undefined;
   if (pattern && !pattern.ok) return { field: "constraints.pattern", message: pattern.message };
-  const bounds: Record<"minimum" | "maximum", Value | null> = { minimum: null, maximum: null };
+  const bounds: Record<"minimum" | "maximum", number | bigint | null> = { minimum: null, maximum: null };
   for (const b of ["minimum", "maximum"] as const) {
     if (c[b] === undefined) continue;
-    if (!ORDERED_TYPES.has(f.type ?? "string"))
-      return { field: `constraints.${b}`, message: `does not apply to ${f.type ?? "string"} fields` };
-    bounds[b] = schemaValue(parse, c[b]);
-    if (bounds[b] === null)
+    const v = schemaValue(parse, c[b]);
+    if (v === null || typeof v === "object" || typeof v === "boolean" || typeof v === "string")
       return { field: `constraints.${b}`, message: `is not a valid ${describeType(f)}` };
+    bounds[b] = ordinal(v);
   }
-  let allowed: Set<Value> | undefined;
+  let allowed: Set<string> | undefined;
   if (c.enum) {
     allowed = new Set();
     for (const v of c.enum) {
@@ -125,24 +129,88 @@ export function compileField(f: FieldDef): ((raw: string) => CellCheck) | { fiel
           field: "constraints.enum",
           message: `${JSON.stringify(v)} is not a valid ${describeType(f)}`,
         };
-      allowed.add(typed);
+      allowed.add(valueKey(typed));
     }
   }
-  return (raw) => {
-    const value = parse(raw);
-    if (value === null)
-      return { ok: false, code: "type", message: `${JSON.stringify(raw)} is not a valid ${describeType(f)}` };
-    if (c.minLength !== undefined && shorterThan(raw, c.minLength))
-      return fail(`is shorter than ${c.minLength} characters`);
-    if (c.maxLength !== undefined && longerThan(raw, c.maxLength))
-      return fail(`is longer than ${c.maxLength} characters`);
-    if (pattern?.ok && !pattern.regex.test(raw)) return fail(`does not match the pattern ${c.pattern}`);
-    if (bounds.minimum !== null && value < bounds.minimum)
-      return fail(`is less than the minimum ${String(c.minimum)}`);
-    if (bounds.maximum !== null && value > bounds.maximum)
-      return fail(`is greater than the maximum ${String(c.maximum)}`);
-    if (allowed && !allowed.has(value)) return fail(`is not one of ${JSON.stringify(c.enum)}`);
-    return { ok: true, value };
+  const missingValues = f.missingValues ?? schemaMissing;
+  const missingSet = new Set(missingValues);
+  // Most schemas keep the default [""]: a comparison, where Set.has would hash every cell.
+  const isMissing =
+    missingSet.size === 1 ? (raw: string) => raw === missingValues[0] : (raw: string) => missingSet.has(raw);
+  const size = (v: Value) => (Array.isArray(v) ? v.length : Object.keys(v).length);
+  const checks: Array<[string, (v: Value | null, raw: string) => boolean]> = [];
+  for (const name of CONSTRAINTS[type]) {
+    if (c[name] === undefined) continue;
+    if (name === "required") {
+      if (c.required) checks.push(["required", (v) => v !== null]);
+    } else if (name === "minLength")
+      checks.push([
+        name,
+        (v) =>
+          v === null || (typeof v === "string" ? !shorterThan(v, c.minLength!) : size(v) >= c.minLength!),
+      ]);
+    else if (name === "maxLength")
+      checks.push([
+        name,
+        (v) => v === null || (typeof v === "string" ? !longerThan(v, c.maxLength!) : size(v) <= c.maxLength!),
+      ]);
+    else if (name === "pattern" && pattern?.ok)
+      checks.push([name, (v, raw) => v === null || pattern.regex.test(raw)]);
+    else if (name === "minimum") checks.push([name, (v) => v === null || ordinal(v) >= bounds.minimum!]);
+    else if (name === "maximum") checks.push([name, (v) => v === null || ordinal(v) <= bounds.maximum!]);
+    else if (name === "enum") checks.push([name, (v) => v === null || allowed!.has(valueKey(v))]);
+  }
+  const message = (name: string, raw: string) => {
+    const cell = JSON.stringify(raw);
+    switch (name) {
+      case "required":
+        return `"${f.name}" is required`;
+      case "minLength":
+        return `${cell} is shorter than ${c.minLength}`;
+      case "maxLength":
+        return `${cell} is longer than ${c.maxLength}`;
+      case "pattern":
+        return `${cell} does not match the pattern ${c.pattern}`;
+      case "minimum":
+        return `${cell} is less than the minimum ${String(c.minimum)}`;
+      case "maximum":
+        return `${cell} is greater than the maximum ${String(c.maximum)}`;
+      default:
+        return `${cell} is not one of ${JSON.stringify(c.enum)}`;
+    }
+  };
+  const names = checks.map(([name]) => name);
+  const tests = checks.map(([, ok]) => ok);
+  // One result object per field, reused: a read is consumed before the field reads again, and a
+  // valid cell of a file with millions then allocates nothing.
+  const result: CellRead = { value: null, problems: null };
+  return {
+    parse,
+    read(raw) {
+      let value: Value | null = null;
+      result.problems = null;
+      if (raw !== undefined && !isMissing(raw)) {
+        value = parse(raw);
+        if (value === null) {
+          result.value = null;
+          result.problems = [
+            { code: "type", message: `${JSON.stringify(raw)} is not a valid ${describeType(f)}` },
+          ];
+          return result;
+        }
+      }
+      result.value = value;
+      for (let i = 0; i < tests.length; i++) {
+        if (tests[i]!(value, raw ?? "")) continue;
+        result.problems ??= [];
+        result.problems.push({
+          code: "constraint",
+          constraint: names[i],
+          message: message(names[i]!, raw ?? ""),
+        });
+      }
+      return result;
+    },
   };
 }
 
@@ -151,7 +219,3 @@ export function compileField(f: FieldDef): ((raw: string) => CellCheck) | { fiel
 const codePoints = (s: string) => Array.from(s).length;
 const shorterThan = (s: string, min: number) => s.length < min || (s.length < 2 * min && codePoints(s) < min);
 const longerThan = (s: string, max: number) => s.length > max && (s.length > 2 * max || codePoints(s) > max);
-
-function fail(message: string): CellCheck {
-  return { ok: false, code: "constraint", message };
-}

@@ -1,96 +1,243 @@
-// Config of `csv_table`: a Table Schema subset plus the CSV dialect. Shape first (published
-// configSchema), then meaning: unique names, primaryKey fields exist, formats/patterns/bounds valid.
+// Config of `csv_table`: a Table Schema (v1: every type and format, the number options, missing
+// values per schema and per field, primary and foreign keys), the CSV dialect, and the other
+// resources of a data package that foreign keys may reference (given inline: nothing is fetched).
+// Shape first (the published configSchema), then meaning: names, keys, formats, patterns, bounds,
+// and which constraint or property applies to which type — a 400 at save time naming the field.
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import type { ConfigIssue } from "../types.ts";
-import { compileField, FIELD_TYPES, type FieldDef } from "./fields.ts";
+import { compileField, type FieldDef, FIELD_TYPES } from "./fields.ts";
+import { readResource } from "./resources.ts";
 
 const scalar = { type: ["string", "number", "boolean"] };
+const names = { type: ["string", "array"], items: { type: "string" } };
+
+const fieldSchema = {
+  type: "object",
+  required: ["name"],
+  properties: {
+    name: { type: "string", minLength: 1 },
+    type: { enum: [...FIELD_TYPES], default: "string" },
+    format: { type: "string" },
+    title: { type: "string" },
+    description: { type: "string" },
+    example: {},
+    rdfType: { type: "string" },
+    trueValues: { type: "array", items: { type: "string" } },
+    falseValues: { type: "array", items: { type: "string" } },
+    bareNumber: { type: "boolean", default: true },
+    groupChar: { type: "string", minLength: 1, maxLength: 1 },
+    decimalChar: { type: "string", minLength: 1, maxLength: 1, default: "." },
+    missingValues: { type: "array", items: { type: "string" } },
+    constraints: {
+      type: "object",
+      properties: {
+        required: { type: "boolean" },
+        unique: { type: "boolean" },
+        minimum: scalar,
+        maximum: scalar,
+        minLength: { type: "integer", minimum: 0 },
+        maxLength: { type: "integer", minimum: 0 },
+        pattern: { type: "string" },
+        enum: { type: "array", minItems: 1 },
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+};
+
+const dialectSchema = {
+  type: "object",
+  properties: {
+    delimiter: {
+      type: "string",
+      minLength: 1,
+      maxLength: 1,
+      description: 'Default ",", or tab when the first line has tabs and no commas.',
+    },
+    quoteChar: { type: "string", minLength: 1, maxLength: 1, default: '"' },
+    header: { type: "boolean", default: true },
+  },
+  additionalProperties: false,
+};
+
+const tableSchema = {
+  type: "object",
+  required: ["fields"],
+  properties: {
+    fields: { type: "array", minItems: 1, maxItems: 10_000, items: fieldSchema },
+    primaryKey: names,
+    foreignKeys: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["fields", "reference"],
+        properties: {
+          fields: names,
+          reference: {
+            type: "object",
+            required: ["resource", "fields"],
+            properties: { resource: { type: "string" }, fields: names },
+            additionalProperties: false,
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    missingValues: { type: "array", items: { type: "string" }, default: [""] },
+    name: { type: "string" },
+    title: { type: "string" },
+    description: { type: "string" },
+    $schema: { type: "string" },
+  },
+  additionalProperties: false,
+};
 
 export const csvTableConfigSchema = {
   type: "object",
   required: ["schema"],
   properties: {
-    schema: {
-      type: "object",
-      required: ["fields"],
-      properties: {
-        fields: {
-          type: "array",
-          minItems: 1,
-          maxItems: 10_000,
-          items: {
-            type: "object",
-            required: ["name"],
-            properties: {
-              name: { type: "string", minLength: 1 },
-              type: { enum: [...FIELD_TYPES], default: "string" },
-              format: { type: "string" },
-              title: { type: "string" },
-              description: { type: "string" },
-              example: {},
-              trueValues: { type: "array", items: { type: "string" } },
-              falseValues: { type: "array", items: { type: "string" } },
-              constraints: {
-                type: "object",
-                properties: {
-                  required: { type: "boolean" },
-                  unique: { type: "boolean" },
-                  minimum: scalar,
-                  maximum: scalar,
-                  minLength: { type: "integer", minimum: 0 },
-                  maxLength: { type: "integer", minimum: 0 },
-                  pattern: { type: "string" },
-                  enum: { type: "array", minItems: 1, items: scalar },
-                },
-                additionalProperties: false,
-              },
-            },
-            additionalProperties: false,
-          },
+    schema: tableSchema,
+    dialect: dialectSchema,
+    resources: {
+      type: "array",
+      maxItems: 100,
+      description:
+        'The other resources of the data package, for foreign keys: each {name, data, schema?, dialect?}, data being CSV text or rows (the first one the header). Referenced by foreignKeys[].reference.resource; "" is the submitted table itself.',
+      items: {
+        type: "object",
+        required: ["name", "data"],
+        properties: {
+          name: { type: "string", minLength: 1 },
+          data: { anyOf: [{ type: "string" }, { type: "array", items: { type: "array", items: {} } }] },
+          schema: tableSchema,
+          dialect: dialectSchema,
         },
-        primaryKey: { type: ["string", "array"], items: { type: "string" } },
-        missingValues: { type: "array", items: { type: "string" }, default: [""] },
-        name: { type: "string" },
-        title: { type: "string" },
-        description: { type: "string" },
-        $schema: { type: "string" },
+        additionalProperties: false,
       },
-      additionalProperties: false,
-    },
-    dialect: {
-      type: "object",
-      properties: {
-        delimiter: {
-          type: "string",
-          minLength: 1,
-          maxLength: 1,
-          description: 'Default ",", or tab when the first line has tabs and no commas.',
-        },
-        quoteChar: { type: "string", minLength: 1, maxLength: 1, default: '"' },
-        header: { type: "boolean", default: true },
-      },
-      additionalProperties: false,
     },
     ...COMMON_CONFIG_PROPERTIES,
   },
   additionalProperties: false,
 };
 
+export interface ForeignKey {
+  fields: string | string[];
+  reference: { resource: string; fields: string | string[] };
+}
+
 export interface TableSchema {
   fields: FieldDef[];
   primaryKey?: string | string[];
+  foreignKeys?: ForeignKey[];
   missingValues?: string[];
+}
+
+export interface Dialect {
+  delimiter?: string;
+  quoteChar?: string;
+  header?: boolean;
+}
+
+export interface PackageResource {
+  name: string;
+  data: string | unknown[][];
+  schema?: TableSchema;
+  dialect?: Dialect;
 }
 
 export interface CsvTableConfig {
   schema: TableSchema;
-  dialect?: { delimiter?: string; quoteChar?: string; header?: boolean };
+  dialect?: Dialect;
+  resources?: PackageResource[];
 }
 
-export function primaryKeyOf(schema: TableSchema): string[] {
-  const pk = schema.primaryKey;
-  return pk === undefined ? [] : Array.isArray(pk) ? pk : [pk];
+export const listOf = (v: string | string[] | undefined): string[] =>
+  v === undefined ? [] : Array.isArray(v) ? v : [v];
+export const primaryKeyOf = (schema: TableSchema): string[] => listOf(schema.primaryKey);
+
+function schemaIssues(schema: TableSchema, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const seen = new Set<string>();
+  schema.fields.forEach((f, i) => {
+    if (seen.has(f.name))
+      issues.push(issue(`${at}.fields[${i}].name`, "duplicate", `"${f.name}" is used twice`));
+    seen.add(f.name);
+    const c = compileField(f, schema.missingValues);
+    if ("field" in c) issues.push(issue(`${at}.fields[${i}].${c.field}`, "invalid", c.message));
+  });
+  primaryKeyOf(schema).forEach((k, i) => {
+    if (!seen.has(k)) issues.push(issue(`${at}.primaryKey[${i}]`, "unknown_field", `"${k}" is not a field`));
+  });
+  return issues;
+}
+
+function dialectIssues(d: Dialect, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (d.delimiter !== undefined && /[\r\n]/.test(d.delimiter))
+    issues.push(issue(`${at}.delimiter`, "invalid", "cannot be a line break"));
+  if (d.quoteChar !== undefined && d.quoteChar === (d.delimiter ?? ","))
+    issues.push(issue(`${at}.quoteChar`, "invalid", "must differ from the delimiter"));
+  return issues;
+}
+
+/** The field names of a package resource: its schema's, else its header's. */
+function resourceFields(r: PackageResource): string[] | ConfigIssue {
+  if (r.schema) return r.schema.fields.map((f) => f.name);
+  const read = readResource(r);
+  return "problem" in read ? issue("data", "invalid", read.problem) : read.header;
+}
+
+function foreignKeyIssues(cfg: CsvTableConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const own = cfg.schema.fields.map((f) => f.name);
+  const resources = cfg.resources ?? [];
+  (cfg.schema.foreignKeys ?? []).forEach((fk, i) => {
+    const at = `schema.foreignKeys[${i}]`;
+    const fields = listOf(fk.fields);
+    const refs = listOf(fk.reference.fields);
+    if (fields.length === 0) issues.push(issue(`${at}.fields`, "invalid", "must name at least one field"));
+    fields.forEach((f, j) => {
+      if (!own.includes(f))
+        issues.push(issue(`${at}.fields[${j}]`, "unknown_field", `"${f}" is not a field`));
+    });
+    if (refs.length !== fields.length)
+      issues.push(
+        issue(`${at}.reference.fields`, "invalid", `must name as many fields as fields (${fields.length})`),
+      );
+    let target: string[] | ConfigIssue;
+    if (fk.reference.resource === "") target = own;
+    else {
+      const k = resources.findIndex((r) => r.name === fk.reference.resource);
+      if (k < 0) {
+        issues.push(
+          issue(
+            `${at}.reference.resource`,
+            "unknown_resource",
+            `"${fk.reference.resource}" is not in resources (give the referenced table there; "" is this table)`,
+          ),
+        );
+        return;
+      }
+      target = resourceFields(resources[k]!);
+      if (!Array.isArray(target)) {
+        issues.push({ ...target, field: `resources[${k}].${target.field}` });
+        return;
+      }
+    }
+    refs.forEach((f, j) => {
+      if (!(target as string[]).includes(f))
+        issues.push(
+          issue(
+            `${at}.reference.fields[${j}]`,
+            "unknown_field",
+            `"${f}" is not a field of ${fk.reference.resource === "" ? "this table" : `"${fk.reference.resource}"`}`,
+          ),
+        );
+    });
+  });
+  return issues;
 }
 
 export function checkCsvTableConfig(config: unknown): ConfigIssue[] {
@@ -98,24 +245,15 @@ export function checkCsvTableConfig(config: unknown): ConfigIssue[] {
   const shape = shapeIssues(csvTableConfigSchema, config);
   if (shape.length > 0) return shape;
   const cfg = config as unknown as CsvTableConfig;
-  const issues: ConfigIssue[] = [];
-  const names = new Set<string>();
-  cfg.schema.fields.forEach((f, i) => {
-    if (names.has(f.name))
-      issues.push(issue(`schema.fields[${i}].name`, "duplicate", `"${f.name}" is used twice`));
-    names.add(f.name);
-    const c = compileField(f);
-    if (typeof c !== "function") issues.push(issue(`schema.fields[${i}].${c.field}`, "invalid", c.message));
+  const issues = [...schemaIssues(cfg.schema, "schema"), ...dialectIssues(cfg.dialect ?? {}, "dialect")];
+  const seen = new Set<string>();
+  (cfg.resources ?? []).forEach((r, k) => {
+    if (seen.has(r.name))
+      issues.push(issue(`resources[${k}].name`, "duplicate", `"${r.name}" is used twice`));
+    seen.add(r.name);
+    if (r.schema) issues.push(...schemaIssues(r.schema, `resources[${k}].schema`));
+    issues.push(...dialectIssues(r.dialect ?? {}, `resources[${k}].dialect`));
   });
-  primaryKeyOf(cfg.schema).forEach((k, i) => {
-    if (!names.has(k))
-      issues.push(issue(`schema.primaryKey[${i}]`, "unknown_field", `"${k}" is not a field`));
-  });
-  const d = cfg.dialect ?? {};
-  if (d.delimiter !== undefined && /[\r\n]/.test(d.delimiter))
-    issues.push(issue("dialect.delimiter", "invalid", "cannot be a line break"));
-  if (d.quoteChar !== undefined && d.quoteChar === (d.delimiter ?? ",")) {
-    issues.push(issue("dialect.quoteChar", "invalid", "must differ from the delimiter"));
-  }
-  return issues;
+  if (issues.length > 0) return issues;
+  return foreignKeyIssues(cfg);
 }

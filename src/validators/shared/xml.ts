@@ -3,6 +3,8 @@
 // limits stay on (no XML_PARSE_HUGE): billion laughs fails fast on the amplification limit.
 // The wasm module has no access to the host file system either: belt and braces.
 import type { ErrorDetail, XmlDocument } from "libxml2-wasm";
+import type { Finding } from "../types.ts";
+import { finding } from "./findings.ts";
 import { libxml } from "./libxml.ts";
 import type { LineIndex } from "./position.ts";
 
@@ -25,6 +27,21 @@ export interface XmlProblem {
   column: number | null;
   xpath: string | null;
   severity: "error" | "warning";
+  /** Which rule of XML 1.0 (or which of our limits) the document broke. */
+  rule: string;
+}
+
+/** The `rule` of a parser problem, by its code: see docs/validators.md (XML findings). */
+const PARSE_RULES: Record<string, string> = {
+  "xml.not_well_formed": "xml:well-formed",
+  "xml.entity_expansion_limit": "limit:entity-expansion",
+  "xml.max_depth": "limit:depth",
+  "xml.warning": "xml:parser-warning",
+};
+
+/** A parser problem as the finding validators report. */
+export function problemFinding(p: XmlProblem): Finding {
+  return finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column, rule: p.rule });
 }
 
 /** Finer codes for the resource limits, so users can tell an attack guard from a typo. */
@@ -44,6 +61,7 @@ export function toProblem(d: ErrorDetail, code: string): XmlProblem {
     column: d.col > 0 ? d.col : null,
     xpath: d.xpath ?? null,
     severity: d.level >= 2 ? "error" : "warning",
+    rule: PARSE_RULES[code] ?? "xml:well-formed",
   };
 }
 
@@ -68,7 +86,15 @@ export function parseXml(
     const message = e instanceof Error ? e.message : String(e);
     return {
       problems: [
-        { code: parseCode(message), message, line: null, column: null, xpath: null, severity: "error" },
+        {
+          code: parseCode(message),
+          message,
+          line: null,
+          column: null,
+          xpath: null,
+          severity: "error",
+          rule: PARSE_RULES[parseCode(message)]!,
+        },
       ],
     };
   }
@@ -76,12 +102,20 @@ export function parseXml(
 
 /**
  * libxml2 reports validity errors with a line but column 0. Recover a column by finding the
- * start tag named by the XPath's last step on that line (first occurrence; a heuristic).
+ * start tag named by the XPath's last step (or, for "*", by the message) on that line (first
+ * occurrence; a heuristic).
  */
-export function columnForXPath(lines: LineIndex, line: number | null, xpath: string | null): number | null {
+export function columnForXPath(
+  lines: LineIndex,
+  line: number | null,
+  xpath: string | null,
+  message = "",
+): number | null {
   if (line === null || !xpath) return null;
   const last = xpath.split("/").pop() ?? "";
-  const name = last.replace(/\[\d+\]$/, "").replace(/^@/, "");
+  let name = last.replace(/\[\d+\]$/, "").replace(/^@/, "");
+  // An element in a default namespace is "*" in libxml2's path; its message names it.
+  if (name === "*") name = /^Element '(?:\{[^}]*\})?([^'\s]+)'/.exec(message)?.[1] ?? name;
   if (!/^[\w.:-]+$/.test(name)) return null;
   const start = lines.lineStart(line);
   const end = line < lines.lineCount ? lines.lineStart(line + 1) : lines.text.length;

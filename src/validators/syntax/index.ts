@@ -6,7 +6,7 @@ import { scanCsv, resolveDialect } from "../shared/csv.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { duplicateKeys, isJsonProblem, parseJson } from "../shared/json.ts";
 import { bytePosition, firstInvalidUtf8 } from "../shared/utf8.ts";
-import { parseXml } from "../shared/xml.ts";
+import { parseXml, problemFinding } from "../shared/xml.ts";
 import { parseYaml, yamlValue } from "../shared/yaml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 
@@ -51,18 +51,8 @@ function checkYaml(input: ValidationInput, out: FindingCollector): void {
 
 function checkXml(input: ValidationInput, out: FindingCollector): void {
   const r = parseXml(input.bytes);
-  if ("doc" in r) {
-    r.doc.dispose();
-    for (const w of r.warnings) {
-      if (!out.add(finding(w.code, w.message, { severity: "warning", line: w.line, column: w.column })))
-        return;
-    }
-    return;
-  }
-  for (const p of r.problems) {
-    if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column })))
-      return;
-  }
+  if ("doc" in r) r.doc.dispose();
+  for (const p of "doc" in r ? r.warnings : r.problems) if (!out.add(problemFinding(p))) return;
 }
 
 function checkCsv(input: ValidationInput, out: FindingCollector): void {

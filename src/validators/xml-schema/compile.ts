@@ -1,11 +1,22 @@
 // Compiling XSD / RelaxNG / DTD with libxml2-wasm. Compiled schemas live in wasm memory: they are
 // cached per worker (bounded, least recently used is disposed) and shared by every run of the
-// same config. Includes and imports are refused at save time: nothing is loaded from outside.
+// same config. An XSD may include and import the organization's stored XSD documents pinned in the
+// step config (documents.ts); RelaxNG and DTD references are refused at save time.
+import { createHash } from "node:crypto";
 import type { XmlDocument } from "libxml2-wasm";
 import { libxml } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
+import { parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
 
 export type SchemaType = "xsd" | "relaxng" | "dtd";
+
+/** What a step compiles: the inline schema or a stored root, and the pinned documents. */
+export interface SchemaSource {
+  type: SchemaType;
+  schema?: string;
+  schemaUri?: string;
+  documents?: Record<string, string>;
+}
 
 export interface CompiledSchema {
   validate(doc: XmlDocument): void;
@@ -14,16 +25,110 @@ export interface CompiledSchema {
 
 export class SchemaCompileError extends Error {}
 
-/** References to other documents, which we never load (no file system, no network). */
-const EXTERNAL: Record<SchemaType, RegExp> = {
-  xsd: /<(?:[\w.-]+:)?(include|import|redefine|override)\b[^>]*\bschemaLocation\s*=\s*["']([^"']*)/,
+/** References to other documents in RelaxNG and DTD, which we never load. */
+const EXTERNAL: Record<Exclude<SchemaType, "xsd">, RegExp> = {
   relaxng: /<(?:[\w.-]+:)?(externalRef|include)\b[^>]*\bhref\s*=\s*["']([^"']*)/,
   dtd: /<!ENTITY\s+%\s*[\w.:-]+\s+(SYSTEM|PUBLIC)\s+["']([^"']*)/,
 };
 
 export function externalReference(type: SchemaType, schema: string): string | null {
+  if (type === "xsd") return null;
   const m = EXTERNAL[type].exec(schema);
   return m ? `${m[1]} of "${m[2]}"` : null;
+}
+
+/** The documents libxml2 may read while a schema set compiles; null between compiles. */
+let serving: Map<string, Uint8Array> | null = null;
+let providerRegistered = false;
+
+/**
+ * Every load libxml2 attempts goes through this provider, which serves only the set being
+ * compiled: a schema never reaches the (wasm) file system or the network, whatever it names.
+ */
+function ensureProvider(): void {
+  if (providerRegistered) return;
+  const { xmlRegisterInputProvider, openBuffer, readBuffer, closeBuffer } = libxml();
+  xmlRegisterInputProvider({
+    match: () => true,
+    open: (name) => {
+      const bytes = serving?.get(name) ?? serving?.get(resolveUri(name, null) ?? "");
+      return bytes ? openBuffer(bytes) : undefined;
+    },
+    read: (fd, buf) => readBuffer(fd as number, buf),
+    close: (fd) => {
+      closeBuffer(fd);
+      return true;
+    },
+  });
+  providerRegistered = true;
+}
+
+/** Writes the resolved schemaLocation into the references that need it (see documents.ts). */
+function patchLocations(doc: XmlDocument, base: string | null, at: Map<number, string> | undefined) {
+  if (!at) return;
+  referencesOf(doc, base).forEach((ref, i) => {
+    const target = at.get(i);
+    if (target) ref.element.setAttr("schemaLocation", target);
+  });
+}
+
+function served(set: SchemaSet): Map<string, Uint8Array> {
+  const out = new Map<string, Uint8Array>();
+  const utf8 = new TextEncoder();
+  for (const [uri, text] of set.used) {
+    const at = set.locations.get(uri);
+    if (!at) {
+      out.set(uri, utf8.encode(text));
+      continue;
+    }
+    const doc = parseXsd(text, uri);
+    try {
+      patchLocations(doc, uri, at);
+      out.set(uri, utf8.encode(doc.toString({ format: false })));
+    } finally {
+      doc.dispose();
+    }
+  }
+  return out;
+}
+
+/** A readable list of what a schema set cannot resolve (at most five). */
+export function setProblems(set: SchemaSet): string | null {
+  if (set.problems.length === 0) return null;
+  return set.problems
+    .slice(0, 5)
+    .map((p) => `${p.document ? `${p.document} ` : ""}${p.line > 0 ? `line ${p.line}: ` : ""}${p.message}`)
+    .join("; ");
+}
+
+function compileXsd(src: SchemaSource): CompiledSchema {
+  const { XsdValidator } = libxml();
+  const documents = src.documents ?? {};
+  const root = src.schemaUri ? { uri: src.schemaUri } : { text: src.schema ?? "", uri: null };
+  const set = resolveSchemaSet(root, documents);
+  const unresolved = setProblems(set);
+  if (unresolved) throw new SchemaCompileError(unresolved);
+  ensureProvider();
+  const rootUri = src.schemaUri ?? null;
+  const schemaDoc = parseXsd(rootUri ? documents[rootUri]! : (src.schema ?? ""), rootUri);
+  try {
+    patchLocations(schemaDoc, rootUri, set.locations.get(rootUri));
+    serving = served(set);
+    const v = XsdValidator.fromDoc(schemaDoc);
+    // The schema document lives as long as the validator: XSD components may point into it.
+    return {
+      validate: (doc) => v.validate(doc),
+      dispose: () => {
+        v.dispose();
+        schemaDoc.dispose();
+      },
+    };
+  } catch (e) {
+    schemaDoc.dispose();
+    throw e;
+  } finally {
+    serving = null;
+  }
 }
 
 function describe(e: unknown): string {
@@ -38,17 +143,18 @@ function describe(e: unknown): string {
 }
 
 /** Compiles a schema; throws SchemaCompileError with a readable message. Caller disposes. */
-export function compileSchema(type: SchemaType, schema: string): CompiledSchema {
-  const { DtdValidator, RelaxNGValidator, XmlDocument, XmlDtd, XsdValidator } = libxml();
+export function compileSchema(src: SchemaSource): CompiledSchema {
+  const { DtdValidator, RelaxNGValidator, XmlDocument, XmlDtd } = libxml();
   try {
-    if (type === "dtd") {
+    if (src.type === "xsd") return compileXsd(src);
+    const schema = src.schema ?? "";
+    if (src.type === "dtd") {
       const v = new DtdValidator(XmlDtd.fromString(schema));
       return { validate: (doc) => v.validate(doc), dispose: () => v.dispose() };
     }
     const schemaDoc = XmlDocument.fromString(schema, { option: xmlParseOptions() });
     try {
-      const v = type === "xsd" ? XsdValidator.fromDoc(schemaDoc) : RelaxNGValidator.fromDoc(schemaDoc);
-      // The schema document lives as long as the validator: XSD components may point into it.
+      const v = RelaxNGValidator.fromDoc(schemaDoc);
       return {
         validate: (doc) => v.validate(doc),
         dispose: () => {
@@ -61,21 +167,30 @@ export function compileSchema(type: SchemaType, schema: string): CompiledSchema 
       throw e;
     }
   } catch (e) {
+    if (e instanceof SchemaCompileError) throw e;
     throw new SchemaCompileError(describe(e));
   }
+}
+
+/** A short key for a source: what it compiles to depends on nothing else. */
+export function sourceKey(src: SchemaSource): string {
+  const h = createHash("sha256");
+  h.update(`${src.type}\u0000${src.schemaUri ?? ""}\u0000${src.schema ?? ""}`);
+  for (const uri of Object.keys(src.documents ?? {}).sort())
+    h.update(`\u0000${uri}\u0000${src.documents![uri]}`);
+  return h.digest("base64url");
 }
 
 const CACHE_SIZE = 16;
 const cache = new Map<string, CompiledSchema>();
 
-/** The cached compiled schema for a config, compiling (and evicting the oldest) on a miss. */
-export function cachedSchema(type: SchemaType, schema: string): CompiledSchema {
-  const key = `${type}\u0000${schema}`;
+/** The cached compiled schema for a source key, compiling (and evicting the oldest) on a miss. */
+export function cachedSchema(key: string, src: SchemaSource): CompiledSchema {
   let hit = cache.get(key);
   if (hit) {
     cache.delete(key); // re-insert: Map order is our LRU order
   } else {
-    hit = compileSchema(type, schema);
+    hit = compileSchema(src);
     if (cache.size >= CACHE_SIZE) {
       const [oldKey, old] = cache.entries().next().value as [string, CompiledSchema];
       cache.delete(oldKey);

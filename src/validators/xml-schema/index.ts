@@ -1,103 +1,56 @@
 // `xml_schema`: validates XML against an XSD, RelaxNG or DTD with libxml2-wasm.
 // Codes: xml.not_well_formed (+ xml.entity_expansion_limit, xml.max_depth), xml.schema_violation,
-// xml.schema_warning, xml.validation_error. Paths are libxml2's XPath of the offending node.
-import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
-import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
+// xml.schema_warning, xml.validation_error. Paths are libxml2's XPath of the offending node; every
+// finding has a rule (rules.ts), and RelaxNG's restatements of one failure are reported once.
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
-import { columnForXPath, parseXml } from "../shared/xml.ts";
-import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
-import {
-  cachedSchema,
-  compileSchema,
-  externalReference,
-  SchemaCompileError,
-  type SchemaType,
-} from "./compile.ts";
-
-const MAX_SCHEMA_CHARS = 5 * 1024 * 1024;
-
-const configSchema = {
-  type: "object",
-  required: ["schema_type", "schema"],
-  properties: {
-    schema_type: { enum: ["xsd", "relaxng", "dtd"] },
-    schema: {
-      type: "string",
-      minLength: 1,
-      maxLength: MAX_SCHEMA_CHARS,
-      description: "The schema text itself.",
-    },
-    ...COMMON_CONFIG_PROPERTIES,
-  },
-  additionalProperties: false,
-};
-
-interface XmlSchemaConfig {
-  schema_type: SchemaType;
-  schema: string;
-}
-
-function checkConfig(config: unknown): ConfigIssue[] {
-  if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
-  const shape = shapeIssues(configSchema, config);
-  if (shape.length > 0) return shape;
-  const cfg = config as unknown as XmlSchemaConfig;
-  const ext = externalReference(cfg.schema_type, cfg.schema);
-  if (ext) {
-    return [
-      issue(
-        "schema",
-        "external_reference",
-        `has an ${ext}; external documents are never loaded, inline them`,
-      ),
-    ];
-  }
-  try {
-    // Compiled and freed at once: the API process should not hold wasm memory for schemas.
-    compileSchema(cfg.schema_type, cfg.schema).dispose();
-  } catch (e) {
-    const message = e instanceof SchemaCompileError ? e.message : String(e);
-    return [issue("schema", "invalid_schema", `is not a valid ${cfg.schema_type.toUpperCase()}: ${message}`)];
-  }
-  return [];
-}
+import { columnForXPath, parseXml, problemFinding } from "../shared/xml.ts";
+import type { ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import { cachedSchema, sourceKey } from "./compile.ts";
+import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
+import { dedupe, validityRule } from "./rules.ts";
 
 function compile(config: unknown) {
   const cfg = config as XmlSchemaConfig;
+  const source = sourceOf(cfg);
+  // Hashed once per compiled config, not per run: a schema set can weigh megabytes.
+  const key = sourceKey(source);
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     const parsed = parseXml(input.bytes);
     if ("problems" in parsed) {
-      for (const p of parsed.problems) {
-        if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column })))
-          break;
-      }
+      for (const p of parsed.problems) if (!out.add(problemFinding(p))) break;
       return out.result();
     }
     const lines = new LineIndex(input.text);
     const { XmlError, XmlValidateError } = libxml();
     try {
-      cachedSchema(cfg.schema_type, cfg.schema).validate(parsed.doc);
+      cachedSchema(key, source).validate(parsed.doc);
     } catch (e) {
       if (e instanceof XmlValidateError) {
+        const fresh = dedupe(cfg.schema_type);
         for (const d of e.details) {
           const xpath = d.xpath ?? null;
           const line = d.line > 0 ? d.line : null;
-          const column = d.col > 0 ? d.col : columnForXPath(lines, line, xpath);
+          const message = d.message.trim();
+          if (!fresh(message, xpath, line)) continue;
           const warn = d.level < 2;
-          const code = warn ? "xml.schema_warning" : "xml.schema_violation";
-          const f = finding(code, d.message.trim(), {
+          const f = finding(warn ? "xml.schema_warning" : "xml.schema_violation", message, {
             severity: warn ? "warning" : "error",
             path: xpath,
             line,
-            column,
+            column: d.col > 0 ? d.col : columnForXPath(lines, line, xpath, message),
+            rule: validityRule(cfg.schema_type, message),
           });
           if (!out.add(f)) break;
         }
       } else if (e instanceof XmlError) {
-        out.add(finding("xml.validation_error", `validation could not complete: ${e.message}`));
+        out.add(
+          finding("xml.validation_error", `validation could not complete: ${e.message}`, {
+            rule: "xml:validation-incomplete",
+          }),
+        );
       } else throw e;
     } finally {
       parsed.doc.dispose();
@@ -112,7 +65,7 @@ export const xmlSchemaValidator: ValidatorDef = {
   description:
     "Validates XML against an XSD, RelaxNG or DTD schema (libxml2; no external entities, no network).",
   supportedFileTypes: ["XML"],
-  configSchema,
-  checkConfig,
+  configSchema: xmlSchemaConfigSchema,
+  checkConfig: checkXmlSchemaConfig,
   compile,
 };

@@ -1,17 +1,20 @@
 // Boot: find out who is signed in, then render the page the URL names inside the shell. Each
 // page is a view function registered in views/; it returns a title and a body.
-import { ApiError, whenSignedOut } from "./api.ts";
+import { ApiError, get, whenSignedOut } from "./api.ts";
 import { h, mount } from "./dom.ts";
 import { type Ctx, match, navigate, startRouter } from "./router.ts";
 import { defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
 import { shell } from "./shell.ts";
 import { errorNotice, heading, notice, takeFlash } from "./ui.ts";
 import { loginView } from "./views/login.ts";
+import { setupView } from "./views/setup.ts";
 import "./views/index.ts";
 
 const root = document.getElementById("app")!;
 let controller: AbortController | null = null;
 let endedNotice: HTMLElement | null = null;
+/** The instance has no user yet (GET /api/v1/setup/): the setup form instead of the sign-in. */
+let setupNeeded = false;
 
 function problemPage(e: unknown): { title: string; body: Node } {
   if (e instanceof ApiError && e.status === 404)
@@ -26,6 +29,18 @@ async function render(initial: boolean): Promise<void> {
   const ctl = new AbortController();
   controller = ctl;
   const path = location.pathname;
+  if (!session() && setupNeeded) {
+    document.title = "Set up · Assay";
+    mount(
+      root,
+      setupView((org) => {
+        setupNeeded = false;
+        navigate(`/app/orgs/${org}/workflows/`, { replace: true });
+      }),
+    );
+    (root.querySelector("input") as HTMLInputElement | null)?.focus();
+    return;
+  }
   if (!session()) {
     document.title = "Sign in · Assay";
     mount(
@@ -79,7 +94,7 @@ whenSignedOut(() => {
 
 async function boot() {
   try {
-    await loadSession();
+    if (!(await loadSession())) setupNeeded = (await get<{ needed: boolean }>("setup/")).needed;
   } catch (e) {
     mount(root, h("main", { id: "main" }, errorNotice(e)));
     return;

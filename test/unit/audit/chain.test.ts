@@ -69,7 +69,9 @@ describe("what a change records", () => {
     });
   });
   test("secrets are removed whatever a write path hands over", () => {
-    expect(redact({ name: "x", secret: "whsec_1", password_hash: "$argon", digest: "ab", csrf: "c" })).toEqual({
+    expect(
+      redact({ name: "x", secret: "whsec_1", password_hash: "$argon", digest: "ab", csrf: "c" }),
+    ).toEqual({
       name: "x",
     });
     const text = changesText({

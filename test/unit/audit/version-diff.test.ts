@@ -50,8 +50,19 @@ describe("diffVersions", () => {
         step: { id: 3, name: "new" },
       },
       { path: "/steps/1/order", op: "changed", before: 1, after: 2, step: { id: 1, name: "s1" } },
-      { path: "/steps/1/config/schema/required/1", op: "removed", before: "total", step: { id: 1, name: "s1" } },
-      { path: "/steps/1/config/schema/a~1b", op: "changed", before: 1, after: 2, step: { id: 1, name: "s1" } },
+      {
+        path: "/steps/1/config/schema/required/1",
+        op: "removed",
+        before: "total",
+        step: { id: 1, name: "s1" },
+      },
+      {
+        path: "/steps/1/config/schema/a~1b",
+        op: "changed",
+        before: 1,
+        after: 2,
+        step: { id: 1, name: "s1" },
+      },
       {
         path: "/steps/2",
         op: "removed",

@@ -62,6 +62,13 @@ describe("what the inline lane takes", () => {
     );
   });
 
+  test("never a CEL assertions step, however small the document: its cost depends on the rule", () => {
+    const job = jsonJob(VALID, [ORDER]);
+    const rules = [{ id: "r", expr: "data.qty > 0", message: "m" }];
+    const cel = { ...job.steps[0], key: "cel", validator: "assertions", config: { rules } };
+    expect(inline.accepts({ ...job, steps: [job.steps[0], cel] })).toBe(false);
+  });
+
   test("not YAML, not another charset, not over INLINE_MAX_BYTES", () => {
     expect(inline.accepts(jsonJob("id: ord-000001", [ORDER], { fileType: "YAML" }))).toBe(false);
     expect(inline.accepts(jsonJob(VALID, [ORDER], { charset: "iso-8859-1" }))).toBe(false);

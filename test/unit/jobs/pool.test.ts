@@ -34,7 +34,9 @@ describe("queueing", () => {
   });
 
   test("size 2 starts queued jobs in submission order, two at a time", async () => {
-    const pool = await startPool(2);
+    // One job per worker: every start is the queue's head handed to a free worker, so the order
+    // is exact. With pipelining, which of two workers frees first depends on the machine's load.
+    const pool = await startPool(2, { jobsPerWorker: 1 });
     const order: string[] = [];
     let maxBusy = 0;
     const jobs = [0, 1, 2, 3, 4, 5].map(() => makeJob("x", [["sleep", { ms: 20 }]]));
@@ -49,14 +51,10 @@ describe("queueing", () => {
         }),
       ),
     );
-    expect(pool.stats()).toEqual({ size: 2, capacity: 4, busy: 2, queued: 2, pipelined: 2 });
+    expect(pool.stats()).toEqual({ size: 2, capacity: 2, busy: 2, queued: 4, pipelined: 0 });
     const outcomes = await Promise.all(handles.map((h) => h.done));
     expect(outcomes.every((o) => o.status === "completed")).toBe(true);
-    // Two workers report starts concurrently, so neighbours may swap; nothing overtakes further.
-    const ids = jobs.map((j) => j.jobId);
-    expect(order.slice(0, 2).sort()).toEqual(ids.slice(0, 2).sort());
-    for (let i = 0; i + 2 < ids.length; i++)
-      expect(order.indexOf(ids[i])).toBeLessThan(order.indexOf(ids[i + 2]));
+    expect(order).toEqual(jobs.map((j) => j.jobId));
     expect(maxBusy).toBe(2);
   });
 
@@ -203,7 +201,8 @@ describe("time limits and crashes", () => {
     expect(outcome.steps.map((s) => s.status)).toEqual(["passed", "error", "skipped"]);
     expect(outcome.steps[1].error).toBe("step exceeded its time limit of 150 ms");
     expect(elapsed).toBeGreaterThanOrEqual(140);
-    expect(elapsed).toBeLessThan(1000);
+    // Only a watchdog: a limit that did not work would never end the job (the others are 5 s).
+    expect(elapsed).toBeLessThan(4000);
     const nextOutcome = await after.done;
     expect(nextOutcome.status).toBe("completed");
     expect(echoed(nextOutcome).text).toBe("next");
@@ -261,8 +260,10 @@ describe("time limits and crashes", () => {
     );
     await enough.promise;
     const gaps = crashes.slice(1).map((t, i) => t - crashes[i]);
+    // Each gap is at least its delay (0, 50, 100 ms): lower bounds hold on any machine, where
+    // comparing two gaps would compare the machine's load at two moments.
     expect(gaps[1]).toBeGreaterThanOrEqual(45);
-    expect(gaps[2]).toBeGreaterThan(gaps[1]);
+    expect(gaps[2]).toBeGreaterThanOrEqual(95);
     await pool.close(0);
     expect(await handle.done).toMatchObject({ status: "canceled", error: "shutdown" });
   });
@@ -296,12 +297,14 @@ describe("cancel", () => {
     const t0 = performance.now();
     handle.cancel();
     const outcome = await handle.done;
-    expect(performance.now() - t0).toBeLessThan(100);
+    // The step loops forever: a cancel that waited for it would never end. The bound is a
+    // watchdog a machine ten times slower still meets, not a measurement.
+    expect(performance.now() - t0).toBeLessThan(2000);
     expect(outcome.status).toBe("canceled");
     expect(outcome.steps.map((s) => s.status)).toEqual(["passed", "error", "skipped"]);
     expect(outcome.steps[1].error).toBe("canceled");
     // The busy-looping thread itself is gone shortly after, not just forgotten.
-    expect(await stopped.promise).toBeLessThan(200);
+    expect(await stopped.promise).toBeLessThan(4000);
     const next = makeJob("next", [["echo"]]);
     expect((await pool.submit(next, limits(next)).done).status).toBe("completed");
   });
@@ -341,7 +344,7 @@ describe("close", () => {
     await started;
     const t0 = performance.now();
     await pool.close(100);
-    expect(performance.now() - t0).toBeLessThan(500);
+    expect(performance.now() - t0).toBeLessThan(4000); // a watchdog: without the deadline, never
     const outcome = await handle.done;
     expect(outcome).toMatchObject({ status: "canceled", error: "shutdown" });
     expect(outcome.steps.map((s) => s.status)).toEqual(["error", "skipped"]);

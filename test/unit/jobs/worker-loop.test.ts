@@ -4,7 +4,7 @@ import { Lru } from "../../../src/jobs/lru.ts";
 import type { FromWorker, RunJob } from "../../../src/jobs/protocol.ts";
 import { type JobDeps, runJob } from "../../../src/jobs/worker-loop.ts";
 import { RegexLimitError } from "../../../src/validators/shared/user-regex.ts";
-import type { ValidatorDef } from "../../../src/validators/types.ts";
+import type { Finding, ValidatorDef } from "../../../src/validators/types.ts";
 
 let compiles = 0;
 const textLength: ValidatorDef = {
@@ -83,6 +83,35 @@ describe("runJob", () => {
     // One message for the whole single-step job: its step's end is the job's end.
     expect(posted).toEqual([
       { type: "step_end", jobId: "j", index: 0, outcome: expect.anything(), end: true },
+    ]);
+  });
+
+  test("a result with an error ends the step in error and keeps its findings", async () => {
+    const finding: Finding = {
+      severity: "error",
+      code: "x.stopped",
+      message: "why",
+      path: null,
+      line: null,
+      column: null,
+      rule: "r",
+    };
+    const stopping: ValidatorDef = {
+      ...textLength,
+      slug: "stop",
+      compile: () => () => ({ findings: [finding], truncated: false, error: "stopped: why" }),
+    };
+    const { deps, posted } = setup();
+    deps.lookup = (slug) => (slug === "stop" ? stopping : undefined);
+    await runJob(job([0x61], "utf-8", [{ key: "s", validator: "stop", config: {}, maxFindings: 5 }]), deps);
+    expect(ends(posted)).toEqual([
+      {
+        status: "error",
+        findings: [finding],
+        truncated: false,
+        durationMs: expect.any(Number),
+        error: "stopped: why",
+      },
     ]);
   });
 

@@ -136,6 +136,49 @@ describe("assertions: XML and CSV", () => {
     expect(assert(rules, xml, "XML").findings.map((f) => f.rule)).toEqual(["qty"]);
   });
 
+  describe("XML: xml.lists makes elements lists even when they occur once", () => {
+    const one = '<order id="1"><item qty="2"><note>a</note></item></order>';
+    const two =
+      '<order id="2"><item qty="2"><note>a</note></item><item qty="3"><note>b</note></item></order>';
+    const rule = { id: "qty", expr: 'data.order.item.all(i, int(i["@qty"]) > 0)', message: "bad qty" };
+    const results = (config: Record<string, unknown>) =>
+      [one, two].map((doc) => assert([rule], doc, "XML", config).findings.map((f) => f.message));
+
+    test("auto (the default): the one-item order breaks the rule written for two", () => {
+      expect(results({})).toEqual([[expect.stringContaining("could not be evaluated")], []]);
+    });
+    test("a path from the root makes `item` a list in both", () => {
+      expect(results({ xml: { lists: ["order/item"] } })).toEqual([[], []]);
+    });
+    test("//name matches the element at any depth", () => {
+      const notes = { id: "n", expr: "data.order.item.all(i, size(i.note) >= 1)", message: "m" };
+      for (const doc of [one, two])
+        expect(assert([notes], doc, "XML", { xml: { lists: ["//item", "//note"] } }).findings).toEqual([]);
+    });
+    test('"always": every element below the root is a list; attributes and text are not', () => {
+      const r = assert(
+        [{ id: "a", expr: 'data.order["@id"] == "1" && data.order.item[0].note[0] == "a"', message: "m" }],
+        one,
+        "XML",
+        { xml: { lists: "always" } },
+      );
+      expect(r.findings).toEqual([]);
+    });
+    test("a bad path is refused at save, naming it", () => {
+      const message =
+        'a path names elements from the root, separated by "/" (order/item), or starts with "//" (//item)';
+      expect(
+        checkStepConfig("assertions", { rules: [rule], xml: { lists: ["order/item", "order//item", ""] } }),
+      ).toEqual([
+        { field: "xml.lists[1]", code: "invalid", message },
+        { field: "xml.lists[2]", code: "invalid", message },
+      ]);
+      expect(checkStepConfig("assertions", { rules: [rule], xml: { lists: "sometimes" } })).toEqual([
+        { field: "xml.lists", code: "invalid", message: 'must be "auto", "always" or a list of paths' },
+      ]);
+    });
+  });
+
   test("XML: not well-formed is reported, rules are not run", () => {
     expect(assert([{ id: "a", expr: "false", message: "x" }], "<a><b></a>", "XML").findings[0].code).toBe(
       "xml.not_well_formed",
@@ -207,15 +250,24 @@ describe("assertions: save-time checks", () => {
   });
 });
 
-describe("assertions: regex safety", () => {
-  test("a literal matches() pattern with nested quantifiers is refused", () => {
+describe("assertions: regular expressions", () => {
+  test("matches() runs RE2 in linear time: a nested quantifier is fine, even on a hostile input", () => {
+    const rules = [{ id: "a", expr: 'data.s.matches("^(a+)+$")', message: "no match" }];
+    const r = assert(rules, JSON.stringify({ s: `${"a".repeat(5000)}!` }), "JSON");
+    expect(view(r).map((f) => [f.code, f.message])).toEqual([["assertion.failed", "no match"]]);
+  });
+
+  test("a literal pattern RE2 cannot compile is refused at save", () => {
     const r = checkStepConfig("assertions", {
-      rules: [{ id: "a", expr: 'data.s.matches("^(a+)+$")', message: "m" }],
+      rules: [{ id: "a", expr: 'data.s.matches("(a")', message: "m" }],
     });
-    expect(r[0]).toMatchObject({ field: "rules[0].expr", code: "invalid_expression" });
-    expect(
-      checkStepConfig("assertions", { rules: [{ id: "a", expr: 'data.s.matches("^a+$")', message: "m" }] }),
-    ).toEqual([]);
+    expect(r).toEqual([
+      {
+        field: "rules[0].expr",
+        code: "invalid_expression",
+        message: expect.stringMatching(/^invalid regular expression: .*missing closing \)/),
+      },
+    ]);
   });
 });
 
@@ -228,5 +280,56 @@ describe("assertions: hostile keys", () => {
       "JSON",
     );
     expect(r.findings).toEqual([]);
+  });
+});
+
+describe("assertions: issue #23's CEL cases, through the validator", () => {
+  const truth = (expr: string) => assert([{ id: "t", expr, message: expr }], "{}", "JSON").findings;
+  test("once refused at save, now true", () => {
+    for (const expr of [
+      "b'a' < b'b' && b'' <= b'\\x00'",
+      "[1, 'one'] == [1, 'one'] && 1.0 == 1",
+      "{'content-type': 'json'}.`content-type` == 'json'",
+      "int(42u) == 42 && int(timestamp('1970-01-01T00:01:00Z')) == 60",
+      "duration(duration('1s')) == duration('1s') && timestamp(timestamp(0)) == timestamp(0)",
+      "has({'a': 1}.a) && .99 < 1.0",
+    ])
+      expect(truth(expr)).toEqual([]);
+  });
+  test("once wrong, now right", () => {
+    for (const expr of [
+      "b'\\303\\277' == b'ÿ'",
+      "dyn(3u) in [5, 4, 3, 2, 1] && [1, 2u] == [1.0, 2.0] && {1: 'a'} == {1u: 'a'}",
+      "!(dyn(9223372036854775807) < 9223372036854775808.0)",
+    ])
+      expect(truth(expr)).toEqual([]);
+  });
+  test("once values, now errors: at evaluation, or at save for literal map keys", () => {
+    for (const expr of [
+      "-(-9223372036854775807 - 1) != 0",
+      "int(9223372036854775807.0) != 0",
+      "string(b'\\xff') != ''",
+    ])
+      expect(truth(expr).map((x) => x.code)).toEqual(["assertion.error"]);
+    const saved = (expr: string) =>
+      checkStepConfig("assertions", { rules: [{ id: "k", expr, message: "m" }] });
+    expect(saved("{'a': 1, 'a': 2}.a == 1")).toEqual([
+      { field: "rules[0].expr", code: "invalid_expression", message: "the map literal repeats the key a" },
+    ]);
+    for (const [expr, kind] of [
+      ["{1.5: 1}[1.5] == 1", "double"],
+      ["{null: 1}[null] == 1", "null"],
+    ])
+      expect(saved(expr)).toEqual([
+        {
+          field: "rules[0].expr",
+          code: "invalid_expression",
+          message: `a map key must be an int, uint, bool or string, not ${kind}`,
+        },
+      ]);
+    const doc = JSON.stringify({ k: 1.5 });
+    expect(
+      assert([{ id: "k", expr: "{data.k: 1}.size() == 1", message: "m" }], doc, "JSON").findings[0].message,
+    ).toBe('rule "k" could not be evaluated: a map key must be an int, uint, bool or string');
   });
 });

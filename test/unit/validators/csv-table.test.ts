@@ -34,11 +34,16 @@ describe("csv_table: rows", () => {
     expect(r.findings[0].message).toBe('"1815-13-10" is not a valid date');
   });
 
-  test("constraint errors: required, minimum, length, pattern, maximum", () => {
+  test("constraint errors: required, minimum, length, pattern, maximum; each failing one reported", () => {
     const r = table(`${HEADER}NA,Ada,,,\n0,A,,,\n3,ada,,,101\n4,Abcdefghijk,,,\n`);
+    expect(r.findings.map((f) => f.message).slice(2, 4)).toEqual([
+      '"A" is shorter than 2',
+      '"A" does not match the pattern [A-Z][a-z]+',
+    ]);
     expect(brief(r, true)).toEqual([
       { code: "csv.constraint_error", line: 2, column: 1, path: "/rows/2/id" },
       { code: "csv.constraint_error", line: 3, column: 1, path: "/rows/3/id" },
+      { code: "csv.constraint_error", line: 3, column: 3, path: "/rows/3/name" },
       { code: "csv.constraint_error", line: 3, column: 3, path: "/rows/3/name" },
       { code: "csv.constraint_error", line: 4, column: 3, path: "/rows/4/name" },
       { code: "csv.constraint_error", line: 4, column: 9, path: "/rows/4/score" },
@@ -63,12 +68,13 @@ describe("csv_table: rows", () => {
     ]);
   });
 
-  test("primary key duplicates", () => {
+  test("primary key duplicates; a key partly empty is a key, an all-empty one an error", () => {
     const s = { fields: [{ name: "a" }, { name: "b", type: "integer" }], primaryKey: ["a", "b"] };
-    const r = table("a,b\nx,1\nx,2\nx,01\ny,\n", {}, s);
+    const r = table("a,b\nx,1\nx,2\nx,01\ny,\n,\n", {}, s);
     expect(brief(r, true)).toEqual([
       { code: "csv.primary_key_error", line: 4, column: 1, path: "/rows/4" },
-      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/b" },
+      { code: "csv.blank_row", line: 6, column: 1, path: "/rows/6" },
+      { code: "csv.primary_key_error", line: 6, column: 1, path: "/rows/6" },
     ]);
   });
 
@@ -113,7 +119,8 @@ describe("csv_table: header", () => {
     expect(brief(table("a,b,c,d\n", {}, s), true)).toEqual([
       { code: "csv.extra_label", line: 1, column: 7, path: "/rows/1" },
     ]);
-    expect(codes(table("a,a,c\n", {}, s))).toEqual(["csv.duplicate_label", "csv.incorrect_label"]);
+    expect(codes(table("a,a,c\n", {}, s))).toEqual(["csv.duplicate_label"]);
+    expect(codes(table("a,,c\n", {}, s))).toEqual(["csv.blank_label"]);
     const r = table("a,c,b\n", {}, s);
     expect(brief(r, true)).toEqual([
       { code: "csv.incorrect_label", line: 1, column: 3, path: "/rows/1/b" },
@@ -186,8 +193,9 @@ describe("csv_table: save-time checks", () => {
     expect(issues({ schema: { fields: [{ name: "a" }] }, dialect: { delimiter: ";;" } })[0].field).toBe(
       "dialect.delimiter",
     );
-    expect(issues({ schema: { fields: [{ name: "a" }], foreignKeys: [] } })[0]).toMatchObject({
-      field: "schema.foreignKeys",
+    expect(issues({ schema: { fields: [{ name: "a" }], foreignKeys: [] } })).toEqual([]);
+    expect(issues({ schema: { fields: [{ name: "a", constraints: { unknown: 1 } }] } })[0]).toMatchObject({
+      field: "schema.fields[0].constraints.unknown",
       code: "unknown_key",
     });
   });

@@ -142,7 +142,16 @@ describe("csv_table cell checks", () => {
 
   test("ISO dates: leap years, month lengths, and years below 100 as Date.UTC reads them", () => {
     const fields = [{ name: "d", type: "date" }];
-    const ok = ["2000-02-29", "2024-02-29", "1815-12-10", "0004-02-29", "9999-12-31"];
+    // One-digit months and days are read as Frictionless reads them (strptime "%Y-%m-%d").
+    const ok = [
+      "2000-02-29",
+      "2024-02-29",
+      "1815-12-10",
+      "0004-02-29",
+      "9999-12-31",
+      "2024-1-01",
+      "2024-2-9",
+    ];
     expect(table(fields, `d\n${ok.join("\n")}\n`).findings).toEqual([]);
     const bad = [
       "1900-02-29",
@@ -151,7 +160,7 @@ describe("csv_table cell checks", () => {
       "2024-13-01",
       "2024-00-10",
       "0000-02-29",
-      "2024-1-01",
+      "2024-001-01",
     ];
     expect(codes(table(fields, `d\n${bad.join("\n")}\n`))).toEqual(bad.map(() => "csv.type_error"));
     const bounded = [{ name: "d", type: "date", constraints: { minimum: "2024-02-29" } }];
@@ -162,11 +171,25 @@ describe("csv_table cell checks", () => {
 
   test("several missing values; a required field may not use any of them", () => {
     const fields = [{ name: "n", type: "integer", constraints: { required: true } }, { name: "m" }];
-    const r = table(fields, "n,m\nNA,-\n-,NA\n,x\n1,\n", { missingValues: ["NA", "-"] });
+    const r = table(fields, "n,m\nNA,a\n-,b\n,x\n1,\nNA,-\n", { missingValues: ["NA", "-"] });
     expect(brief(r, true)).toEqual([
       { code: "csv.constraint_error", line: 2, column: 1, path: "/rows/2/n" },
       { code: "csv.constraint_error", line: 3, column: 1, path: "/rows/3/n" },
       { code: "csv.type_error", line: 4, column: 1, path: "/rows/4/n" },
+      // Every cell missing: one blank-row error instead of the cells' (Frictionless).
+      { code: "csv.blank_row", line: 6, column: 1, path: "/rows/6" },
+    ]);
+  });
+
+  test("a field's own missingValues override the schema's", () => {
+    const fields = [
+      { name: "n", type: "integer", missingValues: ["n/a"] },
+      { name: "m", type: "integer" },
+    ];
+    const r = table(fields, "n,m\nn/a,1\nNA,n/a\n", { missingValues: ["NA"] });
+    expect(brief(r, true)).toEqual([
+      { code: "csv.type_error", line: 3, column: 1, path: "/rows/3/n" },
+      { code: "csv.type_error", line: 3, column: 4, path: "/rows/3/m" },
     ]);
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
-import { hasNestedQuantifier } from "../../../src/validators/shared/safe-regex.ts";
 import { brief, run } from "./helpers.ts";
 
 const rules = (config: Record<string, unknown>, content: string | Uint8Array) =>
@@ -114,15 +113,5 @@ describe("text_rules: save-time checks", () => {
     expect(issues({ patterns: [{ regex: "a", flags: "gg", must: "match", message: "m" }] })[0].field).toBe(
       "patterns[0].flags",
     );
-  });
-});
-
-describe("nested quantifier heuristic", () => {
-  test("classes and escapes are not groups", () => {
-    expect(hasNestedQuantifier("[(a+)]+")).toBe(false);
-    expect(hasNestedQuantifier("\\(a+\\)+")).toBe(false);
-    expect(hasNestedQuantifier("(?:a|b)+")).toBe(false);
-    expect(hasNestedQuantifier("(?:a+|b)*")).toBe(true);
-    expect(hasNestedQuantifier("(a+){3}")).toBe(false);
   });
 });

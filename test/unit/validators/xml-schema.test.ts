@@ -58,6 +58,43 @@ describe("xml_schema: XSD", () => {
 });
 
 describe("xml_schema: RelaxNG and DTD", () => {
+  test("RelaxNG reports one bad value once, with a rule", () => {
+    const xml = "<addressBook><card><name>x</name><age>x</age></card></addressBook>";
+    const r = validate("relaxng", rng, xml);
+    expect(r.findings).toEqual([
+      {
+        severity: "error",
+        code: "xml.schema_violation",
+        message: "Type integer doesn't allow value 'x'",
+        path: "/addressBook/card/age",
+        line: 1,
+        column: 34,
+        rule: "relaxng:data",
+      },
+    ]);
+  });
+
+  test("every finding has a rule: XSD's cvc-* names, DTD's validity constraints", () => {
+    const xsdFindings = validate(
+      "xsd",
+      xsd,
+      '<order>\n  <id>abc</id>\n  <item qty="0"/>\n  <bogus/>\n</order>',
+    );
+    expect(xsdFindings.findings.map((f) => f.rule)).toEqual([
+      "cvc-datatype-valid",
+      "cvc-datatype-valid",
+      "cvc-complex-type.4",
+      "cvc-complex-type.2.4",
+    ]);
+    const dtdFindings = validate("dtd", dtd, "<note>\n<to>a</to>\n<x/></note>");
+    expect(dtdFindings.findings.map((f) => f.rule)).toEqual([
+      "VC: Element Valid",
+      "VC: Required Attribute",
+      "VC: Element Valid",
+    ]);
+    expect(run("syntax", {}, "<a><b></a>", "XML").findings.map((f) => f.rule)).toEqual(["xml:well-formed"]);
+  });
+
   test("RelaxNG violations", () => {
     const xml = "<addressBook>\n<card><name>x</name><age>x</age></card>\n<card><nam/></card></addressBook>";
     const r = validate("relaxng", rng, xml);
@@ -94,12 +131,24 @@ describe("xml_schema: save-time checks", () => {
     expect(issues({ schema_type: "relaxng", schema: "<element/>" })[0].field).toBe("schema");
     expect(issues({ schema_type: "dtd", schema: "<!ELEMENT note (to,from>" })[0].field).toBe("schema");
   });
-  test("includes, imports and external parameter entities are refused", () => {
+  test("an XSD include of nothing stored is unresolved; external parameter entities are refused", () => {
     const inc =
       '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:include schemaLocation="other.xsd"/></xs:schema>';
-    expect(issues({ schema_type: "xsd", schema: inc })[0].code).toBe("external_reference");
+    expect(issues({ schema_type: "xsd", schema: inc })).toEqual([
+      {
+        field: "schema",
+        code: "unresolved_reference",
+        message:
+          'line 1: include of "other.xsd": a relative schemaLocation needs a document with a URI; use the absolute URI of a stored document',
+      },
+    ]);
     const pe = '<!ENTITY % ext SYSTEM "http://evil.example/x.dtd"> %ext;';
     expect(issues({ schema_type: "dtd", schema: pe })[0].code).toBe("external_reference");
+  });
+  test("a schemaLocation outside the stored documents (file:, http:) is unresolved, never read", () => {
+    const root =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:include schemaLocation="file:///etc/passwd"/></xs:schema>';
+    expect(issues({ schema_type: "xsd", schema: root })[0]).toMatchObject({ code: "unresolved_reference" });
   });
   test("shape", () => {
     expect(issues({ schema_type: "xslt", schema: "x" })[0].field).toBe("schema_type");

@@ -18,7 +18,7 @@ export function defaultConfig(validator: string): Record<string, unknown> {
     case "json_schema":
       return { schema: { type: "object", properties: {}, required: [] } };
     case "xml_schema":
-      return { schema_type: "xsd", schema: "" };
+      return { schema_type: "xsd" };
     case "schematron":
       return { schema: "" };
     case "csv_table":

@@ -116,6 +116,29 @@ function rulesEditor(d: StepDraft, p: string): HTMLElement {
   return box;
 }
 
+/** xml.lists of an assertions step as one text: "always", or paths separated by commas. */
+function xmlListsInput(d: StepDraft, cp: string): HTMLElement {
+  const xml = (d.config.xml ?? {}) as { lists?: unknown };
+  const shown = Array.isArray(xml.lists) ? xml.lists.join(", ") : xml.lists === "always" ? "always" : "";
+  const input = h("input", {
+    ...mono,
+    value: shown,
+    placeholder: "invoice/line, //note",
+    "data-field": `${cp}.xml.lists`,
+    oninput: (e: Event) => {
+      const raw = (e.target as HTMLInputElement).value.trim();
+      const lists =
+        raw === "" ? undefined : raw === "always" ? "always" : raw.split(",").map((x) => x.trim());
+      setOrDelete(d.config, "xml", lists === undefined ? undefined : { lists });
+    },
+  });
+  return field(
+    "XML: elements that are lists",
+    input,
+    "For XML submissions: paths of elements that can repeat (a list even when one occurs), or always.",
+  );
+}
+
 /** The validator-specific part of a step's form. `p` is the step's field path, e.g. steps[0]. */
 export function configEditor(d: StepDraft, p: string): Child {
   const c = d.config;
@@ -170,11 +193,24 @@ export function configEditor(d: StepDraft, p: string): Child {
         rows: "14",
         "data-field": `${cp}.schema`,
         value: String(c.schema ?? ""),
-        oninput: (e: Event) => (c.schema = (e.target as HTMLTextAreaElement).value),
+        oninput: (e: Event) => setOrDelete(c, "schema", (e.target as HTMLTextAreaElement).value || undefined),
+      });
+      const stored = h("input", {
+        ...mono,
+        size: "60",
+        "data-field": `${cp}.schema_uri`,
+        value: String(c.schema_uri ?? ""),
+        oninput: (e: Event) =>
+          setOrDelete(c, "schema_uri", (e.target as HTMLInputElement).value || undefined),
       });
       return [
         field("Schema language", kind),
         field("Schema", text, "The schema text itself. Checked when you save."),
+        field(
+          "Or a stored XSD",
+          stored,
+          "XSD only, instead of the text: the URI of an XSD document stored for the organization; what it includes and imports is resolved from the stored documents when you save.",
+        ),
       ];
     }
     case "schematron":
@@ -227,6 +263,7 @@ export function configEditor(d: StepDraft, p: string): Child {
           " (each CSV row).",
         ),
         rulesEditor(d, cp),
+        xmlListsInput(d, cp),
       ];
     case "text_rules": {
       const enc = h(

@@ -1,0 +1,43 @@
+// `assay-validate`: the CI client alone, a single JavaScript file for Node ≥ 20 and Bun
+// (scripts/build.ts). The same options, output and exit codes as `assay validate` against a
+// server, without the server or its validators (no --local). Decision: docs/decisions.md.
+import { UsageError, parseArgs } from "./args.ts";
+import { COMMANDS, type CommandSpec, optionsOf, renderHelp } from "./help.ts";
+import { validate } from "./validate.ts";
+import { VERSION } from "../version.ts";
+
+const PROGRAM = "assay-validate";
+
+/** `assay validate`'s help without what needs the server binary (--local). */
+function help(): string {
+  const v = COMMANDS.validate!;
+  const spec: CommandSpec = {
+    ...v,
+    usage: v.usage.filter((u) => !u.includes("--local")).map((u) => u.replace("assay validate", PROGRAM)),
+    about: `${v.about}\nThe light client of Assay: for --local, use the assay binary.`,
+    optionHelp: v.optionHelp.filter(([o]) => !/--local|--workflow-file/.test(o)),
+  };
+  return renderHelp(spec);
+}
+
+export async function lightMain(argv: string[]): Promise<number> {
+  if (argv[0] === "--version" || argv[0] === "-v") {
+    process.stdout.write(`${PROGRAM} ${VERSION}\n`);
+    return 0;
+  }
+  try {
+    const p = parseArgs(argv, optionsOf("validate"));
+    if (p.bools.has("help") || argv.length === 0) {
+      process.stdout.write(`${help()}\n`);
+      return argv.length === 0 ? 2 : 0;
+    }
+    return await validate(p, null, PROGRAM);
+  } catch (e) {
+    const message =
+      e instanceof UsageError ? `${e.message}\nRun "${PROGRAM} -h" for help.` : (e as Error).message;
+    process.stderr.write(`${PROGRAM}: ${message}\n`);
+    return 2;
+  }
+}
+
+process.exitCode = await lightMain(process.argv.slice(2));

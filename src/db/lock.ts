@@ -1,0 +1,64 @@
+// One server per data dir. Two servers on one database would each believe their in-memory state
+// (queues, caches, runs executing from memory) is the truth. The lock is an OS file lock, held
+// through SQLite on a file of its own (`server.lock`, EXCLUSIVE locking mode, a transaction that
+// stays open): the kernel drops it when the process ends, however it ends, so a crash never leaves
+// a stale lock behind and no PID can be mistaken for a live holder. `server.pid` next to it names
+// the holder for the message. The admin CLI opens only assay.db and keeps working beside a server.
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const LOCK_FILE = "server.lock";
+export const PID_FILE = "server.pid";
+
+export class DataDirLockedError extends Error {
+  override name = "DataDirLockedError";
+  constructor(
+    readonly dir: string,
+    readonly pid: number | null,
+  ) {
+    super(
+      `the data directory ${dir} is in use by another Assay server${pid ? ` (PID ${pid})` : ""}; stop it or choose another --data-dir`,
+    );
+  }
+}
+
+export interface DataDirLock {
+  release(): void;
+}
+
+function holderPid(dir: string): number | null {
+  try {
+    const n = Number(readFileSync(join(dir, PID_FILE), "utf8").trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Takes the data dir's lock or throws DataDirLockedError at once (no waiting). */
+export function lockDataDir(dir: string): DataDirLock {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = new Database(join(dir, LOCK_FILE), { create: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 0");
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+  } catch (e) {
+    db.close();
+    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY"))
+      throw new DataDirLockedError(dir, holderPid(dir));
+    throw e;
+  }
+  writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      // Only our own PID file: after a crash of ours, a newer server may have written its own.
+      if (holderPid(dir) === process.pid) rmSync(join(dir, PID_FILE), { force: true });
+      db.close();
+    },
+  };
+}

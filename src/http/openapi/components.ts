@@ -1,0 +1,199 @@
+import type { DocumentDecoration } from "elysia";
+
+// The shared parts of the OpenAPI document: tags, security schemes, the request headers a route
+// can declare (components.parameters), the answer headers (components.headers) and one response
+// per error status (components.responses). Routes refer to them with the helpers at the end.
+
+/** Every tag an operation may use, in the order the docs page shows them. */
+export const TAGS = [
+  { name: "Runs", description: "Submit data to a workflow, read runs, their findings and reports." },
+  {
+    name: "Workflows",
+    description: "Validation workflows: ordered steps, each a validator with its config (Author writes).",
+  },
+  { name: "Schemas", description: "JSON Schemas stored in an organization, for steps to $ref by URI." },
+  { name: "Validators", description: "The catalogue of validators and the JSON Schema of each config." },
+  { name: "Webhooks", description: "Signed notifications of finished runs, their delivery log (Admin)." },
+  { name: "Organizations", description: "Organizations you belong to, and their members and roles." },
+  { name: "Users", description: "The authenticated user." },
+  { name: "Tokens", description: "Your API tokens: the secret is shown once, at creation." },
+  { name: "Administration", description: "Instance administration: users, organizations, settings." },
+  {
+    name: "Audit",
+    description:
+      "The audit log of every change, with a hash chain (org Admins: their org; instance admins: all).",
+  },
+  {
+    name: "Web session",
+    description: "Cookie sign-in for the web app; API clients use a bearer token instead.",
+  },
+  { name: "Health", description: "Probes and metrics for operators." },
+] as const;
+export type Tag = (typeof TAGS)[number]["name"];
+
+export const SECURITY_SCHEMES = {
+  bearer: {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "An API token (assay_…): `Authorization: Bearer <token>`. Create one with `assay tokens create` or POST /api/v1/users/me/tokens/.",
+  },
+  session: {
+    type: "apiKey",
+    in: "cookie",
+    name: "assay_session",
+    description:
+      "The web app's session cookie (POST /api/v1/auth/login/); writes also need the X-CSRF-Token header. Same origin only.",
+  },
+};
+
+const str = (description: string, extra: Record<string, unknown> = {}) => ({
+  description,
+  schema: { type: "string", ...extra },
+});
+
+/** Request headers, under components.parameters. */
+export const PARAMETERS = {
+  Prefer: {
+    name: "Prefer",
+    in: "header",
+    required: false,
+    description:
+      "`respond-async`: answer 202 at once; `wait=N`: wait up to N seconds (at most 60) for the run to finish before answering 202 (RFC 7240). Honoured preferences are echoed in Preference-Applied.",
+    schema: { type: "string", examples: ["respond-async", "wait=10"] },
+  },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "A key of your choice (at most 255 characters): the same key and the same request within 24 h replay the first answer with Idempotent-Replayed: true; the same key with another request is 422.",
+    schema: { type: "string", maxLength: 255 },
+  },
+  XFilename: {
+    name: "X-Filename",
+    in: "header",
+    required: false,
+    description: "Raw mode: the submitted file's name (no path separators or control characters).",
+    schema: { type: "string", maxLength: 255 },
+  },
+  ContentEncoding: {
+    name: "Content-Encoding",
+    in: "header",
+    required: false,
+    description: "Raw mode: `base64` when the body is the payload in base64 (decoded before it is stored).",
+    schema: { type: "string", enum: ["base64", "identity"] },
+  },
+  XSubmissionMode: {
+    name: "X-Submission-Mode",
+    in: "header",
+    required: false,
+    description:
+      "Overrides the mode guess for an application/json body: `raw` (the body is the document) or `envelope` ({content, …}).",
+    schema: { type: "string", enum: ["raw", "envelope"] },
+  },
+};
+
+/** Answer headers, under components.headers. */
+export const HEADERS = {
+  Location: str("Absolute URL of the resource created or of the run to poll.", { format: "uri" }),
+  RetryAfter: str("Seconds to wait before asking again.", { pattern: "^[0-9]+$" }),
+  PreferenceApplied: str("The Prefer preferences that were honoured (RFC 7240), e.g. `respond-async`."),
+  IdempotentReplayed: str(
+    "`true` when the answer is the replay of an earlier request with the same Idempotency-Key.",
+    {
+      enum: ["true"],
+    },
+  ),
+  RateLimitPolicy: str(
+    'The rate-limit policies that apply (IETF httpapi ratelimit headers), e.g. `"default";q=1200;w=60`: q requests per w seconds.',
+  ),
+  RateLimit: str(
+    'What is left of each policy, e.g. `"default";r=1187;t=12`: r requests remain; t is the number of seconds until the budget is whole again (in every answer, 429 included).',
+  ),
+  WWWAuthenticate: str("The authentication scheme to use: `Bearer`."),
+};
+
+/** The headers that every answer to an authenticated request carries. */
+export const RATE_LIMIT_HEADERS = {
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+};
+
+/** One response per error status: [component name, description, extra headers]. */
+const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
+  400: [
+    "BadRequest",
+    "The request is invalid: `errors[]` has one item per problem ({field, code, message}).",
+  ],
+  401: [
+    "Unauthorized",
+    "authentication_required: no token, or one that is unknown, revoked or expired.",
+    { "WWW-Authenticate": { $ref: "#/components/headers/WWWAuthenticate" } },
+  ],
+  403: ["Forbidden", "permission_denied: the role is too low, or the organization is suspended or deleted."],
+  404: ["NotFound", "not_found: no such resource in this organization."],
+  409: ["Conflict", "conflict (e.g. a slug taken), workflow_inactive or idempotency_key_in_progress."],
+  410: ["Gone", "gone: the submission content was purged by the retention policy."],
+  413: ["PayloadTooLarge", "payload_too_large: the body is over the limit, which `detail` states."],
+  415: [
+    "UnsupportedMediaType",
+    "unsupported_media_type: a Content-Type (or charset) this endpoint does not take.",
+  ],
+  422: ["Unprocessable", "idempotency_key_reused: the Idempotency-Key was used for a different request."],
+  429: [
+    "TooManyRequests",
+    "rate_limited: wait Retry-After seconds.",
+    { "Retry-After": { $ref: "#/components/headers/RetryAfter" } },
+  ],
+  500: ["InternalError", "internal_error: a bug on our side, logged; nothing about it is disclosed."],
+  503: [
+    "ServiceUnavailable",
+    "service_unavailable: shutting down, the database is not available, or the run queue is full.",
+    { "Retry-After": { $ref: "#/components/headers/RetryAfter" } },
+  ],
+};
+
+export const errorResponseName = (status: number): string | undefined => ERRORS[status]?.[0];
+
+/** components.responses: each error status with the Error object and its headers. */
+export function errorResponses(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.values(ERRORS).map(([name, description, headers]) => [
+      name,
+      {
+        description,
+        headers: { ...headers, ...RATE_LIMIT_HEADERS },
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      },
+    ]),
+  );
+}
+
+// Helpers for a route's `detail`.
+
+/** What a route's `detail` may hold: an OpenAPI operation whose schemas may be TypeBox schemas. */
+export interface OperationDetail {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  deprecated?: boolean;
+  /** Omitted: bearer token or session cookie. `[]`: public. */
+  security?: Record<string, string[]>[];
+  parameters?: unknown[];
+  requestBody?: { required?: boolean; description?: string; content: Record<string, unknown> };
+  /** Merged over the generated responses: description, headers, content (replaces). */
+  responses?: Record<number, Record<string, unknown>>;
+}
+/**
+ * Types a `detail` that Elysia's OpenAPI 3.0 types cannot express (TypeBox schemas, 3.1
+ * keywords); src/http/openapi/document.ts turns it into plain OpenAPI 3.1.
+ */
+export const describe = (d: OperationDetail): DocumentDecoration => d as unknown as DocumentDecoration;
+
+/** `responses` entries for error statuses, for a route without a response schema of its own. */
+export const errorRefs = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, { $ref: `#/components/responses/${errorResponseName(s)}` }]));
+export const param = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+export const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });

@@ -1,0 +1,110 @@
+// Between the submission and CEL: parsed data → CEL values, and CEL values → text for messages.
+import { celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
+import { toJson } from "@bufbuild/protobuf";
+import { isReflectMessage } from "@bufbuild/protobuf/reflect";
+import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { MAX_INT, MIN_INT } from "./ext/numbers.ts";
+
+/** Number literals with a fraction or an exponent, and plain integer literals (strings too). */
+const FLOAT_LITERAL = /-?(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)/g;
+const INT_LITERAL = /(?<![0-9.eE+-])-?[0-9]+(?![0-9.eE])/g;
+
+/**
+ * A JSON document as CEL values, its numbers typed by their text as CEL types literals: digits
+ * only → `int` (`data.count + 1` works), a fraction or exponent → `double`, so "19.0" is a double
+ * although JSON.parse made it the number 19. `parsed` is JSON.parse's value. A reviver that sees
+ * each number's text makes JSON.parse ~80× slower, so it is used only when the text holds the
+ * same integral value written both ways ("19" and "19.0"), which a scan of the text tells.
+ */
+export function jsonToCel(text: string, parsed: unknown): unknown {
+  const integralFloats = new Set<number>();
+  for (const m of text.matchAll(FLOAT_LITERAL)) {
+    const n = Number(m[0]);
+    if (Number.isInteger(n)) integralFloats.add(n);
+  }
+  if (integralFloats.size === 0) return toCel(parsed, (n) => Number.isSafeInteger(n));
+  for (const m of text.matchAll(INT_LITERAL))
+    if (integralFloats.has(Number(m[0]))) return toCel(JSON.parse(text, jsonNumber as never), () => false);
+  return toCel(parsed, (n) => Number.isSafeInteger(n) && !integralFloats.has(n));
+}
+
+/** JSON.parse's reviver typing numbers by their source text (see jsonToCel). */
+function jsonNumber(_key: string, value: unknown, context: { source?: string }): unknown {
+  if (typeof value !== "number" || context?.source === undefined) return value;
+  if (/^-?[0-9]+$/.test(context.source)) {
+    const n = BigInt(context.source);
+    if (n <= MAX_INT && n >= MIN_INT) return n;
+  }
+  return value;
+}
+
+/**
+ * Parsed values → CEL: objects become maps (a key like "__proto__" or "constructor" is an
+ * ordinary key), arrays lists, bigints `int`, numbers `int` where `isInt` says so, else `double`.
+ * Built once per document, so no access converts again.
+ */
+export function toCel(v: unknown, isInt: (n: number) => boolean): unknown {
+  if (typeof v === "number") return isInt(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return celList(v.map((x) => toCel(x, isInt)) as never[]);
+  if (v !== null && typeof v === "object") {
+    const m = new Map<string, unknown>();
+    for (const k of Object.keys(v)) m.set(k, toCel((v as Record<string, unknown>)[k], isInt));
+    return celMap(m as never);
+  }
+  return v;
+}
+
+/** YAML's parser does not keep "19.0" apart from "19": safe integers are `int`. */
+export const yamlToCel = (v: unknown) => toCel(v, (n) => Number.isSafeInteger(n));
+
+/** A CSV record: a map of the header's labels to the cells' text. */
+export function recordToCel(labels: string[], cells: string[]): unknown {
+  const m = new Map<string, string>();
+  labels.forEach((l, i) => {
+    if (i < cells.length) m.set(l, cells[i]);
+  });
+  return celMap(m);
+}
+
+/** A CEL value as text in messages: strings bare, everything else in CEL-like notation. */
+export function show(v: unknown): string {
+  return typeof v === "string" ? v : literal(v, 0);
+}
+
+const MAX_SHOWN = 2000;
+
+function literal(v: unknown, depth: number): string {
+  if (depth > 20) return "…";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "bigint" || typeof v === "boolean") return String(v);
+  if (typeof v === "number") return String(v);
+  if (v === null || v === undefined) return "null";
+  if (isCelUint(v)) return `${v.value}u`;
+  if (v instanceof Uint8Array)
+    return `b"${[...v].map((b) => (b >= 32 && b < 127 && b !== 34 && b !== 92 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("")}"`;
+  if (isCelList(v)) return clip(`[${[...limited(v)].map((x) => literal(x, depth + 1)).join(", ")}]`);
+  if (isCelMap(v))
+    return clip(
+      `{${[...limited(v)].map(([k, x]) => `${literal(k, depth + 1)}: ${literal(x, depth + 1)}`).join(", ")}}`,
+    );
+  if (isCelType(v)) return v.name;
+  if (isReflectMessage(v)) {
+    if (v.desc.typeName === "google.protobuf.Timestamp")
+      return String(toJson(TimestampSchema, v.message as never));
+    if (v.desc.typeName === "google.protobuf.Duration")
+      return String(toJson(DurationSchema, v.message as never));
+    return v.desc.typeName;
+  }
+  return String(v);
+}
+
+/** The first 100 items: a message never lists a whole document. */
+function* limited<T>(items: Iterable<T>): Generator<T> {
+  let n = 0;
+  for (const x of items) {
+    if (n++ === 100) return;
+    yield x;
+  }
+}
+
+const clip = (s: string) => (s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s);

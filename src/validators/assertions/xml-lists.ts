@@ -1,0 +1,53 @@
+// Which XML elements are CEL lists. fast-xml-parser makes an element a list only when it repeats,
+// so `data.order.item.all(…)` works on a two-item order and fails on a one-item order, where
+// `item` is a map. A step says which elements can repeat (`xml.lists`): paths of element names
+// from the root ("order/item"), or "//item" for an element of that name at any depth; or "always"
+// for every element below the root. "auto" (the default) keeps the parser's guess.
+import { celList, celMap } from "@bufbuild/cel";
+
+export type XmlLists = "auto" | "always" | string[];
+
+/** Save-time check of one path; null when fine. */
+export function xmlPathProblem(path: string): string | null {
+  if (!/^(\/\/)?[^/\s]+(\/[^/\s]+)*$/.test(path))
+    return 'a path names elements from the root, separated by "/" (order/item), or starts with "//" (//item)';
+  return null;
+}
+
+type Matcher = (path: readonly string[]) => boolean;
+
+function matcher(lists: XmlLists): Matcher {
+  if (lists === "auto") return () => false;
+  if (lists === "always") return (path) => path.length > 1;
+  const exact = new Set(lists.filter((p) => !p.startsWith("//")));
+  const anywhere = lists.filter((p) => p.startsWith("//")).map((p) => p.slice(2).split("/"));
+  return (path) => {
+    if (exact.has(path.join("/"))) return true;
+    return anywhere.some(
+      (tail) => tail.length <= path.length && tail.every((n, i) => n === path[path.length - tail.length + i]),
+    );
+  };
+}
+
+/** The parsed document as CEL values, listed elements made lists. */
+export function xmlToCel(doc: unknown, lists: XmlLists): unknown {
+  const isList = matcher(lists);
+  const convert = (v: unknown, path: string[]): unknown => {
+    if (Array.isArray(v)) return celList(v.map((x) => convert(x, path)) as never[]);
+    if (v === null || typeof v !== "object") return v;
+    const m = new Map<string, unknown>();
+    for (const key of Object.keys(v)) {
+      const child = (v as Record<string, unknown>)[key];
+      // Attributes ("@id") and text ("#text") are never lists.
+      if (key.startsWith("@") || key === "#text") {
+        m.set(key, child);
+        continue;
+      }
+      const childPath = [...path, key];
+      const value = convert(child, childPath);
+      m.set(key, !Array.isArray(child) && isList(childPath) ? celList([value as never]) : value);
+    }
+    return celMap(m as never);
+  };
+  return convert(doc, []);
+}

@@ -1,0 +1,80 @@
+// The first run: while the instance has no user, this form stands where the sign-in form would
+// (src/web/setup-routes.ts). It creates the first administrator with a password and the first
+// organization, guarded by the one-time setup code the server printed in its log, then signs in.
+import { ApiError, api, setCsrf } from "../api.ts";
+import { field, h } from "../dom.ts";
+import { loadSession } from "../session.ts";
+import { busy, errorNotice } from "../ui.ts";
+
+export function setupView(done: (org: string) => void): HTMLElement {
+  const input = (name: string, attrs: Record<string, string | boolean> = {}) =>
+    h("input", {
+      name,
+      id: `setup-${name}`,
+      required: true,
+      autocapitalize: "none",
+      spellcheck: "false",
+      ...attrs,
+    });
+  const code = input("setup_code", { autocomplete: "off", maxlength: "100", placeholder: "ABCD-EFGH" });
+  const username = input("username", { autocomplete: "username", maxlength: "64" });
+  const password = input("password", {
+    type: "password",
+    autocomplete: "new-password",
+    minlength: "8",
+    maxlength: "1024",
+  });
+  const orgSlug = input("org_slug", { maxlength: "63", pattern: "[a-z][a-z0-9\\-]{0,62}" });
+  const orgName = input("org_name", { required: false, maxlength: "200" });
+  const submit = h("button", { type: "submit", class: "button" }, "Create and sign in");
+  const status = h("div", { class: "form-status" });
+  const form = h(
+    "form",
+    {
+      class: "card",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        status.replaceChildren();
+        try {
+          await busy(submit, async () => {
+            const r = await api<{ csrf_token: string; org_slug: string }>("POST", "setup/", {
+              quiet401: true,
+              body: {
+                setup_code: code.value.trim(),
+                username: username.value.trim(),
+                password: password.value,
+                org_slug: orgSlug.value.trim(),
+                ...(orgName.value.trim() ? { org_name: orgName.value.trim() } : {}),
+              },
+            });
+            setCsrf(r.csrf_token);
+            await loadSession();
+            done(r.org_slug);
+          });
+        } catch (err) {
+          status.append(errorNotice(err));
+          if (err instanceof ApiError && err.errors.some((x) => x.field === "setup_code")) code.focus();
+        }
+      },
+    },
+    h("h1", { tabindex: "-1" }, "Set up Assay"),
+    h(
+      "p",
+      null,
+      "This instance has no user yet. Create the first administrator and organization. The setup code is in the log of the running server (printed when it started).",
+    ),
+    status,
+    field("Setup code", code),
+    field("Administrator username", username),
+    field("Password (8 characters or more)", password),
+    field("Organization slug (lowercase letters, digits, -)", orgSlug),
+    field("Organization name (optional)", orgName),
+    h("div", { class: "actions" }, submit),
+  );
+  return h(
+    "main",
+    { id: "main", class: "login", tabindex: "-1" },
+    h("p", { class: "brand big" }, h("span", { "aria-hidden": "true" }, "◆"), " Assay"),
+    form,
+  );
+}

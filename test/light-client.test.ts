@@ -1,0 +1,122 @@
+// The light CI client, dist/assay-validate.mjs (one JavaScript file), run by Node and by Bun
+// against a server started from the built binary: the same output, format by format, and the
+// same exit codes as `assay validate` of the binary.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BINARY, LIGHT, ensureBinary, serveBinary } from "./helpers/binary.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "assay-light-"));
+let server: Awaited<ReturnType<typeof serveBinary>>;
+let token = "";
+/** A port nothing listens on (Node's fetch refuses some well-known ports outright, 9 among them). */
+let closedPort = 0;
+
+async function run(cmd: string[], args: string[]) {
+  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...env } = process.env;
+  const p = Bun.spawn([...cmd, ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  // The one difference allowed: how a message names the program.
+  return { code, out: normalise(out), err: err.replace(/assay(-validate| validate)\b/g, "PROGRAM") };
+}
+/** What differs between two runs of the same file: ids, times, durations. */
+const normalise = (s: string) =>
+  s
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>")
+    .replace(/"duration_ms": ?\d+/g, '"duration_ms":0')
+    .replace(/"id": ?\d+/g, '"id":0')
+    .replace(/time="[\d.]+"/g, 'time="0"')
+    .replace(/timestamp="[^"]*"/g, 'timestamp=""')
+    .replace(/in \d+ ms/g, "in N ms");
+
+const CLIENTS: [string, string[]][] = [
+  ["assay validate (binary)", [BINARY, "validate"]],
+  ["assay-validate.mjs on Node", ["node", LIGHT]],
+  ["assay-validate.mjs on Bun", [process.execPath, LIGHT]],
+];
+
+beforeAll(async () => {
+  ensureBinary();
+  const data = join(dir, "data");
+  const init = Bun.spawnSync([BINARY, "init", "--org", "acme", "--admin", "ci", "--data-dir", data]);
+  token = init.stdout.toString().trim().split("\n").at(-1)!;
+  server = await serveBinary(BINARY, data);
+  const r = await fetch(`${server.url}/api/v1/orgs/acme/workflows/`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      slug: "orders",
+      name: "Orders",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "schema",
+          validator: "json_schema",
+          config: { schema: { type: "object", required: ["id"], properties: { id: { type: "integer" } } } },
+        },
+      ],
+    }),
+  });
+  expect(r.status).toBe(201);
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+  closedPort = probe.port!;
+  probe.stop(true);
+  writeFileSync(join(dir, "good.json"), '{"id": 1}\n');
+  writeFileSync(join(dir, "bad.json"), '{\n  "id": "seven"\n}\n');
+}, 300_000);
+afterAll(async () => {
+  server?.proc.kill("SIGTERM");
+  await server?.proc.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("is one small file: far below the server binary", () => {
+  expect(statSync(LIGHT).size).toBeLessThan(200 * 1024);
+  expect(statSync(BINARY).size).toBeGreaterThan(50 * 1024 * 1024);
+});
+
+describe("same answers as assay validate", () => {
+  const remote = () => ["--server", server.url, "--token", token, "--org", "acme", "--workflow", "orders"];
+  const cases: [string, () => string[], number][] = [
+    ["a passing file, text", () => ["good.json", ...remote()], 0],
+    ["a failing file, text", () => ["bad.json", ...remote()], 1],
+    ["both, json", () => ["good.json", "bad.json", ...remote(), "--format", "json"], 1],
+    ["both, junit", () => ["good.json", "bad.json", ...remote(), "--format", "junit"], 1],
+    ["both, sarif", () => ["good.json", "bad.json", ...remote(), "--format", "sarif"], 1],
+    ["warnings may fail too", () => ["good.json", ...remote(), "--fail-on", "warning"], 0],
+    ["a missing option", () => ["good.json", "--server", server.url, "--token", token, "--org", "acme"], 2],
+    ["an unknown option", () => ["good.json", ...remote(), "--colour", "red"], 2],
+    ["a file that does not exist", () => ["nope.json", ...remote()], 2],
+    [
+      "a bad token",
+      () => ["good.json", ...remote().slice(0, 2), "--token", "assay_x", ...remote().slice(4)],
+      2,
+    ],
+    [
+      "a server that is not there",
+      () => ["good.json", "--server", `http://127.0.0.1:${closedPort}`, ...remote().slice(2)],
+      2,
+    ],
+  ];
+  for (const [label, args, code] of cases)
+    test(`${label}: exit ${code}`, async () => {
+      const results = [];
+      for (const [, cmd] of CLIENTS) results.push(await run(cmd, args()));
+      expect(results[0]!.code).toBe(code);
+      for (const r of results.slice(1)) expect(r).toEqual(results[0]!);
+    });
+});
+
+test("--local needs the server binary's validators: the light client says so, exit 2", async () => {
+  const r = await run(["node", LIGHT], ["--local", "--workflow-file", "w.yaml", "good.json"]);
+  expect(r.code).toBe(2);
+  expect(r.err).toBe(
+    'PROGRAM: --local is not available in PROGRAM; use PROGRAM --local (the server binary)\nRun "PROGRAM -h" for help.\n',
+  );
+});
