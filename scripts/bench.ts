@@ -5,9 +5,11 @@
 //   4 peak RSS during 1 and 3                           5 start to the first /healthz 200
 //   6 Schematron: EN 16931 rules on a ~100 KB UBL invoice, documents/s
 //   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
+//   8 /healthz p99 while 10 viewers list runs of 100k findings, and while 4 clients send 24 MB
+//     envelopes (issue #19: no request may hold the HTTP thread)
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg,stalls · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -19,8 +21,9 @@ import { type Results, details, markdownTable, rows, textTable, writeDoc } from 
 import { pgBinDir } from "../test/helpers/pg-cluster.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
+import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -119,6 +122,21 @@ async function main(): Promise<number> {
         : { rounds: 3, seconds: 6, warmupSeconds: 10, connections: 16, runs: 5_000 },
     ),
   );
+  const list = await step("stalls", "8a /healthz while viewers list runs of many findings", () =>
+    measureListStall(
+      m,
+      q
+        ? { runs: 3, findingsPerStep: 1000, viewers: 10, seconds: 3 }
+        : { runs: 50, findingsPerStep: 10_000, viewers: 10, seconds: 20 },
+    ),
+  );
+  const envelopes = await step("stalls", "8b /healthz while clients send 24 MB envelopes", () =>
+    measureEnvelopeStall(
+      m,
+      q ? { clients: 4, bytes: 2e6, seconds: 3 } : { clients: 4, bytes: 24e6, seconds: 20 },
+    ),
+  );
+  if (list && envelopes) results.stalls = { list, envelopes };
   const judge = !q;
   const table = rows(results, judge);
   const minutes = (performance.now() - t0) / 60_000;

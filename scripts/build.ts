@@ -18,6 +18,7 @@ const args = [
   "src/main.ts",
   "src/jobs/worker.ts",
   "src/db/checkpoint-worker.ts",
+  "src/runs/intake/worker.ts",
 ];
 const started = performance.now();
 const p = Bun.spawnSync([process.execPath, ...args], { stdout: "inherit", stderr: "inherit" });

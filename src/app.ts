@@ -10,9 +10,11 @@ import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
+import { DEFAULT_HEADERS } from "./http/security.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
+import { findingRoutes } from "./runs/findings-routes.ts";
 import { runRoutes } from "./runs/routes.ts";
 import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
@@ -81,6 +83,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(versionRoutes(deps, auth, deps.versions))
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
+    .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))
@@ -89,7 +92,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(webAuthRoutes(deps, auth))
     .use(setupRoutes(deps, opts.setup ?? { code: null }))
     .use(webRoutes())
-    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia());
+    .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
+    // Security headers on every answer, errors and 404s included (src/http/security.ts).
+    .headers({ ...DEFAULT_HEADERS });
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;

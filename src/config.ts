@@ -157,6 +157,22 @@ export const SETTINGS = [
     help: "Run starts per token per minute",
   },
   {
+    key: "rate_limit_user_per_minute",
+    kind: "int",
+    def: 2400,
+    min: 1,
+    max: 10000000,
+    help: "Requests per user per minute, all their tokens and sessions together",
+  },
+  {
+    key: "rate_limit_user_runs_per_minute",
+    kind: "int",
+    def: 1200,
+    min: 1,
+    max: 10000000,
+    help: "Run starts per user per minute, all their tokens and sessions together",
+  },
+  {
     key: "rate_limit_ip_per_minute",
     kind: "int",
     def: 300,

@@ -8,6 +8,7 @@ import { createOrgStore } from "./orgs/store.ts";
 import { InlineRunner } from "./jobs/inline.ts";
 import { createExecutor } from "./runs/executor.ts";
 import { createIdempotencyStore } from "./runs/idempotency.ts";
+import { createIntakeRunner } from "./runs/intake/offload.ts";
 import { createRunService } from "./runs/service.ts";
 import { createRunStore } from "./runs/store.ts";
 import { createSchemaService } from "./schemas/service.ts";
@@ -29,6 +30,8 @@ import { createTestHold } from "./validators/test-hold/index.ts";
 export interface DepsOptions {
   /** The validation worker entry; omitted by CLI commands that run no validation. */
   workerUrl?: URL | string;
+  /** The intake thread's entry (large run requests); without it every request is read in place. */
+  intakeWorkerUrl?: URL | string;
 }
 
 export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOptions = {}) {
@@ -63,12 +66,14 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
         inline: config.inline_jobs ? new InlineRunner() : null,
       })
     : null;
+  const intake = createIntakeRunner({ workerUrl: opts.intakeWorkerUrl ?? null, log });
   const runService = executor
     ? createRunService({
         runs,
         workflows: workflowStore,
         idempotency,
         executor,
+        intake,
         limits: {
           maxPayloadBytes: config.max_payload_bytes,
           maxMetadataBytes: config.max_metadata_bytes,
@@ -83,6 +88,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     webhookDispatcher: hooks.dispatcher,
     runs,
     idempotency,
+    intake,
     pool,
     executor: executor!,
     runService: runService!,

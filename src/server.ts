@@ -72,7 +72,10 @@ async function start(
       : null;
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
-  const deps = createDeps(config, db, log, { workerUrl: new URL("./jobs/worker.ts", import.meta.url) });
+  const deps = createDeps(config, db, log, {
+    workerUrl: new URL("./jobs/worker.ts", import.meta.url),
+    intakeWorkerUrl: new URL("./runs/intake/worker.ts", import.meta.url),
+  });
   let startTimer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     deps.pool!.ready(),
@@ -154,6 +157,7 @@ async function start(
         draining = true;
         retention.stop();
         await server.stop(false);
+        deps.intake.close();
         // Running steps get the grace period; queued runs stay queued for the next start.
         await deps.executor.close(config.shutdown_grace_ms);
         // After the executor, whose last final states may still add deliveries (kept for the next start).

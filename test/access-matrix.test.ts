@@ -214,6 +214,7 @@ const ROWS: Row[] = [
   row("GET", "/api/v1/orgs/:org_slug/runs/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/content/", "viewer", 200),
+  row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/findings/", "viewer", 200),
   row("GET", "/api/v1/orgs/:org_slug/runs/:run_id/report/", "viewer", 200),
   // The fixture run (created by the executor) is final: 409 conflict proves the caller got past
   // the access checks, which come first. Cancelling a live run is tested with the runs.

@@ -1,6 +1,7 @@
-// Rate limits over real HTTP (CONTRACT §8): per token for every request, per token for starting
-// runs (the contract's step 4), per client address for failed authentication; the exact count
-// in a window, Retry-After, and the IETF draft's RateLimit-Policy / RateLimit headers.
+// Rate limits over real HTTP (CONTRACT §8): per token and per user for every request, per token
+// and per user for starting runs (the contract's step 4), per client address for failed
+// authentication; the exact count in a window, Retry-After, and the IETF draft's
+// RateLimit-Policy / RateLimit headers.
 // The limiter's arithmetic over time is unit-tested with a clock in test/unit/ratelimit.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
@@ -49,8 +50,9 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
   test("answers carry RateLimit-Policy and RateLimit (draft structured fields)", async () => {
     const r = await call(s, "GET", ME, { token: await fresh(s) });
     expect(r.status).toBe(200);
-    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60');
-    expect(r.headers.get("ratelimit")).toBe('"default";r=5;t=10');
+    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60, "user";q=2400;w=60');
+    // The user's budget (2400/min) refills every 25 ms: what is left of it depends on timing.
+    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=5;t=10, "user";r=\d+;t=\d+$/);
   });
 
   test("exactly 6 requests pass in the window; the 7th is 429 rate_limited with Retry-After", async () => {
@@ -62,9 +64,10 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
       const r = await call(s, "GET", ME, { token });
       expect(r.status).toBe(200);
       lastAllowed = r.headers.get("ratelimit")!;
-      seen.push(lastAllowed.replace(/;t=\d+/, ""));
+      // The user's budget (2400/min) refills every 25 ms: what is left of it depends on timing.
+      seen.push(lastAllowed.replace(/;t=\d+/g, "").replace(/"user";r=\d+/, '"user"'));
     }
-    expect(seen).toEqual([5, 4, 3, 2, 1, 0].map((r) => `"default";r=${r}`));
+    expect(seen).toEqual([5, 4, 3, 2, 1, 0].map((r) => `"default";r=${r}, "user"`));
     const startedAt = Date.now();
     const r = await call(s, "GET", ME, { token });
     expect(r.status).toBe(429);
@@ -76,12 +79,12 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
       errorBody(429, "rate_limited", `Too many requests with this token; retry in ${wait} s.`),
     );
     expect(r.headers.get("content-type")).toBe("application/json");
-    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60');
+    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60, "user";q=2400;w=60');
     // t means the same in the 429 as in the 200 before it: seconds until the budget is whole
     // (60 s after six requests), counting down; Retry-After says when the next one may pass.
     const t = (h: string) => Number(/;t=(\d+)/.exec(h)![1]);
     expect(t(lastAllowed)).toBe(60);
-    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
+    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+, "user";r=\d+;t=\d+$/);
     expectWait(t(r.headers.get("ratelimit")!), t(lastAllowed), startedAt);
   });
 
@@ -95,7 +98,7 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
   test("errors after authentication carry the headers too (a 404 costs one request)", async () => {
     const r = await call(s, "GET", "/api/v1/orgs/nope/", { token: await fresh(s) });
     expect(r.status).toBe(404);
-    expect(r.headers.get("ratelimit")).toBe('"default";r=5;t=10');
+    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=5;t=10, "user";r=\d+;t=\d+$/);
   });
 
   test("run starts have their own budget: the 3rd is 429, and nothing is stored", async () => {
@@ -104,9 +107,13 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
     for (let i = 0; i < 2; i++) {
       const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
       expect([201, 202]).toContain(r.status);
-      expect(r.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60, "runs";q=2;w=60');
+      expect(r.headers.get("ratelimit-policy")).toBe(
+        '"default";q=6;w=60, "user";q=2400;w=60, "runs";q=2;w=60, "user-runs";q=1200;w=60',
+      );
       expect(r.headers.get("ratelimit")).toMatch(
-        new RegExp(`^"default";r=${5 - i};t=\\d+, "runs";r=${1 - i};t=\\d+$`),
+        new RegExp(
+          `^"default";r=${5 - i};t=\\d+, "user";r=\\d+;t=\\d+, "runs";r=${1 - i};t=\\d+, "user-runs";r=\\d+;t=\\d+$`,
+        ),
       );
     }
     const before = [await s.count("runs"), await s.count("submissions")];
@@ -118,7 +125,10 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
     expect(r.json).toEqual(
       errorBody(429, "rate_limited", `Too many runs started with this token; retry in ${wait} s.`),
     );
-    const [, t] = /^"default";r=3;t=\d+, "runs";r=0;t=(\d+)$/.exec(r.headers.get("ratelimit")!)!;
+    const [, t] =
+      /^"default";r=3;t=\d+, "user";r=\d+;t=\d+, "runs";r=0;t=(\d+), "user-runs";r=\d+;t=\d+$/.exec(
+        r.headers.get("ratelimit")!,
+      )!;
     expectWait(Number(t), 60, since);
     expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
     // Reading stays possible: only starting runs is spent.
@@ -150,6 +160,82 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
       ),
     );
     expect(await s.count("runs")).toBe(before);
+  });
+});
+
+describe("per user: all of a user's tokens share 8 requests and 3 run starts a minute", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      rate_limit_disabled: false,
+      rate_limit_per_minute: 6,
+      rate_limit_runs_per_minute: 2,
+      rate_limit_user_per_minute: 8,
+      rate_limit_user_runs_per_minute: 3,
+      rate_limit_ip_per_minute: 1000,
+    });
+    const author = await fresh(s, "author");
+    await createWorkflow(s, author, {
+      slug: "doc",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+  });
+  afterAll(() => s.close());
+
+  test("100 tokens of one user: 8 requests pass in all, then 429 names the user's budget", async () => {
+    const user = `many${++n}`;
+    const tokens: string[] = [];
+    for (let i = 0; i < 100; i++) tokens.push((await s.user(user, i ? undefined : "acme", "executor")).token);
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<typeof call>> | null = null;
+    for (const token of tokens) {
+      last = await call(s, "GET", ME, { token });
+      statuses.push(last.status);
+    }
+    expect(statuses.filter((x) => x === 200).length).toBe(8);
+    expect(statuses.slice(0, 8)).toEqual(Array(8).fill(200));
+    expect(last!.status).toBe(429);
+    const wait = Number(last!.headers.get("retry-after"));
+    expect(wait >= 1 && wait <= 8).toBe(true);
+    expect(last!.json).toEqual(
+      errorBody(
+        429,
+        "rate_limited",
+        `Too many requests by this user (all tokens together); retry in ${wait} s.`,
+      ),
+    );
+    // t: seconds until the user's budget is whole again (8 requests' worth: up to 60 s).
+    const [, t] = /^"default";r=5;t=10, "user";r=0;t=(\d+)$/.exec(last!.headers.get("ratelimit")!)!;
+    expect(Number(t)).toBeGreaterThanOrEqual(wait);
+    expect(Number(t)).toBeLessThanOrEqual(60);
+    // Another user is not affected.
+    expect((await call(s, "GET", ME, { token: await fresh(s) })).status).toBe(200);
+  });
+
+  test("run starts: 3 per user whichever token starts them; the 4th is 429 and stores nothing", async () => {
+    const user = `runner${++n}`;
+    const tokens: string[] = [];
+    for (let i = 0; i < 4; i++) tokens.push((await s.user(user, i ? undefined : "acme", "executor")).token);
+    for (const token of tokens.slice(0, 3)) {
+      const r = await call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+      expect([201, 202]).toContain(r.status);
+    }
+    const before = [await s.count("runs"), await s.count("submissions")];
+    const r = await call(s, "POST", runs("doc"), { token: tokens[3], raw: "{}", headers: JSON_CT });
+    expect(r.status).toBe(429);
+    const wait = Number(r.headers.get("retry-after"));
+    expect(r.json).toEqual(
+      errorBody(
+        429,
+        "rate_limited",
+        `Too many runs started by this user (all tokens together); retry in ${wait} s.`,
+      ),
+    );
+    expect(r.headers.get("ratelimit")).toMatch(
+      /^"default";r=5;t=\d+, "user";r=\d+;t=\d+, "runs";r=1;t=\d+, "user-runs";r=0;t=(\d+)$/,
+    );
+    expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
   });
 });
 

@@ -115,7 +115,7 @@ describe("formats", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(r.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox",
     );
     expect(r.headers.get("x-content-type-options")).toBe("nosniff");
     expect(r.text).toStartWith("<!doctype html>");

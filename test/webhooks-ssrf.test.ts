@@ -37,6 +37,10 @@ describe("refused at creation", () => {
     ["the unspecified address", "http://0.0.0.0/hook"],
     ["IPv6 loopback", "http://[::1]:8080/hook"],
     ["IPv4-mapped IPv6 loopback", "http://[::ffff:127.0.0.1]/hook"],
+    // Issue #19: IPv4-translated addresses (::ffff:0:0/96, RFC 6145) were missing.
+    ["IPv4-translated loopback", "http://[::ffff:0:127.0.0.1]/hook"],
+    ["IPv4-translated metadata address", "http://[::ffff:0:a9fe:a9fe]/hook"],
+    ["IPv4-translated public address (never a real target)", "http://[::ffff:0:808:808]/hook"],
     ["IPv6 unique local", "http://[fd00:ec2::254]/hook"],
     ["IPv6 link-local", "http://[fe80::1]/hook"],
     ["a host name that resolves to loopback", "http://localhost:8080/hook"],

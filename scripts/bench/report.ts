@@ -7,6 +7,7 @@ import type { LargeResult } from "./large.ts";
 import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
+import type { StallResult } from "./stalls.ts";
 
 export interface Results {
   http?: HttpResult;
@@ -15,6 +16,7 @@ export interface Results {
   start?: StartResult;
   pg?: PgResult;
   schematron?: SchematronResult;
+  stalls?: StallResult;
   skipped: string[];
 }
 
@@ -208,6 +210,25 @@ export function rows(r: Results, judge: boolean): Row[] {
       "—",
     );
   }
+  if (r.stalls) {
+    const { list: l, envelopes: e } = r.stalls;
+    row(
+      `8 /healthz p99, ${l.viewers} viewers listing runs of ${n0(l.findingsPerRun)} findings`,
+      ms(l.loaded.p99Ms),
+      `idle ${ms(l.idle.p99Ms)}`,
+      "",
+      "≤ 50 ms",
+      l.loaded.p99Ms <= 50 && l.loaded.failures === 0,
+    );
+    row(
+      `8 /healthz p99, ${e.clients} clients sending ${Math.round(e.bytes / 1e6)} MB envelopes`,
+      ms(e.loaded.p99Ms),
+      `floor ${ms(e.floor.loaded.p99Ms)}, idle ${ms(e.idle.p99Ms)}`,
+      "",
+      "≤ 100 ms",
+      e.loaded.p99Ms <= 100 && e.loaded.failures === 0,
+    );
+  }
   return out;
 }
 
@@ -274,6 +295,17 @@ export function details(r: Results): string {
     out.push(
       `Measure 6: the rules compiled and ran on the first document in ${ms(r.schematron.compileMs)}; ${r.schematron.findings} findings per document.`,
     );
+  if (r.stalls) {
+    const { list: l, envelopes: e } = r.stalls;
+    const probe = (p: StallResult["list"]["idle"]) =>
+      `${n0(p.n)} probes, p50 ${ms(p.p50Ms)}, p99 ${ms(p.p99Ms)}, max ${ms(p.maxMs)}${p.failures ? `, ${p.failures} failed` : ""}`;
+    out.push(
+      `Measure 8a: ${l.runs} runs of ${n0(l.findingsPerRun)} findings written in ${l.seedSeconds.toFixed(1)} s; ${l.viewers} viewers listed them ${n0(l.lists)} times (a list p50 ${ms(l.listP50Ms)}, p99 ${ms(l.listP99Ms)}); /healthz idle: ${probe(l.idle)}; under load: ${probe(l.loaded)}.`,
+    );
+    out.push(
+      `Measure 8b: ${e.clients} clients sent ${e.sent} envelopes of ${n0(e.bytes)} bytes (answers ${JSON.stringify(e.statuses)}, a request p50 ${ms(e.requestP50Ms)}); /healthz idle: ${probe(e.idle)}; under load: ${probe(e.loaded)}. The floor (a bare server that only reads the same bodies, ${e.floor.sent} of them): ${probe(e.floor.loaded)}.`,
+    );
+  }
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");
 }

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Machine } from "./machine.ts";
 
-export const BIN = resolve("dist/assay");
+/** The binary under test; ASSAY_BENCH_BIN measures another build (an older release, say). */
+export const BIN = resolve(process.env.ASSAY_BENCH_BIN ?? "dist/assay");
 
 /** The caller's environment without ASSAY_* settings: every run starts from the defaults. */
 const cleanEnv = () =>
@@ -85,6 +86,8 @@ export interface ServeOptions {
   dataDir: string;
   machine: Machine;
   env?: Record<string, string>;
+  /** false: the server may use every core (its helper threads are what is measured). */
+  pinned?: boolean;
 }
 
 /** Starts `assay serve` pinned to the server core; resolves once /healthz answers. */
@@ -92,7 +95,15 @@ export async function startAssay(o: ServeOptions): Promise<Proc & { startMs: num
   const started = performance.now();
   // Port 0: the kernel picks a free port and the server prints its URL (no collisions in CI).
   const child = Bun.spawn(
-    [...pin(o.machine, o.machine.serverCore), BIN, "serve", "--port", "0", "--data-dir", o.dataDir],
+    [
+      ...(o.pinned === false ? [] : pin(o.machine, o.machine.serverCore)),
+      BIN,
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      o.dataDir,
+    ],
     {
       env: {
         ...cleanEnv(),
@@ -135,9 +146,11 @@ async function startScript(
   name: string,
   args: string[] = [],
   env?: Record<string, string>,
+  pinned = true,
 ): Promise<Proc> {
   const script = resolve(import.meta.dir, name);
-  const child = Bun.spawn([...pin(machine, machine.serverCore), process.execPath, script, ...args], {
+  const prefix = pinned ? pin(machine, machine.serverCore) : [];
+  const child = Bun.spawn([...prefix, process.execPath, script, ...args], {
     env: env && { ...cleanEnv(), ...env },
     stdout: "pipe",
     stderr: "inherit",
@@ -168,6 +181,10 @@ export async function startBaseline(machine: Machine): Promise<Proc> {
  */
 export const startFloor = (machine: Machine, dataDir: string, token: string): Promise<Proc> =>
   startScript(machine, "floor-server.ts", [dataDir], { FLOOR_TOKEN: token });
+
+/** The floor of measure 6b (upload-floor.ts): reads bodies as Assay does, nothing else. */
+export const startUploadFloor = (machine: Machine, pinned: boolean): Promise<Proc> =>
+  startScript(machine, "upload-floor.ts", [], undefined, pinned);
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });

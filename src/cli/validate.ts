@@ -132,8 +132,10 @@ export async function validate(
         throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);
       }
       // The report went to a file: the log still gets the human summary.
-      if (format !== "text") process.stdout.write(renderText(ctx));
-    } else process.stdout.write(body);
+      if (format !== "text") await Bun.write(Bun.stdout, renderText(ctx));
+      // Bun.write resolves once all of it is out: process.stdout.write left the rest of a large
+      // report in the buffer when main() exits (a pipe took the first 128 KiB of it).
+    } else await Bun.write(Bun.stdout, body);
     return exitCode(results, failOn);
   } catch (e) {
     if (e instanceof UsageError) throw e;

@@ -21,6 +21,8 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
   { name: "org_schemas", key: ["id"], identity: true },
   { name: "submissions", key: ["id"], identity: true },
   { name: "runs", key: ["id"] },
+  { name: "run_findings", key: ["run_id", "step_index", "chunk"] },
+  { name: "content_chunks", key: ["run_id", "seq"] },
   { name: "idempotency_keys", key: ["user_id", "key"] },
   { name: "webhooks", key: ["id"], identity: true },
   { name: "webhook_deliveries", key: ["id"] },

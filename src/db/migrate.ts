@@ -10,6 +10,7 @@ import m0003 from "./migrations/0003_run_list_indexes.sql" with { type: "text" }
 import m0004 from "./migrations/0004_org_schemas.sql" with { type: "text" };
 import m0005 from "./migrations/0005_cache_generation.sql" with { type: "text" };
 import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "text" };
+import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
@@ -18,6 +19,7 @@ import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type:
 import p0004 from "./migrations/postgres/0004_org_schemas.sql" with { type: "text" };
 import p0005 from "./migrations/postgres/0005_cache_generation.sql" with { type: "text" };
 import p0006 from "./migrations/postgres/0006_run_indexes_by_status.sql" with { type: "text" };
+import p0007 from "./migrations/postgres/0007_run_findings.sql" with { type: "text" };
 import p0008 from "./migrations/postgres/0008_stored_xml_schemas.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
@@ -36,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "org_schemas", sqlite: m0004, postgres: p0004 },
   { version: 5, name: "cache_generation", sqlite: m0005, postgres: p0005 },
   { version: 6, name: "run_indexes_by_status", sqlite: m0006, postgres: p0006 },
+  { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007 },
   { version: 8, name: "stored_xml_schemas", sqlite: m0008, postgres: p0008 },
   // 9–15 are reserved for work landing in parallel (findings, run leases, …).
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },

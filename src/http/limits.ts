@@ -8,8 +8,10 @@
 //   Elysia would otherwise turn null or [] into {} (a PATCH that changed nothing, yet saved) and
 //   a text/plain string into an object of its characters (59 "Property '55'…" items).
 // - rate limits: per client IP for failed authentication (checked before authenticating, so a
-//   flood of guesses stops being verified), per token for every request, and per token for
-//   starting runs (the contract's step 4). Answers carry RateLimit-Policy and RateLimit.
+//   flood of guesses stops being verified), per token and per user for every request, and per
+//   token and per user for starting runs (the contract's step 4). The per-user budgets hold all of
+//   a user's tokens and sessions together: a hundred tokens do not buy a hundred budgets.
+//   Answers carry RateLimit-Policy and RateLimit.
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
@@ -39,7 +41,9 @@ interface RequestState {
 interface RunState {
   headers: Record<string, unknown>;
   key: string;
-  general: Decision;
+  userKey: string;
+  /** The per-token and per-user decisions on the request itself, enforced at step 4. */
+  general: [Decision, Decision];
 }
 type Server = { requestIP(r: Request): { address: string } | null } | null | undefined;
 
@@ -112,6 +116,32 @@ const rateLimited = (d: Decision, what: string) =>
     "Retry-After": String(d.retryAfterSeconds),
   });
 
+/**
+ * One request against a token's budget and its user's: counted in both only when both allow it
+ * (a refused request costs nothing). Returns both decisions.
+ */
+function takeBoth(
+  token: RateLimiter,
+  tokenKey: string,
+  user: RateLimiter,
+  userKey: string,
+): [Decision, Decision] {
+  const t = token.peek(tokenKey);
+  const u = user.peek(userKey);
+  if (!t.allowed || !u.allowed) return [t, u];
+  return [token.take(tokenKey), user.take(userKey)];
+}
+
+/** The 429 for a pair of decisions: the token's budget named first, the longer wait given. */
+function refusal([t, u]: [Decision, Decision], what: "requests" | "runs started"): AppError | null {
+  if (t.allowed && u.allowed) return null;
+  const worst = !t.allowed && (u.allowed || t.retryAfterSeconds >= u.retryAfterSeconds) ? t : u;
+  return rateLimited(
+    worst,
+    `${what} ${worst === t ? "with this token" : "by this user (all tokens together)"}`,
+  );
+}
+
 /** The client's address: the socket peer, or with trust_proxy the address the proxy appended. */
 export function clientAddress(request: Request, server: Server, trustProxy: boolean): string {
   if (trustProxy) {
@@ -145,12 +175,26 @@ export function createLimits(
     limit: config.rate_limit_runs_per_minute,
     windowSeconds: 60,
   });
+  const perUser = new RateLimiter({
+    name: "user",
+    limit: config.rate_limit_user_per_minute,
+    windowSeconds: 60,
+  });
+  const perUserRuns = new RateLimiter({
+    name: "user-runs",
+    limit: config.rate_limit_user_runs_per_minute,
+    windowSeconds: 60,
+  });
   const perIp = new RateLimiter({ name: "ip", limit: config.rate_limit_ip_per_minute, windowSeconds: 60 });
+  // The policies never change: their header values are built once.
+  const generalPolicy = policyHeader([perToken.policy, perUser.policy]);
+  const runPolicy = policyHeader([perToken.policy, perUser.policy, perTokenRuns.policy, perUserRuns.policy]);
+  const ipPolicy = policyHeader([perIp.policy]);
   const requests = new WeakMap<Request, RequestState>();
   const runs = new WeakMap<Principal, RunState>();
 
-  const show = (headers: Record<string, unknown>, decisions: Decision[]) => {
-    headers["ratelimit-policy"] = policyHeader(decisions.map((d) => d.policy));
+  const show = (headers: Record<string, unknown>, policy: string, decisions: Decision[]) => {
+    headers["ratelimit-policy"] = policy;
     headers.ratelimit = limitHeader(decisions);
   };
 
@@ -162,7 +206,7 @@ export function createLimits(
     if (enabled && !UNLIMITED_PATHS.has(path)) {
       const d = perIp.peek(ip);
       if (!d.allowed) {
-        show(set.headers, [d]);
+        show(set.headers, ipPolicy, [d]);
         throw rateLimited(d, "failed authentication attempts from this address");
       }
     }
@@ -195,34 +239,43 @@ export function createLimits(
 
   return {
     plugin,
-    /** authPlugin hook: counts the request against its token's budget. */
+    /** authPlugin hook: counts the request against its token's and its user's budgets. */
     afterAuth(p: Principal, request: Request, set: { headers: Record<string, unknown> }) {
       if (!enabled) return;
       const key = principalKey(p);
-      const d = perToken.take(key);
-      show(set.headers, [d]);
+      const userKey = `u:${p.user.id}`;
+      const general = takeBoth(perToken, key, perUser, userKey);
+      show(set.headers, generalPolicy, general);
       if (requests.get(request)?.isRun) {
         // Refused at the contract's step 4 (beforeRun), after the org and workflow checks.
-        runs.set(p, { headers: set.headers, key, general: d });
+        runs.set(p, { headers: set.headers, key, userKey, general });
         return;
       }
-      if (!d.allowed) throw rateLimited(d, "requests with this token");
+      const refused = refusal(general, "requests");
+      if (refused) throw refused;
     },
     /** authPlugin hook: a failed attempt costs its client address one unit. */
     onAuthFailure(request: Request) {
       if (!enabled) return;
       const st = requests.get(request);
       const d = perIp.take(st?.ip ?? "unknown");
-      if (st) show(st.headers, [d]);
+      if (st) show(st.headers, ipPolicy, [d]);
     },
     /** runRoutes hook, the contract's step 4. */
     beforeRun(p: Principal) {
       if (!enabled) return;
       const st = runs.get(p);
-      if (st && !st.general.allowed) throw rateLimited(st.general, "requests with this token");
-      const d = perTokenRuns.take(st?.key ?? principalKey(p));
-      if (st) show(st.headers, [st.general, d]);
-      if (!d.allowed) throw rateLimited(d, "runs started with this token");
+      const refused = st && refusal(st.general, "requests");
+      if (refused) throw refused;
+      const started = takeBoth(
+        perTokenRuns,
+        st?.key ?? principalKey(p),
+        perUserRuns,
+        st?.userKey ?? `u:${p.user.id}`,
+      );
+      if (st) show(st.headers, runPolicy, [...st.general, ...started]);
+      const over = refusal(started, "runs started");
+      if (over) throw over;
     },
   };
 }

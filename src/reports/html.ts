@@ -5,14 +5,17 @@ import { VERSION } from "../version.ts";
 import { escapeHtml as h } from "./escape.ts";
 import { HTML_STYLE } from "./html-style.ts";
 import { countsText, location, plural } from "./lines.ts";
-import type { ReportItem, ReportStep } from "./types.ts";
+import { type ReportItem, type ReportStep, omittedOf, omittedText } from "./types.ts";
 
 const ms = (v: number | null) => (v === null ? "—" : v < 1000 ? `${v} ms` : `${(v / 1000).toFixed(2)} s`);
 const badge = (status: string) => `<span class="badge b-${h(status)}">${h(status.replace("_", " "))}</span>`;
 
 function step(file: string, s: ReportStep): string {
   const head = `<h3>${badge(s.status)}${s.order}. ${h(s.name)} <span class="v">${h(s.validator)}</span> <span class="dur">${ms(s.duration_ms)}</span></h3>`;
-  const error = s.error ? `<p class="note">${h(s.error)}</p>` : "";
+  const omitted = omittedOf(s);
+  const error =
+    (s.error ? `<p class="note">${h(s.error)}</p>` : "") +
+    (omitted ? `<p class="note warn">${h(omittedText(s, omitted))}</p>` : "");
   if (!s.findings.length)
     return `<section class="step">${head}${error}<p class="none">${s.status === "passed" ? "No findings." : s.status === "skipped" ? "Not run." : "No findings reported."}</p></section>`;
   const rows = s.findings

@@ -4,7 +4,14 @@
 // schema (test/fixtures/schemas/junit.xsd).
 import { escapeAttr, escapeXml } from "./escape.ts";
 import { countsText, findingLine, plural } from "./lines.ts";
-import { type ReportItem, type ReportRun, type ReportStep, UNFINISHED_STATUSES } from "./types.ts";
+import {
+  type ReportItem,
+  type ReportRun,
+  type ReportStep,
+  UNFINISHED_STATUSES,
+  omittedOf,
+  omittedText,
+} from "./types.ts";
 
 const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
 
@@ -25,7 +32,11 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
 function stepCase(item: ReportItem, step: ReportStep): Case {
   const { run, file } = item;
   const open = `<testcase name="${escapeAttr(`${step.order}. ${step.name} (${step.validator})`)}" classname="${escapeAttr(file)}" time="${seconds(step.duration_ms)}"`;
-  const lines = step.findings.map((f) => findingLine(file, f)).join("\n");
+  const omitted = omittedOf(step);
+  const lines = [
+    ...step.findings.map((f) => findingLine(file, f)),
+    ...(omitted ? [omittedText(step, omitted)] : []),
+  ].join("\n");
   const c: Case = { xml: "", failure: false, error: false, skipped: false };
   let body = "";
   if (step.status === "failed") {

@@ -18,6 +18,12 @@ import { REPORT_FORMATS, type ReportFormat } from "./types.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RETRY_AFTER_S = "1";
+/**
+ * Findings a report holds at most (first steps first); each step says how many it leaves out. A
+ * report is rendered on the HTTP thread: bounded like every answer (issue #19), and 10,000 lines
+ * are more than anyone reads in a CI log. All of them: GET …/runs/{id}/findings/.
+ */
+export const REPORT_MAX_FINDINGS = 10_000;
 
 export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, runs, executor, config } = deps;
@@ -25,23 +31,32 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     "/runs/:run_id/report/",
     async ({ params, query, request, principal }) => {
       const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
-      const run = UUID_RE.test(params.run_id) ? await runs.get(org.id, params.run_id) : null;
+      const run = UUID_RE.test(params.run_id)
+        ? await runs.get(org.id, params.run_id, REPORT_MAX_FINDINGS)
+        : null;
       if (!run) throw notFound("Run");
       const format = (query.format ?? "json") as ReportFormat;
       if (!REPORT_FORMATS.includes(format))
         throw invalidField("format", `format is one of ${REPORT_FORMATS.join(", ")}.`);
       const live = run.status === "running" ? executor.live(run.id) : null;
-      const presented = presentRun(publicOrigin(config.base_url, request), org.slug, run, live);
+      const presented = presentRun(
+        publicOrigin(config.base_url, request),
+        org.slug,
+        run,
+        live,
+        REPORT_MAX_FINDINGS,
+      );
       const headers: Record<string, string> = {
         "content-type": CONTENT_TYPES[format],
         "content-disposition": `inline; filename="assay-run-${run.id}.${EXTENSIONS[format]}"`,
         "cache-control": "no-store",
         "x-content-type-options": "nosniff",
       };
-      // The HTML quotes submitted data: even escaped, it gets no script and no outside resource.
+      // The HTML quotes submitted data: even escaped, it gets no script, no outside resource and
+      // no origin of ours (sandbox). The other formats get the API's policy (src/http/security.ts).
       if (format === "html")
         headers["content-security-policy"] =
-          "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
+          "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
       if (!isFinal(run.status)) headers["retry-after"] = RETRY_AFTER_S;
       return new Response(renderRun(format, presented), { headers });
     },

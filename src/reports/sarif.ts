@@ -4,7 +4,7 @@
 // not finish become tool execution notifications, not results: they say nothing about the data.
 import { VERSION } from "../version.ts";
 import type { Finding, Severity } from "../validators/types.ts";
-import { type ReportItem, UNFINISHED_STATUSES } from "./types.ts";
+import { type ReportItem, UNFINISHED_STATUSES, omittedOf, omittedText } from "./types.ts";
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
 const LEVEL: Record<Severity, "error" | "warning" | "note"> = {
@@ -36,6 +36,8 @@ export function renderSarif(items: ReportItem[]) {
   const artifactIndex = new Map<string, number>();
   const results: Record<string, unknown>[] = [];
   const notifications: Record<string, unknown>[] = [];
+  /** Not failures: findings a bounded report leaves out. */
+  const notes: Record<string, unknown>[] = [];
 
   const ruleFor = (f: Finding, validator: string) => {
     let i = ruleIndex.get(f.code);
@@ -91,6 +93,9 @@ export function renderSarif(items: ReportItem[]) {
           },
         });
       }
+      const omitted = omittedOf(step);
+      if (omitted)
+        notes.push({ ...notification(`${file}: ${omittedText(step, omitted)}`, uri, index), level: "note" });
       if (step.status === "error")
         notifications.push(
           notification(
@@ -119,7 +124,9 @@ export function renderSarif(items: ReportItem[]) {
     invocations: [
       {
         executionSuccessful: notifications.length === 0,
-        ...(notifications.length ? { toolExecutionNotifications: notifications } : {}),
+        ...(notifications.length + notes.length
+          ? { toolExecutionNotifications: [...notifications, ...notes] }
+          : {}),
       },
     ],
     artifacts,

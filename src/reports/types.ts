@@ -12,8 +12,18 @@ export interface ReportStep {
   status: string;
   duration_ms: number | null;
   findings: Finding[];
+  /** All findings of the step, when `findings` holds only the first (a server report is bounded). */
+  findings_count?: number;
   error: string | null;
 }
+
+/** Findings of a step left out of a report (a server report carries at most REPORT_MAX_FINDINGS). */
+export const omittedOf = (s: ReportStep) =>
+  Math.max(0, (s.findings_count ?? s.findings.length) - s.findings.length);
+
+/** The sentence every format uses for them. */
+export const omittedText = (s: ReportStep, n: number) =>
+  `${n} more finding${n === 1 ? "" : "s"} of step ${s.order} ${n === 1 ? "is" : "are"} not in this report: GET …/runs/{run_id}/findings/?step=${s.order} lists all of them.`;
 
 /** A presented run (presentRun's output satisfies it), or one the CLI ran locally. */
 export interface ReportRun {

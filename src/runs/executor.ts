@@ -585,7 +585,7 @@ export function createExecutor(
         f.job?.cancel(reason);
         return true;
       }
-      const src = await store.source(id);
+      const src = await store.state(id);
       if (src?.status !== "queued") return false;
       const steps = (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }));
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.

@@ -41,7 +41,13 @@ const StepResult = named(
     validator: t.String(),
     status: t.String({ description: "pending, running, passed, failed, skipped, error" }),
     duration_ms: t.Nullable(t.Number()),
-    findings: t.Array(FindingOut),
+    findings: t.Array(FindingOut, {
+      description:
+        "The step's first findings: a run answer carries at most 1000 in all (findings_count says how many the step has)",
+    }),
+    findings_count: Int({
+      description: "All findings of the step; page them at …/runs/{run_id}/findings/",
+    }),
     error: t.Nullable(t.String()),
   }),
 );

@@ -9,10 +9,18 @@ import type { Logger } from "../lib/log.ts";
 export const RETENTION_BATCH = 500;
 const DAY_MS = 86_400_000;
 
-const CANDIDATES = `SELECT s.id FROM submissions s
+// Content over 1 MiB is not in submissions.content but in slices keyed by the run
+// (src/runs/content-store.ts): content_chunks > 0.
+const CANDIDATES = `SELECT s.id, r.id AS run_id, s.content_chunks AS slices FROM submissions s
   JOIN runs r ON r.submission_id = s.id
   JOIN workflows w ON w.id = r.workflow_id
-  WHERE s.content IS NOT NULL AND r.status NOT IN ('queued', 'running') AND`;
+  WHERE (s.content IS NOT NULL OR s.content_chunks > 0) AND r.status NOT IN ('queued', 'running') AND`;
+
+interface Candidate {
+  id: number;
+  run_id: string;
+  slices: number;
+}
 const OLDER = "AND s.created_at < CAST(? AS TEXT) LIMIT CAST(? AS INTEGER)";
 
 /**
@@ -36,7 +44,7 @@ export function createRetention(
     const periods = yield* all<{ days: number | null }>(
       "SELECT DISTINCT retention_days AS days FROM workflows",
     );
-    const ids: number[] = [];
+    const ids: Candidate[] = [];
     for (const { days } of periods) {
       const effective = days ?? defaultDays;
       if (effective <= 0) continue;
@@ -44,14 +52,14 @@ export function createRetention(
       const limit = RETENTION_BATCH - ids.length;
       const rows =
         days === null
-          ? yield* all<{ id: number }>(`${CANDIDATES} w.retention_days IS NULL ${OLDER}`, cutoff, limit)
-          : yield* all<{ id: number }>(
+          ? yield* all<Candidate>(`${CANDIDATES} w.retention_days IS NULL ${OLDER}`, cutoff, limit)
+          : yield* all<Candidate>(
               `${CANDIDATES} w.retention_days = CAST(? AS INTEGER) ${OLDER}`,
               days,
               cutoff,
               limit,
             );
-      for (const r of rows) ids.push(r.id);
+      for (const r of rows) ids.push({ ...r, slices: Number(r.slices) });
       if (ids.length >= RETENTION_BATCH) break;
     }
     return ids;
@@ -64,9 +72,20 @@ export function createRetention(
       if (!ids.length) break;
       const ts = new Date().toISOString();
       await db.tx(function* () {
-        for (const id of ids)
-          yield* run("UPDATE submissions SET content = NULL, purged_at = ? WHERE id = ?", ts, id);
+        for (const { id } of ids)
+          yield* run(
+            "UPDATE submissions SET content = NULL, content_chunks = 0, purged_at = ? WHERE id = ?",
+            ts,
+            id,
+          );
       });
+      // Freeing a slice reads its overflow pages: one slice per transaction, requests served in
+      // between. A crash midway leaves slices of a purged submission; the next start deletes them.
+      for (const { run_id, slices } of ids)
+        for (let seq = 0; seq < slices; seq++) {
+          await db.exec(run("DELETE FROM content_chunks WHERE run_id = ? AND seq = ?", run_id, seq));
+          await Bun.sleep(0);
+        }
       total += ids.length;
       if (ids.length < RETENTION_BATCH) break;
       await Bun.sleep(0); // let queued requests run between batches

@@ -7,6 +7,7 @@ import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
+import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
@@ -20,6 +21,8 @@ const MAX_WAIT_S = 60;
 
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The download's name when the submission had none. */
+const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yaml", CSV: "csv", TEXT: "txt" };
 
 export function runRoutes(
   deps: Deps,
@@ -29,8 +32,8 @@ export function runRoutes(
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Runs"] };
-  const loadRun = async (orgId: number, id: string, withFindings = true) => {
-    const run = UUID_RE.test(id) ? await runs.get(orgId, id, withFindings) : null;
+  const loadRun = async (orgId: number, id: string, findings?: number) => {
+    const run = UUID_RE.test(id) ? await runs.get(orgId, id, findings) : null;
     if (!run) throw notFound("Run");
     return run;
   };
@@ -212,26 +215,25 @@ export function runRoutes(
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const c = UUID_RE.test(params.run_id) ? await runs.content(org.id, params.run_id) : null;
         if (!c) throw notFound("Run");
-        if (!c.content)
+        if (!c.body)
           throw new AppError(
             410,
             "gone",
             "The submission content was purged by the retention policy; the run and its findings remain.",
           );
-        const headers: Record<string, string> = {
-          "content-type": c.content_type,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-        };
-        if (c.filename)
-          headers["content-disposition"] = `inline; filename*=UTF-8''${encodeURIComponent(c.filename)}`;
-        return new Response(c.content as unknown as BodyInit, { headers });
+        // A download of the exact bytes, never a document of our origin (src/http/security.ts).
+        const name = c.filename ?? `run-${params.run_id}.${EXTENSION[c.file_type] ?? "txt"}`;
+        // Content over 1 MiB is a stream of its slices (src/runs/content-store.ts).
+        return new Response(c.body as unknown as BodyInit, { headers: contentHeaders(name) });
       },
       {
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: {
-          200: t.Any({ description: "The submitted bytes with their content type" }),
+          200: t.Any({
+            description:
+              "The submitted bytes as a download (application/octet-stream, Content-Disposition: attachment); the declared type is the run's submission.content_type",
+          }),
           410: ErrorSchema,
           ...errorResponses(...AUTHED),
         },
@@ -254,7 +256,7 @@ export function runRoutes(
       "/runs/:run_id/cancel/",
       async ({ params, request, principal, actor }) => {
         const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
-        const run = await loadRun(org.id, params.run_id, false);
+        const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);

@@ -2,6 +2,9 @@
 import { type Db, type Program, all, count, get, insert, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
+import { createContentStore } from "./content-store.ts";
+import { createFindingStore } from "./findings-store.ts";
+import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
 import {
   RUN_STATUSES,
@@ -47,7 +50,19 @@ const SELECT = `SELECT r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS
   s.created_at AS s_created_at, s.purged_at AS s_purged_at
   FROM runs r JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id`;
 
-function toRun(r: RunRow, withFindings = true): Run {
+/**
+ * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead; the
+ * findings are stored apart (src/runs/findings-store.ts). A list parses these and nothing more,
+ * however many findings the runs have (issue #19).
+ */
+function summariesJson(steps: RunStep[]): string {
+  return JSON.stringify(
+    steps.map((s) => ({ ...s, findings: [], findings_count: s.findings_count ?? s.findings.length })),
+  );
+}
+
+/** The run row with its step summaries; findings are added by the caller when wanted. */
+function toRun(r: RunRow): Run {
   const steps = parseJson<RunStep[]>(r.steps, []);
   const submission: Submission = {
     id: r.s_id,
@@ -70,7 +85,7 @@ function toRun(r: RunRow, withFindings = true): Run {
     submission,
     status: r.status,
     summary: parseJson<RunSummary | null>(r.summary, null),
-    steps: withFindings ? steps : steps.map((s) => ({ ...s, findings: [] })),
+    steps,
     error: r.error,
     attempts: r.attempts,
     created_by: { id: r.created_by, username: r.created_by_name },
@@ -98,6 +113,8 @@ export interface NewRun {
     filename: string | null;
     metadata: Record<string, unknown>;
     sha256: string;
+    /** Written beforehand in this many slices (src/runs/content-store.ts): not stored inline. */
+    slices?: number;
   };
 }
 
@@ -125,8 +142,13 @@ export interface JobSource {
   created_at: string;
 }
 
+interface SourceRow extends JobSource {
+  content_chunks: number;
+  size: number;
+}
+
 const INSERT_SUBMISSION =
-  "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const INSERT_RUN =
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 // A run that ran from memory (a client was waiting) and is written once, already final.
@@ -150,7 +172,8 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
     s.bytes.byteLength,
     s.sha256,
     JSON.stringify(s.metadata),
-    s.bytes,
+    s.slices ? null : s.bytes,
+    s.slices ?? 0,
     ts,
   );
 }
@@ -170,7 +193,7 @@ function* insertBoth(
     n.workflowVersion,
     sid,
     status,
-    JSON.stringify(n.steps),
+    summariesJson(n.steps),
     n.user.id,
     n.user.username,
     ts,
@@ -187,6 +210,8 @@ export function createRunStore(db: Db) {
   const byId = (id: string, orgId: number) =>
     get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`, id, orgId);
   const batch = createWriteBatcher(db);
+  const findings = createFindingStore(db);
+  const contents = createContentStore(db, batch);
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
   // only writers of run status): the backpressure check runs on every submission and a count(*)
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
@@ -222,6 +247,7 @@ export function createRunStore(db: Db) {
       inTx?: () => Program<void>,
     ): Promise<number> {
       const ts = n.createdAt ?? now();
+      const chunks = await findings.serialize(u.steps);
       return batch.write(function* () {
         const sid = yield* insertSubmission(n, ts);
         yield* run(
@@ -232,7 +258,7 @@ export function createRunStore(db: Db) {
           n.workflowVersion,
           sid,
           u.status,
-          JSON.stringify(u.steps),
+          summariesJson(u.steps),
           n.user.id,
           n.user.username,
           ts,
@@ -242,18 +268,25 @@ export function createRunStore(db: Db) {
           u.finishedAt,
           u.durationMs,
         );
+        yield* findings.insert(n.id, chunks);
         if (inTx) yield* inTx();
         return sid;
       });
     },
-    async get(orgId: number, id: string, withFindings = true): Promise<Run | null> {
+    /**
+     * A run with at most `max` of its findings (first steps first; by default as many as a run
+     * answer carries). Each step's findings_count says how many it has in all.
+     */
+    async get(orgId: number, id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = await db.exec(byId(id, orgId));
-      return r ? toRun(r, withFindings) : null;
+      return r ? findings.first(toRun(r), max) : null;
     },
-    async getAnyOrg(id: string): Promise<Run | null> {
+    async getAnyOrg(id: string, max = RUN_FINDINGS_INLINE): Promise<Run | null> {
       const r = await db.exec(get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT)`, id));
-      return r ? toRun(r) : null;
+      return r ? findings.first(toRun(r), max) : null;
     },
+    /** Findings [offset, offset + limit) of one step, by its index in the run's steps. */
+    stepFindings: findings.page,
     async list(
       orgId: number,
       f: RunFilters,
@@ -296,27 +329,46 @@ export function createRunStore(db: Db) {
         (function* () {
           const n = yield* count(countSql, ...armArgs);
           const rows = yield* all<RunRow>(pageSql, ...armArgs, limit, offset);
-          return { count: n, items: rows.map((r) => toRun(r, false)) };
+          // Step summaries only: a list never reads a finding (issue #19).
+          return { count: n, items: rows.map(toRun) };
         })(),
       );
     },
+    /** A run's submitted content for download: the bytes, or a stream of its slices. */
     async content(
       orgId: number,
       id: string,
     ): Promise<{
-      content: Uint8Array | null;
+      body: Uint8Array | ReadableStream<Uint8Array> | null;
       content_type: string;
       charset: string;
       filename: string | null;
+      file_type: FileType;
     } | null> {
-      return db.exec(
-        get(
-          "SELECT s.content, s.content_type, s.charset, s.filename FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+      const row = await db.exec(
+        get<{
+          content: Uint8Array | null;
+          content_chunks: number;
+          content_type: string;
+          charset: string;
+          filename: string | null;
+          file_type: FileType;
+        }>(
+          "SELECT s.content, s.content_chunks, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
           id,
           orgId,
         ),
       );
+      if (!row) return null;
+      const { content, content_chunks, ...rest } = row;
+      const slices = Number(content_chunks);
+      return { ...rest, body: slices > 0 ? contents.stream(id, slices) : content };
     },
+    /**
+     * Writes a future run's content in slices before the run itself (content over 1 MiB);
+     * create() then stores the run with `submission.slices` set.
+     */
+    writeContent: contents.write,
     async queuedIds(limit: number): Promise<string[]> {
       const rows = await db.exec(
         all<{ id: string }>(
@@ -350,10 +402,25 @@ export function createRunStore(db: Db) {
       );
       if (n) queued++;
     },
+    /** The run as a worker needs it, its content read back a slice at a time when sliced. */
     async source(id: string): Promise<JobSource | null> {
+      const row = await db.exec(
+        get<SourceRow>(
+          "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, s.content_chunks, s.size, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+          id,
+        ),
+      );
+      if (!row) return null;
+      const { content_chunks, size, ...src } = row;
+      const slices = Number(content_chunks);
+      if (slices > 0) src.content = await contents.read(id, slices, Number(size));
+      return src;
+    },
+    /** Status and step list of a run, without its content (a cancel of a queued run). */
+    async state(id: string): Promise<{ status: RunStatus; steps: string } | null> {
       return db.exec(
-        get<JobSource>(
-          "SELECT r.id, r.org_id, r.status, r.attempts, r.workflow_id, r.workflow_version, s.file_type, s.charset, s.filename, s.content, r.steps, r.created_at FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT)",
+        get<{ status: RunStatus; steps: string }>(
+          "SELECT status, steps FROM runs WHERE id = CAST(? AS TEXT)",
           id,
         ),
       );
@@ -373,10 +440,11 @@ export function createRunStore(db: Db) {
       onlyIf?: RunStatus,
     ): Promise<boolean> {
       // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
+      const chunks = await findings.serialize(u.steps);
       const wrote = await batch.write(function* () {
         const args = [
           u.status,
-          JSON.stringify(u.steps),
+          summariesJson(u.steps),
           u.summary ? JSON.stringify(u.summary) : null,
           u.error,
           u.finishedAt,
@@ -386,7 +454,11 @@ export function createRunStore(db: Db) {
         const changed = onlyIf
           ? yield* run(`${FINISH} AND status = ?`, ...args, onlyIf)
           : yield* run(FINISH, ...args);
-        if (changed && inTx) yield* inTx();
+        if (changed) {
+          // A run is finished once; rows of an earlier write would be stale, so none are kept.
+          yield* findings.replace(id, chunks);
+          if (inTx) yield* inTx();
+        }
         return changed > 0;
       });
       if (wrote && onlyIf === "queued") queued--;
@@ -415,6 +487,7 @@ export function createRunStore(db: Db) {
         const failed = [...(yield* giveUp("queued")), ...(yield* giveUp("running"))];
         if (failed.length && inTx) yield* inTx(failed);
         const requeued = yield* run("UPDATE runs SET status = 'queued' WHERE status = 'running'");
+        yield* contents.removeOrphans();
         return { requeued, failed, queued: yield* countQueued() };
       });
       queued = r.queued;

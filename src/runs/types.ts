@@ -18,6 +18,11 @@ export interface RunStep {
   error: string | null;
   /** Findings were capped at the step's max_findings (surfaces as summary.truncated). */
   truncated?: boolean;
+  /**
+   * How many findings the step has in all, when `findings` may hold only the first of them (a run
+   * read back from the database: findings are stored apart, src/runs/store.ts). Absent: all.
+   */
+  findings_count?: number;
 }
 
 export interface RunSummary {

@@ -23,6 +23,8 @@ const PAGE_HEADERS = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "referrer-policy": "same-origin",
+  // A page opened from another site gets no handle on this window (and the reverse).
+  "cross-origin-opener-policy": "same-origin",
 };
 
 /** Answers with an in-memory file: gzip when accepted, 304 when the ETag matches. */

@@ -28,7 +28,8 @@ export function setupRoutes(
 ) {
   const sessions = createSessions(deps.db, deps.users);
   const limiter = createLoginLimiter(limits);
-  const detail = { tags: ["Web session"] };
+  // Public: the instance has no user yet (the POST is guarded by the one-time setup code).
+  const detail = { tags: ["Web session"], security: [] };
   return new Elysia()
     .get("/api/v1/setup/", async () => ({ needed: await deps.setup.needed() }), {
       response: { 200: t.Object({ needed: t.Boolean() }), ...errorResponses(500) },

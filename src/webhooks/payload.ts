@@ -20,12 +20,10 @@ export async function runEventBody(
   origin: string,
   d: { event: string; created_at: string; run_id: string | null; org_id: number; org_slug: string },
 ): Promise<string | null> {
-  const run = d.run_id ? await runs.get(d.org_id, d.run_id, false) : null;
+  // Step summaries only: no finding is read (each step's findings_count says how many).
+  const run = d.run_id ? await runs.get(d.org_id, d.run_id, 0) : null;
   if (!run) return null;
-  const data = presentRun(origin, d.org_slug, {
-    ...run,
-    steps: run.steps.map((s) => ({ ...s, findings: [] })),
-  });
+  const data = presentRun(origin, d.org_slug, run);
   return JSON.stringify({ type: d.event, timestamp: d.created_at, data: { run: data } });
 }
 

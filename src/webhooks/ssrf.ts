@@ -4,93 +4,102 @@
 // deliver.ts), so a second DNS answer cannot swap in an internal one (DNS rebinding).
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
-type V4Range = [base: number, bits: number, label: string];
+// Which addresses are special comes from ipaddr.js (IANA's special-purpose registries, kept up to
+// date by its maintainers): anything it does not call plain `unicast` is refused. The tables below
+// only name the refusals for people, and say which ranges embed an IPv4 address to judge instead.
 
-const v4 = (a: number, b: number, c: number, d: number) => ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+const V4_LABELS: Record<string, string> = {
+  unspecified: "unspecified",
+  private: "private",
+  carrierGradeNat: "shared (carrier-grade NAT)",
+  loopback: "loopback",
+  linkLocal: "link-local (cloud metadata)",
+  multicast: "multicast",
+};
+const V6_LABELS: Record<string, string> = {
+  unspecified: "unspecified",
+  loopback: "loopback",
+  uniqueLocal: "private (unique local)",
+  linkLocal: "link-local",
+  multicast: "multicast",
+};
+/** Within ipaddr's `reserved`: the documentation ranges (RFC 5737, RFC 3849), named as such. */
+const DOCUMENTATION = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"].map((c) =>
+  ipaddr.parseCIDR(c),
+);
+/** NAT64's well-known prefix (RFC 6052) carries a public IPv4 address; its local-use /48 does not. */
+const NAT64_WKP = ipaddr.parseCIDR("64:ff9b::/96");
 
-// IANA special-purpose registry (RFC 6890 and successors), plus multicast and reserved.
-const V4_BLOCKED: V4Range[] = [
-  [v4(0, 0, 0, 0), 8, "unspecified"],
-  [v4(10, 0, 0, 0), 8, "private"],
-  [v4(100, 64, 0, 0), 10, "shared (carrier-grade NAT)"],
-  [v4(127, 0, 0, 0), 8, "loopback"],
-  [v4(169, 254, 0, 0), 16, "link-local (cloud metadata)"],
-  [v4(172, 16, 0, 0), 12, "private"],
-  [v4(192, 0, 0, 0), 24, "reserved"],
-  [v4(192, 0, 2, 0), 24, "documentation"],
-  [v4(192, 88, 99, 0), 24, "reserved"],
-  [v4(192, 168, 0, 0), 16, "private"],
-  [v4(198, 18, 0, 0), 15, "benchmarking"],
-  [v4(198, 51, 100, 0), 24, "documentation"],
-  [v4(203, 0, 113, 0), 24, "documentation"],
-  [v4(224, 0, 0, 0), 4, "multicast"],
-  [v4(240, 0, 0, 0), 4, "reserved"],
-];
+const strip = (ip: string) => ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
 
-function parseV4(s: string): number | null {
-  const parts = s.split(".");
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return null;
-  const [a, b, c, d] = parts.map(Number) as [number, number, number, number];
-  return v4(a, b, c, d);
+const documentation = (a: ipaddr.IPv4 | ipaddr.IPv6) =>
+  DOCUMENTATION.some(([net, bits]) => net.kind() === a.kind() && a.match(net, bits));
+
+function v4Class(a: ipaddr.IPv4): string | null {
+  const range = a.range();
+  if (range === "unicast") return null;
+  if (documentation(a)) return "documentation";
+  if (range === "benchmarking" || a.match(ipaddr.IPv4.parse("198.18.0.0"), 15)) return "benchmarking";
+  return V4_LABELS[range] ?? "reserved";
 }
 
-function v4Class(n: number): string | null {
-  for (const [base, bits, label] of V4_BLOCKED) {
-    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    if ((n & mask) >>> 0 === base) return label;
+/** The IPv4 address in the last 32 bits of an IPv6 address. */
+const low32 = (a: ipaddr.IPv6) =>
+  new ipaddr.IPv4([a.parts[6]! >> 8, a.parts[6]! & 0xff, a.parts[7]! >> 8, a.parts[7]! & 0xff]);
+
+function v6Class(a: ipaddr.IPv6): string | null {
+  const range = a.range();
+  if (range === "unicast") {
+    // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast.
+    return a.parts.slice(0, 6).every((x) => x === 0) ? "reserved" : null;
   }
-  return null;
+  switch (range) {
+    case "ipv4Mapped": // ::ffff:a.b.c.d
+      return v4Class(low32(a));
+    case "rfc6052": // NAT64: 64:ff9b::a.b.c.d reaches a.b.c.d through the translator
+      return a.match(NAT64_WKP) ? v4Class(low32(a)) : "reserved";
+    case "6to4": // 2002:AABB:CCDD::/48 tunnels to AA.BB.CC.DD
+      return v4Class(
+        new ipaddr.IPv4([a.parts[1]! >> 8, a.parts[1]! & 0xff, a.parts[2]! >> 8, a.parts[2]! & 0xff]),
+      );
+    case "rfc6145": // IPv4-translated (::ffff:0:a.b.c.d): never a public target of its own
+      return v4Class(low32(a)) ?? "reserved";
+  }
+  if (documentation(a)) return "documentation";
+  return V6_LABELS[range] ?? "reserved";
 }
 
-/** The eight 16-bit groups of an IPv6 address (zone id dropped), or null. */
+/**
+ * An IPv6 literal in the WHATWG URL parser's form (hex groups only), or null. ipaddr.js reads a
+ * dotted tail after "::" as IPv4-mapped (`::8.8.8.8` as `::ffff:8.8.8.8`), which RFC 4291 calls
+ * IPv4-compatible, a different range; the URL parser rewrites the tail as two hex groups.
+ */
+function canonicalV6(s: string): string | null {
+  try {
+    return new URL(`http://[${s}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+}
+
+/** The eight 16-bit groups of an IPv6 address (brackets and zone id dropped), or null. */
 export function parseV6(input: string): number[] | null {
-  let s = input.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (tail) {
-    const n = parseV4(tail[1]!);
-    if (n === null) return null;
-    s = `${s.slice(0, -tail[1]!.length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = s.split("::");
-  if (halves.length > 2) return null;
-  const group = (h: string) => (h === "" ? [] : h.split(":"));
-  const head = group(halves[0]!);
-  const rest = halves.length === 2 ? group(halves[1]!) : [];
-  const fill = 8 - head.length - rest.length;
-  if (halves.length === 1 ? head.length !== 8 : fill < 0) return null;
-  const all = [...head, ...Array(halves.length === 2 ? fill : 0).fill("0"), ...rest];
-  if (all.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return null;
-  return all.map((g) => Number.parseInt(g, 16));
-}
-
-function v6Class(g: number[]): string | null {
-  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
-  const embedded = (hi: number, lo: number) => v4Class(((hi << 16) | lo) >>> 0);
-  if (zeroUpTo(8)) return "unspecified";
-  if (zeroUpTo(7) && g[7] === 1) return "loopback";
-  if (zeroUpTo(5) && g[5] === 0xffff) return embedded(g[6]!, g[7]!); // IPv4-mapped
-  if (zeroUpTo(6)) return "reserved"; // IPv4-compatible (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embedded(g[6]!, g[7]!); // NAT64 well-known prefix
-  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return "reserved"; // local-use NAT64
-  if (g[0] === 0x100 && zeroUpTo(4)) return "reserved"; // discard-only (the first group is 0100)
-  if (g[0] === 0x2001 && g[1] === 0) return "reserved"; // Teredo: tunnels to an IPv4 address
-  if (g[0] === 0x2001 && g[1] === 0xdb8) return "documentation";
-  if (g[0] === 0x2002) return embedded(g[1]!, g[2]!); // 6to4
-  if ((g[0]! & 0xfe00) === 0xfc00) return "private (unique local)";
-  if ((g[0]! & 0xffc0) === 0xfe80) return "link-local";
-  if ((g[0]! & 0xffc0) === 0xfec0) return "reserved"; // site-local (deprecated)
-  if ((g[0]! & 0xff00) === 0xff00) return "multicast";
-  return null;
+  const s = canonicalV6(strip(input));
+  return s !== null && ipaddr.IPv6.isValid(s) ? ipaddr.IPv6.parse(s).parts.slice() : null;
 }
 
 /** Why an IP literal may not be a webhook target (e.g. "loopback"), or null if it is public. */
 export function blockedAddressClass(ip: string): string | null {
-  const family = isIP(ip.replace(/^\[|\]$/g, "").replace(/%.*$/, ""));
-  if (family === 4) return v4Class(parseV4(ip)!);
-  if (family === 6) {
-    const g = parseV6(ip);
-    return g ? v6Class(g) : "unparseable";
+  const s = strip(ip);
+  // node:net decides what counts as a literal (dotted quads only: no "127.1", no hex).
+  const family = isIP(s);
+  try {
+    if (family === 4) return v4Class(ipaddr.IPv4.parse(s));
+    if (family === 6) return v6Class(ipaddr.IPv6.parse(canonicalV6(s) ?? s));
+  } catch {
+    // isIP and ipaddr.js disagree: refuse what cannot be judged.
   }
   return "unparseable";
 }

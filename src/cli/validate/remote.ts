@@ -19,6 +19,8 @@ export interface RemoteOptions {
 }
 
 const MAX_RETRIES = 5;
+/** Findings per page when a run's findings are read beyond the run answer (the API's maximum). */
+const PAGE = 200;
 const FATAL = new Set([401, 403, 404]);
 const RETRYABLE = new Set([429, 503]);
 const seg = encodeURIComponent;
@@ -155,6 +157,42 @@ export function createRemote(o: RemoteOptions) {
       return result({ error });
     }
     const run = (await res.json()) as ReportRun;
-    return result(res.status === 201 ? { run } : await poll(run, res.headers.get("retry-after"), deadline));
+    const got = res.status === 201 ? { run } : await poll(run, res.headers.get("retry-after"), deadline);
+    return result("run" in got ? await complete(got.run, deadline) : got);
   };
+
+  /**
+   * A run answer carries the first 1000 findings (the server's bound); a step with more has a
+   * findings_count above its list, and the rest are read page by page from …/findings/.
+   */
+  async function complete(run: ReportRun, deadline: number): Promise<Got> {
+    for (const step of run.steps) {
+      const total = step.findings_count ?? step.findings.length;
+      for (let page = Math.floor(step.findings.length / PAGE) + 1; step.findings.length < total; page++) {
+        const url = `${runUrl(run.id)}findings/?step=${step.order}&page=${page}&page_size=${PAGE}`;
+        const res = await send(url, () => ({ headers }), deadline);
+        if (!(res instanceof Response)) return { error: res };
+        if (!res.ok) return { error: await errorOf(res) };
+        const body = (await res.json()) as {
+          results: (ReportRun["steps"][number]["findings"][number] & object)[];
+        };
+        if (!body.results.length) break;
+        // Pages of 200 from offset 0; the answer's first findings are a prefix of them.
+        const have = step.findings.length;
+        const from = (page - 1) * PAGE;
+        for (const [k, f] of body.results.entries())
+          if (from + k >= have)
+            step.findings.push({
+              severity: f.severity,
+              code: f.code,
+              message: f.message,
+              path: f.path,
+              line: f.line,
+              column: f.column,
+              rule: f.rule,
+            });
+      }
+    }
+    return { run };
+  }
 }

@@ -3,8 +3,10 @@
 // charset, filename and metadata. Problems in the request are collected into errors[] items.
 import { isUtf8 } from "node:buffer";
 import { AppError, type ErrorItem } from "../../errors.ts";
+import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
+import { MAX_METADATA_DEPTH, nestedDeeperThan } from "./depth.ts";
 import { classify, fileTypeOf, normaliseCharset, parseMediaType, typeFromFilename } from "./filetypes.ts";
 import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
 
@@ -17,6 +19,13 @@ export interface Intake {
   metadata: Record<string, unknown>;
   fileType: FileType;
   mode: "raw" | "envelope" | "multipart";
+  /** The bytes' SHA-256 (hex) when the intake already computed it (off the HTTP thread). */
+  sha256?: string;
+}
+
+/** The request headers intake reads (a Request's Headers, or a copy of them in a worker). */
+export interface HeaderSource {
+  get(name: string): string | null;
 }
 
 export interface IntakeLimits {
@@ -43,11 +52,19 @@ interface Fields {
   metadataIsText: boolean;
 }
 
-/** Decides the mode and turns the request into an Intake, or throws 400/415. */
-export async function intake(request: Request, body: Uint8Array, limits: IntakeLimits): Promise<Intake> {
-  const header = request.headers.get("content-type");
+/** The headers intake reads: all a worker needs to be sent. */
+export const INTAKE_HEADERS = [
+  "content-type",
+  "x-submission-mode",
+  "content-encoding",
+  "x-filename",
+] as const;
+
+/** Decides the mode and turns the request into an Intake, or throws 400/415. Pure: no I/O. */
+export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLimits): Intake {
+  const header = headers.get("content-type");
   const media = parseMediaType(header);
-  const forced = request.headers.get("x-submission-mode")?.trim().toLowerCase();
+  const forced = headers.get("x-submission-mode")?.trim().toLowerCase();
   if (forced !== undefined && forced !== "raw" && forced !== "envelope")
     throw badRequest([
       { field: "X-Submission-Mode", code: "invalid", message: "X-Submission-Mode is raw or envelope." },
@@ -58,12 +75,12 @@ export async function intake(request: Request, body: Uint8Array, limits: IntakeL
       { field: "Content-Type", code: "required", message: "Set Content-Type to the payload's media type." },
     ]);
   }
-  if (media.mime === "multipart/form-data") return fromMultipart(request, body, limits);
+  if (media.mime === "multipart/form-data") return fromMultipart(header!, body, limits);
   if (media.mime === "application/json" && forced !== "raw") {
     const obj = forced === "envelope" ? parseEnvelope(body, true) : parseEnvelope(body, false);
     if (obj) return fromFields("envelope", obj, limits);
   }
-  return fromRaw(request, body, media, limits);
+  return fromRaw(headers, body, media, limits);
 }
 
 // Buffer needles: a string needle is encoded into a new buffer on every indexOf.
@@ -125,10 +142,10 @@ function parseEnvelope(body: Uint8Array, required: boolean): Fields | null {
   };
 }
 
-async function fromMultipart(request: Request, body: Uint8Array, limits: IntakeLimits): Promise<Intake> {
+function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimits): Intake {
   let parts: Part[];
   try {
-    parts = parseMultipart(body, boundaryOf(request.headers.get("content-type")!));
+    parts = parseMultipart(body, boundaryOf(contentType));
   } catch (e) {
     const why = e instanceof MultipartError ? e.message : "unreadable";
     throw badRequest([
@@ -264,6 +281,13 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     if (meta !== undefined && !errors.some((e) => e.field === "metadata")) {
       if (meta === null || typeof meta !== "object" || Array.isArray(meta))
         errors.push({ field: "metadata", code: "invalid", message: "metadata must be a JSON object." });
+      // Before JSON.stringify below, which recurses: the API's nesting bound.
+      else if (nestedDeeperThan(meta, MAX_METADATA_DEPTH))
+        errors.push({
+          field: "metadata",
+          code: "too_deep",
+          message: `metadata may nest at most ${MAX_METADATA_DEPTH} levels.`,
+        });
       else if (byteLength(JSON.stringify(meta)) > limits.maxMetadataBytes)
         errors.push({
           field: "metadata",
@@ -298,6 +322,13 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
         code: "invalid",
         message: "base64 applies to string content only.",
       });
+    // Serialized below (recursively): a document deeper than validators accept is refused here.
+    else if (nestedDeeperThan(c, MAX_JSON_DEPTH))
+      errors.push({
+        field: "content",
+        code: "too_deep",
+        message: `content may nest at most ${MAX_JSON_DEPTH} levels.`,
+      });
     else {
       bytes = utf8.encode(JSON.stringify(c));
       decodedFromString = true;
@@ -325,13 +356,13 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
 }
 
 function fromRaw(
-  request: Request,
+  headers: HeaderSource,
   body: Uint8Array,
   media: NonNullable<ReturnType<typeof parseMediaType>>,
   limits: IntakeLimits,
 ): Intake {
   const errors: ErrorItem[] = [];
-  const enc = request.headers.get("content-encoding")?.trim().toLowerCase();
+  const enc = headers.get("content-encoding")?.trim().toLowerCase();
   let bytes: Uint8Array | null = body;
   if (enc && enc !== "identity") {
     if (enc !== "base64")
@@ -344,17 +375,9 @@ function fromRaw(
         message: "The body is not valid base64 (Content-Encoding: base64).",
       });
   }
-  const filename = checkFilename(request.headers.get("x-filename"), limits, errors, "X-Filename");
+  const filename = checkFilename(headers.get("x-filename"), limits, errors, "X-Filename");
   if (errors.length) throw badRequest(errors);
-  return finish(
-    "raw",
-    bytes!,
-    media,
-    media.charset ?? "utf-8",
-    filename,
-    {},
-    request.headers.get("content-type")!,
-  );
+  return finish("raw", bytes!, media, media.charset ?? "utf-8", filename, {}, headers.get("content-type")!);
 }
 
 /** Whether the bytes decode in this (supported) charset without a replacement. */

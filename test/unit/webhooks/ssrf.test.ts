@@ -30,6 +30,24 @@ describe("blockedAddressClass", () => {
     ["ff02::1", "multicast"],
     ["2001:db8::1", "documentation"],
     ["2001:0:4136:e378::1", "reserved"],
+    // IPv4-translated (::ffff:0:0/96, RFC 6145): issue #19. The embedded address names the
+    // refusal when it is special; a public one is refused too (no real target has that form).
+    ["::ffff:0:127.0.0.1", "loopback"],
+    ["::ffff:0:7f00:1", "loopback"],
+    ["::ffff:0:a9fe:a9fe", "link-local (cloud metadata)"],
+    ["::ffff:0:8.8.8.8", "reserved"],
+    ["64:ff9b:1::a00:1", "reserved"], // local-use NAT64 (RFC 8215)
+    ["::127.0.0.1", "reserved"], // IPv4-compatible (deprecated)
+    ["::8.8.8.8", "reserved"],
+    ["fec0::1", "reserved"], // site-local (deprecated)
+    ["100::1", "reserved"], // discard-only
+    ["2001:2::1", "reserved"], // benchmarking
+    ["5f00::1", "reserved"], // segment routing (RFC 9602)
+    ["3fff::1", "reserved"], // documentation (RFC 9637)
+    ["198.18.0.1", "benchmarking"],
+    ["203.0.113.7", "documentation"],
+    ["192.52.193.1", "reserved"], // AMT relays
+    ["240.0.0.1", "reserved"],
   ];
   for (const [ip, why] of blocked)
     test(`${ip} is refused (${why})`, () => expect(blockedAddressClass(ip)).toBe(why));

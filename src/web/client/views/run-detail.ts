@@ -45,8 +45,12 @@ function location(f: Finding): Child {
   return parts.length ? h("span", { class: "where" }, parts) : h("span", { class: "muted" }, "—");
 }
 
-function stepSection(s: RunStep): HTMLElement {
+/** Findings per page when more of a step's findings are loaded (the API's maximum page size). */
+const FINDINGS_PAGE = 200;
+
+function stepSection(s: RunStep, more: (s: RunStep) => Promise<void>): HTMLElement {
   const findings = s.findings ?? [];
+  const total = s.findings_count ?? findings.length;
   return h(
     "section",
     { class: "run-step", "aria-labelledby": `step-${s.order}` },
@@ -62,6 +66,26 @@ function stepSection(s: RunStep): HTMLElement {
       : s.status === "passed"
         ? h("p", { class: "muted" }, "No findings.")
         : null,
+    // A run answer carries its first 1000 findings; the rest are read a page at a time.
+    total > findings.length
+      ? h(
+          "p",
+          { class: "more" },
+          `Showing ${findings.length.toLocaleString()} of ${total.toLocaleString()} findings. `,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "button secondary",
+              onclick: (e: Event) => {
+                (e.currentTarget as HTMLButtonElement).disabled = true;
+                void more(s);
+              },
+            },
+            `Show ${Math.min(FINDINGS_PAGE, total - findings.length)} more`,
+          ),
+        )
+      : null,
   );
 }
 
@@ -151,7 +175,7 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
         : null,
       run.error ? notice("error", h("p", null, run.error)) : null,
     );
-    mount(steps, run.steps.length ? run.steps.map(stepSection) : empty("No steps."));
+    mount(steps, run.steps.length ? run.steps.map((x) => stepSection(x, more)) : empty("No steps."));
     mount(content, text !== null ? contentViewer(text, run.steps) : contentNote);
     const mine = run.created_by?.username === me().username;
     mount(
@@ -170,6 +194,32 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
         "HTML report",
       ),
     );
+  };
+  /** The next page of a step's findings, appended to what the run answer carried. */
+  const more = async (step: RunStep) => {
+    const have = step.findings.length;
+    const page = Math.floor(have / FINDINGS_PAGE) + 1;
+    try {
+      const r = await get<{ results: (Finding & { step_order: number; step_id: number })[] }>(
+        `${path}findings/?step=${step.order}&page=${page}&page_size=${FINDINGS_PAGE}`,
+        ctx.signal,
+      );
+      // Pages start at offset 0: skip what the step already holds.
+      const skip = have - (page - 1) * FINDINGS_PAGE;
+      for (const f of r.results.slice(skip))
+        step.findings.push({
+          severity: f.severity,
+          code: f.code,
+          message: f.message,
+          path: f.path,
+          line: f.line,
+          column: f.column,
+          rule: f.rule,
+        });
+      draw();
+    } catch (e) {
+      mount(problem, errorNotice(e));
+    }
   };
   const cancel = async () => {
     try {

@@ -1,0 +1,83 @@
+// SQL for large submitted content (migration 0007): more than SLICED_ABOVE_BYTES is stored in
+// slices of CONTENT_CHUNK_BYTES, each written in its own short transaction, so no single write holds the
+// HTTP thread (the only writer) for long — one INSERT of 24 MB did (issue #19). Reads come a slice
+// at a time as well, with other requests served in between. Content up to 1 MiB stays in
+// submissions.content, in the same transaction as its run: the common run is unchanged.
+import { type Db, type Program, get, run } from "../db/program.ts";
+import type { WriteBatcher } from "./batch.ts";
+
+/** Content larger than this is sliced; never a run executed from memory (DIRECT_MAX_BYTES). */
+export const SLICED_ABOVE_BYTES = 1024 * 1024;
+/**
+ * One slice: one write of at most this much. 256 KiB is ~1 ms of SQLite on a quiet core and
+ * ~15 ms on a saturated 2-core VM (1 MiB slices: 15–70 ms there, docs/benchmarks.md).
+ */
+export const CONTENT_CHUNK_BYTES = 256 * 1024;
+
+export const isSliced = (bytes: number) => bytes > SLICED_ABOVE_BYTES;
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export function createContentStore(db: Db, batch: WriteBatcher) {
+  const SLICE =
+    "SELECT bytes FROM content_chunks WHERE run_id = CAST(? AS TEXT) AND seq = CAST(? AS INTEGER)";
+  const REMOVE = "DELETE FROM content_chunks WHERE run_id = ?";
+  const slice = (runId: string, seq: number) => db.exec(get<{ bytes: Uint8Array }>(SLICE, runId, seq));
+
+  return {
+    /**
+     * Writes the content of a future run in slices, each in its own group commit; returns their
+     * count. The run's own rows are written afterwards (a crash in between leaves slices without
+     * a run, which the next start deletes).
+     */
+    async write(runId: string, bytes: Uint8Array): Promise<number> {
+      const count = Math.ceil(bytes.byteLength / CONTENT_CHUNK_BYTES);
+      try {
+        for (let seq = 0; seq < count; seq++) {
+          const part = bytes.subarray(seq * CONTENT_CHUNK_BYTES, (seq + 1) * CONTENT_CHUNK_BYTES);
+          await batch.write(() =>
+            run("INSERT INTO content_chunks (run_id, seq, bytes) VALUES (?, ?, ?)", runId, seq, part),
+          );
+        }
+      } catch (e) {
+        await batch.write(() => run(REMOVE, runId)).catch(() => {});
+        throw e;
+      }
+      return count;
+    },
+    /** The whole content, read a slice per turn of the event loop. */
+    async read(runId: string, count: number, size: number): Promise<Uint8Array | null> {
+      const out = new Uint8Array(size);
+      let at = 0;
+      for (let seq = 0; seq < count; seq++) {
+        if (seq) await turn();
+        const row = await slice(runId, seq);
+        if (!row || at + row.bytes.byteLength > size) return null; // purged meanwhile
+        out.set(row.bytes, at);
+        at += row.bytes.byteLength;
+      }
+      return at === size ? out : null;
+    },
+    /** The content as a stream of its slices (the download of GET …/content/). */
+    stream(runId: string, count: number): ReadableStream<Uint8Array> {
+      let seq = 0;
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const row = seq < count ? await slice(runId, seq++) : null;
+          if (row) controller.enqueue(new Uint8Array(row.bytes));
+          else controller.close();
+        },
+      });
+    },
+    /**
+     * At start (inside recovery's transaction): slices no submission counts on — their run was
+     * never written (a crash between the two writes), or its content was purged meanwhile.
+     */
+    *removeOrphans(): Program<number> {
+      return yield* run(
+        "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)",
+      );
+    },
+  };
+}
+export type ContentStore = ReturnType<typeof createContentStore>;
