@@ -1,6 +1,7 @@
 // Request and response schemas of the audit API (docs/audit.md). Responses use Int(): no
 // TypeBox transforms in response schemas (test/response-schemas.test.ts).
 import { t } from "elysia";
+import { named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 import { PageQuery } from "../http/pagination.ts";
 
@@ -24,28 +25,34 @@ export const AdminAuditQuery = t.Object(
   { additionalProperties: true },
 );
 
-export const AuditEntryOut = t.Object({
-  seq: Int({ description: "Position in the hash chain" }),
-  created_at: t.String(),
-  org_id: t.Nullable(Int()),
-  org_slug: t.Nullable(t.String()),
-  actor: t.Object({
-    type: t.String({ description: "user, cli, system or anonymous" }),
-    user_id: t.Nullable(Int()),
-    username: t.Nullable(t.String()),
-    token_id: t.Nullable(Int()),
-    session_id: t.Nullable(Int()),
-    ip: t.Nullable(t.String()),
+export const AuditEntryOut = named(
+  "AuditEntry",
+  t.Object({
+    seq: Int({ description: "Position in the hash chain" }),
+    created_at: t.String(),
+    org_id: t.Nullable(Int()),
+    org_slug: t.Nullable(t.String()),
+    actor: t.Object({
+      type: t.String({ description: "user, cli, system or anonymous" }),
+      user_id: t.Nullable(Int()),
+      username: t.Nullable(t.String()),
+      token_id: t.Nullable(Int()),
+      session_id: t.Nullable(Int()),
+      ip: t.Nullable(t.String()),
+    }),
+    action: t.String(),
+    target: t.Object({ type: t.String(), id: t.Nullable(t.String()), name: t.Nullable(t.String()) }),
+    changes: t.Nullable(t.Record(t.String(), t.Unknown(), { description: "{before, after, …context}" })),
+    prev_hash: t.String(),
+    hash: t.String({ description: "SHA-256 of the entry (docs/audit.md)" }),
   }),
-  action: t.String(),
-  target: t.Object({ type: t.String(), id: t.Nullable(t.String()), name: t.Nullable(t.String()) }),
-  changes: t.Nullable(t.Record(t.String(), t.Unknown(), { description: "{before, after, …context}" })),
-  prev_hash: t.String(),
-  hash: t.String({ description: "SHA-256 of the entry (docs/audit.md)" }),
-});
+);
 
-export const AuditHeadOut = t.Object({
-  seq: Int(),
-  hash: t.String(),
-  created_at: t.Nullable(t.String()),
-});
+export const AuditHeadOut = named(
+  "AuditHead",
+  t.Object({
+    seq: Int({ description: "The newest entry's position in the chain" }),
+    hash: t.String({ description: "Its SHA-256: `assay audit verify --anchor SEQ:HASH` checks it later" }),
+    created_at: t.Nullable(t.String()),
+  }),
+);
