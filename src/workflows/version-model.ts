@@ -1,4 +1,4 @@
-// Response schemas of the versions API (docs/versions.md). Int() in responses, never a transform.
+// Response schemas of the versions API (docs/audit.md). Int() in responses, never a transform.
 import { t } from "elysia";
 import { named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";

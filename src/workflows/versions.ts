@@ -15,7 +15,7 @@ import type { VersionMeta, VersionStore } from "./version-store.ts";
 export const versionNumber = (s: string | null | undefined): number | null =>
   s != null && /^[1-9]\d{0,8}$/.test(s) ? Number(s) : null;
 
-/** 409 for a run against a version the workflow does not have (docs/versions.md). */
+/** 409 for a run against a version the workflow does not have (docs/audit.md). */
 export const versionUnavailable = (w: Workflow, n: number) =>
   new AppError(
     409,
