@@ -40,14 +40,14 @@ describe("OPTIONS and Allow", () => {
     expect(r.status).toBe(405);
     expect(r.json).toEqual(errorBody(405, "method_not_allowed", "Method POST is not allowed on this path."));
     expect(r.headers.get("allow")).toBe("GET, HEAD, PUT, PATCH, DELETE, OPTIONS");
-    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=1200;w=60');
-    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
+    expect(r.headers.get("ratelimit-policy")).toBe('"default";q=1200;w=60, "user";q=2400;w=60');
+    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+, "user";r=\d+;t=\d+$/);
   });
 
   test("404 for an unknown path (OPTIONS included); authenticated, it carries RateLimit too", async () => {
     const r = await call(off, "GET", "/api/v1/nothing-here/", { token: off.rootToken });
     expect(r.json).toEqual(errorBody(404, "not_found", "Not found."));
-    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
+    expect(r.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+, "user";r=\d+;t=\d+$/);
     const o = await fetch(`${off.url}/api/v1/nothing-here/`, { method: "OPTIONS" });
     expect(o.status).toBe(404);
     // Without a valid token there is no budget to show.

@@ -132,10 +132,8 @@ export async function validate(
         throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);
       }
       // The report went to a file: the log still gets the human summary.
-      if (format !== "text") await Bun.write(Bun.stdout, renderText(ctx));
-      // Bun.write resolves once all of it is out: process.stdout.write left the rest of a large
-      // report in the buffer when main() exits (a pipe took the first 128 KiB of it).
-    } else await Bun.write(Bun.stdout, body);
+      if (format !== "text") await writeOut(renderText(ctx));
+    } else await writeOut(body);
     return exitCode(results, failOn);
   } catch (e) {
     if (e instanceof UsageError) throw e;
@@ -146,4 +144,16 @@ export async function validate(
     else process.stderr.write(`${prefix}: ${(e as Error).message}\n`);
     return 2;
   }
+}
+
+/**
+ * Writes to stdout and resolves once all of it is out: a bare process.stdout.write left the rest
+ * of a large report in the buffer when main() exited (a pipe took the first 128 KiB of it). The
+ * light client (dist/assay-validate.mjs) runs on Node too, where `Bun` does not exist.
+ */
+function writeOut(text: string): Promise<unknown> {
+  if (typeof Bun !== "undefined") return Bun.write(Bun.stdout, text);
+  return new Promise((resolve, reject) =>
+    process.stdout.write(text, (e) => (e ? reject(e) : resolve(undefined))),
+  );
 }
