@@ -76,7 +76,7 @@ export const RunOut = named(
     workflow: t.Object({
       id: Int(),
       slug: t.String(),
-      version: Int({ description: "The version of the workflow this run executed" }),
+      version: Int(),
       version_url: t.String({ description: "That version's whole definition (GET)" }),
     }),
     submission: Submission,
