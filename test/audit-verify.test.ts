@@ -27,17 +27,38 @@ const rowAt = async (seq: number) =>
 
 beforeAll(async () => {
   s = await startTestServer();
-  for (const slug of ["one", "two", "three"])
-    await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
-      token: s.rootToken,
-      body: { slug, name: slug, allowed_file_types: ["JSON"] },
-    });
+  // Written at once, as concurrent requests: appenders take turns on the chain's head.
+  const made = await Promise.all(
+    ["one", "two", "three", "four", "five", "six"].map((slug) =>
+      call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+        token: s.rootToken,
+        body: { slug, name: slug, allowed_file_types: ["JSON"] },
+      }),
+    ),
+  );
+  expect(made.map((r) => r.status)).toEqual(Array(6).fill(201));
+  const renamed = await Promise.all(
+    ["one", "two", "three", "four", "five", "six"].flatMap((slug) =>
+      [1, 2, 3].map((i) =>
+        call(s, "PATCH", `/api/v1/orgs/acme/workflows/${slug}/`, {
+          token: s.rootToken,
+          body: { description: `${slug} ${i}` },
+        }),
+      ),
+    ),
+  );
+  expect(renamed.map((r) => r.status)).toEqual(Array(18).fill(200));
 });
 afterAll(() => s.close());
 
 describe("assay audit verify", () => {
-  test("an intact log: exit 0, how many entries, the head", async () => {
+  test("an intact log after concurrent writes: one line, exit 0, how many entries, the head", async () => {
     const n = await s.count("audit_log");
+    const seqs = (await s.sql<{ seq: number }>("SELECT seq FROM audit_log ORDER BY seq")).map((r) =>
+      Number(r.seq),
+    );
+    expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(await s.count("audit_log WHERE action = 'workflow.update'")).toBe(18);
     const r = await assay("audit", "verify");
     expect(r.code).toBe(0);
     const head = await rowAt(n);
