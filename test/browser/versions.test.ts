@@ -92,4 +92,29 @@ describe.skipIf(!hasChromium)("workflow history (Chromium)", () => {
     expect(w.json.version).toBe(3);
     expect(w.json.steps[0].config).toEqual(schema(["id"]));
   });
+
+  test("an org Admin reads the audit log, filters it and exports it; an Author has no link", async () => {
+    expect(await page.getByRole("link", { name: "Audit log" }).count()).toBe(0);
+    const ada = await s.user("ada", "acme", "admin");
+    await s.deps.users.setPassword(ada.id, await Bun.password.hash(PASSWORD), SYSTEM);
+    const admin = await newPage(browser, s.url);
+    await signIn(admin, "ada", PASSWORD);
+    await admin.goto("/app/orgs/acme/workflows/");
+    await admin.getByRole("link", { name: "Audit log" }).click();
+    const rows = admin.getByRole("table", { name: "Audit log" }).locator("tbody tr");
+    await rows.first().waitFor();
+    await admin.getByLabel("Action (e.g. workflow.*)").fill("workflow.restore");
+    await admin.getByRole("button", { name: "Apply filters" }).click();
+    await admin.waitForURL(/action=workflow\.restore/);
+    // The filtered page replaces the whole list: one row left.
+    await admin.waitForFunction(() => document.querySelectorAll("table tbody tr").length === 1);
+    expect(await rows.first().innerText()).toContain("ann");
+    const href = await admin.getByRole("link", { name: "Export CSV" }).getAttribute("href");
+    expect(href).toBe("/api/v1/orgs/acme/audit/?action=workflow.restore&format=csv");
+    // The session cookie authenticates the download.
+    const csv = await admin.evaluate(async (u) => (await fetch(u!)).text(), href);
+    expect(csv.trimEnd().split("\r\n")).toHaveLength(2);
+    await screenshot(admin, "audit-log");
+    await admin.close();
+  });
 });

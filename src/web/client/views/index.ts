@@ -3,6 +3,7 @@
 import { route } from "../router.ts";
 import { accountView } from "./account.ts";
 import { adminOrgsView, adminSettingsView, adminUsersView } from "./admin.ts";
+import { auditView } from "./audit.ts";
 import { membersView } from "./members.ts";
 import { runDetailView } from "./run-detail.ts";
 import { runNewView } from "./run-new.ts";
@@ -26,6 +27,7 @@ route("/app/orgs/:org/workflows/:wf/versions/:n/", versionDetailView);
 route("/app/orgs/:org/runs/", runListView);
 route("/app/orgs/:org/runs/:id/", runDetailView);
 route("/app/orgs/:org/members/", membersView);
+route("/app/orgs/:org/audit/", auditView);
 route("/app/orgs/:org/webhooks/", webhookListView);
 route("/app/orgs/:org/webhooks/:id/", webhookDetailView);
 route("/app/admin/", adminUsersView);
