@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { describe } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
@@ -117,6 +118,19 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   }
 
   const responses = { 200: EnvelopeOf(AuditEntryOut), ...errorResponses(...AUTHED) };
+  /** The page (JSON) or, with ?format=, every matching entry as a download. */
+  const listContent = {
+    200: {
+      description: "A page of entries, newest first; with `format=csv|jsonl` every matching entry as a file",
+      content: {
+        "application/json": { schema: EnvelopeOf(AuditEntryOut) },
+        "text/csv": { schema: { type: "string", description: "A header row, then one row per entry" } },
+        "application/jsonl": {
+          schema: { type: "string", description: "One entry per line, as the JSON page shows it" },
+        },
+      },
+    },
+  };
   const formats =
     "Filters: actor, action (exact, or `workflow.*`), target_type, target_id, created_after, created_before. Newest first. `?format=csv|jsonl` returns every matching entry as a download instead of a page.";
   return new Elysia()
@@ -131,12 +145,13 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: OrgAuditQuery,
         response: responses,
-        detail: {
+        detail: describe({
           ...detail,
           operationId: "listOrgAuditEntries",
           summary: "The org's audit log (Admin)",
           description: formats,
-        },
+          responses: listContent,
+        }),
       },
     )
     .get(
@@ -156,12 +171,13 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         query: AdminAuditQuery,
         response: responses,
-        detail: {
+        detail: describe({
           ...detail,
           operationId: "adminListAuditEntries",
           summary: "The whole audit log (instance admin)",
           description: `${formats} \`org\`: one org's entries.`,
-        },
+          responses: listContent,
+        }),
       },
     )
     .get(
