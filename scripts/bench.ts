@@ -7,9 +7,10 @@
 //   7 the same sync runs and async intake/drain on PostgreSQL (a throwaway cluster) vs SQLite
 //   8 /healthz p99 while 10 viewers list runs of 100k findings, and while 4 clients send 24 MB
 //     envelopes (issue #19: no request may hold the HTTP thread)
+//   9 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg,stalls · --workers N · --no-build · --no-write · --strict
+// Other flags: --only http,async,large,start,schematron,pg,stalls,nodes · --workers N · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
 import { measureAsync } from "./bench/async.ts";
@@ -19,11 +20,12 @@ import { measureSchematron } from "./bench/schematron.ts";
 import { WRK_HINT, describeMachine, machineLine } from "./bench/machine.ts";
 import { type Results, details, markdownTable, rows, textTable, writeDoc } from "./bench/report.ts";
 import { pgBinDir } from "../test/helpers/pg-cluster.ts";
+import { measureNodes } from "./bench/nodes.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
 import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls"] as const;
+const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls", "nodes"] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -67,10 +69,10 @@ async function main(): Promise<number> {
     results.skipped.push("1 (wrk missing)");
     opts.only = opts.only.filter((x) => x !== "http");
   }
-  if (!pgBinDir() && opts.only.includes("pg")) {
-    log("PostgreSQL is not installed (apt-get install -y postgresql): measure 7 skipped");
-    results.skipped.push("7 (PostgreSQL missing)");
-    opts.only = opts.only.filter((x) => x !== "pg");
+  if (!pgBinDir() && (opts.only.includes("pg") || opts.only.includes("nodes"))) {
+    log("PostgreSQL is not installed (apt-get install -y postgresql): measures 7 and 8 skipped");
+    results.skipped.push("7, 8 (PostgreSQL missing)");
+    opts.only = opts.only.filter((x) => x !== "pg" && x !== "nodes");
   }
   if (opts.build) {
     log("building dist/assay");
@@ -137,6 +139,9 @@ async function main(): Promise<number> {
     ),
   );
   if (list && envelopes) results.stalls = { list, envelopes };
+  results.nodes = await step("nodes", "9 several nodes", () =>
+    measureNodes(m, q ? { runs: 300, counts: [1, 2] } : { runs: 5_000, counts: [1, 2, 3] }),
+  );
   const judge = !q;
   const table = rows(results, judge);
   const minutes = (performance.now() - t0) / 60_000;

@@ -28,6 +28,8 @@ export interface SeedOptions {
   workflowIds: number[];
   user: { id: number; username: string };
   count: number;
+  /** Spacing of the runs (default SEED_STEP_MS). */
+  stepMs?: number;
 }
 
 /**
@@ -64,7 +66,8 @@ export async function seedRuns(db: Db, o: SeedOptions): Promise<void> {
     // Multi-row inserts (both dialects); the submissions' ids are matched back by created_at,
     // which is unique within a chunk (one minute apart).
     await db.tx(function* () {
-      const at = (i: number) => new Date(end - (o.count - i) * SEED_STEP_MS).toISOString();
+      const step = o.stepMs ?? SEED_STEP_MS;
+      const at = (i: number) => new Date(end - (o.count - i) * step).toISOString();
       const subParams: (string | number)[] = [];
       for (let i = from; i < to; i++) subParams.push(o.orgId, sha, at(i));
       const subs = yield* all<{ id: number; created_at: string }>(
@@ -76,7 +79,7 @@ export async function seedRuns(db: Db, o: SeedOptions): Promise<void> {
       for (let i = from; i < to; i++) {
         const ts = at(i);
         // A UUIDv7 shape that sorts like created_at, as real run ids do.
-        const hex = (end - (o.count - i) * SEED_STEP_MS).toString(16).padStart(12, "0");
+        const hex = (end - (o.count - i) * step).toString(16).padStart(12, "0");
         const runId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8${(o.orgId % 0x1000).toString(16).padStart(3, "0")}-${i.toString(16).padStart(12, "0")}`;
         // A multiplicative hash, so that statuses and workflows combine (not both i mod 5).
         const status = SEED_STATUSES[(Math.imul(i, 0x9e3779b1) >>> 0) % SEED_STATUSES.length]!;

@@ -9,6 +9,7 @@ import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { createLimits } from "./http/limits.ts";
+import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
@@ -40,7 +41,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
   let built: AnyElysia = new Elysia();
   let takesBody: (method: string, path: string) => boolean = () => false;
-  const limits = createLimits(deps.config, (method, path) => takesBody(method, path));
+  // Several nodes on PostgreSQL count every budget in the database: one budget per client.
+  const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : null;
+  const limits = createLimits(deps.config, (method, path) => takesBody(method, path), shared);
   const auth = authPlugin({
     tokens: deps.tokens,
     sessions: opts.sessions,
@@ -54,9 +57,13 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     const presented = bearerToken(request.headers.get("authorization"));
     const v = presented ? await deps.tokens.verify(presented).catch(() => null) : null;
     if (v)
-      limits.afterAuth({ user: v.user, token: v.token, session: null, generation: v.generation }, request, {
-        headers,
-      });
+      await limits.afterAuth(
+        { user: v.user, token: v.token, session: null, generation: v.generation },
+        request,
+        {
+          headers,
+        },
+      );
   };
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).

@@ -1,7 +1,7 @@
 // Settings are read once at start from ASSAY_* environment variables and `serve` flags (a flag
 // wins), checked all together — every bad key is reported, not just the first — then frozen.
 // The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
-import { availableParallelism } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 /** The environment variable that enables the test-only `test_hold` validator. */
 export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
@@ -24,6 +24,20 @@ export const SETTINGS = [
     kind: "string",
     def: null,
     help: "postgres://… puts all state in PostgreSQL instead of the data dir (docs/postgres.md)",
+  },
+  {
+    key: "node_id",
+    kind: "string",
+    def: null,
+    help: "This server's name among several on one database (default: host name and a random suffix)",
+  },
+  {
+    key: "run_lease_ms",
+    kind: "int",
+    def: 30000,
+    min: 1000,
+    max: 3600000,
+    help: "How long a node's claim on a running run lasts unless renewed (another node then takes it over)",
   },
   {
     key: "database_pool_size",
@@ -308,6 +322,8 @@ export function loadConfig(
       problems.push(`base URL "${out.base_url}" is not an http(s) URL`);
     }
   }
+  if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
+    problems.push("node id must be 1 to 64 letters, digits, dots, dashes or underscores");
   if (typeof out.cors_origins === "string") {
     const bad = corsOriginProblem(out.cors_origins);
     if (bad) problems.push(bad);
@@ -317,6 +333,7 @@ export function loadConfig(
   if (problems.length) throw new ConfigError(problems);
   out.test_gates_dir = env[TEST_GATES_ENV] || null;
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
+  if (out.node_id === null) out.node_id = `${hostname()}-${Math.random().toString(36).slice(2, 8)}`;
   return Object.freeze(out) as Config;
 }
 

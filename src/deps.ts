@@ -63,6 +63,9 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
         stepTimeoutMs: config.step_timeout_ms,
         stepTimeoutMaxMs: config.step_timeout_max_ms,
         maxAttempts: config.max_attempts,
+        node: config.node_id ?? "node",
+        leaseMs: config.run_lease_ms,
+        shared: db.dialect === "postgres",
         inline: config.inline_jobs ? new InlineRunner() : null,
       })
     : null;

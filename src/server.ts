@@ -9,7 +9,9 @@ import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
+import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
+import { startSharedRateGc } from "./http/ratelimit-shared.ts";
 import { newSetupCode } from "./setup/service.ts";
 import { createSessionAuth } from "./web/sessions.ts";
 
@@ -87,9 +89,14 @@ async function start(
     }),
   ]).finally(() => clearTimeout(startTimer));
   // Metrics first: recovery at start may end runs, and those count too.
-  const metrics = new Metrics();
+  // Several nodes on one database: every series says which node it came from.
+  const metrics = new Metrics(db.dialect === "postgres" ? (config.node_id ?? undefined) : undefined);
   instrument(deps, metrics);
   await deps.executor.start();
+  // Several nodes on one database (PostgreSQL): runs queued by one wake the others.
+  const queueSignal = createQueueSignal(db, log);
+  deps.runs.onQueued(() => queueSignal.announce());
+  await queueSignal.start((poll) => deps.executor.poke(poll));
   const retention = createRetention(
     db,
     log,
@@ -97,6 +104,7 @@ async function start(
     async () => (await deps.settings.get()).audit_retention_days,
   );
   retention.start();
+  const stopRateGc = startSharedRateGc(db, log);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
   const app = createApp(deps, {
@@ -123,6 +131,8 @@ async function start(
   } catch (e) {
     // Undo what started: the workers, the checkpoint thread, the database.
     retention.stop();
+    stopRateGc();
+    await queueSignal.stop();
     await deps.executor.close(0);
     await deps.webhookDispatcher.stop(0);
     await deps.tokens.close();
@@ -155,7 +165,9 @@ async function start(
     stop() {
       stopped ??= (async () => {
         draining = true;
+        await queueSignal.stop();
         retention.stop();
+        stopRateGc();
         await server.stop(false);
         deps.intake.close();
         // Running steps get the grace period; queued runs stay queued for the next start.

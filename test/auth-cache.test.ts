@@ -287,6 +287,8 @@ function fakeDb(gen: () => number): Db {
     tx: async (make) => run(make()),
     ping: async () => true,
     close: async () => {},
+    stats: { statements: 0, transactions: 0 },
+    txGroup: async (makes) => makes.map((make) => run(make())),
   };
 }
 

@@ -10,6 +10,7 @@ import { type Config, testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
+import { onPostgres } from "./helpers/backend.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 const JSON_CT = { "content-type": "application/json" };
@@ -322,12 +323,18 @@ describe("GET /metrics", () => {
     const r = await call(s, "GET", "/metrics", { token: s.rootToken });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("text/plain");
-    expect(r.text).toContain('assay_runs_finished_total{status="succeeded"} 1');
-    expect(r.text).toContain("assay_runs_queued{} 0");
-    expect(r.text).toMatch(/assay_workers\{state="idle"\} \d/);
-    expect(r.text).toContain('assay_step_duration_seconds_count{status="passed",validator="syntax"} 1');
+    // On PostgreSQL every series also carries the node's name (several nodes, one Prometheus).
+    const node = onPostgres ? 'node="[^"]+",?' : "";
+    expect(r.text).toMatch(new RegExp(`assay_runs_finished_total\\{${node}status="succeeded"\\} 1`));
+    expect(r.text).toMatch(new RegExp(`assay_runs_queued\\{${node}\\} 0`));
+    expect(r.text).toMatch(new RegExp(`assay_workers\\{${node}state="idle"\\} \\d`));
     expect(r.text).toMatch(
-      /assay_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/orgs\/:org_slug\/workflows\/:workflow\/runs\/",status="201"\} 1/,
+      new RegExp(`assay_step_duration_seconds_count\\{${node}status="passed",validator="syntax"\\} 1`),
+    );
+    expect(r.text).toMatch(
+      new RegExp(
+        `assay_http_request_duration_seconds_count\\{${node}method="POST",route="/api/v1/orgs/:org_slug/workflows/:workflow/runs/",status="201"\\} 1`,
+      ),
     );
   });
   test("401 without a token, 403 for a non-admin", async () => {

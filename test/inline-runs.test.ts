@@ -46,7 +46,7 @@ afterAll(async () => {
 async function inlineCount(s: TestServer): Promise<number> {
   const r = await call(s, "GET", "/metrics", { token: s.rootToken });
   expect(r.text).toContain("# TYPE assay_jobs_inline_total counter");
-  return Number(/^assay_jobs_inline_total\{\} (\d+)$/m.exec(r.text)?.[1]);
+  return Number(/^assay_jobs_inline_total\{(?:node="[^"]+")?\} (\d+)$/m.exec(r.text)?.[1]);
 }
 
 async function run(s: TestServer, wf: string, doc: string) {

@@ -49,7 +49,7 @@ test("the request metric counts each answer under its status", async () => {
   const count = (status: number) =>
     Number(
       new RegExp(
-        `assay_http_request_duration_seconds_count\\{method="POST",route="/api/v1/orgs/:org_slug/workflows/:workflow/runs/",status="${status}"\\} (\\d+)`,
+        `assay_http_request_duration_seconds_count\\{(?:node="[^"]+",)?method="POST",route="/api/v1/orgs/:org_slug/workflows/:workflow/runs/",status="${status}"\\} (\\d+)`,
       ).exec(m.text)?.[1] ?? 0,
     );
   expect(count(201)).toBe(1);

@@ -3,7 +3,9 @@
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppError } from "../src/errors.ts";
+import type { PgDb } from "../src/db/postgres.ts";
 import { createLoginLimiter } from "../src/web/login-limit.ts";
+import { onPostgres } from "./helpers/backend.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 const PASSWORD = "correct horse battery";
@@ -293,32 +295,43 @@ describe("sign-in rate limit", () => {
 // The per-address budget needs 30 password hashes to reach through HTTP (seconds on a loaded CI
 // machine); the limiter itself is plain in-memory code.
 describe("createLoginLimiter", () => {
-  const refused = (f: () => void) => {
+  const refused = async (f: () => Promise<void>) => {
     try {
-      f();
+      await f();
     } catch (e) {
       return e as AppError;
     }
     throw new Error("not refused");
   };
+  // In memory (one node); on PostgreSQL the same windows are kept in the database.
+  const shared = () => (onPostgres ? (s.deps.db as PgDb) : null);
 
-  test("one address is refused after its budget, whatever the usernames", () => {
-    const l = createLoginLimiter({ perUser: 10, perIp: 30, windowMs: 60_000 });
-    for (let i = 0; i < 30; i++) l.attempt("10.0.0.1", `user${i}`);
-    const e = refused(() => l.attempt("10.0.0.1", "fresh"));
+  test("one address is refused after its budget, whatever the usernames", async () => {
+    const l = createLoginLimiter({ perUser: 10, perIp: 30, windowMs: 60_000 }, shared());
+    for (let i = 0; i < 30; i++) await l.attempt("10.0.0.1", `user${i}`);
+    const e = await refused(() => l.attempt("10.0.0.1", "fresh"));
     expect([e.status, e.errorCode, e.headers["Retry-After"]]).toEqual([429, "rate_limited", "60"]);
-    l.attempt("10.0.0.2", "fresh");
+    await l.attempt("10.0.0.2", "fresh");
   });
 
-  test("usernames are counted case-insensitively", () => {
-    const l = createLoginLimiter({ perUser: 2, perIp: 100, windowMs: 60_000 });
-    l.attempt("a", "Alice");
-    l.attempt("b", "alice");
-    expect(refused(() => l.attempt("c", "ALICE")).status).toBe(429);
+  test("usernames are counted case-insensitively", async () => {
+    const l = createLoginLimiter({ perUser: 2, perIp: 100, windowMs: 60_000 }, shared());
+    await l.attempt("a", "Alice");
+    await l.attempt("b", "alice");
+    expect((await refused(() => l.attempt("c", "ALICE"))).status).toBe(429);
   });
 
-  test("disabled limits refuse nothing", () => {
-    const l = createLoginLimiter({ perUser: 1, perIp: 1, windowMs: 60_000, disabled: true });
-    for (let i = 0; i < 5; i++) l.attempt("a", "alice");
+  test("a refused attempt counts in no budget", async () => {
+    const l = createLoginLimiter({ perUser: 1, perIp: 3, windowMs: 60_000 }, shared());
+    await l.attempt("10.9.9.9", "bob");
+    await refused(() => l.attempt("10.9.9.9", "bob"));
+    await l.attempt("10.9.9.9", "carol");
+    await l.attempt("10.9.9.9", "dave");
+    expect((await refused(() => l.attempt("10.9.9.9", "erin"))).status).toBe(429);
+  });
+
+  test("disabled limits refuse nothing", async () => {
+    const l = createLoginLimiter({ perUser: 1, perIp: 1, windowMs: 60_000, disabled: true }, shared());
+    for (let i = 0; i < 5; i++) await l.attempt("a", "alice");
   });
 });

@@ -70,7 +70,7 @@ describe("restart", () => {
     // must send it anyway (simulated in the stopped server's database).
     const other = await otherConnection(s);
     await other.sql(
-      "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
+      "UPDATE webhook_deliveries SET claimed_at = ?, claimed_by = 'test-node', next_attempt_at = ? WHERE id = ?",
       new Date().toISOString(),
       "2999-01-01T00:00:00.000Z",
       before[0]!.id,

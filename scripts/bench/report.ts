@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
 import type { HttpResult } from "./http.ts";
 import type { LargeResult } from "./large.ts";
+import type { NodesResult } from "./nodes.ts";
 import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
@@ -15,6 +16,7 @@ export interface Results {
   large?: LargeResult;
   start?: StartResult;
   pg?: PgResult;
+  nodes?: NodesResult;
   schematron?: SchematronResult;
   stalls?: StallResult;
   skipped: string[];
@@ -152,6 +154,17 @@ export function rows(r: Results, judge: boolean): Row[] {
       sq ? f2(p.async.completedRps / sq.completedRps) : "",
       "—",
     );
+  }
+  if (r.nodes) {
+    const one = r.nodes.rows.find((x) => x.nodes === 1);
+    for (const x of r.nodes.rows)
+      row(
+        `8 async drain, ${x.nodes} node${x.nodes > 1 ? "s" : ""} on PostgreSQL, runs/s`,
+        n0(x.runsPerSecond),
+        one && x.nodes > 1 ? `1 node ${n0(one.runsPerSecond)}` : "",
+        one && x.nodes > 1 ? f2(x.runsPerSecond / one.runsPerSecond) : "",
+        `${x.statementsPerRun.toFixed(1)} statements, ${x.transactionsPerRun.toFixed(2)} transactions / run`,
+      );
   }
   if (r.large) {
     const l = r.large;

@@ -31,8 +31,11 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
   { name: "audit_head", key: ["id"] },
 ];
 
-/** Tables whose rows belong to the schema itself, not to the installation (never copied). */
-export const SCHEMA_TABLES = ["cache_generation", "assay_schema_migrations"];
+/**
+ * Tables never copied: rows that belong to the schema itself, and transient state (rate-limit
+ * counters start over).
+ */
+export const NOT_COPIED = ["cache_generation", "assay_schema_migrations", "rate_limits"];
 
 const CHUNK = 500;
 

@@ -12,6 +12,7 @@ import m0005 from "./migrations/0005_cache_generation.sql" with { type: "text" }
 import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "text" };
 import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
+import m0009 from "./migrations/0009_nodes.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
@@ -21,6 +22,7 @@ import p0005 from "./migrations/postgres/0005_cache_generation.sql" with { type:
 import p0006 from "./migrations/postgres/0006_run_indexes_by_status.sql" with { type: "text" };
 import p0007 from "./migrations/postgres/0007_run_findings.sql" with { type: "text" };
 import p0008 from "./migrations/postgres/0008_stored_xml_schemas.sql" with { type: "text" };
+import p0009 from "./migrations/postgres/0009_nodes.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 
@@ -29,6 +31,12 @@ export interface Migration {
   name: string;
   sqlite: string;
   postgres: string;
+  /**
+   * True when servers of the previous release keep working on the new schema (only tables,
+   * columns with defaults or nullable, and indexes were added): during a rolling upgrade the old
+   * nodes go on, and an old node may even start (docs/deploy.md). False blocks old nodes.
+   */
+  additive?: boolean;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -40,7 +48,9 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "run_indexes_by_status", sqlite: m0006, postgres: p0006 },
   { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007 },
   { version: 8, name: "stored_xml_schemas", sqlite: m0008, postgres: p0008 },
-  // 9–15 are reserved for work landing in parallel (findings, run leases, …).
+  { version: 9, name: "nodes", sqlite: m0009, postgres: p0009, additive: true },
+  // 10–15 are reserved for work landing in parallel. Not additive: a node of the previous build
+  // would go on changing things without writing audit entries (docs/decisions.md).
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },
 ];
 
@@ -56,16 +66,42 @@ const tooNew = (where: string, current: number) =>
   );
 
 export function migrateSqlite(db: Database): number {
+  // Applied versions are recorded in a table (as on PostgreSQL), so a migration merged with a
+  // lower number than one already applied still runs; user_version mirrors the highest.
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0) STRICT",
+  );
   const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (current > LATEST) throw tooNew("data directory", current);
+  const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
+    version: number;
+    additive: number;
+  }[];
+  if (!applied.length && current > 0) {
+    // A data dir from before the table: everything up to user_version was applied in order.
+    const backfill = db.prepare(
+      "INSERT INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+    );
+    for (const m of MIGRATIONS.filter((x) => x.version <= current)) backfill.run(m.version, m.name, "before");
+    applied.push(
+      ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
+    );
+  }
+  const newer = applied.filter((r) => r.version > LATEST);
+  const newest = Math.max(current, ...newer.map((r) => r.version));
+  if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length))
+    throw tooNew("data directory", newest);
+  const done = new Set(applied.map((r) => r.version));
   for (const m of MIGRATIONS) {
-    if (m.version <= current) continue;
+    if (done.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sqlite);
-      db.exec(`PRAGMA user_version = ${m.version}`);
+      db.query(
+        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
+      ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
+      db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
     })();
   }
-  return LATEST;
+  return Math.max(LATEST, current);
 }
 
 /** Any number: the key of the advisory lock that serializes migrations across nodes. */
@@ -77,21 +113,28 @@ export async function migratePostgres(db: PgDb): Promise<number> {
     await tx.unsafe(
       "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
-    const rows = (await tx.unsafe("SELECT coalesce(max(version), 0) AS v FROM assay_schema_migrations")) as {
-      v: number;
+    // Whether servers of the release before can keep running on it (rolling upgrades).
+    await tx.unsafe(
+      "ALTER TABLE assay_schema_migrations ADD COLUMN IF NOT EXISTS additive INTEGER NOT NULL DEFAULT 0",
+    );
+    const applied = (await tx.unsafe("SELECT version, name, additive FROM assay_schema_migrations")) as {
+      version: number;
+      name: string;
+      additive: number;
     }[];
-    const current = Number(rows[0]?.v ?? 0);
-    if (current > LATEST) throw tooNew("database", current);
+    const newer = applied.filter((r) => Number(r.version) > LATEST);
+    if (newer.some((r) => !Number(r.additive)))
+      throw tooNew("database", Math.max(...newer.map((r) => Number(r.version))));
+    const done = new Set(applied.map((r) => Number(r.version)));
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
+      if (done.has(m.version)) continue;
       await tx.unsafe(m.postgres);
-      await tx.unsafe("INSERT INTO assay_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
-        m.version,
-        m.name,
-        new Date().toISOString(),
-      ]);
+      await tx.unsafe(
+        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES ($1, $2, $3, $4)",
+        [m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0],
+      );
     }
-    return LATEST;
+    return newer.length ? Math.max(...newer.map((r) => Number(r.version))) : LATEST;
   });
 }
 

@@ -126,7 +126,9 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     }
     return t;
   };
+  const stats = { statements: 0, transactions: 0 };
   const step = async (q: SQL, o: Op): Promise<unknown> => {
+    stats.statements++;
     // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
     // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write
     // with one fails with UnstorableText (400).
@@ -159,6 +161,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   return {
     dialect: "postgres",
     sql,
+    stats,
     async exec<T>(p: Program<T>): Promise<T> {
       try {
         return await drive(sql, p);
@@ -168,6 +171,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     },
     async tx<T>(make: () => Program<T>, _opts?: TxOptions): Promise<T> {
       for (let attempt = 1; ; attempt++) {
+        stats.transactions++;
         try {
           return (await sql.begin((t) => drive(t as unknown as SQL, make()))) as T;
         } catch (e) {
@@ -177,11 +181,22 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         }
       }
     },
+    async txGroup(makes) {
+      stats.transactions++;
+      try {
+        return (await sql.begin((t) =>
+          Promise.all(makes.map((make) => drive(t as unknown as SQL, make()))),
+        )) as unknown[];
+      } catch (e) {
+        throw translatePgError(e);
+      }
+    },
     // One read per turn of the event loop (the reasoning of src/db/sqlite.ts holds: a request
     // sent after another's answer is read in a later turn, so it starts a read of its own).
     generation() {
       if (!turn) {
         const read = (async () => {
+          stats.statements++;
           const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
           return Number(rows[0]?.value ?? 0);
         })();

@@ -111,10 +111,19 @@ export interface Db {
    * retried (a serialization failure on PostgreSQL): it must build a fresh program each time.
    */
   tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T>;
+  /**
+   * Runs independent programs in one transaction and returns their results in order. SQLite runs
+   * them one after the other; PostgreSQL runs them side by side on the transaction's connection,
+   * so their statements are pipelined (one round trip carries many) — the group commit's case.
+   * If any fails, the whole group is rolled back and the error is thrown.
+   */
+  txGroup(makes: (() => Program<unknown>)[]): Promise<unknown[]>;
   /** Reads the cache generation (src/db/generation.ts); at most one read per turn of the event loop. */
   generation(): number | Promise<number>;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
+  /** Statements and transactions run so far (metrics: round trips per run on PostgreSQL). */
+  readonly stats: { statements: number; transactions: number };
   close(): Promise<void>;
 }
 

@@ -47,7 +47,9 @@ export function createSqliteDb(db: Database): SqliteDb {
     }
     return st;
   };
+  const stats = { statements: 0, transactions: 0 };
   const step = (o: Op): unknown => {
+    stats.statements++;
     const st = prepared(o.sql);
     switch (o.op) {
       case "get":
@@ -77,6 +79,7 @@ export function createSqliteDb(db: Database): SqliteDb {
   // Built once: bun:sqlite's transaction() defines its variants on every call.
   const inTx = db.transaction(<T>(p: Program<T>) => drive(p));
   const txSync = <T>(p: Program<T>, opts?: TxOptions): T => {
+    stats.transactions++;
     try {
       return (opts?.immediate ? inTx.immediate(p) : inTx(p)) as T;
     } catch (e) {
@@ -87,6 +90,7 @@ export function createSqliteDb(db: Database): SqliteDb {
   return {
     dialect: "sqlite",
     raw: db,
+    stats,
     execSync: drive,
     txSync,
     exec<T>(p: Program<T>): Promise<T> {
@@ -102,6 +106,13 @@ export function createSqliteDb(db: Database): SqliteDb {
       } catch (e) {
         return Promise.reject(e);
       }
+    },
+    txGroup(makes) {
+      return this.tx(function* () {
+        const out: unknown[] = [];
+        for (const make of makes) out.push(yield* make());
+        return out;
+      });
     },
     generation: readGeneration,
     async ping() {

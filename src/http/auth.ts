@@ -38,7 +38,7 @@ export function authPlugin(deps: {
     set: { headers: Record<string, unknown> },
   ) => void | Promise<void>;
   /** Called when authentication fails (per-IP budget for failed attempts). */
-  onAuthFailure?: (request: Request) => void;
+  onAuthFailure?: (request: Request) => void | Promise<void>;
   /** Take the client address from X-Forwarded-For (ASSAY_TRUST_PROXY): recorded in the audit log. */
   trustProxy?: boolean;
 }) {
@@ -62,11 +62,13 @@ export function authPlugin(deps: {
           }
           if (!principal) throw unauthenticated();
         } catch (e) {
-          deps.onAuthFailure?.(request);
+          // May throw a 429 instead (the address's budget, counted in PostgreSQL, is spent).
+          const failed = deps.onAuthFailure?.(request);
+          if (failed) await failed;
           throw e;
         }
-        // Awaited only when it returns a promise: the limits' hook is synchronous, and an await of
-        // undefined still costs a turn of the microtask queue on every request.
+        // Awaited only when it returns a promise: the limits' hook is synchronous in memory (one
+        // node), and an await of undefined still costs a turn of the microtask queue per request.
         const after = deps.afterAuth?.(principal, request, set as { headers: Record<string, unknown> });
         if (after) await after;
         authenticated.set(request, principal);

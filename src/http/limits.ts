@@ -11,13 +11,16 @@
 //   flood of guesses stops being verified), per token and per user for every request, and per
 //   token and per user for starting runs (the contract's step 4). The per-user budgets hold all of
 //   a user's tokens and sessions together: a hundred tokens do not buy a hundred budgets.
-//   Answers carry RateLimit-Policy and RateLimit.
+//   Answers carry RateLimit-Policy and RateLimit. On PostgreSQL the budgets are counted in the
+//   database (src/http/ratelimit-shared.ts), so several nodes give a client one budget, not one
+//   per node; on SQLite (one node) in memory. The same GCRA, the same answers.
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
 import type { Principal } from "./auth.ts";
 import { readBody, tooLarge } from "./body.ts";
-import { type Decision, RateLimiter, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
+import { type Decision, RateLimiter, decisionOf, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
+import type { SharedLimiter } from "./ratelimit-shared.ts";
 
 const RUN_PATH = /^\/api\/v1\/orgs\/[^/]+\/workflows\/[^/]+\/runs\/?$/;
 /** Stored schemas may be XSD documents of megabytes (UBL's aggregate components: 2.4 MB). */
@@ -116,21 +119,34 @@ const rateLimited = (d: Decision, what: string) =>
     "Retry-After": String(d.retryAfterSeconds),
   });
 
+type Pair = [Decision, Decision];
+
 /**
  * One request against a token's budget and its user's: counted in both only when both allow it
- * (a refused request costs nothing). Returns both decisions.
+ * (a refused request costs nothing). Returns both decisions; a promise when they are counted in
+ * PostgreSQL (`shared`), at once in memory — the one-node path pays no turn of the event loop.
  */
 function takeBoth(
+  shared: SharedLimiter | null,
   token: RateLimiter,
   tokenKey: string,
   user: RateLimiter,
   userKey: string,
-): [Decision, Decision] {
+): Pair | Promise<Pair> {
+  if (shared)
+    return shared.take([
+      { policy: token.policy, key: tokenKey },
+      { policy: user.policy, key: userKey },
+    ]) as Promise<unknown> as Promise<Pair>;
   const t = token.peek(tokenKey);
   const u = user.peek(userKey);
   if (!t.allowed || !u.allowed) return [t, u];
   return [token.take(tokenKey), user.take(userKey)];
 }
+
+/** Runs `then` on a value that may still be a promise, staying synchronous when it is not. */
+const andThen = <T, R>(v: T | Promise<T>, then: (x: T) => R): R | Promise<R> =>
+  v instanceof Promise ? v.then(then) : then(v);
 
 /** The 429 for a pair of decisions: the token's budget named first, the longer wait given. */
 function refusal([t, u]: [Decision, Decision], what: "requests" | "runs started"): AppError | null {
@@ -163,6 +179,7 @@ const principalKey = (p: Principal) =>
 export function createLimits(
   config: Config,
   takesBody: (method: string, path: string) => boolean = () => false,
+  shared: SharedLimiter | null = null,
 ) {
   const enabled = !config.rate_limit_disabled;
   const perToken = new RateLimiter({
@@ -192,6 +209,15 @@ export function createLimits(
   const ipPolicy = policyHeader([perIp.policy]);
   const requests = new WeakMap<Request, RequestState>();
   const runs = new WeakMap<Principal, RunState>();
+  // Shared mode: the per-address budget for failed authentication is counted in PostgreSQL when
+  // an attempt fails; this node remembers the TAT it last saw per address and refuses from it
+  // before authenticating, as the in-memory limiter does. Another node learns of a spent budget
+  // at its own next failed attempt from that address (that one attempt is refused with 429).
+  const ipTats = new Map<string, number>();
+  const ipPeek = (ip: string): Decision => {
+    if (!shared) return perIp.peek(ip);
+    return decisionOf(perIp.policy, Date.now(), ipTats.get(ip) ?? 0);
+  };
 
   const show = (headers: Record<string, unknown>, policy: string, decisions: Decision[]) => {
     headers["ratelimit-policy"] = policy;
@@ -204,7 +230,7 @@ export function createLimits(
     const isRun = request.method === "POST" && RUN_PATH.test(path);
     const ip = enabled ? clientAddress(request, c.server as Server, config.trust_proxy) : "";
     if (enabled && !UNLIMITED_PATHS.has(path)) {
-      const d = perIp.peek(ip);
+      const d = ipPeek(ip);
       if (!d.allowed) {
         show(set.headers, ipPolicy, [d]);
         throw rateLimited(d, "failed authentication attempts from this address");
@@ -237,45 +263,64 @@ export function createLimits(
     requests.set(request, { headers: set.headers, isRun, ip });
   });
 
+  const afterGeneral = (p: Principal, request: Request, headers: Record<string, unknown>, general: Pair) => {
+    show(headers, generalPolicy, general);
+    if (requests.get(request)?.isRun) {
+      // Refused at the contract's step 4 (beforeRun), after the org and workflow checks.
+      runs.set(p, { headers, key: principalKey(p), userKey: `u:${p.user.id}`, general });
+      return;
+    }
+    const refused = refusal(general, "requests");
+    if (refused) throw refused;
+  };
+
   return {
     plugin,
     /** authPlugin hook: counts the request against its token's and its user's budgets. */
-    afterAuth(p: Principal, request: Request, set: { headers: Record<string, unknown> }) {
+    afterAuth(
+      p: Principal,
+      request: Request,
+      set: { headers: Record<string, unknown> },
+    ): void | Promise<void> {
       if (!enabled) return;
-      const key = principalKey(p);
-      const userKey = `u:${p.user.id}`;
-      const general = takeBoth(perToken, key, perUser, userKey);
-      show(set.headers, generalPolicy, general);
-      if (requests.get(request)?.isRun) {
-        // Refused at the contract's step 4 (beforeRun), after the org and workflow checks.
-        runs.set(p, { headers: set.headers, key, userKey, general });
-        return;
-      }
-      const refused = refusal(general, "requests");
-      if (refused) throw refused;
+      const general = takeBoth(shared, perToken, principalKey(p), perUser, `u:${p.user.id}`);
+      return andThen(general, (g) => afterGeneral(p, request, set.headers, g));
     },
     /** authPlugin hook: a failed attempt costs its client address one unit. */
-    onAuthFailure(request: Request) {
+    onAuthFailure(request: Request): void | Promise<void> {
       if (!enabled) return;
       const st = requests.get(request);
-      const d = perIp.take(st?.ip ?? "unknown");
-      if (st) show(st.headers, ipPolicy, [d]);
+      const ip = st?.ip ?? "unknown";
+      if (!shared) {
+        const d = perIp.take(ip);
+        if (st) show(st.headers, ipPolicy, [d]);
+        return;
+      }
+      return shared.take([{ policy: perIp.policy, key: `ip:${ip}` }]).then(([d]) => {
+        if (ipTats.size >= 100_000) ipTats.clear(); // bounded: forgetting costs one more round trip
+        ipTats.set(ip, d!.tat);
+        if (st) show(st.headers, ipPolicy, [d!]);
+        if (!d!.allowed) throw rateLimited(d!, "failed authentication attempts from this address");
+      });
     },
     /** runRoutes hook, the contract's step 4. */
-    beforeRun(p: Principal) {
+    beforeRun(p: Principal): void | Promise<void> {
       if (!enabled) return;
       const st = runs.get(p);
       const refused = st && refusal(st.general, "requests");
       if (refused) throw refused;
       const started = takeBoth(
+        shared,
         perTokenRuns,
         st?.key ?? principalKey(p),
         perUserRuns,
         st?.userKey ?? `u:${p.user.id}`,
       );
-      if (st) show(st.headers, runPolicy, [...st.general, ...started]);
-      const over = refusal(started, "runs started");
-      if (over) throw over;
+      return andThen(started, (d) => {
+        if (st) show(st.headers, runPolicy, [...st.general, ...d]);
+        const over = refusal(d, "runs started");
+        if (over) throw over;
+      });
     },
   };
 }

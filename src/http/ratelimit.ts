@@ -43,7 +43,6 @@ const EPS = 1e-6;
 export class RateLimiter {
   readonly policy: Policy;
   private readonly interval: number;
-  private readonly tolerance: number;
   private readonly now: () => number;
   private readonly maxKeys: number;
   private readonly windowMs: number;
@@ -56,7 +55,6 @@ export class RateLimiter {
     if (!(policy.limit >= 1) || !(policy.windowSeconds > 0)) throw new RangeError("invalid rate policy");
     this.policy = policy;
     this.interval = (policy.windowSeconds * 1000) / policy.limit;
-    this.tolerance = policy.windowSeconds * 1000; // the bucket: `limit` intervals
     this.now = opts.now ?? Date.now;
     this.maxKeys = Math.max(2, opts.maxKeys ?? 100_000);
     this.windowMs = policy.windowSeconds * 1000;
@@ -87,30 +85,8 @@ export class RateLimiter {
 
   private decide(key: string, now: number): { tat: number; decision: Decision } {
     const tat = Math.max(this.young.get(key) ?? this.old.get(key) ?? now, now);
-    const next = tat + this.interval;
-    const ahead = next - now; // how far this request would push the bucket's debt
-    if (ahead > this.tolerance + EPS) {
-      return {
-        tat,
-        decision: {
-          policy: this.policy,
-          allowed: false,
-          remaining: 0,
-          resetSeconds: seconds(tat - now),
-          retryAfterSeconds: Math.max(1, seconds(ahead - this.tolerance)),
-        },
-      };
-    }
-    return {
-      tat: next,
-      decision: {
-        policy: this.policy,
-        allowed: true,
-        remaining: Math.floor((this.tolerance - ahead) / this.interval + EPS),
-        resetSeconds: seconds(ahead),
-        retryAfterSeconds: 0,
-      },
-    };
+    const decision = decisionOf(this.policy, now, tat);
+    return { tat: decision.allowed ? tat + this.interval : tat, decision };
   }
 
   private rotate(now: number) {
@@ -121,6 +97,33 @@ export class RateLimiter {
 }
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000 - EPS));
+
+/**
+ * GCRA's answer for one request at `now` against a budget whose theoretical arrival time is
+ * `storedTat` (before this request): allowed or not, and the header values. Shared by the
+ * in-memory limiter and the one in PostgreSQL (src/http/ratelimit-shared.ts).
+ */
+export function decisionOf(policy: Policy, now: number, storedTat: number): Decision {
+  const interval = (policy.windowSeconds * 1000) / policy.limit;
+  const tolerance = policy.windowSeconds * 1000; // the bucket: `limit` intervals
+  const tat = Math.max(storedTat, now);
+  const ahead = tat + interval - now; // how far this request would push the bucket's debt
+  if (ahead > tolerance + EPS)
+    return {
+      policy,
+      allowed: false,
+      remaining: 0,
+      resetSeconds: seconds(tat - now),
+      retryAfterSeconds: Math.max(1, seconds(ahead - tolerance)),
+    };
+  return {
+    policy,
+    allowed: true,
+    remaining: Math.floor((tolerance - ahead) / interval + EPS),
+    resetSeconds: seconds(ahead),
+    retryAfterSeconds: 0,
+  };
+}
 
 /** `RateLimit-Policy` value: a structured-field List of policy Items, e.g. "default";q=1200;w=60. */
 export function policyHeader(policies: Policy[]): string {

@@ -87,6 +87,11 @@ class Counter {
 type GaugeRead = () => Array<[Labels, number]>;
 
 export class Metrics {
+  /**
+   * `node`: this server's name, added as a label to every series, so that the nodes sharing one
+   * database can be told apart (and summed) in one Prometheus.
+   */
+  constructor(readonly node?: string) {}
   readonly httpDuration = new Histogram(
     "assay_http_request_duration_seconds",
     "HTTP request duration by route, method and status.",
@@ -114,6 +119,14 @@ export class Metrics {
     this.gauges.push({ name, help, read, type });
   }
   render(): string {
+    const text = this.renderSeries();
+    if (!this.node) return text;
+    const label = `node="${escapeValue(this.node)}"`;
+    return text.replace(/^([a-z_:][a-z0-9_:]*)\{(\}?)/gm, (_m, name: string, close: string) =>
+      close ? `${name}{${label}}` : `${name}{${label},`,
+    );
+  }
+  private renderSeries(): string {
     const parts = [this.httpDuration.render(), this.stepDuration.render(), this.runsFinished.render()];
     for (const g of this.gauges) {
       const lines = [`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} ${g.type}`];

@@ -61,6 +61,18 @@ export function instrument(deps: Deps, metrics: Metrics) {
   metrics.gauge("assay_runs_running", "Runs being executed.", () => [
     [{}, onDisk.running + deps.executor.stats().memoryRunning],
   ]);
+  metrics.gauge(
+    "assay_db_statements_total",
+    "Database statements this server ran (on PostgreSQL each is a round trip).",
+    () => [[{}, deps.db.stats.statements]],
+    "counter",
+  );
+  metrics.gauge(
+    "assay_db_transactions_total",
+    "Database transactions this server ran (group commits count once).",
+    () => [[{}, deps.db.stats.transactions]],
+    "counter",
+  );
   metrics.gauge("assay_workers", "Validation workers, by state.", () => {
     const s = deps.executor.stats();
     return [

@@ -13,6 +13,7 @@ import type { WorkflowStore } from "../workflows/store.ts";
 import type { WorkflowVersion } from "../workflows/types.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
+import { createLeaseKeeper } from "./leases.ts";
 import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
@@ -54,6 +55,15 @@ export interface ExecutorOptions {
   stepTimeoutMs: number;
   stepTimeoutMaxMs: number;
   maxAttempts: number;
+  /** This server's name among the nodes sharing the database (claims carry it). */
+  node: string;
+  /** How long a claim on a running run lasts unless renewed (src/runs/leases.ts). */
+  leaseMs: number;
+  /**
+   * Several nodes may share the database (PostgreSQL): at start only expired claims are
+   * recovered (other nodes' runs are alive), and recovery and queue polling run periodically.
+   */
+  shared: boolean;
   /** Runs small, provably cheap jobs on this thread (src/jobs/inline.ts); null: all go to the pool. */
   inline?: InlineRunner | null;
 }
@@ -86,6 +96,23 @@ export function createExecutor(
   opts: ExecutorOptions,
 ) {
   const flights = new Map<string, Flight>();
+  /** Runs on disk as running that this node holds a claim on (renewed by the lease keeper). */
+  const held = new Set<string>();
+  const leases = createLeaseKeeper(
+    store,
+    log,
+    { node: opts.node, leaseMs: opts.leaseMs, recover: opts.shared },
+    {
+      held: () => [...held],
+      lost(ids) {
+        for (const id of ids) {
+          held.delete(id);
+          flights.get(id)?.job?.cancel("Another node took this run over (this node's claim ran out).");
+        }
+      },
+      recover: () => recoverExpired(),
+    },
+  );
   const waiters = new Map<string, Set<() => void>>();
   /** Programs run inside the transaction that writes a final status (webhook outbox). */
   const finalHooks: ((e: FinalEvent) => Program<void>)[] = [];
@@ -150,8 +177,10 @@ export function createExecutor(
         { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
         withExtra(inFinalTx(ev), extra),
         onlyIf,
+        opts.node,
       ),
     );
+    held.delete(id);
     if (!wrote) return false;
     for (const h of afterFinal) h(ev, durationMs, steps);
     wake(id);
@@ -219,12 +248,12 @@ export function createExecutor(
     }
   }
 
-  async function launch(id: string) {
-    const attempts = await store.markRunning(id);
+  /** Executes a run this node has just claimed (queued → running is committed). */
+  async function launchClaimed(id: string) {
     const kept = takeFresh(id);
-    if (attempts === null) return; // canceled or taken meanwhile
     if (closed) {
-      await store.requeue(id); // shutdown began during the write: the next start runs it
+      held.delete(id);
+      await store.requeue(id, opts.node); // shutdown began during the write: the next start runs it
       return;
     }
     // Marked running: from here the run must not be dropped by a database outage.
@@ -327,7 +356,10 @@ export function createExecutor(
         d.ended = true;
         await d.written;
         wake(id);
-      } else await store.requeue(id);
+      } else {
+        held.delete(id);
+        await store.requeue(id, opts.node);
+      }
       return;
     }
     const final = applyOutcome(steps, outcome);
@@ -398,32 +430,65 @@ export function createExecutor(
         }
         memoryTurn = true;
         if (!onDisk) break;
-        const ids = (await store.queuedIds(capacity)).filter((id) => !flights.has(id));
-        if (!ids.length) break;
-        for (const id of ids.slice(0, capacity - flights.size)) track(id, () => launch(id));
+        const claimed = await store.claim(capacity - flights.size, leases.claim());
+        if (!claimed.length) break;
+        for (const c of claimed) {
+          held.add(c.id);
+          track(c.id, () => launchClaimed(c.id));
+        }
       }
     } while (again && !closed);
+  }
+
+  // Runs given up end in error like any other: webhooks (outbox, same transaction) and metrics.
+  type Ended = { id: string; org_id: number; workflow_id: number };
+  const events = (runs: Ended[]) =>
+    runs.map((r) => ({ runId: r.id, orgId: r.org_id, workflowId: r.workflow_id, status: "error" as const }));
+  function* givenUp(failed: Ended[]): Program<void> {
+    for (const e of events(failed)) yield* inFinalTx(e)();
+  }
+  const afterGivenUp = (failed: Ended[]) => {
+    for (const e of events(failed)) for (const h of afterFinal) h(e, 0, []);
+  };
+  /** Runs of a node that stopped renewing its claims: back to the queue (or ended). */
+  async function recoverExpired() {
+    const r = await store.recoverExpired(opts.maxAttempts, givenUp);
+    afterGivenUp(r.failed);
+    if (r.requeued) void dispatch();
+    return { requeued: r.requeued, failed: r.failed.length };
   }
 
   return {
     finalHooks,
     afterFinal,
     async start() {
-      // Runs given up end in error like any other: webhooks (outbox, same transaction) and metrics.
-      const events = (runs: { id: string; org_id: number; workflow_id: number }[]) =>
-        runs.map((r) => ({
-          runId: r.id,
-          orgId: r.org_id,
-          workflowId: r.workflow_id,
-          status: "error" as const,
-        }));
-      const r = await store.recover(opts.maxAttempts, function* (failed) {
-        for (const e of events(failed)) yield* inFinalTx(e)();
-      });
-      for (const e of events(r.failed)) for (const h of afterFinal) h(e, 0, []);
+      // One node (SQLite): every run left running was this process's, before it stopped. Several
+      // nodes (PostgreSQL): only runs whose claim ran out; the others' runs are alive.
+      const r = opts.shared
+        ? await store.recoverExpired(opts.maxAttempts, givenUp, opts.node)
+        : await store.recover(opts.maxAttempts, givenUp);
+      if (opts.shared) await store.refresh();
+      afterGivenUp(r.failed);
       if (r.requeued || r.failed.length)
         log.info("recovered unfinished runs", { requeued: r.requeued, failed: r.failed.length });
+      leases.start();
       void dispatch();
+    },
+    /**
+     * Another node may have queued runs (its signal, or the periodic poll, which also recounts
+     * the queue for backpressure): look at the queue.
+     */
+    poke(recount = false) {
+      if (closed) return;
+      if (!recount) {
+        store.maybeQueued();
+        void dispatch();
+        return;
+      }
+      void store.refresh().then(
+        () => dispatch(),
+        () => {}, // the database is away: the next poll tries again
+      );
     },
     /** A new run was committed: start it if there is room. `run` saves reading it back. */
     notify(run?: FreshRun) {
@@ -526,7 +591,9 @@ export function createExecutor(
           d.written = store.create(d.record, {
             status: "running",
             startedAt: f?.startedAt || new Date().toISOString(),
+            ...leases.claim(),
           });
+          held.add(id);
         }
       }
       await d.written;
@@ -611,6 +678,7 @@ export function createExecutor(
     },
     async close(deadlineMs: number) {
       closed = true;
+      leases.stop();
       // Runs still waiting in memory (their requests were cut off) are kept for the next start.
       await Promise.allSettled(
         [...memQueue].map((id) => {

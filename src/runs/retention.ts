@@ -3,7 +3,9 @@
 // small batches, each its own short transaction, yielding between batches so requests are not
 // blocked behind one long write.
 import { purgeAudit } from "../audit/retention.ts";
-import { type Db, all, run } from "../db/program.ts";
+import { JOBS, runExclusive } from "../db/exclusive.ts";
+import type { AnyDb } from "../db/open.ts";
+import { all, run } from "../db/program.ts";
 import type { Logger } from "../lib/log.ts";
 
 export const RETENTION_BATCH = 500;
@@ -25,10 +27,10 @@ const OLDER = "AND s.created_at < CAST(? AS TEXT) LIMIT CAST(? AS INTEGER)";
 
 /**
  * `auditDays`: the audit log's retention (the instance setting, read at each sweep); its purge
- * runs in the same sweep (src/audit/retention.ts).
+ * runs in the same sweep (src/audit/retention.ts), so one node at a time does it.
  */
 export function createRetention(
-  db: Db,
+  db: AnyDb,
   log: Logger,
   defaultDays: number,
   auditDays: () => Promise<number | null> = async () => null,
@@ -100,7 +102,11 @@ export function createRetention(
     sweep,
     start(intervalMs = DAY_MS / 24) {
       timer = setInterval(
-        () => void sweep().catch((e) => log.error("retention sweep failed", { error: String(e) })),
+        // Every node has this timer; one sweeps at a time (src/db/exclusive.ts).
+        () =>
+          void runExclusive(db, JOBS.retention, () => sweep()).catch((e) =>
+            log.error("retention sweep failed", { error: String(e) }),
+          ),
         intervalMs,
       );
       timer.unref?.();

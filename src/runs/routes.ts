@@ -27,7 +27,7 @@ const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yam
 export function runRoutes(
   deps: Deps,
   auth: ReturnType<typeof authPlugin>,
-  hooks: { beforeRun?: (p: Principal) => void } = {},
+  hooks: { beforeRun?: (p: Principal) => void | Promise<void> } = {},
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
@@ -46,7 +46,8 @@ export function runRoutes(
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
         const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
         if (!wf) throw notFound("Workflow");
-        hooks.beforeRun?.(principal);
+        const limited = hooks.beforeRun?.(principal);
+        if (limited) await limited;
         const prefer = parsePrefer(request.headers.get("prefer"));
         const waitMs = prefer.respondAsync
           ? 0

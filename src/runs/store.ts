@@ -150,12 +150,12 @@ interface SourceRow extends JobSource {
 const INSERT_SUBMISSION =
   "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const INSERT_RUN =
-  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, node_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 // A run that ran from memory (a client was waiting) and is written once, already final.
 const INSERT_FINAL_RUN =
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
 const FINISH =
-  "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ? WHERE id = ?";
+  "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ?, lease_until = NULL WHERE id = ?";
 
 // An INSERT without RETURNING: on SQLite a statement that returns a row costs ~4 µs more; the
 // driver reads the rowid (PostgreSQL appends RETURNING itself).
@@ -178,11 +178,18 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
   );
 }
 
+/** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */
+export interface Claim {
+  node: string;
+  leaseUntil: string;
+}
+
 function* insertBoth(
   n: NewRun,
   ts: string,
   status: "queued" | "running",
   startedAt: string | null,
+  claim: Claim | null = null,
 ): Program<number> {
   const sid = yield* insertSubmission(n, ts);
   yield* run(
@@ -199,6 +206,8 @@ function* insertBoth(
     ts,
     status === "running" ? 1 : 0,
     startedAt,
+    claim?.node ?? null,
+    claim?.leaseUntil ?? null,
   );
   return sid;
 }
@@ -218,20 +227,34 @@ export function createRunStore(db: Db) {
   // update; a create counts as soon as it is issued, so a burst cannot overshoot.
   let queued = 0;
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
+  // Other nodes may be claiming the same rows (PostgreSQL): skip the ones they hold.
+  const shared = db.dialect === "postgres";
+  const skipLocked = shared ? " FOR UPDATE SKIP LOCKED" : "";
+  /** Called after runs were queued (committed): other nodes are told (src/runs/queue-signal.ts). */
+  const queuedListeners: (() => void)[] = [];
+  const onQueued = () => {
+    for (const f of queuedListeners) f();
+  };
 
   return {
+    /** Registers a function called after this store committed queued runs. */
+    onQueued(f: () => void): void {
+      queuedListeners.push(f);
+    },
     /**
      * Submission and run in one transaction (grouped with others): both exist or neither does.
      * A run that was executing from memory when its client stopped waiting is written as running
      * (its first attempt), so a crash from then on requeues it like any other. Returns the
      * submission's id.
      */
-    async create(n: NewRun, as?: { status: "running"; startedAt: string }): Promise<number> {
+    async create(n: NewRun, as?: { status: "running"; startedAt: string } & Claim): Promise<number> {
       const ts = n.createdAt ?? now();
-      if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt));
+      if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt, as));
       queued++;
       try {
-        return await batch.write(() => insertBoth(n, ts, "queued", null));
+        const sid = await batch.write(() => insertBoth(n, ts, "queued", null));
+        onQueued();
+        return sid;
       } catch (e) {
         queued--;
         throw e;
@@ -369,38 +392,76 @@ export function createRunStore(db: Db) {
      * create() then stores the run with `submission.slices` set.
      */
     writeContent: contents.write,
-    async queuedIds(limit: number): Promise<string[]> {
+    /**
+     * The queue's depth as this server knows it: exact on SQLite (every status write goes
+     * through this store); on PostgreSQL other nodes write too, so it is this node's count since
+     * the last recount (refresh()), a bound for backpressure rather than an exact number.
+     */
+    async queuedCount(): Promise<number> {
+      return Math.max(0, queued);
+    },
+    /** Counts the queue again (PostgreSQL: other nodes add and take runs). */
+    async refresh(): Promise<void> {
+      queued = await db.exec(countQueued());
+    },
+    /** A change made elsewhere may have queued runs: the next claim looks even if the count is 0. */
+    maybeQueued(): void {
+      if (queued <= 0) queued = 1;
+    },
+    /**
+     * Claims up to `limit` queued runs, oldest first, for `claim.node` until `claim.leaseUntil`:
+     * queued → running, the attempt counted. On PostgreSQL rows another node is claiming are
+     * skipped (FOR UPDATE SKIP LOCKED), so nodes never take the same run. Urgent: workers wait.
+     */
+    async claim(limit: number, claim: Claim): Promise<{ id: string; attempts: number }[]> {
+      const ts = now();
+      const rows = await batch.write(
+        () =>
+          all<{ id: string; attempts: number; created_at: string }>(
+            `UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ? WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)${skipLocked}) RETURNING id, attempts, created_at`,
+            ts,
+            claim.node,
+            claim.leaseUntil,
+            limit,
+          ),
+        true,
+      );
+      queued -= rows.length;
+      // PostgreSQL: fewer than asked means the queue was empty when this claim ran; the count is
+      // an estimate there (other nodes claim too), and a later queued run signals or is polled.
+      // SQLite's count is exact and may include runs of this very group not yet inserted.
+      if (shared && rows.length < limit) queued = 0;
+      return rows
+        .sort((a, b) =>
+          a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
+        )
+        .map(({ id, attempts }) => ({ id, attempts }));
+    },
+    /** Extends this node's claims on the runs it executes; returns the ids it still holds. */
+    async renew(ids: string[], claim: Claim): Promise<Set<string>> {
+      if (!ids.length) return new Set();
       const rows = await db.exec(
         all<{ id: string }>(
-          "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)",
-          limit,
+          `UPDATE runs SET lease_until = ? WHERE status = 'running' AND node_id = ? AND id IN (${ids.map(() => "?").join(", ")}) RETURNING id`,
+          claim.leaseUntil,
+          claim.node,
+          ...ids,
         ),
       );
-      return rows.map((r) => r.id);
+      return new Set(rows.map((r) => r.id));
     },
-    async queuedCount(): Promise<number> {
-      return queued;
-    },
-    /** queued → running, counting the attempt; null if the run was no longer queued. */
-    async markRunning(id: string): Promise<number | null> {
-      const ts = now();
-      // Urgent: the run's worker waits for this commit.
-      const attempts = await batch.write(function* () {
-        const r = yield* get<{ attempts: number }>(
-          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING attempts",
-          ts,
-          id,
-        );
-        return r?.attempts ?? null;
-      }, true);
-      if (attempts !== null) queued--;
-      return attempts;
-    },
-    async requeue(id: string): Promise<void> {
+    async requeue(id: string, node: string): Promise<void> {
       const n = await batch.write(() =>
-        run("UPDATE runs SET status = 'queued' WHERE id = ? AND status = 'running'", id),
+        run(
+          "UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL WHERE id = ? AND status = 'running' AND (node_id IS NULL OR node_id = ?)",
+          id,
+          node,
+        ),
       );
-      if (n) queued++;
+      if (n) {
+        queued++;
+        onQueued();
+      }
     },
     /** The run as a worker needs it, its content read back a slice at a time when sliced. */
     async source(id: string): Promise<JobSource | null> {
@@ -438,8 +499,12 @@ export function createRunStore(db: Db) {
       u: FinalUpdate,
       inTx?: () => Program<void>,
       onlyIf?: RunStatus,
+      node?: string,
     ): Promise<boolean> {
-      // Only the executor finishes runs: a running one, or (with onlyIf) a queued one it cancels.
+      // Only the executor finishes runs: a running one it holds, or (with onlyIf) a queued one it
+      // cancels. A node whose claim was taken over (its lease ran out) writes nothing.
+      const guard = node === undefined ? "" : " AND (node_id IS NULL OR node_id = ?)";
+      const guardArgs = node === undefined ? [] : [node];
       const chunks = await findings.serialize(u.steps);
       const wrote = await batch.write(function* () {
         const args = [
@@ -452,8 +517,8 @@ export function createRunStore(db: Db) {
           id,
         ] as const;
         const changed = onlyIf
-          ? yield* run(`${FINISH} AND status = ?`, ...args, onlyIf)
-          : yield* run(FINISH, ...args);
+          ? yield* run(`${FINISH} AND status = ?${guard}`, ...args, onlyIf, ...guardArgs)
+          : yield* run(`${FINISH}${guard}`, ...args, ...guardArgs);
         if (changed) {
           // A run is finished once; rows of an earlier write would be stale, so none are kept.
           yield* findings.replace(id, chunks);
@@ -492,6 +557,44 @@ export function createRunStore(db: Db) {
       });
       queued = r.queued;
       return { requeued: r.requeued, failed: r.failed };
+    },
+    /**
+     * Runs whose node stopped renewing its claim (it died, or lost the database for longer than a
+     * lease) go back to the queue, or end in error after too many attempts. Safe on every node at
+     * once: each row changes once (PostgreSQL re-checks the condition after a concurrent update).
+     * `inTx` sees the runs ended in error, in the same transaction (webhook outbox).
+     */
+    async recoverExpired(
+      maxAttempts: number,
+      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
+      ownNode?: string,
+    ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
+      const ts = now();
+      // At a node's start, the runs it held in its previous life (same node id) are its own to
+      // recover at once, without waiting for their claims to run out.
+      const whose = ownNode === undefined ? "lease_until < ?" : "(lease_until < ? OR node_id = ?)";
+      const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
+      const r = await db.tx(function* () {
+        const why = `The run was interrupted ${maxAttempts} times (its server stopped or crashed) and was given up.`;
+        const failed = yield* all<{ id: string; org_id: number; workflow_id: number }>(
+          `UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND ${whose} AND attempts >= ? RETURNING id, org_id, workflow_id`,
+          why,
+          ts,
+          ...whoseArgs,
+          maxAttempts,
+        );
+        if (failed.length && inTx) yield* inTx(failed);
+        const requeued = yield* run(
+          `UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL WHERE status = 'running' AND ${whose}`,
+          ...whoseArgs,
+        );
+        return { requeued, failed };
+      });
+      if (r.requeued) {
+        queued += r.requeued;
+        onQueued();
+      }
+      return r;
     },
   };
 }

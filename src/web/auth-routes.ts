@@ -49,7 +49,8 @@ export function webAuthRoutes(
 ) {
   const { users, config } = deps;
   const sessions = createSessions(deps.db, users);
-  const limiter = createLoginLimiter(limits);
+  // Several nodes (PostgreSQL) share the windows in the database.
+  const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   const detail = { tags: ["Web session"] };
   type Server = { requestIP(r: Request): { address: string } | null } | null;
   const ipOf = (server: Server, r: Request) => server?.requestIP(r)?.address ?? "unknown";
@@ -73,7 +74,7 @@ export function webAuthRoutes(
     .post(
       "/api/v1/auth/login/",
       async ({ body, request, server, set }) => {
-        limiter.attempt(ipOf(server, request), body.username);
+        await limiter.attempt(ipOf(server, request), body.username);
         const found = await users.passwordHash(body.username);
         if (!(await passwordMatches(found?.hash, body.password)) || !found) {
           const reason = !found ? "unknown_user" : found.hash ? "wrong_password" : "no_password";
@@ -154,7 +155,7 @@ export function webAuthRoutes(
     .post(
       "/api/v1/users/me/password/",
       async ({ body, principal, actor, request, server, set }) => {
-        limiter.attempt(ipOf(server, request), principal.user.username);
+        await limiter.attempt(ipOf(server, request), principal.user.username);
         const found = await users.passwordHash(principal.user.username);
         if (!(await passwordMatches(found?.hash, body.current_password)))
           throw invalid("The current password is incorrect.", [

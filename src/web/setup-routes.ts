@@ -27,7 +27,7 @@ export function setupRoutes(
   limits: LoginLimits = { ...DEFAULT_LOGIN_LIMITS, disabled: deps.config.rate_limit_disabled },
 ) {
   const sessions = createSessions(deps.db, deps.users);
-  const limiter = createLoginLimiter(limits);
+  const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   // Public: the instance has no user yet (the POST is guarded by the one-time setup code).
   const detail = { tags: ["Web session"], security: [] };
   return new Elysia()
@@ -43,7 +43,7 @@ export function setupRoutes(
       async ({ body, request, server, set }) => {
         if (!(await deps.setup.needed()))
           throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
-        limiter.attempt(server?.requestIP(request)?.address ?? "unknown", "setup");
+        await limiter.attempt(server?.requestIP(request)?.address ?? "unknown", "setup");
         const ip = clientIp(request, server, deps.config.trust_proxy);
         if (!setup.code || !codeMatches(setup.code, body.setup_code))
           throw invalid("The setup code is not the one in the server's log.", [

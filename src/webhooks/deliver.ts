@@ -2,11 +2,25 @@
 // connect to the checked address itself, POST, read at most a short excerpt of the answer.
 // Redirects are not followed (CONTRACT §7): a 3xx is a failed attempt.
 import { isIP } from "node:net";
-import type { Attempt } from "./types.ts";
+import type { Attempt, ReceiverHints } from "./types.ts";
 import { resolveTarget } from "./ssrf.ts";
 
 /** Bytes of the response body read and kept: enough to see an error message, no more. */
 export const EXCERPT_BYTES = 1024;
+/** A receiver's Retry-After is honoured up to this (a day): a larger one is read as this. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): seconds, or an HTTP date; ms from now, or null when absent or
+ * unreadable. Honoured on 429 and 503, as Standard Webhooks recommends.
+ */
+export function retryAfterMs(status: number, header: string | null, nowMs = Date.now()): number | null {
+  if ((status !== 429 && status !== 503) || !header) return null;
+  const v = header.trim();
+  const ms = /^\d{1,10}$/.test(v) ? Number(v) * 1000 : Date.parse(v) - nowMs;
+  if (!Number.isFinite(ms)) return null;
+  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+}
 
 export interface AttemptOptions {
   timeoutMs: number;
@@ -58,17 +72,23 @@ export async function attempt(
   headers: Record<string, string>,
   body: string,
   o: AttemptOptions,
-): Promise<Attempt | null> {
+): Promise<(Attempt & ReceiverHints) | null> {
   const attemptedAt = new Date().toISOString();
   const started = performance.now();
   const timeout = AbortSignal.timeout(o.timeoutMs);
   const signal = AbortSignal.any([timeout, o.shutdown]);
-  const done = (http_status: number | null, error: string | null, response_excerpt: string | null) => ({
+  const done = (
+    http_status: number | null,
+    error: string | null,
+    response_excerpt: string | null,
+    retryAfter: number | null = null,
+  ) => ({
     attempted_at: attemptedAt,
     http_status,
     duration_ms: Math.round(performance.now() - started),
     error,
     response_excerpt,
+    retryAfterMs: retryAfter,
   });
   try {
     const u = new URL(url);
@@ -87,7 +107,12 @@ export async function attempt(
     const excerpt = await readExcerpt(res).catch(() => null);
     if (o.shutdown.aborted) return null;
     const ok = res.status >= 200 && res.status < 300;
-    return done(res.status, ok ? null : `HTTP ${res.status}`, excerpt);
+    return done(
+      res.status,
+      ok ? null : `HTTP ${res.status}`,
+      excerpt,
+      retryAfterMs(res.status, res.headers.get("retry-after")),
+    );
   } catch (e) {
     if (o.shutdown.aborted) return null;
     return done(null, describe(e, o.timeoutMs), null);

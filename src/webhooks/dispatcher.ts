@@ -6,7 +6,7 @@ import type { Logger } from "../lib/log.ts";
 import type { RunStore } from "../runs/store.ts";
 import { attempt } from "./deliver.ts";
 import type { OutboxStore } from "./outbox-store.ts";
-import type { DueDelivery, Outcome } from "./types.ts";
+import type { Attempt, DueDelivery, Outcome, ReceiverHints } from "./types.ts";
 import { runEventBody } from "./payload.ts";
 import { signatureHeaders } from "./signing.ts";
 import { VERSION } from "../version.ts";
@@ -26,6 +26,12 @@ export interface DispatcherOptions {
   disableAfterDays: number;
   /** Finished deliveries older than this are forgotten. */
   retentionDays: number;
+  /** This server's name: the deliveries it holds carry it. */
+  node: string;
+  /** Runs shared background work unless another node runs it (src/db/exclusive.ts). */
+  exclusive?: (fn: () => Promise<unknown>) => Promise<boolean>;
+  /** Longest sleep between two looks at the outbox (other nodes' deliveries become due too). */
+  idleRecheckMs?: number;
 }
 
 /** "5000,300000,…" → [5000, 300000, …]; throws on anything else. */
@@ -51,14 +57,24 @@ export function createWebhookDispatcher(
   // A lease longer than any attempt: a delivery in flight is never taken twice.
   const leaseMs = o.timeoutMs + 30_000;
 
-  function outcomeOf(d: DueDelivery, ok: boolean): Outcome {
+  function outcomeOf(d: DueDelivery, a: Attempt & ReceiverHints): Outcome {
     const tries = d.tries + 1;
-    if (ok) return { status: "succeeded", tries, nextAttemptAt: null };
+    if (a.error === null) return { status: "succeeded", tries, nextAttemptAt: null };
+    // 410 Gone: the receiver asks to stop (Standard Webhooks): no retry, the endpoint is deactivated.
+    if (a.http_status === 410)
+      return {
+        status: "failed",
+        tries,
+        nextAttemptAt: null,
+        deactivate:
+          "Deactivated: the receiver answered 410 Gone, asking not to be sent deliveries any more. Once it wants them again, PATCH is_active: true.",
+      };
     const delay = o.retryDelaysMs[tries - 1];
     if (delay === undefined) return { status: "failed", tries, nextAttemptAt: null };
-    // Up to 10 % jitter so that endpoints failing together are not retried in lockstep.
-    const at = Date.now() + Math.round(delay * (1 + Math.random() * 0.1));
-    return { status: "pending", tries, nextAttemptAt: new Date(at).toISOString() };
+    // Up to 10 % jitter so that endpoints failing together are not retried in lockstep; never
+    // sooner than the receiver's Retry-After (429, 503).
+    const wait = Math.max(Math.round(delay * (1 + Math.random() * 0.1)), a.retryAfterMs ?? 0);
+    return { status: "pending", tries, nextAttemptAt: new Date(Date.now() + wait).toISOString() };
   }
 
   async function send(d: DueDelivery) {
@@ -84,7 +100,7 @@ export function createWebhookDispatcher(
       shutdown: shutdown.signal,
     });
     if (!a) return outbox.release(d.id);
-    const outcome = outcomeOf(d, a.error === null);
+    const outcome = outcomeOf(d, a);
     const policy = { afterFailures: o.disableAfterFailures, afterMs: o.disableAfterDays * DAY_MS };
     const disabled = await outbox.recordAttempt(d.id, a, outcome, policy, (streak) => {
       const days = o.disableAfterDays === 1 ? "1 day" : `${o.disableAfterDays} days`;
@@ -112,7 +128,7 @@ export function createWebhookDispatcher(
         const room = MAX_IN_FLIGHT - inFlight.size;
         if (room <= 0) break;
         const lease = new Date(Date.now() + leaseMs).toISOString();
-        const claimed = await outbox.claimDue(room, lease);
+        const claimed = await outbox.claimDue(room, lease, o.node);
         for (const d of claimed) {
           if (closed) {
             await outbox.release(d.id);
@@ -139,14 +155,18 @@ export function createWebhookDispatcher(
     clearTimeout(timer);
     if (inFlight.size >= MAX_IN_FLIGHT) return; // each finishing attempt runs a pass
     const next = await outbox.nextDue();
-    const wait = next === null ? IDLE_RECHECK_MS : Math.max(0, Date.parse(next) - Date.now());
-    timer = setTimeout(() => void pass(), Math.min(wait, IDLE_RECHECK_MS));
+    const idle = o.idleRecheckMs ?? IDLE_RECHECK_MS;
+    const wait = next === null ? idle : Math.max(0, Date.parse(next) - Date.now());
+    timer = setTimeout(() => void pass(), Math.min(wait, idle));
   }
 
   async function prune() {
     try {
-      const removed = await outbox.prune(new Date(Date.now() - o.retentionDays * DAY_MS).toISOString());
-      if (removed) log.info("pruned webhook deliveries", { removed });
+      const run = o.exclusive ?? ((fn: () => Promise<unknown>) => fn().then(() => true));
+      await run(async () => {
+        const removed = await outbox.prune(new Date(Date.now() - o.retentionDays * DAY_MS).toISOString());
+        if (removed) log.info("pruned webhook deliveries", { removed });
+      });
     } catch (e) {
       log.error("pruning webhook deliveries failed", { error: String(e) });
     }
@@ -157,7 +177,7 @@ export function createWebhookDispatcher(
     async start(publicOrigin: string) {
       origin = publicOrigin;
       closed = false;
-      const released = await outbox.releaseClaims();
+      const released = await outbox.releaseClaims(o.node);
       if (released) log.info("webhook attempts interrupted by a stop will be resent", { released });
       void prune();
       pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);

@@ -152,17 +152,27 @@ export function createOutboxStore(db: Db) {
         return (yield* withAttempts([row]))[0]!;
       });
     },
-    /** At start: attempts a crash (or kill) left in flight are due again at once. */
-    async releaseClaims(): Promise<number> {
+    /**
+     * At start: attempts a crash (or kill) left in flight are due again at once — on SQLite all
+     * of them (one node), on PostgreSQL those of this node's previous life (the same node id):
+     * other nodes' claims are left alone, and a dead node's are taken over when their lease runs
+     * out (the delivery is due again then).
+     */
+    async releaseClaims(node: string): Promise<number> {
+      const mine = db.dialect === "postgres" ? " AND claimed_by = ?" : "";
       return db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL",
+          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL${mine}`,
           now(),
+          ...(mine ? [node] : []),
         ),
       );
     },
-    /** Takes up to `limit` due deliveries of active webhooks, leasing them until `leaseUntil`. */
-    async claimDue(limit: number, leaseUntil: string): Promise<DueDelivery[]> {
+    /**
+     * Takes up to `limit` due deliveries of active webhooks for `node`, leasing them until
+     * `leaseUntil` (longer than any attempt): no delivery is attempted by two nodes at once.
+     */
+    async claimDue(limit: number, leaseUntil: string, node = "node"): Promise<DueDelivery[]> {
       return db.tx(function* () {
         const ts = now();
         const rows = yield* all<DueDelivery>(
@@ -176,8 +186,9 @@ export function createOutboxStore(db: Db) {
         );
         for (const r of rows)
           yield* run(
-            "UPDATE webhook_deliveries SET claimed_at = ?, next_attempt_at = ? WHERE id = ?",
+            "UPDATE webhook_deliveries SET claimed_at = ?, claimed_by = ?, next_attempt_at = ? WHERE id = ?",
             ts,
+            node,
             leaseUntil,
             r.id,
           );
@@ -200,7 +211,7 @@ export function createOutboxStore(db: Db) {
     async release(id: string): Promise<void> {
       await db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+          "UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
           now(),
           id,
         ),
@@ -221,7 +232,7 @@ export function createOutboxStore(db: Db) {
       return db.tx(function* () {
         const ts = now();
         const d = yield* get<{ webhook_id: number; created_at: string }>(
-          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
+          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
           o.status,
           o.tries,
           o.nextAttemptAt,

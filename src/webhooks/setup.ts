@@ -1,6 +1,7 @@
 // Builds the webhook feature for one instance: stores, the API service and the dispatcher, and
 // (for the server, which has an executor) the outbox writer in the run executor.
-import type { Db } from "../db/program.ts";
+import { JOBS, runExclusive } from "../db/exclusive.ts";
+import type { AnyDb } from "../db/open.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Executor } from "../runs/executor.ts";
@@ -17,7 +18,7 @@ const RETENTION_DAYS = 30;
 
 export function createWebhooks(
   config: Config,
-  db: Db,
+  db: AnyDb,
   log: Logger,
   deps: { runs: RunStore; workflows: WorkflowStore; executor: Executor | null },
 ) {
@@ -29,6 +30,10 @@ export function createWebhooks(
     disableAfterFailures: config.webhook_disable_after_failures,
     disableAfterDays: config.webhook_disable_after_days,
     retentionDays: RETENTION_DAYS,
+    node: config.node_id ?? "node",
+    exclusive: (fn) => runExclusive(db, JOBS.webhookPrune, fn),
+    // Several nodes: a delivery another node enqueued (and could not send) is due here too.
+    idleRecheckMs: db.dialect === "postgres" ? 5_000 : undefined,
   });
   if (deps.executor) attachWebhookOutbox(deps.executor, outbox, dispatcher);
   const service = createWebhookService({

@@ -11,6 +11,12 @@ export interface Attempt {
   response_excerpt: string | null;
 }
 
+/** What the receiver asked for besides the status (not stored with the attempt). */
+export interface ReceiverHints {
+  /** Its Retry-After, in ms from now (429 and 503 answers), capped. */
+  retryAfterMs: number | null;
+}
+
 export interface Delivery {
   id: string;
   webhook_id: number;
@@ -44,6 +50,8 @@ export interface Outcome {
   status: DeliveryStatus;
   tries: number;
   nextAttemptAt: string | null;
+  /** The endpoint is to be deactivated at once, with this reason (a 410 Gone). */
+  deactivate?: string;
 }
 
 export interface DisablePolicy {

@@ -56,6 +56,8 @@ async function newStorage(): Promise<Storage> {
 
 const base = (storage: Storage, overrides: Partial<Record<keyof Config, unknown>>) => ({
   port: 0,
+  // Stable across restartTestServer, as a node name in production is (ASSAY_NODE_ID=%H).
+  node_id: "test-node",
   log_level: "silent",
   rate_limit_disabled: true,
   workers: 2,

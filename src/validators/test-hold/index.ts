@@ -9,9 +9,10 @@
 //
 // Protocol, all through files in the gates directory, so that it works alike for a server in the
 // test's own process and for the built binary: the submission is a JSON object whose `gate` names
-// the gate; on entering, the step appends a line to `<gate>.held` (one per step that entered); it
-// then waits until `<gate>.open` exists and passes, or fails with one finding when that file says
-// "fail". The wait is Atomics.wait in short slices: the worker stays interruptible, so the step
+// the gate; on entering, the step appends a line to `<gate>.held` (one per step that entered:
+// "held <pid> <ms>", so a test of several server processes can tell who ran it when); it then
+// waits until `<gate>.open` exists, appends "<pid> <ms>" to `<gate>.done`, and passes, or fails
+// with one finding when the open file says "fail". The wait is Atomics.wait in short slices: the worker stays interruptible, so the step
 // time limit and cancel (both terminate the worker) stop it like any other step.
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -67,10 +68,11 @@ export function createTestHold(dir: string): ValidatorDef {
             ],
             truncated: false,
           };
-        appendFileSync(join(dir, `${gate}.held`), "held\n");
+        appendFileSync(join(dir, `${gate}.held`), `held ${process.pid} ${Date.now()}\n`);
         const open = join(dir, `${gate}.open`);
         while (!existsSync(open)) Atomics.wait(slice, 0, 0, POLL_MS);
         const failed = readFileSync(open, "utf8").trim() === "fail";
+        appendFileSync(join(dir, `${gate}.done`), `${process.pid} ${Date.now()}\n`);
         return {
           findings: failed ? [finding("test_hold.failed", `gate ${gate} was opened with "fail"`)] : [],
           truncated: false,
