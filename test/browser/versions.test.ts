@@ -108,7 +108,7 @@ describe.skipIf(!hasChromium)("workflow history (Chromium)", () => {
     await admin.waitForURL(/action=workflow\.restore/);
     // The filtered page replaces the whole list: one row left.
     await admin.waitForFunction(() => document.querySelectorAll("table tbody tr").length === 1);
-    expect(await rows.first().innerText()).toContain("ann");
+    expect(await rows.first().textContent()).toContain("ann");
     const href = await admin.getByRole("link", { name: "Export CSV" }).getAttribute("href");
     expect(href).toBe("/api/v1/orgs/acme/audit/?action=workflow.restore&format=csv");
     // The session cookie authenticates the download.
