@@ -115,6 +115,7 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
       expect((await call(n, "GET", new URL(r.json.url).pathname, { token })).json).toEqual({
         ...done,
         url: `${n.url}${new URL(r.json.url).pathname}`,
+        workflow: { ...done.workflow, version_url: `${n.url}${new URL(done.workflow.version_url).pathname}` },
       });
   });
 
