@@ -70,14 +70,23 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
       });
     },
     /**
-     * At start (inside recovery's transaction): slices no submission counts on — their run was
-     * never written (a crash between the two writes), or its content was purged meanwhile.
+     * At start: slices no submission counts on — their run was never written (a crash between the
+     * two writes), or its content was purged meanwhile. `before` (a run id, PostgreSQL): only
+     * slices of runs created before it — with several nodes, a younger run's slices may be a
+     * submission another node is writing right now. Run ids are UUIDv7: they sort by time.
      */
-    *removeOrphans(): Program<number> {
+    *removeOrphans(before?: string): Program<number> {
       return yield* run(
-        "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)",
+        `DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)${before ? " AND content_chunks.run_id < ?" : ""}`,
+        ...(before ? [before] : []),
       );
     },
   };
 }
 export type ContentStore = ReturnType<typeof createContentStore>;
+
+/** The smallest UUIDv7 of the millisecond `ms`: every run id created before it sorts below it. */
+export function uuidv7Floor(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-7000-0000-000000000000`;
+}

@@ -467,7 +467,11 @@ export function createExecutor(
       const r = opts.shared
         ? await store.recoverExpired(opts.maxAttempts, givenUp, opts.node)
         : await store.recover(opts.maxAttempts, givenUp);
-      if (opts.shared) await store.refresh();
+      if (opts.shared) {
+        await store.refresh();
+        // An hour: far longer than any submission takes to write its slices and its run.
+        await store.removeOrphanContent(3_600_000);
+      }
       afterGivenUp(r.failed);
       if (r.requeued || r.failed.length)
         log.info("recovered unfinished runs", { requeued: r.requeued, failed: r.failed.length });

@@ -2,7 +2,7 @@
 import { type Db, type Program, all, count, get, insert, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
-import { createContentStore } from "./content-store.ts";
+import { createContentStore, uuidv7Floor } from "./content-store.ts";
 import { createFindingStore } from "./findings-store.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
@@ -557,6 +557,13 @@ export function createRunStore(db: Db) {
       });
       queued = r.queued;
       return { requeued: r.requeued, failed: r.failed };
+    },
+    /**
+     * Several nodes (PostgreSQL), at start: content slices of runs never written, older than
+     * `minAgeMs` (a submission being written by another node is younger).
+     */
+    async removeOrphanContent(minAgeMs: number): Promise<number> {
+      return db.exec(contents.removeOrphans(uuidv7Floor(Date.now() - minAgeMs)));
     },
     /**
      * Runs whose node stopped renewing its claim (it died, or lost the database for longer than a
