@@ -3,10 +3,26 @@
 // (floor-server.ts), does only the work a sync run needs, hand-written on the same stack: what
 // Assay's features cost is the distance from it, what the stack costs is its own ratio. All three
 // stay up and wrk alternates between them round by round, so drift on a noisy machine hits all
-// sides alike.
+// sides alike. The fourth, the peer (peer-fastify.mjs, issue #26), is the same work as a team
+// would write it on Node with Fastify, Ajv and better-sqlite3; it is skipped, with a note, where
+// Node or its packages are missing. Each side's CPU time per request (all threads of its process,
+// from /proc) is read around every round.
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import type { Machine } from "./machine.ts";
-import { api, initDataDir, removeDir, startAssay, startBaseline, startFloor, tempDir } from "./server.ts";
+import {
+  type Proc,
+  api,
+  cpuSeconds,
+  initDataDir,
+  peerMissing,
+  removeDir,
+  startAssay,
+  startBaseline,
+  startFloor,
+  startPeer,
+  tempDir,
+  threadCpuSeconds,
+} from "./server.ts";
 import { type WrkResult, runWrk } from "./wrk.ts";
 
 export interface HttpOptions {
@@ -24,6 +40,10 @@ export interface Side {
   p99Ms: number;
   maxMs: number;
   errors: number;
+  /** CPU µs of the server process (all threads) per request, over the rounds. */
+  cpuUsPerRequest: number;
+  /** The same by thread group (main, workers, jit+gc, other): where a run's CPU goes. */
+  cpuUsByThread: Record<string, number>;
 }
 
 export interface HttpResult {
@@ -32,6 +52,9 @@ export interface HttpResult {
   ratio: number;
   /** The same work hand-written on the same stack (floor-server.ts). */
   floor: Side;
+  /** Fastify + Ajv + better-sqlite3 on Node (peer-fastify.mjs); null when skipped (`peerSkipped`). */
+  peer: Side | null;
+  peerSkipped: string | null;
   peakRssBytes: number;
   /** Final runs that did not succeed (must be 0: every document is valid). */
   notSucceeded: number;
@@ -43,8 +66,12 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-export function sideOf(rounds: WrkResult[]): Side {
+/** A round of wrk with the CPU seconds the server spent during it. */
+export type Round = WrkResult & { cpuSeconds?: number; threadSeconds?: Record<string, number> };
+
+export function sideOf(rounds: Round[]): Side {
   const requests = rounds.reduce((t, r) => t + r.requests, 0);
+  const cpu = rounds.reduce((t, r) => t + (r.cpuSeconds ?? Number.NaN), 0);
   const seconds = rounds.reduce((t, r) => t + r.seconds, 0);
   return {
     rounds,
@@ -53,6 +80,13 @@ export function sideOf(rounds: WrkResult[]): Side {
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     maxMs: Math.max(...rounds.map((r) => r.maxMs)),
     errors: rounds.reduce((t, r) => t + r.non2xx + r.socketErrors, 0),
+    cpuUsPerRequest: (cpu / requests) * 1e6,
+    cpuUsByThread: Object.fromEntries(
+      [...new Set(rounds.flatMap((r) => Object.keys(r.threadSeconds ?? {})))].map((g) => [
+        g,
+        (rounds.reduce((t, r) => t + (r.threadSeconds?.[g] ?? 0), 0) / requests) * 1e6,
+      ]),
+    ),
   };
 }
 
@@ -66,7 +100,27 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
   const token = initDataDir(dataDir, "bench");
   const base = await startBaseline(m);
   const floor = await startFloor(m, `${dir}/floor`, token);
+  let peerSkipped = peerMissing();
+  let peer: Proc | null = null;
+  if (!peerSkipped)
+    try {
+      peer = await startPeer(m, `${dir}/peer`, token, WORKFLOWS.order.steps[0].config.schema);
+    } catch (e) {
+      peerSkipped = `it did not start: ${(e as Error).message}`;
+    }
+  if (peerSkipped) process.stderr.write(`bench: the Node peer is skipped: ${peerSkipped}\n`);
   const s = await startAssay({ dataDir, machine: m });
+  // One wrk round against `p`, with the CPU its process used meanwhile.
+  const round = async (p: Proc, load: Parameters<typeof runWrk>[1]): Promise<Round> => {
+    const before = cpuSeconds(p.pid);
+    const threads = threadCpuSeconds(p.pid);
+    const r = await runWrk(m, load);
+    const after = threadCpuSeconds(p.pid);
+    const threadSeconds = Object.fromEntries(
+      Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
+    );
+    return { ...r, cpuSeconds: cpuSeconds(p.pid) - before, threadSeconds };
+  };
   try {
     await api(s.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
     const baseLoad = { url: `${base.url}/`, body, headers: {}, connections: o.connections, dir };
@@ -78,18 +132,22 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
       dir,
     };
     const floorLoad = { ...assayLoad, url: `${floor.url}/` };
+    const peerLoad = peer && { ...assayLoad, url: `${peer.url}/` };
     // Warm-up: JIT tiers (the optimizing tier compiles the hot path for ~10 s), the compiled
     // schema, SQLite's page cache.
     await runWrk(m, { ...baseLoad, seconds: o.warmupSeconds });
     await runWrk(m, { ...floorLoad, seconds: o.warmupSeconds });
+    if (peerLoad) await runWrk(m, { ...peerLoad, seconds: o.warmupSeconds });
     await runWrk(m, { ...assayLoad, seconds: o.warmupSeconds });
-    const b: WrkResult[] = [];
-    const f: WrkResult[] = [];
-    const a: WrkResult[] = [];
+    const b: Round[] = [];
+    const f: Round[] = [];
+    const p: Round[] = [];
+    const a: Round[] = [];
     for (let i = 0; i < o.rounds; i++) {
-      b.push(await runWrk(m, { ...baseLoad, seconds: o.seconds }));
-      f.push(await runWrk(m, { ...floorLoad, seconds: o.seconds }));
-      a.push(await runWrk(m, { ...assayLoad, seconds: o.seconds }));
+      b.push(await round(base, { ...baseLoad, seconds: o.seconds }));
+      f.push(await round(floor, { ...floorLoad, seconds: o.seconds }));
+      if (peer && peerLoad) p.push(await round(peer, { ...peerLoad, seconds: o.seconds }));
+      a.push(await round(s, { ...assayLoad, seconds: o.seconds }));
     }
     const peakRssBytes = s.peakRss();
     // wrk stops with requests in flight: let their runs finish before counting outcomes.
@@ -99,9 +157,19 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
     const notSucceeded = (await count(s.url, token, "")) - (await count(s.url, token, "&status=succeeded"));
     const assay = sideOf(a);
     const baseline = sideOf(b);
-    return { baseline, assay, ratio: assay.rps / baseline.rps, floor: sideOf(f), peakRssBytes, notSucceeded };
+    return {
+      baseline,
+      assay,
+      ratio: assay.rps / baseline.rps,
+      floor: sideOf(f),
+      peer: peer ? sideOf(p) : null,
+      peerSkipped,
+      peakRssBytes,
+      notSucceeded,
+    };
   } finally {
     await s.stop();
+    await peer?.stop();
     await floor.stop();
     await base.stop();
     removeDir(dir);

@@ -62,6 +62,6 @@ export function describeMachine(): Machine {
 export function machineLine(m: Machine): string {
   const pinning = m.pinned
     ? `wrk pinned to core ${m.loadCore}, server (main thread + ${m.workers} worker) pinned to core ${m.serverCore}`
-    : "no pinning (taskset missing or a single core): load and server share the CPUs";
+    : "no pinning (--unpinned, taskset missing or a single core): load and servers share the CPUs";
   return `${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB RAM; ${m.os}, Linux ${m.kernel}; Bun ${m.bun}; ${m.wrk ?? "no wrk"}; ${pinning}`;
 }

@@ -8,6 +8,7 @@ import type { NodesResult } from "./nodes.ts";
 import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
+import { type WriteCost, describeWriteCost } from "./write-cost.ts";
 import type { StallResult } from "./stalls.ts";
 
 export interface Results {
@@ -19,6 +20,7 @@ export interface Results {
   nodes?: NodesResult;
   schematron?: SchematronResult;
   stalls?: StallResult;
+  write?: WriteCost;
   skipped: string[];
 }
 
@@ -94,7 +96,42 @@ export function rows(r: Results, judge: boolean): Row[] {
       f2(h.floor.rps / h.baseline.rps),
       "— (reference)",
     );
-    row("1 Assay ÷ floor, req/s", "", "", f2(h.assay.rps / h.floor.rps), "—");
+    row(
+      "1 Assay ÷ floor, req/s",
+      "",
+      "",
+      f2(h.assay.rps / h.floor.rps),
+      "≥ 0.95",
+      h.assay.rps / h.floor.rps >= 0.95,
+      unsteady,
+    );
+    if (h.peer) {
+      row(
+        "1 peer: Fastify + Ajv + better-sqlite3 (Node), req/s",
+        n0(h.peer.rps),
+        n0(h.baseline.rps),
+        f2(h.peer.rps / h.baseline.rps),
+        "— (reference)",
+      );
+      row(
+        "1 Assay ÷ peer, req/s",
+        "",
+        "",
+        f2(h.assay.rps / h.peer.rps),
+        "≥ 2",
+        h.assay.rps / h.peer.rps >= 2,
+        unsteady,
+      );
+    }
+    const cpu = (s: { cpuUsPerRequest: number }) =>
+      Number.isFinite(s.cpuUsPerRequest) ? `${s.cpuUsPerRequest.toFixed(0)} µs` : "—";
+    row(
+      `1 CPU per run (all threads): Assay · floor${h.peer ? " · peer" : ""}`,
+      [h.assay, h.floor, ...(h.peer ? [h.peer] : [])].map(cpu).join(" · "),
+      `bare ${cpu(h.baseline)}`,
+      "",
+      "—",
+    );
     row(
       "1 sync runs, p50 / p99",
       `${ms(h.assay.p50Ms)} / ${ms(h.assay.p99Ms)}`,
@@ -159,7 +196,7 @@ export function rows(r: Results, judge: boolean): Row[] {
     const one = r.nodes.rows.find((x) => x.nodes === 1);
     for (const x of r.nodes.rows)
       row(
-        `8 async drain, ${x.nodes} node${x.nodes > 1 ? "s" : ""} on PostgreSQL, runs/s`,
+        `9 async drain, ${x.nodes} node${x.nodes > 1 ? "s" : ""} on PostgreSQL, runs/s`,
         n0(x.runsPerSecond),
         one && x.nodes > 1 ? `1 node ${n0(one.runsPerSecond)}` : "",
         one && x.nodes > 1 ? f2(x.runsPerSecond / one.runsPerSecond) : "",
@@ -242,6 +279,23 @@ export function rows(r: Results, judge: boolean): Row[] {
       e.loaded.p99Ms <= 100 && e.loaded.failures === 0,
     );
   }
+  if (r.write) {
+    const w = r.write;
+    row(
+      `10 durable write of a sync run (group commits of ${w.group}), WAL bytes/run`,
+      n0(w.walBytesPerRun),
+      "",
+      "",
+      "—",
+    );
+    row(
+      "10 WAL frames per commit · checkpoint µs/run",
+      `${w.framesPerCommit.toFixed(1)} · ${w.checkpointUsPerRun.toFixed(1)} µs`,
+      "",
+      "",
+      "—",
+    );
+  }
   return out;
 }
 
@@ -276,11 +330,23 @@ export function details(r: Results): string {
   if (r.http) {
     const fmt = (x: HttpResult["assay"]["rounds"][number]) =>
       `${n0(x.rps)} req/s, p50 ${ms(x.p50Ms)}, p99 ${ms(x.p99Ms)}`;
-    out.push("Measure 1, round by round (baseline · floor · Assay):");
+    const peer = r.http.peer;
+    out.push(`Measure 1, round by round (baseline · floor · ${peer ? "peer · " : ""}Assay):`);
     for (const [i, a] of r.http.assay.rounds.entries())
       out.push(
-        `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${fmt(a)}`,
+        `- round ${i + 1}: ${fmt(r.http.baseline.rounds[i]!)} · ${fmt(r.http.floor.rounds[i]!)} · ${peer ? `${fmt(peer.rounds[i]!)} · ` : ""}${fmt(a)}`,
       );
+    const byThread = (x: { cpuUsByThread: Record<string, number> }) =>
+      Object.entries(x.cpuUsByThread)
+        .filter(([, us]) => us >= 0.5)
+        .sort((a, b) => b[1] - a[1])
+        .map(([g, us]) => `${g} ${us.toFixed(0)}`)
+        .join(", ");
+    out.push(
+      `- CPU µs per run by thread: Assay ${byThread(r.http.assay)}; floor ${byThread(r.http.floor)}${peer ? `; peer ${byThread(peer)}` : ""}.`,
+    );
+    if (r.http.peerSkipped) out.push(`- The Node peer was skipped: ${r.http.peerSkipped}.`);
+    else if (peer) out.push(`- Peer answer errors: ${peer.errors}.`);
     out.push(
       `- Assay answer errors: ${r.http.assay.errors}; runs that did not succeed: ${r.http.notSucceeded}; slowest answer ${ms(r.http.assay.maxMs)}. Floor answer errors: ${r.http.floor.errors}.`,
     );
@@ -319,6 +385,10 @@ export function details(r: Results): string {
       `Measure 8b: ${e.clients} clients sent ${e.sent} envelopes of ${n0(e.bytes)} bytes (answers ${JSON.stringify(e.statuses)}, a request p50 ${ms(e.requestP50Ms)}); /healthz idle: ${probe(e.idle)}; under load: ${probe(e.loaded)}. The floor (a bare server that only reads the same bodies, ${e.floor.sent} of them): ${probe(e.floor.loaded)}.`,
     );
   }
+  if (r.write)
+    out.push(
+      `Measure 10 (${n0(r.write.runs)} runs after ${n0(r.write.warm)}): ${describeWriteCost(r.write)}.`,
+    );
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");
 }

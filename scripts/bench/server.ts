@@ -1,9 +1,18 @@
 // Starting and stopping the processes under test: the compiled Assay binary and the bare
 // Bun.serve baseline, each pinned to the server core. Peak memory comes from the kernel
 // (VmHWM of /proc/<pid>/status), so the process's own accounting cannot flatter it.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Machine } from "./machine.ts";
 
 /** The binary under test; ASSAY_BENCH_BIN measures another build (an older release, say). */
@@ -181,6 +190,127 @@ export async function startBaseline(machine: Machine): Promise<Proc> {
  */
 export const startFloor = (machine: Machine, dataDir: string, token: string): Promise<Proc> =>
   startScript(machine, "floor-server.ts", [dataDir], { FLOOR_TOKEN: token });
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS = (() => {
+  const n = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim());
+  return Number.isFinite(n) && n > 0 ? n : 100;
+})();
+
+/** CPU seconds used so far by every thread of `pid` (utime + stime of /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+
+/** Which part of the server a thread is, by its name (comm): Bun names its threads. */
+function threadGroup(comm: string, pid: number, tid: number): string {
+  if (tid === pid) return "main";
+  if (comm === "Worker") return "workers";
+  if (/^(JIT|Heap|JSC|mi-)/.test(comm)) return "jit+gc";
+  return "other";
+}
+
+/**
+ * CPU seconds so far of `pid`'s live threads, by group: the main thread (HTTP, our code, the
+ * SQLite writer), the Bun Workers (validation pool, checkpoint thread), the engine's JIT and
+ * collector threads. A thread that ended is no longer counted (none do under steady load).
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const t of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const g = threadGroup(comm, pid, Number(t));
+      out[g] = (out[g] ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+const loadsSqlite = () =>
+  Bun.spawnSync(["node", "-e", "require('better-sqlite3')(':memory:').close()"], { stderr: "pipe" })
+    .exitCode === 0;
+
+/**
+ * better-sqlite3's native binding, compiled here on first use. `npm install` does not run its
+ * install script (package.json allowScripts: its prebuilt binaries come from GitHub, out of reach
+ * here, and a compile needs python3, make and g++, which a plain install must not require), so the
+ * bench runs node-gyp (bundled with npm) in the package's folder once: ~2 min on 2 cores.
+ */
+function buildSqliteBinding(): string | null {
+  const npm = Bun.which("npm");
+  const gyp = npm && resolve(dirname(realpathSync(npm)), "../node_modules/node-gyp/bin/node-gyp.js");
+  if (!gyp || !existsSync(gyp)) return "node-gyp (bundled with npm) was not found";
+  for (const tool of ["python3", "make", "g++"])
+    if (!Bun.which(tool))
+      return `${tool} is missing to compile better-sqlite3 (apt-get install -y python3 make g++)`;
+  process.stderr.write("bench: compiling better-sqlite3 for the Node peer (once, ~2 min)\n");
+  const b = Bun.spawnSync(["node", gyp, "rebuild", "--release"], {
+    cwd: resolve("node_modules/better-sqlite3"),
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  if (b.exitCode !== 0)
+    return `compiling better-sqlite3 failed: ${b.stderr.toString().trim().split("\n").at(-1)}`;
+  return loadsSqlite() ? null : "better-sqlite3 was compiled but does not load under this Node";
+}
+
+/** Why the Node peer cannot run here, or null when it can (Node and its packages installed). */
+export function peerMissing(): string | null {
+  if (!Bun.which("node")) return "Node.js is not installed";
+  for (const p of ["fastify", "ajv", "ajv-formats", "better-sqlite3"])
+    if (!existsSync(resolve("node_modules", p, "package.json")))
+      return `node_modules/${p} is missing (npm install)`;
+  return loadsSqlite() ? null : buildSqliteBinding();
+}
+
+/**
+ * The Node peer (peer-fastify.mjs): Fastify + Ajv + better-sqlite3, the sync run as a team would
+ * write it, on its own data dir, same pinning. Accepts `token` like Assay's admin token.
+ */
+export async function startPeer(
+  machine: Machine,
+  dir: string,
+  token: string,
+  schema: unknown,
+): Promise<Proc> {
+  const schemaFile = join(dir, "peer-schema.json");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(schemaFile, JSON.stringify(schema));
+  const script = resolve(import.meta.dir, "peer-fastify.mjs");
+  const child = Bun.spawn(
+    [...pin(machine, machine.serverCore), "node", script, join(dir, "data"), schemaFile],
+    {
+      env: { ...cleanEnv(), PEER_TOKEN: token, NODE_ENV: "production" },
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
+  const url = await announced(child.stdout, /listening on (http:\/\/\S+)/);
+  void child.stdout.pipeTo(new WritableStream());
+  return {
+    pid: child.pid,
+    url,
+    peakRss: () => peakRss(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
 
 /** The floor of measure 6b (upload-floor.ts): reads bodies as Assay does, nothing else. */
 export const startUploadFloor = (machine: Machine, pinned: boolean): Promise<Proc> =>

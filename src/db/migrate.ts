@@ -13,6 +13,7 @@ import m0006 from "./migrations/0006_run_indexes_by_status.sql" with { type: "te
 import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
 import m0009 from "./migrations/0009_nodes.sql" with { type: "text" };
+import m0010 from "./migrations/0010_ascending_indexes.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
@@ -23,6 +24,7 @@ import p0006 from "./migrations/postgres/0006_run_indexes_by_status.sql" with { 
 import p0007 from "./migrations/postgres/0007_run_findings.sql" with { type: "text" };
 import p0008 from "./migrations/postgres/0008_stored_xml_schemas.sql" with { type: "text" };
 import p0009 from "./migrations/postgres/0009_nodes.sql" with { type: "text" };
+import p0010 from "./migrations/postgres/0010_ascending_indexes.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 
@@ -49,7 +51,9 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007 },
   { version: 8, name: "stored_xml_schemas", sqlite: m0008, postgres: p0008 },
   { version: 9, name: "nodes", sqlite: m0009, postgres: p0009, additive: true },
-  // 10–15 are reserved for work landing in parallel. Not additive: a node of the previous build
+  // The same indexes, by the same names, in the other order: an older node's queries still hold.
+  { version: 10, name: "ascending_indexes", sqlite: m0010, postgres: p0010, additive: true },
+  // 11–15 are reserved for work landing in parallel. Not additive: a node of the previous build
   // would go on changing things without writing audit entries (docs/decisions.md).
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },
 ];

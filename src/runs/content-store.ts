@@ -77,7 +77,7 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
      */
     *removeOrphans(before?: string): Program<number> {
       return yield* run(
-        `DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)${before ? " AND content_chunks.run_id < ?" : ""}`,
+        `DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)${before ? " AND content_chunks.run_id < CAST(? AS TEXT)" : ""}`,
         ...(before ? [before] : []),
       );
     },

@@ -27,6 +27,8 @@ const side = (rps: number[], p99Ms: number): Side => ({
   p99Ms,
   maxMs: p99Ms * 2,
   errors: 0,
+  cpuUsPerRequest: 1e6 / rps[0]!,
+  cpuUsByThread: { main: 1e6 / rps[0]! },
 });
 const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult => {
   const b = side(baseline, 0.7);
@@ -35,7 +37,16 @@ const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult =>
     assay.map((x) => x * 1.5),
     p99Ms,
   );
-  return { baseline: b, assay: a, ratio: a.rps / b.rps, floor, peakRssBytes: 100 * 2 ** 20, notSucceeded: 0 };
+  return {
+    baseline: b,
+    assay: a,
+    ratio: a.rps / b.rps,
+    floor,
+    peer: null,
+    peerSkipped: "Node.js is not installed",
+    peakRssBytes: 100 * 2 ** 20,
+    notSucceeded: 0,
+  };
 };
 const verdicts = (h: HttpResult, judge = true) =>
   rows({ http: h, skipped: [] }, judge).map((r) => [r.measure, r.ok, r.unreliable ?? false]);
@@ -47,7 +58,8 @@ describe("measure 1 is judged only on a steady baseline", () => {
     expect(verdicts(h)).toEqual([
       ["1 sync runs over HTTP, req/s", false, false],
       ["1 floor: the same work hand-written, req/s", null, false],
-      ["1 Assay ÷ floor, req/s", null, false],
+      ["1 Assay ÷ floor, req/s", false, false],
+      ["1 CPU per run (all threads): Assay · floor", null, false],
       ["1 sync runs, p50 / p99", true, false],
       ["4 peak RSS during 1", true, false],
     ]);
@@ -61,7 +73,8 @@ describe("measure 1 is judged only on a steady baseline", () => {
     expect(verdicts(h)).toEqual([
       ["1 sync runs over HTTP, req/s", false, true],
       ["1 floor: the same work hand-written, req/s", null, false],
-      ["1 Assay ÷ floor, req/s", null, false],
+      ["1 Assay ÷ floor, req/s", false, true],
+      ["1 CPU per run (all threads): Assay · floor", null, false],
       ["1 sync runs, p50 / p99", false, true],
       ["4 peak RSS during 1", true, false],
     ]);
@@ -87,6 +100,38 @@ describe("measure 1 reports the floor beside Assay", () => {
     expect(byName.get("1 Assay ÷ floor, req/s")?.ratio).toBe("0.67");
     expect(details({ http: h, skipped: [] })).toContain(
       "- round 1: 80,000 req/s, p50 1.0 ms, p99 0.7 ms · 12,000 req/s, p50 1.0 ms, p99 8.0 ms · 8,000 req/s",
+    );
+  });
+});
+
+describe("measure 1 reports the Node peer beside Assay (issue #26)", () => {
+  test("the peer's ratio, Assay ÷ peer against 2×, and CPU per run of every side", () => {
+    const h = { ...http([80_000, 80_000], [8_000, 8_000], 8), peerSkipped: null };
+    h.peer = side([3_000, 5_000], 20);
+    const byName = new Map(rows({ http: h, skipped: [] }, true).map((r) => [r.measure, r]));
+    expect(byName.get("1 peer: Fastify + Ajv + better-sqlite3 (Node), req/s")).toMatchObject({
+      value: "4,000",
+      baseline: "80,000",
+      ratio: "0.050",
+      ok: null,
+    });
+    expect(byName.get("1 Assay ÷ peer, req/s")).toMatchObject({ ratio: "2.00", target: "≥ 2", ok: true });
+    expect(byName.get("1 CPU per run (all threads): Assay · floor · peer")).toMatchObject({
+      value: "125 µs · 83 µs · 333 µs",
+      baseline: "bare 13 µs",
+    });
+    const text = details({ http: h, skipped: [] });
+    expect(text).toContain("(baseline · floor · peer · Assay)");
+    expect(text).toContain("- CPU µs per run by thread: Assay main 125; floor main 83; peer main 333.");
+    expect(text).toContain("· 3,000 req/s, p50 1.0 ms, p99 20.0 ms · 8,000 req/s");
+  });
+
+  test("a skipped peer is named with its reason and leaves no peer rows", () => {
+    const h = http([80_000, 80_000], [8_000, 8_000], 8);
+    const names = rows({ http: h, skipped: [] }, true).map((r) => r.measure);
+    expect(names.some((n) => n.includes("peer"))).toBe(false);
+    expect(details({ http: h, skipped: [] })).toContain(
+      "- The Node peer was skipped: Node.js is not installed.",
     );
   });
 });
