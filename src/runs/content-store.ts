@@ -76,10 +76,10 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
      * submission another node is writing right now. Run ids are UUIDv7: they sort by time.
      */
     *removeOrphans(before?: string): Program<number> {
-      return yield* run(
-        `DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)${before ? " AND content_chunks.run_id < CAST(? AS TEXT)" : ""}`,
-        ...(before ? [before] : []),
-      );
+      const orphan =
+        "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)";
+      if (before === undefined) return yield* run(orphan);
+      return yield* run(`${orphan} AND content_chunks.run_id < CAST(? AS TEXT)`, before);
     },
   };
 }
