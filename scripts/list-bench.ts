@@ -5,6 +5,7 @@
 //   bun scripts/list-bench.ts [runs]
 //
 // seedRuns is also used by test/list-performance.test.ts (200,000 runs, through HTTP).
+import { SYSTEM } from "../src/audit/actor.ts";
 import { type Db, all, run } from "../src/db/program.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -126,17 +127,21 @@ async function main() {
   const db = openDatabase(dir);
   const sdb = createSqliteDb(db);
   try {
-    const org = await createOrgStore(sdb).create("bench", "Bench");
-    const user = await createUserStore(sdb).create({ username: "bench" });
+    const org = await createOrgStore(sdb).create("bench", "Bench", SYSTEM);
+    const user = await createUserStore(sdb).create({ username: "bench" }, SYSTEM);
     const workflows = createWorkflowService(createWorkflowStore(sdb));
     const workflowIds: number[] = [];
     for (let i = 0; i < 20; i++) {
-      const { workflow } = await workflows.create(org.id, {
-        slug: `wf-${i}`,
-        name: `wf-${i}`,
-        allowed_file_types: ["JSON"],
-        steps: [{ name: "syntax", validator: "syntax", config: {} }],
-      });
+      const { workflow } = await workflows.create(
+        org.id,
+        {
+          slug: `wf-${i}`,
+          name: `wf-${i}`,
+          allowed_file_types: ["JSON"],
+          steps: [{ name: "syntax", validator: "syntax", config: {} }],
+        },
+        SYSTEM,
+      );
       workflowIds.push(workflow.id);
     }
     // Seeding speed only: a bigger page cache while the indexes grow (the timed queries below run

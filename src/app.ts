@@ -2,6 +2,7 @@
 // (STYLE: Fastify) — src/main.ts and the tests do.
 import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
+import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
 import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
 import { createCors } from "./http/cors.ts";
@@ -25,6 +26,7 @@ import { webRoutes } from "./web/routes.ts";
 import { type SetupCode, setupRoutes } from "./web/setup-routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
+import { versionRoutes } from "./workflows/version-routes.ts";
 
 export interface AppOptions {
   sessions?: SessionAuth;
@@ -47,6 +49,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     sessions: opts.sessions,
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
+    trustProxy: deps.config.trust_proxy,
   });
   const cors = createCors(deps.config);
   // A request that matches no route still counts against its token, and says so (RateLimit).
@@ -84,6 +87,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(tokenRoutes(deps, auth))
     .use(orgRoutes(deps, auth))
     .use(workflowRoutes(deps, auth))
+    .use(versionRoutes(deps, auth, deps.versions))
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
     .use(findingRoutes(deps, auth))
@@ -91,6 +95,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(auth))
     .use(adminRoutes(deps, auth))
+    .use(auditRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))
     .use(setupRoutes(deps, opts.setup ?? { code: null }))
     .use(webRoutes())

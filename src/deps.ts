@@ -23,6 +23,8 @@ import { createUserStore } from "./users/store.ts";
 import { createWebhooks } from "./webhooks/setup.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
+import { createVersionStore } from "./workflows/version-store.ts";
+import { createVersionService } from "./workflows/versions.ts";
 import { createTestHold } from "./validators/test-hold/index.ts";
 
 export interface DepsOptions {
@@ -104,6 +106,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     setup: createSetupService(createSetupStore(db)),
     workflowStore,
     workflows: createWorkflowService(workflowStore, schemaStore, extraValidators),
+    versions: createVersionService(workflowStore, createVersionStore(db)),
     schemaStore,
     schemas: createSchemaService(schemaStore),
   };

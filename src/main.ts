@@ -4,6 +4,7 @@ import { backup } from "./cli/backup.ts";
 import * as dbCommands from "./cli/db.ts";
 import { UsageError, parseArgs } from "./cli/args.ts";
 import * as admin from "./cli/admin.ts";
+import { audit } from "./cli/audit.ts";
 import { COMMANDS, USAGE, commandHelp, optionsOf } from "./cli/help.ts";
 import { validate } from "./cli/validate.ts";
 import { createLocal, loadLocalWorkflow } from "./cli/validate/local.ts";
@@ -95,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
       case "backup":
         await backup(p);
         return 0;
+      case "audit":
+        return await audit(p);
       case "migrate":
         await dbCommands.migrate(p);
         return 0;

@@ -97,7 +97,12 @@ async function start(
   const queueSignal = createQueueSignal(db, log);
   deps.runs.onQueued(() => queueSignal.announce());
   await queueSignal.start((poll) => deps.executor.poke(poll));
-  const retention = createRetention(db, log, config.retention_days);
+  const retention = createRetention(
+    db,
+    log,
+    config.retention_days,
+    async () => (await deps.settings.get()).audit_retention_days,
+  );
   retention.start();
   const stopRateGc = startSharedRateGc(db, log);
   let draining = false;

@@ -2,6 +2,7 @@
 // each cell (CONTRACT §6): no token, revoked, expired, deleted user → 401; role too low, not a
 // member, suspended or deleted org → 403; a sufficient role → the route's success status.
 // The route list comes from the running app, so a route added without a row fails the first test.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Role, ROLES, roleRank } from "../src/orgs/store.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
@@ -56,13 +57,22 @@ const fresh = {
     });
     return { workflow: r.json.slug, step_id: String(r.json.steps[0].id) };
   },
+  /** A workflow with two versions (version 1 can be restored). */
+  async workflowV2(): Promise<Vals> {
+    const v = await fresh.workflow();
+    await call(s, "PATCH", `/api/v1/orgs/acme/workflows/${v.workflow}/`, {
+      token: s.rootToken,
+      body: { description: "second version" },
+    });
+    return v;
+  },
   member: async (): Promise<Vals> => ({ username: (await freshUser("fm", "viewer")).username }),
   user: async (): Promise<Vals> => ({ username: (await freshUser("fu")).username }),
   newMember: async (): Promise<Vals> => ({ new_username: (await freshUser("fn")).username }),
   /** An org where the caller is Admin: for deleting an org. */
   async ownOrg(c: Caller): Promise<Vals> {
     const slug = `fo-${uniq()}`;
-    await s.deps.orgs.addMember(await s.org(slug), c.userId, "admin");
+    await s.deps.orgs.addMember(await s.org(slug), c.userId, "admin", SYSTEM);
     return { org_slug: slug };
   },
   async org(): Promise<Vals> {
@@ -72,11 +82,11 @@ const fresh = {
   },
   /** Sets the caller's password to PASSWORD (for the password change route). */
   async password(c: Caller): Promise<Vals> {
-    await s.deps.users.setPassword(c.userId, passwordHash);
+    await s.deps.users.setPassword(c.userId, passwordHash, SYSTEM);
     return {};
   },
   token: async (c: Caller): Promise<Vals> => ({
-    id: String((await s.deps.tokens.create(c.userId, "fresh", null)).record.id),
+    id: String((await s.deps.tokens.create(c.userId, "fresh", null, SYSTEM)).record.id),
   }),
   /** A stored schema of acme. */
   async schema(): Promise<Vals> {
@@ -184,6 +194,20 @@ const ROWS: Row[] = [
   row("DELETE", "/api/v1/orgs/:org_slug/workflows/:workflow/steps/:step_id/", "author", 204, {
     fresh: fresh.workflow,
   }),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/", "viewer", 200),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/", "viewer", 200, {
+    params: { version: "1" },
+  }),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/diff/", "viewer", 200, {
+    params: { version: "2" },
+  }),
+  row("POST", "/api/v1/orgs/:org_slug/workflows/:workflow/versions/:version/restore/", "author", 201, {
+    params: { version: "1" },
+    fresh: fresh.workflowV2,
+  }),
+  row("GET", "/api/v1/orgs/:org_slug/audit/", "admin", 200),
+  row("GET", "/api/v1/admin/audit/", "instance-admin", 200),
+  row("GET", "/api/v1/admin/audit/head/", "instance-admin", 200),
   row("POST", "/api/v1/orgs/:org_slug/workflows/:workflow/runs/", "executor", 201, {
     body: () => envelopeBody,
   }),
@@ -307,13 +331,13 @@ beforeAll(async () => {
   callers["instance admin, not a member"] = await u("m-ops", undefined, undefined, true);
   callers["admin of a suspended org"] = { ...(await u("m-susp", "susp", "admin")), org: "susp" };
   callers["admin of a deleted org"] = { ...(await u("m-gone", "gone", "admin")), org: "gone" };
-  await s.deps.orgs.update(await s.org("susp"), { status: "suspended" });
-  await s.deps.orgs.update(await s.org("gone"), { deleted_at: new Date().toISOString() });
+  await s.deps.orgs.update(await s.org("susp"), { status: "suspended" }, SYSTEM);
+  await s.deps.orgs.update(await s.org("gone"), { deleted_at: new Date().toISOString() }, SYSTEM);
   await s.org("decoy");
   // The 401 callers are instance admins and acme admins: only the token's state refuses them.
   callers["no token"] = { token: null, userId: 0 };
   const revoked = await u("m-revoked", "acme", "admin", true);
-  await s.deps.tokenStore.revoke(revoked.tokenId);
+  await s.deps.tokenStore.revoke(revoked.tokenId, SYSTEM);
   callers["revoked token"] = revoked;
   const expired = await u("m-expired", "acme", "admin", true);
   // Simulating the passage of time: the expiry is set in the past directly in the database.
@@ -324,12 +348,17 @@ beforeAll(async () => {
   );
   callers["expired token"] = expired;
   const deleted = await u("m-deleted", "acme", "admin", true);
-  await s.deps.users.delete(deleted.userId);
+  await s.deps.users.delete(deleted.userId, SYSTEM);
   callers["deleted user"] = deleted;
 
   const wf = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
     token: s.rootToken,
     body: wfBody("matrix"),
+  });
+  // A second version, for the diff row.
+  await call(s, "PATCH", "/api/v1/orgs/acme/workflows/matrix/", {
+    token: s.rootToken,
+    body: { description: "version 2" },
   });
   const run = await call(s, "POST", "/api/v1/orgs/acme/workflows/matrix/runs/", {
     token: callers.executor.token,
@@ -340,7 +369,7 @@ beforeAll(async () => {
   const login = await s.user("m-login");
   // A cheap hash for the fixtures: verifying it costs milliseconds, not a second of argon2.
   passwordHash = await Bun.password.hash(PASSWORD, { algorithm: "bcrypt", cost: 4 });
-  await s.deps.users.setPassword(login.id, passwordHash);
+  await s.deps.users.setPassword(login.id, passwordHash, SYSTEM);
   FIXTURES = {
     org_slug: "acme",
     workflow: "matrix",

@@ -1,3 +1,4 @@
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -45,7 +46,7 @@ describe("401 authentication_required", () => {
   });
   test("401 after the user is deleted", async () => {
     const u = await s.user("gone");
-    await s.deps.users.delete(u.id);
+    await s.deps.users.delete(u.id, SYSTEM);
     expect((await call(s, "GET", "/api/v1/users/me/", { token: u.token })).json).toEqual(
       unauth("Invalid token."),
     );

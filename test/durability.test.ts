@@ -1,5 +1,6 @@
 // Durable execution (issue 5): step time limits, recovery after interruption, graceful
 // shutdown, retention, backpressure, metrics.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -37,10 +38,10 @@ async function restartable(overrides: Partial<Record<keyof Config, unknown>> = {
       }),
     );
   const first = await start();
-  const u = await first.deps.users.create({ username: "root", is_admin: true });
-  const org = await first.deps.orgs.create("acme", "ACME");
-  await first.deps.orgs.addMember(org.id, u.id, "admin");
-  const { token } = await first.deps.tokens.create(u.id, "t", null);
+  const u = await first.deps.users.create({ username: "root", is_admin: true }, SYSTEM);
+  const org = await first.deps.orgs.create("acme", "ACME", SYSTEM);
+  await first.deps.orgs.addMember(org.id, u.id, "admin", SYSTEM);
+  const { token } = await first.deps.tokens.create(u.id, "t", null, SYSTEM);
   return { first, start, token, dataDir };
 }
 

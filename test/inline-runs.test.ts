@@ -66,7 +66,9 @@ function comparable(run: Record<string, unknown>) {
   const steps = (run.steps as Record<string, unknown>[]).map(({ duration_ms: _, ...rest }) => rest);
   const { id: _i, url: _u, created_at: _c, started_at: _s, finished_at: _f, duration_ms: _d, ...rest } = run;
   const { id: _si, created_at: _sc, ...submission } = run.submission as Record<string, unknown>;
-  return { ...rest, steps, submission };
+  // version_url names the server that answered (two servers here), like url.
+  const { version_url: _v, ...workflow } = run.workflow as Record<string, unknown>;
+  return { ...rest, steps, submission, workflow };
 }
 
 describe("the inline lane", () => {

@@ -5,6 +5,7 @@
 // runs table, an index that does not cover the filter, sorting the matches) shows in the plan on
 // any machine. `npm run bench` (scripts/list-bench.ts) measures the time; docs/limits.md.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SYSTEM } from "../src/audit/actor.ts";
 import { SEED_STEP_MS, seedRuns } from "../scripts/list-bench.ts";
 import type { Program } from "../src/db/program.ts";
 import type { SqliteDb } from "../src/db/sqlite.ts";
@@ -34,12 +35,16 @@ beforeAll(async () => {
   const root = (await s.deps.users.getByUsername("root"))!;
   await seedRuns(s.deps.db, { orgId: await s.org("acme"), workflowIds: ids, user: root, count: RUNS });
   // Another org's runs share the table and indexes, and must not slow acme's list.
-  const otherWf = await s.deps.workflows.create(await s.org("other"), {
-    slug: "wf",
-    name: "wf",
-    allowed_file_types: ["JSON"],
-    steps: [],
-  });
+  const otherWf = await s.deps.workflows.create(
+    await s.org("other"),
+    {
+      slug: "wf",
+      name: "wf",
+      allowed_file_types: ["JSON"],
+      steps: [],
+    },
+    SYSTEM,
+  );
   await seedRuns(s.deps.db, {
     orgId: await s.org("other"),
     workflowIds: [otherWf.workflow.id],

@@ -1,4 +1,5 @@
 // Members and org management (Admin): roles act on the next request; the last Admin stays.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -180,7 +181,7 @@ describe("roles on runs", () => {
       allowed_file_types: ["JSON"],
       steps: [{ name: "s", validator: "syntax", config: {} }],
     };
-    await s.deps.workflows.create((await s.deps.orgs.getBySlug("m10"))!.id, wf);
+    await s.deps.workflows.create((await s.deps.orgs.getBySlug("m10"))!.id, wf, SYSTEM);
     const run = await call(s, "POST", "/api/v1/orgs/m10/workflows/w/runs/", {
       token: e1.token,
       body: { content: "{}", content_type: "application/json" },

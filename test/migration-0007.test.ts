@@ -2,6 +2,7 @@
 // PostgreSQL when the suite runs there): the findings inside
 // runs.steps move to run_findings, 200 to a chunk and in order, the step summaries keep a count,
 // and the real server then serves those runs exactly as before — through the new bounded reads.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -127,9 +128,9 @@ describe(`migration 0007 on existing runs (${onPostgres ? "PostgreSQL" : "SQLite
     const older = onPostgres ? await olderPostgres() : await olderSqlite();
     drop = older.drop;
     server = await startServer(testConfig({ ...older.config, port: 0, log_level: "silent", workers: 1 }));
-    const u = await server.deps.users.create({ username: "ann" });
-    await server.deps.orgs.addMember(1, u.id, "viewer");
-    token = (await server.deps.tokens.create(u.id, "t", null)).token;
+    const u = await server.deps.users.create({ username: "ann" }, SYSTEM);
+    await server.deps.orgs.addMember(1, u.id, "viewer", SYSTEM);
+    token = (await server.deps.tokens.create(u.id, "t", null, SYSTEM)).token;
   });
   afterAll(async () => {
     await server?.stop();

@@ -2,6 +2,7 @@
 // token revoked through one is refused by the others on their next request; a web session
 // started on one works on the others (no sticky sessions); a run queued on one is executed by
 // another when the first stops without finishing it; each node's metrics say which node it is.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,9 +57,9 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
 
   test("401 on every other node's next request once a token is revoked through one", async () => {
     const d = nodes[0]!.deps;
-    const u = await d.users.create({ username: "revokee" });
-    await d.orgs.addMember((await d.orgs.getBySlug("acme"))!.id, u.id, "viewer");
-    const t = await d.tokens.create(u.id, "x", null);
+    const u = await d.users.create({ username: "revokee" }, SYSTEM);
+    await d.orgs.addMember((await d.orgs.getBySlug("acme"))!.id, u.id, "viewer", SYSTEM);
+    const t = await d.tokens.create(u.id, "x", null, SYSTEM);
     // Every node has the token in its cache (two requests each: the second is a cache hit).
     for (const n of nodes)
       for (let i = 0; i < 2; i++)
@@ -104,6 +105,7 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
       expect((await call(n, "GET", new URL(r.json.url).pathname, { token })).json).toEqual({
         ...done,
         url: `${n.url}${new URL(r.json.url).pathname}`,
+        workflow: { ...done.workflow, version_url: `${n.url}${new URL(done.workflow.version_url).pathname}` },
       });
   });
 
@@ -154,8 +156,8 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
 
     test("a token's 6 requests a minute, spread over two nodes: 6 pass in all, then 429", async () => {
       const d = nodes[0]!.deps;
-      const u = await d.users.create({ username: "spreader" });
-      const t = (await d.tokens.create(u.id, "x", null)).token;
+      const u = await d.users.create({ username: "spreader" }, SYSTEM);
+      const t = (await d.tokens.create(u.id, "x", null, SYSTEM)).token;
       const statuses: number[] = [];
       for (let i = 0; i < 8; i++)
         statuses.push((await call(pair[i % 2]!, "GET", "/api/v1/users/me/", { token: t })).status);

@@ -1,6 +1,7 @@
 // PostgreSQL goes away under load and comes back (PostgreSQL only): meanwhile requests get 503
 // service_unavailable with Retry-After and /readyz fails; afterwards the same server — not
 // restarted — serves again, and every run it acknowledged exists and finishes.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,10 +45,10 @@ describe.skipIf(!onPostgres)("PostgreSQL restarts under load", () => {
       }),
     );
     const d = server.deps;
-    const org = await d.orgs.create("acme", "Acme");
-    const root = await d.users.create({ username: "root", is_admin: true });
-    await d.orgs.addMember(org.id, root.id, "admin");
-    token = (await d.tokens.create(root.id, "t", null)).token;
+    const org = await d.orgs.create("acme", "Acme", SYSTEM);
+    const root = await d.users.create({ username: "root", is_admin: true }, SYSTEM);
+    await d.orgs.addMember(org.id, root.id, "admin", SYSTEM);
+    token = (await d.tokens.create(root.id, "t", null, SYSTEM)).token;
     await createWorkflow(server, token, {
       slug: "orders",
       allowed_file_types: ["JSON"],

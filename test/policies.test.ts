@@ -10,7 +10,12 @@ beforeAll(async () => {
   s = await startTestServer();
 });
 afterAll(() => s.close());
-const NONE = { token_default_ttl_days: null, token_max_ttl_days: null, token_rotation_days: null };
+const NONE = {
+  token_default_ttl_days: null,
+  token_max_ttl_days: null,
+  token_rotation_days: null,
+  audit_retention_days: null,
+};
 afterEach(async () => {
   await call(s, "PATCH", SETTINGS, { token: s.rootToken, body: NONE });
 });

@@ -1,4 +1,5 @@
 // 201 or 202, polling, cancel, idempotency, the token re-check, concurrency, reading runs.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
@@ -45,7 +46,12 @@ describe("201 within the wait window", () => {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         url: `${s.url}/api/v1/orgs/acme/runs/${r.json.id}/`,
         org_slug: "acme",
-        workflow: { id: expect.any(Number), slug: "schema", version: 1 },
+        workflow: {
+          id: expect.any(Number),
+          slug: "schema",
+          version: 1,
+          version_url: expect.stringMatching(/\/api\/v1\/orgs\/acme\/workflows\/\d+\/versions\/1\/$/),
+        },
         status: "failed",
         summary: {
           errors: 1,
@@ -255,7 +261,7 @@ describe("the waiting request re-checks its token", () => {
     });
     // The run executes from memory and is held: the request is still waiting for it.
     await gate.held();
-    await s.deps.tokenStore.revoke(u.tokenId);
+    await s.deps.tokenStore.revoke(u.tokenId, SYSTEM);
     gate.open();
     const r = await pending;
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));

@@ -1,4 +1,5 @@
 // API tokens: create (the secret once), list, revoke, expiry, last use, and the spec's rotation.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_ACTIVE_TOKENS } from "../src/tokens/service.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -87,7 +88,7 @@ describe("POST /api/v1/users/me/tokens/", () => {
 
   test(`409 conflict beyond ${MAX_ACTIVE_TOKENS} active tokens; revoking one makes room`, async () => {
     const u = await s.user("hoarder");
-    for (let i = 1; i < MAX_ACTIVE_TOKENS; i++) await s.deps.tokens.create(u.id, `t${i}`, null);
+    for (let i = 1; i < MAX_ACTIVE_TOKENS; i++) await s.deps.tokens.create(u.id, `t${i}`, null, SYSTEM);
     const r = await create(u.token, { name: "one too many" });
     expect(r.status).toBe(409);
     expect(r.json).toEqual(

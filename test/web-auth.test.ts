@@ -1,5 +1,6 @@
 // Web sign-in against a real server: the session cookie, CSRF on writes, logout, password change
 // and the sign-in rate limit, with whole error bodies.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppError } from "../src/errors.ts";
 import type { PgDb } from "../src/db/postgres.ts";
@@ -19,7 +20,7 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
   const alice = await s.user("alice", "acme", "author");
-  await s.deps.users.setPassword(alice.id, await Bun.password.hash(PASSWORD));
+  await s.deps.users.setPassword(alice.id, await Bun.password.hash(PASSWORD), SYSTEM);
 });
 afterAll(() => s.close());
 
@@ -182,7 +183,7 @@ describe("the session cookie on the API", () => {
 
   test("401 once the user is deleted", async () => {
     const carol = await s.user("carol");
-    await s.deps.users.setPassword(carol.id, await Bun.password.hash(PASSWORD));
+    await s.deps.users.setPassword(carol.id, await Bun.password.hash(PASSWORD), SYSTEM);
     const { cookie } = await login("carol");
     await call(s, "DELETE", "/api/v1/admin/users/carol/", { token: s.rootToken });
     const r = await call(s, "GET", "/api/v1/users/me/", { headers: { cookie } });
@@ -220,7 +221,7 @@ describe("POST /api/v1/users/me/password/", () => {
   let dave: { id: number; token: string };
   beforeAll(async () => {
     dave = await s.user("dave", "acme", "viewer");
-    await s.deps.users.setPassword(dave.id, await Bun.password.hash(PASSWORD));
+    await s.deps.users.setPassword(dave.id, await Bun.password.hash(PASSWORD), SYSTEM);
   });
   const change = (o: { cookie?: string; csrf?: string; token?: string }, body: unknown) =>
     call(s, "POST", "/api/v1/users/me/password/", {

@@ -1,6 +1,7 @@
 // Webhook delivery (issue 7, CONTRACT §7) against real receivers on 127.0.0.1: Standard Webhooks
 // signatures checked independently, payloads, filters, retries, time limit, redelivery, ping,
 // rotation, no redirects, bounded response reads, and a request path that never waits.
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -38,7 +39,7 @@ afterAll(async () => {
 
 /** A fresh org (root is Admin) with workflow "orders", a receiver and a webhook pointing at it. */
 async function setup(org: string, body: Record<string, unknown> = {}) {
-  await s.deps.orgs.addMember(await s.org(org), rootId, "admin");
+  await s.deps.orgs.addMember(await s.org(org), rootId, "admin", SYSTEM);
   await createWorkflow(s, admin, syntaxOnly("orders"), org);
   const rx = startReceiver();
   receivers.push(rx);

@@ -1,3 +1,4 @@
+import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -159,11 +160,11 @@ describe("roles and isolation", () => {
   test("403 for a suspended and for a deleted org", async () => {
     const id = await s.org("frozen");
     const t = (await s.user("fred", "frozen", "admin")).token;
-    await s.deps.orgs.update(id, { status: "suspended" });
+    await s.deps.orgs.update(id, { status: "suspended" }, SYSTEM);
     expect((await call(s, "GET", "/api/v1/orgs/frozen/workflows/", { token: t })).json).toEqual(
       errorBody(403, "permission_denied", "The organization is suspended."),
     );
-    await s.deps.orgs.update(id, { status: "active", deleted_at: new Date().toISOString() });
+    await s.deps.orgs.update(id, { status: "active", deleted_at: new Date().toISOString() }, SYSTEM);
     expect((await call(s, "GET", "/api/v1/orgs/frozen/workflows/", { token: t })).json).toEqual(
       errorBody(403, "permission_denied", "The organization has been deleted."),
     );

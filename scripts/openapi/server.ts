@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { testConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 
@@ -19,10 +20,10 @@ export async function startCheckServer(): Promise<CheckServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "assay-openapi-"));
   const server = await startServer(testConfig({ data_dir: dataDir, port: 0, log_level: "warn", workers: 1 }));
   const d = server.deps;
-  const user = await d.users.create({ username: "integrator", is_admin: true });
-  const org = await d.orgs.create("acme", "ACME");
-  await d.orgs.addMember(org.id, user.id, "admin");
-  const { token } = await d.tokens.create(user.id, "openapi-check", null);
+  const user = await d.users.create({ username: "integrator", is_admin: true }, SYSTEM);
+  const org = await d.orgs.create("acme", "ACME", SYSTEM);
+  await d.orgs.addMember(org.id, user.id, "admin", SYSTEM);
+  const { token } = await d.tokens.create(user.id, "openapi-check", null, SYSTEM);
   const res = await fetch(`${server.url}/api/v1/openapi.json`);
   if (res.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${res.status}`);
   return {

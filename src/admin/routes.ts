@@ -22,6 +22,9 @@ const SettingsOut = named(
     token_default_ttl_days: t.Nullable(Int()),
     token_max_ttl_days: t.Nullable(Int()),
     token_rotation_days: t.Nullable(Int()),
+    audit_retention_days: t.Nullable(
+      Int({ description: "Audit entries older than this many days are purged; null keeps them" }),
+    ),
   }),
 );
 
@@ -53,10 +56,10 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/users/",
-      async ({ body, set, principal }) => {
+      async ({ body, set, principal, actor }) => {
         requireInstanceAdmin(principal);
         set.status = 201;
-        return presentUser(await createUser(users, body));
+        return presentUser(await createUser(users, body, actor));
       },
       {
         auth: true,
@@ -78,14 +81,14 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/users/:username/",
-      async ({ params, set, principal }) => {
+      async ({ params, set, principal, actor }) => {
         requireInstanceAdmin(principal);
         const u = await users.getByUsername(params.username);
         if (!u) throw notFound("User");
         // Someone must be left to administer the instance through the API.
         if (u.is_admin && (await users.countAdmins()) <= 1)
           throw conflict("The last instance administrator cannot be deleted; make another user admin first.");
-        await users.delete(u.id);
+        await users.delete(u.id, actor);
         set.status = 204;
       },
       {
@@ -125,13 +128,12 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/",
-      async ({ body, set, principal }) => {
+      async ({ body, set, principal, actor }) => {
         requireInstanceAdmin(principal);
         // An org needs an Admin to be managed through the API: the named user, else the caller.
         const admin = body.admin === undefined ? principal.user : await users.getByUsername(body.admin);
         if (!admin) throw invalidField("admin", `There is no user "${body.admin}".`, "not_found");
-        const org = await orgService.create(body.org_slug, body.name);
-        await orgs.addMember(org.id, admin.id, "admin");
+        const org = await orgService.create(body.org_slug, body.name, actor, admin);
         set.status = 201;
         return presentOrg(org, false);
       },
@@ -157,9 +159,17 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/:org_slug/suspend/",
-      async ({ params, principal }) =>
+      async ({ params, principal, actor }) =>
         requireInstanceAdmin(principal) ??
-        presentOrg(await orgs.update((await findOrg(params.org_slug)).id, { status: "suspended" }), false),
+        presentOrg(
+          await orgs.update(
+            (await findOrg(params.org_slug)).id,
+            { status: "suspended" },
+            actor,
+            "org.suspend",
+          ),
+          false,
+        ),
       {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
@@ -173,10 +183,15 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/:org_slug/restore/",
-      async ({ params, principal }) =>
+      async ({ params, principal, actor }) =>
         requireInstanceAdmin(principal) ??
         presentOrg(
-          await orgs.update((await findOrg(params.org_slug)).id, { status: "active", deleted_at: null }),
+          await orgs.update(
+            (await findOrg(params.org_slug)).id,
+            { status: "active", deleted_at: null },
+            actor,
+            "org.restore",
+          ),
           false,
         ),
       {
@@ -192,10 +207,15 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/orgs/:org_slug/",
-      async ({ params, set, principal }) => {
+      async ({ params, set, principal, actor }) => {
         requireInstanceAdmin(principal);
         const o = await findOrg(params.org_slug);
-        await orgs.update(o.id, { deleted_at: o.deleted_at ?? new Date().toISOString() });
+        await orgs.update(
+          o.id,
+          { deleted_at: o.deleted_at ?? new Date().toISOString() },
+          actor,
+          "org.delete",
+        );
         set.status = 204;
       },
       {
@@ -208,19 +228,32 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     .get("/settings/", ({ principal }) => requireInstanceAdmin(principal) ?? settings.get(), {
       auth: true,
       response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-      detail: { ...detail, operationId: "getSettings", summary: "Instance settings (token policies)" },
+      detail: {
+        ...detail,
+        operationId: "getSettings",
+        summary: "Instance settings (token policies, audit retention)",
+      },
     })
-    .patch("/settings/", ({ body, principal }) => requireInstanceAdmin(principal) ?? settings.update(body), {
-      auth: true,
-      body: t.Object(
-        {
-          token_default_ttl_days: t.Optional(Days),
-          token_max_ttl_days: t.Optional(Days),
-          token_rotation_days: t.Optional(Days),
+    .patch(
+      "/settings/",
+      ({ body, principal, actor }) => requireInstanceAdmin(principal) ?? settings.update(body, actor),
+      {
+        auth: true,
+        body: t.Object(
+          {
+            token_default_ttl_days: t.Optional(Days),
+            token_max_ttl_days: t.Optional(Days),
+            token_rotation_days: t.Optional(Days),
+            audit_retention_days: t.Optional(Days),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          operationId: "updateSettings",
+          summary: "Change token policies and the audit log's retention",
         },
-        { additionalProperties: false },
-      ),
-      response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
-      detail: { ...detail, operationId: "updateSettings", summary: "Change token policies" },
-    });
+      },
+    );
 }

@@ -1,4 +1,5 @@
 // Headless administration on the data dir: init, users, orgs, members, tokens, settings.
+import { cliActor } from "../audit/actor.ts";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeDb } from "../db/open.ts";
@@ -17,6 +18,8 @@ const need = (p: Parsed, n: number, usage: string) => {
 const fail = (msg: string) => {
   throw new AppError(400, "invalid_request", msg);
 };
+/** Changes made by these commands are logged as the CLI, with the account that ran it. */
+const cli = cliActor();
 
 export async function init(p: Parsed) {
   allowOnly(p, ["org", "org_name", "admin", "password_stdin", "data_dir"]);
@@ -41,7 +44,7 @@ export async function init(p: Parsed) {
     await withDeps(p, async (d) => {
       if (!(await d.setup.needed()))
         fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
-      const r = await d.setup.run(input, { withToken: true, passwordRequired: false });
+      const r = await d.setup.run(input, { withToken: true, passwordRequired: false }, cli);
       print(
         `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
       );
@@ -71,13 +74,17 @@ export async function users(p: Parsed) {
         "users create USERNAME [--admin] [--password-stdin] [--name N] [--email E]",
       );
       const password = p.bools.has("password_stdin") ? await readPasswordStdin() : null;
-      const u = await createUser(d.users, {
-        username: username!,
-        password,
-        name: p.flags.name,
-        email: p.flags.email,
-        is_admin: p.bools.has("admin"),
-      });
+      const u = await createUser(
+        d.users,
+        {
+          username: username!,
+          password,
+          name: p.flags.name,
+          email: p.flags.email,
+          is_admin: p.bools.has("admin"),
+        },
+        cli,
+      );
       print(`Created user ${u.username} (id ${u.id})${u.is_admin ? ", instance admin" : ""}.`);
     } else if (sub === "list") {
       need(q, 0, "users list");
@@ -95,7 +102,7 @@ export async function users(p: Parsed) {
       if (!u) fail(`There is no user "${username}".`);
       if (u!.is_admin && (await d.users.countAdmins()) <= 1)
         fail("The last instance administrator cannot be deleted; make another user admin first.");
-      await d.users.delete(u!.id);
+      await d.users.delete(u!.id, cli);
       print(`Deleted user ${username}; their tokens no longer work.`);
     } else if (sub === "set-password") {
       allowOnly(p, ["password_stdin", "data_dir"]);
@@ -104,7 +111,7 @@ export async function users(p: Parsed) {
       if (!u) fail(`There is no user "${username}".`);
       const pw = await readPasswordStdin();
       checkPassword(pw);
-      await d.users.setPassword(u!.id, await Bun.password.hash(pw));
+      await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli);
       print(`Password set for ${username}.`);
     } else throw new UsageError("usage: assay users create|list|delete|set-password …");
   });
@@ -117,7 +124,7 @@ export async function orgs(p: Parsed) {
     if (sub === "create") {
       allowOnly(p, ["name", "data_dir"]);
       const [slug] = need(q, 1, "orgs create SLUG [--name N]");
-      const o = await createOrgService(d.orgs, d.users).create(slug!, p.flags.name);
+      const o = await createOrgService(d.orgs, d.users).create(slug!, p.flags.name, cli);
       print(`Created organization ${o.slug}.`);
     } else if (sub === "list") {
       table(
@@ -137,7 +144,7 @@ export async function orgs(p: Parsed) {
           : sub === "restore"
             ? { status: "active" as const, deleted_at: null }
             : { deleted_at: o!.deleted_at ?? new Date().toISOString() };
-      await d.orgs.update(o!.id, patch);
+      await d.orgs.update(o!.id, patch, cli, `org.${sub}`);
       print(
         sub === "delete"
           ? `Organization ${slug}: deleted. Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`
@@ -156,11 +163,11 @@ export async function members(p: Parsed) {
       (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
     if (sub === "add") {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
-      const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!));
+      const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");
-      await svc.removeMember((await org(slug!))!.id, username!);
+      await svc.removeMember((await org(slug!))!.id, username!, cli);
       print(`Removed ${username} from ${slug}.`);
     } else if (sub === "list") {
       const [slug] = need(q, 1, "members list ORG");
@@ -186,7 +193,12 @@ export async function tokens(p: Parsed) {
       checkTokenName(p.flags.name);
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
-      const { record, token } = await d.tokens.create(u!.id, p.flags.name, parseDuration(p.flags.expires_in));
+      const { record, token } = await d.tokens.create(
+        u!.id,
+        p.flags.name,
+        parseDuration(p.flags.expires_in),
+        cli,
+      );
       print(
         `Token ${record.id} "${record.name}" for ${username}${record.expires_at ? `, expires ${record.expires_at}` : ""} (shown once):`,
       );
@@ -202,7 +214,7 @@ export async function tokens(p: Parsed) {
     } else if (sub === "revoke") {
       const [id] = need(q, 1, "tokens revoke ID");
       if (!/^\d+$/.test(id!) || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
-      await d.tokenStore.revoke(Number(id));
+      await d.tokenStore.revoke(Number(id), cli);
       print(`Token ${id} revoked.`);
     } else throw new UsageError("usage: assay tokens create|list|revoke …");
   });
@@ -226,7 +238,7 @@ export async function settings(p: Parsed) {
           : /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 36500
             ? Number(value)
             : fail("VALUE must be a number of days (1..36500) or null");
-      await d.settings.update({ [key]: v });
+      await d.settings.update({ [key]: v }, cli);
       print(`${key} = ${value}`);
     } else throw new UsageError("usage: assay settings get | set KEY VALUE");
   });

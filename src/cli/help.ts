@@ -102,7 +102,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
   settings: {
     summary: "instance settings",
     usage: ["assay settings get", "assay settings set KEY VALUE"],
-    about: "KEY: token_default_ttl_days, token_max_ttl_days, token_rotation_days; VALUE: days or null.",
+    about:
+      "KEY: token_default_ttl_days, token_max_ttl_days, token_rotation_days, audit_retention_days;\nVALUE: days or null.",
     options: { ...DATA_OPTIONS },
     optionHelp: [...DATA_HELP],
   },
@@ -117,6 +118,14 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "A workflow as a YAML/JSON document, so a repository can hold it. With --server (or\nASSAY_SERVER) `export` and `apply` go through the API with a token (Author role); without, `export`\nand `import` read and write the data dir. `apply` creates the workflow or updates it to match the\nfile, prints what changed, and changes nothing when it already matches. FILE - is stdin.",
     options: { format: s, server: s, token: s, ...DATA_OPTIONS },
     optionHelp: [["--format yaml|json", "export format [yaml]"], ...SERVER_HELP, ...DATA_HELP],
+  },
+  audit: {
+    summary: "verify the audit log, print its head",
+    usage: ["assay audit verify [--anchor SEQ:HASH]", "assay audit head"],
+    about:
+      'verify walks the audit log\'s hash chain from its oldest entry to its head and exits 0 when\nintact; otherwise it prints the first broken link (an entry changed, removed or inserted) and\nexits 1. --anchor checks that an entry recorded elsewhere earlier is still there, unchanged.\nhead prints the chain\'s head {"seq", "hash", "created_at"} as JSON, to record outside\nAssay (docs/audit.md).',
+    options: { anchor: s, ...DATA_OPTIONS },
+    optionHelp: [["--anchor SEQ:HASH", "an earlier head, as `assay audit head` printed it"], ...DATA_HELP],
   },
   backup: {
     summary: "copy the database",

@@ -2,6 +2,7 @@
 // Over the API (--server/ASSAY_SERVER, --token/ASSAY_TOKEN): `export ORG SLUG` and `apply ORG
 // FILE…` (src/cli/workflows-remote.ts), so a pipeline can keep its workflows in git.
 import { readFileSync } from "node:fs";
+import { cliActor } from "../audit/actor.ts";
 import { AppError } from "../errors.ts";
 import { parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
@@ -63,8 +64,8 @@ export async function workflows(p: Parsed): Promise<number> {
       const input = await readDocument(args[0]!);
       const exists = input.slug ? await d.workflowStore.find(o.id, input.slug) : null;
       const { workflow } = exists
-        ? await d.workflows.update(o.id, input.slug!, input, true)
-        : await d.workflows.create(o.id, input);
+        ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
+        : await d.workflows.create(o.id, input, cliActor());
       print(
         `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org}.`,
       );

@@ -27,6 +27,8 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
   { name: "webhooks", key: ["id"], identity: true },
   { name: "webhook_deliveries", key: ["id"] },
   { name: "webhook_attempts", key: ["id"], identity: true },
+  { name: "audit_log", key: ["seq"] },
+  { name: "audit_head", key: ["id"] },
 ];
 
 /**

@@ -1,10 +1,12 @@
 // Bearer authentication as one plugin (a macro with `resolve`), used explicitly by each route
 // with `{ auth: true }`. Session cookies of the web app plug in through `sessions`.
 import { Elysia } from "elysia";
+import { actorOf } from "../audit/actor.ts";
 import { unauthenticated } from "../errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TokenRecord } from "../tokens/store.ts";
 import type { User } from "../users/store.ts";
+import { clientIp } from "./client-ip.ts";
 
 export interface Principal {
   user: User;
@@ -37,6 +39,8 @@ export function authPlugin(deps: {
   ) => void | Promise<void>;
   /** Called when authentication fails (per-IP budget for failed attempts). */
   onAuthFailure?: (request: Request) => void | Promise<void>;
+  /** Take the client address from X-Forwarded-For (ASSAY_TRUST_PROXY): recorded in the audit log. */
+  trustProxy?: boolean;
 }) {
   // Authentication runs in `transform`, before body and query validation: a request without a
   // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
@@ -69,7 +73,11 @@ export function authPlugin(deps: {
         if (after) await after;
         authenticated.set(request, principal);
       },
-      resolve: ({ request }) => ({ principal: authenticated.get(request)! }),
+      // `actor`: who and from where, for the audit entry of every write (src/audit/).
+      resolve: ({ request, server }) => {
+        const principal = authenticated.get(request)!;
+        return { principal, actor: actorOf(principal, clientIp(request, server, deps.trustProxy ?? false)) };
+      },
     },
   });
 }

@@ -55,11 +55,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .patch(
       "/:org_slug/",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
         if (body.name !== undefined && (!body.name.trim() || body.name.length > 200))
           throw invalidField("name", "A name of 1 to 200 characters.");
-        return presentOrg({ ...(await orgs.update(org.id, { name: body.name })), role: org.role });
+        return presentOrg({ ...(await orgs.update(org.id, { name: body.name }, actor)), role: org.role });
       },
       {
         auth: true,
@@ -74,9 +74,9 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:org_slug/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        await orgs.update(org.id, { deleted_at: new Date().toISOString() });
+        await orgs.update(org.id, { deleted_at: new Date().toISOString() }, actor, "org.delete");
         set.status = 204;
       },
       {
@@ -108,10 +108,10 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:org_slug/members/",
-      async ({ params, body, principal, set }) => {
+      async ({ params, body, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
         set.status = 201;
-        return presentMember(await service.addMember(org.id, body.username, body.role));
+        return presentMember(await service.addMember(org.id, body.username, body.role, actor));
       },
       {
         auth: true,
@@ -126,9 +126,9 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .patch(
       "/:org_slug/members/:username/",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        return presentMember(await service.setRole(org.id, params.username, body.role));
+        return presentMember(await service.setRole(org.id, params.username, body.role, actor));
       },
       {
         auth: true,
@@ -144,9 +144,9 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:org_slug/members/:username/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        await service.removeMember(org.id, params.username);
+        await service.removeMember(org.id, params.username, actor);
         set.status = 204;
       },
       {

@@ -1,4 +1,5 @@
 // Organization and membership rules: slugs, the last-admin guard, soft deletion.
+import type { Actor } from "../audit/types.ts";
 import { conflict, invalid, invalidField, notFound } from "../errors.ts";
 import type { UserStore } from "../users/store.ts";
 import { type OrgStore, ROLES, type Role } from "./store.ts";
@@ -27,7 +28,13 @@ export const deletedSlugMessage = (slug: string) =>
 
 export function createOrgService(orgs: OrgStore, users: UserStore) {
   return {
-    async create(slug: string, name?: string) {
+    /** A new org; with `admin`, that user becomes its first Admin in the same transaction. */
+    async create(
+      slug: string,
+      name: string | undefined,
+      actor: Actor,
+      admin?: { id: number; username: string },
+    ) {
       checkOrgSlug(slug);
       if (name !== undefined && (name.length > 200 || !name.trim()))
         throw invalidField("name", "A name of 1 to 200 characters.");
@@ -35,32 +42,34 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
         const message = deletedSlugMessage(slug);
         throw conflict(message, [{ field: "org_slug", code: "unique", message }]);
       }
-      return orgs.create(slug, name ?? slug);
+      return admin
+        ? orgs.createWithAdmin(slug, name ?? slug, admin, actor)
+        : orgs.create(slug, name ?? slug, actor);
     },
-    async addMember(orgId: number, username: string, role: string) {
+    async addMember(orgId: number, username: string, role: string, actor: Actor) {
       const r = checkRole(role);
       const user = await users.getByUsername(username);
       if (!user)
         throw invalid("No such user.", [
           { field: "username", code: "not_found", message: `There is no user "${username}".` },
         ]);
-      await orgs.addMember(orgId, user.id, r);
+      await orgs.addMember(orgId, user.id, r, actor);
       return (await orgs.member(orgId, username))!;
     },
-    async setRole(orgId: number, username: string, role: string) {
+    async setRole(orgId: number, username: string, role: string, actor: Actor) {
       const r = checkRole(role);
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      if ((await orgs.changeMember(orgId, m.user_id, r)) === "last_admin")
+      if ((await orgs.changeMember(orgId, m.user_id, r, actor)) === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be demoted; make another member admin first.",
         );
       return (await orgs.member(orgId, username))!;
     },
-    async removeMember(orgId: number, username: string) {
+    async removeMember(orgId: number, username: string, actor: Actor) {
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      if ((await orgs.changeMember(orgId, m.user_id, null)) === "last_admin")
+      if ((await orgs.changeMember(orgId, m.user_id, null, actor)) === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be removed; make another member admin first.",
         );

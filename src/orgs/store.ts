@@ -1,4 +1,6 @@
 // SQL for organizations and memberships: programs run by either database (src/db/program.ts).
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now, uniqueOr } from "../db/util.ts";
@@ -53,6 +55,45 @@ export function* insertMember(orgId: number, userId: number, role: Role): Progra
   );
 }
 
+/** The org fields the audit log records. */
+const orgRecord = (o: Org) => ({ slug: o.slug, name: o.name, status: o.status, deleted_at: o.deleted_at });
+
+/**
+ * An org created, with its first member (an Admin) when given, logged; run in one transaction
+ * (also by the first run).
+ */
+export function* createOrg(
+  slug: string,
+  name: string,
+  actor: Actor,
+  admin?: { id: number; username: string },
+) {
+  const org = yield* insertOrg(slug, name);
+  yield* audit(actor, {
+    action: "org.create",
+    org_id: org.id,
+    target_type: "org",
+    target_id: org.id,
+    target_name: org.slug,
+    after: orgRecord(org),
+  });
+  if (admin) yield* addMember(org.id, admin.id, "admin", actor);
+  return org;
+}
+
+function* addMember(orgId: number, userId: number, role: Role, actor: Actor): Program<void> {
+  yield* insertMember(orgId, userId, role);
+  const u = yield* get<{ username: string }>("SELECT username FROM users WHERE id = ?", userId);
+  yield* audit(actor, {
+    action: "member.add",
+    org_id: orgId,
+    target_type: "member",
+    target_id: userId,
+    target_name: u?.username ?? null,
+    after: { role },
+  });
+}
+
 const MEMBER_SEL =
   "SELECT m.user_id, u.username, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id";
 
@@ -61,8 +102,17 @@ export function createOrgStore(db: Db) {
   const accessCache = new GenerationCache<string, OrgAccess>(db, ACCESS_CACHE_SIZE);
   const lock = forUpdate(db.dialect);
   return {
-    async create(slug: string, name: string): Promise<Org> {
-      return db.exec(insertOrg(slug, name));
+    async create(slug: string, name: string, actor: Actor): Promise<Org> {
+      return db.tx(() => createOrg(slug, name, actor));
+    },
+    /** An org and its first Admin, in one transaction. */
+    async createWithAdmin(
+      slug: string,
+      name: string,
+      admin: { id: number; username: string },
+      actor: Actor,
+    ): Promise<Org> {
+      return db.tx(() => createOrg(slug, name, actor, admin));
     },
     async getBySlug(slug: string): Promise<Org | null> {
       return db.exec(get<Org>("SELECT * FROM orgs WHERE slug = ?", slug));
@@ -126,22 +176,35 @@ export function createOrgStore(db: Db) {
         })(),
       );
     },
+    /** `action`: what the audit log calls it (org.update, org.delete, org.suspend, org.restore). */
     async update(
       id: number,
       patch: { name?: string; status?: Org["status"]; deleted_at?: string | null },
+      actor: Actor,
+      action = "org.update",
     ): Promise<Org> {
       const keepDeleted = patch.deleted_at === undefined ? 1 : 0;
-      const r = await db.exec(
-        get<Org>(
+      return db.tx(function* () {
+        const before = yield* get<Org>("SELECT * FROM orgs WHERE id = ?", id);
+        const after = (yield* get<Org>(
           "UPDATE orgs SET name = coalesce(?, name), status = coalesce(?, status), deleted_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN deleted_at ELSE ? END WHERE id = ? RETURNING *",
           patch.name ?? null,
           patch.status ?? null,
           keepDeleted,
           patch.deleted_at ?? null,
           id,
-        ),
-      );
-      return r!;
+        ))!;
+        yield* audit(actor, {
+          action,
+          org_id: id,
+          target_type: "org",
+          target_id: id,
+          target_name: after.slug,
+          before: before ? orgRecord(before) : null,
+          after: orgRecord(after),
+        });
+        return after;
+      });
     },
     async members(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Member[] }> {
       return db.exec(
@@ -166,15 +229,20 @@ export function createOrgStore(db: Db) {
         ),
       );
     },
-    async addMember(orgId: number, userId: number, role: Role): Promise<void> {
-      await db.exec(insertMember(orgId, userId, role));
+    async addMember(orgId: number, userId: number, role: Role, actor: Actor): Promise<void> {
+      await db.tx(() => addMember(orgId, userId, role, actor));
     },
     /**
      * Changes a member's role (null = remove) unless that would leave the org without an admin.
      * Check and change run in one transaction, the org's admin rows locked, so two concurrent
      * demotions cannot both pass.
      */
-    async changeMember(orgId: number, userId: number, role: Role | null): Promise<"ok" | "last_admin"> {
+    async changeMember(
+      orgId: number,
+      userId: number,
+      role: Role | null,
+      actor: Actor,
+    ): Promise<"ok" | "last_admin"> {
       return db.tx(
         function* () {
           const admins = yield* all<{ user_id: number }>(
@@ -183,6 +251,11 @@ export function createOrgStore(db: Db) {
           );
           const isAdmin = admins.some((a) => a.user_id === userId);
           if (isAdmin && role !== "admin" && admins.length <= 1) return "last_admin" as const;
+          const was = yield* get<{ role: Role; username: string }>(
+            `${MEMBER_SEL} WHERE m.org_id = ? AND m.user_id = ?`,
+            orgId,
+            userId,
+          );
           if (role)
             yield* run(
               "UPDATE memberships SET role = ? WHERE org_id = ? AND user_id = ?",
@@ -191,6 +264,15 @@ export function createOrgStore(db: Db) {
               userId,
             );
           else yield* run("DELETE FROM memberships WHERE org_id = ? AND user_id = ?", orgId, userId);
+          yield* audit(actor, {
+            action: role ? "member.update" : "member.remove",
+            org_id: orgId,
+            target_type: "member",
+            target_id: userId,
+            target_name: was?.username ?? null,
+            before: { role: was?.role ?? null },
+            after: role ? { role } : null,
+          });
           return "ok" as const;
         },
         { immediate: true },

@@ -31,7 +31,12 @@ interface Flight {
   startedMs: number;
   startedAt: string;
   canceled: string | null;
+  /** The cancel's audit entry: written with the final state if the run did end canceled. */
+  cancelLog?: CancelLog;
 }
+
+/** Writes a cancel's audit entry inside the transaction of the run's final state. */
+export type CancelLog = (final: RunStatus) => Program<unknown>;
 
 /**
  * Content held in memory for launch (fresh runs and runs waiting in memory), at most this many
@@ -75,6 +80,13 @@ function runError(
     return outcome.error ?? steps.find((s) => s.error)?.error ?? "The run could not finish.";
   return null;
 }
+
+/** The final-state hooks, then a program of the caller's, in one transaction. */
+const withExtra = (base: () => Program<void>, extra?: () => Program<unknown>) =>
+  function* (): Program<void> {
+    yield* base();
+    if (extra) yield* extra();
+  };
 
 export function createExecutor(
   store: RunStore,
@@ -152,6 +164,7 @@ export function createExecutor(
     error: string | null,
     startedMs: number,
     onlyIf?: RunStatus,
+    extra?: () => Program<unknown>,
   ) {
     const durationMs = Math.round(performance.now() - startedMs);
     const summary = summarize(steps);
@@ -162,7 +175,7 @@ export function createExecutor(
       store.finish(
         id,
         { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
-        inFinalTx(ev),
+        withExtra(inFinalTx(ev), extra),
         onlyIf,
         opts.node,
       ),
@@ -175,16 +188,21 @@ export function createExecutor(
   }
 
   /** The end of a direct run: one insert, already final, unless it was written meanwhile. */
-  async function finishDirect(d: DirectRun, f: FinalState, startedMs: number) {
+  async function finishDirect(
+    d: DirectRun,
+    f: FinalState,
+    startedMs: number,
+    extra?: () => Program<unknown>,
+  ) {
     const r = d.record;
     d.ended = true;
     if (d.written) {
-      await finish(r.id, r.orgId, r.workflowId, f.status, f.steps, f.error, startedMs);
+      await finish(r.id, r.orgId, r.workflowId, f.status, f.steps, f.error, startedMs, undefined, extra);
       if (d.settled) directs.delete(r.id);
       return;
     }
     const ev = { runId: r.id, orgId: r.orgId, workflowId: r.workflowId, status: f.status };
-    d.written = store.createFinal(r, f, inFinalTx(ev));
+    d.written = store.createFinal(r, f, withExtra(inFinalTx(ev), extra));
     try {
       d.submissionId = await d.written;
     } catch (e) {
@@ -270,7 +288,11 @@ export function createExecutor(
     flights.set(id, flight);
     const orgId = src.org_id;
     const end = async (status: RunStatus, final: RunStep[], error: string | null) => {
-      if (!d) return finish(id, orgId, src.workflow_id, status, final, error, flight.startedMs);
+      // A cancel is logged with the final state it caused; one that came too late changed nothing.
+      const log = flight.cancelLog;
+      const extra = log && status === "canceled" ? () => log(status) : undefined;
+      if (!d)
+        return finish(id, orgId, src.workflow_id, status, final, error, flight.startedMs, undefined, extra);
       const finishedAt = new Date().toISOString();
       const durationMs = Math.round(performance.now() - flight.startedMs);
       await finishDirect(
@@ -285,6 +307,7 @@ export function createExecutor(
           durationMs,
         },
         flight.startedMs,
+        extra,
       );
     };
     const def = await untilStored(() => workflows.version(src.workflow_id, src.workflow_version));
@@ -614,11 +637,21 @@ export function createExecutor(
       const f = flights.get(id);
       return f?.steps.length ? f.steps : null;
     },
-    /** Cancels a queued or running run; false if it is already final. */
-    async cancel(id: string, orgId: number, workflowId: number, reason: string): Promise<boolean> {
+    /**
+     * Cancels a queued or running run; false if it is already final. `log` writes the audit
+     * entry in the transaction that writes the run's canceled state.
+     */
+    async cancel(
+      id: string,
+      orgId: number,
+      workflowId: number,
+      reason: string,
+      log: CancelLog,
+    ): Promise<boolean> {
       const f = flights.get(id);
       if (f) {
         f.canceled = reason;
+        f.cancelLog = log;
         // Still being prepared: execute() cancels the job as soon as it is submitted.
         f.job?.cancel(reason);
         return true;
@@ -627,11 +660,14 @@ export function createExecutor(
       if (src?.status !== "queued") return false;
       const steps = (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }));
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
-      if (await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued")) {
+      const logged = () => log("canceled");
+      if (
+        await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued", logged)
+      ) {
         takeFresh(id);
         return true;
       }
-      return flights.has(id) ? this.cancel(id, orgId, workflowId, reason) : false;
+      return flights.has(id) ? this.cancel(id, orgId, workflowId, reason, log) : false;
     },
     stats: () => {
       let memoryRunning = 0;

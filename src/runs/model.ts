@@ -73,7 +73,12 @@ export const RunOut = named(
     id: t.String({ description: "UUIDv7" }),
     url: t.String(),
     org_slug: t.String(),
-    workflow: t.Object({ id: Int(), slug: t.String(), version: Int() }),
+    workflow: t.Object({
+      id: Int(),
+      slug: t.String(),
+      version: Int(),
+      version_url: t.String({ description: "That version's whole definition (GET)" }),
+    }),
     submission: Submission,
     status: t.String({ description: "queued, running, succeeded, failed, error, canceled, timed_out" }),
     summary: t.Nullable(RunSummary),

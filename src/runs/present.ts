@@ -1,4 +1,5 @@
 // JSON shape of a run (CONTRACT §2, Run).
+import { versionUrl } from "../workflows/present.ts";
 import type { Run, RunStep } from "./types.ts";
 
 /**
@@ -25,7 +26,13 @@ export function presentRun(
     id: r.id,
     url: runUrl(origin, orgSlug, r.id),
     org_slug: orgSlug,
-    workflow: { id: r.workflow_id, slug: r.workflow_slug, version: r.workflow_version },
+    workflow: {
+      id: r.workflow_id,
+      slug: r.workflow_slug,
+      version: r.workflow_version,
+      // The definition this run executed, as saved (GET it for the steps and their configs).
+      version_url: versionUrl(origin, orgSlug, r.workflow_id, r.workflow_version),
+    },
     submission: {
       id: r.submission.id,
       filename: r.submission.filename,

@@ -2,6 +2,7 @@
 // default) is purged; the run, its findings and the content's sha256 stay. The sweep works in
 // small batches, each its own short transaction, yielding between batches so requests are not
 // blocked behind one long write.
+import { purgeAudit } from "../audit/retention.ts";
 import { JOBS, runExclusive } from "../db/exclusive.ts";
 import type { AnyDb } from "../db/open.ts";
 import { all, run } from "../db/program.ts";
@@ -24,7 +25,16 @@ interface Candidate {
 }
 const OLDER = "AND s.created_at < CAST(? AS TEXT) LIMIT CAST(? AS INTEGER)";
 
-export function createRetention(db: AnyDb, log: Logger, defaultDays: number) {
+/**
+ * `auditDays`: the audit log's retention (the instance setting, read at each sweep); its purge
+ * runs in the same sweep (src/audit/retention.ts), so one node at a time does it.
+ */
+export function createRetention(
+  db: AnyDb,
+  log: Logger,
+  defaultDays: number,
+  auditDays: () => Promise<number | null> = async () => null,
+) {
   let timer: ReturnType<typeof setInterval> | null = null;
 
   /**
@@ -83,6 +93,8 @@ export function createRetention(db: AnyDb, log: Logger, defaultDays: number) {
       await Bun.sleep(0); // let queued requests run between batches
     }
     if (total) log.info("retention purged submission content", { submissions: total });
+    const entries = await purgeAudit(db, await auditDays(), now);
+    if (entries) log.info("retention purged audit entries", { entries });
     return total;
   }
 

@@ -1,5 +1,6 @@
 // Run API: start a run (Executor), read runs and results (Viewer), content, cancel.
 import { Elysia, t } from "elysia";
+import { audit } from "../audit/append.ts";
 import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
@@ -41,7 +42,7 @@ export function runRoutes(
     .use(auth)
     .post(
       "/workflows/:workflow/runs/",
-      async ({ params, request, principal, set }) => {
+      async ({ params, query, request, principal, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
         const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
         if (!wf) throw notFound("Workflow");
@@ -58,7 +59,14 @@ export function runRoutes(
           : prefer.waitSeconds !== null
             ? `wait=${waitMs / 1000}`
             : null;
-        const started = await runService.start(principal, org.id, wf, request, waitMs > 0);
+        const started = await runService.start(
+          principal,
+          org.id,
+          wf,
+          request,
+          waitMs > 0,
+          query.version ?? null,
+        );
         if (started.replay) {
           const r = started.replay;
           return new Response(r.body, {
@@ -107,6 +115,17 @@ export function runRoutes(
         auth: true,
         parse: "none",
         params: t.Object({ org_slug: t.String(), workflow: t.String() }),
+        query: t.Object(
+          {
+            version: t.Optional(
+              t.String({
+                description:
+                  "Run this version of the workflow (default: the current one); 409 workflow_version_unavailable if it has none such",
+              }),
+            ),
+          },
+          { additionalProperties: true },
+        ),
         response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
         detail: describe({ ...detail, ...START_RUN_DOC }),
       },
@@ -236,13 +255,31 @@ export function runRoutes(
     )
     .post(
       "/runs/:run_id/cancel/",
-      async ({ params, request, principal }) => {
+      async ({ params, request, principal, actor }) => {
         const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
         const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);
-        await executor.cancel(run.id, org.id, run.workflow_id, `Canceled by ${principal.user.username}.`);
+        // Logged in the transaction that writes the canceled state (none if the run ended first).
+        const log = (final: string) =>
+          audit(actor, {
+            action: "run.cancel",
+            org_id: org.id,
+            target_type: "run",
+            target_id: run.id,
+            target_name: run.workflow_slug,
+            before: { status: run.status },
+            after: { status: final },
+            context: { workflow_version: run.workflow_version },
+          });
+        await executor.cancel(
+          run.id,
+          org.id,
+          run.workflow_id,
+          `Canceled by ${principal.user.username}.`,
+          log,
+        );
         await executor.waitFinal(run.id, 5000);
         const now = (await runs.get(org.id, run.id))!;
         return presentRun(origin(request), org.slug, now);

@@ -7,6 +7,7 @@ import type { Principal } from "../http/auth.ts";
 import { getValidator } from "../validators/registry.ts";
 import type { ValidatorDef } from "../validators/types.ts";
 import type { Workflow, WorkflowVersion } from "../workflows/types.ts";
+import { versionNumber, versionUnavailable } from "../workflows/versions.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import { now } from "../db/util.ts";
 import { uuidv7 } from "../lib/uuid.ts";
@@ -56,18 +57,20 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
   return readBody(request, max);
 }
 
-/** Rule 2 of the spec: the type must be allowed and every active step's validator must support it. */
+/**
+ * Rule 2 of the spec: the type must be allowed and every active step's validator must support it
+ * — as the version that runs says (a run pinned to an older version runs its file types too).
+ */
 export function checkFileType(
   def: WorkflowVersion,
-  wf: Workflow,
   fileType: Intake["fileType"],
   extra: readonly ValidatorDef[] = [],
 ) {
-  if (!wf.allowed_file_types.includes(fileType))
+  if (!def.allowed_file_types.includes(fileType))
     throw new AppError(
       400,
       "file_type_unsupported",
-      `This workflow accepts ${wf.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`,
+      `This workflow accepts ${def.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`,
     );
   for (const s of def.steps) {
     if (!s.is_active) continue;
@@ -106,22 +109,40 @@ export function createRunService(deps: {
   const { runs, workflows, idempotency, executor, limits } = deps;
   const extra = deps.extraValidators ?? [];
   return {
-    /** `wait`: the client waits for the answer, so the run may execute from memory. */
+    /**
+     * `wait`: the client waits for the answer, so the run may execute from memory. `pinned`: the
+     * `?version=n` of the request (null: the current version).
+     */
     async start(
       p: Principal,
       orgId: number,
       wf: Workflow,
       request: Request,
       wait = false,
+      pinned: string | null = null,
     ): Promise<StartOutcome> {
-      // 5. workflow state
+      // 5. workflow state (the workflow's status now, whichever version runs), then the version
       if (wf.status !== "active")
         throw new AppError(
           409,
           "workflow_inactive",
           "The workflow is inactive; re-enable it to accept runs.",
         );
-      const def = await workflows.version(wf.id, wf.version);
+      let version = wf.version;
+      if (pinned !== null) {
+        const n = versionNumber(pinned);
+        if (n === null)
+          throw new AppError(400, "invalid_request", "Invalid version.", [
+            {
+              field: "version",
+              code: "invalid",
+              message: "version is a version number (a positive integer).",
+            },
+          ]);
+        version = n;
+      }
+      const def = version > wf.version ? null : await workflows.version(wf.id, version);
+      if (!def && pinned !== null) throw versionUnavailable(wf, version);
       const active = def ? activeSteps(def) : [];
       if (!def || !active.length)
         throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
@@ -137,7 +158,7 @@ export function createRunService(deps: {
         const h = createHash("sha256");
         for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"])
           h.update(`${name}:${request.headers.get(name) ?? ""}\n`);
-        h.update(`${orgId}:${wf.id}\n`).update(body);
+        h.update(`${orgId}:${wf.id}${pinned === null ? "" : `@${version}`}\n`).update(body);
         const begun = await idempotency.begin(p.user.id, key, h.digest("hex"));
         if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
       }
@@ -147,7 +168,7 @@ export function createRunService(deps: {
           maxMetadataBytes: limits.maxMetadataBytes,
           maxFilenameLength: MAX_FILENAME_LENGTH,
         });
-        checkFileType(def, wf, sub.fileType, extra);
+        checkFileType(def, sub.fileType, extra);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
         if ((await executor.queueDepth()) >= limits.maxQueue)
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
@@ -158,7 +179,7 @@ export function createRunService(deps: {
           id,
           orgId,
           workflowId: wf.id,
-          workflowVersion: wf.version,
+          workflowVersion: version,
           steps,
           user: { id: p.user.id, username: p.user.username },
           // Bun's hasher: node:crypto's Hash is a stream Transform, built per call (~2 % of a sync run).
@@ -185,7 +206,7 @@ export function createRunService(deps: {
           id,
           org_id: orgId,
           workflow_id: wf.id,
-          workflow_version: wf.version,
+          workflow_version: version,
           file_type: sub.fileType,
           charset: sub.charset,
           filename: sub.filename,

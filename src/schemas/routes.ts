@@ -50,9 +50,9 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/",
-      async ({ params, body, request, principal, set }) => {
+      async ({ params, body, request, principal, actor, set }) => {
         const org = await role(principal, params.org_slug, "author");
-        const s = await schemas.create(org.id, body);
+        const s = await schemas.create(org.id, body, actor);
         set.status = 201;
         set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/schemas/${s.id}/`;
         return present(s);
@@ -84,9 +84,9 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .put(
       "/:id/",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal, actor }) => {
         const org = await role(principal, params.org_slug, "author");
-        return present(await schemas.replace(org.id, params.id, body));
+        return present(await schemas.replace(org.id, params.id, body, actor));
       },
       {
         auth: true,
@@ -102,9 +102,9 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:id/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const org = await role(principal, params.org_slug, "author");
-        await schemas.remove(org.id, params.id);
+        await schemas.remove(org.id, params.id, actor);
         set.status = 204;
       },
       {

@@ -2,6 +2,7 @@
 // (with the json_schema validator's own check, so a stored schema is exactly as valid as an inline
 // one), well-formedness and the xs:schema root of an XSD document. An XSD is compiled only when a
 // step uses it, with the documents it includes and imports: those may be stored in any order.
+import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
@@ -175,17 +176,17 @@ export function createSchemaService(store: SchemaStore) {
       if (!s) throw notFound("Schema");
       return s;
     },
-    async create(orgId: number, body: SchemaBody) {
-      return store.create(orgId, await check(orgId, body));
+    async create(orgId: number, body: SchemaBody, actor: Actor) {
+      return store.create(orgId, await check(orgId, body), actor);
     },
-    async replace(orgId: number, id: string, body: SchemaBody) {
+    async replace(orgId: number, id: string, body: SchemaBody, actor: Actor) {
       if (!(await store.get(orgId, idOf(id)))) throw notFound("Schema");
-      const s = await store.update(orgId, idOf(id), await check(orgId, body));
+      const s = await store.update(orgId, idOf(id), await check(orgId, body), actor);
       if (!s) throw notFound("Schema");
       return s;
     },
-    async remove(orgId: number, id: string) {
-      if (!(await store.remove(orgId, idOf(id)))) throw notFound("Schema");
+    async remove(orgId: number, id: string, actor: Actor) {
+      if (!(await store.remove(orgId, idOf(id), actor))) throw notFound("Schema");
     },
   };
 }

@@ -2,6 +2,9 @@
 // documents (kind xsd, the body is the XML text, with its targetNamespace). A duplicate URI in an
 // org becomes 409 here. The text getters are generic on purpose: any validator that references
 // stored documents (XSD sets today) reads them by URI, by namespace or by id through them.
+import { audit } from "../audit/append.ts";
+import { digestOf } from "../audit/changes.ts";
+import type { Actor } from "../audit/types.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
@@ -42,6 +45,31 @@ const duplicate = (uri: string) => `The organization already stores a schema wit
 /** SQLite's default bound on host parameters is far above this; a lookup is done in chunks. */
 const CHUNK = 500;
 const SUMMARY = "id, org_id, uri, kind, target_namespace, created_at, updated_at";
+
+/** The audit log keeps a stored schema's URI and the digest of its text (up to 1 MiB), not the text. */
+const record = (r: SchemaRow) => ({
+  uri: r.uri,
+  kind: r.kind,
+  target_namespace: r.target_namespace,
+  schema: digestOf(r.schema),
+});
+function* logged(
+  actor: Actor,
+  action: string,
+  r: SchemaRow,
+  before: SchemaRow | null,
+  after: SchemaRow | null,
+): Program<void> {
+  yield* audit(actor, {
+    action,
+    org_id: r.org_id,
+    target_type: "schema",
+    target_id: r.id,
+    target_name: r.uri,
+    before: before && record(before),
+    after: after && record(after),
+  });
+}
 
 export function createSchemaStore(db: Db) {
   /** Rows of one kind whose `column` is among `values`, in chunks. */
@@ -113,10 +141,10 @@ export function createSchemaStore(db: Db) {
       const rows = await db.exec(rowsWhereIn(orgId, "xsd", "target_namespace", namespaces));
       return Object.fromEntries(rows.map((r) => [r.uri, r.schema]));
     },
-    async create(orgId: number, w: SchemaWrite): Promise<OrgSchema> {
+    async create(orgId: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema> {
       const ts = now();
-      const row = await db.exec(
-        uniqueOr(
+      const row = await db.tx(function* () {
+        const r = (yield* uniqueOr(
           get<SchemaRow>(
             "INSERT INTO org_schemas (org_id, uri, kind, target_namespace, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
             orgId,
@@ -129,13 +157,21 @@ export function createSchemaStore(db: Db) {
           ),
           duplicate(w.uri),
           "uri",
-        ),
-      );
-      return toSchema(row!);
+        ))!;
+        yield* logged(actor, "schema.create", r, null, r);
+        return r;
+      });
+      return toSchema(row);
     },
-    async update(orgId: number, id: number, w: SchemaWrite): Promise<OrgSchema | null> {
-      const row = await db.exec(
-        uniqueOr(
+    async update(orgId: number, id: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema | null> {
+      const row = await db.tx(function* () {
+        const before = yield* get<SchemaRow>(
+          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        if (!before) return null;
+        const r = (yield* uniqueOr(
           get<SchemaRow>(
             "UPDATE org_schemas SET uri = ?, kind = ?, target_namespace = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
             w.uri,
@@ -148,12 +184,24 @@ export function createSchemaStore(db: Db) {
           ),
           duplicate(w.uri),
           "uri",
-        ),
-      );
+        ))!;
+        yield* logged(actor, "schema.update", r, before, r);
+        return r;
+      });
       return row ? toSchema(row) : null;
     },
-    async remove(orgId: number, id: number): Promise<boolean> {
-      return (await db.exec(run("DELETE FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id))) > 0;
+    async remove(orgId: number, id: number, actor: Actor): Promise<boolean> {
+      return db.tx(function* () {
+        const before = yield* get<SchemaRow>(
+          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        if (!before) return false;
+        yield* run("DELETE FROM org_schemas WHERE org_id = ? AND id = ?", orgId, id);
+        yield* logged(actor, "schema.delete", before, before, null);
+        return true;
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 // Instance settings. A policy tightened by `assay settings set` in another process must act on
 // the server's very next request, like a revocation does: the store's cache is exact across
 // processes (src/db/generation.ts).
+import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid } from "../errors.ts";
 import type { InstanceSettings, SettingsStore } from "./store.ts";
 
@@ -20,10 +21,10 @@ export function checkSettings(s: InstanceSettings): ErrorItem[] {
 export function createSettingsService(store: SettingsStore) {
   return {
     get: (): Promise<InstanceSettings> => store.read(),
-    async update(patch: Partial<InstanceSettings>): Promise<InstanceSettings> {
+    async update(patch: Partial<InstanceSettings>, actor: Actor): Promise<InstanceSettings> {
       const errors = checkSettings({ ...(await store.read()), ...patch });
       if (errors.length) throw invalid("Inconsistent token policies.", errors);
-      await store.write(patch);
+      await store.write(patch, actor);
       return store.read();
     },
   };

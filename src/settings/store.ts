@@ -1,5 +1,7 @@
 // Instance settings that change at run time live in the database (STYLE: PocketBase); the
 // rest are start-up flags (src/config.ts).
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, all, run } from "../db/program.ts";
 
@@ -10,11 +12,14 @@ export interface InstanceSettings {
   token_max_ttl_days: number | null;
   /** A token older than this must be replaced. null = no rotation. */
   token_rotation_days: number | null;
+  /** Audit log entries older than this are purged by the retention sweep. null = kept forever. */
+  audit_retention_days: number | null;
 }
 export const DEFAULT_SETTINGS: InstanceSettings = {
   token_default_ttl_days: null,
   token_max_ttl_days: null,
   token_rotation_days: null,
+  audit_retention_days: null,
 };
 
 export function createSettingsStore(db: Db) {
@@ -30,14 +35,25 @@ export function createSettingsStore(db: Db) {
         return deepFreeze(out as unknown as InstanceSettings);
       }))!;
     },
-    async write(patch: Partial<InstanceSettings>): Promise<void> {
+    async write(patch: Partial<InstanceSettings>, actor: Actor): Promise<void> {
       await db.tx(function* () {
+        const before: Record<string, unknown> = { ...DEFAULT_SETTINGS };
+        for (const r of yield* all<{ key: string; value: string }>("SELECT key, value FROM settings"))
+          if (r.key in DEFAULT_SETTINGS) before[r.key] = JSON.parse(r.value);
         for (const [k, v] of Object.entries(patch))
           yield* run(
             "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             k,
             JSON.stringify(v),
           );
+        yield* audit(actor, {
+          action: "settings.update",
+          org_id: null,
+          target_type: "settings",
+          target_id: null,
+          before,
+          after: { ...before, ...patch },
+        });
       });
     },
   };

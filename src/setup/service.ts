@@ -7,6 +7,7 @@ import { type ErrorItem, conflict, invalid } from "../errors.ts";
 import { deletedSlugMessage } from "../orgs/service.ts";
 import { newToken } from "../tokens/secret.ts";
 import { MIN_PASSWORD } from "../users/service.ts";
+import type { Actor } from "../audit/types.ts";
 import type { SetupStore } from "./store.ts";
 
 const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -94,17 +95,20 @@ export function createSetupService(store: SetupStore) {
      * Creates the first admin and org (and, with `withToken`, an API token). 409 when the instance
      * has a user; 400 with every problem when the input is wrong; nothing written on either.
      */
-    async run(i: FirstRunInput, opts: { withToken: boolean; passwordRequired: boolean }) {
+    async run(i: FirstRunInput, opts: { withToken: boolean; passwordRequired: boolean }, actor: Actor) {
       if ((await store.userCount()) > 0) throw already();
       const errors = await problems(i, opts.passwordRequired);
       if (errors.length) throw invalid(FIRST_RUN_INVALID, errors);
       const password_hash = i.password === null ? null : await Bun.password.hash(i.password);
       const secret = opts.withToken ? newToken() : null;
-      const created = await store.create({
-        org: { slug: i.org_slug, name: i.org_name?.trim() || i.org_slug },
-        admin: { username: i.username, password_hash },
-        token: secret ? { name: "init", prefix: secret.prefix, digest: secret.digest } : undefined,
-      });
+      const created = await store.create(
+        {
+          org: { slug: i.org_slug, name: i.org_name?.trim() || i.org_slug },
+          admin: { username: i.username, password_hash },
+          token: secret ? { name: "init", prefix: secret.prefix, digest: secret.digest } : undefined,
+        },
+        actor,
+      );
       if (!created) throw already();
       return { ...created, token: secret?.token ?? null };
     },

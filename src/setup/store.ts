@@ -1,11 +1,13 @@
 // The first run's writes: the first instance admin, the first org with that admin as Admin and
 // (for the CLI) an API token, in ONE transaction that also checks the instance has no user yet.
 // A failed first run leaves nothing behind, and two setup forms sent at once cannot both win.
-// A program run by either database (src/db/program.ts), from the stores' own inserts.
+// A program run by either database (src/db/program.ts), from the stores' own inserts; each write
+// is logged in the same transaction (the CLI's account, or the setup form's client address).
+import type { Actor } from "../audit/types.ts";
 import { type Db, count, forUpdate, get } from "../db/program.ts";
-import { insertMember, insertOrg } from "../orgs/store.ts";
-import { insertToken } from "../tokens/store.ts";
-import { insertUser } from "../users/store.ts";
+import { createOrg } from "../orgs/store.ts";
+import { createTokenLogged } from "../tokens/store.ts";
+import { createUserLogged } from "../users/store.ts";
 
 export interface FirstRun {
   org: { slug: string; name: string };
@@ -33,19 +35,17 @@ export function createSetupStore(db: Db) {
       );
     },
     /** Null when the instance already has a user (nothing written). */
-    async create(f: FirstRun): Promise<{ userId: number; orgId: number } | null> {
+    async create(f: FirstRun, actor: Actor): Promise<{ userId: number; orgId: number } | null> {
       return db.tx(
         function* () {
           yield* get(serialise);
           if ((yield* users()) > 0) return null;
-          const org = yield* insertOrg(f.org.slug, f.org.name);
-          const user = yield* insertUser({
-            username: f.admin.username,
-            password_hash: f.admin.password_hash,
-            is_admin: true,
-          });
-          yield* insertMember(org.id, user.id, "admin");
-          if (f.token) yield* insertToken({ user_id: user.id, ...f.token, expires_at: null });
+          const user = yield* createUserLogged(
+            { username: f.admin.username, password_hash: f.admin.password_hash, is_admin: true },
+            actor,
+          );
+          const org = yield* createOrg(f.org.slug, f.org.name, actor, user);
+          if (f.token) yield* createTokenLogged({ user_id: user.id, ...f.token, expires_at: null }, actor);
           return { userId: user.id, orgId: org.id };
         },
         // The user count is checked, then written: the write lock first (SQLite BEGIN IMMEDIATE).

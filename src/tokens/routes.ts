@@ -62,9 +62,14 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/",
-      async ({ body, principal, set }) => {
+      async ({ body, principal, actor, set }) => {
         checkTokenName(body.name);
-        const { record, token } = await tokens.create(principal.user.id, body.name, body.expires_in_days);
+        const { record, token } = await tokens.create(
+          principal.user.id,
+          body.name,
+          body.expires_in_days,
+          actor,
+        );
         set.status = 201;
         set.headers["cache-control"] = "no-store";
         return { ...presentToken(record), token };
@@ -99,10 +104,10 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:id/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const rec = /^\d{1,15}$/.test(params.id) ? await tokenStore.get(Number(params.id)) : null;
         if (!rec || rec.user_id !== principal.user.id) throw notFound("Token");
-        await tokenStore.revoke(rec.id);
+        await tokenStore.revoke(rec.id, actor);
         set.status = 204;
       },
       {

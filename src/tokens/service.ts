@@ -2,6 +2,7 @@
 // an exact cache (src/db/generation.ts): revocation, user deletion and a policy change — made
 // here or by the CLI in another process — act on the very next request. Expiry and the
 // policies are evaluated against the clock on every request, cached or not.
+import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { conflict, invalid, unauthenticated } from "../errors.ts";
 import type { SettingsService } from "../settings/service.ts";
@@ -86,7 +87,7 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
 
   return {
     /** Creates a token; returns the record and the secret, which is never retrievable again. */
-    async create(userId: number, name: string, expiresInDays: number | null | undefined) {
+    async create(userId: number, name: string, expiresInDays: number | null | undefined, actor: Actor) {
       const policy = await settings.get();
       const max = policy.token_max_ttl_days;
       if (expiresInDays != null && max != null && expiresInDays > max) {
@@ -103,13 +104,10 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
         );
       const expires_at = days == null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
       const secret = newToken();
-      const record = await tokens.create({
-        user_id: userId,
-        name,
-        prefix: secret.prefix,
-        digest: secret.digest,
-        expires_at,
-      });
+      const record = await tokens.create(
+        { user_id: userId, name, prefix: secret.prefix, digest: secret.digest, expires_at },
+        actor,
+      );
       return { record, token: secret.token };
     },
 

@@ -1,4 +1,6 @@
 // SQL for API tokens. last_used_at is written in batches by the auth layer, not per request.
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
@@ -40,13 +42,41 @@ export function* insertToken(t: NewToken): Program<TokenRecord> {
   return row!;
 }
 
+/** The token fields the audit log records: never the digest (nor the secret, never stored). */
+function* tokenChange(
+  actor: Actor,
+  action: string,
+  t: TokenRecord,
+  before: object | null,
+  after: object | null,
+) {
+  const owner = yield* get<{ username: string }>("SELECT username FROM users WHERE id = ?", t.user_id);
+  yield* audit(actor, {
+    action,
+    org_id: null,
+    target_type: "token",
+    target_id: t.id,
+    target_name: t.name,
+    before: before as Record<string, unknown> | null,
+    after: after as Record<string, unknown> | null,
+    context: { owner: owner?.username ?? null, owner_id: t.user_id, prefix: t.prefix },
+  });
+}
+
+/** A token inserted and logged; also used inside larger transactions (the first run). */
+export function* createTokenLogged(t: NewToken, actor: Actor): Program<TokenRecord> {
+  const r = yield* insertToken(t);
+  yield* tokenChange(actor, "token.create", r, null, { name: r.name, expires_at: r.expires_at });
+  return r;
+}
+
 export function createTokenStore(db: Db) {
   const byId = (id: number) => get<TokenRecord>(`SELECT ${COLS} FROM api_tokens WHERE id = ?`, id);
   return {
     /** The database, whose cache generation guards verified tokens (src/db/generation.ts). */
     db,
-    async create(t: NewToken): Promise<TokenRecord> {
-      return db.exec(insertToken(t));
+    async create(t: NewToken, actor: Actor): Promise<TokenRecord> {
+      return db.tx(() => createTokenLogged(t, actor));
     },
     /** Candidates for a presented token (normally one row). */
     async findByPrefix(prefix: string): Promise<TokenWithDigest[]> {
@@ -83,13 +113,19 @@ export function createTokenStore(db: Db) {
         ),
       );
     },
-    async revoke(id: number): Promise<TokenRecord | null> {
-      return db.exec(
-        (function* () {
-          yield* run("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", now(), id);
-          return yield* byId(id);
-        })(),
-      );
+    /** Revokes a token; logged when it was not revoked already (a second revoke changes nothing). */
+    async revoke(id: number, actor: Actor): Promise<TokenRecord | null> {
+      return db.tx(function* () {
+        const changed = yield* run(
+          "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+          now(),
+          id,
+        );
+        const r = yield* byId(id);
+        if (changed && r)
+          yield* tokenChange(actor, "token.revoke", r, { revoked_at: null }, { revoked_at: r.revoked_at });
+        return r;
+      });
     },
     /** Flush buffered last-use times in one transaction. */
     async touch(uses: Map<number, string>): Promise<void> {

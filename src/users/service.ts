@@ -1,4 +1,5 @@
 // User rules shared by the admin API and the CLI.
+import type { Actor } from "../audit/types.ts";
 import { invalidField } from "../errors.ts";
 import type { UserStore } from "./store.ts";
 
@@ -20,11 +21,13 @@ export function checkPassword(p: string) {
 export async function createUser(
   users: UserStore,
   u: { username: string; password?: string | null; name?: string; email?: string; is_admin?: boolean },
+  actor: Actor,
 ) {
   checkUsername(u.username);
   if (u.password != null) checkPassword(u.password);
   if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email)))
     throw invalidField("email", "Not an email address.");
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
-  return users.create({ ...u, password_hash });
+  const { password: _, ...fields } = u;
+  return users.create({ ...fields, password_hash }, actor);
 }

@@ -1,4 +1,6 @@
 // SQL for users: programs run by either database (src/db/program.ts).
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, count, get, all, run, type Program } from "../db/program.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
@@ -55,13 +57,37 @@ export function* insertUser(u: NewUser): Program<User> {
 }
 
 const byId = (id: number) => get<UserRow>("SELECT * FROM users WHERE id = ?", id);
+/** The user fields the audit log records (never the password hash). */
+const userRecord = (u: User) => ({
+  username: u.username,
+  name: u.name,
+  email: u.email,
+  is_admin: u.is_admin,
+});
+const userTarget = (u: User) => ({
+  target_type: "user",
+  target_id: u.id,
+  target_name: u.username,
+  org_id: null,
+});
+/** A user inserted and logged; also used inside larger transactions (the first run). */
+export function* createUserLogged(u: NewUser, actor: Actor): Program<User> {
+  const user = yield* insertUser(u);
+  yield* audit(actor, {
+    action: "user.create",
+    ...userTarget(user),
+    after: { ...userRecord(user), has_password: u.password_hash != null },
+  });
+  return user;
+}
+
 const byName = (username: string) => get<UserRow>("SELECT * FROM users WHERE username = ?", username);
 
 export function createUserStore(db: Db) {
   const cache = new GenerationCache<number, User>(db, USER_CACHE_SIZE);
   return {
-    async create(u: NewUser): Promise<User> {
-      return db.exec(insertUser(u));
+    async create(u: NewUser, actor: Actor): Promise<User> {
+      return db.tx(() => createUserLogged(u, actor));
     },
     /** Hot path (every authenticated request): cached; the user is shared and frozen. */
     async get(id: number): Promise<User | null> {
@@ -78,23 +104,49 @@ export function createUserStore(db: Db) {
       const r = await db.exec(byName(username));
       return r ? { user: toUser(r), hash: r.password_hash } : null;
     },
-    async setPassword(id: number, hash: string): Promise<void> {
-      await db.exec(run("UPDATE users SET password_hash = ? WHERE id = ?", hash, id));
+    /**
+     * `action`: user.set_password (an administrator), user.password_change (the user, who then
+     * has `also` end their other sessions in the same transaction).
+     */
+    async setPassword(
+      id: number,
+      hash: string,
+      actor: Actor,
+      action = "user.set_password",
+      also?: () => Program<unknown>,
+    ): Promise<void> {
+      await db.tx(function* () {
+        const r = yield* byId(id);
+        if (!r) return;
+        yield* run("UPDATE users SET password_hash = ? WHERE id = ?", hash, id);
+        if (also) yield* also();
+        yield* audit(actor, { action, ...userTarget(toUser(r)), after: { password_set: true } });
+      });
     },
     async update(
       id: number,
       patch: { name?: string; email?: string; is_admin?: boolean },
+      actor: Actor,
     ): Promise<User | null> {
-      const r = await db.exec(
-        get<UserRow>(
+      return db.tx(function* () {
+        const before = yield* byId(id);
+        const r = yield* get<UserRow>(
           "UPDATE users SET name = coalesce(?, name), email = coalesce(?, email), is_admin = coalesce(CAST(? AS INTEGER), is_admin) WHERE id = ? RETURNING *",
           patch.name ?? null,
           patch.email ?? null,
           patch.is_admin === undefined ? null : patch.is_admin ? 1 : 0,
           id,
-        ),
-      );
-      return r ? toUser(r) : null;
+        );
+        if (!before || !r) return null;
+        const after = toUser(r);
+        yield* audit(actor, {
+          action: "user.update",
+          ...userTarget(after),
+          before: userRecord(toUser(before)),
+          after: userRecord(after),
+        });
+        return after;
+      });
     },
     async list(limit: number, offset: number): Promise<{ count: number; items: User[] }> {
       return db.exec(
@@ -110,8 +162,14 @@ export function createUserStore(db: Db) {
       );
     },
     /** Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). */
-    async delete(id: number): Promise<boolean> {
-      return (await db.exec(run("DELETE FROM users WHERE id = ?", id))) > 0;
+    async delete(id: number, actor: Actor): Promise<boolean> {
+      return db.tx(function* () {
+        const r = yield* byId(id);
+        if (!r || (yield* run("DELETE FROM users WHERE id = ?", id)) === 0) return false;
+        const u = toUser(r);
+        yield* audit(actor, { action: "user.delete", ...userTarget(u), before: userRecord(u) });
+        return true;
+      });
     },
     async countAdmins(): Promise<number> {
       return db.exec(count("SELECT count(*) AS n FROM users WHERE is_admin = 1"));

@@ -1,15 +1,19 @@
 // Sign-in for the web app: login, logout, the session's CSRF token, and password change. The app
 // then calls the same /api/v1 routes as any client, authenticated by the session cookie.
 import { Elysia, t } from "elysia";
+import { actorOf, anonymousActor } from "../audit/actor.ts";
+import { audit } from "../audit/append.ts";
 import type { Deps } from "../deps.ts";
 import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { clientIp } from "../http/client-ip.ts";
 import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { MIN_PASSWORD } from "../users/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
 import { SESSION_TTL_MS, clearedCookie, createSessions, isHttps, sessionCookie } from "./sessions.ts";
+import { deleteOtherSessions } from "./store.ts";
 
 const SessionOut = named(
   "Session",
@@ -48,8 +52,22 @@ export function webAuthRoutes(
   // Several nodes (PostgreSQL) share the windows in the database.
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   const detail = { tags: ["Web session"] };
-  const ipOf = (server: { requestIP(r: Request): { address: string } | null } | null, r: Request) =>
-    server?.requestIP(r)?.address ?? "unknown";
+  type Server = { requestIP(r: Request): { address: string } | null } | null;
+  const ipOf = (server: Server, r: Request) => server?.requestIP(r)?.address ?? "unknown";
+  /** The address the audit log records (ASSAY_TRUST_PROXY applies). */
+  const auditIp = (server: Server, r: Request) => clientIp(r, server, config.trust_proxy);
+  /** A refused sign-in is logged on its own: there is no change to share a transaction with. */
+  const loginFailed = (ip: string | null, username: string, userId: number | null, reason: string) =>
+    deps.db.tx(() =>
+      audit(anonymousActor(ip, username), {
+        action: "auth.login_failed",
+        org_id: null,
+        target_type: "user",
+        target_id: userId,
+        target_name: username,
+        context: { reason },
+      }),
+    );
 
   return new Elysia()
     .use(auth)
@@ -58,11 +76,18 @@ export function webAuthRoutes(
       async ({ body, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), body.username);
         const found = await users.passwordHash(body.username);
-        if (!(await passwordMatches(found?.hash, body.password)) || !found) throw unauthenticated(BAD_LOGIN);
+        if (!(await passwordMatches(found?.hash, body.password)) || !found) {
+          const reason = !found ? "unknown_user" : found.hash ? "wrong_password" : "no_password";
+          await loginFailed(auditIp(server, request), body.username, found?.user.id ?? null, reason);
+          throw unauthenticated(BAD_LOGIN);
+        }
         // A new secret on every sign-in (no session fixation); the one the browser held ends.
         const previous = await sessions.current(request);
-        if (previous) await sessions.store.delete(previous.session.id);
-        const { secret, session } = await sessions.start(found.user.id);
+        const { secret, session } = await sessions.start(
+          found.user,
+          auditIp(server, request),
+          previous?.session.id ?? null,
+        );
         const secure = isHttps(request, config.base_url);
         set.headers["set-cookie"] = sessionCookie(secret, SESSION_TTL_MS / 1000, secure);
         return { user: presentUser(found.user), csrf_token: session.csrf, expires_at: session.expires_at };
@@ -86,11 +111,12 @@ export function webAuthRoutes(
     )
     .post(
       "/api/v1/auth/logout/",
-      async ({ request, set }) => {
+      async ({ request, server, set }) => {
         const found = await sessions.current(request);
         if (found) {
           sessions.checkCsrf(request, found.session);
-          await sessions.store.delete(found.session.id);
+          const principal = { user: found.user, token: null, session: { id: found.session.id } };
+          await sessions.end(actorOf(principal, auditIp(server, request)), found.session.id);
         }
         set.headers["set-cookie"] = clearedCookie(isHttps(request, config.base_url));
         set.status = 204;
@@ -128,7 +154,7 @@ export function webAuthRoutes(
     )
     .post(
       "/api/v1/users/me/password/",
-      async ({ body, principal, request, server, set }) => {
+      async ({ body, principal, actor, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), principal.user.username);
         const found = await users.passwordHash(principal.user.username);
         if (!(await passwordMatches(found?.hash, body.current_password)))
@@ -143,9 +169,15 @@ export function webAuthRoutes(
               message: `A password has ${MIN_PASSWORD} to 1024 characters.`,
             },
           ]);
-        await users.setPassword(principal.user.id, await Bun.password.hash(body.new_password));
-        // Other browsers signed in as this user are signed out; API tokens are not affected.
-        await sessions.store.deleteOthers(principal.user.id, principal.session?.id ?? null);
+        // Other browsers signed in as this user are signed out (in the same transaction); API
+        // tokens are not affected.
+        await users.setPassword(
+          principal.user.id,
+          await Bun.password.hash(body.new_password),
+          actor,
+          "user.password_change",
+          () => deleteOtherSessions(principal.user.id, principal.session?.id ?? null),
+        );
         set.status = 204;
       },
       {

@@ -4,11 +4,14 @@
 // A digest lookup by equality leaks nothing useful through timing: an attacker cannot steer the
 // digest of a guess towards a stored one.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { actorOf } from "../audit/actor.ts";
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import type { Db } from "../db/program.ts";
 import { forbidden } from "../errors.ts";
 import type { Principal, SessionAuth } from "../http/auth.ts";
 import type { User, UserStore } from "../users/store.ts";
-import { type SessionRow, createSessionStore } from "./store.ts";
+import { type SessionRow, createSessionStore, deleteSession, insertSession } from "./store.ts";
 
 export const SESSION_COOKIE = "assay_session";
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -89,17 +92,52 @@ export function createSessions(db: Db, users: UserStore) {
     current,
     checkCsrf,
     authenticate,
-    /** A new session for a signed-in user; the secret goes in the cookie and nowhere else. */
-    async start(userId: number): Promise<{ secret: string; session: SessionRow }> {
+    /**
+     * A new session for a signed-in user (the one the browser held, `replacing`, ends) and its
+     * audit entry, in one transaction. The secret goes in the cookie and nowhere else.
+     */
+    async start(
+      user: User,
+      ip: string | null,
+      replacing: number | null,
+    ): Promise<{ secret: string; session: SessionRow }> {
       await store.purgeExpired();
       const secret = randomBytes(32).toString("base64url");
-      const session = await store.create({
-        user_id: userId,
+      const fresh = {
+        user_id: user.id,
         digest: digestOf(secret),
         csrf: randomBytes(32).toString("base64url"),
         expires_at: new Date(Date.now() + SESSION_TTL_MS).toISOString(),
+      };
+      const session = await db.tx(function* () {
+        if (replacing !== null) yield* deleteSession(replacing);
+        const row = yield* insertSession(fresh);
+        const actor = actorOf({ user, token: null, session: { id: row.id } }, ip);
+        yield* audit(actor, {
+          action: "auth.login",
+          org_id: null,
+          target_type: "user",
+          target_id: user.id,
+          target_name: user.username,
+          after: { session_id: row.id, expires_at: row.expires_at },
+        });
+        return row;
       });
       return { secret, session };
+    },
+    /** Ends a session (sign-out), logged as the session's own user. */
+    async end(actor: Actor, sessionId: number): Promise<void> {
+      await db.tx(function* () {
+        if ((yield* deleteSession(sessionId)) === 0) return;
+        yield* audit(actor, {
+          action: "auth.logout",
+          org_id: null,
+          target_type: "user",
+          target_id: actor.user_id,
+          target_name: actor.username,
+          before: { session_id: sessionId },
+        });
+      });
     },
   };
 }

@@ -3,8 +3,10 @@
 // the server's log may use it: the form needs the one-time setup code printed there at start
 // (src/main.ts). Success signs the new admin in. Design: docs/decisions.md (first run).
 import { Elysia, t } from "elysia";
+import { anonymousActor } from "../audit/actor.ts";
 import type { Deps } from "../deps.ts";
 import { conflict, invalid } from "../errors.ts";
+import { clientIp } from "../http/client-ip.ts";
 import { errorResponses } from "../http/schemas.ts";
 import { codeMatches } from "../setup/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
@@ -42,6 +44,7 @@ export function setupRoutes(
         if (!(await deps.setup.needed()))
           throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
         await limiter.attempt(server?.requestIP(request)?.address ?? "unknown", "setup");
+        const ip = clientIp(request, server, deps.config.trust_proxy);
         if (!setup.code || !codeMatches(setup.code, body.setup_code))
           throw invalid("The setup code is not the one in the server's log.", [
             {
@@ -58,10 +61,11 @@ export function setupRoutes(
             password: body.password,
           },
           { withToken: false, passwordRequired: true },
+          anonymousActor(ip, body.username),
         );
         setup.code = null;
         const user = (await deps.users.get(created.userId))!;
-        const { secret, session } = await sessions.start(user.id);
+        const { secret, session } = await sessions.start(user, ip, null);
         set.headers["set-cookie"] = sessionCookie(
           secret,
           SESSION_TTL_MS / 1000,

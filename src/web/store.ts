@@ -1,6 +1,6 @@
 // SQL for web sessions. The cookie holds a random secret; only its SHA-256 digest is stored, so
 // a copy of the database does not hold usable sessions.
-import { type Db, get, run } from "../db/program.ts";
+import { type Db, type Program, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
 export interface SessionRow {
@@ -13,26 +13,38 @@ export interface SessionRow {
 
 const COLS = "id, user_id, csrf, created_at, expires_at";
 
+export interface NewSession {
+  user_id: number;
+  digest: Uint8Array;
+  csrf: string;
+  expires_at: string;
+}
+
+/** Inserts a session; composed into the sign-in transaction (src/web/sessions.ts). */
+export function* insertSession(s: NewSession): Program<SessionRow> {
+  const row = yield* get<SessionRow>(
+    `INSERT INTO web_sessions (user_id, digest, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${COLS}`,
+    s.user_id,
+    s.digest,
+    s.csrf,
+    now(),
+    s.expires_at,
+  );
+  return row!;
+}
+
+export const deleteSession = (id: number) => run("DELETE FROM web_sessions WHERE id = ?", id);
+
+/** After a password change: every other session of the user ends. */
+export const deleteOtherSessions = (userId: number, keepId: number | null) =>
+  run(
+    "DELETE FROM web_sessions WHERE user_id = ? AND id <> coalesce(CAST(? AS INTEGER), -1)",
+    userId,
+    keepId,
+  );
+
 export function createSessionStore(db: Db) {
   return {
-    async create(s: {
-      user_id: number;
-      digest: Uint8Array;
-      csrf: string;
-      expires_at: string;
-    }): Promise<SessionRow> {
-      const row = await db.exec(
-        get<SessionRow>(
-          `INSERT INTO web_sessions (user_id, digest, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${COLS}`,
-          s.user_id,
-          s.digest,
-          s.csrf,
-          now(),
-          s.expires_at,
-        ),
-      );
-      return row!;
-    },
     /** Hot path (every request of the web app). */
     async findByDigest(digest: Uint8Array): Promise<SessionRow | null> {
       return db.exec(get<SessionRow>(`SELECT ${COLS} FROM web_sessions WHERE digest = ?`, digest));
@@ -40,19 +52,7 @@ export function createSessionStore(db: Db) {
     async get(id: number): Promise<SessionRow | null> {
       return db.exec(get<SessionRow>(`SELECT ${COLS} FROM web_sessions WHERE id = ?`, id));
     },
-    async delete(id: number): Promise<void> {
-      await db.exec(run("DELETE FROM web_sessions WHERE id = ?", id));
-    },
-    /** After a password change: every other session of the user ends. */
-    async deleteOthers(userId: number, keepId: number | null): Promise<void> {
-      await db.exec(
-        run(
-          "DELETE FROM web_sessions WHERE user_id = ? AND id <> coalesce(CAST(? AS INTEGER), -1)",
-          userId,
-          keepId,
-        ),
-      );
-    },
+
     async purgeExpired(): Promise<void> {
       await db.exec(run("DELETE FROM web_sessions WHERE expires_at <= ?", now()));
     },

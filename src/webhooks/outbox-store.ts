@@ -82,9 +82,18 @@ export function createOutboxStore(db: Db) {
       }
       return n;
     },
-    /** A delivery with a ready body (ping). */
-    async enqueue(webhookId: number, event: string, payload: string): Promise<Delivery> {
-      const row = await db.exec(insert(newMessageId(), webhookId, event, null, payload, now()));
+    /** A delivery with a ready body (ping); `logged` writes its audit entry in the same transaction. */
+    async enqueue(
+      webhookId: number,
+      event: string,
+      payload: string,
+      logged: (d: { id: string }) => Program<unknown>,
+    ): Promise<Delivery> {
+      const row = await db.tx(function* () {
+        const r = yield* insert(newMessageId(), webhookId, event, null, payload, now());
+        yield* logged(r!);
+        return r;
+      });
       return { ...row!, attempts: [] };
     },
     async list(
@@ -121,18 +130,27 @@ export function createOutboxStore(db: Db) {
       );
     },
     /** A finished delivery goes back to the outbox with a fresh retry schedule; null if pending. */
-    async redeliver(webhookId: number, id: string): Promise<Delivery | null> {
-      return db.exec(
-        (function* () {
-          const row = yield* get<DeliveryRow>(
-            `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ?, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
-            now(),
-            webhookId,
-            id,
-          );
-          return row ? (yield* withAttempts([row]))[0]! : null;
-        })(),
-      );
+    async redeliver(
+      webhookId: number,
+      id: string,
+      logged: (d: { id: string; status: string }) => Program<unknown>,
+    ): Promise<Delivery | null> {
+      return db.tx(function* () {
+        const before = yield* get<{ status: string }>(
+          "SELECT status FROM webhook_deliveries WHERE webhook_id = ? AND id = ?",
+          webhookId,
+          id,
+        );
+        const row = yield* get<DeliveryRow>(
+          `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ?, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
+          now(),
+          webhookId,
+          id,
+        );
+        if (!row) return null;
+        yield* logged({ id, status: before!.status });
+        return (yield* withAttempts([row]))[0]!;
+      });
     },
     /**
      * At start: attempts a crash (or kill) left in flight are due again at once — on SQLite all

@@ -46,9 +46,9 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/",
-      async ({ params, body, request, principal, set }) => {
+      async ({ params, body, request, principal, actor, set }) => {
         const org = await admin(principal, params.org_slug);
-        const { webhook, secret } = await webhooks.create(org.id, body);
+        const { webhook, secret } = await webhooks.create(org.id, body, actor);
         set.status = 201;
         set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/webhooks/${webhook.id}/`;
         return { ...presentWebhook(webhook), secret };
@@ -84,9 +84,9 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .patch(
       "/:id/",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal, actor }) => {
         const org = await admin(principal, params.org_slug);
-        return presentWebhook(await webhooks.update(org.id, params.id, body));
+        return presentWebhook(await webhooks.update(org.id, params.id, body, actor));
       },
       {
         auth: true,
@@ -102,9 +102,9 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:id/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const org = await admin(principal, params.org_slug);
-        await webhooks.remove(org.id, params.id);
+        await webhooks.remove(org.id, params.id, actor);
         set.status = 204;
       },
       {
@@ -116,9 +116,9 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:id/rotate-secret/",
-      async ({ params, principal }) => {
+      async ({ params, principal, actor }) => {
         const org = await admin(principal, params.org_slug);
-        const { webhook, secret } = await webhooks.rotateSecret(org.id, params.id);
+        const { webhook, secret } = await webhooks.rotateSecret(org.id, params.id, actor);
         return { ...presentWebhook(webhook), secret };
       },
       {
@@ -134,10 +134,10 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:id/ping/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const org = await admin(principal, params.org_slug);
         set.status = 202;
-        return presentDelivery(await webhooks.ping(org.id, params.id));
+        return presentDelivery(await webhooks.ping(org.id, params.id, actor));
       },
       {
         auth: true,
@@ -185,10 +185,10 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:id/deliveries/:delivery_id/redeliver/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const org = await admin(principal, params.org_slug);
         set.status = 202;
-        return presentDelivery(await webhooks.redeliver(org.id, params.id, params.delivery_id));
+        return presentDelivery(await webhooks.redeliver(org.id, params.id, params.delivery_id, actor));
       },
       {
         auth: true,

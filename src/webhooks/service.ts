@@ -1,5 +1,6 @@
 // Webhook rules: URL shape and SSRF check, event and workflow filters, the per-org limit, the
 // secret shown once, rotation, ping and redelivery. Routes call this; it never sees a request.
+import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, conflict, invalid, notFound } from "../errors.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
@@ -7,7 +8,7 @@ import type { Delivery } from "./types.ts";
 import { pingBody } from "./payload.ts";
 import { newSecret } from "./signing.ts";
 import { resolveTarget } from "./ssrf.ts";
-import type { Webhook, WebhookChanges, WebhookStore } from "./store.ts";
+import { type Webhook, type WebhookChanges, type WebhookStore, logWebhook } from "./store.ts";
 
 export const MAX_WEBHOOKS_PER_ORG = 20;
 export const MAX_URL_LENGTH = 2048;
@@ -95,7 +96,7 @@ export function createWebhookService(d: WebhookServiceDeps) {
   return {
     load,
     list: (orgId: number, limit: number, offset: number) => d.store.list(orgId, limit, offset),
-    async create(orgId: number, input: WebhookInput & { url: string }) {
+    async create(orgId: number, input: WebhookInput & { url: string }, actor: Actor) {
       const full = () => conflict(`An organization can have at most ${MAX_WEBHOOKS_PER_ORG} webhooks.`);
       if ((await d.store.count(orgId)) >= MAX_WEBHOOKS_PER_ORG) throw full();
       const c = await check(orgId, input);
@@ -110,33 +111,36 @@ export function createWebhookService(d: WebhookServiceDeps) {
           secret,
         },
         MAX_WEBHOOKS_PER_ORG,
+        actor,
       );
       if (!webhook) throw full(); // another request took the last place meanwhile
       return { webhook, secret };
     },
-    async update(orgId: number, id: string, input: WebhookInput): Promise<Webhook> {
+    async update(orgId: number, id: string, input: WebhookInput, actor: Actor): Promise<Webhook> {
       const w = await load(orgId, id);
-      const updated = await d.store.update(orgId, w.id, await check(orgId, input));
+      const updated = await d.store.update(orgId, w.id, await check(orgId, input), actor);
       if (!updated) throw notFound("Webhook");
       if (input.is_active) d.wake(); // deliveries paused while inactive are due again
       return updated;
     },
-    async remove(orgId: number, id: string): Promise<void> {
+    async remove(orgId: number, id: string, actor: Actor): Promise<void> {
       const w = await load(orgId, id);
-      if (!(await d.store.remove(orgId, w.id))) throw notFound("Webhook");
+      if (!(await d.store.remove(orgId, w.id, actor))) throw notFound("Webhook");
     },
-    async rotateSecret(orgId: number, id: string) {
+    async rotateSecret(orgId: number, id: string, actor: Actor) {
       const w = await load(orgId, id);
       const secret = newSecret();
       const until = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS).toISOString();
-      const webhook = await d.store.rotateSecret(orgId, w.id, secret, until);
+      const webhook = await d.store.rotateSecret(orgId, w.id, secret, until, actor);
       if (!webhook) throw notFound("Webhook");
       return { webhook, secret };
     },
-    async ping(orgId: number, id: string): Promise<Delivery> {
+    async ping(orgId: number, id: string, actor: Actor): Promise<Delivery> {
       const w = await load(orgId, id);
       requireActive(w);
-      const delivery = await d.outbox.enqueue(w.id, "ping", pingBody(w.id, w.url));
+      const delivery = await d.outbox.enqueue(w.id, "ping", pingBody(w.id, w.url), (queued) =>
+        logWebhook(actor, "webhook.ping", w, null, { delivery_id: queued.id }),
+      );
       d.wake();
       return delivery;
     },
@@ -150,12 +154,20 @@ export function createWebhookService(d: WebhookServiceDeps) {
       if (!found) throw notFound("Delivery");
       return found;
     },
-    async redeliver(orgId: number, id: string, deliveryId: string): Promise<Delivery> {
+    async redeliver(orgId: number, id: string, deliveryId: string, actor: Actor): Promise<Delivery> {
       const w = await load(orgId, id);
       const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
       if (!found) throw notFound("Delivery");
       requireActive(w);
-      const again = await d.outbox.redeliver(w.id, deliveryId);
+      const again = await d.outbox.redeliver(w.id, deliveryId, (was) =>
+        logWebhook(
+          actor,
+          "webhook.redeliver",
+          w,
+          { delivery_id: was.id, status: was.status },
+          { delivery_id: was.id, status: "pending" },
+        ),
+      );
       if (!again)
         throw conflict("The delivery is still pending; it is retried on its own schedule.", [
           { field: "delivery_id", code: "pending", message: `Next attempt at ${found.next_attempt_at}.` },

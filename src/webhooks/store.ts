@@ -1,5 +1,7 @@
 // SQL for webhook endpoints. Deliveries (the outbox) and attempts are in outbox-store.ts.
-import { type Db, all, count, forUpdate, get, run } from "../db/program.ts";
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
+import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { bool, now, parseJson } from "../db/util.ts";
 
 interface WebhookRow {
@@ -33,6 +35,35 @@ const toWebhook = (r: WebhookRow): Webhook => ({
   is_active: bool(r.is_active),
 });
 
+/** What the audit log records of a webhook: never its signing secrets. */
+const record = (w: Webhook) => ({
+  url: w.url,
+  events: w.events,
+  workflow_slugs: w.workflow_slugs,
+  is_active: w.is_active,
+  disabled_reason: w.disabled_reason,
+});
+
+export function* logWebhook(
+  actor: Actor,
+  action: string,
+  w: Webhook,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+  context?: Record<string, unknown>,
+): Program<void> {
+  yield* audit(actor, {
+    action,
+    org_id: w.org_id,
+    target_type: "webhook",
+    target_id: w.id,
+    target_name: w.url,
+    before,
+    after,
+    context,
+  });
+}
+
 export interface WebhookChanges {
   url?: string;
   events?: string[];
@@ -52,6 +83,7 @@ export function createWebhookStore(db: Db) {
       orgId: number,
       w: { url: string; events: string[]; workflow_slugs: string[]; is_active: boolean; secret: string },
       max: number,
+      actor: Actor,
     ): Promise<Webhook | null> {
       const ts = now();
       return db.tx(
@@ -70,7 +102,9 @@ export function createWebhookStore(db: Db) {
             ts,
             ts,
           );
-          return toWebhook(row!);
+          const created = toWebhook(row!);
+          yield* logWebhook(actor, "webhook.create", created, null, record(created));
+          return created;
         },
         { immediate: true },
       );
@@ -96,7 +130,7 @@ export function createWebhookStore(db: Db) {
       );
     },
     /** Applies the changes; (re)activating clears the automatic deactivation and its streak. */
-    async update(orgId: number, id: number, c: WebhookChanges): Promise<Webhook | null> {
+    async update(orgId: number, id: number, c: WebhookChanges, actor: Actor): Promise<Webhook | null> {
       const sets: string[] = ["updated_at = ?"];
       const args: (string | number)[] = [now()];
       const set = (column: string, value: string) => {
@@ -111,15 +145,23 @@ export function createWebhookStore(db: Db) {
         sets.push(
           "is_active = 1, disabled_reason = NULL, disabled_at = NULL, failed_streak = 0, failing_since = NULL",
         );
-      const r = await db.exec(
-        get<WebhookRow>(
+      return db.tx(function* () {
+        const before = yield* get<WebhookRow>(
+          "SELECT * FROM webhooks WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        const r = yield* get<WebhookRow>(
           `UPDATE webhooks SET ${sets.join(", ")} WHERE org_id = ? AND id = ? RETURNING *`,
           ...args,
           orgId,
           id,
-        ),
-      );
-      return r ? toWebhook(r) : null;
+        );
+        if (!before || !r) return null;
+        const after = toWebhook(r);
+        yield* logWebhook(actor, "webhook.update", after, record(toWebhook(before)), record(after));
+        return after;
+      });
     },
     /** The new secret signs from now on; the old one also signs until `previousUntil`. */
     async rotateSecret(
@@ -127,22 +169,41 @@ export function createWebhookStore(db: Db) {
       id: number,
       secret: string,
       previousUntil: string,
+      actor: Actor,
     ): Promise<Webhook | null> {
-      const r = await db.exec(
-        get<WebhookRow>(
+      return db.tx(function* () {
+        const r = yield* get<WebhookRow>(
           "UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
           previousUntil,
           secret,
           now(),
           orgId,
           id,
-        ),
-      );
-      return r ? toWebhook(r) : null;
+        );
+        if (!r) return null;
+        const w = toWebhook(r);
+        // That the secret changed, and until when the old one signs: never either secret.
+        yield* logWebhook(actor, "webhook.rotate_secret", w, null, {
+          secret_rotated_at: w.updated_at,
+          previous_secret_expires_at: w.previous_secret_expires_at,
+        });
+        return w;
+      });
     },
     /** Deliveries and their attempts go with it (ON DELETE CASCADE). */
-    async remove(orgId: number, id: number): Promise<boolean> {
-      return (await db.exec(run("DELETE FROM webhooks WHERE org_id = ? AND id = ?", orgId, id))) > 0;
+    async remove(orgId: number, id: number, actor: Actor): Promise<boolean> {
+      return db.tx(function* () {
+        const before = yield* get<WebhookRow>(
+          "SELECT * FROM webhooks WHERE org_id = ? AND id = ?",
+          orgId,
+          id,
+        );
+        if (!before) return false;
+        yield* run("DELETE FROM webhooks WHERE org_id = ? AND id = ?", orgId, id);
+        const w = toWebhook(before);
+        yield* logWebhook(actor, "webhook.delete", w, record(w), null);
+        return true;
+      });
     },
   };
 }

@@ -5,6 +5,10 @@ export function workflowUrl(origin: string, orgSlug: string, slug: string) {
   return `${origin}/api/v1/orgs/${orgSlug}/workflows/${slug}/`;
 }
 
+/** A version's URL, by workflow id rather than slug: a run's link to it must survive a rename. */
+export const versionUrl = (origin: string, orgSlug: string, workflowId: number, n: number) =>
+  `${origin}/api/v1/orgs/${orgSlug}/workflows/${workflowId}/versions/${n}/`;
+
 export function presentWorkflow(origin: string, orgSlug: string, w: Workflow) {
   return {
     id: w.id,

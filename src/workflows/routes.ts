@@ -49,9 +49,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .post(
       "/",
-      async ({ params, body, request, principal, set }) => {
+      async ({ params, body, request, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.create(org.id, body);
+        const { workflow, steps } = await workflows.create(org.id, body, actor);
         set.status = 201;
         set.headers.location = presentWorkflow(origin(request), org.slug, workflow).url;
         return presentDetail(origin(request), org.slug, workflow, steps);
@@ -80,9 +80,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .put(
       "/:workflow/",
-      async ({ params, body, request, principal }) => {
+      async ({ params, body, request, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, true);
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, true, actor);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
@@ -95,9 +95,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .patch(
       "/:workflow/",
-      async ({ params, body, request, principal }) => {
+      async ({ params, body, request, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, false);
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, false, actor);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
@@ -114,9 +114,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .delete(
       "/:workflow/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        await workflows.remove(org.id, params.workflow);
+        await workflows.remove(org.id, params.workflow, actor);
         set.status = 204;
       },
       {
@@ -132,9 +132,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .post(
       "/:workflow/steps/",
-      async ({ params, body, principal, set }) => {
+      async ({ params, body, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { step } = await workflows.addStep(org.id, params.workflow, body);
+        const { step } = await workflows.addStep(org.id, params.workflow, body, actor);
         set.status = 201;
         return presentStep(step);
       },
@@ -156,9 +156,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .patch(
       "/:workflow/steps/:step_id/",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { step } = await workflows.updateStep(org.id, params.workflow, params.step_id, body);
+        const { step } = await workflows.updateStep(org.id, params.workflow, params.step_id, body, actor);
         return presentStep(step);
       },
       {
@@ -175,9 +175,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .delete(
       "/:workflow/steps/:step_id/",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, actor, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        await workflows.deleteStep(org.id, params.workflow, params.step_id);
+        await workflows.deleteStep(org.id, params.workflow, params.step_id, actor);
         set.status = 204;
       },
       {

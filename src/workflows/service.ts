@@ -1,5 +1,6 @@
 // Authoring rules: slug syntax, file types, limits and save-time step config checks (a bad
 // schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
+import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import type { SchemaStore } from "../schemas/store.ts";
 import { storedClosure, storedXsdSet } from "../schemas/service.ts";
@@ -259,38 +260,44 @@ export function createWorkflowService(
   return {
     load,
     list: store.list,
-    async create(orgId: number, b: WorkflowInput) {
+    async create(orgId: number, b: WorkflowInput, actor: Actor) {
       const d = applyInput(EMPTY, b);
       checkDraft(d, undefined, await checkContext(orgId, d));
-      return store.save(orgId, null, d);
+      return store.save(orgId, null, d, { actor, action: "workflow.create" });
     },
     /**
      * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).
      * A request that changes nothing (PATCH {}, the same values) saves nothing: the version
-     * counts changes (CONTRACT §2).
+     * counts changes (CONTRACT §2), and the audit log records none.
      */
-    async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean) {
+    async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean, actor: Actor) {
       const cur = await load(orgId, identifier);
       const now = draftOf(cur.workflow, cur.steps);
       const d = applyInput(replace ? EMPTY : now, b);
       if (contentOf(d) === contentOf(now)) return cur;
       checkDraft(d, undefined, await checkContext(orgId, d));
-      return store.save(orgId, cur.workflow.id, d);
+      return store.save(orgId, cur.workflow.id, d, { actor, action: "workflow.update" });
     },
-    async remove(orgId: number, identifier: string) {
+    async remove(orgId: number, identifier: string, actor: Actor) {
       const { workflow } = await load(orgId, identifier);
-      await store.softDelete(workflow.id);
+      await store.softDelete(workflow, actor);
     },
-    async addStep(orgId: number, identifier: string, s: StepInput & { order?: number }) {
+    async addStep(orgId: number, identifier: string, s: StepInput & { order?: number }, actor: Actor) {
       const cur = await load(orgId, identifier);
       const d = draftOf(cur.workflow, cur.steps);
       const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
       d.steps.splice(at, 0, newStep(s));
       checkDraft(d, (i) => (i === at ? "" : `steps[${i}]`), await checkContext(orgId, d));
-      const saved = await store.save(orgId, cur.workflow.id, d);
+      const saved = await store.save(orgId, cur.workflow.id, d, { actor, action: "step.create" });
       return { ...saved, step: saved.steps[at]! };
     },
-    async updateStep(orgId: number, identifier: string, stepId: string, s: StepInput & { order?: number }) {
+    async updateStep(
+      orgId: number,
+      identifier: string,
+      stepId: string,
+      s: StepInput & { order?: number },
+      actor: Actor,
+    ) {
       const cur = await load(orgId, identifier);
       const d = draftOf(cur.workflow, cur.steps);
       const from = d.steps.findIndex((x) => String(x.id) === stepId);
@@ -309,16 +316,16 @@ export function createWorkflowService(
       if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
         return { ...cur, step: cur.steps[from]! };
       checkDraft(d, (i) => (i === to ? "" : `steps[${i}]`), await checkContext(orgId, d));
-      const saved = await store.save(orgId, cur.workflow.id, d);
+      const saved = await store.save(orgId, cur.workflow.id, d, { actor, action: "step.update" });
       return { ...saved, step: saved.steps[to]! };
     },
-    async deleteStep(orgId: number, identifier: string, stepId: string) {
+    async deleteStep(orgId: number, identifier: string, stepId: string, actor: Actor) {
       const cur = await load(orgId, identifier);
       const d = draftOf(cur.workflow, cur.steps);
       const at = d.steps.findIndex((x) => String(x.id) === stepId);
       if (at < 0) throw notFound("Step");
       d.steps.splice(at, 1);
-      return store.save(orgId, cur.workflow.id, d);
+      return store.save(orgId, cur.workflow.id, d, { actor, action: "step.delete" });
     },
   };
 }

@@ -1,11 +1,26 @@
 // SQL for workflows and steps. Every change goes through save(): one transaction that writes
 // the settings, reconciles the step list, bumps the version and snapshots the definition that
 // runs will execute.
+import { audit } from "../audit/append.ts";
+import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
+import { workflowRecord } from "./audit.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
+
+/** Who saves, and what the audit log calls it (workflow.update, step.create, workflow.restore …). */
+export interface SaveHow {
+  actor: Actor;
+  action: string;
+  /** The version a restore copied (workflow_versions.restored_from). */
+  restoredFrom?: number;
+}
+
+/** What a version records as its author: a user's name, or the CLI and the account that ran it. */
+export const authorName = (a: Actor): string | null =>
+  a.type === "cli" ? `assay CLI${a.username ? ` (${a.username})` : ""}` : a.username;
 
 interface WorkflowRow {
   id: number;
@@ -62,7 +77,25 @@ function* writeSteps(workflowId: number, steps: WorkflowDraft["steps"], ts: stri
     if (!keep.has(old.id)) yield* run("DELETE FROM steps WHERE id = ?", old.id);
   for (const [i, s] of steps.entries()) {
     const cfg = JSON.stringify(s.config);
-    if (s.id == null)
+    // A restored step takes its old id back when no step holds it: versions then compare by id.
+    const revive =
+      s.id == null && s.revive != null && !(yield* get("SELECT id FROM steps WHERE id = ?", s.revive))
+        ? s.revive
+        : null;
+    if (revive != null)
+      yield* run(
+        "INSERT INTO steps (id, workflow_id, position, name, validator, config, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        revive,
+        workflowId,
+        i + 1,
+        s.name,
+        s.validator,
+        cfg,
+        s.is_active ? 1 : 0,
+        ts,
+        ts,
+      );
+    else if (s.id == null)
       yield* run(
         "INSERT INTO steps (workflow_id, position, name, validator, config, is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         workflowId,
@@ -89,22 +122,34 @@ function* writeSteps(workflowId: number, steps: WorkflowDraft["steps"], ts: stri
   return (yield* stepsOf(workflowId)).map(toStep);
 }
 
-function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string): Program<void> {
+/** Writes the version's snapshot; returns its definition text (the audit entry hashes it). */
+function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string, how: SaveHow): Program<string> {
   const def: WorkflowVersion = {
     workflow_id: w.id,
     version: w.version,
     slug: w.slug,
+    name: w.name,
+    description: w.description,
+    status: w.status,
+    retention_days: w.retention_days,
     allowed_file_types: parseJson<FileType[]>(w.allowed_file_types, []),
     fail_fast: bool(w.fail_fast),
     steps,
   };
+  const text = JSON.stringify(def);
   yield* run(
-    "INSERT INTO workflow_versions (workflow_id, version, definition, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (workflow_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at",
+    `INSERT INTO workflow_versions (workflow_id, version, definition, created_at, created_by, created_by_name, restored_from, step_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (workflow_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at, created_by = excluded.created_by, created_by_name = excluded.created_by_name, restored_from = excluded.restored_from, step_count = excluded.step_count`,
     w.id,
     w.version,
-    JSON.stringify(def),
+    text,
     ts,
+    how.actor.user_id,
+    authorName(how.actor),
+    how.restoredFrom ?? null,
+    steps.length,
   );
+  return text;
 }
 
 export function createWorkflowStore(db: Db) {
@@ -160,16 +205,22 @@ export function createWorkflowStore(db: Db) {
         })(),
       );
     },
-    /** Creates (id null) or replaces a workflow's definition; bumps the version on update. */
+    /**
+     * Creates (id null) or replaces a workflow's definition; bumps the version on update. The
+     * version's snapshot and the audit entry are written in the same transaction.
+     */
     async save(
       orgId: number,
       id: number | null,
       d: WorkflowDraft,
+      how: SaveHow,
     ): Promise<{ workflow: Workflow; steps: StepDef[] }> {
       return uniqueOrAsync(
         db.tx(function* () {
           const ts = now();
           const types = JSON.stringify(d.allowed_file_types);
+          const old = id == null ? null : yield* get<WorkflowRow>(`${SELECT} WHERE w.id = ?`, id);
+          const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
           const row =
             id == null
               ? yield* get<WorkflowRow>(
@@ -198,16 +249,37 @@ export function createWorkflowStore(db: Db) {
                   id,
                 );
           const steps = yield* writeSteps(row!.id, d.steps, ts);
-          yield* snapshot(row!, steps, ts);
+          const definition = yield* snapshot(row!, steps, ts, how);
           versions.delete(`${row!.id}:${row!.version}`); // exact even if a version were ever rewritten
-          return { workflow: toWorkflow({ ...row!, step_count: steps.length }), steps };
+          const workflow = toWorkflow({ ...row!, step_count: steps.length });
+          yield* audit(how.actor, {
+            action: how.action,
+            org_id: orgId,
+            target_type: "workflow",
+            target_id: workflow.id,
+            target_name: workflow.slug,
+            before: old ? workflowRecord(toWorkflow(old), oldSteps, null) : null,
+            after: workflowRecord(workflow, steps, definition),
+            context: how.restoredFrom ? { restored_from: how.restoredFrom } : undefined,
+          });
+          return { workflow, steps };
         }),
         slugTaken(d.slug),
         "slug",
       );
     },
-    async softDelete(id: number): Promise<void> {
-      await db.exec(run("UPDATE workflows SET deleted_at = ? WHERE id = ?", now(), id));
+    async softDelete(w: Workflow, actor: Actor): Promise<void> {
+      await db.tx(function* () {
+        yield* run("UPDATE workflows SET deleted_at = ? WHERE id = ?", now(), w.id);
+        yield* audit(actor, {
+          action: "workflow.delete",
+          org_id: w.org_id,
+          target_type: "workflow",
+          target_id: w.id,
+          target_name: w.slug,
+          before: { slug: w.slug, name: w.name, status: w.status, version: w.version },
+        });
+      });
     },
     /** The definition runs execute; shared and frozen (never mutate it). */
     async version(workflowId: number, version: number): Promise<WorkflowVersion | null> {

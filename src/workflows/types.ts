@@ -34,14 +34,27 @@ export interface WorkflowDraft {
   allowed_file_types: FileType[];
   fail_fast: boolean;
   retention_days: number | null;
-  steps: Array<Omit<StepDef, "id" | "order"> & { id: number | null }>;
+  steps: Array<
+    Omit<StepDef, "id" | "order"> & {
+      id: number | null;
+      /** A new step that had this id in an earlier version (a restore): it gets it back if free. */
+      revive?: number;
+    }
+  >;
 }
 
-/** The snapshot a run executes (workflow_versions.definition). */
+/**
+ * The snapshot a run executes (workflow_versions.definition): the whole definition as saved.
+ * Versions saved before migration 0016 lack name, description, status and retention_days.
+ */
 export interface WorkflowVersion {
   workflow_id: number;
   version: number;
   slug: string;
+  name?: string;
+  description?: string;
+  status?: "active" | "inactive";
+  retention_days?: number | null;
   allowed_file_types: FileType[];
   fail_fast: boolean;
   steps: StepDef[];

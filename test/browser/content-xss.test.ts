@@ -5,6 +5,7 @@
 // must never run. Before the fix the XML was served inline as application/xml and it did run.
 // A control document served by the attacker's own server proves that the payload does run when
 // a browser renders it, so silence from the content URLs means something.
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createWorkflow } from "../helpers/fixtures.ts";
@@ -52,7 +53,7 @@ describe.skipIf(!hasChromium)("submitted content never runs as a page of Assay (
   beforeAll(async () => {
     s = await startTestServer();
     const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD));
+    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
     const mallory = await s.user("mallory", "acme", "executor");
     await createWorkflow(s, s.rootToken, {
       slug: "docs",

@@ -1,5 +1,6 @@
 // The schematron step editor in real Chromium: the phase selector is filled from the schema's own
 // sch:phase elements as it is typed, and the chosen phase is what the server saves.
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, call, startTestServer } from "../helpers/server.ts";
@@ -21,7 +22,7 @@ describe.skipIf(!hasChromium)("schematron step editor in Chromium", () => {
   beforeAll(async () => {
     s = await startTestServer();
     const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD));
+    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
     browser = await launch();
     page = await newPage(browser, s.url);
     await signIn(page, "root", PASSWORD);

@@ -1,6 +1,7 @@
 // The web app in real Chromium against a real server: sign in, API tokens, a workflow with a
 // JSON Schema step, a failing run with its finding on its line, deactivate/reactivate, and what
 // a viewer is not offered. Saves screenshots of the main pages into docs/screenshots/.
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, startTestServer } from "../helpers/server.ts";
@@ -32,9 +33,9 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
   beforeAll(async () => {
     s = await startTestServer();
     const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD));
+    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
     const vera = await s.user("vera", "acme", "viewer");
-    await s.deps.users.setPassword(vera.id, await Bun.password.hash("vera password"));
+    await s.deps.users.setPassword(vera.id, await Bun.password.hash("vera password"), SYSTEM);
     await s.user("ed", "acme", "executor");
     apiToken = s.rootToken;
     browser = await launch();

@@ -1,4 +1,5 @@
 // Workflow fixtures shared by run tests.
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { call } from "./server.ts";
 
 type Server = { url: string };
@@ -43,11 +44,11 @@ export async function seedAcme(
   password?: string,
 ): Promise<{ token: string; rootId: number }> {
   const d = s.deps;
-  const org = await d.orgs.create("acme", "Acme");
-  const root = await d.users.create({ username: "root", is_admin: true });
-  if (password) await d.users.setPassword(root.id, await Bun.password.hash(password));
-  await d.orgs.addMember(org.id, root.id, "admin");
-  const token = (await d.tokens.create(root.id, "t", null)).token;
+  const org = await d.orgs.create("acme", "Acme", SYSTEM);
+  const root = await d.users.create({ username: "root", is_admin: true }, SYSTEM);
+  if (password) await d.users.setPassword(root.id, await Bun.password.hash(password), SYSTEM);
+  await d.orgs.addMember(org.id, root.id, "admin", SYSTEM);
+  const token = (await d.tokens.create(root.id, "t", null, SYSTEM)).token;
   await createWorkflow(s, token, {
     slug: "q",
     allowed_file_types: ["JSON"],

@@ -1,5 +1,6 @@
 // Test harness: a real server per test file — temp data dir (and, on PostgreSQL, a fresh
 // database: test/helpers/backend.ts), port 0, real HTTP with fetch.
+import { SYSTEM } from "../../src/audit/actor.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,13 +74,13 @@ const base = (storage: Storage, overrides: Partial<Record<keyof Config, unknown>
 function wrap(server: RunningServer, storage: Storage, rootToken: string): TestServer {
   const d = server.deps;
   const org = async (slug: string) =>
-    (await d.orgs.getBySlug(slug))?.id ?? (await d.orgs.create(slug, slug.toUpperCase())).id;
+    (await d.orgs.getBySlug(slug))?.id ?? (await d.orgs.create(slug, slug.toUpperCase(), SYSTEM)).id;
   const user: TestServer["user"] = async (username, orgSlug, role, opts) => {
     const u =
       (await d.users.getByUsername(username)) ??
-      (await d.users.create({ username, is_admin: opts?.is_admin }));
-    if (orgSlug && role) await d.orgs.addMember(await org(orgSlug), u.id, role);
-    const { token, record } = await d.tokens.create(u.id, `${username}-token`, null);
+      (await d.users.create({ username, is_admin: opts?.is_admin }, SYSTEM));
+    if (orgSlug && role) await d.orgs.addMember(await org(orgSlug), u.id, role, SYSTEM);
+    const { token, record } = await d.tokens.create(u.id, `${username}-token`, null, SYSTEM);
     return { id: u.id, token, tokenId: record.id };
   };
   const sql = <T>(text: string, ...params: Param[]) => d.db.exec(all<T>(text, ...params));

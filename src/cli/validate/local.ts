@@ -17,7 +17,7 @@ import { DEFAULT_MAX_FINDINGS, prepareChecks } from "../../validators/registry.t
 import type { FileType } from "../../validators/types.ts";
 import { parseDocument } from "../../workflows/document.ts";
 import { checkDraft } from "../../workflows/service.ts";
-import type { Workflow, WorkflowDraft, WorkflowVersion } from "../../workflows/types.ts";
+import type { WorkflowDraft, WorkflowVersion } from "../../workflows/types.ts";
 import type { InputFile } from "./files.ts";
 import { type FileResult, type RequestError, ValidateError } from "./result.ts";
 
@@ -102,7 +102,7 @@ function admit(w: LocalWorkflow, f: InputFile): { fileType: FileType; charset: s
     ]);
   }
   const fileType = classify(declared, text);
-  checkFileType(w.def, { allowed_file_types: w.draft.allowed_file_types } as Workflow, fileType);
+  checkFileType(w.def, fileType);
   return { fileType, charset };
 }
 

@@ -19,6 +19,11 @@ export const TAGS = [
   { name: "Tokens", description: "Your API tokens: the secret is shown once, at creation." },
   { name: "Administration", description: "Instance administration: users, organizations, settings." },
   {
+    name: "Audit",
+    description:
+      "The audit log of every change, with a hash chain (org Admins: their org; instance admins: all).",
+  },
+  {
     name: "Web session",
     description: "Cookie sign-in for the web app; API clients use a bearer token instead.",
   },

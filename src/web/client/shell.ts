@@ -16,6 +16,7 @@ export function shell(pageOrg: string | null, path: string, content: Child): HTM
         link(`/app/orgs/${org}/runs/`, "Runs"),
         link(`/app/orgs/${org}/members/`, "Members"),
         can(org, "admin") ? link(`/app/orgs/${org}/webhooks/`, "Webhooks") : null,
+        can(org, "admin") ? link(`/app/orgs/${org}/audit/`, "Audit log") : null,
       ]
     : [];
   // A menu of links rather than a <select> that navigates on change: arrowing through a

@@ -63,7 +63,7 @@ export interface Validator {
 }
 export interface Run {
   id: string;
-  workflow: { id: number; slug: string; version: number };
+  workflow: { id: number; slug: string; version: number; version_url?: string };
   submission: {
     filename: string | null;
     content_type: string;

@@ -144,7 +144,13 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
           "dd",
           null,
           h("a", { href: `/app/orgs/${org}/workflows/${run.workflow.slug}/` }, run.workflow.slug),
-          ` (version ${run.workflow.version})`,
+          " · ",
+          // The version this run executed, as it was (by id: still there after a slug change).
+          h(
+            "a",
+            { href: `/app/orgs/${org}/workflows/${run.workflow.id}/versions/${run.workflow.version}/` },
+            `version ${run.workflow.version}`,
+          ),
         ),
         h("dt", null, "File"),
         h(

@@ -176,7 +176,7 @@ export async function workflowDetailView(ctx: Ctx): Promise<Rendered> {
           w.fail_fast ? "Yes: later steps are skipped after a failed one" : "No: every step runs",
         ),
         h("dt", null, "Version"),
-        h("dd", null, String(w.version)),
+        h("dd", null, String(w.version), " · ", h("a", { href: `${base}versions/` }, "History")),
         h("dt", null, "Updated"),
         h("dd", null, time(w.updated_at)),
       ),

@@ -1,0 +1,67 @@
+// The one way an entry enters the log: a program that every audited write path runs inside its
+// own transaction (`yield* audit(actor, change)`), so the entry commits with the change or not
+// at all. Appenders take the chain's head row first and hold it until they commit: on PostgreSQL
+// a row lock (INSERT … ON CONFLICT DO UPDATE waits for a concurrent appender, then sees its
+// committed head), on SQLite the database's write lock. The chain stays one line.
+import { type Program, get, run } from "../db/program.ts";
+import { now } from "../db/util.ts";
+import { changesText } from "./changes.ts";
+import { GENESIS, hashOf } from "./chain.ts";
+import type { Actor, AuditRow, Change } from "./types.ts";
+
+const TAKE_HEAD =
+  "INSERT INTO audit_head (id, seq, hash) VALUES (1, 1, ?) ON CONFLICT (id) DO UPDATE SET seq = audit_head.seq + 1 RETURNING seq, hash";
+
+const INSERT = `INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Appends one entry; returns it. Run it last in the transaction: the head stays locked until commit. */
+export function* audit(actor: Actor, change: Change): Program<AuditRow> {
+  // The head's seq is already the new entry's; its hash is still the previous entry's.
+  const head = (yield* get<{ seq: number | string; hash: string }>(TAKE_HEAD, GENESIS))!;
+  const e: Omit<AuditRow, "hash"> = {
+    seq: Number(head.seq),
+    // Taken after the head: entries are in time order as well as in seq order.
+    created_at: now(),
+    org_id: change.org_id,
+    actor_type: actor.type,
+    actor_user_id: actor.user_id,
+    actor_username: actor.username,
+    token_id: actor.token_id,
+    session_id: actor.session_id,
+    client_ip: actor.ip,
+    action: change.action,
+    target_type: change.target_type,
+    target_id: change.target_id == null ? null : String(change.target_id),
+    target_name: change.target_name ?? null,
+    changes: changesText(change),
+    prev_hash: head.hash,
+  };
+  const hash = hashOf(e);
+  yield* run(
+    INSERT,
+    e.seq,
+    e.created_at,
+    e.org_id,
+    e.actor_type,
+    e.actor_user_id,
+    e.actor_username,
+    e.token_id,
+    e.session_id,
+    e.client_ip,
+    e.action,
+    e.target_type,
+    e.target_id,
+    e.target_name,
+    e.changes,
+    e.prev_hash,
+    hash,
+  );
+  yield* run("UPDATE audit_head SET hash = ? WHERE id = 1", hash);
+  return { ...e, hash };
+}
+
+/** Several changes of one request (an org created with its first Admin), in order. */
+export function* auditAll(actor: Actor, changes: Change[]): Program<void> {
+  for (const c of changes) yield* audit(actor, c);
+}

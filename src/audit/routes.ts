@@ -1,0 +1,203 @@
+// Audit API: an org's Admins read the org's entries; instance admins read every entry and the
+// chain's head. Pages of JSON by default; ?format=csv|jsonl streams every matching entry.
+import { Elysia } from "elysia";
+import type { Deps } from "../deps.ts";
+import { type ErrorItem, invalid, notFound } from "../errors.ts";
+import type { authPlugin } from "../http/auth.ts";
+import { describe } from "../http/openapi/components.ts";
+import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicUrl } from "../http/url.ts";
+import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
+import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
+import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
+import { type AuditFilters, type AuditItem, createAuditStore } from "./store.ts";
+
+const FORMATS = ["json", "csv", "jsonl"] as const;
+type Format = (typeof FORMATS)[number];
+const MAX_FILTER_LENGTH = 200;
+
+type Query = Partial<
+  Record<
+    "actor" | "action" | "target_type" | "target_id" | "created_after" | "created_before" | "format",
+    string
+  >
+>;
+
+/** The filters of a query; 400 with one errors[] item per bad value. */
+function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
+  const errors: ErrorItem[] = [];
+  const filters: AuditFilters = {};
+  const text = (k: "actor" | "action" | "target_type" | "target_id") => {
+    const v = q[k];
+    if (v === undefined) return undefined;
+    if (!v || v.length > MAX_FILTER_LENGTH)
+      errors.push({ field: k, code: "invalid", message: `${k} is 1 to ${MAX_FILTER_LENGTH} characters.` });
+    return v;
+  };
+  filters.actor = text("actor");
+  filters.action = text("action");
+  filters.targetType = text("target_type");
+  filters.targetId = text("target_id");
+  for (const k of ["created_after", "created_before"] as const) {
+    const v = q[k];
+    if (v === undefined) continue;
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms))
+      errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
+    else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = new Date(ms).toISOString();
+  }
+  const format = (q.format ?? "json") as Format;
+  if (!FORMATS.includes(format))
+    errors.push({ field: "format", code: "invalid", message: "format is json, csv or jsonl." });
+  if (errors.length) throw invalid("Invalid filters.", errors);
+  return { filters, format };
+}
+
+/** Every matching entry as CSV or JSON Lines, read a chunk at a time while the client reads. */
+function exportResponse(
+  chunks: AsyncGenerator<AuditItem[]>,
+  format: "csv" | "jsonl",
+  name: string,
+): Response {
+  const bytes = new TextEncoder();
+  let header = format === "csv";
+  const body = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      const prefix = header ? `${CSV_COLUMNS.join(",")}\r\n` : "";
+      header = false;
+      const next = await chunks.next();
+      if (next.done) {
+        if (prefix) ctl.enqueue(bytes.encode(prefix));
+        ctl.close();
+        return;
+      }
+      const lines = next.value.map((e) =>
+        format === "csv" ? csvRow(e) : `${JSON.stringify(presentEntry(e))}\n`,
+      );
+      ctl.enqueue(bytes.encode(prefix + lines.join("")));
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
+      "content-disposition": `attachment; filename="${name}.${format}"`,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    },
+  });
+}
+
+export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+  const { orgs, config } = deps;
+  const store = createAuditStore(deps.db);
+  const detail = { tags: ["Audit"] };
+  const stamp = () => new Date().toISOString().replace(/[:.]/g, "-");
+
+  type Page = Envelope<ReturnType<typeof presentEntry>>;
+  /**
+   * A page, or (csv, jsonl) a download. Typed as the page: Elysia sends a Response as it is,
+   * without the response schema (the runs route does the same).
+   */
+  async function answer(
+    request: Request,
+    q: Query & { page?: string; page_size?: string },
+    f: AuditFilters,
+    name: string,
+  ): Promise<Page> {
+    const { filters, format } = parseFilters(q);
+    const all = { ...filters, ...f };
+    if (format !== "json")
+      return exportResponse(store.each(all), format, `${name}-${stamp()}`) as unknown as Page;
+    const p = parsePage(q);
+    const { count, items } = await store.list(all, p.limit, p.offset);
+    return envelope(publicUrl(config.base_url, request), p, count, items.map(presentEntry));
+  }
+
+  const responses = { 200: EnvelopeOf(AuditEntryOut), ...errorResponses(...AUTHED) };
+  /** The page (JSON) or, with ?format=, every matching entry as a download. */
+  const listContent = {
+    200: {
+      description: "A page of entries, newest first; with `format=csv|jsonl` every matching entry as a file",
+      content: {
+        "application/json": { schema: EnvelopeOf(AuditEntryOut) },
+        "text/csv": { schema: { type: "string", description: "A header row, then one row per entry" } },
+        "application/jsonl": {
+          schema: { type: "string", description: "One entry per line, as the JSON page shows it" },
+        },
+      },
+    },
+  };
+  const formats =
+    "Filters: actor, action (exact, or `workflow.*`), target_type, target_id, created_after, created_before. Newest first. `?format=csv|jsonl` returns every matching entry as a download instead of a page.";
+  return new Elysia()
+    .use(auth)
+    .get(
+      "/api/v1/orgs/:org_slug/audit/",
+      async ({ params, query, request, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        return answer(request, query, { orgId: org.id }, `audit-${org.slug}`);
+      },
+      {
+        auth: true,
+        query: OrgAuditQuery,
+        response: responses,
+        detail: describe({
+          ...detail,
+          operationId: "listOrgAuditEntries",
+          summary: "The org's audit log (Admin)",
+          description: formats,
+          responses: listContent,
+        }),
+      },
+    )
+    .get(
+      "/api/v1/admin/audit/",
+      async ({ query, request, principal }) => {
+        requireInstanceAdmin(principal);
+        let orgId: number | undefined;
+        if (query.org !== undefined) {
+          const o = await orgs.getBySlug(query.org);
+          if (!o) throw notFound("Organization");
+          orgId = o.id;
+        }
+        const name = `audit-${query.org ?? "instance"}`;
+        return answer(request, query, orgId === undefined ? {} : { orgId }, name);
+      },
+      {
+        auth: true,
+        query: AdminAuditQuery,
+        response: responses,
+        detail: describe({
+          ...detail,
+          operationId: "adminListAuditEntries",
+          summary: "The whole audit log (instance admin)",
+          description: `${formats} \`org\`: one org's entries.`,
+          responses: listContent,
+        }),
+      },
+    )
+    .get(
+      "/api/v1/admin/audit/head/",
+      async ({ principal }) => {
+        requireInstanceAdmin(principal);
+        const head = await store.head();
+        if (!head) throw notFound("Audit entry");
+        return head;
+      },
+      {
+        auth: true,
+        response: { 200: AuditHeadOut, ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          operationId: "adminGetAuditHead",
+          summary: "The chain's head: seq and hash of the newest entry, to record outside Assay",
+          description:
+            "Record it elsewhere (a ticket, another system's log) now and then; `assay audit verify --anchor SEQ:HASH` later proves the log still holds that entry unchanged and everything before it.",
+        },
+      },
+    );
+}

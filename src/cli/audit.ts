@@ -1,0 +1,48 @@
+// `assay audit verify [--anchor SEQ:HASH]` and `assay audit head`: the audit log's hash chain
+// checked, and its head printed for recording elsewhere (docs/audit.md).
+import { createAuditStore } from "../audit/store.ts";
+import { verifyChain } from "../audit/verify.ts";
+import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { print, withDeps } from "./context.ts";
+
+/** Exit code: 0 intact, 1 broken (the first broken link is printed). */
+export async function audit(p: Parsed): Promise<number> {
+  const [sub, ...rest] = p.positionals;
+  if ((sub !== "verify" && sub !== "head") || rest.length)
+    throw new UsageError("usage: assay audit verify [--anchor SEQ:HASH] | head   [--data-dir DIR]");
+  allowOnly(p, sub === "verify" ? ["anchor", "data_dir"] : ["data_dir"]);
+  let anchor: { seq: number; hash: string } | undefined;
+  if (p.flags.anchor !== undefined) {
+    const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(p.flags.anchor);
+    if (!m) throw new UsageError("--anchor is SEQ:HASH, as `assay audit head` prints it");
+    anchor = { seq: Number(m[1]), hash: m[2]! };
+  }
+  return withDeps(p, async (d) => {
+    if (sub === "head") {
+      const head = await createAuditStore(d.db).head();
+      if (!head) {
+        print("The audit log is empty.");
+        return 1;
+      }
+      print(JSON.stringify(head));
+      return 0;
+    }
+    const r = await verifyChain(d.db, anchor);
+    if (r.broken) {
+      print(`BROKEN at entry ${r.broken.seq}: ${r.broken.reason}.`);
+      print(`${r.checked} entries before it are intact.`);
+      return 1;
+    }
+    if (!r.head) {
+      print("The audit log is empty: nothing to verify.");
+      return 0;
+    }
+    print(
+      `Intact: ${r.checked} entries (${r.first ?? "-"} to ${r.head.seq}) follow each other and match their hashes; head ${r.head.seq}:${r.head.hash}.`,
+    );
+    if (r.anchor === "matched") print(`The anchor ${anchor!.seq} is in the chain, unchanged.`);
+    if (r.anchor === "purged")
+      print(`The anchor ${anchor!.seq} is older than the retention kept: it could not be checked.`);
+    return 0;
+  });
+}

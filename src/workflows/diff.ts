@@ -1,0 +1,101 @@
+// Field-by-field difference of two workflow versions (GET …/versions/{n}/diff/?against=m). Both
+// sides are first put in one shape — the settings, and the steps keyed by their id (a step keeps
+// its id across versions: a moved step is an `order` change, not a removal and an addition) —
+// then compared. Paths are JSON Pointers into that shape: /name, /steps/12/order,
+// /steps/12/config/schema/required/0.
+import type { StepDef, WorkflowVersion } from "./types.ts";
+
+export const MAX_CHANGES = 1000;
+
+/** Settings a version snapshot holds; the first four are absent from versions before 0016. */
+export const SETTINGS = [
+  "name",
+  "description",
+  "status",
+  "retention_days",
+  "slug",
+  "allowed_file_types",
+  "fail_fast",
+] as const;
+
+export interface Change {
+  path: string;
+  op: "added" | "removed" | "changed";
+  before?: unknown;
+  after?: unknown;
+  /** The step a path under /steps belongs to (its name in the newer version, if it has it). */
+  step: { id: number; name: string } | null;
+}
+
+export interface VersionDiff {
+  changes: Change[];
+  /** More than MAX_CHANGES changes: the list stops there. */
+  truncated: boolean;
+  /** Settings one of the versions did not record (saved before they were recorded). */
+  unrecorded: string[];
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const pointerToken = (k: string) => k.replaceAll("~", "~0").replaceAll("/", "~1");
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+const stepShape = (s: StepDef) => ({
+  order: s.order,
+  name: s.name,
+  validator: s.validator,
+  is_active: s.is_active,
+  config: s.config,
+});
+
+export function diffVersions(from: WorkflowVersion, to: WorkflowVersion): VersionDiff {
+  const out: Change[] = [];
+  let truncated = false;
+  const push = (c: Change) => {
+    if (out.length >= MAX_CHANGES) truncated = true;
+    else out.push(c);
+  };
+  const unrecorded: string[] = [];
+  for (const k of SETTINGS) {
+    if (!(k in from) || !(k in to)) {
+      unrecorded.push(k);
+      continue;
+    }
+    const a = (from as unknown as Record<string, unknown>)[k];
+    const b = (to as unknown as Record<string, unknown>)[k];
+    // Settings are compared whole (allowed_file_types is one value, not a list of edits).
+    if (!same(a, b)) push({ path: `/${k}`, op: "changed", before: a, after: b, step: null });
+  }
+  const older = new Map(from.steps.map((s) => [s.id, s]));
+  const newer = new Map(to.steps.map((s) => [s.id, s]));
+  const ids = [...new Set([...to.steps.map((s) => s.id), ...from.steps.map((s) => s.id)])];
+  for (const id of ids) {
+    const a = older.get(id);
+    const b = newer.get(id);
+    const step = { id, name: (b ?? a)!.name };
+    if (!a) push({ path: `/steps/${id}`, op: "added", after: stepShape(b!), step });
+    else if (!b) push({ path: `/steps/${id}`, op: "removed", before: stepShape(a), step });
+    else walk(`/steps/${id}`, stepShape(a), stepShape(b), (c) => push({ ...c, step }));
+  }
+  return { changes: out, truncated, unrecorded };
+}
+
+/** Leaf by leaf inside objects and arrays (configs: a changed `required` entry, not the schema). */
+function walk(path: string, a: unknown, b: unknown, emit: (c: Omit<Change, "step">) => void): void {
+  if (same(a, b)) return;
+  if ((isPlain(a) && isPlain(b)) || (Array.isArray(a) && Array.isArray(b))) {
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    const keys = Array.isArray(a)
+      ? Array.from({ length: Math.max(a.length, (b as unknown[]).length) }, (_, i) => String(i))
+      : [...new Set([...Object.keys(x), ...Object.keys(y)])];
+    for (const k of keys) {
+      const p = `${path}/${pointerToken(k)}`;
+      if (!(k in y)) emit({ path: p, op: "removed", before: x[k] });
+      else if (!(k in x)) emit({ path: p, op: "added", after: y[k] });
+      else walk(p, x[k], y[k], emit);
+    }
+    return;
+  }
+  emit({ path, op: "changed", before: a, after: b });
+}

@@ -1,0 +1,215 @@
+// Tamper evidence (issue 24): rows of the log edited, deleted or rewritten directly in the
+// database, and `assay audit verify` (a real process on the server's database) naming the first
+// broken link with exit 1; `assay audit head` and --anchor for what the chain alone cannot show.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { hashOf } from "../src/audit/chain.ts";
+import { toRow } from "../src/audit/store.ts";
+import type { AuditRow } from "../src/audit/types.ts";
+import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+
+async function assay(...args: string[]) {
+  const p = Bun.spawn([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args, ...s.cliArgs], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, out, err };
+}
+const rowAt = async (seq: number) =>
+  toRow((await s.row<AuditRow>("SELECT * FROM audit_log WHERE seq = ?", seq))!);
+
+beforeAll(async () => {
+  s = await startTestServer();
+  // Written at once, as concurrent requests: appenders take turns on the chain's head.
+  const made = await Promise.all(
+    ["one", "two", "three", "four", "five", "six"].map((slug) =>
+      call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+        token: s.rootToken,
+        body: { slug, name: slug, allowed_file_types: ["JSON"] },
+      }),
+    ),
+  );
+  expect(made.map((r) => r.status)).toEqual(Array(6).fill(201));
+  const renamed = await Promise.all(
+    ["one", "two", "three", "four", "five", "six"].flatMap((slug) =>
+      [1, 2, 3].map((i) =>
+        call(s, "PATCH", `/api/v1/orgs/acme/workflows/${slug}/`, {
+          token: s.rootToken,
+          body: { description: `${slug} ${i}` },
+        }),
+      ),
+    ),
+  );
+  expect(renamed.map((r) => r.status)).toEqual(Array(18).fill(200));
+});
+afterAll(() => s.close());
+
+describe("assay audit verify", () => {
+  test("an intact log after concurrent writes: one line, exit 0, how many entries, the head", async () => {
+    const n = await s.count("audit_log");
+    const seqs = (await s.sql<{ seq: number }>("SELECT seq FROM audit_log ORDER BY seq")).map((r) =>
+      Number(r.seq),
+    );
+    expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(await s.count("audit_log WHERE action = 'workflow.update'")).toBe(18);
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(0);
+    const head = await rowAt(n);
+    expect(r.out).toBe(
+      `Intact: ${n} entries (1 to ${n}) follow each other and match their hashes; head ${n}:${head.hash}.\n`,
+    );
+  });
+
+  test("a row edited in the database is named (its hash no longer matches); exit 1", async () => {
+    const before = await rowAt(5);
+    await s.sql("UPDATE audit_log SET target_name = ? WHERE seq = ?", "someone-else", 5);
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(1);
+    expect(r.out).toBe(
+      "BROKEN at entry 5: entry 5 does not match its hash: it was changed.\n4 entries before it are intact.\n",
+    );
+    await s.sql("UPDATE audit_log SET target_name = ? WHERE seq = ?", before.target_name, 5);
+    expect((await assay("audit", "verify")).code).toBe(0);
+  });
+
+  test("an edited row given a matching hash still breaks the link to the next entry", async () => {
+    const e = await rowAt(5);
+    const forged = { ...e, actor_username: "mallory" };
+    const { hash: _, ...content } = forged;
+    await s.sql(
+      "UPDATE audit_log SET actor_username = ?, hash = ? WHERE seq = ?",
+      "mallory",
+      hashOf(content),
+      5,
+    );
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(1);
+    expect(r.out).toStartWith(
+      "BROKEN at entry 6: entry 6 does not follow entry 5 (prev_hash differs): entry 5 was changed or replaced.",
+    );
+    await s.sql(
+      "UPDATE audit_log SET actor_username = ?, hash = ? WHERE seq = ?",
+      e.actor_username,
+      e.hash,
+      5,
+    );
+  });
+
+  test("a deleted row is named as missing", async () => {
+    const e = await rowAt(3);
+    await s.sql("DELETE FROM audit_log WHERE seq = ?", 3);
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(1);
+    expect(r.out).toStartWith("BROKEN at entry 3: entry 3 is missing (deleted).");
+    await s.sql(
+      "INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      e.seq,
+      e.created_at,
+      e.org_id,
+      e.actor_type,
+      e.actor_user_id,
+      e.actor_username,
+      e.token_id,
+      e.session_id,
+      e.client_ip,
+      e.action,
+      e.target_type,
+      e.target_id,
+      e.target_name,
+      e.changes,
+      e.prev_hash,
+      e.hash,
+    );
+    expect((await assay("audit", "verify")).code).toBe(0);
+  });
+
+  test("the newest entry deleted: the head names it", async () => {
+    const n = await s.count("audit_log");
+    const e = await rowAt(n);
+    await s.sql("DELETE FROM audit_log WHERE seq = ?", n);
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(1);
+    expect(r.out).toStartWith(
+      `BROKEN at entry ${n}: the log ends at entry ${n - 1} but its head names entry ${n}: entries were removed from the end, or the head was changed.`,
+    );
+    await s.sql(
+      "INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      e.seq,
+      e.created_at,
+      e.org_id,
+      e.actor_type,
+      e.actor_user_id,
+      e.actor_username,
+      e.token_id,
+      e.session_id,
+      e.client_ip,
+      e.action,
+      e.target_type,
+      e.target_id,
+      e.target_name,
+      e.changes,
+      e.prev_hash,
+      e.hash,
+    );
+  });
+});
+
+describe("the head, recorded elsewhere", () => {
+  test("`assay audit head` prints what the API's head shows", async () => {
+    const r = await assay("audit", "head");
+    expect(r.code).toBe(0);
+    const api = await call(s, "GET", "/api/v1/admin/audit/head/", { token: s.rootToken });
+    expect(JSON.parse(r.out)).toEqual(api.json);
+  });
+
+  test("a rewrite from entry k on with fresh hashes passes the chain alone, but not the anchor", async () => {
+    const head = JSON.parse((await assay("audit", "head")).out) as { seq: number; hash: string };
+    const anchor = `${head.seq}:${head.hash}`;
+    expect((await assay("audit", "verify", "--anchor", anchor)).out).toContain(
+      `The anchor ${head.seq} is in the chain, unchanged.`,
+    );
+    // Whoever can write the database can recompute every hash after the one they change.
+    const rows = (await s.sql<AuditRow>("SELECT * FROM audit_log WHERE seq >= 4 ORDER BY seq")).map(toRow);
+    let prev = (await rowAt(3)).hash;
+    for (const e of rows) {
+      const content = { ...e, prev_hash: prev, actor_username: e.seq === 4 ? "mallory" : e.actor_username };
+      const { hash: _, ...c } = content;
+      const hash = hashOf(c);
+      await s.sql(
+        "UPDATE audit_log SET actor_username = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+        content.actor_username,
+        prev,
+        hash,
+        e.seq,
+      );
+      prev = hash;
+    }
+    await s.sql("UPDATE audit_head SET hash = ? WHERE id = 1", prev);
+    expect((await assay("audit", "verify")).code).toBe(0); // what the chain does not prove (docs/audit.md)
+    const r = await assay("audit", "verify", "--anchor", anchor);
+    expect(r.code).toBe(1);
+    expect(r.out).toStartWith(
+      `BROKEN at entry ${head.seq}: entry ${head.seq} is not the one recorded elsewhere`,
+    );
+  });
+
+  test("a malformed anchor is a usage error (exit 2)", async () => {
+    const r = await assay("audit", "verify", "--anchor", "12");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("--anchor is SEQ:HASH");
+  });
+
+  test("-h prints the command's help", async () => {
+    const r = await assay("audit", "-h");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("assay audit verify [--anchor SEQ:HASH]");
+    expect(r.out).toContain("--database-url URL");
+  });
+});

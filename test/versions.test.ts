@@ -1,0 +1,307 @@
+// Workflow versions over the API (issue 24): list (paged), one version's whole definition, the
+// field-by-field diff, restore, runs pinned to a version, the 400/404/409 answers and the roles.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let author: string;
+let viewer: string;
+let executor: string;
+let outsider: string;
+let wfId: number;
+let stepId: number;
+/** The workflow as answered after each save: version n is snapshots[n - 1]. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers, compared whole
+const snapshots: any[] = [];
+const WF = "/api/v1/orgs/acme/workflows/orders";
+const V = `${WF}/versions`;
+const JSON_CT = { "content-type": "application/json" };
+const schemaOf = (required: string[]) => ({
+  schema: { type: "object", required, properties: { id: { type: "integer" } } },
+});
+
+beforeAll(async () => {
+  s = await startTestServer();
+  author = (await s.user("ann", "acme", "author")).token;
+  viewer = (await s.user("vic", "acme", "viewer")).token;
+  executor = (await s.user("eve", "acme", "executor")).token;
+  outsider = (await s.user("out", "other", "admin")).token;
+  // v1: requires id. v2: a new description. v3: requires id and total. v4: accepts YAML too.
+  const w = await createWorkflow(s, author, {
+    slug: "orders",
+    name: "Orders",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "schema", validator: "json_schema", config: schemaOf(["id"]) }],
+  });
+  wfId = w.id;
+  stepId = w.steps[0].id;
+  snapshots.push(w);
+  const v2 = await call(s, "PATCH", `${WF}/`, { token: author, body: { description: "All orders" } });
+  snapshots.push(v2.json);
+  await call(s, "PATCH", `${WF}/steps/${stepId}/`, {
+    token: author,
+    body: { config: schemaOf(["id", "total"]) },
+  });
+  snapshots.push((await call(s, "GET", `${WF}/`, { token: author })).json);
+  const v4 = await call(s, "PATCH", `${WF}/`, {
+    token: author,
+    body: { allowed_file_types: ["JSON", "YAML"] },
+  });
+  snapshots.push(v4.json);
+});
+afterAll(() => s.close());
+
+const vUrl = (n: number) => `${s.url}/api/v1/orgs/acme/workflows/${wfId}/versions/${n}/`;
+
+describe("list", () => {
+  test("newest first, paged, each with who saved it", async () => {
+    const r = await call(s, "GET", `${V}/?page_size=2`, { token: viewer });
+    expect(r.status).toBe(200);
+    expect(r.json.count).toBe(4);
+    expect(r.json.results.map((v: { version: number }) => v.version)).toEqual([4, 3]);
+    expect(r.json.next).toContain("page=2");
+    expect(r.json.results[0]).toEqual({
+      version: 4,
+      url: vUrl(4),
+      created_at: expect.any(String),
+      created_by: { id: expect.any(Number), username: "ann" },
+      restored_from: null,
+      is_current: true,
+      step_count: 1,
+    });
+    const p2 = await call(s, "GET", `${V}/?page_size=2&page=2`, { token: viewer });
+    expect(
+      p2.json.results.map((v: { version: number; is_current: boolean }) => [v.version, v.is_current]),
+    ).toEqual([
+      [2, false],
+      [1, false],
+    ]);
+    expect(p2.json.next).toBeNull();
+  });
+  test("a bad page is a 400 like every list", async () => {
+    const r = await call(s, "GET", `${V}/?page=0`, { token: viewer });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe("invalid_request");
+  });
+});
+
+describe("detail", () => {
+  test("version 1: the whole definition as saved, settings and step configs", async () => {
+    const r = await call(s, "GET", `${V}/1/`, { token: viewer });
+    expect(r.status).toBe(200);
+    const v1 = snapshots[0]!;
+    expect(r.json).toEqual({
+      version: 1,
+      url: vUrl(1),
+      created_at: expect.any(String),
+      created_by: { id: expect.any(Number), username: "ann" },
+      restored_from: null,
+      is_current: false,
+      workflow: { id: wfId, slug: "orders", url: `${s.url}${WF}/` },
+      settings_recorded: true,
+      slug: "orders",
+      name: "Orders",
+      description: "",
+      status: v1.status,
+      retention_days: null,
+      allowed_file_types: ["JSON"],
+      fail_fast: v1.fail_fast,
+      steps: v1.steps,
+    });
+  });
+  test("by workflow id as well as slug (the run's version_url uses the id)", async () => {
+    const r = await call(s, "GET", `/api/v1/orgs/acme/workflows/${wfId}/versions/4/`, { token: viewer });
+    expect(r.status).toBe(200);
+    expect(r.json.allowed_file_types).toEqual(["JSON", "YAML"]);
+    expect(r.json.steps[0].config.schema.required).toEqual(["id", "total"]);
+  });
+  test("404 for a version the workflow does not have, or that is no number", async () => {
+    for (const n of ["99", "0", "abc", "1.5"]) {
+      const r = await call(s, "GET", `${V}/${n}/`, { token: viewer });
+      expect({ n, status: r.status, body: r.json }).toEqual({
+        n,
+        status: 404,
+        body: errorBody(404, "not_found", "Workflow version not found."),
+      });
+    }
+    const w = await call(s, "GET", "/api/v1/orgs/acme/workflows/nope/versions/1/", { token: viewer });
+    expect(w.json).toEqual(errorBody(404, "not_found", "Workflow not found."));
+  });
+});
+
+describe("diff", () => {
+  test("field by field: settings whole, step configs leaf by leaf", async () => {
+    const r = await call(s, "GET", `${V}/4/diff/?against=1`, { token: viewer });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      workflow: { id: wfId, slug: "orders", url: `${s.url}${WF}/` },
+      from: { version: 1, url: vUrl(1) },
+      to: { version: 4, url: vUrl(4) },
+      changes: [
+        { path: "/description", op: "changed", before: "", after: "All orders", step: null },
+        { path: "/allowed_file_types", op: "changed", before: ["JSON"], after: ["JSON", "YAML"], step: null },
+        {
+          path: `/steps/${stepId}/config/schema/required/1`,
+          op: "added",
+          after: "total",
+          step: { id: stepId, name: "schema" },
+        },
+      ],
+      truncated: false,
+      unrecorded: [],
+    });
+  });
+  test("against defaults to the version before", async () => {
+    const r = await call(s, "GET", `${V}/2/diff/`, { token: viewer });
+    expect(r.json.from.version).toBe(1);
+    expect(r.json.changes).toEqual([
+      { path: "/description", op: "changed", before: "", after: "All orders", step: null },
+    ]);
+  });
+  test("a version against itself: no change", async () => {
+    const r = await call(s, "GET", `${V}/2/diff/?against=2`, { token: viewer });
+    expect(r.json.changes).toEqual([]);
+  });
+  test("400 for version 1 without against, and for an against that is no number", async () => {
+    const r = await call(s, "GET", `${V}/1/diff/`, { token: viewer });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid value for against.", [
+        {
+          field: "against",
+          code: "required",
+          message: "Version 1 has no version before it: name one with ?against=m.",
+        },
+      ]),
+    );
+    const bad = await call(s, "GET", `${V}/2/diff/?against=x`, { token: viewer });
+    expect(bad.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid value for against.", [
+        { field: "against", code: "invalid", message: "against is a version number (a positive integer)." },
+      ]),
+    );
+  });
+  test("404 when either version is unknown", async () => {
+    for (const path of [`${V}/99/diff/?against=1`, `${V}/2/diff/?against=99`]) {
+      const r = await call(s, "GET", path, { token: viewer });
+      expect(r.json).toEqual(errorBody(404, "not_found", "Workflow version not found."));
+    }
+  });
+});
+
+describe("runs against a version", () => {
+  const doc = JSON.stringify({ id: 1 }); // no total: passes version 1, fails versions 3 and 4
+  test("?version=1 runs version 1's rules; the run names and links its version", async () => {
+    const r = await call(s, "POST", `${WF}/runs/?version=1`, { token: executor, raw: doc, headers: JSON_CT });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(r.json.workflow).toEqual({ id: wfId, slug: "orders", version: 1, version_url: vUrl(1) });
+    const v = await call(s, "GET", new URL(r.json.workflow.version_url).pathname, { token: viewer });
+    expect(v.json.version).toBe(1);
+    const now = await call(s, "POST", `${WF}/runs/`, { token: executor, raw: doc, headers: JSON_CT });
+    expect(now.json.status).toBe("failed");
+    expect(now.json.workflow.version).toBe(4);
+  });
+  test("a pinned version's own file types apply (YAML came with version 4)", async () => {
+    const yaml = { "content-type": "application/yaml" };
+    const r = await call(s, "POST", `${WF}/runs/?version=1`, {
+      token: executor,
+      raw: "id: 1\n",
+      headers: yaml,
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe("file_type_unsupported");
+  });
+  test("409 for a version the workflow does not have; nothing is started", async () => {
+    const before = await s.count("runs");
+    const r = await call(s, "POST", `${WF}/runs/?version=99`, {
+      token: executor,
+      raw: doc,
+      headers: JSON_CT,
+    });
+    expect(r.json).toEqual(
+      errorBody(
+        409,
+        "workflow_version_unavailable",
+        'Workflow "orders" has no version 99: its versions are 1 to 4.',
+        [{ field: "version", code: "unavailable", message: "No version 99." }],
+      ),
+    );
+    expect(await s.count("runs")).toBe(before);
+  });
+  test("400 for a version that is no number", async () => {
+    for (const v of ["0", "x", "-1"]) {
+      const r = await call(s, "POST", `${WF}/runs/?version=${v}`, {
+        token: executor,
+        raw: doc,
+        headers: JSON_CT,
+      });
+      expect(r.json).toEqual(
+        errorBody(400, "invalid_request", "Invalid version.", [
+          { field: "version", code: "invalid", message: "version is a version number (a positive integer)." },
+        ]),
+      );
+    }
+  });
+  test("a Viewer cannot start one", async () => {
+    const r = await call(s, "POST", `${WF}/runs/?version=1`, { token: viewer, raw: doc, headers: JSON_CT });
+    expect(r.json).toEqual(
+      errorBody(403, "permission_denied", "This action needs the executor role or higher."),
+    );
+  });
+});
+
+describe("restore (runs last: it adds versions)", () => {
+  test("roles: Viewer and Executor get 403, another org's admin 403, no token 401; nothing saved", async () => {
+    for (const token of [viewer, executor]) {
+      const r = await call(s, "POST", `${V}/1/restore/`, { token });
+      expect(r.json).toEqual(
+        errorBody(403, "permission_denied", "This action needs the author role or higher."),
+      );
+    }
+    const o = await call(s, "POST", `${V}/1/restore/`, { token: outsider });
+    expect(o.json).toEqual(errorBody(403, "permission_denied", "You are not a member of this organization."));
+    const anon = await call(s, "POST", `${V}/1/restore/`);
+    expect(anon.status).toBe(401);
+    expect(anon.json.code).toBe("authentication_required");
+    expect((await call(s, "GET", `${WF}/`, { token: viewer })).json.version).toBe(4);
+  });
+  test("an Author restores version 1: 201, a new version 5 equal to 1, logged", async () => {
+    const r = await call(s, "POST", `${V}/1/restore/`, { token: author });
+    expect(r.status).toBe(201);
+    expect(r.headers.get("location")).toBe(vUrl(5));
+    expect(r.json).toMatchObject({
+      version: 5,
+      restored_from: 1,
+      is_current: true,
+      allowed_file_types: ["JSON"],
+    });
+    const d = await call(s, "GET", `${V}/5/diff/?against=1`, { token: viewer });
+    expect(d.json.changes).toEqual([]);
+    const w = await call(s, "GET", `${WF}/`, { token: viewer });
+    expect(w.json.version).toBe(5);
+    expect(w.json.description).toBe("");
+    expect(w.json.steps[0].id).toBe(stepId); // the same step, its config as in version 1
+    expect(w.json.steps[0].config).toEqual(snapshots[0]!.steps[0].config);
+    const log = await call(s, "GET", "/api/v1/orgs/acme/audit/?action=workflow.restore", {
+      token: s.rootToken,
+    });
+    expect(log.json.results).toHaveLength(1);
+    expect(log.json.results[0]).toMatchObject({
+      actor: { username: "ann", type: "user" },
+      target: { type: "workflow", id: String(wfId), name: "orders" },
+      changes: { restored_from: 1 },
+    });
+  });
+  test("restoring the version it already equals saves nothing: 200 with the current version", async () => {
+    const r = await call(s, "POST", `${V}/1/restore/`, { token: author });
+    expect(r.status).toBe(200);
+    expect(r.json.version).toBe(5);
+    expect(r.headers.get("location")).toBeNull();
+    expect((await call(s, "GET", `${V}/`, { token: viewer })).json.count).toBe(5);
+  });
+  test("404 for an unknown version", async () => {
+    const r = await call(s, "POST", `${V}/9/restore/`, { token: author });
+    expect(r.json).toEqual(errorBody(404, "not_found", "Workflow version not found."));
+  });
+});
