@@ -1,8 +1,3 @@
-// Two nodes claiming from one queue (PostgreSQL only): 10,000 async runs submitted to both, both
-// claim with FOR UPDATE SKIP LOCKED. No run is executed twice: each is claimed exactly once
-// (attempts = 1, no claim ran out), each final write is its one claimant's, and the nodes' own
-// counts of the runs they finished add up to exactly 10,000.
-import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
