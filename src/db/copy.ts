@@ -35,7 +35,7 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
  * Tables never copied: rows that belong to the schema itself, and transient state (rate-limit
  * counters start over).
  */
-export const NOT_COPIED = ["cache_generation", "assay_schema_migrations", "rate_limits"];
+export const NOT_COPIED = ["cache_generation", "assay_schema_migrations", "rate_limits", "rate_events"];
 
 const CHUNK = 500;
 
