@@ -3,6 +3,7 @@
 // broken link with exit 1; `assay audit head` and --anchor for what the chain alone cannot show.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { INSERT_AUDIT, auditValues } from "../src/audit/append.ts";
 import { hashOf } from "../src/audit/chain.ts";
 import { toRow } from "../src/audit/store.ts";
 import type { AuditRow } from "../src/audit/types.ts";
@@ -108,25 +109,7 @@ describe("assay audit verify", () => {
     const r = await assay("audit", "verify");
     expect(r.code).toBe(1);
     expect(r.out).toStartWith("BROKEN at entry 3: entry 3 is missing (deleted).");
-    await s.sql(
-      "INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      e.seq,
-      e.created_at,
-      e.org_id,
-      e.actor_type,
-      e.actor_user_id,
-      e.actor_username,
-      e.token_id,
-      e.session_id,
-      e.client_ip,
-      e.action,
-      e.target_type,
-      e.target_id,
-      e.target_name,
-      e.changes,
-      e.prev_hash,
-      e.hash,
-    );
+    await s.sql(INSERT_AUDIT, ...auditValues(e));
     expect((await assay("audit", "verify")).code).toBe(0);
   });
 
@@ -139,25 +122,7 @@ describe("assay audit verify", () => {
     expect(r.out).toStartWith(
       `BROKEN at entry ${n}: the log ends at entry ${n - 1} but its head names entry ${n}: entries were removed from the end, or the head was changed.`,
     );
-    await s.sql(
-      "INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      e.seq,
-      e.created_at,
-      e.org_id,
-      e.actor_type,
-      e.actor_user_id,
-      e.actor_username,
-      e.token_id,
-      e.session_id,
-      e.client_ip,
-      e.action,
-      e.target_type,
-      e.target_id,
-      e.target_name,
-      e.changes,
-      e.prev_hash,
-      e.hash,
-    );
+    await s.sql(INSERT_AUDIT, ...auditValues(e));
   });
 });
 

@@ -12,8 +12,30 @@ import type { Actor, AuditRow, Change } from "./types.ts";
 const TAKE_HEAD =
   "INSERT INTO audit_head (id, seq, hash) VALUES (1, 1, ?) ON CONFLICT (id) DO UPDATE SET seq = audit_head.seq + 1 RETURNING seq, hash";
 
-const INSERT = `INSERT INTO audit_log (seq, created_at, org_id, actor_type, actor_user_id, actor_username, token_id, session_id, client_ip, action, target_type, target_id, target_name, changes, prev_hash, hash)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** The log's columns in the order rows are written (and restored, by tests of verify). */
+export const AUDIT_COLUMNS = [
+  "seq",
+  "created_at",
+  "org_id",
+  "actor_type",
+  "actor_user_id",
+  "actor_username",
+  "token_id",
+  "session_id",
+  "client_ip",
+  "action",
+  "target_type",
+  "target_id",
+  "target_name",
+  "changes",
+  "prev_hash",
+  "hash",
+] as const satisfies readonly (keyof AuditRow)[];
+
+export const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map(() => "?").join(", ")})`;
+
+/** A row's values in AUDIT_COLUMNS order, for INSERT_AUDIT. */
+export const auditValues = (row: AuditRow) => AUDIT_COLUMNS.map((c) => row[c]);
 
 /** Appends one entry; returns it. Run it last in the transaction: the head stays locked until commit. */
 export function* audit(actor: Actor, change: Change): Program<AuditRow> {
@@ -37,28 +59,10 @@ export function* audit(actor: Actor, change: Change): Program<AuditRow> {
     changes: changesText(change),
     prev_hash: head.hash,
   };
-  const hash = hashOf(e);
-  yield* run(
-    INSERT,
-    e.seq,
-    e.created_at,
-    e.org_id,
-    e.actor_type,
-    e.actor_user_id,
-    e.actor_username,
-    e.token_id,
-    e.session_id,
-    e.client_ip,
-    e.action,
-    e.target_type,
-    e.target_id,
-    e.target_name,
-    e.changes,
-    e.prev_hash,
-    hash,
-  );
-  yield* run("UPDATE audit_head SET hash = ? WHERE id = 1", hash);
-  return { ...e, hash };
+  const row: AuditRow = { ...e, hash: hashOf(e) };
+  yield* run(INSERT_AUDIT, ...auditValues(row));
+  yield* run("UPDATE audit_head SET hash = ? WHERE id = 1", row.hash);
+  return row;
 }
 
 /** Several changes of one request (an org created with its first Admin), in order. */
