@@ -226,6 +226,10 @@ export function createRunStore(db: Db) {
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
   // update; a create counts as soon as it is issued, so a burst cannot overshoot.
   let queued = 0;
+  // Creates issued and not yet committed, and how many runs this store has queued so far
+  // (created or requeued): a claim on PostgreSQL cannot see either kind, so a short claim keeps them counted (see claim()).
+  let creating = 0;
+  let created = 0;
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
   // Other nodes may be claiming the same rows (PostgreSQL): skip the ones they hold.
   const shared = db.dialect === "postgres";
@@ -251,13 +255,17 @@ export function createRunStore(db: Db) {
       const ts = n.createdAt ?? now();
       if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt, as));
       queued++;
+      creating++;
       try {
         const sid = await batch.write(() => insertBoth(n, ts, "queued", null));
+        created++;
         onQueued();
         return sid;
       } catch (e) {
         queued--;
         throw e;
+      } finally {
+        creating--;
       }
     },
     /**
@@ -415,6 +423,7 @@ export function createRunStore(db: Db) {
      */
     async claim(limit: number, claim: Claim): Promise<{ id: string; attempts: number }[]> {
       const ts = now();
+      const createdBefore = created;
       const rows = await batch.write(
         () =>
           all<{ id: string; attempts: number; created_at: string }>(
@@ -427,10 +436,12 @@ export function createRunStore(db: Db) {
         true,
       );
       queued -= rows.length;
-      // PostgreSQL: fewer than asked means the queue was empty when this claim ran; the count is
-      // an estimate there (other nodes claim too), and a later queued run signals or is polled.
+      // PostgreSQL: fewer than asked means the queue was empty in the claim's snapshot; the count
+      // is an estimate there (other nodes claim too). Runs of this node the snapshot could not
+      // see (still being written, or committed while the claim ran) stay counted: otherwise the
+      // count reads 0 while they wait on disk until a signal or poll finds them.
       // SQLite's count is exact and may include runs of this very group not yet inserted.
-      if (shared && rows.length < limit) queued = 0;
+      if (shared && rows.length < limit) queued = creating + (created - createdBefore);
       return rows
         .sort((a, b) =>
           a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
@@ -460,6 +471,7 @@ export function createRunStore(db: Db) {
       );
       if (n) {
         queued++;
+        created++;
         onQueued();
       }
     },
@@ -599,6 +611,7 @@ export function createRunStore(db: Db) {
       });
       if (r.requeued) {
         queued += r.requeued;
+        created += r.requeued;
         onQueued();
       }
       return r;
