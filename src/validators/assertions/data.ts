@@ -7,12 +7,13 @@ import { celList, isCelList } from "@bufbuild/cel";
 import { XMLParser } from "fast-xml-parser";
 import { resolveDialect, scanCsv } from "../shared/csv.ts";
 import { finding } from "../shared/findings.ts";
-import { isJsonProblem, jsonPointerOffset, parseJson } from "../shared/json.ts";
+import { isJsonProblem, parseJson } from "../shared/json.ts";
 import { LineIndex, type Position } from "../shared/position.ts";
 import { parseXml, problemFinding } from "../shared/xml.ts";
 import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
-import { jsonToCel, recordToCel, yamlToCel } from "./values.ts";
+import { jsonToCel, yamlToCel } from "./values.ts";
+import { recordViews } from "./views.ts";
 import { type XmlLists, xmlToCel } from "./xml-lists.ts";
 
 export interface Row {
@@ -23,14 +24,58 @@ export interface Row {
 
 export interface Subject {
   data?: unknown;
-  rows?: Row[];
+  rows?: Iterable<Row>;
   problems?: Finding[];
 }
 
-/** A top-level array's elements (already CEL values) as rows. */
-function arrayRows(data: unknown, position: (pointer: string) => Position | null): Row[] | undefined {
+/**
+ * A top-level array's elements (already CEL values) as rows, made as they are read, each row's
+ * position looked up only when a finding asks for it: a document of a million elements neither
+ * holds a million rows nor the position tree of its every value (~950 MB for 24 MB of JSON).
+ */
+function arrayRows(data: unknown, position: (index: number) => Position | null): Iterable<Row> | undefined {
   if (!isCelList(data)) return undefined;
-  return [...data].map((v, i) => ({ value: v, path: `/${i}`, position: position(`/${i}`) }));
+  return {
+    *[Symbol.iterator]() {
+      let i = 0;
+      for (const value of data) {
+        const at = i++;
+        yield {
+          value,
+          path: `/${at}`,
+          get position() {
+            return position(at);
+          },
+        };
+      }
+    },
+  };
+}
+
+/**
+ * Offsets of a JSON text's top-level array elements, by one scan of the text (no tree). The text
+ * parsed, so it is well-formed; `text` may start with a BOM-replacing space.
+ */
+function topLevelOffsets(text: string): number[] {
+  const out: number[] = [];
+  let depth = 0;
+  let expecting = false; // after "[" or "," at depth 1: the next non-space starts an element
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    if (expecting && !(depth === 1 && c === 0x5d)) {
+      out.push(i);
+      expecting = false;
+    }
+    if (c === 0x22) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth === 1 && c === 0x5b) expecting = true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2c && depth === 1) expecting = true;
+  }
+  return out;
 }
 
 const xmlParser = new XMLParser({
@@ -49,12 +94,12 @@ export interface DataOptions {
 
 function csvSubject(input: ValidationInput): Subject {
   const lines = new LineIndex(input.text);
-  let labels: string[] = [];
+  let record = recordViews([]);
   const rows: Row[] = [];
   const problem = scanCsv(input.text, resolveDialect(input.text), (rec) => {
-    if (rec.number === 1) labels = rec.cells;
+    if (rec.number === 1) record = recordViews(rec.cells);
     else {
-      const value = recordToCel(labels, rec.cells);
+      const value = record(rec.cells);
       rows.push({ value, path: `/rows/${rec.number}`, position: lines.position(rec.start) });
     }
     return true;
@@ -69,9 +114,11 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
     case "JSON": {
       const r = parseJson(input.text);
       if (isJsonProblem(r)) return [{ problems: [finding(r.code, r.message, { ...r.position })] }];
-      const pos = (p: string) => {
-        const off = jsonPointerOffset(r.tree(), p);
-        return off === null ? null : r.lines.position(off);
+      let offsets: number[] | null = null;
+      const pos = (i: number) => {
+        offsets ??= topLevelOffsets(input.text);
+        const off = offsets[i];
+        return off === undefined ? null : r.lines.position(off);
       };
       const data = jsonToCel(input.text, r.value);
       return [{ data, rows: arrayRows(data, pos) }];
@@ -85,8 +132,8 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
       return r.docs.map((doc) => {
         const v = yamlValue(doc, r.lines);
         if ("code" in v) return { problems: [finding(v.code, v.message, { ...v.position })] };
-        const pos = (p: string) => {
-          const off = yamlPointerOffset(doc, p);
+        const pos = (i: number) => {
+          const off = yamlPointerOffset(doc, `/${i}`);
           return off === null ? null : r.lines.position(off);
         };
         const data = yamlToCel(v.value);

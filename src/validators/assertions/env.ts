@@ -76,6 +76,11 @@ const internal: CelFunc[] = [
     charge(Number(units));
     return condition;
   }),
+  // A list or map literal (rewrite.ts): what it allocates, charged each time it is built.
+  celFunc("@build", [DYN, INT], DYN, (literal: CelValue, units: bigint) => {
+    charge(Number(units));
+    return literal;
+  }),
   celFunc("@newlist", [], LIST, () => {
     const items: CelValue[] = [];
     const list = celList(items);

@@ -1,9 +1,10 @@
 // Between the submission and CEL: parsed data → CEL values, and CEL values → text for messages.
-import { celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
+import { isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
 import { toJson } from "@bufbuild/protobuf";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
 import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { MAX_INT, MIN_INT } from "./ext/numbers.ts";
+import { view } from "./views.ts";
 
 /** Number literals with a fraction or an exponent, and plain integer literals (strings too). */
 const FLOAT_LITERAL = /-?(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)/g;
@@ -41,30 +42,12 @@ function jsonNumber(_key: string, value: unknown, context: { source?: string }):
 /**
  * Parsed values → CEL: objects become maps (a key like "__proto__" or "constructor" is an
  * ordinary key), arrays lists, bigints `int`, numbers `int` where `isInt` says so, else `double`.
- * Built once per document, so no access converts again.
+ * Converted when read (views.ts): the document is not copied into CEL's own maps and lists.
  */
-export function toCel(v: unknown, isInt: (n: number) => boolean): unknown {
-  if (typeof v === "number") return isInt(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return celList(v.map((x) => toCel(x, isInt)) as never[]);
-  if (v !== null && typeof v === "object") {
-    const m = new Map<string, unknown>();
-    for (const k of Object.keys(v)) m.set(k, toCel((v as Record<string, unknown>)[k], isInt));
-    return celMap(m as never);
-  }
-  return v;
-}
+export const toCel = (v: unknown, isInt: (n: number) => boolean): unknown => view(v, isInt);
 
 /** YAML's parser does not keep "19.0" apart from "19": safe integers are `int`. */
 export const yamlToCel = (v: unknown) => toCel(v, (n) => Number.isSafeInteger(n));
-
-/** A CSV record: a map of the header's labels to the cells' text. */
-export function recordToCel(labels: string[], cells: string[]): unknown {
-  const m = new Map<string, string>();
-  labels.forEach((l, i) => {
-    if (i < cells.length) m.set(l, cells[i]);
-  });
-  return celMap(m);
-}
 
 /** A CEL value as text in messages: strings bare, everything else in CEL-like notation. */
 export function show(v: unknown): string {

@@ -17,7 +17,12 @@ type Variables = Record<string, unknown>;
 /** Types a let's value can keep when handed back to fontoxpath as a variable. */
 const PASSABLE = ["node()*", "xs:string*", "xs:boolean*", "xs:integer*"] as const;
 
-const errorText = (e: unknown) => ((e as Error)?.message ?? String(e)).split("\n")[0].trim();
+// A custom function's error comes as "Custom XPath function Q{…}name raised:\n<its message>".
+const errorText = (e: unknown) =>
+  ((e as Error)?.message ?? String(e))
+    .replace(/^Custom XPath function \S+ raised:\s*/, "")
+    .split("\n")[0]
+    .trim();
 
 interface PreparedRule {
   rule: Rule;

@@ -5,6 +5,7 @@
 // checked on the parse tree.
 import fx from "fontoxpath";
 import { slimdom } from "slimdom-sax-parser";
+import { REGEX_NS, isRegexFunction, registerRegexFunctions } from "./regex-functions.ts";
 
 export const FN_NS = "http://www.w3.org/2005/xpath-functions";
 const ASSAY_NS = "urn:assay:schematron";
@@ -58,6 +59,7 @@ export type XPathOptions = NonNullable<Parameters<typeof fx.evaluateXPath>[5]>;
 /** The options of every evaluation under a schema's `sch:ns` declarations. */
 export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
   registerCurrent();
+  registerRegexFunctions();
   const resolve = (prefix: string): string | null =>
     Object.hasOwn(namespaces, prefix) ? namespaces[prefix] : (BUILTIN_PREFIXES[prefix] ?? null);
   return {
@@ -66,7 +68,11 @@ export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
     functionNameResolver: ({ prefix, localName }: { prefix: string; localName: string }, arity: number) => {
       if (prefix === "" && localName === "current" && arity === 0)
         return { namespaceURI: ASSAY_NS, localName };
-      return { namespaceURI: prefix === "" ? FN_NS : resolve(prefix), localName };
+      const namespaceURI = prefix === "" ? FN_NS : resolve(prefix);
+      // fontoxpath's tokenize() and replace() backtrack (and give up): ours run on RE2.
+      if (namespaceURI === FN_NS && isRegexFunction(localName, arity))
+        return { namespaceURI: REGEX_NS, localName };
+      return { namespaceURI, localName };
     },
   } as XPathOptions;
 }
@@ -169,6 +175,11 @@ function functionProblem(call: Element, namespaces: Record<string, string>): str
   if (uri === FN_NS && OUTSIDE_READERS.has(local))
     return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
   if (uri === FN_NS && local === "current" && arity === 0) return null;
+  // Both would reach fontoxpath's own tokenize() and replace(), which backtrack (regex-functions.ts).
+  if (uri === FN_NS && isRegexFunction(local, arity) && nameEl.getAttributeNS(XQX, "prefix") === null)
+    return `calls Q{${FN_NS}}${local}, which Assay runs only as ${local}() or fn:${local}()`;
+  if (uri === FN_NS && local === "function-lookup")
+    return "calls function-lookup(), which Assay does not allow: name the function in the expression";
   if (!functionExists(uri, local, arity))
     return `calls ${shown}#${arity}, which is not an available function`;
   return null;

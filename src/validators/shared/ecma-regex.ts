@@ -144,6 +144,8 @@ class Parser {
   constructor(
     readonly p: string,
     readonly flags: Flags,
+    /** Keep capturing groups capturing (replace() reads them); otherwise all are `(?:`. */
+    readonly captures = false,
   ) {}
 
   cp(): number {
@@ -230,6 +232,8 @@ class Parser {
       this.lookbehind = true;
       return { t: "group", open: `(${kind}`, body, quant: "" };
     }
+    // A capturing group, named or not, keeps ECMA's numbering when it stays a plain "(".
+    if (this.captures && (kind === "" || kind.startsWith("?<"))) open = "(";
     return { t: "group", open, body, quant: "" };
   }
 
@@ -370,8 +374,8 @@ export interface Parsed {
 }
 
 /** Parses an ECMA pattern the native engine accepted with the `u` flag (plus `flags`). */
-export function parseEcma(pattern: string, flags: Flags): Parsed {
-  const parser = new Parser(pattern, flags);
+export function parseEcma(pattern: string, flags: Flags, captures = false): Parsed {
+  const parser = new Parser(pattern, flags, captures);
   const alt = parser.disjunction(flags);
   // A caret in multi-line mode is written with a lookbehind.
   const lookbehind = parser.lookbehind || (flags.m && pattern.includes("^"));

@@ -111,6 +111,25 @@ export function compileUserRegex(pattern: string, flags = ""): UserRegexCheck {
   }
 }
 
+/**
+ * A pattern for functions that need where each match ends and what its groups hold (Schematron's
+ * tokenize() and replace()): the same dialect and checks as compileUserRegex, lookaheads refused
+ * (they are run as separate anchored matches there, which gives no match's end).
+ */
+export function compileRangedRegex(
+  pattern: string,
+  flags = "",
+): { ok: true; re: RE2JS } | { ok: false; code: string; message: string } {
+  const checked = compileUserRegex(pattern, flags);
+  if (!checked.ok) return checked;
+  const parsed = parseEcma(pattern, parseFlags(flags), true);
+  if (hasAhead(parsed.alt))
+    return { ok: false, code: "unsupported_regex", message: "is not supported here: lookaheads" };
+  const re2Flags =
+    (flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0) | (parsed.lookbehind ? RE2JS.LOOKBEHINDS : 0);
+  return { ok: true, re: RE2JS.compile(emitBranches(parsed.alt), re2Flags) };
+}
+
 function build(pattern: string, flags: Flags): UserRegex {
   const parsed = parseEcma(pattern, flags);
   const re2Flags = (flags.i ? RE2JS.CASE_INSENSITIVE : 0) | (parsed.lookbehind ? RE2JS.LOOKBEHINDS : 0);

@@ -1,0 +1,106 @@
+// fn:tokenize and fn:replace for Schematron, on RE2 (issue #19, hole 5, found against the built
+// binary). fontoxpath runs fn:matches on an automaton (linear time), but tokenize() and replace()
+// on JavaScript's own RegExp, which backtracks: on `(a+)+b|!` over "a"*40 + "!" it gave up after
+// about a second and answered "no match", so `count(tokenize(., '(a+)+b|!')) = 1` passed a document
+// holding "!". These take their place (xpath.ts resolves the names here): the same dialect as
+// every author's pattern (ECMA-262 syntax, as fontoxpath read them; docs/validators.md), linear
+// time, and a pattern RE2 cannot run is an error of the assertion, never a pass.
+import fx from "fontoxpath";
+import type { RE2JS } from "re2js";
+import { compileRangedRegex } from "../shared/user-regex.ts";
+
+export const REGEX_NS = "urn:assay:schematron:regex";
+
+/** Patterns compiled once per worker; a schema holds few, the bound only stops growth. */
+const cache = new Map<string, RE2JS>();
+const MAX_CACHED = 1000;
+
+function compile(pattern: string, flags: string): RE2JS {
+  if (/[^smi]/.test(flags)) throw new Error(`FORX0001: flags "${flags}": Assay supports s, m and i`);
+  const key = `${flags}/${pattern}`;
+  let re = cache.get(key);
+  if (re) return re;
+  const c = compileRangedRegex(pattern, flags);
+  if (!c.ok) throw new Error(`FORX0002: the pattern ${JSON.stringify(pattern)} ${c.message}`);
+  re = c.re;
+  if (re.test(""))
+    throw new Error(`FORX0003: the pattern ${JSON.stringify(pattern)} matches the empty string`);
+  if (cache.size >= MAX_CACHED) cache.clear();
+  cache.set(key, re);
+  return re;
+}
+
+function tokenize(input: string | null, pattern: string, flags = ""): string[] {
+  const re = compile(pattern, flags);
+  if (!input) return [];
+  const out: string[] = [];
+  let at = 0;
+  for (const m of re.matchAll(input)) {
+    out.push(input.slice(at, m.index));
+    at = (m.index ?? 0) + m[0].length;
+  }
+  out.push(input.slice(at));
+  return out;
+}
+
+/** XPath's replacement string: `$N` a group (the longest N that is one), `\$` and `\\` literals. */
+function expand(replacement: string, m: RegExpMatchArray): string {
+  let out = "";
+  for (let i = 0; i < replacement.length; i++) {
+    const c = replacement[i];
+    if (c === "\\") {
+      const next = replacement[i + 1];
+      if (next !== "\\" && next !== "$")
+        throw new Error('FORX0004: "\\" in a replacement escapes only "\\" or "$"');
+      out += next;
+      i++;
+    } else if (c === "$") {
+      let digits = "";
+      while (/[0-9]/.test(replacement[i + 1] ?? "") && Number(digits + replacement[i + 1]) < m.length)
+        digits += replacement[++i];
+      if (digits === "") {
+        if (!/[0-9]/.test(replacement[i + 1] ?? ""))
+          throw new Error('FORX0004: "$" in a replacement names a group');
+        i++; // a group the pattern does not have: the empty string
+      } else out += m[Number(digits)] ?? "";
+    } else out += c;
+  }
+  return out;
+}
+
+function replace(input: string | null, pattern: string, replacement: string, flags = ""): string {
+  const re = compile(pattern, flags);
+  if (!input) return "";
+  let out = "";
+  let at = 0;
+  for (const m of re.matchAll(input)) {
+    out += input.slice(at, m.index) + expand(replacement, m);
+    at = (m.index ?? 0) + m[0].length;
+  }
+  return out + input.slice(at);
+}
+
+let registered = false;
+
+/** Registers the four signatures in REGEX_NS (once per worker). */
+export function registerRegexFunctions(): void {
+  if (registered) return;
+  registered = true;
+  const name = (localName: string) => ({ namespaceURI: REGEX_NS, localName });
+  const s = "xs:string";
+  fx.registerCustomXPathFunction(name("tokenize"), ["xs:string?", s], "xs:string*", (_, i, p) =>
+    tokenize(i, p),
+  );
+  fx.registerCustomXPathFunction(name("tokenize"), ["xs:string?", s, s], "xs:string*", (_, i, p, f) =>
+    tokenize(i, p, f),
+  );
+  fx.registerCustomXPathFunction(name("replace"), ["xs:string?", s, s], s, (_, i, p, r) => replace(i, p, r));
+  fx.registerCustomXPathFunction(name("replace"), ["xs:string?", s, s, s], s, (_, i, p, r, f) =>
+    replace(i, p, r, f),
+  );
+}
+
+/** Whether fn:`localName`#`arity` is one of ours. */
+export const isRegexFunction = (localName: string, arity: number) =>
+  (localName === "tokenize" && (arity === 2 || arity === 3)) ||
+  (localName === "replace" && (arity === 3 || arity === 4));
