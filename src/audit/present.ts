@@ -1,5 +1,6 @@
 // An entry as JSON (the API, JSON Lines) and as a CSV row.
 import { parseJson } from "../db/util.ts";
+import { AUDIT_COLUMNS } from "./append.ts";
 import type { AuditItem } from "./store.ts";
 
 export function presentEntry(e: AuditItem) {
@@ -24,25 +25,8 @@ export function presentEntry(e: AuditItem) {
   };
 }
 
-export const CSV_COLUMNS = [
-  "seq",
-  "created_at",
-  "org_id",
-  "org_slug",
-  "actor_type",
-  "actor_user_id",
-  "actor_username",
-  "token_id",
-  "session_id",
-  "client_ip",
-  "action",
-  "target_type",
-  "target_id",
-  "target_name",
-  "changes",
-  "prev_hash",
-  "hash",
-] as const;
+/** The stored columns, with the org's slug beside its id (the export's reader needs no lookup). */
+export const CSV_COLUMNS = AUDIT_COLUMNS.flatMap((c) => (c === "org_id" ? [c, "org_slug"] : [c]));
 
 /**
  * RFC 4180 quoting. A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a
