@@ -19,6 +19,7 @@ const args = [
   "src/jobs/worker.ts",
   "src/db/checkpoint-worker.ts",
   "src/runs/intake/worker.ts",
+  "src/http/threads/worker.ts",
 ];
 const started = performance.now();
 const p = Bun.spawnSync([process.execPath, ...args], { stdout: "inherit", stderr: "inherit" });

@@ -93,6 +93,14 @@ export const SETTINGS = [
     max: 255,
     help: "Seconds a connection may idle, or take to send a request body, before it is closed",
   },
+  {
+    key: "http_threads",
+    kind: "int",
+    def: 1,
+    min: 1,
+    max: 64,
+    help: "Threads serving HTTP on the port (1 = the main thread alone; docs/scaling.md)",
+  },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {
     key: "inline_jobs",

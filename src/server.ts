@@ -12,6 +12,9 @@ import { Metrics, instrument } from "./metrics/index.ts";
 import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
 import { startSharedRateGc } from "./http/ratelimit-shared.ts";
+import { type HttpThreads, ThreadCounts, ThreadListenError, startHttpThreads } from "./http/threads/index.ts";
+import { type PortLock, lockPort } from "./http/threads/port-lock.ts";
+import { relayedPeer } from "./http/peer.ts";
 import { newSetupCode } from "./setup/service.ts";
 import { createSessionAuth } from "./web/sessions.ts";
 
@@ -113,14 +116,36 @@ async function start(
     metrics,
     sessions: createSessionAuth(db, deps.users),
   });
+  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
+  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
+  const threaded = config.http_threads > 1;
+  const threadCounts = threaded ? new ThreadCounts() : null;
+  let portLock: PortLock | null = null;
+  let httpThreads: HttpThreads | null = null;
+  if (threadCounts) {
+    metrics.gauge(
+      "assay_http_thread_requests_total",
+      "HTTP requests by the thread that accepted them (0: the main thread) and how they were served.",
+      () => threadCounts.series(),
+      "counter",
+    );
+    app.onRequest(({ request }) => {
+      if (!relayedPeer.has(request)) threadCounts.inc(0, "main");
+    });
+  }
   try {
+    if (threaded && config.port !== 0) {
+      portLock = lockPort(config.host, config.port);
+      if (!portLock) throw new PortInUseError(config.host, config.port);
+    }
     app.listen({
       hostname: config.host,
       port: config.port,
       // Elysia's Bun adapter asks for SO_REUSEPORT unless told otherwise: a second server on the
       // same port would then start "successfully" and the kernel would split requests between
-      // two databases. Without it the second bind fails, as it should.
-      reusePort: false,
+      // two databases. Without it the second bind fails, as it should. With HTTP threads the
+      // port lock above does that.
+      reusePort: threaded,
       // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
       // with the JSON error instead (from Content-Length, or counted while reading).
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
@@ -128,8 +153,23 @@ async function start(
       // body (data arriving does not extend it): a trickling client cannot hold it forever.
       idleTimeout: config.idle_timeout_s,
     });
+    if (threaded) {
+      const port = app.server!.port!;
+      portLock ??= lockPort(config.host, port);
+      if (!portLock) throw new PortInUseError(config.host, port);
+      httpThreads = await startHttpThreads(
+        config,
+        port,
+        app,
+        threadCounts!,
+        log,
+        new URL("./http/threads/worker.ts", import.meta.url),
+      );
+    }
   } catch (e) {
-    // Undo what started: the workers, the checkpoint thread, the database.
+    // Undo what started: the listeners, the workers, the checkpoint thread, the database.
+    await app.server?.stop(true);
+    portLock?.release();
     retention.stop();
     stopRateGc();
     await queueSignal.stop();
@@ -138,7 +178,8 @@ async function start(
     await deps.tokens.close();
     await checkpointer?.stop();
     await db.close();
-    if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
+    const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
     throw e;
   }
   const server = app.server!;
@@ -168,7 +209,9 @@ async function start(
         await queueSignal.stop();
         retention.stop();
         stopRateGc();
-        await server.stop(false);
+        // The HTTP threads' requests in flight are answered here: the app stays up meanwhile.
+        await Promise.all([httpThreads?.stop(), server.stop(false)]);
+        portLock?.release();
         deps.intake.close();
         // Running steps get the grace period; queued runs stay queued for the next start.
         await deps.executor.close(config.shutdown_grace_ms);

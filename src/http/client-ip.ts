@@ -2,6 +2,8 @@
 // behind your own reverse proxy — the address that proxy appended to X-Forwarded-For (the last
 // hop: earlier ones are whatever the client sent). The whole address is kept; the rate limiter
 // keys IPv6 by /64 instead (src/http/ratelimit.ts, ipKey).
+import { peerAddress } from "./peer.ts";
+
 type Server = { requestIP(r: Request): { address: string } | null } | null | undefined;
 
 /** Longest value kept: an IPv6 address with a zone fits; anything longer is not an address. */
@@ -23,6 +25,6 @@ export function clientIp(request: Request, server: Server, trustProxy: boolean):
     const last = hops?.[hops.length - 1];
     if (last?.trim()) return normalizeIp(last);
   }
-  const peer = server?.requestIP(request)?.address;
+  const peer = peerAddress(request, server);
   return peer ? normalizeIp(peer) : null;
 }

@@ -20,6 +20,7 @@ import { AppError } from "../errors.ts";
 import type { Principal } from "./auth.ts";
 import { scanBody } from "./body-shape.ts";
 import { readBody, tooLarge } from "./body.ts";
+import { peerAddress } from "./peer.ts";
 import { type Decision, RateLimiter, decisionOf, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
 import type { SharedLimiter } from "./ratelimit-shared.ts";
 
@@ -168,7 +169,7 @@ export function clientAddress(request: Request, server: Server, trustProxy: bool
     const last = hops?.[hops.length - 1]?.trim();
     if (last) return ipKey(last);
   }
-  const peer = server?.requestIP(request)?.address;
+  const peer = peerAddress(request, server);
   return peer ? ipKey(peer) : "unknown";
 }
 

@@ -122,6 +122,8 @@ export function createExecutor(
     };
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
+  /** Inline runs checked on another HTTP thread and committed here (commitInline). */
+  let inlineElsewhere = 0;
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
   // FIFO — one per worker, plus one small job already handed to each busy worker (src/jobs/pool.ts).
   const capacity = pool.capacity;
@@ -559,6 +561,31 @@ export function createExecutor(
       for (const h of afterFinal) h(ev, f.durationMs, f.steps);
       return { run: runFromMemory(record, sid, f) };
     },
+    /**
+     * The second half of runInline for a run another HTTP thread already checked inline
+     * (src/http/threads/): written once in its final state, then the same hooks. Same answers as
+     * runInline: null when the write fails (the caller submits it as a direct run).
+     */
+    async commitInline(
+      record: DirectRun["record"],
+      f: FinalState,
+    ): Promise<{ run: Run } | { run: null; checked: boolean }> {
+      if (closed) return { run: null, checked: false };
+      const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status: f.status };
+      let sid: number;
+      try {
+        sid = await store.createFinal(record, f, inFinalTx(ev));
+      } catch (e) {
+        log.warn("inline run not written; it runs again as a direct run", {
+          run: record.id,
+          error: String(e),
+        });
+        return { run: null, checked: false };
+      }
+      inlineElsewhere++;
+      for (const h of afterFinal) h(ev, f.durationMs, f.steps);
+      return { run: runFromMemory(record, sid, f) };
+    },
     /** Starts a run from memory, unwritten (src/runs/direct.ts); the caller must settle() it. */
     submitDirect(record: DirectRun["record"], skipInline = false) {
       directs.set(record.id, {
@@ -676,7 +703,7 @@ export function createExecutor(
         inFlight: flights.size,
         memoryQueued: memQueue.size,
         memoryRunning,
-        inlineJobs: opts.inline?.ran ?? 0,
+        inlineJobs: (opts.inline?.ran ?? 0) + inlineElsewhere,
         ...pool.stats(),
       };
     },

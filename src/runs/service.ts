@@ -11,6 +11,7 @@ import { versionNumber, versionUnavailable } from "../workflows/versions.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import { now } from "../db/util.ts";
 import { uuidv7 } from "../lib/uuid.ts";
+import { offers } from "../http/threads/handoff.ts";
 import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
@@ -146,8 +147,11 @@ export function createRunService(deps: {
       const active = def ? activeSteps(def) : [];
       if (!def || !active.length)
         throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
+      // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
+      const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
+      const handed = offer ? await offer.admit(def, version) : null;
       // 6. size
-      const body = await bodyOf(request, limits.maxPayloadBytes);
+      const body = handed ? handed.sub.bytes : await bodyOf(request, limits.maxPayloadBytes);
       // Idempotency: decided once the body is known; a replay answers before the other checks.
       const key = request.headers.get("idempotency-key");
       if (key !== null) {
@@ -164,16 +168,18 @@ export function createRunService(deps: {
       }
       try {
         // 7. mode and fields; 8. file type
-        const sub = await deps.intake.read(request.headers, body, {
-          maxMetadataBytes: limits.maxMetadataBytes,
-          maxFilenameLength: MAX_FILENAME_LENGTH,
-        });
-        checkFileType(def, sub.fileType, extra);
+        const sub =
+          handed?.sub ??
+          (await deps.intake.read(request.headers, body, {
+            maxMetadataBytes: limits.maxMetadataBytes,
+            maxFilenameLength: MAX_FILENAME_LENGTH,
+          }));
+        if (!handed) checkFileType(def, sub.fileType, extra);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
         if ((await executor.queueDepth()) >= limits.maxQueue)
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
         // 9. commit, then execute
-        const id = uuidv7();
+        const id = handed?.id ?? uuidv7();
         const steps = pendingSteps(active);
         const record: NewRun = {
           id,
@@ -194,8 +200,10 @@ export function createRunService(deps: {
         const sliced = isSliced(sub.bytes.byteLength);
         if (wait && !sliced && executor.acceptsDirect(sub.bytes.byteLength)) {
           // Nobody knows this run yet: it is written when it ends or when the wait runs out.
-          const direct = { ...record, createdAt: now(), workflowSlug: wf.slug };
-          const inline = await executor.runInline(direct, def);
+          const direct = { ...record, createdAt: handed?.createdAt ?? now(), workflowSlug: wf.slug };
+          const inline = handed
+            ? await executor.commitInline(direct, handed.final)
+            : await executor.runInline(direct, def);
           if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
           executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };

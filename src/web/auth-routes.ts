@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { peerAddress } from "../http/peer.ts";
 import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { MIN_PASSWORD } from "../users/service.ts";
@@ -53,7 +54,7 @@ export function webAuthRoutes(
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   const detail = { tags: ["Web session"] };
   type Server = { requestIP(r: Request): { address: string } | null } | null;
-  const ipOf = (server: Server, r: Request) => server?.requestIP(r)?.address ?? "unknown";
+  const ipOf = (server: Server, r: Request) => peerAddress(r, server) ?? "unknown";
   /** The address the audit log records (ASSAY_TRUST_PROXY applies). */
   const auditIp = (server: Server, r: Request) => clientIp(r, server, config.trust_proxy);
   /** A refused sign-in is logged on its own: there is no change to share a transaction with. */

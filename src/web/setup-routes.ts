@@ -7,6 +7,7 @@ import { anonymousActor } from "../audit/actor.ts";
 import type { Deps } from "../deps.ts";
 import { conflict, invalid } from "../errors.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { peerAddress } from "../http/peer.ts";
 import { errorResponses } from "../http/schemas.ts";
 import { codeMatches } from "../setup/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
@@ -43,7 +44,7 @@ export function setupRoutes(
       async ({ body, request, server, set }) => {
         if (!(await deps.setup.needed()))
           throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
-        await limiter.attempt(server?.requestIP(request)?.address ?? "unknown", "setup");
+        await limiter.attempt(peerAddress(request, server) ?? "unknown", "setup");
         const ip = clientIp(request, server, deps.config.trust_proxy);
         if (!setup.code || !codeMatches(setup.code, body.setup_code))
           throw invalid("The setup code is not the one in the server's log.", [

@@ -1,0 +1,44 @@
+// One server per port. With several HTTP threads every listener sets SO_REUSEPORT, and the kernel
+// would then let a second process of the same user join the port and split the connections
+// between two databases (issue #22 forbids it). So a server that listens with SO_REUSEPORT first
+// takes a lock on the host and port: an OS file lock in the temp dir, held like the data dir's
+// (src/db/lock.ts: SQLite's EXCLUSIVE lock on a file of its own, dropped by the kernel however
+// the process ends). A server without SO_REUSEPORT needs none: the kernel refuses any second bind
+// next to it, with or without the option.
+import { Database } from "bun:sqlite";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface PortLock {
+  release(): void;
+}
+
+/** The lock file of a host and port (per user: SO_REUSEPORT joins only sockets of one user). */
+export function portLockPath(host: string, port: number): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : 0;
+  const safeHost = host.replace(/[^A-Za-z0-9.-]/g, "_");
+  return join(tmpdir(), `assay-port-${uid}-${safeHost}-${port}.lock`);
+}
+
+/** Takes the port's lock, or returns null at once when another server holds it. */
+export function lockPort(host: string, port: number): PortLock | null {
+  const db = new Database(portLockPath(host, port), { create: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 0");
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+  } catch (e) {
+    db.close();
+    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY")) return null;
+    throw e;
+  }
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      // The file stays: removing it while another server opens it would let two hold "the" lock.
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,260 @@
+// The main thread's end of one HTTP thread: every request the thread accepted is rebuilt here and
+// answered by the app itself (`app.handle`), so the answer is the one the main thread's own
+// listener gives — same routes, hooks, limits, errors, headers. The peer address goes with the
+// request (src/http/peer.ts), a client that goes away aborts it, and bodies stream both ways a
+// chunk per pull (protocol.ts). Requests the thread may read and check itself carry an offer
+// (handoff.ts) that runService.start takes up.
+import { now } from "../../db/util.ts";
+import { AppError } from "../../errors.ts";
+import type { Logger } from "../../lib/log.ts";
+import { uuidv7 } from "../../lib/uuid.ts";
+import type { WorkflowVersion } from "../../workflows/types.ts";
+import { errorResponse } from "../errors.ts";
+import { relayedPeer } from "../peer.ts";
+import { type Handed, type Offer, offers } from "./handoff.ts";
+import { SENT_DEFS_MAX, type ToMain, type ToThread } from "./protocol.ts";
+
+/** A response body up to this size is sent whole (the client gets a Content-Length, as from the main listener). */
+const WHOLE_MAX_BYTES = 1024 * 1024;
+
+export interface Handler {
+  handle(request: Request): Promise<Response>;
+}
+
+interface Pending {
+  ac: AbortController;
+  onChunk: ((data: ArrayBuffer | null, failed: boolean) => void) | null;
+  onAdmitted: ((h: Omit<Handed, "id" | "createdAt"> | null) => void) | null;
+  reader: ReadableStreamDefaultReader<Uint8Array> | null;
+  buffered: Uint8Array[];
+  readFailed: boolean;
+  aborted: boolean;
+  /** The run was read and checked on the thread (the fast path). */
+  handed: boolean;
+}
+
+/** Requests served per thread and path, for the metric assay_http_thread_requests_total. */
+export class ThreadCounts {
+  readonly #counts = new Map<string, number>();
+  inc(thread: number, path: "main" | "fast" | "relay") {
+    const k = `${thread}\n${path}`;
+    this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
+  }
+  series(): Array<[Record<string, string>, number]> {
+    return [...this.#counts].map(([k, v]) => {
+      const [thread, path] = k.split("\n") as [string, string];
+      return [{ thread, path }, v];
+    });
+  }
+}
+
+export function attachRelay(
+  worker: Worker,
+  index: number,
+  app: Handler,
+  counts: ThreadCounts,
+  log: Logger,
+): { onMessage(m: ToMain): void; failAll(): void } {
+  const pending = new Map<number, Pending>();
+  const sentDefs = new Set<string>();
+  const post = (m: ToThread, transfer?: Transferable[]) => worker.postMessage(m, transfer ?? []);
+
+  async function serve(m: Extract<ToMain, { t: "req" }>) {
+    const p: Pending = {
+      ac: new AbortController(),
+      onChunk: null,
+      onAdmitted: null,
+      reader: null,
+      buffered: [],
+      readFailed: false,
+      aborted: false,
+      handed: false,
+    };
+    pending.set(m.id, p);
+    // highWaterMark 0: nothing is pulled before the app reads (the fast path reads it on the thread).
+    const body = m.hasBody
+      ? new ReadableStream<Uint8Array>(
+          {
+            pull: (c) =>
+              new Promise<void>((resolve) => {
+                p.onChunk = (data, failed) => {
+                  p.onChunk = null;
+                  if (failed) c.error(new Error("The client went away."));
+                  else if (data === null) c.close();
+                  else c.enqueue(new Uint8Array(data));
+                  resolve();
+                };
+                post({ t: "pull", id: m.id });
+              }),
+          },
+          { highWaterMark: 0 },
+        )
+      : null;
+    const request = new Request(m.url, {
+      method: m.method,
+      headers: m.headers,
+      body,
+      signal: p.ac.signal,
+      // @ts-expect-error Bun and the fetch standard: a streamed request body is half-duplex
+      duplex: "half",
+    });
+    relayedPeer.set(request, m.ip);
+    if (m.fast) offers.set(request, offerOf(m.id, p));
+    let res: Response;
+    try {
+      res = await app.handle(request);
+    } catch (e) {
+      // The app answers its own errors; this is a bug of ours, said as the app would say it.
+      log.error("relayed request failed", { error: String(e) });
+      res = errorResponse(new AppError(500, "internal_error", "An internal error occurred."));
+    }
+    counts.inc(index, p.handed ? "fast" : "relay");
+    await answer(m.id, p, res);
+  }
+
+  function offerOf(id: number, p: Pending): Offer {
+    return {
+      admit(def: WorkflowVersion, version: number): Promise<Handed | null> {
+        const key = `${def.workflow_id}:${version}`;
+        const send = !sentDefs.has(key);
+        if (send) {
+          if (sentDefs.size >= SENT_DEFS_MAX) sentDefs.clear();
+          sentDefs.add(key);
+        }
+        // On this thread, in the order of every other run: ids stay monotonic in the process.
+        const runId = uuidv7();
+        const createdAt = now();
+        return new Promise((resolve) => {
+          p.onAdmitted = (h) => {
+            p.onAdmitted = null;
+            if (!h) return resolve(null);
+            p.handed = true;
+            resolve({ ...h, id: runId, createdAt });
+          };
+          post({ t: "admit", id, key, def: send ? def : null });
+        });
+      },
+    };
+  }
+
+  async function answer(id: number, p: Pending, res: Response) {
+    const headers: [string, string][] = [];
+    res.headers.forEach((v, k) => {
+      if (k !== "set-cookie") headers.push([k, v]);
+    });
+    for (const c of res.headers.getSetCookie()) headers.push(["set-cookie", c]);
+    if (!res.body) {
+      pending.delete(id);
+      post({ t: "head", id, status: res.status, headers, body: null, streamed: false });
+      return;
+    }
+    const reader = res.body.getReader();
+    let total = 0;
+    let done = false;
+    try {
+      while (total <= WHOLE_MAX_BYTES && !p.aborted) {
+        const r = await reader.read();
+        if (r.done) {
+          done = true;
+          break;
+        }
+        p.buffered.push(r.value);
+        total += r.value.byteLength;
+      }
+    } catch {
+      p.readFailed = true;
+    }
+    if (done) {
+      pending.delete(id);
+      const whole = concat(p.buffered, total);
+      post({ t: "head", id, status: res.status, headers, body: whole, streamed: false }, [whole]);
+      return;
+    }
+    p.reader = reader;
+    if (p.aborted) return close(id, p);
+    post({ t: "head", id, status: res.status, headers, body: null, streamed: true });
+  }
+
+  function pullResponse(id: number, p: Pending) {
+    const next = p.buffered.shift();
+    if (next) {
+      // A copy: the app's body may be a buffer it keeps (a cached row); a transfer would detach it.
+      const data = next.slice().buffer as ArrayBuffer;
+      return post({ t: "rchunk", id, data }, [data]);
+    }
+    if (p.readFailed || !p.reader) return close(id, p, true);
+    p.reader.read().then(
+      (r) => {
+        if (r.done) return close(id, p);
+        p.buffered.push(r.value);
+        pullResponse(id, p);
+      },
+      () => close(id, p, true),
+    );
+  }
+
+  /** The response is over (or the client is gone): an error breaks the client's connection. */
+  function close(id: number, p: Pending, failed = false) {
+    pending.delete(id);
+    p.reader?.cancel().catch(() => {});
+    p.reader = null;
+    post({ t: "rchunk", id, data: null, ...(failed ? { failed: true } : {}) });
+  }
+
+  return {
+    onMessage(m: ToMain) {
+      if (m.t === "req") {
+        void serve(m);
+        return;
+      }
+      if (!("id" in m)) return;
+      const p = pending.get(m.id);
+      if (!p) return;
+      switch (m.t) {
+        case "chunk":
+          p.onChunk?.(m.data, false);
+          break;
+        case "bodyerr":
+          p.onChunk?.(null, true);
+          break;
+        case "admitted":
+          p.onAdmitted?.(m.handed);
+          break;
+        case "abort":
+          // Long waits (Prefer: wait=60) and reads stop with the client.
+          p.aborted = true;
+          p.ac.abort();
+          break;
+        case "rpull":
+          pullResponse(m.id, p);
+          break;
+        case "rcancel":
+          pending.delete(m.id);
+          p.reader?.cancel().catch(() => {});
+          break;
+      }
+    },
+    /** The thread is gone: whatever waits on it ends now. */
+    failAll() {
+      for (const p of pending.values()) {
+        p.aborted = true;
+        p.ac.abort();
+        p.onChunk?.(null, true);
+        p.onAdmitted?.(null);
+        p.reader?.cancel().catch(() => {});
+      }
+      pending.clear();
+    },
+  };
+}
+
+/** One buffer of its own (never the app's: see pullResponse). */
+function concat(chunks: Uint8Array[], total: number): ArrayBuffer {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out.buffer;
+}
