@@ -31,6 +31,8 @@ export interface RunningServer {
    * (printed by `assay serve`); null otherwise.
    */
   setupCode: string | null;
+  /** Requests per HTTP thread (ASSAY_HTTP_THREADS > 1; null with one thread). */
+  threadCounts: ThreadCounts | null;
   /** Graceful: stop accepting, finish in-flight requests, checkpoint and close the database. */
   stop(): Promise<void>;
 }
@@ -200,6 +202,7 @@ async function start(
     url,
     port: server.port!,
     setupCode: setup.code,
+    threadCounts,
     deps,
     app,
     retention,

@@ -7,7 +7,8 @@ import { parsePrefer } from "../../runs/prefer.ts";
 const RUN_START = /^\/api\/v1\/orgs\/[^/?#]+\/workflows\/[^/?#]+\/runs\/$/;
 const BEARER = /^bearer\s/i;
 
-export function fastCandidate(req: Request): boolean {
+/** `maxPayloadBytes`: a larger declared body gets its 413 where the route reads bodies (the main thread). */
+export function fastCandidate(req: Request, maxPayloadBytes: number): boolean {
   if (req.method !== "POST") return false;
   const h = req.headers;
   // A bearer token: a session's request needs its CSRF checks on the main thread's terms anyway.
@@ -16,6 +17,7 @@ export function fastCandidate(req: Request): boolean {
   if (h.has("idempotency-key") || h.has("transfer-encoding")) return false;
   const declared = h.get("content-length");
   if (declared === null || !/^\d{1,9}$/.test(declared) || Number(declared) > INLINE_MAX_BYTES) return false;
+  if (Number(declared) > maxPayloadBytes) return false;
   if (parsePrefer(h.get("prefer")).respondAsync) return false;
   const url = req.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);

@@ -36,6 +36,18 @@ interface Pending {
 /** Requests served per thread and path, for the metric assay_http_thread_requests_total. */
 export class ThreadCounts {
   readonly #counts = new Map<string, number>();
+  readonly #inFlight = new Map<number, number>();
+  /** Requests an HTTP thread relayed that the app has not answered yet. */
+  inFlight(thread: number): number {
+    return this.#inFlight.get(thread) ?? 0;
+  }
+  /** Requests served so far by a thread and path. */
+  get(thread: number, path: "main" | "fast" | "relay"): number {
+    return this.#counts.get(`${thread}\n${path}`) ?? 0;
+  }
+  began(thread: number, by: 1 | -1) {
+    this.#inFlight.set(thread, this.inFlight(thread) + by);
+  }
   inc(thread: number, path: "main" | "fast" | "relay") {
     const k = `${thread}\n${path}`;
     this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
@@ -101,12 +113,15 @@ export function attachRelay(
     relayedPeer.set(request, m.ip);
     if (m.fast) offers.set(request, offerOf(m.id, p));
     let res: Response;
+    counts.began(index, 1);
     try {
       res = await app.handle(request);
     } catch (e) {
       // The app answers its own errors; this is a bug of ours, said as the app would say it.
       log.error("relayed request failed", { error: String(e) });
       res = errorResponse(new AppError(500, "internal_error", "An internal error occurred."));
+    } finally {
+      counts.began(index, -1);
     }
     counts.inc(index, p.handed ? "fast" : "relay");
     await answer(m.id, p, res);

@@ -78,7 +78,7 @@ function accept(req: Request, srv: { requestIP(r: Request): { address: string } 
       headers,
       ip: srv.requestIP(req)?.address ?? null,
       hasBody: req.method !== "GET" && req.method !== "HEAD",
-      fast: init!.inline && fastCandidate(req),
+      fast: init!.inline && fastCandidate(req, init!.maxPayloadBytes),
     });
   });
 }

@@ -1,0 +1,408 @@
+// ASSAY_HTTP_THREADS = 2 (src/http/threads/): whichever thread accepts a connection, the client
+// gets the same answer as from the one-thread server. Requests go on fresh connections so the
+// kernel spreads them over both listeners; a check that needs a given thread repeats its request
+// (bounded) until the thread's counter says it served it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { ThreadCounts } from "../src/http/threads/index.ts";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let one: TestServer;
+let two: TestServer;
+let viewer: { one: string; two: string };
+const JSON_CT = { "content-type": "application/json" };
+const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
+const MAX_PAYLOAD = 2 * 1024 * 1024;
+
+type Path = "main" | "fast" | "relay";
+type Answer = Awaited<ReturnType<typeof call>>;
+
+/** A fresh connection per request: the kernel picks the listener for each. */
+const fresh = (o: Parameters<typeof call>[3] = {}) => ({
+  ...o,
+  headers: { ...o.headers, connection: "close" },
+});
+
+/** Sends until the thread's counter for `path` grows by one (sequential: the growth is this request's). */
+async function via(s: TestServer, thread: number, path: Path, send: () => Promise<Answer>): Promise<Answer> {
+  const counts = s.threadCounts as ThreadCounts;
+  for (let i = 0; i < 200; i++) {
+    const before = counts.get(thread, path);
+    const r = await send();
+    if (counts.get(thread, path) > before) return r;
+  }
+  throw new Error(`no request reached thread ${thread} (${path}) in 200 tries`);
+}
+
+/** The headers a client sees, without the ones that differ by nature (date, ids, lengths of ids). */
+function headersOf(r: Answer, drop: string[] = []): Record<string, string> {
+  const out: Record<string, string> = {};
+  r.headers.forEach((v, k) => {
+    if (!["date", "content-length", "location", ...drop].includes(k)) out[k] = v;
+  });
+  return out;
+}
+
+const VARIES = new Set([
+  "id",
+  "url",
+  "version_url",
+  "created_at",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+]);
+/** The run's shape with ids, URLs (ports) and times blanked. */
+function shape(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(shape);
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, VARIES.has(k) ? typeof x : shape(x)]));
+  return v;
+}
+
+async function setup(s: TestServer) {
+  await createWorkflow(s, s.rootToken, {
+    slug: "order",
+    allowed_file_types: ["JSON"],
+    steps: [
+      {
+        name: "schema",
+        validator: "json_schema",
+        config: { schema: { type: "object", required: ["id"], properties: { id: { type: "integer" } } } },
+      },
+    ],
+  });
+  await createWorkflow(s, s.rootToken, {
+    slug: "big",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+  await createWorkflow(s, s.rootToken, {
+    slug: "off",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+  const off = await call(s, "PATCH", "/api/v1/orgs/acme/workflows/off/", {
+    token: s.rootToken,
+    body: { status: "inactive" },
+  });
+  expect(off.status).toBe(200);
+  return (await s.user("vera", "acme", "viewer")).token;
+}
+
+beforeAll(async () => {
+  [one, two] = await Promise.all([
+    startTestServer({ max_payload_bytes: MAX_PAYLOAD }),
+    startTestServer({ max_payload_bytes: MAX_PAYLOAD, http_threads: 2 }),
+  ]);
+  viewer = { one: await setup(one), two: await setup(two) };
+});
+afterAll(() => Promise.all([one?.close(), two?.close()]));
+
+const runOn = (s: TestServer, doc = '{"id":1}', headers: Record<string, string> = {}) =>
+  call(
+    s,
+    "POST",
+    runs("order"),
+    fresh({ token: s.rootToken, raw: doc, headers: { ...JSON_CT, ...headers } }),
+  );
+
+describe("a sync run on the fast path", () => {
+  test("answers as the one-thread server does, and is committed before the 201", async () => {
+    const ref = await runOn(one);
+    expect(ref.status).toBe(201);
+    const r = await via(two, 1, "fast", () => runOn(two));
+    expect(r.status).toBe(201);
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    expect(r.headers.get("location")).toBe(r.json.url);
+    expect(Number(r.headers.get("content-length"))).toBe(Buffer.byteLength(r.text));
+    expect(shape(r.json)).toEqual(shape(ref.json));
+    expect(r.json.status).toBe("succeeded");
+    // Readable at once, exactly as answered: the write committed before the 201 left.
+    const back = await call(two, "GET", new URL(r.json.url).pathname, { token: two.rootToken });
+    expect(back.status).toBe(200);
+    expect(back.json).toEqual(r.json);
+    // And the main thread's own listener answers the same.
+    const main = await via(two, 0, "main", () => runOn(two));
+    expect(headersOf(main)).toEqual(headersOf(ref));
+    expect(shape(main.json)).toEqual(shape(ref.json));
+  });
+
+  test("a failing document is relayed whole and gets its findings", async () => {
+    const ref = await runOn(one, '{"id":"x"}');
+    const r = await via(two, 1, "relay", () => runOn(two, '{"id":"x"}'));
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    expect(shape(r.json)).toEqual(shape(ref.json));
+  });
+
+  test("Prefer: wait and ?version= are the route's, as on the main thread", async () => {
+    const send = (s: TestServer) =>
+      call(
+        s,
+        "POST",
+        `${runs("order")}?version=1`,
+        fresh({
+          token: s.rootToken,
+          raw: '{"id":2}',
+          headers: { ...JSON_CT, prefer: "wait=30" },
+        }),
+      );
+    const ref = await send(one);
+    const r = await via(two, 1, "fast", () => send(two));
+    expect(r.headers.get("preference-applied")).toBe("wait=30");
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    expect(shape(r.json)).toEqual(shape(ref.json));
+  });
+
+  test("the requests and the inline runs count in /metrics, per thread", async () => {
+    await via(two, 1, "fast", () => runOn(two));
+    const m = await call(two, "GET", "/metrics", { token: two.rootToken });
+    expect(m.status).toBe(200);
+    const fast = /^assay_http_thread_requests_total\{path="fast",thread="1"\} (\d+)$/m.exec(m.text);
+    const main = /^assay_http_thread_requests_total\{path="main",thread="0"\} (\d+)$/m.exec(m.text);
+    expect(Number(fast?.[1])).toBeGreaterThan(0);
+    expect(Number(main?.[1])).toBeGreaterThan(0);
+    // The request durations count the fast path's requests too (the app answered them).
+    const route =
+      /^assay_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/orgs\/:org_slug\/workflows\/:workflow\/runs\/",status="201"\} (\d+)$/m.exec(
+        m.text,
+      );
+    const fastRuns = two.threadCounts!.get(1, "fast");
+    const finished = (status: string) =>
+      Number(
+        new RegExp(`^assay_runs_finished_total\\{status="${status}"\\} (\\d+)$`, "m").exec(m.text)?.[1] ?? 0,
+      );
+    // Every run so far ended within its request: one 201 each, whichever thread took it.
+    expect(Number(route?.[1])).toBe(finished("succeeded") + finished("failed"));
+    expect(Number(route?.[1])).toBeGreaterThan(fastRuns);
+    expect(Number(/^assay_jobs_inline_total\{\} (\d+)$/m.exec(m.text)?.[1])).toBeGreaterThanOrEqual(fastRuns);
+  });
+});
+
+describe("errors of the fast path's requests: the whole answer, as the one-thread server gives it", () => {
+  const cases: [string, number, string, (s: TestServer) => Promise<Answer>][] = [
+    [
+      "bad token",
+      401,
+      "authentication_required",
+      (s) => call(s, "POST", runs("order"), fresh({ token: "assay_nope", raw: "{}", headers: JSON_CT })),
+    ],
+    [
+      "viewer",
+      403,
+      "permission_denied",
+      (s) =>
+        call(
+          s,
+          "POST",
+          runs("order"),
+          fresh({
+            token: s === one ? viewer.one : viewer.two,
+            raw: "{}",
+            headers: JSON_CT,
+          }),
+        ),
+    ],
+    [
+      "unknown workflow",
+      404,
+      "not_found",
+      (s) => call(s, "POST", runs("nope"), fresh({ token: s.rootToken, raw: "{}", headers: JSON_CT })),
+    ],
+    [
+      "inactive workflow",
+      409,
+      "workflow_inactive",
+      (s) => call(s, "POST", runs("off"), fresh({ token: s.rootToken, raw: "{}", headers: JSON_CT })),
+    ],
+    [
+      "file type",
+      400,
+      "file_type_unsupported",
+      (s) =>
+        call(
+          s,
+          "POST",
+          runs("order"),
+          fresh({
+            token: s.rootToken,
+            raw: "<a/>",
+            headers: { "content-type": "application/xml" },
+          }),
+        ),
+    ],
+    [
+      "bad metadata",
+      400,
+      "invalid_request",
+      (s) =>
+        call(
+          s,
+          "POST",
+          runs("order"),
+          fresh({
+            token: s.rootToken,
+            body: { content: { id: 1 }, metadata: "no" },
+            headers: { "x-submission-mode": "envelope" },
+          }),
+        ),
+    ],
+  ];
+  for (const [name, status, code, send] of cases)
+    test(`${status} ${name}`, async () => {
+      const ref = await send(one);
+      expect(ref.status).toBe(status);
+      expect(ref.json).toEqual(errorBody(status, code, expect.any(String), expect.any(Array)));
+      const r = await via(two, 1, "relay", () => send(two));
+      expect(r.status).toBe(status);
+      expect(r.json).toEqual(ref.json);
+      expect(headersOf(r)).toEqual(headersOf(ref));
+    });
+});
+
+describe("relayed requests", () => {
+  let bigRun: string;
+  let refRun: string;
+  const bigDoc = `{"pad":"${"x".repeat(1536 * 1024)}"}`;
+
+  test("an upload over 1 MiB (not the fast path's) streams through and runs", async () => {
+    const r = await via(two, 1, "relay", () =>
+      call(two, "POST", runs("big"), fresh({ token: two.rootToken, raw: bigDoc, headers: JSON_CT })),
+    );
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(r.json.submission.size).toBe(bigDoc.length);
+    expect(r.json.submission.sha256).toBe(new Bun.CryptoHasher("sha256").update(bigDoc).digest("hex"));
+    bigRun = new URL(r.json.url).pathname;
+    const ref = await call(
+      one,
+      "POST",
+      runs("big"),
+      fresh({ token: one.rootToken, raw: bigDoc, headers: JSON_CT }),
+    );
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    expect(shape(r.json)).toEqual(shape(ref.json));
+    refRun = new URL(ref.json.url).pathname;
+  });
+
+  test("its content downloads byte for byte, with the download's headers", async () => {
+    const r = await via(two, 1, "relay", () =>
+      call(two, "GET", `${bigRun}content/`, fresh({ token: two.rootToken })),
+    );
+    expect(r.status).toBe(200);
+    expect(r.text).toBe(bigDoc);
+    expect(r.headers.get("content-type")).toBe("application/octet-stream");
+    expect(r.headers.get("content-disposition")).toStartWith("attachment;");
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+    const ref = await call(one, "GET", `${refRun}content/`, fresh({ token: one.rootToken }));
+    // Its name has the run's id: the rest of every header is the same, the length included.
+    expect(headersOf(r, ["content-disposition"])).toEqual(headersOf(ref, ["content-disposition"]));
+    expect(r.headers.get("content-length")).toBe(ref.headers.get("content-length"));
+    expect(r.headers.get("transfer-encoding")).toBe(ref.headers.get("transfer-encoding"));
+  });
+
+  test("GET a run and the run list", async () => {
+    const one_ = await via(two, 1, "relay", () => call(two, "GET", bigRun, fresh({ token: two.rootToken })));
+    expect(one_.status).toBe(200);
+    expect(one_.json.submission.size).toBe(bigDoc.length);
+    const list = await via(two, 1, "relay", () =>
+      call(two, "GET", "/api/v1/orgs/acme/runs/?workflow=big", fresh({ token: two.rootToken })),
+    );
+    expect(list.status).toBe(200);
+    expect(list.json.results.map((x: { url: string }) => new URL(x.url).pathname)).toContain(bigRun);
+  });
+
+  test("413 for a body over the limit, declared or counted while reading", async () => {
+    const stored = await two.count("runs");
+    const over = "x".repeat(MAX_PAYLOAD + 1);
+    const declared = (s: TestServer) =>
+      call(s, "POST", runs("big"), fresh({ token: s.rootToken, raw: over, headers: JSON_CT }));
+    const ref = await declared(one);
+    expect(ref.json).toEqual(errorBody(413, "payload_too_large"));
+    const r = await via(two, 1, "relay", () => declared(two));
+    expect(r.status).toBe(413);
+    expect(r.json).toEqual(ref.json);
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    // No length: a stream of chunks, counted as it arrives.
+    const chunked = (s: TestServer) => {
+      const chunk = new Uint8Array(256 * 1024).fill(120);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent > MAX_PAYLOAD) return c.close();
+          sent += chunk.byteLength;
+          c.enqueue(chunk);
+        },
+      });
+      return call(s, "POST", runs("big"), fresh({ token: s.rootToken, raw: body, headers: JSON_CT }));
+    };
+    const refChunked = await chunked(one);
+    expect(refChunked.status).toBe(413);
+    const c = await via(two, 1, "relay", () => chunked(two));
+    expect(c.status).toBe(413);
+    expect(c.json).toEqual(refChunked.json);
+    expect(await two.count("runs")).toBe(stored);
+  });
+
+  test("a write's audit entry records the client's address", async () => {
+    const r = await via(two, 1, "relay", () =>
+      call(
+        two,
+        "POST",
+        "/api/v1/users/me/tokens/",
+        fresh({ token: two.rootToken, body: { name: `t${Date.now()}` } }),
+      ),
+    );
+    expect(r.status).toBe(201);
+    const entry = await two.row<{ action: string; client_ip: string | null }>(
+      "SELECT action, client_ip FROM audit_log ORDER BY seq DESC LIMIT 1",
+    );
+    expect(entry).toEqual({ action: "token.create", client_ip: "127.0.0.1" });
+  });
+});
+
+describe("rate limits with HTTP threads", () => {
+  let lim: TestServer;
+  beforeAll(async () => {
+    lim = await startTestServer({
+      http_threads: 2,
+      rate_limit_disabled: false,
+      rate_limit_runs_per_minute: 12,
+      max_payload_bytes: 1024,
+    });
+    await setup(lim);
+  });
+  afterAll(() => lim?.close());
+
+  // Each run request admitted past authentication takes one from the run budget (12 a minute).
+  let spent = 0;
+
+  test("413 of a declared length within the fast path's bound but over the limit", async () => {
+    const doc = `{"id":1,"pad":"${"x".repeat(2000)}"}`;
+    const r = await via(lim, 1, "relay", () => {
+      spent++;
+      return call(lim, "POST", runs("order"), fresh({ token: lim.rootToken, raw: doc, headers: JSON_CT }));
+    });
+    expect(r.status).toBe(413);
+    expect(r.json).toEqual(errorBody(413, "payload_too_large"));
+    expect(spent).toBeLessThan(12);
+  });
+
+  test("one budget for both threads; the 429 is whole, with its headers", async () => {
+    const answers: Answer[] = [];
+    for (let i = 0; i < 30; i++) answers.push(await runOn(lim));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(12 - spent);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(18 + spent);
+    // Both threads started runs from the one budget.
+    expect(lim.threadCounts!.get(1, "fast")).toBeGreaterThan(0);
+    expect(lim.threadCounts!.get(0, "main")).toBeGreaterThan(0);
+    const r = await via(lim, 1, "relay", () => runOn(lim));
+    expect(r.status).toBe(429);
+    expect(r.json).toEqual(errorBody(429, "rate_limited"));
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(r.headers.get("ratelimit-policy")).toBeTruthy();
+    expect(r.headers.get("content-security-policy")).toBeTruthy();
+  });
+});
