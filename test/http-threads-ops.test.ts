@@ -46,6 +46,13 @@ async function second(port: number, threads: number): Promise<RunningServer | Er
 
 const portOf = (s: { url: string }) => Number(new URL(s.url).port);
 
+/** `n` held runs have reached the executor (held in a worker or waiting for one): their requests are in flight. */
+const inApp = (s: TestServer, n: number) =>
+  until(() => {
+    const st = s.deps.executor.stats();
+    return st.memoryRunning + st.memoryQueued >= n;
+  }, `${n} runs in flight`);
+
 describe("one server per port", () => {
   const orders: [number, number][] = [
     [1, 2],
@@ -105,7 +112,7 @@ describe("graceful stop with HTTP threads", () => {
           body: gate.doc(),
         }),
       );
-      await gate.held(pending.length);
+      await inApp(s, pending.length);
     }
     expect(counts.inFlight(1)).toBeGreaterThan(0);
     const port = portOf(s);
@@ -155,7 +162,7 @@ test("a run request the client abandons is answered to nobody, and the server go
         body: gate.doc(),
       }).catch((e) => e),
     );
-    await gate.held(pending.length);
+    await inApp(s, pending.length);
   }
   expect(counts.inFlight(1)).toBeGreaterThan(0);
   for (const ac of aborts) ac.abort();
