@@ -138,7 +138,7 @@ describe("graceful stop with HTTP threads", () => {
   });
 });
 
-test("a run request the client abandons is answered to nobody, and the server goes on", async () => {
+test("a client that abandons a long wait ends it, on either thread: the run goes on, written", async () => {
   const s = await startTestServer({ http_threads: 2 });
   cleanups.push(() => s.close());
   await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
@@ -165,11 +165,21 @@ test("a run request the client abandons is answered to nobody, and the server go
     await inApp(s, pending.length);
   }
   expect(counts.inFlight(1)).toBeGreaterThan(0);
+  // Executing from memory: nothing on disk while a client waits (src/runs/direct.ts).
+  expect(await s.count("runs")).toBe(0);
   for (const ac of aborts) ac.abort();
   await Promise.all(pending);
+  // The waits end at once (not after 60 s): each run is written as it stands, running or queued.
+  await until(async () => (await s.count("runs")) === pending.length, "the abandoned runs to be written");
+  await until(() => counts.inFlight(1) === 0, "the relayed requests to end");
   gate.open();
-  // The relayed requests end (their answers go nowhere) and the server keeps serving.
-  await until(() => counts.inFlight(1) === 0, "the abandoned requests to end");
+  await until(
+    async () =>
+      Number((await s.row<{ n: number }>("SELECT count(*) AS n FROM runs WHERE status = 'succeeded'"))?.n) ===
+      pending.length,
+    "the runs to finish",
+  );
   const r = await call(s, "GET", "/api/v1/orgs/acme/runs/", { token: s.rootToken });
   expect(r.status).toBe(200);
+  expect(r.json.count).toBe(pending.length);
 });

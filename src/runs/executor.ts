@@ -632,20 +632,26 @@ export function createExecutor(
       return d.result;
     },
     /** Resolves true when the run is final within ms, false otherwise. */
-    waitFinal(id: string, ms: number): Promise<boolean> {
+    waitFinal(id: string, ms: number, signal?: AbortSignal): Promise<boolean> {
       if (directs.get(id)?.result) return Promise.resolve(true);
-      if (ms <= 0) return Promise.resolve(false);
+      if (ms <= 0 || signal?.aborted) return Promise.resolve(false);
       return new Promise((resolve) => {
         const set = waiters.get(id) ?? new Set();
         const done = () => {
           clearTimeout(timer);
+          signal?.removeEventListener("abort", giveUp);
           resolve(true);
         };
-        const timer = setTimeout(() => {
+        const giveUp = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", giveUp);
           set.delete(done);
           if (!set.size && waiters.get(id) === set) waiters.delete(id);
           resolve(false);
-        }, ms);
+        };
+        const timer = setTimeout(giveUp, ms);
+        // The client went away (`signal`): the wait ends as if it ran out, nobody reads the answer.
+        signal?.addEventListener("abort", giveUp);
         set.add(done);
         waiters.set(id, set);
         // It may have finished before we started waiting (not if it is still in flight or fresh:

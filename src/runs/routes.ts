@@ -76,7 +76,7 @@ export function runRoutes(
         }
         let done = started.run ?? null;
         if (!done) {
-          await executor.waitFinal(started.runId, waitMs);
+          await executor.waitFinal(started.runId, waitMs, request.signal);
           // A run executed from memory is handed over, or written now if it is not over.
           done = await executor.settle(started.runId);
         }

@@ -158,8 +158,10 @@ export function attachRelay(
       if (k !== "set-cookie") headers.push([k, v]);
     });
     for (const c of res.headers.getSetCookie()) headers.push(["set-cookie", c]);
-    if (!res.body) {
+    if (!res.body || p.aborted) {
+      // Nobody reads an abandoned answer; the thread still needs one to let go of the request.
       pending.delete(id);
+      res.body?.cancel().catch(() => {});
       post({ t: "head", id, status: res.status, headers, body: null, streamed: false });
       return;
     }
@@ -185,8 +187,13 @@ export function attachRelay(
       post({ t: "head", id, status: res.status, headers, body: whole, streamed: false }, [whole]);
       return;
     }
+    if (p.aborted) {
+      pending.delete(id);
+      reader.cancel().catch(() => {});
+      post({ t: "head", id, status: res.status, headers, body: null, streamed: false });
+      return;
+    }
     p.reader = reader;
-    if (p.aborted) return close(id, p);
     post({ t: "head", id, status: res.status, headers, body: null, streamed: true });
   }
 
