@@ -37,8 +37,13 @@ export type ToMain =
       /** The socket peer's address (Bun's requestIP), for the audit log and the rate limiter. */
       ip: string | null;
       hasBody: boolean;
-      /** The thread can read and check the body itself (handoff.ts). */
-      fast: boolean;
+      /** The thread can read and check the body itself (handoff.ts): the URL's path and query. */
+      fast: string | null;
+      /**
+       * Checked already against the version this URL ran last time (`key`): the submission, or
+       * null when the thread cannot finish it. Used when that is still the version that runs.
+       */
+      pre?: { key: string; handed: Omit<Handed, "id" | "createdAt"> | null };
     }
   /** A chunk of the request body (null: its end), answering `pull`. */
   | { t: "chunk"; id: number; data: ArrayBuffer | null }
@@ -63,6 +68,8 @@ export type ToThread =
       key: string;
       /** The version, unless this thread was sent it before. */
       def: WorkflowVersion | null;
+      /** The run URL (path and query) it is the version of, for the next request's check. */
+      path: string | null;
     }
   | {
       t: "head";

@@ -111,7 +111,7 @@ export function attachRelay(
       duplex: "half",
     });
     relayedPeer.set(request, m.ip);
-    if (m.fast) offers.set(request, offerOf(m.id, p));
+    if (m.fast !== null) offers.set(request, offerOf(m.id, p, m.fast, m.pre));
     let res: Response;
     counts.began(index, 1);
     try {
@@ -127,10 +127,16 @@ export function attachRelay(
     await answer(m.id, p, res);
   }
 
-  function offerOf(id: number, p: Pending): Offer {
+  function offerOf(id: number, p: Pending, path: string, pre: Extract<ToMain, { t: "req" }>["pre"]): Offer {
     return {
       admit(def: WorkflowVersion, version: number): Promise<Handed | null> {
         const key = `${def.workflow_id}:${version}`;
+        if (pre && pre.key === key) {
+          // Checked against this very version already: no round trip.
+          if (!pre.handed) return Promise.resolve(null);
+          p.handed = true;
+          return Promise.resolve({ ...pre.handed, id: uuidv7(), createdAt: now() });
+        }
         const send = !sentDefs.has(key);
         if (send) {
           if (sentDefs.size >= SENT_DEFS_MAX) sentDefs.clear();
@@ -146,7 +152,7 @@ export function attachRelay(
             p.handed = true;
             resolve({ ...h, id: runId, createdAt });
           };
-          post({ t: "admit", id, key, def: send ? def : null });
+          post({ t: "admit", id, key, def: send ? def : null, path });
         });
       },
     };
@@ -162,6 +168,22 @@ export function attachRelay(
       // Nobody reads an abandoned answer; the thread still needs one to let go of the request.
       pending.delete(id);
       res.body?.cancel().catch(() => {});
+      post({ t: "head", id, status: res.status, headers, body: null, streamed: false });
+      return;
+    }
+    if (res.headers.get("content-type") === "application/json") {
+      // API answers are built whole in memory (a serialized object): read in one call, not a
+      // stream of chunks. Copied to the thread, not transferred (see pullResponse).
+      let body: ArrayBuffer | null = null;
+      try {
+        body = await res.arrayBuffer();
+      } catch {}
+      if (body && !p.aborted) {
+        pending.delete(id);
+        post({ t: "head", id, status: res.status, headers, body, streamed: false });
+        return;
+      }
+      pending.delete(id);
       post({ t: "head", id, status: res.status, headers, body: null, streamed: false });
       return;
     }

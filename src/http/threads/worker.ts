@@ -33,6 +33,8 @@ let nextId = 0;
 const pending = new Map<number, Pending>();
 /** Versions by "workflow id:version" (immutable): twice what the main thread assumes we keep. */
 const defs = new Lru<string, WorkflowVersion>(SENT_DEFS_MAX * 2);
+/** The version key each run URL (path and query) was last admitted with. */
+const pathDefs = new Lru<string, string>(SENT_DEFS_MAX * 2);
 const inline = new InlineRunner();
 const post = (m: ToMain, transfer?: Transferable[]) => self.postMessage(m, transfer ?? []);
 
@@ -54,14 +56,33 @@ function start(i: ThreadInit) {
   }
 }
 
-function accept(req: Request, srv: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
+async function accept(
+  req: Request,
+  srv: { requestIP(r: Request): { address: string } | null },
+): Promise<Response> {
   const id = ++nextId;
   const headers: [string, string][] = [];
   req.headers.forEach((v, k) => {
     headers.push([k, v]);
   });
+  const fast = init!.inline && fastCandidate(req, init!.maxPayloadBytes);
+  const p: Pending = { req, resolve: () => {}, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
+  // The version this URL ran last time: checked now, before asking, so that the main thread needs
+  // no round trip to admit it when it is still the one that runs (it says so by its key).
+  let pre: Extract<ToMain, { t: "req" }>["pre"];
+  const pathKey = fast ? req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2)) : "";
+  const key = fast ? pathDefs.get(pathKey) : undefined;
+  const def = key === undefined ? undefined : defs.get(key);
+  if (key !== undefined && def) {
+    try {
+      p.bytes = await req.bytes();
+      pre = { key, handed: await check(def, req.headers, p.bytes) };
+    } catch {
+      p.bodyFailed = true;
+    }
+  }
   return new Promise<Response>((resolve) => {
-    const p: Pending = { req, resolve, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
+    p.resolve = resolve;
     pending.set(id, p);
     req.signal.addEventListener(
       "abort",
@@ -78,7 +99,8 @@ function accept(req: Request, srv: { requestIP(r: Request): { address: string } 
       headers,
       ip: srv.requestIP(req)?.address ?? null,
       hasBody: req.method !== "GET" && req.method !== "HEAD",
-      fast: init!.inline && fastCandidate(req, init!.maxPayloadBytes),
+      fast: fast ? pathKey : null,
+      pre,
     });
   });
 }
@@ -110,16 +132,17 @@ function pullBody(id: number, p: Pending) {
 async function admit(m: Extract<ToThread, { t: "admit" }>, p: Pending) {
   if (m.def) defs.set(m.key, m.def);
   const def = m.def ?? defs.get(m.key);
+  if (m.path !== null) pathDefs.set(m.path, m.key);
+  if (p.bodyFailed) return post({ t: "admitted", id: m.id, handed: null });
   try {
-    p.bytes = await p.req.bytes();
+    p.bytes ??= await p.req.bytes();
   } catch {
     p.bodyFailed = true;
     return post({ t: "admitted", id: m.id, handed: null });
   }
   const handed = def ? await check(def, p.req.headers, p.bytes) : null;
   if (!handed) return post({ t: "admitted", id: m.id, handed: null });
-  p.bytes = new Uint8Array(0);
-  post({ t: "admitted", id: m.id, handed }, [handed.sub.bytes.buffer as ArrayBuffer]);
+  post({ t: "admitted", id: m.id, handed });
 }
 
 /** What runService.start would do with the body, up to the write; null: let it do so. */
