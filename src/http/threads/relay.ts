@@ -12,7 +12,15 @@ import type { WorkflowVersion } from "../../workflows/types.ts";
 import { errorResponse } from "../errors.ts";
 import { relayedPeer } from "../peer.ts";
 import { type Handed, type Offer, offers } from "./handoff.ts";
-import { SENT_DEFS_MAX, type ToMain, type ToThread } from "./protocol.ts";
+import {
+  SENT_DEFS_MAX,
+  type ToMain,
+  type ToThread,
+  type WireHanded,
+  decodeHeaders,
+  encodeHeaders,
+  fromWire,
+} from "./protocol.ts";
 
 /** A response body up to this size is sent whole (the client gets a Content-Length, as from the main listener). */
 const WHOLE_MAX_BYTES = 1024 * 1024;
@@ -24,7 +32,7 @@ export interface Handler {
 interface Pending {
   ac: AbortController;
   onChunk: ((data: ArrayBuffer | null, failed: boolean) => void) | null;
-  onAdmitted: ((h: Omit<Handed, "id" | "createdAt"> | null) => void) | null;
+  onAdmitted: ((h: WireHanded | null) => void) | null;
   reader: ReadableStreamDefaultReader<Uint8Array> | null;
   buffered: Uint8Array[];
   readFailed: boolean;
@@ -104,7 +112,7 @@ export function attachRelay(
       : null;
     const request = new Request(m.url, {
       method: m.method,
-      headers: m.headers,
+      headers: decodeHeaders(m.headers),
       body,
       signal: p.ac.signal,
       // @ts-expect-error Bun and the fetch standard: a streamed request body is half-duplex
@@ -135,7 +143,7 @@ export function attachRelay(
           // Checked against this very version already: no round trip.
           if (!pre.handed) return Promise.resolve(null);
           p.handed = true;
-          return Promise.resolve({ ...pre.handed, id: uuidv7(), createdAt: now() });
+          return Promise.resolve({ ...fromWire(pre.handed), id: uuidv7(), createdAt: now() });
         }
         const send = !sentDefs.has(key);
         if (send) {
@@ -150,7 +158,7 @@ export function attachRelay(
             p.onAdmitted = null;
             if (!h) return resolve(null);
             p.handed = true;
-            resolve({ ...h, id: runId, createdAt });
+            resolve({ ...fromWire(h), id: runId, createdAt });
           };
           post({ t: "admit", id, key, def: send ? def : null, path });
         });
@@ -159,11 +167,7 @@ export function attachRelay(
   }
 
   async function answer(id: number, p: Pending, res: Response) {
-    const headers: [string, string][] = [];
-    res.headers.forEach((v, k) => {
-      if (k !== "set-cookie") headers.push([k, v]);
-    });
-    for (const c of res.headers.getSetCookie()) headers.push(["set-cookie", c]);
+    const headers = encodeHeaders(res.headers);
     if (!res.body || p.aborted) {
       // Nobody reads an abandoned answer; the thread still needs one to let go of the request.
       pending.delete(id);
@@ -173,10 +177,10 @@ export function attachRelay(
     }
     if (res.headers.get("content-type") === "application/json") {
       // API answers are built whole in memory (a serialized object): read in one call, not a
-      // stream of chunks. Copied to the thread, not transferred (see pullResponse).
-      let body: ArrayBuffer | null = null;
+      // stream of chunks, and sent as text (JSON text is valid UTF-8: the same bytes arrive).
+      let body: string | null = null;
       try {
-        body = await res.arrayBuffer();
+        body = await res.text();
       } catch {}
       if (body && !p.aborted) {
         pending.delete(id);

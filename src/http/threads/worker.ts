@@ -13,7 +13,16 @@ import { pendingSteps } from "../../runs/summary.ts";
 import type { WorkflowVersion } from "../../workflows/types.ts";
 import { fastCandidate } from "./fast-path.ts";
 import type { Handed } from "./handoff.ts";
-import { SENT_DEFS_MAX, type ThreadInit, type ToMain, type ToThread, ownBuffer } from "./protocol.ts";
+import {
+  SENT_DEFS_MAX,
+  type ThreadInit,
+  type ToMain,
+  type ToThread,
+  encodeHeaders,
+  decodeHeaders,
+  ownBuffer,
+  toWire,
+} from "./protocol.ts";
 
 declare const self: Worker;
 
@@ -61,10 +70,7 @@ async function accept(
   srv: { requestIP(r: Request): { address: string } | null },
 ): Promise<Response> {
   const id = ++nextId;
-  const headers: [string, string][] = [];
-  req.headers.forEach((v, k) => {
-    headers.push([k, v]);
-  });
+  const headers = encodeHeaders(req.headers);
   const fast = init!.inline && fastCandidate(req, init!.maxPayloadBytes);
   const p: Pending = { req, resolve: () => {}, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
   // The version this URL ran last time: checked now, before asking, so that the main thread needs
@@ -76,7 +82,8 @@ async function accept(
   if (key !== undefined && def) {
     try {
       p.bytes = await req.bytes();
-      pre = { key, handed: await check(def, req.headers, p.bytes) };
+      const handed = await check(def, req.headers, p.bytes);
+      pre = { key, handed: handed && toWire(handed) };
     } catch {
       p.bodyFailed = true;
     }
@@ -142,7 +149,7 @@ async function admit(m: Extract<ToThread, { t: "admit" }>, p: Pending) {
   }
   const handed = def ? await check(def, p.req.headers, p.bytes) : null;
   if (!handed) return post({ t: "admitted", id: m.id, handed: null });
-  post({ t: "admitted", id: m.id, handed });
+  post({ t: "admitted", id: m.id, handed: toWire(handed) });
 }
 
 /** What runService.start would do with the body, up to the write; null: let it do so. */
@@ -182,7 +189,7 @@ async function check(
 }
 
 function onHead(m: Extract<ToThread, { t: "head" }>, p: Pending) {
-  const init = { status: m.status, headers: new Headers(m.headers) };
+  const init = { status: m.status, headers: decodeHeaders(m.headers) };
   if (!m.streamed) {
     pending.delete(m.id);
     return p.resolve(new Response(m.body, init));
