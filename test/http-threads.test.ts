@@ -4,6 +4,7 @@
 // (bounded) until the thread's counter says it served it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ThreadCounts } from "../src/http/threads/index.ts";
+import { SYSTEM } from "../src/audit/actor.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -367,6 +368,41 @@ describe("relayed requests", () => {
       "SELECT action, client_ip FROM audit_log ORDER BY seq DESC LIMIT 1",
     );
     expect(entry).toEqual({ action: "token.create", client_ip: "127.0.0.1" });
+  });
+});
+
+describe("web sessions through an HTTP thread", () => {
+  test("sign-in sets the cookie; a session write with its CSRF token is audited with the address", async () => {
+    const alice = await two.user("alice", "acme", "author");
+    await two.deps.users.setPassword(alice.id, await Bun.password.hash("correct horse battery"), SYSTEM);
+    const login = await via(two, 1, "relay", () =>
+      call(
+        two,
+        "POST",
+        "/api/v1/auth/login/",
+        fresh({ body: { username: "alice", password: "correct horse battery" } }),
+      ),
+    );
+    expect(login.status).toBe(200);
+    const setCookie = login.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/^assay_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
+    const cookie = /^assay_session=[^;]*/.exec(setCookie)![0];
+    const r = await via(two, 1, "relay", () =>
+      call(
+        two,
+        "POST",
+        "/api/v1/users/me/tokens/",
+        fresh({
+          body: { name: `s${Date.now()}` },
+          headers: { cookie, "x-csrf-token": login.json.csrf_token },
+        }),
+      ),
+    );
+    expect(r.status).toBe(201);
+    const entry = await two.row<{ action: string; actor_username: string; client_ip: string | null }>(
+      "SELECT action, actor_username, client_ip FROM audit_log ORDER BY seq DESC LIMIT 1",
+    );
+    expect(entry).toEqual({ action: "token.create", actor_username: "alice", client_ip: "127.0.0.1" });
   });
 });
 
