@@ -14,6 +14,7 @@
 import { RE2JS } from "re2js";
 import { MAX_REGEX_LENGTH } from "../limits.ts";
 import { StepLimitError } from "../limit-error.ts";
+import { nativeFast, nativeTest } from "./native-fast.ts";
 import { type Alt, type Flags, type Term, Unsupported, emitAlt, emitTerm, parseEcma } from "./ecma-regex.ts";
 
 /** Captured at load: json-schema/user-patterns.ts swaps the global one while typebox compiles. */
@@ -136,10 +137,15 @@ function build(pattern: string, flags: Flags): UserRegex {
   const compile = (source: string) => RE2JS.compile(source, re2Flags);
   if (!hasAhead(parsed.alt)) {
     const re = compile(emitBranches(parsed.alt));
+    // A deterministic anchored pattern answers the same on JavaScript's engine, in linear time
+    // and ~20× faster than on re2js (native-fast.ts says why it is safe).
+    const fast = flags.i || flags.m || flags.s ? null : nativeFast(pattern, "");
     return {
       source: pattern,
       cost: re.programSize(),
-      test: (text) => guard(pattern, () => re.test(text)),
+      test: fast
+        ? (text) => guard(pattern, () => nativeTest(fast, text))
+        : (text) => guard(pattern, () => re.test(text)),
       matchStarts: (text, max) => guard(pattern, () => starts(re, text, max)),
     };
   }
