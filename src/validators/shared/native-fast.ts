@@ -6,13 +6,13 @@
 // It is trusted here only for patterns where backtracking cannot happen to any extent that
 // matters: anchored at the start (`^`, no flags), then a flat sequence of single-character atoms
 // (a literal, an escape such as \d, `.`, a class), each with an optional greedy quantifier,
-// optionally ending in `$` — and *deterministic*: every atom whose count may vary matches no
+// optionally ending in `$` (or several such branches, `^a$|^b$`) — and *deterministic*: every atom whose count may vary matches no
 // character that could come right after it. Then the greedy path is the only path: the engine
 // tries one start (the sticky flag pins it to offset 0), walks the text once, and when that walk
 // fails no backtracking can succeed, so giving back characters costs at most one failed test per
 // character. The answer is exactly the pattern's meaning, in time linear in the text.
 //
-// Anything else (groups, alternation, lookarounds, \b, \p{…}, lazy quantifiers, flags) returns
+// Anything else (groups, alternation of unanchored branches, lookarounds, \b, \p{…}, lazy quantifiers, flags) returns
 // null and stays on re2js.
 
 type Ranges = Array<[number, number]>;
@@ -86,6 +86,12 @@ class Reader {
   private readonly cps: number[];
   constructor(source: string) {
     this.cps = Array.from(source, (c) => c.codePointAt(0)!);
+  }
+  skip(n: number) {
+    this.i += n;
+  }
+  startsWith(s: string): boolean {
+    return Array.from(s).every((c, k) => this.cps[this.i + k] === c.codePointAt(0));
   }
   get done() {
     return this.i >= this.cps.length;
@@ -176,18 +182,45 @@ class Reader {
   }
 }
 
-function atoms(source: string): Atom[] | null {
-  if (!source.startsWith("^")) return null;
-  const body = source.endsWith("$") && !source.endsWith("\\$") ? source.slice(1, -1) : source.slice(1);
-  try {
-    const r = new Reader(body);
-    const out: Atom[] = [];
-    while (!r.done) {
-      const set = r.atom();
-      const [min, max] = r.quantifier();
-      out.push({ set, min, max });
+/** One branch: `^`, atoms, an optional `$`; it ends at `|`, `)` or the end. */
+function branch(r: Reader): Atom[] {
+  if (r.peek() !== "^") throw new Error("unanchored");
+  r.skip(1);
+  const out: Atom[] = [];
+  for (let c = r.peek(); c !== undefined && c !== "|" && c !== ")"; c = r.peek()) {
+    if (c === "$") {
+      r.skip(1);
+      const next = r.peek();
+      if (next !== undefined && next !== "|" && next !== ")") throw new Error("$ inside");
+      break;
     }
-    return out;
+    const set = r.atom();
+    const [min, max] = r.quantifier();
+    out.push({ set, min, max });
+  }
+  return out;
+}
+
+/**
+ * The branches of `B|B|…`, optionally inside one group that is the whole pattern: typebox tests
+ * `additionalProperties: false` keys with `(^id$|^name$|…)`, built from the schema's names.
+ * Branches are tried one after another from offset 0, each in linear time.
+ */
+function branches(source: string): Atom[][] | null {
+  try {
+    const r = new Reader(source);
+    const group = r.peek() === "(";
+    if (group) r.skip(r.startsWith("(?:") ? 3 : 1);
+    const out = [branch(r)];
+    while (r.peek() === "|") {
+      r.skip(1);
+      out.push(branch(r));
+    }
+    if (group) {
+      if (r.peek() !== ")") return null;
+      r.skip(1);
+    }
+    return r.done ? out : null;
   } catch {
     return null;
   }
@@ -212,8 +245,8 @@ function deterministic(list: Atom[]): boolean {
  */
 export function nativeFast(source: string, flags: string): RegExp | null {
   if (flags !== "") return null;
-  const list = atoms(source);
-  if (!list || !deterministic(list)) return null;
+  const list = branches(source);
+  if (!list?.every(deterministic)) return null;
   try {
     return new NativeRegExp(source, "uy");
   } catch {

@@ -3,7 +3,9 @@
 // whose time is linear in the text for every pattern, so no input can make it backtrack for
 // seconds. JavaScript's own engine cannot be trusted with these: on `^(a|a)*b|^a*c$` over
 // "a"*40+"c" it gives up after about a second and answers "no match", and a validator that
-// reads "no match" as "valid" then passes bad data (issue #19).
+// reads "no match" as "valid" then passes bad data (issue #19). The exception: a pattern that is
+// anchored and deterministic (`^SKU-[0-9]{4}$`, typebox's `(^id$|^name$)` key test) has a single
+// path through any text, so it runs on JavaScript's engine in linear time (native-fast.ts).
 //
 // Patterns are written in ECMA-262 syntax with the `u` flag (JSON Schema's dialect) and keep its
 // meaning (ecma-regex.ts rewrites them for RE2). What cannot run in linear time is refused when
@@ -144,7 +146,13 @@ function build(pattern: string, flags: Flags): UserRegex {
       source: pattern,
       cost: re.programSize(),
       test: fast
-        ? (text) => guard(pattern, () => nativeTest(fast, text))
+        ? (text) => {
+            try {
+              return nativeTest(fast, text);
+            } catch (e) {
+              throw new RegexLimitError(pattern, e);
+            }
+          }
         : (text) => guard(pattern, () => re.test(text)),
       matchStarts: (text, max) => guard(pattern, () => starts(re, text, max)),
     };
