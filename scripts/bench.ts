@@ -10,9 +10,12 @@
 //   9 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
 //   10 the durable write of a sync run: WAL bytes and frames per run in group commits of 12, the
 //     B-trees each commit dirties, the checkpoint's cost (issue #26; scripts/bench/write-cost.ts)
+//   11 every core: sync runs on a server with N HTTP threads against 1 thread, unpinned, CPU per
+//     run and the projection to more cores (issue #26; scripts/bench/threads.ts)
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
-// Other flags: --only http,async,large,start,schematron,pg,stalls,nodes,write · --workers N · --unpinned
+// Other flags: --only http,async,large,start,schematron,pg,stalls,nodes,write,threads · --workers N
+// · --threads N (measure 11's HTTP threads; default: the cores, at least 2) · --unpinned
 // · --no-build · --no-write · --strict
 // (exit 1 when a target is missed). Needs Linux (/proc), wrk (apt-get install -y wrk), taskset.
 import { resolve } from "node:path";
@@ -27,9 +30,21 @@ import { measureNodes } from "./bench/nodes.ts";
 import { measurePostgres } from "./bench/postgres.ts";
 import { measureStart } from "./bench/start.ts";
 import { measureEnvelopeStall, measureListStall } from "./bench/stalls.ts";
+import { measureThreads } from "./bench/threads.ts";
 import { measureWriteCost } from "./bench/write-cost.ts";
 
-const MEASURES = ["http", "async", "large", "start", "schematron", "pg", "stalls", "nodes", "write"] as const;
+const MEASURES = [
+  "http",
+  "async",
+  "large",
+  "start",
+  "schematron",
+  "pg",
+  "stalls",
+  "nodes",
+  "write",
+  "threads",
+] as const;
 type Measure = (typeof MEASURES)[number];
 
 function parseArgs(argv: string[]) {
@@ -37,6 +52,7 @@ function parseArgs(argv: string[]) {
     quick: false,
     only: [...MEASURES] as Measure[],
     workers: 0,
+    threads: 0,
     unpinned: false,
     build: true,
     write: true,
@@ -50,6 +66,7 @@ function parseArgs(argv: string[]) {
     else if (a === "--strict") o.strict = true;
     else if (a === "--only") o.only = (argv[++i] ?? "").split(",") as Measure[];
     else if (a === "--workers") o.workers = Number(argv[++i]);
+    else if (a === "--threads") o.threads = Number(argv[++i]);
     // Every process on every core (issue #26: the server on 2 cores, wrk unpinned); nothing is
     // written to docs/benchmarks.md from such a run.
     else if (a === "--unpinned") o.unpinned = true;
@@ -57,6 +74,7 @@ function parseArgs(argv: string[]) {
   }
   for (const m of o.only) if (!MEASURES.includes(m)) throw new Error(`--only takes ${MEASURES.join(",")}`);
   if (!(Number.isInteger(o.workers) && o.workers >= 0)) throw new Error("--workers takes a whole number");
+  if (!(Number.isInteger(o.threads) && o.threads >= 0)) throw new Error("--threads takes a whole number");
   return o;
 }
 
@@ -157,6 +175,15 @@ async function main(): Promise<number> {
   // Group commits of 12: the size the batcher forms under measure 1's 16 connections.
   results.write = await step("write", "10 the durable write of a sync run", () =>
     q ? measureWriteCost(12, 600, 400) : measureWriteCost(12, 12_000, 8_000),
+  );
+  // Every core: the servers and wrk unpinned whatever --unpinned says (issue #26).
+  results.threads = await step("threads", "11 every core: N HTTP threads against 1", () =>
+    measureThreads(m, {
+      threads: opts.threads || Math.max(2, m.cores),
+      ...(q
+        ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
+        : { rounds: 3, seconds: 6, warmupSeconds: 12, connections: 16 }),
+    }),
   );
   const judge = !q;
   const table = rows(results, judge);

@@ -384,3 +384,25 @@ describe("secrets", () => {
       expect(all).not.toContain(`\\"${k}\\"`);
   });
 });
+
+describe("from where, without a proxy", () => {
+  test("a token's write records the socket's peer (read when the entry is written)", async () => {
+    const plain = await startTestServer();
+    try {
+      const r = await call(plain, "POST", "/api/v1/orgs/acme/workflows/", {
+        token: plain.rootToken,
+        // A forwarded address from the client itself is not believed without trust_proxy.
+        headers: PROXY,
+        body: { slug: "peer", name: "Peer", allowed_file_types: ["JSON"] },
+      });
+      expect(r.status).toBe(201);
+      const row = await plain.row<{ client_ip: string | null }>(
+        "SELECT client_ip FROM audit_log WHERE action = ? ORDER BY seq DESC",
+        "workflow.create",
+      );
+      expect(row?.client_ip).toBe("127.0.0.1");
+    } finally {
+      await plain.close();
+    }
+  });
+});

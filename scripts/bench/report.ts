@@ -2,12 +2,13 @@
 // between two markers, so the hand-written notes around it survive each full run.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { AsyncResult } from "./async.ts";
-import type { HttpResult } from "./http.ts";
+import type { HttpResult, Side } from "./http.ts";
 import type { LargeResult } from "./large.ts";
 import type { NodesResult } from "./nodes.ts";
 import type { PgResult } from "./postgres.ts";
 import type { SchematronResult } from "./schematron.ts";
 import type { StartResult } from "./start.ts";
+import { type ThreadsResult, project } from "./threads.ts";
 import { type WriteCost, describeWriteCost } from "./write-cost.ts";
 import type { StallResult } from "./stalls.ts";
 
@@ -21,6 +22,7 @@ export interface Results {
   schematron?: SchematronResult;
   stalls?: StallResult;
   write?: WriteCost;
+  threads?: ThreadsResult;
   skipped: string[];
 }
 
@@ -296,6 +298,32 @@ export function rows(r: Results, judge: boolean): Row[] {
       "—",
     );
   }
+  if (r.threads) {
+    const t = r.threads;
+    row(
+      `11 sync runs, ${t.threads} HTTP threads vs 1, every core, wrk unpinned, req/s`,
+      n0(t.many.rps),
+      `1 thread ${n0(t.one.rps)}`,
+      f2(t.many.rps / t.one.rps),
+      "—",
+    );
+    row(
+      "11 CPU per run (all threads): N threads · 1 thread",
+      `${n0(t.many.cpuUsPerRequest)} µs · ${n0(t.one.cpuUsPerRequest)} µs`,
+      "",
+      "",
+      "—",
+    );
+    const p = [2, 4, 8].map((c) => [c, project(t, c)] as const);
+    if (p.every(([, x]) => x !== null))
+      row(
+        "11 projected runs/s on 2 · 4 · 8 cores (from CPU per run and the writer's share)",
+        p.map(([, x]) => n0(x!)).join(" · "),
+        "",
+        "",
+        "—",
+      );
+  }
   return out;
 }
 
@@ -389,6 +417,29 @@ export function details(r: Results): string {
     out.push(
       `Measure 10 (${n0(r.write.runs)} runs after ${n0(r.write.warm)}): ${describeWriteCost(r.write)}.`,
     );
+  if (r.threads) {
+    const t = r.threads;
+    const by = (x: Side) =>
+      Object.entries(x.cpuUsByThread)
+        .filter(([, v]) => v >= 0.5)
+        .map(([g, v]) => `${g} ${n0(v)}`)
+        .join(", ");
+    const served = Object.entries(t.served)
+      .map(
+        ([th, paths]) =>
+          `thread ${th}: ${Object.entries(paths)
+            .map(([p, n]) => `${p} ${n0(n)}`)
+            .join(", ")}`,
+      )
+      .join("; ");
+    out.push(
+      `Measure 11, round by round (1 thread · ${t.threads} threads): ${t.one.rounds
+        .map((a, i) => `${n0(a.rps)} · ${n0(t.many.rounds[i]!.rps)}`)
+        .join(
+          "; ",
+        )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)}. CPU µs per run by thread: 1 thread ${by(t.one)}; ${t.threads} threads ${by(t.many)} (workers: the HTTP threads, the validation worker, the checkpoint thread). Requests served during the rounds: ${served}. The main thread's µs per run another thread served (admission and the commit): ${t.writerUsPerRelayedRun === null ? "n/a" : n0(t.writerUsPerRelayedRun)}. Errors ${t.one.errors} · ${t.many.errors}; runs that did not succeed: ${t.notSucceeded}.`,
+    );
+  }
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");
 }

@@ -76,7 +76,10 @@ export function authPlugin(deps: {
       // `actor`: who and from where, for the audit entry of every write (src/audit/).
       resolve: ({ request, server }) => {
         const principal = authenticated.get(request)!;
-        return { principal, actor: actorOf(principal, clientIp(request, server, deps.trustProxy ?? false)) };
+        return {
+          principal,
+          actor: actorOf(principal, () => clientIp(request, server, deps.trustProxy ?? false)),
+        };
       },
     },
   });
