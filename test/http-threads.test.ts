@@ -167,8 +167,31 @@ describe("a sync run on the fast path", () => {
     expect(shape(r.json)).toEqual(shape(ref.json));
   });
 
-  test("the requests and the inline runs count in /metrics, per thread", async () => {
+  test("a new version of the workflow runs at once: the thread's remembered version is not used", async () => {
     await via(two, 1, "fast", () => runOn(two));
+    const schema = { type: "object", required: ["id", "v2"] };
+    for (const s of [one, two]) {
+      const wf = await call(s, "GET", "/api/v1/orgs/acme/workflows/order/", { token: s.rootToken });
+      const step = wf.json.steps[0];
+      const r = await call(s, "PATCH", `/api/v1/orgs/acme/workflows/order/steps/${step.id}/`, {
+        token: s.rootToken,
+        body: { config: { schema } },
+      });
+      expect(r.status).toBe(200);
+    }
+    const ref = await runOn(one, '{"id":1}');
+    expect(ref.json.status).toBe("failed");
+    // The old version would pass it on the thread; the new one fails it (relayed for its findings).
+    const r = await via(two, 1, "relay", () => runOn(two, '{"id":1}'));
+    expect(r.json.status).toBe("failed");
+    expect(r.json.workflow.version).toBe(ref.json.workflow.version);
+    const ok = await via(two, 1, "fast", () => runOn(two, '{"id":1,"v2":true}'));
+    expect(ok.json.status).toBe("succeeded");
+    expect(ok.json.workflow.version).toBe(ref.json.workflow.version);
+  });
+
+  test("the requests and the inline runs count in /metrics, per thread", async () => {
+    await via(two, 1, "fast", () => runOn(two, '{"id":1,"v2":true}'));
     const m = await call(two, "GET", "/metrics", { token: two.rootToken });
     expect(m.status).toBe(200);
     const threads = "assay_http_thread_requests_total";

@@ -38,6 +38,8 @@ export type ToMain =
       /** The socket peer's address (Bun's requestIP), for the audit log and the rate limiter. */
       ip: string | null;
       hasBody: boolean;
+      /** The whole body, when the thread has read it (a fast-path candidate): nothing to pull. */
+      body?: ArrayBuffer;
       /** The thread can read and check the body itself (handoff.ts): the URL's path and query. */
       fast: string | null;
       /**

@@ -92,24 +92,26 @@ export function attachRelay(
     };
     pending.set(m.id, p);
     // highWaterMark 0: nothing is pulled before the app reads (the fast path reads it on the thread).
-    const body = m.hasBody
-      ? new ReadableStream<Uint8Array>(
-          {
-            pull: (c) =>
-              new Promise<void>((resolve) => {
-                p.onChunk = (data, failed) => {
-                  p.onChunk = null;
-                  if (failed) c.error(new Error("The client went away."));
-                  else if (data === null) c.close();
-                  else c.enqueue(new Uint8Array(data));
-                  resolve();
-                };
-                post({ t: "pull", id: m.id });
-              }),
-          },
-          { highWaterMark: 0 },
-        )
-      : null;
+    const body = m.body
+      ? new Uint8Array(m.body)
+      : m.hasBody
+        ? new ReadableStream<Uint8Array>(
+            {
+              pull: (c) =>
+                new Promise<void>((resolve) => {
+                  p.onChunk = (data, failed) => {
+                    p.onChunk = null;
+                    if (failed) c.error(new Error("The client went away."));
+                    else if (data === null) c.close();
+                    else c.enqueue(new Uint8Array(data));
+                    resolve();
+                  };
+                  post({ t: "pull", id: m.id });
+                }),
+            },
+            { highWaterMark: 0 },
+          )
+        : null;
     const request = new Request(m.url, {
       method: m.method,
       headers: decodeHeaders(m.headers),

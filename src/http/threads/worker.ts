@@ -11,6 +11,7 @@ import { intake } from "../../runs/intake/modes.ts";
 import { MAX_FILENAME_LENGTH, checkFileType } from "../../runs/service.ts";
 import { pendingSteps } from "../../runs/summary.ts";
 import type { WorkflowVersion } from "../../workflows/types.ts";
+import { DEFAULT_HEADERS } from "../security.ts";
 import { fastCandidate } from "./fast-path.ts";
 import type { Handed } from "./handoff.ts";
 import {
@@ -57,6 +58,21 @@ function start(i: ThreadInit) {
       // As on the main listener (src/server.ts): the app enforces every body limit itself.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       idleTimeout: i.idleTimeout,
+      // Never Bun's development error page (it shows the stack): a bug here answers as the app's 500.
+      development: false,
+      error: () =>
+        new Response(
+          JSON.stringify({
+            detail: "An internal error occurred.",
+            code: "internal_error",
+            status: 500,
+            errors: [],
+          }),
+          {
+            status: 500,
+            headers: { ...DEFAULT_HEADERS, "cache-control": "no-store", "content-type": "application/json" },
+          },
+        ),
       fetch: accept,
     });
     post({ t: "listening" });
@@ -106,6 +122,8 @@ async function accept(
       headers,
       ip: srv.requestIP(req)?.address ?? null,
       hasBody: req.method !== "GET" && req.method !== "HEAD",
+      // Read already (the check above): sent along, a copy (an admit may still check it here).
+      body: p.bytes && !p.bodyFailed ? (p.bytes.slice().buffer as ArrayBuffer) : undefined,
       fast: fast ? pathKey : null,
       pre,
     });
