@@ -36,20 +36,29 @@ function holderPid(dir: string): number | null {
   }
 }
 
-/** Takes the data dir's lock or throws DataDirLockedError at once (no waiting). */
-export function lockDataDir(dir: string): DataDirLock {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const db = new Database(join(dir, LOCK_FILE), { create: true });
+/**
+ * An OS lock on `path` (SQLite's EXCLUSIVE lock in a transaction left open), or null at once
+ * when another process holds it. Close the handle to let go; the kernel does when we exit.
+ */
+export function holdFileLock(path: string): Database | null {
+  const db = new Database(path, { create: true });
   try {
     db.exec("PRAGMA busy_timeout = 0");
     db.exec("PRAGMA locking_mode = EXCLUSIVE");
     db.exec("BEGIN EXCLUSIVE");
+    return db;
   } catch (e) {
     db.close();
-    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY"))
-      throw new DataDirLockedError(dir, holderPid(dir));
+    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY")) return null;
     throw e;
   }
+}
+
+/** Takes the data dir's lock or throws DataDirLockedError at once (no waiting). */
+export function lockDataDir(dir: string): DataDirLock {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = holdFileLock(join(dir, LOCK_FILE));
+  if (!db) throw new DataDirLockedError(dir, holderPid(dir));
   writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
   let released = false;
   return {

@@ -4,13 +4,13 @@
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
 // database writer; it runs a validator itself only for jobs the inline lane vouches for.
 import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
-import { now } from "../db/util.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { InlineRunner } from "../jobs/inline.ts";
 import type { SubmitOptions, SubmittedJob, WorkerPool } from "../jobs/pool.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import type { WorkflowVersion } from "../workflows/types.ts";
+import { checkInline } from "./inline-check.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
@@ -124,6 +124,22 @@ export function createExecutor(
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
   /** Inline runs checked on another HTTP thread and committed here (commitInline). */
   let inlineElsewhere = 0;
+  /** An inline run's one write, in its final state, then the final-state hooks; null if the write fails. */
+  const commitFinal = async (
+    record: DirectRun["record"],
+    f: FinalState,
+  ): Promise<{ run: Run } | { run: null; checked: boolean }> => {
+    const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status: f.status };
+    let sid: number;
+    try {
+      sid = await store.createFinal(record, f, inFinalTx(ev));
+    } catch (e) {
+      log.warn("inline run not written; it runs again as a direct run", { run: record.id, error: String(e) });
+      return { run: null, checked: false };
+    }
+    for (const h of afterFinal) h(ev, f.durationMs, f.steps);
+    return { run: runFromMemory(record, sid, f) };
+  };
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
   // FIFO — one per worker, plus one small job already handed to each busy worker (src/jobs/pool.ts).
   const capacity = pool.capacity;
@@ -521,45 +537,8 @@ export function createExecutor(
       def: WorkflowVersion,
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
       if (!opts.inline || closed) return { run: null, checked: false };
-      const startedMs = performance.now();
-      const startedAt = now();
-      // owned: the inline runner reads the bytes in place; nothing is transferred.
-      const { job: spec, timeouts } = buildJob(
-        freshOf(record),
-        record.submission.bytes,
-        record.steps,
-        def,
-        true,
-        opts,
-      );
-      if (!opts.inline.accepts(spec)) return { run: null, checked: false };
-      const job = opts.inline.submit(spec, { stepTimeoutsMs: timeouts });
-      if (!job) return { run: null, checked: true };
-      const outcome = await job.done;
-      const steps = applyOutcome(record.steps, outcome);
-      const status = finalStatus(outcome.status, steps);
-      const f: FinalState = {
-        status,
-        steps,
-        summary: summarize(steps),
-        error: runError(status, outcome, steps, null),
-        startedAt,
-        finishedAt: now(),
-        durationMs: Math.round(performance.now() - startedMs),
-      };
-      const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status };
-      let sid: number;
-      try {
-        sid = await store.createFinal(record, f, inFinalTx(ev));
-      } catch (e) {
-        log.warn("inline run not written; it runs again as a direct run", {
-          run: record.id,
-          error: String(e),
-        });
-        return { run: null, checked: false };
-      }
-      for (const h of afterFinal) h(ev, f.durationMs, f.steps);
-      return { run: runFromMemory(record, sid, f) };
+      const c = await checkInline(opts.inline, record, def, opts);
+      return c.final ? commitFinal(record, c.final) : { run: null, checked: c.checked };
     },
     /**
      * The second half of runInline for a run another HTTP thread already checked inline
@@ -571,20 +550,9 @@ export function createExecutor(
       f: FinalState,
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
       if (closed) return { run: null, checked: false };
-      const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status: f.status };
-      let sid: number;
-      try {
-        sid = await store.createFinal(record, f, inFinalTx(ev));
-      } catch (e) {
-        log.warn("inline run not written; it runs again as a direct run", {
-          run: record.id,
-          error: String(e),
-        });
-        return { run: null, checked: false };
-      }
-      inlineElsewhere++;
-      for (const h of afterFinal) h(ev, f.durationMs, f.steps);
-      return { run: runFromMemory(record, sid, f) };
+      const r = await commitFinal(record, f);
+      if (r.run) inlineElsewhere++;
+      return r;
     },
     /** Starts a run from memory, unwritten (src/runs/direct.ts); the caller must settle() it. */
     submitDirect(record: DirectRun["record"], skipInline = false) {

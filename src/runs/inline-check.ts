@@ -1,7 +1,7 @@
-// The check half of the inline lane (executor.runInline) for an HTTP thread other than the main
-// one (src/http/threads/): the same job, the same runner, the same final state — without the
-// write, which only the main thread does (executor.commitInline). Kept step for step with
-// runInline's first half.
+// The check half of the inline lane: the job, the runner, the final state — without the write,
+// which only the main thread does. executor.runInline is this plus its commit; an HTTP thread
+// other than the main one (src/http/threads/) runs this alone and the main thread commits
+// (executor.commitInline).
 import type { InlineRunner } from "../jobs/inline.ts";
 import { now } from "../db/util.ts";
 import type { WorkflowVersion } from "../workflows/types.ts";
@@ -9,13 +9,16 @@ import { type DirectRun, type FinalState, freshOf } from "./direct.ts";
 import { type StepLimits, buildJob } from "./job.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 
-/** The run's final state when the inline runner takes it and it ends; null: the main thread runs it. */
+/**
+ * The run's final state when the inline runner takes it and it ends. Otherwise null, and
+ * `checked` says whether the runner had started on it (then a worker builds the findings).
+ */
 export async function checkInline(
   inline: InlineRunner,
   record: DirectRun["record"],
   def: WorkflowVersion,
   limits: StepLimits,
-): Promise<FinalState | null> {
+): Promise<{ final: FinalState } | { final: null; checked: boolean }> {
   const startedMs = performance.now();
   const startedAt = now();
   const { job: spec, timeouts } = buildJob(
@@ -26,9 +29,9 @@ export async function checkInline(
     true,
     limits,
   );
-  if (!inline.accepts(spec)) return null;
+  if (!inline.accepts(spec)) return { final: null, checked: false };
   const job = inline.submit(spec, { stepTimeoutsMs: timeouts });
-  if (!job) return null;
+  if (!job) return { final: null, checked: true };
   const outcome = await job.done;
   const steps = applyOutcome(record.steps, outcome);
   const status = finalStatus(outcome.status, steps);
@@ -38,12 +41,14 @@ export async function checkInline(
       ? (outcome.error ?? steps.find((s) => s.error)?.error ?? "The run could not finish.")
       : null;
   return {
-    status,
-    steps,
-    summary: summarize(steps),
-    error,
-    startedAt,
-    finishedAt: now(),
-    durationMs: Math.round(performance.now() - startedMs),
+    final: {
+      status,
+      steps,
+      summary: summarize(steps),
+      error,
+      startedAt,
+      finishedAt: now(),
+      durationMs: Math.round(performance.now() - startedMs),
+    },
   };
 }

@@ -5,7 +5,7 @@
 // (src/db/lock.ts: SQLite's EXCLUSIVE lock on a file of its own, dropped by the kernel however
 // the process ends). A server without SO_REUSEPORT needs none: the kernel refuses any second bind
 // next to it, with or without the option.
-import { Database } from "bun:sqlite";
+import { holdFileLock } from "../../db/lock.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -22,16 +22,8 @@ export function portLockPath(host: string, port: number): string {
 
 /** Takes the port's lock, or returns null at once when another server holds it. */
 export function lockPort(host: string, port: number): PortLock | null {
-  const db = new Database(portLockPath(host, port), { create: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 0");
-    db.exec("PRAGMA locking_mode = EXCLUSIVE");
-    db.exec("BEGIN EXCLUSIVE");
-  } catch (e) {
-    db.close();
-    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY")) return null;
-    throw e;
-  }
+  const db = holdFileLock(portLockPath(host, port));
+  if (!db) return null;
   let released = false;
   return {
     release() {

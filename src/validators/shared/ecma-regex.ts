@@ -16,7 +16,7 @@ export interface Flags {
   s: boolean;
 }
 
-type Range = [number, number];
+export type Range = [number, number];
 /** A term of a sequence: RE2 text, or an assertion or group whose text depends on its place. */
 export type Term =
   | { t: "raw"; re2: string }
@@ -28,15 +28,15 @@ export type Term =
 export type Alt = Term[][];
 
 const MAX_CP = 0x10ffff;
-const DIGIT: Range[] = [[0x30, 0x39]];
-const WORD: Range[] = [
+export const DIGIT: Range[] = [[0x30, 0x39]];
+export const WORD: Range[] = [
   [0x30, 0x39],
   [0x41, 0x5a],
   [0x5f, 0x5f],
   [0x61, 0x7a],
 ];
 // WhiteSpace and LineTerminator of ECMA-262 (§12.2, §12.3): \t \n \v \f \r, space, NBSP, the Zs.
-const SPACE: Range[] = [
+export const SPACE: Range[] = [
   [0x09, 0x0d],
   [0x20, 0x20],
   [0xa0, 0xa0],
@@ -48,7 +48,7 @@ const SPACE: Range[] = [
   [0x3000, 0x3000],
   [0xfeff, 0xfeff],
 ];
-const LINE_END: Range[] = [
+export const LINE_END: Range[] = [
   [0x0a, 0x0a],
   [0x0d, 0x0d],
   [0x2028, 0x2029],

@@ -15,7 +15,9 @@
 // Anything else (groups, alternation of unanchored branches, lookarounds, \b, \p{…}, lazy quantifiers, flags) returns
 // null and stays on re2js.
 
-type Ranges = Array<[number, number]>;
+import { DIGIT, LINE_END, type Range, SPACE, WORD } from "./ecma-regex.ts";
+
+type Ranges = Range[];
 interface Atom {
   set: Ranges;
   min: number;
@@ -25,31 +27,6 @@ interface Atom {
 /** Captured at load: json-schema/user-patterns.ts swaps the global one while typebox compiles. */
 const NativeRegExp = RegExp;
 const MAX_CP = 0x10ffff;
-const DIGIT: Ranges = [[0x30, 0x39]];
-const WORD: Ranges = [
-  [0x30, 0x39],
-  [0x41, 0x5a],
-  [0x5f, 0x5f],
-  [0x61, 0x7a],
-];
-// ECMA-262 WhiteSpace and LineTerminator (\s), and the line terminators `.` excludes.
-const SPACE: Ranges = [
-  [0x09, 0x0d],
-  [0x20, 0x20],
-  [0xa0, 0xa0],
-  [0x1680, 0x1680],
-  [0x2000, 0x200a],
-  [0x2028, 0x2029],
-  [0x202f, 0x202f],
-  [0x205f, 0x205f],
-  [0x3000, 0x3000],
-  [0xfeff, 0xfeff],
-];
-const LINE_END: Ranges = [
-  [0x0a, 0x0a],
-  [0x0d, 0x0d],
-  [0x2028, 0x2029],
-];
 const CONTROL: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };
 const SYNTAX = new Set("^$\\.*+?()[]{}|/");
 
