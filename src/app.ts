@@ -4,7 +4,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
-import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
+import { type SessionAuth, authPlugin, bearerToken, createAuthenticate } from "./http/auth.ts";
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
@@ -12,11 +12,13 @@ import { createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
+import { createRunLane, runLanes } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { findingRoutes } from "./runs/findings-routes.ts";
 import { runRoutes } from "./runs/routes.ts";
+import { startRunHandler } from "./runs/start-handler.ts";
 import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
 import { meRoutes } from "./users/routes.ts";
@@ -44,14 +46,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   // Several nodes on PostgreSQL count every budget in the database: one budget per client.
   const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : null;
   const limits = createLimits(deps.config, (method, path) => takesBody(method, path), shared);
-  const auth = authPlugin({
+  const authDeps = {
     tokens: deps.tokens,
     sessions: opts.sessions,
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
     trustProxy: deps.config.trust_proxy,
-  });
+  };
+  const authenticate = createAuthenticate(authDeps);
+  const auth = authPlugin(authDeps, authenticate);
   const cors = createCors(deps.config);
+  const startRun = startRunHandler(deps, { beforeRun: limits.beforeRun });
   // A request that matches no route still counts against its token, and says so (RateLimit).
   const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
     const presented = bearerToken(request.headers.get("authorization"));
@@ -89,7 +94,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(workflowRoutes(deps, auth))
     .use(versionRoutes(deps, auth, deps.versions))
     .use(schemaRoutes(deps, auth))
-    .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
+    .use(runRoutes(deps, auth, startRun))
     .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
@@ -102,6 +107,18 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
     // Security headers on every answer, errors and 404s included (src/http/security.ts).
     .headers({ ...DEFAULT_HEADERS });
+  // The sync-run lane of the HTTP threads (src/http/threads/lane.ts): the same pieces, no framework.
+  runLanes.set(
+    app,
+    createRunLane({
+      log: deps.log,
+      metrics: opts.metrics,
+      cors: cors.enabled,
+      enterRun: limits.enterRun,
+      authenticate,
+      startRun,
+    }),
+  );
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;
