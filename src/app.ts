@@ -12,7 +12,7 @@ import { createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
-import { createRunLane, runLanes } from "./http/threads/lane.ts";
+import { createRunLane, lanePath, runLanes } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -37,6 +37,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** The first-run setup code (src/web/setup-routes.ts); none: the setup form always refuses. */
   setup?: SetupCode;
+  /** Called first for every request the app's own listener accepted (HTTP threads' counter). */
+  onRequest?: (request: Request) => void;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -70,10 +72,33 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
         },
       );
   };
+  // The sync-run lane (src/http/threads/lane.ts): the same pieces as the route, no framework.
+  const lane = createRunLane({
+    log: deps.log,
+    metrics: opts.metrics,
+    cors: cors.enabled,
+    enterRun: limits.enterRun,
+    authenticate,
+    startRun,
+  });
+  const count = opts.onRequest;
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
+    // First: a run start the lane takes skips the rest of the framework (its answer is whole:
+    // `set` is left empty, or the framework would copy it into a second Response).
+    .onRequest(({ request, server, set }) => {
+      count?.(request);
+      const path = lanePath(request);
+      const answer = path === null ? null : lane(request, path, server);
+      if (answer === null) return;
+      return answer.then((res) => {
+        const h = set.headers as Record<string, unknown>;
+        for (const k in h) delete h[k];
+        return res;
+      });
+    })
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
@@ -107,18 +132,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
     // Security headers on every answer, errors and 404s included (src/http/security.ts).
     .headers({ ...DEFAULT_HEADERS });
-  // The sync-run lane of the HTTP threads (src/http/threads/lane.ts): the same pieces, no framework.
-  runLanes.set(
-    app,
-    createRunLane({
-      log: deps.log,
-      metrics: opts.metrics,
-      cors: cors.enabled,
-      enterRun: limits.enterRun,
-      authenticate,
-      startRun,
-    }),
-  );
+  // The HTTP threads' relay takes the lane for the run starts they checked (src/server.ts).
+  runLanes.set(app, lane);
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;

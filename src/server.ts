@@ -113,16 +113,22 @@ async function start(
   const stopRateGc = startSharedRateGc(db, log);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
+  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
+  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
+  const threaded = config.http_threads > 1;
+  const threadCounts = threaded ? new ThreadCounts() : null;
   const app = createApp(deps, {
     setup,
     isDraining: () => draining,
     metrics,
     sessions: createSessionAuth(db, deps.users),
+    // The relay's requests are counted by the relay.
+    onRequest: threadCounts
+      ? (request) => {
+          if (!relayedPeer.has(request)) threadCounts.inc(0, "main");
+        }
+      : undefined,
   });
-  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
-  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
-  const threaded = config.http_threads > 1;
-  const threadCounts = threaded ? new ThreadCounts() : null;
   let portLock: PortLock | null = null;
   let httpThreads: HttpThreads | null = null;
   if (threadCounts) {
@@ -132,9 +138,6 @@ async function start(
       () => threadCounts.series(),
       "counter",
     );
-    app.onRequest(({ request }) => {
-      if (!relayedPeer.has(request)) threadCounts.inc(0, "main");
-    });
   }
   try {
     if (threaded && config.port !== 0) {

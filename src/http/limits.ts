@@ -289,12 +289,12 @@ export function createLimits(
   return {
     plugin,
     /**
-     * What the plugin does first for a run start (`path` is one), for the sync-run lane of the
-     * HTTP threads (src/http/threads/lane.ts), which answers without the framework: the address's
-     * budget, and the request remembered as a run for afterAuth and beforeRun.
+     * What the plugin does first for a run start (`path` is one), for the sync-run lane
+     * (src/http/threads/lane.ts), which answers without the framework: the address's budget, and
+     * the request remembered as a run for afterAuth and beforeRun.
      */
-    enterRun(request: Request, path: string, headers: Record<string, unknown>) {
-      const ip = enterLimited(request, null, path, headers);
+    enterRun(request: Request, path: string, server: Server, headers: Record<string, unknown>) {
+      const ip = enterLimited(request, server, path, headers);
       requests.set(request, { headers, isRun: true, ip });
     },
     /** authPlugin hook: counts the request against its token's and its user's budgets. */

@@ -134,7 +134,7 @@ export function attachRelay(
     let res: Response;
     counts.began(index, 1);
     // Checked on the thread already (pre.handed): the lane, unless the request is not for it.
-    const viaLane = m.fast !== null && m.pre?.handed ? (lane?.(request, m.fast) ?? null) : null;
+    const viaLane = m.fast !== null && m.pre?.handed ? (lane?.(request, m.fast, null) ?? null) : null;
     try {
       res = await (viaLane ?? app.handle(request));
     } catch (e) {
