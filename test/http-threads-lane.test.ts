@@ -194,3 +194,137 @@ describe("requests the lane leaves to the app", () => {
     }
   });
 });
+
+describe("on the main listener: the lane answers as the framework's path does", () => {
+  // The same request twice on one server: on the plain path the lane takes it; with a query
+  // string (one the route ignores) the framework does. The answers must be the same, whole.
+  let s: TestServer;
+  let viewerToken: string;
+  beforeAll(async () => {
+    s = await startTestServer({
+      rate_limit_disabled: false,
+      rate_limit_per_minute: 10_000,
+      rate_limit_runs_per_minute: 10_000,
+      max_payload_bytes: 4096,
+    });
+    for (const wf of ["order", "off"]) await workflow(s, wf);
+    const off = await call(s, "PATCH", "/api/v1/orgs/acme/workflows/off/", {
+      token: s.rootToken,
+      body: { status: "inactive" },
+    });
+    expect(off.status).toBe(200);
+    viewerToken = (await s.user("val", "acme", "viewer")).token;
+  });
+  afterAll(() => s?.close());
+
+  const cases: [string, number, string | null, (q: string) => Promise<Answer>][] = [
+    [
+      "a run",
+      201,
+      null,
+      (q) => call(s, "POST", runs("order") + q, { token: s.rootToken, raw: '{"id":1}', headers: JSON_CT }),
+    ],
+    [
+      "a failing document",
+      201,
+      null,
+      (q) => call(s, "POST", runs("order") + q, { token: s.rootToken, raw: '{"id":"x"}', headers: JSON_CT }),
+    ],
+    [
+      "respond-async",
+      202,
+      null,
+      (q) =>
+        call(s, "POST", runs("order") + q, {
+          token: s.rootToken,
+          raw: '{"id":1}',
+          headers: { ...JSON_CT, prefer: "respond-async" },
+        }),
+    ],
+    [
+      "an unknown token",
+      401,
+      "authentication_required",
+      (q) => call(s, "POST", runs("order") + q, { token: "assay_nope", raw: '{"id":1}', headers: JSON_CT }),
+    ],
+    [
+      "a viewer",
+      403,
+      "permission_denied",
+      (q) => call(s, "POST", runs("order") + q, { token: viewerToken, raw: '{"id":1}', headers: JSON_CT }),
+    ],
+    [
+      "an unknown workflow",
+      404,
+      "not_found",
+      (q) => call(s, "POST", runs("nope") + q, { token: s.rootToken, raw: '{"id":1}', headers: JSON_CT }),
+    ],
+    [
+      "an inactive workflow",
+      409,
+      "workflow_inactive",
+      (q) => call(s, "POST", runs("off") + q, { token: s.rootToken, raw: '{"id":1}', headers: JSON_CT }),
+    ],
+    [
+      "a file type not allowed",
+      400,
+      "file_type_unsupported",
+      (q) =>
+        call(s, "POST", runs("order") + q, {
+          token: s.rootToken,
+          raw: "<a/>",
+          headers: { "content-type": "application/xml" },
+        }),
+    ],
+    [
+      "a body over the limit",
+      413,
+      "payload_too_large",
+      (q) =>
+        call(s, "POST", runs("order") + q, {
+          token: s.rootToken,
+          raw: `{"id":1,"p":"${"x".repeat(5000)}"}`,
+          headers: JSON_CT,
+        }),
+    ],
+    [
+      "a bad Idempotency-Key",
+      400,
+      "invalid_request",
+      (q) =>
+        call(s, "POST", runs("order") + q, {
+          token: s.rootToken,
+          raw: '{"id":1}',
+          headers: { ...JSON_CT, "idempotency-key": "a b" },
+        }),
+    ],
+  ];
+  for (const [name, status, code, send] of cases)
+    test(`${status}: ${name}`, async () => {
+      const viaFramework = await send("?via=framework");
+      const viaLane = await send("");
+      expect(viaFramework.status).toBe(status);
+      expect(viaLane.status).toBe(status);
+      const drop = ["ratelimit", "retry-after"];
+      expect(headersOf(viaLane, drop)).toEqual(headersOf(viaFramework, drop));
+      if (code) {
+        expect(viaFramework.json).toEqual(errorBody(status, code, expect.any(String), expect.any(Array)));
+        expect(viaLane.json).toEqual(viaFramework.json);
+      } else expect(shape(viaLane.json)).toEqual(shape(viaFramework.json));
+    });
+
+  test("an idempotent replay: the lane's first answer is replayed whole", async () => {
+    const send = () =>
+      call(s, "POST", runs("order"), {
+        token: s.rootToken,
+        raw: '{"id":7}',
+        headers: { ...JSON_CT, "idempotency-key": "k-lane-1" },
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.json).toEqual(first.json);
+  });
+});
