@@ -4,7 +4,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
-import { type SessionAuth, authPlugin, bearerToken } from "./http/auth.ts";
+import { type SessionAuth, authPlugin, bearerToken, createAuthenticate } from "./http/auth.ts";
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
@@ -12,11 +12,13 @@ import { createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
+import { createRunLane, lanePath, runLanes } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { findingRoutes } from "./runs/findings-routes.ts";
 import { runRoutes } from "./runs/routes.ts";
+import { startRunHandler } from "./runs/start-handler.ts";
 import { schemaRoutes } from "./schemas/routes.ts";
 import { tokenRoutes } from "./tokens/routes.ts";
 import { meRoutes } from "./users/routes.ts";
@@ -35,6 +37,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** The first-run setup code (src/web/setup-routes.ts); none: the setup form always refuses. */
   setup?: SetupCode;
+  /** Called first for every request the app's own listener accepted (HTTP threads' counter). */
+  onRequest?: (request: Request) => void;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -44,14 +48,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   // Several nodes on PostgreSQL count every budget in the database: one budget per client.
   const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : null;
   const limits = createLimits(deps.config, (method, path) => takesBody(method, path), shared);
-  const auth = authPlugin({
+  const authDeps = {
     tokens: deps.tokens,
     sessions: opts.sessions,
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
     trustProxy: deps.config.trust_proxy,
-  });
+  };
+  const authenticate = createAuthenticate(authDeps);
+  const auth = authPlugin(authDeps, authenticate);
   const cors = createCors(deps.config);
+  const startRun = startRunHandler(deps, { beforeRun: limits.beforeRun });
   // A request that matches no route still counts against its token, and says so (RateLimit).
   const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
     const presented = bearerToken(request.headers.get("authorization"));
@@ -65,10 +72,33 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
         },
       );
   };
+  // The sync-run lane (src/http/threads/lane.ts): the same pieces as the route, no framework.
+  const lane = createRunLane({
+    log: deps.log,
+    metrics: opts.metrics,
+    cors: cors.enabled,
+    enterRun: limits.enterRun,
+    authenticate,
+    startRun,
+  });
+  const count = opts.onRequest;
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
+    // First: a run start the lane takes skips the rest of the framework (its answer is whole:
+    // `set` is left empty, or the framework would copy it into a second Response).
+    .onRequest(({ request, server, set }) => {
+      count?.(request);
+      const path = lanePath(request);
+      const answer = path === null ? null : lane(request, path, server);
+      if (answer === null) return;
+      return answer.then((res) => {
+        const h = set.headers as Record<string, unknown>;
+        for (const k in h) delete h[k];
+        return res;
+      });
+    })
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
@@ -89,7 +119,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(workflowRoutes(deps, auth))
     .use(versionRoutes(deps, auth, deps.versions))
     .use(schemaRoutes(deps, auth))
-    .use(runRoutes(deps, auth, { beforeRun: limits.beforeRun }))
+    .use(runRoutes(deps, auth, startRun))
     .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
@@ -102,6 +132,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
     // Security headers on every answer, errors and 404s included (src/http/security.ts).
     .headers({ ...DEFAULT_HEADERS });
+  // The HTTP threads' relay takes the lane for the run starts they checked (src/server.ts).
+  runLanes.set(app, lane);
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;

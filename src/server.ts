@@ -13,6 +13,7 @@ import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
 import { startSharedRateGc } from "./http/ratelimit-shared.ts";
 import { type HttpThreads, ThreadCounts, ThreadListenError, startHttpThreads } from "./http/threads/index.ts";
+import { runLanes } from "./http/threads/lane.ts";
 import { type PortLock, lockPort } from "./http/threads/port-lock.ts";
 import { relayedPeer } from "./http/peer.ts";
 import { newSetupCode } from "./setup/service.ts";
@@ -112,16 +113,22 @@ async function start(
   const stopRateGc = startSharedRateGc(db, log);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
+  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
+  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
+  const threaded = config.http_threads > 1;
+  const threadCounts = threaded ? new ThreadCounts() : null;
   const app = createApp(deps, {
     setup,
     isDraining: () => draining,
     metrics,
     sessions: createSessionAuth(db, deps.users),
+    // The relay's requests are counted by the relay.
+    onRequest: threadCounts
+      ? (request) => {
+          if (!relayedPeer.has(request)) threadCounts.inc(0, "main");
+        }
+      : undefined,
   });
-  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
-  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
-  const threaded = config.http_threads > 1;
-  const threadCounts = threaded ? new ThreadCounts() : null;
   let portLock: PortLock | null = null;
   let httpThreads: HttpThreads | null = null;
   if (threadCounts) {
@@ -131,9 +138,6 @@ async function start(
       () => threadCounts.series(),
       "counter",
     );
-    app.onRequest(({ request }) => {
-      if (!relayedPeer.has(request)) threadCounts.inc(0, "main");
-    });
   }
   try {
     if (threaded && config.port !== 0) {
@@ -166,6 +170,7 @@ async function start(
         threadCounts!,
         log,
         new URL("./http/threads/worker.ts", import.meta.url),
+        runLanes.get(app),
       );
     }
   } catch (e) {

@@ -3,10 +3,10 @@
 // kernel spreads them over both listeners; a check that needs a given thread repeats its request
 // (bounded) until the thread's counter says it served it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { ThreadCounts } from "../src/http/threads/index.ts";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { type Answer, fresh, headersOf, sample, shape, via } from "./helpers/threads.ts";
 
 let one: TestServer;
 let two: TestServer;
@@ -14,62 +14,6 @@ let viewer: { one: string; two: string };
 const JSON_CT = { "content-type": "application/json" };
 const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
 const MAX_PAYLOAD = 2 * 1024 * 1024;
-
-type Path = "main" | "fast" | "relay";
-type Answer = Awaited<ReturnType<typeof call>>;
-
-/** A fresh connection per request: the kernel picks the listener for each. */
-const fresh = (o: Parameters<typeof call>[3] = {}) => ({
-  ...o,
-  headers: { ...o.headers, connection: "close" },
-});
-
-/** Sends until the thread's counter for `path` grows by one (sequential: the growth is this request's). */
-async function via(s: TestServer, thread: number, path: Path, send: () => Promise<Answer>): Promise<Answer> {
-  const counts = s.threadCounts as ThreadCounts;
-  for (let i = 0; i < 200; i++) {
-    const before = counts.get(thread, path);
-    const r = await send();
-    if (counts.get(thread, path) > before) return r;
-  }
-  throw new Error(`no request reached thread ${thread} (${path}) in 200 tries`);
-}
-
-/** The headers a client sees, without the ones that differ by nature (date, ids, lengths of ids). */
-function headersOf(r: Answer, drop: string[] = []): Record<string, string> {
-  const out: Record<string, string> = {};
-  r.headers.forEach((v, k) => {
-    if (!["date", "content-length", "location", ...drop].includes(k)) out[k] = v;
-  });
-  return out;
-}
-
-const VARIES = new Set([
-  "id",
-  "url",
-  "version_url",
-  "created_at",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-]);
-/** The run's shape with ids, URLs (ports) and times blanked. */
-function shape(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(shape);
-  if (v && typeof v === "object")
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, VARIES.has(k) ? typeof x : shape(x)]));
-  return v;
-}
-
-/** A series' value in Prometheus text: the line of `name` whose labels include `labels` (node aside). */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const got = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(line.split(" ").pop());
-  }
-  return Number.NaN;
-}
 
 async function setup(s: TestServer) {
   await createWorkflow(s, s.rootToken, {
@@ -168,7 +112,8 @@ describe("a sync run on the fast path", () => {
   });
 
   test("a new version of the workflow runs at once: the thread's remembered version is not used", async () => {
-    await via(two, 1, "fast", () => runOn(two));
+    // The thread checks a run with the version it last saw (then the lane answers it).
+    await via(two, 1, "lane", () => runOn(two));
     const schema = { type: "object", required: ["id", "v2"] };
     for (const s of [one, two]) {
       const wf = await call(s, "GET", "/api/v1/orgs/acme/workflows/order/", { token: s.rootToken });
@@ -181,29 +126,31 @@ describe("a sync run on the fast path", () => {
     }
     const ref = await runOn(one, '{"id":1}');
     expect(ref.json.status).toBe("failed");
-    // The old version would pass it on the thread; the new one fails it (relayed for its findings).
-    const r = await via(two, 1, "relay", () => runOn(two, '{"id":1}'));
+    // The old version would pass it on the thread; the new one fails it (read from the relay for
+    // its findings).
+    const r = await via(two, 1, "lane", () => runOn(two, '{"id":1}'));
     expect(r.json.status).toBe("failed");
     expect(r.json.workflow.version).toBe(ref.json.workflow.version);
-    const ok = await via(two, 1, "fast", () => runOn(two, '{"id":1,"v2":true}'));
+    const ok = await via(two, 1, "lane", () => runOn(two, '{"id":1,"v2":true}'));
     expect(ok.json.status).toBe("succeeded");
     expect(ok.json.workflow.version).toBe(ref.json.workflow.version);
   });
 
   test("the requests and the inline runs count in /metrics, per thread", async () => {
-    await via(two, 1, "fast", () => runOn(two, '{"id":1,"v2":true}'));
+    await via(two, 1, "lane", () => runOn(two, '{"id":1,"v2":true}'));
     const m = await call(two, "GET", "/metrics", { token: two.rootToken });
     expect(m.status).toBe(200);
     const threads = "assay_http_thread_requests_total";
     expect(sample(m.text, threads, { path: "fast", thread: "1" })).toBeGreaterThan(0);
+    expect(sample(m.text, threads, { path: "lane", thread: "1" })).toBeGreaterThan(0);
     expect(sample(m.text, threads, { path: "main", thread: "0" })).toBeGreaterThan(0);
-    // The request durations count the fast path's requests too (the app answered them).
+    // The request durations count the fast path's and the lane's requests too.
     const route = sample(m.text, "assay_http_request_duration_seconds_count", {
       method: "POST",
       route: "/api/v1/orgs/:org_slug/workflows/:workflow/runs/",
       status: "201",
     });
-    const fastRuns = two.threadCounts!.get(1, "fast");
+    const fastRuns = two.threadCounts!.get(1, "fast") + two.threadCounts!.get(1, "lane");
     const finished = (status: string) => sample(m.text, "assay_runs_finished_total", { status }) || 0;
     // Every run so far ended within its request: one 201 each, whichever thread took it.
     expect(route).toBe(finished("succeeded") + finished("failed"));
@@ -462,9 +409,10 @@ describe("rate limits with HTTP threads", () => {
     expect(answers.filter((a) => a.status === 201)).toHaveLength(12 - spent);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(18 + spent);
     // Both threads started runs from the one budget.
-    expect(lim.threadCounts!.get(1, "fast")).toBeGreaterThan(0);
+    expect(lim.threadCounts!.get(1, "fast") + lim.threadCounts!.get(1, "lane")).toBeGreaterThan(0);
     expect(lim.threadCounts!.get(0, "main")).toBeGreaterThan(0);
-    const r = await via(lim, 1, "relay", () => runOn(lim));
+    // The lane's 429 (the thread checked the body; the budget is spent).
+    const r = await via(lim, 1, "lane", () => runOn(lim));
     expect(r.status).toBe(429);
     expect(r.json).toEqual(errorBody(429, "rate_limited"));
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);

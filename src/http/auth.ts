@@ -28,7 +28,7 @@ export function bearerToken(header: string | null): string | null {
   return m ? m[1]! : null;
 }
 
-export function authPlugin(deps: {
+export interface AuthDeps {
   tokens: TokenService;
   sessions?: SessionAuth;
   /** Called after authentication (rate limits); may throw an AppError. */
@@ -41,37 +41,50 @@ export function authPlugin(deps: {
   onAuthFailure?: (request: Request) => void | Promise<void>;
   /** Take the client address from X-Forwarded-For (ASSAY_TRUST_PROXY): recorded in the audit log. */
   trustProxy?: boolean;
-}) {
+}
+
+/**
+ * Who sent the request, then the hook of the rate limits; throws 401 (or 429). Headers for the
+ * answer (Warning, RateLimit-*) go into `headers`. The plugin below runs it for every route with
+ * `{ auth: true }`; the sync-run lane of the HTTP threads (src/http/threads/lane.ts) calls it alone.
+ */
+export function createAuthenticate(deps: AuthDeps) {
+  return async (request: Request, headers: Record<string, unknown>): Promise<Principal> => {
+    let principal: Principal | null = null;
+    try {
+      const header = request.headers.get("authorization");
+      if (header !== null) {
+        const presented = bearerToken(header);
+        if (!presented) throw unauthenticated("Use the Authorization header with the Bearer scheme.");
+        const v = await deps.tokens.verify(presented);
+        if (v.warning) headers.warning = v.warning;
+        principal = { user: v.user, token: v.token, session: null, generation: v.generation };
+      } else if (deps.sessions) {
+        principal = await deps.sessions(request);
+      }
+      if (!principal) throw unauthenticated();
+    } catch (e) {
+      // May throw a 429 instead (the address's budget, counted in PostgreSQL, is spent).
+      const failed = deps.onAuthFailure?.(request);
+      if (failed) await failed;
+      throw e;
+    }
+    // Awaited only when it returns a promise: the limits' hook is synchronous in memory (one
+    // node), and an await of undefined still costs a turn of the microtask queue per request.
+    const after = deps.afterAuth?.(principal, request, { headers });
+    if (after) await after;
+    return principal;
+  };
+}
+
+export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(deps)) {
   // Authentication runs in `transform`, before body and query validation: a request without a
   // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
   const authenticated = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth" }).macro({
     auth: {
       async transform({ request, set }) {
-        let principal: Principal | null = null;
-        try {
-          const header = request.headers.get("authorization");
-          if (header !== null) {
-            const presented = bearerToken(header);
-            if (!presented) throw unauthenticated("Use the Authorization header with the Bearer scheme.");
-            const v = await deps.tokens.verify(presented);
-            if (v.warning) (set.headers as Record<string, string>).warning = v.warning;
-            principal = { user: v.user, token: v.token, session: null, generation: v.generation };
-          } else if (deps.sessions) {
-            principal = await deps.sessions(request);
-          }
-          if (!principal) throw unauthenticated();
-        } catch (e) {
-          // May throw a 429 instead (the address's budget, counted in PostgreSQL, is spent).
-          const failed = deps.onAuthFailure?.(request);
-          if (failed) await failed;
-          throw e;
-        }
-        // Awaited only when it returns a promise: the limits' hook is synchronous in memory (one
-        // node), and an await of undefined still costs a turn of the microtask queue per request.
-        const after = deps.afterAuth?.(principal, request, set as { headers: Record<string, unknown> });
-        if (after) await after;
-        authenticated.set(request, principal);
+        authenticated.set(request, await authenticate(request, set.headers as Record<string, unknown>));
       },
       // `actor`: who and from where, for the audit entry of every write (src/audit/).
       resolve: ({ request, server }) => {

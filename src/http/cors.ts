@@ -49,6 +49,8 @@ export interface Cors {
   preflight(request: Request, allow: string[]): Record<string, string>;
   /** Adds the CORS headers of an actual request's answer; none when CORS is off. */
   plugin: AnyElysia;
+  /** CORS is on (some origin is allowed): answers depend on the request's Origin. */
+  enabled: boolean;
 }
 
 export function createCors(config: Pick<Config, "cors_origins">): Cors {
@@ -79,6 +81,7 @@ export function createCors(config: Pick<Config, "cors_origins">): Cors {
   return {
     allows,
     plugin,
+    enabled,
     preflight(request, allow) {
       const origin = request.headers.get("origin");
       const headers: Record<string, string> = {};

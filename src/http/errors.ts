@@ -90,6 +90,61 @@ export interface UnmatchedOptions {
   authenticate?: (request: Request, headers: Record<string, string>) => Promise<void>;
 }
 
+/**
+ * The answer for an error a route or hook threw (the framework's own 404 and 405 aside): the
+ * plugin below, and the sync-run lane of the HTTP threads (src/http/threads/lane.ts).
+ */
+export function errorAnswer(
+  log: Logger,
+  error: unknown,
+  request: Request,
+  headers: Record<string, string>,
+): Response {
+  if (error instanceof AppError) return errorResponse(error, headers);
+  if (error instanceof ValidationError)
+    return errorResponse(
+      new AppError(400, "invalid_request", "The request is invalid.", validationItems(error)),
+      headers,
+    );
+  if (error instanceof ParseError)
+    return errorResponse(
+      new AppError(400, "invalid_request", "The request body is malformed.", [
+        {
+          field: "body",
+          code: "parse_error",
+          message: "The body could not be parsed as its Content-Type says.",
+        },
+      ]),
+      headers,
+    );
+  // The database is down, restarting, or gave up on a statement: the client may retry; the
+  // pool reconnects by itself. Logged without the driver's text in the answer.
+  if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
+    log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message });
+    return errorResponse(
+      serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
+      headers,
+    );
+  }
+  if (error instanceof UnstorableText)
+    return errorResponse(
+      new AppError(
+        400,
+        "invalid_request",
+        "The request carries a NUL character (U+0000), which cannot be stored.",
+        [{ field: "body", code: "invalid_character", message: "Text values must not contain U+0000." }],
+      ),
+      headers,
+    );
+  // Anything else is our bug: log it whole, tell the client nothing about it.
+  log.error("unhandled error", {
+    method: request.method,
+    path: new URL(request.url).pathname,
+    error: String((error as Error)?.stack ?? error),
+  });
+  return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), headers);
+}
+
 export function errorPlugin(
   log: Logger,
   allowedMethods: () => (path: string) => string[],
@@ -97,42 +152,6 @@ export function errorPlugin(
 ) {
   return new Elysia({ name: "errors" }).onError({ as: "global" }, async ({ error, request, set }) => {
     const headers = set.headers as Record<string, string>;
-    if (error instanceof AppError) return errorResponse(error, headers);
-    if (error instanceof ValidationError)
-      return errorResponse(
-        new AppError(400, "invalid_request", "The request is invalid.", validationItems(error)),
-        headers,
-      );
-    if (error instanceof ParseError)
-      return errorResponse(
-        new AppError(400, "invalid_request", "The request body is malformed.", [
-          {
-            field: "body",
-            code: "parse_error",
-            message: "The body could not be parsed as its Content-Type says.",
-          },
-        ]),
-        headers,
-      );
-    // The database is down, restarting, or gave up on a statement: the client may retry; the
-    // pool reconnects by itself. Logged without the driver's text in the answer.
-    if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
-      log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message });
-      return errorResponse(
-        serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
-        headers,
-      );
-    }
-    if (error instanceof UnstorableText)
-      return errorResponse(
-        new AppError(
-          400,
-          "invalid_request",
-          "The request carries a NUL character (U+0000), which cannot be stored.",
-          [{ field: "body", code: "invalid_character", message: "Text values must not contain U+0000." }],
-        ),
-        headers,
-      );
     if (error instanceof NotFoundError) {
       const path = new URL(request.url).pathname;
       const methods = allowedMethods()(path);
@@ -157,12 +176,6 @@ export function errorPlugin(
         );
       return errorResponse(new AppError(404, "not_found", "Not found."), headers);
     }
-    // Anything else is our bug: log it whole, tell the client nothing about it.
-    log.error("unhandled error", {
-      method: request.method,
-      path: new URL(request.url).pathname,
-      error: String((error as Error)?.stack ?? error),
-    });
-    return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), headers);
+    return errorAnswer(log, error, request, headers);
   });
 }

@@ -228,18 +228,24 @@ export function createLimits(
     headers.ratelimit = limitHeader(decisions);
   };
 
+  /** The address's budget for failed authentication, checked before authenticating. */
+  const enterLimited = (request: Request, server: Server, path: string, headers: Record<string, unknown>) => {
+    const ip = enabled ? clientAddress(request, server, config.trust_proxy) : "";
+    if (enabled && !UNLIMITED_PATHS.has(path)) {
+      const d = ipPeek(ip);
+      if (!d.allowed) {
+        show(headers, ipPolicy, [d]);
+        throw rateLimited(d, "failed authentication attempts from this address");
+      }
+    }
+    return ip;
+  };
+
   const plugin = new Elysia({ name: "limits" }).onRequest(async (c) => {
     const { request, set } = c;
     const path = new URL(request.url).pathname;
     const isRun = request.method === "POST" && RUN_PATH.test(path);
-    const ip = enabled ? clientAddress(request, c.server as Server, config.trust_proxy) : "";
-    if (enabled && !UNLIMITED_PATHS.has(path)) {
-      const d = ipPeek(ip);
-      if (!d.allowed) {
-        show(set.headers, ipPolicy, [d]);
-        throw rateLimited(d, "failed authentication attempts from this address");
-      }
-    }
+    const ip = enterLimited(request, c.server as Server, path, set.headers);
     if (!isRun && !NO_BODY_METHODS.has(request.method)) {
       let bytes: Uint8Array = new Uint8Array(0);
       if (request.body) {
@@ -282,6 +288,15 @@ export function createLimits(
 
   return {
     plugin,
+    /**
+     * What the plugin does first for a run start (`path` is one), for the sync-run lane
+     * (src/http/threads/lane.ts), which answers without the framework: the address's budget, and
+     * the request remembered as a run for afterAuth and beforeRun.
+     */
+    enterRun(request: Request, path: string, server: Server, headers: Record<string, unknown>) {
+      const ip = enterLimited(request, server, path, headers);
+      requests.set(request, { headers, isRun: true, ip });
+    },
     /** authPlugin hook: counts the request against its token's and its user's budgets. */
     afterAuth(
       p: Principal,

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { audit } from "../audit/append.ts";
 import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
-import type { Principal, authPlugin } from "../http/auth.ts";
+import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
@@ -12,12 +12,10 @@ import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
 import { START_RUN_DOC } from "./docs.ts";
+import { startRunHandler } from "./start-handler.ts";
 import { RunListQuery, RunOut } from "./model.ts";
-import { parsePrefer } from "./prefer.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
-
-const MAX_WAIT_S = 60;
 
 const RETRY_AFTER_S = "1";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -27,9 +25,10 @@ const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yam
 export function runRoutes(
   deps: Deps,
   auth: ReturnType<typeof authPlugin>,
-  hooks: { beforeRun?: (p: Principal) => void | Promise<void> } = {},
+  /** The start's handler (start-handler.ts), built by the app with its rate-limit hook. */
+  startRun: ReturnType<typeof startRunHandler> = startRunHandler(deps),
 ) {
-  const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
+  const { orgs, config, runs, executor, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Runs"] };
   const loadRun = async (orgId: number, id: string, findings?: number) => {
@@ -40,96 +39,24 @@ export function runRoutes(
 
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug" })
     .use(auth)
-    .post(
-      "/workflows/:workflow/runs/",
-      async ({ params, query, request, principal, set }) => {
-        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
-        const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
-        if (!wf) throw notFound("Workflow");
-        const limited = hooks.beforeRun?.(principal);
-        if (limited) await limited;
-        const prefer = parsePrefer(request.headers.get("prefer"));
-        const waitMs = prefer.respondAsync
-          ? 0
-          : prefer.waitSeconds !== null
-            ? Math.min(prefer.waitSeconds, MAX_WAIT_S) * 1000
-            : config.sync_wait_ms;
-        const applied = prefer.respondAsync
-          ? "respond-async"
-          : prefer.waitSeconds !== null
-            ? `wait=${waitMs / 1000}`
-            : null;
-        const started = await runService.start(
-          principal,
-          org.id,
-          wf,
-          request,
-          waitMs > 0,
-          query.version ?? null,
-        );
-        if (started.replay) {
-          const r = started.replay;
-          return new Response(r.body, {
-            status: r.status,
-            headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
-          });
-        }
-        let done = started.run ?? null;
-        if (!done) {
-          await executor.waitFinal(started.runId, waitMs, request.signal);
-          // A run executed from memory is handed over, or written now if it is not over.
-          done = await executor.settle(started.runId);
-        }
-        // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
-        // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
-        if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
-        const run = done ?? (await runs.get(org.id, started.runId))!;
-        const final = isFinal(run.status);
-        const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
-        // Location on 201 too: the run is a resource created by this request (RFC 9110 §15.3.2).
-        const headers: Record<string, string> = { location: body.url };
-        if (applied) headers["preference-applied"] = applied;
-        let status = 201;
-        if (!final) {
-          status = 202;
-          headers["retry-after"] = RETRY_AFTER_S;
-        }
-        const text = JSON.stringify(body);
-        if (started.idempotencyKey)
-          await deps.idempotency.complete(principal.user.id, started.idempotencyKey, {
-            status,
-            headers,
-            body: text,
-          });
-        // Already serialized: a Response skips the framework's second encoding pass over the run.
-        // The headers other hooks left in `set` (Warning, RateLimit-*) go into it, and `set` is left
-        // empty: otherwise the framework copies the whole Response into a new one (~8 µs a run).
-        const out = set.headers as Record<string, string>;
-        for (const k in headers) out[k] = headers[k]!;
-        out["content-type"] = "application/json";
-        const response = new Response(text, { status, headers: out });
-        for (const k in out) delete out[k];
-        return response;
-      },
-      {
-        auth: true,
-        parse: "none",
-        params: t.Object({ org_slug: t.String(), workflow: t.String() }),
-        query: t.Object(
-          {
-            version: t.Optional(
-              t.String({
-                description:
-                  "Run this version of the workflow (default: the current one); 409 workflow_version_unavailable if it has none such",
-              }),
-            ),
-          },
-          { additionalProperties: true },
-        ),
-        response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
-        detail: describe({ ...detail, ...START_RUN_DOC }),
-      },
-    )
+    .post("/workflows/:workflow/runs/", startRun, {
+      auth: true,
+      parse: "none",
+      params: t.Object({ org_slug: t.String(), workflow: t.String() }),
+      query: t.Object(
+        {
+          version: t.Optional(
+            t.String({
+              description:
+                "Run this version of the workflow (default: the current one); 409 workflow_version_unavailable if it has none such",
+            }),
+          ),
+        },
+        { additionalProperties: true },
+      ),
+      response: { 201: RunOut, 202: RunOut, ...errorResponses(...AUTHED, 409, 413, 415, 422, 503) },
+      detail: describe({ ...detail, ...START_RUN_DOC }),
+    })
     .get(
       "/runs/",
       async ({ params, query, request, principal }) => {

@@ -12,6 +12,7 @@ import type { WorkflowVersion } from "../../workflows/types.ts";
 import { errorResponse } from "../errors.ts";
 import { relayedPeer } from "../peer.ts";
 import { type Handed, type Offer, offers } from "./handoff.ts";
+import type { RunLane } from "./lane.ts";
 import {
   SENT_DEFS_MAX,
   type ToMain,
@@ -41,6 +42,13 @@ interface Pending {
   handed: boolean;
 }
 
+/**
+ * How a request was served: on the main thread's own listener (`main`); accepted by another
+ * thread and answered by the sync-run lane (`lane`, lane.ts), by the app with the body checked on
+ * the thread (`fast`, handoff.ts), or by the app alone (`relay`).
+ */
+export type ThreadPath = "main" | "lane" | "fast" | "relay";
+
 /** Requests served per thread and path, for the metric assay_http_thread_requests_total. */
 export class ThreadCounts {
   readonly #counts = new Map<string, number>();
@@ -50,13 +58,13 @@ export class ThreadCounts {
     return this.#inFlight.get(thread) ?? 0;
   }
   /** Requests served so far by a thread and path. */
-  get(thread: number, path: "main" | "fast" | "relay"): number {
+  get(thread: number, path: ThreadPath): number {
     return this.#counts.get(`${thread}\n${path}`) ?? 0;
   }
   began(thread: number, by: 1 | -1) {
     this.#inFlight.set(thread, this.inFlight(thread) + by);
   }
-  inc(thread: number, path: "main" | "fast" | "relay") {
+  inc(thread: number, path: ThreadPath) {
     const k = `${thread}\n${path}`;
     this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
   }
@@ -74,6 +82,7 @@ export function attachRelay(
   app: Handler,
   counts: ThreadCounts,
   log: Logger,
+  lane?: RunLane,
 ): { onMessage(m: ToMain): void; failAll(): void } {
   const pending = new Map<number, Pending>();
   const sentDefs = new Set<string>();
@@ -124,8 +133,10 @@ export function attachRelay(
     if (m.fast !== null) offers.set(request, offerOf(m.id, p, m.fast, m.pre));
     let res: Response;
     counts.began(index, 1);
+    // Checked on the thread already (pre.handed): the lane, unless the request is not for it.
+    const viaLane = m.fast !== null && m.pre?.handed ? (lane?.(request, m.fast, null) ?? null) : null;
     try {
-      res = await app.handle(request);
+      res = await (viaLane ?? app.handle(request));
     } catch (e) {
       // The app answers its own errors; this is a bug of ours, said as the app would say it.
       log.error("relayed request failed", { error: String(e) });
@@ -133,7 +144,7 @@ export function attachRelay(
     } finally {
       counts.began(index, -1);
     }
-    counts.inc(index, p.handed ? "fast" : "relay");
+    counts.inc(index, viaLane ? "lane" : p.handed ? "fast" : "relay");
     await answer(m.id, p, res);
   }
 

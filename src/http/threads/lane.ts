@@ -1,0 +1,96 @@
+// The sync-run lane (issue #26): a run start answered without the web framework. The
+// framework's work per request (routing, the hook chain, the context object, copying the answer)
+// was the largest share of what the main thread spent on a run another HTTP thread served
+// (handoff.ts: the thread had read and checked it already), and about a seventh of a sync run on
+// one core. This path keeps only the pieces that decide something, and they are the app's own
+// functions: the limits' entry check (limits.enterRun), authentication and its rate-limit hook
+// (createAuthenticate), the route's handler (startRunHandler), the error mapping (errorAnswer),
+// the security headers and the request's duration metric. It answers run starts with a bearer
+// token on a plain path: the relay's checked requests, and the main listener's own (the app's
+// first onRequest hook, src/app.ts). Anything else — a query string, an encoded path, a web
+// session, CORS (answers that depend on Origin) — takes the framework's path as before.
+import type { Logger } from "../../lib/log.ts";
+import type { Metrics } from "../../metrics/index.ts";
+import type { StartRunContext } from "../../runs/start-handler.ts";
+import type { Principal } from "../auth.ts";
+import { errorAnswer } from "../errors.ts";
+import { DEFAULT_HEADERS } from "../security.ts";
+
+/** The route template the framework reports for the run start (the metric's `route` label). */
+export const RUN_ROUTE = "/api/v1/orgs/:org_slug/workflows/:workflow/runs/";
+
+type Server = { requestIP(r: Request): { address: string } | null } | null;
+
+/**
+ * Answers a run start, or null: the request is not one for the lane (use the framework's path).
+ * `path`: the URL's path and query. `server`: the listener that accepted it (null: relayed).
+ */
+export type RunLane = (request: Request, path: string, server: Server) => Promise<Response> | null;
+
+/** The app's lane (src/app.ts sets it): server.ts hands it to the relay. */
+export const runLanes = new WeakMap<object, RunLane>();
+
+/** `/api/v1/orgs/{org}/workflows/{workflow}/runs/`, nothing encoded, no query. */
+const PLAIN_RUN_PATH = /^\/api\/v1\/orgs\/([^/?#%]+)\/workflows\/([^/?#%]+)\/runs\/$/;
+const BEARER = /^bearer /i;
+
+/** The path and query of a request the lane may take on the main listener, or null. */
+export function lanePath(request: Request): string | null {
+  if (request.method !== "POST") return null;
+  const auth = request.headers.get("authorization");
+  // A web session's request keeps the framework's path (its CSRF checks are the web app's).
+  if (auth === null || !BEARER.test(auth)) return null;
+  const url = request.url;
+  return url.slice(url.indexOf("/", url.indexOf("//") + 2));
+}
+
+export function createRunLane(parts: {
+  log: Logger;
+  metrics?: Metrics;
+  /** CORS answers depend on Origin (src/http/cors.ts): such servers keep the framework's path. */
+  cors: boolean;
+  enterRun(request: Request, path: string, server: Server, headers: Record<string, unknown>): void;
+  authenticate(request: Request, headers: Record<string, unknown>): Promise<Principal>;
+  startRun(c: StartRunContext): Promise<Response>;
+}): RunLane {
+  const { log, metrics } = parts;
+  return (request, path, server) => {
+    if (parts.cors) return null;
+    const m = PLAIN_RUN_PATH.exec(path);
+    if (!m) return null;
+    return serve(request, path, server, m[1]!, m[2]!);
+  };
+
+  async function serve(
+    request: Request,
+    path: string,
+    server: Server,
+    org: string,
+    workflow: string,
+  ): Promise<Response> {
+    const t0 = performance.now();
+    // What `.headers(DEFAULT_HEADERS)` puts in the framework's `set.headers` for every request.
+    const headers: Record<string, unknown> = { ...DEFAULT_HEADERS };
+    let res: Response;
+    try {
+      parts.enterRun(request, path, server, headers);
+      const principal = await parts.authenticate(request, headers);
+      res = await parts.startRun({
+        params: { org_slug: org, workflow },
+        query: {},
+        request,
+        principal,
+        set: { headers },
+      });
+      // As the app's afterHandle hook: API answers are per-user, never kept by a shared cache.
+      if (!res.headers.has("cache-control")) res.headers.set("cache-control", "no-store");
+    } catch (e) {
+      res = errorAnswer(log, e, request, headers as Record<string, string>);
+    }
+    metrics?.httpDuration.observe(
+      { route: RUN_ROUTE, method: "POST", status: String(res.status) },
+      (performance.now() - t0) / 1000,
+    );
+    return res;
+  }
+}

@@ -1,0 +1,94 @@
+// Starting a run, the route's handler (POST …/workflows/:workflow/runs/): steps 1–3 of the
+// contract here (org, role, workflow), then runService.start, the wait, and the answer. The app's
+// route runs it (routes.ts), and so does the sync-run lane of the HTTP threads
+// (src/http/threads/lane.ts), which reaches it without the framework: one implementation.
+import type { Deps } from "../deps.ts";
+import { notFound } from "../errors.ts";
+import type { Principal } from "../http/auth.ts";
+import { publicOrigin } from "../http/url.ts";
+import { requireOrgRole } from "../orgs/access.ts";
+import { parsePrefer } from "./prefer.ts";
+import { presentRun } from "./present.ts";
+import { isFinal } from "./types.ts";
+
+const MAX_WAIT_S = 60;
+const RETRY_AFTER_S = "1";
+
+export interface StartRunContext {
+  params: { org_slug: string; workflow: string };
+  query: { version?: string };
+  request: Request;
+  principal: Principal;
+  /** The answer's headers so far (security, rate limits, Warning): they go into the Response, and `set` is left empty. */
+  set: { headers: Record<string, unknown> };
+}
+
+export function startRunHandler(
+  deps: Deps,
+  hooks: { beforeRun?: (p: Principal) => void | Promise<void> } = {},
+) {
+  const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
+  const origin = (r: Request) => publicOrigin(config.base_url, r);
+  return async ({ params, query, request, principal, set }: StartRunContext): Promise<Response> => {
+    const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
+    const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
+    if (!wf) throw notFound("Workflow");
+    const limited = hooks.beforeRun?.(principal);
+    if (limited) await limited;
+    const prefer = parsePrefer(request.headers.get("prefer"));
+    const waitMs = prefer.respondAsync
+      ? 0
+      : prefer.waitSeconds !== null
+        ? Math.min(prefer.waitSeconds, MAX_WAIT_S) * 1000
+        : config.sync_wait_ms;
+    const applied = prefer.respondAsync
+      ? "respond-async"
+      : prefer.waitSeconds !== null
+        ? `wait=${waitMs / 1000}`
+        : null;
+    const started = await runService.start(principal, org.id, wf, request, waitMs > 0, query.version ?? null);
+    if (started.replay) {
+      const r = started.replay;
+      return new Response(r.body, {
+        status: r.status,
+        headers: { ...r.headers, "content-type": "application/json", "idempotent-replayed": "true" },
+      });
+    }
+    let done = started.run ?? null;
+    if (!done) {
+      await executor.waitFinal(started.runId, waitMs, request.signal);
+      // A run executed from memory is handed over, or written now if it is not over.
+      done = await executor.settle(started.runId);
+    }
+    // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
+    // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
+    if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
+    const run = done ?? (await runs.get(org.id, started.runId))!;
+    const final = isFinal(run.status);
+    const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
+    // Location on 201 too: the run is a resource created by this request (RFC 9110 §15.3.2).
+    const headers: Record<string, string> = { location: body.url };
+    if (applied) headers["preference-applied"] = applied;
+    let status = 201;
+    if (!final) {
+      status = 202;
+      headers["retry-after"] = RETRY_AFTER_S;
+    }
+    const text = JSON.stringify(body);
+    if (started.idempotencyKey)
+      await deps.idempotency.complete(principal.user.id, started.idempotencyKey, {
+        status,
+        headers,
+        body: text,
+      });
+    // Already serialized: a Response skips the framework's second encoding pass over the run.
+    // The headers other hooks left in `set` (Warning, RateLimit-*) go into it, and `set` is left
+    // empty: otherwise the framework copies the whole Response into a new one (~8 µs a run).
+    const out = set.headers as Record<string, string>;
+    for (const k in headers) out[k] = headers[k]!;
+    out["content-type"] = "application/json";
+    const response = new Response(text, { status, headers: out });
+    for (const k in out) delete out[k];
+    return response;
+  };
+}
