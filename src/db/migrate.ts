@@ -14,6 +14,7 @@ import m0007 from "./migrations/0007_run_findings.sql" with { type: "text" };
 import m0008 from "./migrations/0008_stored_xml_schemas.sql" with { type: "text" };
 import m0009 from "./migrations/0009_nodes.sql" with { type: "text" };
 import m0010 from "./migrations/0010_ascending_indexes.sql" with { type: "text" };
+import m0014 from "./migrations/0014_webhook_generation.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
@@ -25,6 +26,7 @@ import p0007 from "./migrations/postgres/0007_run_findings.sql" with { type: "te
 import p0008 from "./migrations/postgres/0008_stored_xml_schemas.sql" with { type: "text" };
 import p0009 from "./migrations/postgres/0009_nodes.sql" with { type: "text" };
 import p0010 from "./migrations/postgres/0010_ascending_indexes.sql" with { type: "text" };
+import p0014 from "./migrations/postgres/0014_webhook_generation.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 
@@ -53,7 +55,9 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: "nodes", sqlite: m0009, postgres: p0009, additive: true },
   // The same indexes, by the same names, in the other order: an older node's queries still hold.
   { version: 10, name: "ascending_indexes", sqlite: m0010, postgres: p0010, additive: true },
-  // 11–15 are reserved for work landing in parallel. Not additive: a node of the previous build
+  // Triggers only: an older node writes webhooks as before and the generation moves with it.
+  { version: 14, name: "webhook_generation", sqlite: m0014, postgres: p0014, additive: true },
+  // 11–13 and 15 are reserved for work landing in parallel. Not additive: a node of the previous build
   // would go on changing things without writing audit entries (docs/decisions.md).
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },
 ];

@@ -3,6 +3,7 @@ import { type Db, type Program, all, count, get, insert, run } from "../db/progr
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
+import { type FinalRows, alone, createFinalRowsWriter } from "./final-rows.ts";
 import { createFindingStore } from "./findings-store.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
@@ -152,9 +153,6 @@ const INSERT_SUBMISSION =
   "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 const INSERT_RUN =
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, node_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-// A run that ran from memory (a client was waiting) and is written once, already final.
-const INSERT_FINAL_RUN =
-  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
 const FINISH =
   "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ?, lease_until = NULL WHERE id = ?";
 
@@ -222,6 +220,8 @@ export function createRunStore(db: Db) {
   const batch = createWriteBatcher(db);
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
+  // SQLite: the final runs of one group commit share their runs INSERT (src/runs/final-rows.ts).
+  const writeFinal = db.dialect === "sqlite" ? createFinalRowsWriter(batch) : null;
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
   // only writers of run status): the backpressure check runs on every submission and a count(*)
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
@@ -279,11 +279,12 @@ export function createRunStore(db: Db) {
       inTx?: () => Program<void>,
     ): Promise<number> {
       const ts = n.createdAt ?? now();
-      const chunks = await findings.serialize(u.steps);
-      return batch.write(function* () {
-        const sid = yield* insertSubmission(n, ts);
-        yield* run(
-          INSERT_FINAL_RUN,
+      const serialized = findings.serialize(u.steps);
+      // The common run's findings are serialized synchronously: no await (a turn) for them.
+      const chunks = Array.isArray(serialized) ? serialized : await serialized;
+      const rows: FinalRows = {
+        submission: () => insertSubmission(n, ts),
+        row: (sid) => [
           n.id,
           n.orgId,
           n.workflowId,
@@ -299,11 +300,14 @@ export function createRunStore(db: Db) {
           u.error,
           u.finishedAt,
           u.durationMs,
-        );
-        yield* findings.insert(n.id, chunks);
-        if (inTx) yield* inTx();
-        return sid;
-      });
+        ],
+        *after() {
+          if (chunks.length) yield* findings.insert(n.id, chunks);
+          if (inTx) yield* inTx();
+        },
+      };
+      // PostgreSQL: one program per run, its statements pipelined beside the group's others.
+      return writeFinal ? writeFinal(rows) : batch.write(() => alone(rows));
     },
     /**
      * A run with at most `max` of its findings (first steps first; by default as many as a run

@@ -1,8 +1,9 @@
 // SQL for the delivery outbox and its attempt log. A delivery is `pending` until a 2xx
 // (`succeeded`) or the last retry (`failed`); `next_attempt_at` says when it is due.
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
-import { now, parseJson } from "../db/util.ts";
+import { now } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
+import { createSubscriptions } from "./subscriptions.ts";
 import type { Attempt, Delivery, DisablePolicy, DueDelivery, Outcome } from "./types.ts";
 
 /** Attempts kept per delivery: redelivering again and again must not grow the log forever. */
@@ -14,6 +15,7 @@ const COLUMNS = "id, webhook_id, event, run_id, status, created_at, next_attempt
 export function createOutboxStore(db: Db) {
   // Claims skip rows another node holds (PostgreSQL); SQLite has one writer and no such rows.
   const skipLocked = db.dialect === "postgres" ? " FOR UPDATE OF d SKIP LOCKED" : "";
+  const subscriptions = createSubscriptions(db);
   const insert = (
     id: string,
     webhookId: number,
@@ -56,26 +58,21 @@ export function createOutboxStore(db: Db) {
       runId: string,
       types: readonly string[],
     ): Program<number> {
-      // CAST keeps the plan: with a bare `?` in a join SQLite re-plans on each execution
-      // (41 µs → 1.5 µs, measured; see src/runs/store.ts).
-      const hooks = yield* all<{ id: number; events: string; workflow_slugs: string }>(
-        "SELECT w.id, w.events, w.workflow_slugs FROM webhooks w JOIN orgs o ON o.id = w.org_id WHERE w.org_id = CAST(? AS INTEGER) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL",
-        orgId,
-      );
+      // Kept in memory on SQLite, exact (src/webhooks/subscriptions.ts): most runs stop here.
+      const hooks = yield* subscriptions.of(orgId);
       if (!hooks.length) return 0;
       const ts = now();
       let slug: string | undefined;
       let n = 0;
       for (const h of hooks) {
-        const slugs = parseJson<string[]>(h.workflow_slugs, []);
+        const slugs = h.workflowSlugs;
         if (slugs.length) {
           slug ??=
             (yield* get<{ slug: string }>("SELECT slug FROM workflows WHERE id = ?", workflowId))?.slug ?? "";
           if (!slugs.includes(slug)) continue;
         }
-        const events = parseJson<string[]>(h.events, []);
         for (const type of types) {
-          if (!events.includes(type)) continue;
+          if (!h.events.includes(type)) continue;
           yield* insert(newMessageId(), h.id, type, runId, null, ts);
           n++;
         }

@@ -1,0 +1,90 @@
+// Runs written once in their final state (the sync runs a client waits for) that gather for the
+// same group commit (src/runs/batch.ts) share one multi-row INSERT INTO runs on SQLite, instead of
+// one statement each: under measure 1's load a group holds ~11 runs, and a statement costs
+// ~1.5 µs of binding, stepping and resetting beyond its row, plus a trip through the program
+// driver (docs/benchmarks.md, ninth pass). The submissions stay one INSERT each: a run row needs its
+// submission's rowid, which only a single-row INSERT reports without a RETURNING.
+//
+// Same transaction, same rows, same promises: each caller's promise settles after the commit with
+// its own submission id. If the shared write fails, each run is written again alone, so only a
+// faulty one rejects (as the batcher does for its writes).
+import { type Param, type Program, run } from "../db/program.ts";
+import type { WriteBatcher } from "./batch.ts";
+
+/** Rows per statement: 16 parameters each, far below SQLite's limit, and few statements to prepare. */
+const ROWS_PER_STATEMENT = 64;
+const COLUMNS =
+  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES ";
+const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
+const statements: string[] = [];
+/** The INSERT of k rows (built once per k). */
+export const insertFinalRuns = (k: number): string =>
+  (statements[k] ??= COLUMNS + Array.from({ length: k }, () => ROW).join(", "));
+
+/** One final run's part of the shared write. */
+export interface FinalRows {
+  /** Writes the submission; returns its id. */
+  submission(): Program<number>;
+  /** The run row's values, in the order of the columns above (attempts excepted). */
+  row(sid: number): Param[];
+  /** What follows the run row in its transaction: its findings, the outbox. */
+  after(): Program<void>;
+}
+
+interface Entry {
+  rows: FinalRows;
+  resolve(sid: number): void;
+  reject(e: unknown): void;
+}
+
+function* shared(list: readonly Entry[]): Program<number[]> {
+  const sids: number[] = [];
+  for (const e of list) sids.push(yield* e.rows.submission());
+  for (let at = 0; at < list.length; at += ROWS_PER_STATEMENT) {
+    const part = list.slice(at, at + ROWS_PER_STATEMENT);
+    const params: Param[] = [];
+    part.forEach((e, i) => {
+      for (const p of e.rows.row(sids[at + i]!)) params.push(p);
+    });
+    yield* run(insertFinalRuns(part.length), ...params);
+  }
+  for (const e of list) yield* e.rows.after();
+  return sids;
+}
+
+/** A run written alone (the fallback): the same statements as one row of shared(). */
+export function* alone(rows: FinalRows): Program<number> {
+  const sid = yield* rows.submission();
+  yield* run(insertFinalRuns(1), ...rows.row(sid));
+  yield* rows.after();
+  return sid;
+}
+
+export function createFinalRowsWriter(batch: WriteBatcher) {
+  /** The runs waiting for the next group commit; null once that commit has taken them. */
+  let open: Entry[] | null = null;
+  return (rows: FinalRows): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      const entry = { rows, resolve, reject };
+      if (open) {
+        open.push(entry);
+        return;
+      }
+      const list = [entry];
+      open = list;
+      // `make` runs when the group commits (and again if the group is retried write by write):
+      // runs written from then on wait for the next commit.
+      const make = () => {
+        if (open === list) open = null;
+        return shared(list);
+      };
+      batch.write(make).then(
+        (sids) => {
+          for (let i = 0; i < list.length; i++) list[i]!.resolve(sids[i]!);
+        },
+        () => {
+          for (const e of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
+        },
+      );
+    });
+}

@@ -1,0 +1,70 @@
+// Which webhooks an org's runs notify: read inside the transaction of every run's final state
+// (the outbox, src/webhooks/outbox-store.ts). Most orgs have none and the answer changes only
+// when a webhook, its org or a workflow is written, so on SQLite it is kept in memory under the
+// cache generation (src/db/generation.ts; migration 14 makes webhook writes bump it).
+//
+// Exact by construction: the generation is read INSIDE the final transaction, once per
+// transaction. A SQLite transaction on the one writer connection sees one snapshot, and its writes
+// apply to that snapshot, so whatever another process (the CLI) or this one committed before is
+// seen, and nothing can commit between the read and the run's commit. The programs that share a
+// group commit (src/runs/batch.ts) write runs, submissions and their outbox rows, never the tables
+// that bump the generation, so one read serves the whole group: a run costs no statement here
+// (was one join per run, ~2 µs and a program step: docs/benchmarks.md, ninth pass).
+//
+// PostgreSQL reads the webhooks in the transaction every time, as before: its generation read is
+// a round trip of its own, which is what the lookup costs, and the group's programs run side by
+// side there, so no read can be shared among them.
+import type { Db, Program } from "../db/program.ts";
+import { all, get } from "../db/program.ts";
+import { GenerationCache, deepFreeze } from "../db/generation.ts";
+import type { SqliteDb } from "../db/sqlite.ts";
+import { parseJson } from "../db/util.ts";
+
+export interface Subscription {
+  id: number;
+  events: readonly string[];
+  /** Empty: every workflow of the org. */
+  workflowSlugs: readonly string[];
+}
+
+// CAST keeps the plan: with a bare `?` in a join SQLite re-plans on each execution
+// (41 µs → 1.5 µs, measured; see src/runs/store.ts).
+const ACTIVE =
+  "SELECT w.id, w.events, w.workflow_slugs FROM webhooks w JOIN orgs o ON o.id = w.org_id WHERE w.org_id = CAST(? AS INTEGER) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL";
+const GENERATION = "SELECT value FROM cache_generation WHERE id = 1";
+/** Orgs whose answer is kept (an LRU): far more than one server's active orgs. */
+const CAPACITY = 10_000;
+
+function* load(orgId: number): Program<Subscription[]> {
+  const rows = yield* all<{ id: number; events: string; workflow_slugs: string }>(ACTIVE, orgId);
+  return rows.map((r) => ({
+    id: r.id,
+    events: parseJson<string[]>(r.events, []),
+    workflowSlugs: parseJson<string[]>(r.workflow_slugs, []),
+  }));
+}
+
+export function createSubscriptions(db: Db): { of(orgId: number): Program<readonly Subscription[]> } {
+  if (db.dialect !== "sqlite") return { of: load };
+  const raw = (db as SqliteDb).raw;
+  const cache = new GenerationCache<number, readonly Subscription[]>(db, CAPACITY);
+  /** The transaction whose generation was read (db.stats counts them), and that generation. */
+  let tx = -1;
+  let gen = 0;
+  return {
+    /** The active webhooks of an org's active, undeleted org; run inside a transaction. */
+    *of(orgId: number): Program<readonly Subscription[]> {
+      // Outside a transaction nothing holds the snapshot: read the generation every time.
+      if (db.stats.transactions !== tx || !raw.inTransaction) {
+        const g = yield* get<{ value: number }>(GENERATION);
+        tx = raw.inTransaction ? db.stats.transactions : -1;
+        gen = cache.sync(Number(g?.value ?? 0)) as number;
+      }
+      const hit = cache.peek(orgId);
+      if (hit) return hit;
+      const subs = deepFreeze(yield* load(orgId));
+      cache.put(gen, orgId, subs);
+      return subs;
+    },
+  };
+}
