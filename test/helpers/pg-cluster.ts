@@ -134,10 +134,20 @@ export async function startPgCluster(opts: { fsync?: boolean } = {}): Promise<Pg
 }
 
 let shared: Promise<PgCluster> | null = null;
+let started: PgCluster | null = null;
 
-/** The test process's one cluster, started on first use and stopped when the process exits. */
+/**
+ * Stops the shared cluster, if this process started one. `bun test` fires no process "exit"
+ * event, so test/helpers/pg-cleanup.ts (a preload) calls this after the last test file.
+ */
+export function stopSharedPgCluster(): void {
+  started?.stop();
+}
+
+/** The test process's one cluster, started on first use and stopped after the last test. */
 export function sharedPgCluster(): Promise<PgCluster> {
   shared ??= startPgCluster().then((c) => {
+    started = c;
     process.once("exit", () => c.stop());
     for (const sig of ["SIGINT", "SIGTERM"] as const)
       process.once(sig, () => {
