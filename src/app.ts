@@ -12,7 +12,7 @@ import { createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
-import { createRunLane, lanePath, runLanes } from "./http/threads/lane.ts";
+import { createRunLane, lanePath } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
 import { orgRoutes } from "./orgs/routes.ts";
 import { reportRoutes } from "./reports/routes.ts";
@@ -132,8 +132,6 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(opts.metrics ? metricsRoutes(deps, opts.metrics, auth) : new Elysia())
     // Security headers on every answer, errors and 404s included (src/http/security.ts).
     .headers({ ...DEFAULT_HEADERS });
-  // The HTTP threads' relay takes the lane for the run starts they checked (src/server.ts).
-  runLanes.set(app, lane);
   matcher = methodMatcher(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;

@@ -13,7 +13,6 @@ import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
 import { startSharedRateGc } from "./http/ratelimit-shared.ts";
 import { type HttpThreads, ThreadCounts, ThreadListenError, startHttpThreads } from "./http/threads/index.ts";
-import { runLanes } from "./http/threads/lane.ts";
 import { type PortLock, lockPort } from "./http/threads/port-lock.ts";
 import { relayedPeer } from "./http/peer.ts";
 import { newSetupCode } from "./setup/service.ts";
@@ -170,7 +169,6 @@ async function start(
         threadCounts!,
         log,
         new URL("./http/threads/worker.ts", import.meta.url),
-        runLanes.get(app),
       );
     }
   } catch (e) {

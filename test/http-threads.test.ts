@@ -66,7 +66,7 @@ describe("a sync run on the fast path", () => {
   test("answers as the one-thread server does, and is committed before the 201", async () => {
     const ref = await runOn(one);
     expect(ref.status).toBe(201);
-    const r = await via(two, 1, "fast", () => runOn(two));
+    const r = await via(two, 1, "lane", () => runOn(two));
     expect(r.status).toBe(201);
     expect(headersOf(r)).toEqual(headersOf(ref));
     expect(r.headers.get("location")).toBe(r.json.url);
@@ -85,7 +85,7 @@ describe("a sync run on the fast path", () => {
 
   test("a failing document is relayed whole and gets its findings", async () => {
     const ref = await runOn(one, '{"id":"x"}');
-    const r = await via(two, 1, "relay", () => runOn(two, '{"id":"x"}'));
+    const r = await via(two, 1, "lane", () => runOn(two, '{"id":"x"}'));
     expect(r.status).toBe(201);
     expect(r.json.status).toBe("failed");
     expect(headersOf(r)).toEqual(headersOf(ref));
@@ -233,7 +233,7 @@ describe("errors of the fast path's requests: the whole answer, as the one-threa
       const ref = await send(one);
       expect(ref.status).toBe(status);
       expect(ref.json).toEqual(errorBody(status, code, expect.any(String), expect.any(Array)));
-      const r = await via(two, 1, "relay", () => send(two));
+      const r = await via(two, 1, "lane", () => send(two));
       expect(r.status).toBe(status);
       expect(r.json).toEqual(ref.json);
       expect(headersOf(r)).toEqual(headersOf(ref));
@@ -246,7 +246,7 @@ describe("relayed requests", () => {
   const bigDoc = `{"pad":"${"x".repeat(1536 * 1024)}"}`;
 
   test("an upload over 1 MiB (not the fast path's) streams through and runs", async () => {
-    const r = await via(two, 1, "relay", () =>
+    const r = await via(two, 1, "lane", () =>
       call(two, "POST", runs("big"), fresh({ token: two.rootToken, raw: bigDoc, headers: JSON_CT })),
     );
     expect(r.status).toBe(201);
@@ -299,7 +299,7 @@ describe("relayed requests", () => {
       call(s, "POST", runs("big"), fresh({ token: s.rootToken, raw: over, headers: JSON_CT }));
     const ref = await declared(one);
     expect(ref.json).toEqual(errorBody(413, "payload_too_large"));
-    const r = await via(two, 1, "relay", () => declared(two));
+    const r = await via(two, 1, "lane", () => declared(two));
     expect(r.status).toBe(413);
     expect(r.json).toEqual(ref.json);
     expect(headersOf(r)).toEqual(headersOf(ref));
@@ -318,7 +318,7 @@ describe("relayed requests", () => {
     };
     const refChunked = await chunked(one);
     expect(refChunked.status).toBe(413);
-    const c = await via(two, 1, "relay", () => chunked(two));
+    const c = await via(two, 1, "lane", () => chunked(two));
     expect(c.status).toBe(413);
     expect(c.json).toEqual(refChunked.json);
     expect(await two.count("runs")).toBe(stored);
@@ -394,7 +394,7 @@ describe("rate limits with HTTP threads", () => {
 
   test("413 of a declared length within the fast path's bound but over the limit", async () => {
     const doc = `{"id":1,"pad":"${"x".repeat(2000)}"}`;
-    const r = await via(lim, 1, "relay", () => {
+    const r = await via(lim, 1, "lane", () => {
       spent++;
       return call(lim, "POST", runs("order"), fresh({ token: lim.rootToken, raw: doc, headers: JSON_CT }));
     });

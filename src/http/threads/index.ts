@@ -4,7 +4,6 @@
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { ThreadInit, ToMain } from "./protocol.ts";
-import type { RunLane } from "./lane.ts";
 import { type Handler, ThreadCounts, attachRelay } from "./relay.ts";
 
 export { ThreadCounts };
@@ -33,7 +32,6 @@ export async function startHttpThreads(
   counts: ThreadCounts,
   log: Logger,
   workerUrl: URL,
-  lane?: RunLane,
 ): Promise<HttpThreads> {
   const threads: { worker: Worker; stopped: Promise<void>; failAll(): void }[] = [];
   const stopAll = async () => {
@@ -51,7 +49,7 @@ export async function startHttpThreads(
       const stopped = new Promise<void>((r) => {
         onStopped = r;
       });
-      const relay = attachRelay(worker, index, app, counts, log, lane);
+      const relay = attachRelay(worker, index, app, counts, log);
       worker.onmessage = (e: MessageEvent<ToMain>) => {
         const m = e.data;
         if (m.t === "listening" || m.t === "failed") listening(m);

@@ -1,14 +1,13 @@
-// The sync-run lane (issue #26): a run start answered without the web framework. The
-// framework's work per request (routing, the hook chain, the context object, copying the answer)
-// was the largest share of what the main thread spent on a run another HTTP thread served
-// (handoff.ts: the thread had read and checked it already), and about a seventh of a sync run on
-// one core. This path keeps only the pieces that decide something, and they are the app's own
-// functions: the limits' entry check (limits.enterRun), authentication and its rate-limit hook
-// (createAuthenticate), the route's handler (startRunHandler), the error mapping (errorAnswer),
-// the security headers and the request's duration metric. It answers run starts with a bearer
-// token on a plain path: the relay's checked requests, and the main listener's own (the app's
-// first onRequest hook, src/app.ts). Anything else — a query string, an encoded path, a web
-// session, CORS (answers that depend on Origin) — takes the framework's path as before.
+// The sync-run lane (issue #26): a run start answered without the web framework, from the app's
+// first request hook (src/app.ts) — on the main listener and for the requests HTTP threads relay
+// (whose bodies the thread may have checked already, handoff.ts). It keeps only the pieces that
+// decide something, and they are the app's own functions: the limits' entry check
+// (limits.enterRun), authentication and its rate-limit hook (createAuthenticate), the route's
+// handler (startRunHandler), the error mapping (errorAnswer), the security headers and the
+// request's duration metric. What it skips (routing, the hook chain, the context, copying the
+// answer) measured about 5 µs a run (docs/benchmarks.md, ninth pass). A run start with a query
+// string, an encoded path, a web session, or on a server with CORS (answers that depend on
+// Origin) takes the framework's path.
 import type { Logger } from "../../lib/log.ts";
 import type { Metrics } from "../../metrics/index.ts";
 import type { StartRunContext } from "../../runs/start-handler.ts";
@@ -23,12 +22,13 @@ type Server = { requestIP(r: Request): { address: string } | null } | null;
 
 /**
  * Answers a run start, or null: the request is not one for the lane (use the framework's path).
- * `path`: the URL's path and query. `server`: the listener that accepted it (null: relayed).
+ * `path`: the URL's path and query. `server`: the listener that accepted it (a relayed request's
+ * peer is in relayedPeer, src/http/peer.ts).
  */
 export type RunLane = (request: Request, path: string, server: Server) => Promise<Response> | null;
 
-/** The app's lane (src/app.ts sets it): server.ts hands it to the relay. */
-export const runLanes = new WeakMap<object, RunLane>();
+/** Requests the lane answered (the relay counts them: assay_http_thread_requests_total). */
+export const laned = new WeakSet<Request>();
 
 /** `/api/v1/orgs/{org}/workflows/{workflow}/runs/`, nothing encoded, no query. */
 const PLAIN_RUN_PATH = /^\/api\/v1\/orgs\/([^/?#%]+)\/workflows\/([^/?#%]+)\/runs\/$/;
@@ -69,6 +69,7 @@ export function createRunLane(parts: {
     workflow: string,
   ): Promise<Response> {
     const t0 = performance.now();
+    laned.add(request);
     // What `.headers(DEFAULT_HEADERS)` puts in the framework's `set.headers` for every request.
     const headers: Record<string, unknown> = { ...DEFAULT_HEADERS };
     let res: Response;

@@ -12,7 +12,7 @@ import type { WorkflowVersion } from "../../workflows/types.ts";
 import { errorResponse } from "../errors.ts";
 import { relayedPeer } from "../peer.ts";
 import { type Handed, type Offer, offers } from "./handoff.ts";
-import type { RunLane } from "./lane.ts";
+import { laned } from "./lane.ts";
 import {
   SENT_DEFS_MAX,
   type ToMain,
@@ -44,8 +44,9 @@ interface Pending {
 
 /**
  * How a request was served: on the main thread's own listener (`main`); accepted by another
- * thread and answered by the sync-run lane (`lane`, lane.ts), by the app with the body checked on
- * the thread (`fast`, handoff.ts), or by the app alone (`relay`).
+ * thread and answered by the sync-run lane (`lane`, lane.ts; its body checked on the thread or
+ * not), by the framework with the body checked on the thread (`fast`, handoff.ts), or by the
+ * framework alone (`relay`).
  */
 export type ThreadPath = "main" | "lane" | "fast" | "relay";
 
@@ -82,7 +83,6 @@ export function attachRelay(
   app: Handler,
   counts: ThreadCounts,
   log: Logger,
-  lane?: RunLane,
 ): { onMessage(m: ToMain): void; failAll(): void } {
   const pending = new Map<number, Pending>();
   const sentDefs = new Set<string>();
@@ -133,10 +133,8 @@ export function attachRelay(
     if (m.fast !== null) offers.set(request, offerOf(m.id, p, m.fast, m.pre));
     let res: Response;
     counts.began(index, 1);
-    // Checked on the thread already (pre.handed): the lane, unless the request is not for it.
-    const viaLane = m.fast !== null && m.pre?.handed ? (lane?.(request, m.fast, null) ?? null) : null;
     try {
-      res = await (viaLane ?? app.handle(request));
+      res = await app.handle(request);
     } catch (e) {
       // The app answers its own errors; this is a bug of ours, said as the app would say it.
       log.error("relayed request failed", { error: String(e) });
@@ -144,7 +142,7 @@ export function attachRelay(
     } finally {
       counts.began(index, -1);
     }
-    counts.inc(index, viaLane ? "lane" : p.handed ? "fast" : "relay");
+    counts.inc(index, laned.has(request) ? "lane" : p.handed ? "fast" : "relay");
     await answer(m.id, p, res);
   }
 
