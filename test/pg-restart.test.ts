@@ -3,9 +3,7 @@
 // restarted — serves again, and every run it acknowledged exists and finishes.
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { SQL } from "bun";
 import { testConfig } from "../src/config.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -13,11 +11,13 @@ import { onPostgres } from "./helpers/backend.ts";
 import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
 import { type PgCluster, startPgCluster } from "./helpers/pg-cluster.ts";
 import { call, errorBody } from "./helpers/server.ts";
+import { testTempDir } from "./helpers/temp.ts";
 
 let cluster: PgCluster;
 let server: RunningServer;
 let token = "";
-const dataDir = mkdtempSync(join(tmpdir(), "assay-pgrestart-"));
+// Made by the helper: the file is loaded on the SQLite pass too, where its tests are skipped.
+const dataDir = testTempDir("assay-pgrestart-");
 
 /** Polls until `cond` holds (bounded); the condition is the state of the world, not time. */
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000) {

@@ -1,9 +1,9 @@
 // Runs held open by the test, not by a slow fixture: a `test_hold` step
 // (src/validators/test-hold/index.ts) blocks until the test opens its gate. A test server
 // (server.ts) has a gates dir; a binary started with ASSAY_TEST_GATES_DIR uses the same files.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { testTempDir } from "./temp.ts";
 
 /** A JSON workflow ("hold") whose one step holds each run until its gate is opened. */
 export const HOLD_WORKFLOW = {
@@ -34,7 +34,7 @@ export interface Gates {
   remove(): void;
 }
 
-export function createGates(dir = mkdtempSync(join(tmpdir(), "assay-gates-"))): Gates {
+export function createGates(dir = testTempDir("assay-gates-")): Gates {
   let n = 0;
   const open = (name: string, result: "pass" | "fail" = "pass") =>
     writeFileSync(join(dir, `${name}.open`), result);

@@ -138,7 +138,7 @@ let started: PgCluster | null = null;
 
 /**
  * Stops the shared cluster, if this process started one. `bun test` fires no process "exit"
- * event, so test/helpers/pg-cleanup.ts (a preload) calls this after the last test file.
+ * event, so test/helpers/cleanup.ts (a preload) calls this after the last test file.
  */
 export function stopSharedPgCluster(): void {
   started?.stop();

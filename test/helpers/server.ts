@@ -1,15 +1,14 @@
 // Test harness: a real server per test file — temp data dir (and, on PostgreSQL, a fresh
 // database: test/helpers/backend.ts), port 0, real HTTP with fetch.
 import { SYSTEM } from "../../src/audit/actor.ts";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { type Config, testConfig } from "../../src/config.ts";
 import { type Param, all } from "../../src/db/program.ts";
 import type { Role } from "../../src/orgs/store.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./backend.ts";
 import { type Gates, createGates } from "./gates.ts";
+import { testTempDir } from "./temp.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -47,7 +46,7 @@ interface Storage {
 }
 
 async function newStorage(): Promise<Storage> {
-  const dataDir = mkdtempSync(join(tmpdir(), "assay-test-"));
+  const dataDir = testTempDir("assay-test-");
   const gates = createGates();
   if (!onPostgres) return { dataDir, databaseUrl: null, gates, drop: async () => {} };
   const pg = await freshPgDatabase();
