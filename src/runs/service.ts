@@ -65,24 +65,44 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
 export function checkFileType(
   def: WorkflowVersion,
   fileType: Intake["fileType"],
-  extra: readonly ValidatorDef[] = [],
+  extra: readonly ValidatorDef[] = NO_EXTRA,
 ) {
-  if (!def.allowed_file_types.includes(fileType))
-    throw new AppError(
-      400,
-      "file_type_unsupported",
-      `This workflow accepts ${def.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`,
-    );
+  const refusal = fileTypeRefusal(def, fileType, extra);
+  if (refusal !== null) throw new AppError(400, "file_type_unsupported", refusal);
+}
+
+const NO_EXTRA: readonly ValidatorDef[] = [];
+/**
+ * Why a version refuses a file type (null: it accepts it), per version, validator set and type.
+ * Versions never change, so the loop over the steps runs once per type, not on every run; on
+ * every run it also made the engine throw away and recompile its optimized code (an
+ * out-of-bounds exit; docs/benchmarks.md, tenth pass).
+ */
+const refusals = new WeakMap<readonly ValidatorDef[], WeakMap<WorkflowVersion, Map<string, string | null>>>();
+function fileTypeRefusal(def: WorkflowVersion, fileType: string, extra: readonly ValidatorDef[]): string | null {
+  let byDef = refusals.get(extra);
+  if (!byDef) refusals.set(extra, (byDef = new WeakMap()));
+  let byType = byDef.get(def);
+  if (!byType) byDef.set(def, (byType = new Map()));
+  let r = byType.get(fileType);
+  if (r === undefined) {
+    r = refusalOf(def, fileType, extra);
+    // Bounded: the keys are the intake's file types (a handful).
+    byType.set(fileType, r);
+  }
+  return r;
+}
+
+function refusalOf(def: WorkflowVersion, fileType: string, extra: readonly ValidatorDef[]): string | null {
+  if (!def.allowed_file_types.includes(fileType as Intake["fileType"]))
+    return `This workflow accepts ${def.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`;
   for (const s of def.steps) {
     if (!s.is_active) continue;
     const v = getValidator(s.validator, extra);
-    if (!v?.supportedFileTypes.includes(fileType))
-      throw new AppError(
-        400,
-        "file_type_unsupported",
-        `Step ${s.order} "${s.name}" (${s.validator}) does not support ${fileType} submissions.`,
-      );
+    if (!v?.supportedFileTypes.includes(fileType as Intake["fileType"]))
+      return `Step ${s.order} "${s.name}" (${s.validator}) does not support ${fileType} submissions.`;
   }
+  return null;
 }
 
 // A version's steps never change (versions are immutable and cached), so its active steps are
