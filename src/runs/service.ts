@@ -81,9 +81,15 @@ const NO_EXTRA: readonly ValidatorDef[] = [];
 const refusals = new WeakMap<readonly ValidatorDef[], WeakMap<WorkflowVersion, Map<string, string | null>>>();
 function fileTypeRefusal(def: WorkflowVersion, fileType: string, extra: readonly ValidatorDef[]): string | null {
   let byDef = refusals.get(extra);
-  if (!byDef) refusals.set(extra, (byDef = new WeakMap()));
+  if (!byDef) {
+    byDef = new WeakMap();
+    refusals.set(extra, byDef);
+  }
   let byType = byDef.get(def);
-  if (!byType) byDef.set(def, (byType = new Map()));
+  if (!byType) {
+    byType = new Map();
+    byDef.set(def, byType);
+  }
   let r = byType.get(fileType);
   if (r === undefined) {
     r = refusalOf(def, fileType, extra);
