@@ -79,7 +79,11 @@ const NO_EXTRA: readonly ValidatorDef[] = [];
  * out-of-bounds exit; docs/benchmarks.md, tenth pass).
  */
 const refusals = new WeakMap<readonly ValidatorDef[], WeakMap<WorkflowVersion, Map<string, string | null>>>();
-function fileTypeRefusal(def: WorkflowVersion, fileType: string, extra: readonly ValidatorDef[]): string | null {
+function fileTypeRefusal(
+  def: WorkflowVersion,
+  fileType: string,
+  extra: readonly ValidatorDef[],
+): string | null {
   let byDef = refusals.get(extra);
   if (!byDef) {
     byDef = new WeakMap();
