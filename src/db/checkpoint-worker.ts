@@ -17,6 +17,7 @@ interface Start {
   type: "start";
   path: string;
   intervalMs: number;
+  idleMaxMs: number;
   restartFrames: number;
 }
 
@@ -24,6 +25,12 @@ const scope = self as unknown as Pick<Worker, "postMessage" | "addEventListener"
 let db: Database | null = null;
 let timer: Timer | undefined;
 let restartFrames = Number.POSITIVE_INFINITY;
+let busyMs = 25;
+let idleMaxMs = 1000;
+/** The next tick's delay: busyMs while writes come, doubling up to idleMaxMs while none do. */
+let delayMs = busyMs;
+/** The WAL's length at the last tick: unchanged and all copied means nothing was written since. */
+let lastLog = -1;
 /** A restart was asked for and not answered yet: ticks wait for the answer. */
 let asked = false;
 
@@ -38,11 +45,25 @@ function checkpoint() {
       scope.postMessage({ type: "restart-wanted" });
       return;
     }
-    scope.postMessage({ type: "checkpointed", frames: r?.checkpointed ?? 0, restarted: false });
+    const idle = r !== null && r.log === lastLog && r.checkpointed === r.log;
+    lastLog = r?.log ?? -1;
+    delayMs = idle ? Math.min(delayMs * 2, idleMaxMs) : busyMs;
+    scope.postMessage({
+      type: "checkpointed",
+      frames: r?.checkpointed ?? 0,
+      restarted: false,
+      nextMs: delayMs,
+    });
   } catch (e) {
     // SQLITE_BUSY and the like: the next tick tries again.
     scope.postMessage({ type: "failed", message: String((e as Error)?.message ?? e) });
   }
+}
+
+/** One tick, then the next after delayMs (setTimeout: the delay changes with the load). */
+function tick() {
+  checkpoint();
+  if (db) timer = setTimeout(tick, delayMs);
 }
 
 /** The server holds its commits now: copy the rest and start the WAL over. */
@@ -54,7 +75,15 @@ function restart() {
   }
   try {
     const x = db.query<Result, []>("PRAGMA wal_checkpoint(RESTART)").get();
-    scope.postMessage({ type: "checkpointed", frames: x?.checkpointed ?? 0, restarted: x?.busy === 0 });
+    // Writes are coming (they filled the WAL): keep the busy pace.
+    delayMs = busyMs;
+    lastLog = -1;
+    scope.postMessage({
+      type: "checkpointed",
+      frames: x?.checkpointed ?? 0,
+      restarted: x?.busy === 0,
+      nextMs: delayMs,
+    });
   } catch (e) {
     scope.postMessage({ type: "failed", message: String((e as Error)?.message ?? e) });
   }
@@ -70,12 +99,14 @@ scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" | 
     // tries again.
     db.exec("PRAGMA busy_timeout = 0");
     restartFrames = m.restartFrames;
-    timer = setInterval(checkpoint, m.intervalMs);
+    busyMs = delayMs = m.intervalMs;
+    idleMaxMs = Math.max(m.idleMaxMs, m.intervalMs);
+    timer = setTimeout(tick, delayMs);
     scope.postMessage({ type: "started" });
   } else if (m.type === "restart-go") {
     restart();
   } else if (m.type === "stop") {
-    clearInterval(timer);
+    clearTimeout(timer);
     db?.close();
     db = null;
     scope.postMessage({ type: "stopped" });

@@ -169,3 +169,30 @@ test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at mo
   expect(waited).toBeLessThan(MAX_HOLD_MS + 5000);
   expect(db.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 1 });
 });
+
+/** Polls until `cond` holds (bounded): the condition is the thread's state, not elapsed time. */
+async function until(cond: () => boolean, what: string, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(2);
+  }
+}
+
+test("with nothing written the ticks space out to idleMaxMs; a write brings the busy pace back", async () => {
+  const { path, database } = freshDb();
+  db = database;
+  cp = await startCheckpointer(db, path, WORKER, createLogger("error"), {
+    intervalMs: 5,
+    idleMaxMs: 40,
+    restartFrames: 1_000_000,
+  });
+  const c = cp;
+  // 5, 10, 20, 40: the delay doubles on each tick that found nothing new, and stops at the cap.
+  await until(() => c.delayMs() === 40, "the idle delay");
+  const idleTicks = c.count();
+  await until(() => c.count() >= idleTicks + 2, "two more idle ticks");
+  expect(c.delayMs()).toBe(40);
+  db.exec("INSERT INTO t (b) VALUES (x'01')");
+  await until(() => c.delayMs() === 5, "the busy pace");
+});
