@@ -1,0 +1,113 @@
+// A/B of two source trees under measure 1's load (`npm run bench:ab -- <dirA> <dirB>`): both
+// servers run at once, pinned to the same core, and wrk alternates between them in short rounds,
+// so both see the host's drift in the same minutes — on a shared machine whose speed changes by
+// 2× within minutes, the only comparison of two changes that means something. Prints each side's
+// CPU µs per run, req/s and p99 per round and their medians, and the paired CPU difference.
+// ROUNDS (default 12) and SECS (default 4) set the rounds. Source trees, not binaries: each is
+// run with `bun <dir>/src/main.ts` (a worktree with node_modules).
+import { rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { WORKFLOWS, orderDocument } from "./fixtures.ts";
+import { describeMachine } from "./machine.ts";
+import { api, cpuSeconds, initDataDir, pin, tempDir, waitHealthy } from "./server.ts";
+import { runWrk } from "./wrk.ts";
+
+const dirs = process.argv.slice(2).map((d) => resolve(d));
+if (dirs.length !== 2) {
+  console.error("usage: npm run bench:ab -- <source dir A> <source dir B>");
+  process.exit(2);
+}
+const rounds = Number(process.env.ROUNDS ?? 12);
+const secs = Number(process.env.SECS ?? 4);
+const machine = describeMachine();
+
+interface Side {
+  dir: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  load: Parameters<typeof runWrk>[1];
+  cpu: number[];
+  rps: number[];
+  p99: number[];
+}
+
+async function start(dir: string): Promise<Side> {
+  const data = tempDir("ab");
+  const token = initDataDir(`${data}/d`, "bench");
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  const proc = Bun.spawn(
+    [
+      ...pin(machine, machine.serverCore),
+      process.execPath,
+      `${dir}/src/main.ts`,
+      "serve",
+      "--data-dir",
+      `${data}/d`,
+      "--port",
+      String(port),
+    ],
+    {
+      env: {
+        ...process.env,
+        ASSAY_RATE_LIMIT_DISABLED: "true",
+        ASSAY_LOG_LEVEL: "warn",
+        ASSAY_WORKERS: "1",
+        NODE_ENV: "production",
+      },
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, performance.now());
+  await api(url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
+  const load = {
+    url: `${url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
+    body: orderDocument(),
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+    connections: 16,
+    seconds: secs,
+    dir: data,
+  };
+  return { dir, proc, load, cpu: [], rps: [], p99: [] };
+}
+
+const median = (a: number[]) => {
+  const b = [...a].sort((x, y) => x - y);
+  return b.length % 2 ? b[(b.length - 1) / 2]! : (b[b.length / 2 - 1]! + b[b.length / 2]!) / 2;
+};
+
+const sides = [await start(dirs[0]!), await start(dirs[1]!)];
+try {
+  for (const s of sides) await runWrk(machine, { ...s.load, seconds: 6 }); // warm-up
+  for (let i = 0; i < rounds; i++) {
+    for (const s of i % 2 ? [...sides].reverse() : sides) {
+      const c0 = cpuSeconds(s.proc.pid);
+      const r = await runWrk(machine, s.load);
+      const c1 = cpuSeconds(s.proc.pid);
+      if (r.non2xx) throw new Error(`${s.dir}: ${r.non2xx} answers outside 2xx`);
+      s.cpu.push(((c1 - c0) * 1e6) / r.requests);
+      s.rps.push(r.rps);
+      s.p99.push(r.p99Ms);
+    }
+  }
+  for (const [name, s] of [
+    ["A", sides[0]!],
+    ["B", sides[1]!],
+  ] as const) {
+    const round = (a: number[], d = 0) => a.map((x) => x.toFixed(d)).join(" ");
+    console.log(`${name} ${s.dir}`);
+    console.log(`  CPU µs/run ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
+    console.log(
+      `  req/s median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
+    );
+  }
+  const diff = sides[0]!.cpu.map((a, i) => sides[1]!.cpu[i]! - a);
+  const m = median(diff);
+  console.log(
+    `paired CPU difference B − A per round: ${diff.map((x) => x.toFixed(0)).join(" ")} · median ${m.toFixed(0)} µs (${((m / median(sides[0]!.cpu)) * 100).toFixed(1)} %)`,
+  );
+} finally {
+  for (const s of sides) s.proc.kill("SIGINT");
+  await Promise.all(sides.map((s) => s.proc.exited));
+  for (const s of sides) rmSync(s.load.dir, { recursive: true, force: true });
+}
