@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { announced } from "./bench/server.ts";
 
 const bin = resolve(process.argv[2] ?? "dist/assay");
 const dir = mkdtempSync(join(tmpdir(), "assay-smoke-"));
@@ -23,14 +24,17 @@ try {
   const init = run(["init", "--org", "smoke", "--admin", "root"]);
   if (init.exitCode !== 0) fail(`init exited ${init.exitCode}: ${init.stderr}`);
   const token = init.stdout.toString().trim().split("\n").at(-1)!;
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const server = Bun.spawn([bin, "serve", "--port", String(port)], {
+  // Port 0: the kernel picks a free port and the server prints its URL. A random port of our
+  // choosing could be in use (it failed so once in CI, inside the kernel's ephemeral range).
+  const server = Bun.spawn([bin, "serve", "--port", "0"], {
     cwd: dir,
     env: { ...process.env, ASSAY_DATA_DIR: join(dir, "data") },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const base = `http://127.0.0.1:${port}`;
+  const base = await announced(server.stdout, /listening on (http:\/\/\S+)/, 15000).catch(async (e: Error) =>
+    fail(`serve announced no address: ${e.message} ${await new Response(server.stderr).text()}`),
+  );
   const deadline = Date.now() + 15000;
   let healthy = false;
   while (Date.now() < deadline && !healthy) {

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import { describeMachine } from "./machine.ts";
-import { api, cpuSeconds, initDataDir, pin, tempDir, waitHealthy } from "./server.ts";
+import { announced, api, cpuSeconds, initDataDir, pin, tempDir, waitHealthy } from "./server.ts";
 import { runWrk } from "./wrk.ts";
 
 const dirs = process.argv.slice(2).map((d) => resolve(d));
@@ -33,7 +33,6 @@ interface Side {
 async function start(dir: string): Promise<Side> {
   const data = tempDir("ab");
   const token = initDataDir(`${data}/d`, "bench");
-  const port = 20000 + Math.floor(Math.random() * 10000);
   const proc = Bun.spawn(
     [
       ...pin(machine, machine.serverCore),
@@ -53,11 +52,11 @@ async function start(dir: string): Promise<Side> {
         ASSAY_WORKERS: "1",
         NODE_ENV: "production",
       },
-      stdout: "ignore",
+      stdout: "pipe",
       stderr: "inherit",
     },
   );
-  const url = `http://127.0.0.1:${port}`;
+  const url = await announced(proc.stdout as ReadableStream<Uint8Array>, /listening on (http:\/\/\S+)/);
   await waitHealthy(url, performance.now());
   await api(url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
   const load = {

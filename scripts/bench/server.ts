@@ -40,7 +40,7 @@ export function peakRss(pid: number): number {
 }
 
 /** Reads a child's stdout until `pattern` matches a line; the first group (the URL it listens on). */
-async function announced(
+export async function announced(
   stdout: ReadableStream<Uint8Array>,
   pattern: RegExp,
   timeoutMs = 60_000,
