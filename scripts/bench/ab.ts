@@ -42,7 +42,7 @@ async function start(dir: string): Promise<Side> {
       "--data-dir",
       `${data}/d`,
       "--port",
-      String(port),
+      "0",
     ],
     {
       env: {
