@@ -11,10 +11,17 @@ const dir = mkdtempSync(join(tmpdir(), "assay-smoke-"));
 // A .env and bunfig.toml in the working directory must be ignored by the binary.
 writeFileSync(join(dir, ".env"), "ASSAY_PORT=1\n");
 writeFileSync(join(dir, "bunfig.toml"), "this is not toml = = =\n");
+// Thrown, not process.exit: the finally below still stops the server and removes the dir.
+class SmokeFailure extends Error {}
 const fail = (msg: string): never => {
-  console.error(`smoke: FAIL ${msg}`);
-  process.exit(1);
+  throw new SmokeFailure(msg);
 };
+/** The running server, stopped by the finally whatever failed. */
+let server: {
+  exitCode: number | null;
+  kill(signal?: number | NodeJS.Signals): void;
+  exited: Promise<number>;
+} | null = null;
 const run = (args: string[]) =>
   Bun.spawnSync([bin, ...args], { cwd: dir, env: { ...process.env, ASSAY_DATA_DIR: join(dir, "data") } });
 
@@ -26,14 +33,15 @@ try {
   const token = init.stdout.toString().trim().split("\n").at(-1)!;
   // Port 0: the kernel picks a free port and the server prints its URL. A random port of our
   // choosing could be in use (it failed so once in CI, inside the kernel's ephemeral range).
-  const server = Bun.spawn([bin, "serve", "--port", "0"], {
+  const srv = Bun.spawn([bin, "serve", "--port", "0"], {
     cwd: dir,
     env: { ...process.env, ASSAY_DATA_DIR: join(dir, "data") },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const base = await announced(server.stdout, /listening on (http:\/\/\S+)/, 15000).catch(async (e: Error) =>
-    fail(`serve announced no address: ${e.message} ${await new Response(server.stderr).text()}`),
+  server = srv;
+  const base = await announced(srv.stdout, /listening on (http:\/\/\S+)/, 15000).catch(async (e: Error) =>
+    fail(`serve announced no address: ${e.message} ${await new Response(srv.stderr).text()}`),
   );
   const deadline = Date.now() + 15000;
   let healthy = false;
@@ -44,7 +52,7 @@ try {
     );
     if (!healthy) await Bun.sleep(50);
   }
-  if (!healthy) fail(`/healthz did not answer: ${await new Response(server.stderr).text()}`);
+  if (!healthy) fail(`/healthz did not answer: ${await new Response(srv.stderr).text()}`);
   const auth = { authorization: `Bearer ${token}` };
   const me = await fetch(`${base}/api/v1/users/me/`, { headers: auth });
   if (me.status !== 200) fail(`/users/me/ answered ${me.status}`);
@@ -77,10 +85,17 @@ try {
     fail(
       `/api/docs answered ${docsPage.status}, its bundle ${bundle.status} (${bundleBytes} bytes), the document ${spec.status}`,
     );
-  server.kill("SIGTERM");
-  const code = await server.exited;
+  srv.kill("SIGTERM");
+  const code = await srv.exited;
   if (code !== 0) fail(`serve exited ${code} after SIGTERM`);
   console.log(`smoke: OK (${bin} from ${dir})`);
+} catch (e) {
+  console.error(`smoke: FAIL ${e instanceof SmokeFailure ? e.message : String(e)}`);
+  process.exitCode = 1;
 } finally {
+  if (server && server.exitCode === null) {
+    server.kill("SIGKILL");
+    await server.exited;
+  }
   rmSync(dir, { recursive: true, force: true });
 }
