@@ -25,10 +25,11 @@ const scope = self as unknown as Pick<Worker, "postMessage" | "addEventListener"
 let db: Database | null = null;
 let timer: Timer | undefined;
 let restartFrames = Number.POSITIVE_INFINITY;
-let busyMs = 25;
-let idleMaxMs = 1000;
+// The pace, from the start message (src/db/checkpointer.ts holds the defaults).
+let busyMs = 0;
+let idleMaxMs = 0;
 /** The next tick's delay: busyMs while writes come, doubling up to idleMaxMs while none do. */
-let delayMs = busyMs;
+let delayMs = 0;
 /** The WAL's length at the last tick: unchanged and all copied means nothing was written since. */
 let lastLog = -1;
 /** A restart was asked for and not answered yet: ticks wait for the answer. */
