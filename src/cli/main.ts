@@ -1,0 +1,142 @@
+// The `assay` executable's program (its entry is src/main.ts): parse the command line, dispatch,
+// map failures to exit codes (0 ok, 1 failed, 2 bad arguments) and to one message style:
+// `assay COMMAND: what`.
+import { backup } from "./backup.ts";
+import * as dbCommands from "./db.ts";
+import { UsageError, parseArgs } from "./args.ts";
+import * as admin from "./admin.ts";
+import { audit } from "./audit.ts";
+import { COMMANDS, USAGE, commandHelp, optionsOf } from "./help.ts";
+import { validate } from "./validate.ts";
+import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
+import { workflows } from "./workflows.ts";
+import { ConfigError, loadConfig } from "../config.ts";
+import { DataDirLockedError } from "../db/lock.ts";
+import { describeDb } from "../db/open.ts";
+import { AppError } from "../errors.ts";
+import { PortInUseError, startServer } from "../server.ts";
+import { VERSION } from "../version.ts";
+
+async function serve(flags: Record<string, string>) {
+  const config = loadConfig(process.env, flags);
+  const server = await startServer(config);
+  // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
+  const shutdown = async (signal: string) => {
+    process.stdout.write(`${signal}: shutting down\n`);
+    await server.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
+  process.stdout.write(
+    `${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`,
+  );
+}
+
+/** What an operator does next, printed under the address. */
+function nextStep(url: string, setupCode: string | null, dataDir: string | null): string {
+  const where = dataDir ? `--data-dir ${dataDir}` : "--database-url URL";
+  if (setupCode)
+    return [
+      "No user yet. Next: open the address above in a browser and create the first administrator",
+      `and organization with the one-time setup code ${setupCode}`,
+      `(or on this machine: assay init --org SLUG --admin USERNAME --password-stdin ${where}).`,
+    ].join("\n");
+  return `Next: sign in at ${url}/ (API: ${url}/api/docs; tokens: assay tokens create USERNAME --name N).`;
+}
+
+/** The local validation engine, for `validate --local` (the light client has none). */
+export const LOCAL_ENGINE = { load: loadLocalWorkflow, create: createLocal };
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === "--help" || command === "help" || command === "-h") {
+    process.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 2;
+  }
+  if (command === "--version" || command === "version" || command === "-v") {
+    process.stdout.write(`assay ${VERSION}\n`);
+    return 0;
+  }
+  if (!Object.hasOwn(COMMANDS, command)) {
+    process.stderr.write(`assay: unknown command "${command}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const p = parseArgs(rest, optionsOf(command));
+    if (p.bools.has("help")) {
+      process.stdout.write(`${commandHelp(command)}\n`);
+      return 0;
+    }
+    switch (command) {
+      case "serve":
+        if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+        await serve(p.flags);
+        return -1; // keeps running
+      case "init":
+        await admin.init(p);
+        return 0;
+      case "users":
+        await admin.users(p);
+        return 0;
+      case "orgs":
+        await admin.orgs(p);
+        return 0;
+      case "members":
+        await admin.members(p);
+        return 0;
+      case "tokens":
+        await admin.tokens(p);
+        return 0;
+      case "settings":
+        await admin.settings(p);
+        return 0;
+      case "workflows":
+        return await workflows(p);
+      case "backup":
+        await backup(p);
+        return 0;
+      case "audit":
+        return await audit(p);
+      case "migrate":
+        await dbCommands.migrate(p);
+        return 0;
+      case "db":
+        await dbCommands.db(p);
+        return 0;
+      case "validate":
+        // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.
+        return await validate(p, LOCAL_ENGINE);
+      case "version":
+        process.stdout.write(`assay ${VERSION}\n`);
+        return 0;
+    }
+    return 2;
+  } catch (e) {
+    return report(command, e);
+  }
+}
+
+/** One style for every failure: `assay COMMAND: what went wrong`, then the exit code. */
+export function report(command: string, e: unknown, program = "assay"): number {
+  const say = (text: string) => process.stderr.write(`${program} ${command}: ${text}\n`);
+  if (e instanceof UsageError) {
+    say(`${e.message}\nRun "${program} ${command} -h" for help.`);
+    return 2;
+  }
+  if (e instanceof ConfigError) {
+    say(e.message);
+    return 2;
+  }
+  if (e instanceof AppError) {
+    say(`${e.message}${e.errors.map((x) => `\n  ${x.field}: ${x.message}`).join("")}`);
+    return 1;
+  }
+  if (e instanceof DataDirLockedError || e instanceof PortInUseError) {
+    say(e.message);
+    return 1;
+  }
+  say((e as Error)?.message ?? String(e));
+  return 1;
+}

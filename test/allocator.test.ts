@@ -1,0 +1,78 @@
+// `assay serve` restarts itself in place under the allocator's tuned purge delay
+// (src/lib/allocator.ts): same PID, same arguments, the environment plus one variable, and an
+// operator's own setting kept. Read from /proc, so Linux only, like the tuning itself.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PURGE_DELAY_MS, nulSeparated } from "../src/lib/allocator.ts";
+import { BINARY, ROOT, ensureBinary } from "./helpers/binary.ts";
+import { removeTestTempDirs, testTempDir } from "./helpers/temp.ts";
+
+const linux = process.platform === "linux";
+let dir = "";
+let n = 0;
+beforeAll(() => {
+  dir = testTempDir("allocator");
+  if (linux) ensureBinary();
+}, 300_000);
+afterAll(() => removeTestTempDirs());
+
+/** Starts `args` (a serve command line), waits for its banner, returns what /proc says of it. */
+async function started(args: string[], env: Record<string, string | undefined>) {
+  const clean: Record<string, string | undefined> = { ...process.env, ASSAY_LOG_LEVEL: "warn", ...env };
+  for (const k of Object.keys(clean)) if (clean[k] === undefined) delete clean[k];
+  const p = Bun.spawn(args, { env: clean, stdout: "pipe", stderr: "pipe" });
+  try {
+    const reader = p.stdout.getReader();
+    let out = "";
+    while (!/listening on (http:\/\/\S+)/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve exited: ${out} ${await new Response(p.stderr).text()}`);
+      out += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+    const health = (await fetch(`${url}/healthz`)).status;
+    const environ = nulSeparated(readFileSync(`/proc/${p.pid}/environ`));
+    const cmdline = nulSeparated(readFileSync(`/proc/${p.pid}/cmdline`));
+    return { health, environ, cmdline };
+  } finally {
+    p.kill("SIGTERM");
+    await p.exited;
+  }
+}
+
+const serveArgs = () => ["serve", "--port", "0", "--data-dir", join(dir, `d${++n}`)];
+const purge = (environ: string[]) => environ.filter((e) => e.startsWith("MIMALLOC_PURGE_DELAY="));
+
+describe("nulSeparated", () => {
+  test("splits /proc's NUL-terminated lists, keeping empty and spaced entries", () => {
+    expect(nulSeparated(Buffer.from("a\0b c\0\0d=é\0"))).toEqual(["a", "b c", "", "d=é"]);
+    expect(nulSeparated(Buffer.from(""))).toEqual([]);
+  });
+});
+
+describe.if(linux)("assay serve tunes the allocator in place", () => {
+  for (const [name, command] of [
+    ["the binary", () => [BINARY]],
+    ["the source", () => [process.execPath, join(ROOT, "src/main.ts")]],
+  ] as const) {
+    test(`${name}: same PID and arguments, the purge delay added to the environment`, async () => {
+      const args = [...command(), ...serveArgs()];
+      const r = await started(args, { MIMALLOC_PURGE_DELAY: undefined, ASSAY_TEST_MARK: "kept" });
+      expect(r.health).toBe(200);
+      // The PID Bun.spawn returned is the server's: the process replaced itself, nothing wraps it.
+      expect(purge(r.environ)).toEqual([`MIMALLOC_PURGE_DELAY=${PURGE_DELAY_MS}`]);
+      expect(r.environ).toContain("ASSAY_TEST_MARK=kept");
+      expect(r.cmdline).toEqual(args);
+    });
+  }
+
+  test("an operator's own setting is kept, whatever its value", async () => {
+    for (const value of ["100", "-1"]) {
+      const r = await started([BINARY, ...serveArgs()], { MIMALLOC_PURGE_DELAY: value });
+      expect(r.health).toBe(200);
+      expect(purge(r.environ)).toEqual([`MIMALLOC_PURGE_DELAY=${value}`]);
+    }
+  });
+});
