@@ -3,8 +3,10 @@
 // so both see the host's drift in the same minutes — on a shared machine whose speed changes by
 // 2× within minutes, the only comparison of two changes that means something. Prints each side's
 // CPU µs per run, req/s and p99 per round and their medians, and the paired CPU difference.
-// ROUNDS (default 12) and SECS (default 4) set the rounds. Source trees, not binaries: each is
-// run with `bun <dir>/src/main.ts` (a worktree with node_modules).
+// ROUNDS (default 12) and SECS (default 4) set the rounds; AB_ENV_A and AB_ENV_B add variables to
+// one side's environment ("K=V K2=V2": the same tree twice compares settings such as the
+// allocator's). Source trees, not binaries: each is run with `bun <dir>/src/main.ts` (a worktree
+// with node_modules).
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
@@ -30,7 +32,18 @@ interface Side {
   p99: number[];
 }
 
-async function start(dir: string): Promise<Side> {
+/** "K=V K2=V2" → { K: "V", K2: "V2" }. */
+function envOf(spec: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of (spec ?? "").split(/\s+/).filter(Boolean)) {
+    const at = kv.indexOf("=");
+    if (at < 1) throw new Error(`AB_ENV_*: "${kv}" is not K=V`);
+    out[kv.slice(0, at)] = kv.slice(at + 1);
+  }
+  return out;
+}
+
+async function start(dir: string, extra: Record<string, string>): Promise<Side> {
   const data = tempDir("ab");
   const token = initDataDir(`${data}/d`, "bench");
   const proc = Bun.spawn(
@@ -51,6 +64,7 @@ async function start(dir: string): Promise<Side> {
         ASSAY_LOG_LEVEL: "warn",
         ASSAY_WORKERS: "1",
         NODE_ENV: "production",
+        ...extra,
       },
       stdout: "pipe",
       stderr: "inherit",
@@ -75,7 +89,8 @@ const median = (a: number[]) => {
   return b.length % 2 ? b[(b.length - 1) / 2]! : (b[b.length / 2 - 1]! + b[b.length / 2]!) / 2;
 };
 
-const sides = [await start(dirs[0]!), await start(dirs[1]!)];
+const envs = [envOf(process.env.AB_ENV_A), envOf(process.env.AB_ENV_B)];
+const sides = [await start(dirs[0]!, envs[0]!), await start(dirs[1]!, envs[1]!)];
 try {
   for (const s of sides) await runWrk(machine, { ...s.load, seconds: 6 }); // warm-up
   for (let i = 0; i < rounds; i++) {
@@ -94,7 +109,8 @@ try {
     ["B", sides[1]!],
   ] as const) {
     const round = (a: number[], d = 0) => a.map((x) => x.toFixed(d)).join(" ");
-    console.log(`${name} ${s.dir}`);
+    const extra = process.env[`AB_ENV_${name}`];
+    console.log(`${name} ${s.dir}${extra ? ` with ${extra}` : ""}`);
     console.log(`  CPU µs/run ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
     console.log(
       `  req/s median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
