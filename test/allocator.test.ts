@@ -2,8 +2,8 @@
 // (src/lib/allocator.ts): same PID, same arguments, the environment plus one variable, and an
 // operator's own setting kept. Read from /proc, so Linux only, like the tuning itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, realpathSync } from "node:fs";
+import { basename, join } from "node:path";
 import { PURGE_DELAY_MS, nulSeparated } from "../src/lib/allocator.ts";
 import { BINARY, ROOT, ensureBinary } from "./helpers/binary.ts";
 import { removeTestTempDirs, testTempDir } from "./helpers/temp.ts";
@@ -35,7 +35,8 @@ async function started(args: string[], env: Record<string, string | undefined>) 
     const health = (await fetch(`${url}/healthz`)).status;
     const environ = nulSeparated(readFileSync(`/proc/${p.pid}/environ`));
     const cmdline = nulSeparated(readFileSync(`/proc/${p.pid}/cmdline`));
-    return { health, environ, cmdline };
+    const comm = readFileSync(`/proc/${p.pid}/comm`, "utf8").trim();
+    return { health, environ, cmdline, comm };
   } finally {
     p.kill("SIGTERM");
     await p.exited;
@@ -65,6 +66,8 @@ describe.if(linux)("assay serve tunes the allocator in place", () => {
       expect(purge(r.environ)).toEqual([`MIMALLOC_PURGE_DELAY=${PURGE_DELAY_MS}`]);
       expect(r.environ).toContain("ASSAY_TEST_MARK=kept");
       expect(r.cmdline).toEqual(args);
+      // Named after its executable as before (what ps and pgrep show), not after /proc/self/exe.
+      expect(r.comm).toBe(basename(realpathSync(args[0]!)).slice(0, 15));
     });
   }
 

@@ -15,7 +15,7 @@
 // to returning memory (MIMALLOC_PURGE_DELAY=100). Linux only (it reads /proc/self); elsewhere, or
 // if anything here fails, the server runs as it was started.
 import { FFIType, dlopen, ptr } from "bun:ffi";
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 
 /** mimalloc's purge delay for the server: never return freed pages (see above). */
 export const PURGE_DELAY_MS = -1;
@@ -28,8 +28,11 @@ export function tuneAllocator(env: NodeJS.ProcessEnv = process.env): void {
     // The arguments and environment the process was started with, exactly (not as Bun parsed them).
     const argv = nulSeparated(readFileSync("/proc/self/cmdline"));
     const environ = nulSeparated(readFileSync("/proc/self/environ"));
-    if (!argv.length) return;
-    execve("/proc/self/exe", argv, [...environ, `${VARIABLE}=${PURGE_DELAY_MS}`]);
+    // The executable by its own path, not /proc/self/exe: the kernel names the process after the
+    // file it runs (ps, top and pgrep would show "exe"). Replaced on disk meanwhile: run untuned.
+    const exe = readlinkSync("/proc/self/exe");
+    if (!argv.length || exe.endsWith(" (deleted)")) return;
+    execve(exe, argv, [...environ, `${VARIABLE}=${PURGE_DELAY_MS}`]);
   } catch {
     // No /proc, no glibc (musl builds), no FFI: run untuned.
   }
