@@ -1,5 +1,5 @@
 // createApp(deps): the error plugin first, then each feature's routes. It never listens
-// (STYLE: Fastify) — src/main.ts and the tests do.
+// (STYLE: Fastify) — src/server.ts (for `assay serve`) and the tests do.
 import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";

@@ -1,7 +1,7 @@
 // The first run in the browser: while the instance has no user, the web app shows a setup form
 // (first admin with a password, first org) instead of the sign-in form. Only whoever can read
 // the server's log may use it: the form needs the one-time setup code printed there at start
-// (src/main.ts). Success signs the new admin in. Design: docs/decisions.md (first run).
+// (src/cli/main.ts). Success signs the new admin in. Design: docs/decisions.md (first run).
 import { Elysia, t } from "elysia";
 import { anonymousActor } from "../audit/actor.ts";
 import type { Deps } from "../deps.ts";
