@@ -33,8 +33,9 @@ async function started(args: string[], env: Record<string, string | undefined>) 
     reader.releaseLock();
     const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
     const health = (await fetch(`${url}/healthz`)).status;
-    const environ = nulSeparated(readFileSync(`/proc/${p.pid}/environ`));
-    const cmdline = nulSeparated(readFileSync(`/proc/${p.pid}/cmdline`));
+    const text = (b: Buffer[]) => b.map((x) => x.toString("utf8"));
+    const environ = text(nulSeparated(readFileSync(`/proc/${p.pid}/environ`)));
+    const cmdline = text(nulSeparated(readFileSync(`/proc/${p.pid}/cmdline`)));
     const comm = readFileSync(`/proc/${p.pid}/comm`, "utf8").trim();
     return { health, environ, cmdline, comm };
   } finally {
@@ -47,8 +48,12 @@ const serveArgs = () => ["serve", "--port", "0", "--data-dir", join(dir, `d${++n
 const tuning = (environ: string[]) => environ.filter((e) => e.startsWith(`${VARIABLE}=`));
 
 describe("nulSeparated", () => {
-  test("splits /proc's NUL-terminated lists, keeping empty and spaced entries", () => {
-    expect(nulSeparated(Buffer.from("a\0b c\0\0d=é\0"))).toEqual(["a", "b c", "", "d=é"]);
+  test("splits /proc's NUL-terminated lists into their bytes, keeping empty and spaced entries", () => {
+    const split = (b: Buffer) => nulSeparated(b).map((x) => [...x]);
+    expect(split(Buffer.from("a\0b c\0\0d=é\0"))).toEqual([[97], [98, 32, 99], [], [100, 61, 0xc3, 0xa9]]);
+    // Not UTF-8 (a Latin-1 file name): the bytes as they are, for execve to pass on unchanged.
+    expect(split(Buffer.from([0x2f, 0xe9, 0, 0x78, 0]))).toEqual([[0x2f, 0xe9], [0x78]]);
+    expect(split(Buffer.from("no-terminator"))).toEqual([[...Buffer.from("no-terminator")]]);
     expect(nulSeparated(Buffer.from(""))).toEqual([]);
   });
 });

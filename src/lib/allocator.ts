@@ -26,38 +26,45 @@ export const VALUE = "0";
 export function tuneAllocator(env: NodeJS.ProcessEnv = process.env): void {
   if (process.platform !== "linux" || env[VARIABLE] !== undefined) return;
   try {
-    // The arguments and environment the process was started with, exactly (not as Bun parsed them).
+    // The arguments and environment the process was started with, byte for byte (not as Bun
+    // parsed or decoded them: a path need not be UTF-8).
     const argv = nulSeparated(readFileSync("/proc/self/cmdline"));
     const environ = nulSeparated(readFileSync("/proc/self/environ"));
     // The executable by its own path, not /proc/self/exe: the kernel names the process after the
     // file it runs (ps, top and pgrep would show "exe"). Replaced on disk meanwhile: run untuned.
-    const exe = readlinkSync("/proc/self/exe");
-    if (!argv.length || exe.endsWith(" (deleted)")) return;
-    execve(exe, argv, [...environ, `${VARIABLE}=${VALUE}`]);
+    const exe = readlinkSync("/proc/self/exe", "buffer");
+    if (!argv.length || exe.toString("latin1").endsWith(" (deleted)")) return;
+    execve(exe, argv, [...environ, Buffer.from(`${VARIABLE}=${VALUE}`)]);
   } catch {
     // No /proc, no glibc (musl builds), no FFI: run untuned.
   }
 }
 
-export function nulSeparated(b: Buffer): string[] {
-  const parts = b.toString("utf8").split("\0");
-  if (parts.at(-1) === "") parts.pop();
+/** The entries of one of /proc's NUL-terminated lists (cmdline, environ), as bytes. */
+export function nulSeparated(b: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let at = b.indexOf(0); at !== -1; at = b.indexOf(0, from)) {
+    parts.push(b.subarray(from, at));
+    from = at + 1;
+  }
+  if (from < b.length) parts.push(b.subarray(from));
   return parts;
 }
 
 /** Returns only if the call failed. */
-function execve(path: string, argv: string[], envp: string[]): void {
+function execve(path: Buffer, argv: Buffer[], envp: Buffer[]): void {
   const libc = dlopen("libc.so.6", {
     execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   });
   // NUL-terminated strings and NULL-terminated pointer arrays; `keep` holds them until the call.
   const keep: Buffer[] = [];
-  const cString = (s: string) => {
-    const b = Buffer.from(`${s}\0`, "utf8");
+  const cString = (bytes: Buffer) => {
+    const b = Buffer.concat([bytes, Buffer.of(0)]);
     keep.push(b);
     return ptr(b);
   };
-  const array = (xs: string[]) => {
+  const array = (xs: Buffer[]) => {
     const a = new BigUint64Array(xs.length + 1);
     xs.forEach((x, i) => {
       a[i] = BigInt(cString(x));
