@@ -249,7 +249,7 @@ describe("issue #19: a large document does not multiply in memory", () => {
   // Found against the built binary: a 24 MB JSON array of 1.15 million small objects was copied
   // into CEL's own maps (+470 MB per run) and, for its rows, into a position tree of every value
   // (+950 MB); two runs at once passed 1.1 GB with `size(data) > 0`, 2.4 GB with a per-row rule.
-  test("two runs over 1.15 million objects, a document rule and a per-row rule, stay under 1 GiB", async () => {
+  test("two runs over 1.15 million objects, a document rule and a per-row rule, add under 768 MiB", async () => {
     await createWorkflow(s, author, {
       slug: "large-array",
       allowed_file_types: ["JSON"],
@@ -267,7 +267,12 @@ describe("issue #19: a large document does not multiply in memory", () => {
       ],
     });
     const doc = `[${Array.from({ length: 1_150_000 }, (_, i) => `{"a":${i},"b":"${i === 7 ? "y" : "x"}"}`).join(",")}]`;
-    let peak = process.memoryUsage.rss();
+    // Measured from here: this process also holds what the run's earlier test files left (the
+    // PostgreSQL pass runs them all in one process; one CI run peaked at 1.07 GiB that way).
+    // The two runs add ~450 MiB now; the copies this guards against added 2.8 GB.
+    Bun.gc(true);
+    const base = process.memoryUsage.rss();
+    let peak = base;
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage.rss());
     }, 5);
@@ -290,6 +295,6 @@ describe("issue #19: a large document does not multiply in memory", () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(peak).toBeLessThan(1024 ** 3);
+    expect(peak - base).toBeLessThan(768 * 1024 ** 2);
   });
 });

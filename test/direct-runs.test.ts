@@ -145,6 +145,11 @@ describe("a run the client waits for", () => {
   });
 
   test("runs queued on disk and in memory take turns: neither starves the other", async () => {
+    // The earlier tests' runs are over first: the queue bound (3) counts whatever is still waiting.
+    await until(async () => {
+      const st = s.deps.executor.stats();
+      return st.inFlight === 0 && st.memoryQueued === 0 && (await s.deps.executor.queueDepth()) === 0;
+    }, "the earlier tests' runs to end");
     const held = await busy();
     // Each run has its own gate: which one a step enters shows the order they run in.
     const [g1, g2, gDisk] = [s.gates.gate("mem"), s.gates.gate("mem"), s.gates.gate("disk")];
@@ -156,8 +161,16 @@ describe("a run the client waits for", () => {
     expect(onDisk.status).toBe(202);
     const m1 = call(s, "POST", runs("hold"), { token: s.rootToken, raw: g1.doc(), headers: JSON_CT });
     await until(() => s.deps.executor.stats().memoryQueued === 1, "the first run waiting in memory");
+    let m2Answer = "none yet";
     const m2 = call(s, "POST", runs("hold"), { token: s.rootToken, raw: g2.doc(), headers: JSON_CT });
-    await until(() => s.deps.executor.stats().memoryQueued === 2, "two runs waiting in memory");
+    void m2.then((r) => {
+      m2Answer = `${r.status} ${JSON.stringify(r.json)}`;
+    });
+    await until(() => s.deps.executor.stats().memoryQueued === 2, "two runs waiting in memory").catch((e) => {
+      // Said at the time it fails: what the second request got, and where the runs were.
+      const stats = JSON.stringify(s.deps.executor.stats());
+      throw new Error(`${(e as Error).message}; the second request's answer: ${m2Answer}; ${stats}`);
+    });
     held.open();
     // The held runs came from disk, so memory goes next, then disk, then memory. One worker, and
     // each run holds it until its gate opens: the next one cannot have started yet.
