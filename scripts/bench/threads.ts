@@ -18,6 +18,7 @@ import {
   threadCpuSeconds,
 } from "./server.ts";
 import { runWrk } from "./wrk.ts";
+import { portLockPath, removeStaleLockFile } from "../../src/http/threads/port-lock.ts";
 
 export interface ThreadsOptions {
   threads: number;
@@ -123,7 +124,12 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
       relayed > 0 ? ((mainSeconds - (own * (one.cpuUsByThread.main ?? 0)) / 1e6) / relayed) * 1e6 : null;
     return { threads: o.threads, one, many: side, served, notSucceeded, writerUsPerRelayedRun };
   } finally {
-    for (const s of servers) await s.proc.stop();
+    for (const s of servers) {
+      await s.proc.stop();
+      // A server with HTTP threads leaves its port's lock file on purpose (port-lock.ts).
+      const u = new URL(s.proc.url);
+      removeStaleLockFile(portLockPath(u.hostname, Number(u.port)));
+    }
     removeDir(dir);
   }
 }

@@ -5,10 +5,10 @@
 // port lock files this run's servers created (src/http/threads/port-lock.ts: a server leaves its
 // file on purpose, one per port; the tests listen on a new port each time).
 import { afterAll } from "bun:test";
-import { readdirSync, statSync, unlinkSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { holdFileLock } from "../../src/db/lock.ts";
+import { removeStaleLockFile } from "../../src/http/threads/port-lock.ts";
 import { stopSharedPgCluster } from "./pg-cluster.ts";
 import { removeTestTempDirs } from "./temp.ts";
 
@@ -24,15 +24,11 @@ export function removePortLocks(since: number): number {
     const path = join(tmpdir(), name);
     try {
       if (statSync(path).mtimeMs < since) continue;
-      // Held: a server (of another run, say) still listens there. Taken: removed under the lock.
-      const lock = holdFileLock(path);
-      if (!lock) continue;
-      unlinkSync(path);
-      lock.close();
-      removed++;
     } catch {
-      // Gone meanwhile, or not ours to remove.
+      continue; // gone meanwhile
     }
+    // Held: a server (of another run, say) still listens there.
+    if (removeStaleLockFile(path)) removed++;
   }
   return removed;
 }

@@ -5,6 +5,7 @@
 // (src/db/lock.ts: SQLite's EXCLUSIVE lock on a file of its own, dropped by the kernel however
 // the process ends). A server without SO_REUSEPORT needs none: the kernel refuses any second bind
 // next to it, with or without the option.
+import { unlinkSync } from "node:fs";
 import { holdFileLock } from "../../db/lock.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,4 +34,21 @@ export function lockPort(host: string, port: number): PortLock | null {
       db.close();
     },
   };
+}
+
+/**
+ * Removes a lock file no server holds, taking its lock first; false when one does (or the file is
+ * gone). For tools that start servers on passing ports (the tests, the bench), which would
+ * otherwise leave a file per port: a server never removes its own (see release above).
+ */
+export function removeStaleLockFile(path: string): boolean {
+  try {
+    const lock = holdFileLock(path);
+    if (!lock) return false;
+    unlinkSync(path);
+    lock.close();
+    return true;
+  } catch {
+    return false;
+  }
 }
