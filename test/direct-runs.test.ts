@@ -144,6 +144,15 @@ describe("a run the client waits for", () => {
     expect((await Promise.all(waiting)).map((w) => w.status)).toEqual([201, 201, 201]);
   });
 
+  test("another node's signal is no run: the queue bound does not count it", async () => {
+    const held = await busy();
+    // What a signal or poll from another node does (PostgreSQL); with the pool full, nothing
+    // claims, so a count it raised would stand — it refused runs with a queue that was empty.
+    s.deps.executor.poke();
+    expect(await s.deps.executor.queueDepth()).toBe(0);
+    held.open();
+  });
+
   test("runs queued on disk and in memory take turns: neither starves the other", async () => {
     // The earlier tests' runs are over first: the queue bound (3) counts whatever is still waiting.
     await until(async () => {

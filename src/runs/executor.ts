@@ -437,7 +437,7 @@ export function createExecutor(
       while (!closed && flights.size < capacity) {
         // The store counts queued runs exactly (every status write goes through it): an empty
         // queue costs no query.
-        const onDisk = await store.queuedCount();
+        const onDisk = await store.claimable();
         if (memQueue.size && (memoryTurn || !onDisk)) {
           const id = memQueue.values().next().value!;
           memQueue.delete(id);

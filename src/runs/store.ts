@@ -227,6 +227,8 @@ export function createRunStore(db: Db) {
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
   // update; a create counts as soon as it is issued, so a burst cannot overshoot.
   let queued = 0;
+  /** Another node may have queued runs since (maybeQueued): the next claim looks. */
+  let hinted = false;
   // Creates issued and not yet committed, and how many runs this store has queued so far
   // (created or requeued): a claim on PostgreSQL cannot see either kind, so a short claim keeps them counted (see claim()).
   let creating = 0;
@@ -415,13 +417,21 @@ export function createRunStore(db: Db) {
     async queuedCount(): Promise<number> {
       return Math.max(0, queued);
     },
+    /**
+     * Whether the next claim should look at the queue: runs counted, or a change made elsewhere
+     * (maybeQueued). Kept apart from the count, which backpressure reads: a hint of another
+     * node's run is no run, and counting it refused a request with a full queue that was not.
+     */
+    async claimable(): Promise<boolean> {
+      return queued > 0 || hinted;
+    },
     /** Counts the queue again (PostgreSQL: other nodes add and take runs). */
     async refresh(): Promise<void> {
       queued = await db.exec(countQueued());
     },
     /** A change made elsewhere may have queued runs: the next claim looks even if the count is 0. */
     maybeQueued(): void {
-      if (queued <= 0) queued = 1;
+      hinted = true;
     },
     /**
      * Claims up to `limit` queued runs, oldest first, for `claim.node` until `claim.leaseUntil`:
@@ -442,7 +452,10 @@ export function createRunStore(db: Db) {
           ),
         true,
       );
-      queued -= rows.length;
+      // Runs another node queued are claimed here too: never below 0, or this node's next runs
+      // would not count.
+      queued = Math.max(0, queued - rows.length);
+      hinted = false;
       // PostgreSQL: fewer than asked means the queue was empty in the claim's snapshot; the count
       // is an estimate there (other nodes claim too). Runs of this node the snapshot could not
       // see (still being written, or committed while the claim ran) stay counted: otherwise the
