@@ -21,6 +21,7 @@ const args = [
   "src/main.ts",
   "src/jobs/worker.ts",
   "src/db/checkpoint-worker.ts",
+  "src/db/writer-thread.ts",
   "src/runs/intake/worker.ts",
   "src/http/threads/worker.ts",
 ];

@@ -101,6 +101,12 @@ export const SETTINGS = [
     max: 64,
     help: "Threads serving HTTP on the port (1 = the main thread alone; docs/scaling.md)",
   },
+  {
+    key: "writer_thread",
+    kind: "string",
+    def: "auto",
+    help: "SQLite: commit sync runs on a thread of their own — auto (with more than one core) | on | off",
+  },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {
     key: "inline_jobs",
@@ -280,6 +286,14 @@ export type Config = Readonly<
 export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"];
+const WRITER_THREAD = ["auto", "on", "off"];
+
+/** Whether SQLite's sync runs are committed on the writer thread (src/db/writer.ts). */
+export function wantsWriterThread(c: { writer_thread: string; database_url: string | null }): boolean {
+  if (c.database_url) return false;
+  if (c.writer_thread === "auto") return availableParallelism() > 1;
+  return c.writer_thread === "on";
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -317,6 +331,8 @@ export function loadConfig(
       else problems.push(`${where}: "${raw}" is not true or false`);
     } else out[s.key] = raw;
   }
+  if (!WRITER_THREAD.includes(out.writer_thread as string))
+    problems.push(`writer thread must be one of ${WRITER_THREAD.join(", ")}`);
   if (typeof out.log_level === "string" && !LOG_LEVELS.includes(out.log_level))
     problems.push(`log level must be one of ${LOG_LEVELS.join(", ")}`);
   if (!/^\d{1,10}(,\d{1,10}){0,49}$/.test(String(out.webhook_retry_delays_ms)))

@@ -11,6 +11,7 @@ import { createIdempotencyStore } from "./runs/idempotency.ts";
 import { createIntakeRunner } from "./runs/intake/offload.ts";
 import { createRunService } from "./runs/service.ts";
 import { createRunStore } from "./runs/store.ts";
+import type { WriterThread } from "./db/writer.ts";
 import { createSchemaService } from "./schemas/service.ts";
 import { createSchemaStore } from "./schemas/store.ts";
 import { createSettingsService } from "./settings/service.ts";
@@ -32,6 +33,8 @@ export interface DepsOptions {
   workerUrl?: URL | string;
   /** The intake thread's entry (large run requests); without it every request is read in place. */
   intakeWorkerUrl?: URL | string;
+  /** SQLite's writer thread (src/db/writer.ts): the final sync runs are committed there. */
+  writer?: WriterThread | null;
 }
 
 export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOptions = {}) {
@@ -41,7 +44,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
   const settings = createSettingsService(createSettingsStore(db));
   const workflowStore = createWorkflowStore(db);
   const schemaStore = createSchemaStore(db);
-  const runs = createRunStore(db);
+  const runs = createRunStore(db, opts.writer ?? null);
   const idempotency = createIdempotencyStore(db);
   // Test servers only (config.test_gates_dir): the `test_hold` validator, in this instance's
   // save-time checks and in its workers, whose environment says so or not whatever this process's

@@ -1,9 +1,10 @@
 // Start and stop one Assay server: open db → migrate → services → app → listen. Used by
 // `assay serve` and by the tests (temp data dir, port 0).
 import { createApp } from "./app.ts";
-import type { Config } from "./config.ts";
+import { type Config, wantsWriterThread } from "./config.ts";
 import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
+import { type WriterThread, startWriterThread } from "./db/writer.ts";
 import { type DataDirLock, lockDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
@@ -77,11 +78,26 @@ async function start(
           log,
         )
       : null;
+  // SQLite with more than one core: the final sync runs are committed on a thread of their own.
+  let writer: WriterThread | null = null;
+  if (db.dialect === "sqlite" && wantsWriterThread(config))
+    try {
+      writer = await startWriterThread(
+        db.raw,
+        join(config.data_dir, DB_FILE),
+        new URL("./db/writer-thread.ts", import.meta.url),
+        log,
+      );
+      db.beginImmediate();
+    } catch (e) {
+      log.warn("writer thread did not start; runs are written on the main connection", { error: String(e) });
+    }
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, {
     workerUrl: new URL("./jobs/worker.ts", import.meta.url),
     intakeWorkerUrl: new URL("./runs/intake/worker.ts", import.meta.url),
+    writer,
   });
   let startTimer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
@@ -181,6 +197,7 @@ async function start(
     await deps.executor.close(0);
     await deps.webhookDispatcher.stop(0);
     await deps.tokens.close();
+    await writer?.stop();
     await checkpointer?.stop();
     await db.close();
     const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
@@ -192,7 +209,7 @@ async function start(
   log.info("listening", {
     url,
     database: db.dialect,
-    ...(db.dialect === "sqlite" ? { data_dir: config.data_dir } : {}),
+    ...(db.dialect === "sqlite" ? { data_dir: config.data_dir, writer_thread: writer?.alive ?? false } : {}),
   });
   if (config.test_gates_dir)
     log.warn("test_hold validator enabled (ASSAY_TEST_GATES_DIR): for test servers only", {
@@ -224,6 +241,8 @@ async function start(
         // After the executor, whose last final states may still add deliveries (kept for the next start).
         await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();
+        // After every writer of final states: the thread's last group has settled.
+        await writer?.stop();
         await checkpointer?.stop();
         await db.close();
         lock?.release();

@@ -1,7 +1,8 @@
 // Sync runs written in their final state share one INSERT INTO runs per group commit on SQLite
 // (src/runs/final-rows.ts). Each run must still get its own row with its own submission, a
 // faulty run must fail alone, and nothing else may change — on both backends (PostgreSQL keeps
-// one program per run).
+// one program per run). On SQLite, with the main connection writing and with the writer thread
+// (src/db/writer.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { UniqueViolation } from "../src/db/program.ts";
 import { summarize } from "../src/runs/summary.ts";
@@ -10,142 +11,148 @@ import { onPostgres } from "./helpers/backend.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
-let s: TestServer;
 const JSON_CT = { "content-type": "application/json" };
 const RUNS = "/api/v1/orgs/acme/workflows/orders/runs/";
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
+// The writer thread exists on SQLite only (PostgreSQL is its own writer).
+const WRITER = onPostgres ? (["off"] as const) : (["off", "on"] as const);
 
-beforeAll(async () => {
-  s = await startTestServer();
-  await createWorkflow(s, s.rootToken, {
-    slug: "orders",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+describe.each(WRITER)("writer thread %s", (writer) => {
+  let s: TestServer;
+
+  beforeAll(async () => {
+    s = await startTestServer({ writer_thread: writer });
+    await createWorkflow(s, s.rootToken, {
+      slug: "orders",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
   });
-});
-afterAll(() => s.close());
+  afterAll(() => s.close());
 
-describe("through the API", () => {
-  test("concurrent sync runs each get their own run, submission and content", async () => {
-    const docs = Array.from({ length: 24 }, (_, i) => JSON.stringify({ order: i, pad: "x".repeat(i) }));
-    const answers = await Promise.all(
-      docs.map((raw) => call(s, "POST", RUNS, { token: s.rootToken, raw, headers: JSON_CT })),
-    );
-    for (const [i, r] of answers.entries()) {
-      expect(r.status).toBe(201);
-      expect(r.json.status).toBe("succeeded");
-      expect(r.json.submission.sha256).toBe(sha256(docs[i]!));
-      expect(r.json.submission.size).toBe(docs[i]!.length);
-      const back = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token: s.rootToken });
-      expect(back.json).toEqual(r.json);
-      const content = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/content/`, {
-        token: s.rootToken,
-      });
-      expect(content.text).toBe(docs[i]!);
-    }
-    expect(new Set(answers.map((r) => r.json.submission.id)).size).toBe(docs.length);
-  });
-});
-
-describe("the run store", () => {
-  /** A final run of the workflow, as the inline lane writes it; `id` may repeat one on disk. */
-  async function record(id: string, doc: string) {
-    const wf = (await s.row<{ id: number; org_id: number }>(
-      "SELECT id, org_id FROM workflows WHERE slug = 'orders'",
-    ))!;
-    const user = (await s.row<{ id: number }>("SELECT id FROM users WHERE username = 'root'"))!;
-    const at = new Date().toISOString();
-    const steps: RunStep[] = [
-      {
-        step_id: 1,
-        order: 1,
-        name: "syntax",
-        validator: "syntax",
-        status: "passed",
-        duration_ms: 0,
-        findings: [],
-        error: null,
-        truncated: false,
-      },
-    ];
-    const bytes = new TextEncoder().encode(doc);
-    return [
-      {
-        id,
-        createdAt: at,
-        orgId: Number(wf.org_id),
-        workflowId: Number(wf.id),
-        workflowVersion: 1,
-        steps,
-        user: { id: Number(user.id), username: "root" },
-        submission: {
-          bytes,
-          contentType: "application/json",
-          charset: "utf-8",
-          fileType: "JSON" as const,
-          filename: null,
-          metadata: {},
-          sha256: sha256(doc),
-        },
-      },
-      {
-        status: "succeeded" as const,
-        steps,
-        summary: summarize(steps),
-        error: null,
-        finishedAt: at,
-        durationMs: 0,
-        startedAt: at,
-      },
-    ] as const;
-  }
-
-  test("a run that cannot be written fails alone; the others of its group commit are written", async () => {
-    const taken = await call(s, "POST", RUNS, { token: s.rootToken, raw: "{}", headers: JSON_CT });
-    expect(taken.status).toBe(201);
-    const ids = [0, 1, 2, 3, 4].map((i) => `00000000-0000-7000-8000-00000000000${i}`);
-    ids[2] = taken.json.id; // already on disk: its INSERT violates the primary key
-    const submissions = await s.count("submissions");
-    const records = await Promise.all(ids.map((id, i) => record(id, `{"n":${i}}`)));
-    // Issued in one turn: one group commit.
-    const results = await Promise.allSettled(records.map(([n, u]) => s.deps.runs.createFinal(n, u)));
-    expect(results.map((r) => r.status)).toEqual([
-      "fulfilled",
-      "fulfilled",
-      "rejected",
-      "fulfilled",
-      "fulfilled",
-    ]);
-    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(UniqueViolation);
-    expect(await s.count("submissions")).toBe(submissions + 4);
-    for (const i of [0, 1, 3, 4]) {
-      const sid = (results[i] as PromiseFulfilledResult<number>).value;
-      const row = await s.row<{ submission_id: number; sha256: string }>(
-        "SELECT r.submission_id, s.sha256 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = ?",
-        ids[i]!,
+  describe("through the API", () => {
+    test("concurrent sync runs each get their own run, submission and content", async () => {
+      const docs = Array.from({ length: 24 }, (_, i) => JSON.stringify({ order: i, pad: "x".repeat(i) }));
+      const answers = await Promise.all(
+        docs.map((raw) => call(s, "POST", RUNS, { token: s.rootToken, raw, headers: JSON_CT })),
       );
-      expect(row).toEqual({ submission_id: sid, sha256: sha256(`{"n":${i}}`) });
-    }
-    const kept = await call(s, "GET", `/api/v1/orgs/acme/runs/${taken.json.id}/`, { token: s.rootToken });
-    expect(kept.json).toEqual(taken.json);
+      for (const [i, r] of answers.entries()) {
+        expect(r.status).toBe(201);
+        expect(r.json.status).toBe("succeeded");
+        expect(r.json.submission.sha256).toBe(sha256(docs[i]!));
+        expect(r.json.submission.size).toBe(docs[i]!.length);
+        const back = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token: s.rootToken });
+        expect(back.json).toEqual(r.json);
+        const content = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/content/`, {
+          token: s.rootToken,
+        });
+        expect(content.text).toBe(docs[i]!);
+      }
+      expect(new Set(answers.map((r) => r.json.submission.id)).size).toBe(docs.length);
+    });
   });
 
-  test.skipIf(onPostgres)(
-    "SQLite: a group of final runs costs one statement per submission and one for all runs",
-    async () => {
-      // The smallest of three tries: a timer of the server (a flush, a poll) may run a statement
-      // of its own meanwhile, never during all three.
-      const deltas: number[] = [];
-      for (let t = 0; t < 3; t++) {
-        const records = await Promise.all(
-          [0, 1, 2, 3, 4, 5].map((i) => record(`00000000-0000-7000-8000-0000000001${t}${i}`, `{"m":${i}}`)),
+  describe("the run store", () => {
+    /** A final run of the workflow, as the inline lane writes it; `id` may repeat one on disk. */
+    async function record(id: string, doc: string) {
+      const wf = (await s.row<{ id: number; org_id: number }>(
+        "SELECT id, org_id FROM workflows WHERE slug = 'orders'",
+      ))!;
+      const user = (await s.row<{ id: number }>("SELECT id FROM users WHERE username = 'root'"))!;
+      const at = new Date().toISOString();
+      const steps: RunStep[] = [
+        {
+          step_id: 1,
+          order: 1,
+          name: "syntax",
+          validator: "syntax",
+          status: "passed",
+          duration_ms: 0,
+          findings: [],
+          error: null,
+          truncated: false,
+        },
+      ];
+      const bytes = new TextEncoder().encode(doc);
+      return [
+        {
+          id,
+          createdAt: at,
+          orgId: Number(wf.org_id),
+          workflowId: Number(wf.id),
+          workflowVersion: 1,
+          steps,
+          user: { id: Number(user.id), username: "root" },
+          submission: {
+            bytes,
+            contentType: "application/json",
+            charset: "utf-8",
+            fileType: "JSON" as const,
+            filename: null,
+            metadata: {},
+            sha256: sha256(doc),
+          },
+        },
+        {
+          status: "succeeded" as const,
+          steps,
+          summary: summarize(steps),
+          error: null,
+          finishedAt: at,
+          durationMs: 0,
+          startedAt: at,
+        },
+      ] as const;
+    }
+
+    test("a run that cannot be written fails alone; the others of its group commit are written", async () => {
+      const taken = await call(s, "POST", RUNS, { token: s.rootToken, raw: "{}", headers: JSON_CT });
+      expect(taken.status).toBe(201);
+      const ids = [0, 1, 2, 3, 4].map((i) => `00000000-0000-7000-8000-00000000000${i}`);
+      ids[2] = taken.json.id; // already on disk: its INSERT violates the primary key
+      const submissions = await s.count("submissions");
+      const records = await Promise.all(ids.map((id, i) => record(id, `{"n":${i}}`)));
+      // Issued in one turn: one group commit.
+      const results = await Promise.allSettled(records.map(([n, u]) => s.deps.runs.createFinal(n, u)));
+      expect(results.map((r) => r.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(UniqueViolation);
+      expect(await s.count("submissions")).toBe(submissions + 4);
+      for (const i of [0, 1, 3, 4]) {
+        const sid = (results[i] as PromiseFulfilledResult<number>).value;
+        const row = await s.row<{ submission_id: number; sha256: string }>(
+          "SELECT r.submission_id, s.sha256 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = ?",
+          ids[i]!,
         );
-        const before = s.deps.db.stats.statements;
-        const sids = await Promise.all(records.map(([n, u]) => s.deps.runs.createFinal(n, u)));
-        deltas.push(s.deps.db.stats.statements - before);
-        expect(new Set(sids).size).toBe(6);
+        expect(row).toEqual({ submission_id: sid, sha256: sha256(`{"n":${i}}`) });
       }
-      expect(Math.min(...deltas)).toBe(6 + 1);
-    },
-  );
+      const kept = await call(s, "GET", `/api/v1/orgs/acme/runs/${taken.json.id}/`, { token: s.rootToken });
+      expect(kept.json).toEqual(taken.json);
+    });
+
+    test.skipIf(onPostgres)(
+      "SQLite: a group of final runs costs one statement per submission and one for all runs (on the writer thread, if on)",
+      async () => {
+        // The smallest of three tries: a timer of the server (a flush, a poll) may run a statement
+        // of its own meanwhile, never during all three.
+        const deltas: number[] = [];
+        for (let t = 0; t < 3; t++) {
+          const records = await Promise.all(
+            [0, 1, 2, 3, 4, 5].map((i) => record(`00000000-0000-7000-8000-0000000001${t}${i}`, `{"m":${i}}`)),
+          );
+          const before = s.deps.db.stats.statements;
+          const sids = await Promise.all(records.map(([n, u]) => s.deps.runs.createFinal(n, u)));
+          deltas.push(s.deps.db.stats.statements - before);
+          expect(new Set(sids).size).toBe(6);
+        }
+        // With the writer thread the group is committed on its connection: none on the main one.
+        expect(Math.min(...deltas)).toBe(writer === "on" ? 0 : 6 + 1);
+      },
+    );
+  });
 });

@@ -301,15 +301,22 @@ export function rows(r: Results, judge: boolean): Row[] {
   if (r.threads) {
     const t = r.threads;
     row(
-      `11 sync runs, ${t.threads} HTTP threads vs 1, every core, wrk unpinned, req/s`,
+      "11 sync runs, the writer thread vs all on one thread, every core, wrk unpinned, req/s",
+      n0(t.writer.rps),
+      `one thread ${n0(t.one.rps)}`,
+      f2(t.writer.rps / t.one.rps),
+      "—",
+    );
+    row(
+      `11 sync runs, ${t.threads} HTTP threads + the writer thread vs all on one thread, req/s`,
       n0(t.many.rps),
-      `1 thread ${n0(t.one.rps)}`,
+      `one thread ${n0(t.one.rps)}`,
       f2(t.many.rps / t.one.rps),
       "—",
     );
     row(
-      "11 CPU per run (all threads): N threads · 1 thread",
-      `${n0(t.many.cpuUsPerRequest)} µs · ${n0(t.one.cpuUsPerRequest)} µs`,
+      "11 CPU per run (all threads): writer thread · N HTTP threads + writer · one thread",
+      `${n0(t.writer.cpuUsPerRequest)} µs · ${n0(t.many.cpuUsPerRequest)} µs · ${n0(t.one.cpuUsPerRequest)} µs`,
       "",
       "",
       "—",
@@ -433,11 +440,11 @@ export function details(r: Results): string {
       )
       .join("; ");
     out.push(
-      `Measure 11, round by round (1 thread · ${t.threads} threads): ${t.one.rounds
-        .map((a, i) => `${n0(a.rps)} · ${n0(t.many.rounds[i]!.rps)}`)
+      `Measure 11, round by round (one thread · writer thread · ${t.threads} HTTP threads + writer thread): ${t.one.rounds
+        .map((a, i) => `${n0(a.rps)} · ${n0(t.writer.rounds[i]!.rps)} · ${n0(t.many.rounds[i]!.rps)}`)
         .join(
           "; ",
-        )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)}. CPU µs per run by thread: 1 thread ${by(t.one)}; ${t.threads} threads ${by(t.many)} (workers: the HTTP threads, the validation worker, the checkpoint thread). Requests served during the rounds: ${served}. The main thread's µs per run another thread served (admission and the commit): ${t.writerUsPerRelayedRun === null ? "n/a" : n0(t.writerUsPerRelayedRun)}. Errors ${t.one.errors} · ${t.many.errors}; runs that did not succeed: ${t.notSucceeded}.`,
+        )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.writer.p50Ms)}/${ms(t.writer.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)}. CPU µs per run by thread: one thread ${by(t.one)}; writer thread ${by(t.writer)}; ${t.threads} HTTP threads + writer ${by(t.many)} (workers: the HTTP threads, the writer thread, the validation worker, the checkpoint thread). Requests served during the rounds: ${served}. The main thread's µs per run another thread served (admission and the commit): ${t.writerUsPerRelayedRun === null ? "n/a" : n0(t.writerUsPerRelayedRun)}. Errors ${t.one.errors} · ${t.writer.errors} · ${t.many.errors}; runs that did not succeed: ${t.notSucceeded}.`,
     );
   }
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);

@@ -1,6 +1,7 @@
-// Measure 11 (issue #26): every core for sync runs. The same sync runs as measure 1 against two
-// Assay servers on every core, one serving HTTP from 1 thread and one from N (ASSAY_HTTP_THREADS,
-// default: the machine's cores), with wrk unpinned too, in alternating rounds. What is compared:
+// Measure 11 (issue #26): every core for sync runs. The same sync runs as measure 1 against three
+// Assay servers on every core, with wrk unpinned too, in alternating rounds: everything on the
+// main thread (1 HTTP thread, no writer thread); N HTTP threads (ASSAY_HTTP_THREADS, default: the
+// machine's cores) and the writer thread; 1 HTTP thread and the writer thread (src/db/writer.ts). What is compared:
 // req/s, and CPU µs per run over all threads (what scaling to more cores is projected from, since
 // on a 2-core machine wrk takes a share of the cores the servers need). Which thread served what
 // comes from the server's own counter, assay_http_thread_requests_total.
@@ -30,8 +31,12 @@ export interface ThreadsOptions {
 
 export interface ThreadsResult {
   threads: number;
+  /** Everything on the main thread (ASSAY_HTTP_THREADS=1, ASSAY_WRITER_THREAD=off). */
   one: Side;
+  /** N HTTP threads and the writer thread. */
   many: Side;
+  /** One HTTP thread and the writer thread (src/db/writer.ts). */
+  writer: Side;
   /** Requests served during the rounds by each HTTP thread of the N-thread server, and how. */
   served: Record<string, Record<string, number>>;
   notSucceeded: number;
@@ -64,14 +69,21 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
   const unpinned = { ...m, pinned: false };
   const servers: Array<{ proc: Proc & { startMs: number }; token: string }> = [];
   try {
-    for (const n of [1, o.threads]) {
-      const dataDir = `${dir}/data-${n}`;
+    // 0: everything on the main thread; 1: N HTTP threads and the writer thread; 2: the writer
+    // thread alone (src/db/writer.ts).
+    const sides = [
+      { n: 1, writer: "off" },
+      { n: o.threads, writer: "on" },
+      { n: 1, writer: "on" },
+    ];
+    for (const [i, { n, writer }] of sides.entries()) {
+      const dataDir = `${dir}/data-${i}`;
       const token = initDataDir(dataDir, "bench");
       const proc = await startAssay({
         dataDir,
         machine: unpinned,
         pinned: false,
-        env: { ASSAY_HTTP_THREADS: String(n), ASSAY_WORKERS: "1" },
+        env: { ASSAY_HTTP_THREADS: String(n), ASSAY_WORKERS: "1", ASSAY_WRITER_THREAD: writer },
       });
       servers.push({ proc, token });
       await api(proc.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
@@ -94,14 +106,16 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
       );
       return { ...r, cpuSeconds: cpuSeconds(pid) - before, threadSeconds };
     };
-    for (const i of [0, 1]) await runWrk(unpinned, { ...load(i), seconds: o.warmupSeconds });
+    for (const i of [0, 1, 2]) await runWrk(unpinned, { ...load(i), seconds: o.warmupSeconds });
     const many = servers[1]!;
     const countsBefore = await threadCounts(many.proc.url, many.token);
     const a: Round[] = [];
     const b: Round[] = [];
+    const c: Round[] = [];
     for (let k = 0; k < o.rounds; k++) {
       a.push(await round(0));
       b.push(await round(1));
+      c.push(await round(2));
     }
     const served = diff(countsBefore, await threadCounts(many.proc.url, many.token));
     let notSucceeded = 0;
@@ -122,7 +136,15 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
     const mainSeconds = b.reduce((x, r) => x + (r.threadSeconds?.main ?? 0), 0);
     const writerUsPerRelayedRun =
       relayed > 0 ? ((mainSeconds - (own * (one.cpuUsByThread.main ?? 0)) / 1e6) / relayed) * 1e6 : null;
-    return { threads: o.threads, one, many: side, served, notSucceeded, writerUsPerRelayedRun };
+    return {
+      threads: o.threads,
+      one,
+      many: side,
+      writer: sideOf(c),
+      served,
+      notSucceeded,
+      writerUsPerRelayedRun,
+    };
   } finally {
     for (const s of servers) {
       await s.proc.stop();

@@ -63,10 +63,10 @@ export async function startCheckpointer(
   let holdTimer: Timer | undefined;
   const release = () => {
     clearTimeout(holdTimer);
-    gate.release();
+    gate.release("checkpoint");
   };
   const hold = () => {
-    gate.hold();
+    gate.hold("checkpoint");
     holdTimer = setTimeout(release, maxHoldMs);
     worker.postMessage({ type: "restart-go" });
   };

@@ -2,6 +2,7 @@
 // the one writer connection: a transaction is a single synchronous block (bun:sqlite requires
 // it), so nothing else can interleave with it, and the hot paths pay no await per statement.
 import { type Database, SQLiteError, type Statement } from "bun:sqlite";
+import { writeGateOf } from "./write-gate.ts";
 import {
   type Db,
   DatabaseUnavailable,
@@ -24,6 +25,12 @@ export interface SqliteDb extends Db {
   txSync<T>(p: Program<T>, opts?: TxOptions): T;
   /** The cache generation, read synchronously (src/db/generation.ts). */
   generation(): number;
+  /**
+   * Another connection of this process writes too (the writer thread, src/db/writer.ts): every
+   * transaction takes the write lock at BEGIN from now on. A deferred one that read first would
+   * otherwise fail at its first write (SQLITE_BUSY, no wait) if the other committed meanwhile.
+   */
+  beginImmediate(): void;
 }
 
 /** Engine errors become the driver-neutral ones; anything else is a bug and stays as it is. */
@@ -78,21 +85,27 @@ export function createSqliteDb(db: Database): SqliteDb {
   };
   // Built once: bun:sqlite's transaction() defines its variants on every call.
   const inTx = db.transaction(<T>(p: Program<T>) => drive(p));
+  let immediate = false;
   const txSync = <T>(p: Program<T>, opts?: TxOptions): T => {
     stats.transactions++;
     try {
-      return (opts?.immediate ? inTx.immediate(p) : inTx(p)) as T;
+      return (immediate || opts?.immediate ? inTx.immediate(p) : inTx(p)) as T;
     } catch (e) {
       throw translateSqliteError(e);
     }
   };
   const readGeneration = generationReader(db);
-  return {
+  const gate = writeGateOf(db);
+  const tx = <T>(make: () => Program<T>, opts?: TxOptions): Promise<T> => self.tx(make, opts);
+  const self: SqliteDb = {
     dialect: "sqlite",
     raw: db,
     stats,
     execSync: drive,
     txSync,
+    beginImmediate() {
+      immediate = true;
+    },
     exec<T>(p: Program<T>): Promise<T> {
       try {
         return Promise.resolve(drive(p));
@@ -101,6 +114,11 @@ export function createSqliteDb(db: Database): SqliteDb {
       }
     },
     tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T> {
+      // Another writer of this process holds the lock (a WAL restart, the writer thread's group,
+      // write-gate.ts): wait for it here, between turns, and not in SQLite's busy handler, which
+      // puts the whole thread to sleep.
+      if (gate.held)
+        return new Promise<T>((resolve, reject) => gate.whenOpen(() => tx(make, opts).then(resolve, reject)));
       try {
         return Promise.resolve(txSync(make(), opts));
       } catch (e) {
@@ -132,6 +150,7 @@ export function createSqliteDb(db: Database): SqliteDb {
       }
     },
   };
+  return self;
 }
 
 /**

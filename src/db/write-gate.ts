@@ -4,36 +4,40 @@
 // (+ 10) ms. On the server's main thread that froze every request in flight, about once a second
 // under the sync benchmark: most of its p99 (strace, docs/benchmarks.md). So the restart asks
 // first: the group commit (src/runs/batch.ts) holds its next commit — requests go on being served,
-// their writes gather — and the restart runs with no writer waiting.
+// their writes gather — and the restart runs with no writer waiting. The writer thread
+// (src/db/writer.ts) holds it too while a group of its own is in flight: the main connection's
+// commits then wait their turn instead of meeting the thread's lock.
 import type { Database } from "bun:sqlite";
 
+/** Who may hold the gate: each holds it at most once, and releasing twice is harmless. */
+export type GateHolder = "checkpoint" | "writer";
+
 export interface WriteGate {
-  /** True while the checkpoint thread restarts the WAL: a deferrable commit waits. */
+  /** True while anyone holds it (a WAL restart, the writer thread's group): a deferrable commit waits. */
   readonly held: boolean;
   /** Runs `fn` once the gate is open (at once if it is). */
   whenOpen(fn: () => void): void;
-  hold(): void;
-  /** Opens the gate and runs what waited, in order. */
-  release(): void;
+  hold(by: GateHolder): void;
+  /** Lets go for `by`; once nobody holds the gate, runs what waited, in order. */
+  release(by: GateHolder): void;
 }
 
 function createWriteGate(): WriteGate {
-  let held = false;
+  const holders = new Set<GateHolder>();
   let waiting: (() => void)[] = [];
   return {
     get held() {
-      return held;
+      return holders.size > 0;
     },
     whenOpen(fn) {
-      if (held) waiting.push(fn);
+      if (holders.size > 0) waiting.push(fn);
       else fn();
     },
-    hold() {
-      held = true;
+    hold(by) {
+      holders.add(by);
     },
-    release() {
-      if (!held) return;
-      held = false;
+    release(by) {
+      if (!holders.delete(by) || holders.size > 0) return;
       const run = waiting;
       waiting = [];
       for (const fn of run) fn();

@@ -8,7 +8,14 @@
 // Same transaction, same rows, same promises: each caller's promise settles after the commit with
 // its own submission id. If the shared write fails, each run is written again alone, so only a
 // faulty one rejects (as the batcher does for its writes).
+//
+// With the writer thread (src/db/writer.ts) the same group goes there as statements and values
+// (`wire`), one group in flight at a time: the runs that arrive meanwhile form the next one. A run
+// whose writes depend on what it reads in the transaction (the webhook outbox of an org that has
+// webhooks) is written by the main connection's group commit, as without the thread.
 import { type Param, type Program, run } from "../db/program.ts";
+import type { WriterThread } from "../db/writer.ts";
+import type { RowStatement, WireRun } from "../db/writer-protocol.ts";
 import type { WriteBatcher } from "./batch.ts";
 
 /** Rows per statement: 16 parameters each, far below SQLite's limit, and few statements to prepare. */
@@ -16,6 +23,8 @@ const ROWS_PER_STATEMENT = 64;
 const COLUMNS =
   "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, summary, error, finished_at, duration_ms) VALUES ";
 const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)";
+/** Where row() puts the submission id. */
+const SID_AT = 4;
 const statements: string[] = [];
 /** The INSERT of k rows (built once per k). */
 export const insertFinalRuns = (k: number): string =>
@@ -29,6 +38,11 @@ export interface FinalRows {
   row(sid: number): Param[];
   /** What follows the run row in its transaction: its findings, the outbox. */
   after(): Program<void>;
+  /**
+   * The same writes as statements for the writer thread (the row's submission id left at 0), or
+   * null when one of them needs what the transaction reads.
+   */
+  wire(): WireRun | null;
 }
 
 interface Entry {
@@ -60,31 +74,97 @@ export function* alone(rows: FinalRows): Program<number> {
   return sid;
 }
 
-export function createFinalRowsWriter(batch: WriteBatcher) {
+/** The run-row INSERTs of a group of `n` runs, ROWS_PER_STATEMENT at most each. */
+export function rowStatements(n: number): RowStatement[] {
+  const out: RowStatement[] = [];
+  for (let at = 0; at < n; at += ROWS_PER_STATEMENT) {
+    const k = Math.min(ROWS_PER_STATEMENT, n - at);
+    out.push({ sql: insertFinalRuns(k), runs: Array.from({ length: k }, (_, i) => at + i), sidAt: SID_AT });
+  }
+  return out;
+}
+
+export function createFinalRowsWriter(batch: WriteBatcher, thread: WriterThread | null = null) {
   /** The runs waiting for the next group commit; null once that commit has taken them. */
   let open: Entry[] | null = null;
+  const onMain = (entry: Entry) => {
+    if (open) {
+      open.push(entry);
+      return;
+    }
+    const list = [entry];
+    open = list;
+    // `make` runs when the group commits (and again if the group is retried write by write):
+    // runs written from then on wait for the next commit.
+    const make = () => {
+      if (open === list) open = null;
+      return shared(list);
+    };
+    batch.write(make).then(
+      (sids) => {
+        for (let i = 0; i < list.length; i++) list[i]!.resolve(sids[i]!);
+      },
+      () => {
+        for (const e of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
+      },
+    );
+  };
+  if (!thread)
+    return (rows: FinalRows): Promise<number> =>
+      new Promise((resolve, reject) => onMain({ rows, resolve, reject }));
+
+  // The writer thread's side: the runs for the next group, and whether one is in flight.
+  let queue: { entry: Entry; wire: WireRun }[] = [];
+  let scheduled = false;
+  let inFlight = false;
+  const schedule = () => {
+    if (scheduled || inFlight || !queue.length) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  function flush() {
+    scheduled = false;
+    if (inFlight || !queue.length) return;
+    if (!thread!.alive) {
+      const list = queue;
+      queue = [];
+      for (const q of list) onMain(q.entry);
+      return;
+    }
+    // A WAL restart holds the gate: the group waits for it, as the main connection's would.
+    if (thread!.gate.held) {
+      scheduled = true;
+      thread!.gate.whenOpen(flush);
+      return;
+    }
+    const list = queue;
+    queue = [];
+    inFlight = true;
+    thread!
+      .commit(
+        list.map((q) => q.wire),
+        rowStatements(list.length),
+      )
+      .then(
+        (sids) => {
+          for (let i = 0; i < list.length; i++) list[i]!.entry.resolve(sids[i]!);
+        },
+        () => {
+          // Nothing of the group was written: each run again, alone, on the main connection.
+          for (const { entry: e } of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
+        },
+      )
+      .finally(() => {
+        inFlight = false;
+        schedule();
+      });
+  }
   return (rows: FinalRows): Promise<number> =>
     new Promise<number>((resolve, reject) => {
       const entry = { rows, resolve, reject };
-      if (open) {
-        open.push(entry);
-        return;
-      }
-      const list = [entry];
-      open = list;
-      // `make` runs when the group commits (and again if the group is retried write by write):
-      // runs written from then on wait for the next commit.
-      const make = () => {
-        if (open === list) open = null;
-        return shared(list);
-      };
-      batch.write(make).then(
-        (sids) => {
-          for (let i = 0; i < list.length; i++) list[i]!.resolve(sids[i]!);
-        },
-        () => {
-          for (const e of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
-        },
-      );
+      const wire = thread.alive ? rows.wire() : null;
+      if (!wire) return onMain(entry);
+      queue.push({ entry, wire });
+      schedule();
     });
 }

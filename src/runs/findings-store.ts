@@ -3,6 +3,7 @@
 // rows, never all of a run's findings — a list or a run answer costs the same for a run of three
 // findings and one of 100,000 (issue #19). Writes happen inside the run store's transactions.
 import { type Db, type Program, all, run } from "../db/program.ts";
+import type { Statement } from "../db/writer-protocol.ts";
 import type { Finding } from "../validators/types.ts";
 import type { Run, RunStep } from "./types.ts";
 
@@ -47,8 +48,10 @@ export function createFindingStore(db: Db) {
   const CHUNKS_OF_STEP =
     "SELECT chunk, findings FROM run_findings WHERE run_id = CAST(? AS TEXT) AND step_index = CAST(? AS INTEGER) AND chunk >= CAST(? AS INTEGER) AND chunk <= CAST(? AS INTEGER) ORDER BY chunk";
 
+  const statements = (runId: string, chunks: readonly Chunk[]): Statement[] =>
+    chunks.map((c) => ({ sql: INSERT, params: [runId, c.step, c.chunk, c.json] }));
   function* insertAll(runId: string, chunks: readonly Chunk[]): Program<void> {
-    for (const c of chunks) yield* run(INSERT, runId, c.step, c.chunk, c.json);
+    for (const st of statements(runId, chunks)) yield* run(st.sql, ...st.params);
   }
 
   /** Findings [from, to) of one step, from the chunks that hold them. */
@@ -83,6 +86,8 @@ export function createFindingStore(db: Db) {
     },
     /** A new run's chunks (inside the caller's transaction). */
     insert: insertAll,
+    /** The same rows as statements (for the writer thread, src/db/writer.ts). */
+    statements,
     /** A run's final chunks; rows of an earlier write would be stale (inside the transaction). */
     *replace(runId: string, chunks: readonly Chunk[]): Program<void> {
       yield* run("DELETE FROM run_findings WHERE run_id = ?", runId);

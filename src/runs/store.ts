@@ -1,5 +1,7 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
-import { type Db, type Program, all, count, get, insert, run } from "../db/program.ts";
+import { type Db, type Param, type Program, all, count, get, insert, run } from "../db/program.ts";
+import { type WriterThread, traceReads } from "../db/writer.ts";
+import type { SqliteDb } from "../db/sqlite.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
@@ -158,11 +160,9 @@ const FINISH =
 
 // An INSERT without RETURNING: on SQLite a statement that returns a row costs ~4 µs more; the
 // driver reads the rowid (PostgreSQL appends RETURNING itself).
-function* insertSubmission(n: NewRun, ts: string): Program<number> {
+function submissionParams(n: NewRun, ts: string): Param[] {
   const s = n.submission;
-  return yield* insert(
-    INSERT_SUBMISSION,
-    "id",
+  return [
     n.orgId,
     s.filename,
     s.contentType,
@@ -174,7 +174,11 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
     s.slices ? null : s.bytes,
     s.slices ?? 0,
     ts,
-  );
+  ];
+}
+
+function* insertSubmission(n: NewRun, ts: string): Program<number> {
+  return yield* insert(INSERT_SUBMISSION, "id", ...submissionParams(n, ts));
 }
 
 /** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */
@@ -211,7 +215,8 @@ function* insertBoth(
   return sid;
 }
 
-export function createRunStore(db: Db) {
+/** `writer`: SQLite's writer thread (src/db/writer.ts), which then commits the final sync runs. */
+export function createRunStore(db: Db, writer: WriterThread | null = null) {
   // In a join (or a LIMIT), a bare `?` makes SQLite re-plan the statement on every execution
   // (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for byId,
   // measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
@@ -221,7 +226,7 @@ export function createRunStore(db: Db) {
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
   // SQLite: the final runs of one group commit share their runs INSERT (src/runs/final-rows.ts).
-  const writeFinal = db.dialect === "sqlite" ? createFinalRowsWriter(batch) : null;
+  const writeFinal = db.dialect === "sqlite" ? createFinalRowsWriter(batch, writer) : null;
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
   // only writers of run status): the backpressure check runs on every submission and a count(*)
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
@@ -306,6 +311,19 @@ export function createRunStore(db: Db) {
         *after() {
           if (chunks.length) yield* findings.insert(n.id, chunks);
           if (inTx) yield* inTx();
+        },
+        wire() {
+          // The final-state hooks (the webhook outbox) usually only read (whether the org has
+          // webhooks); the thread checks those reads again in its transaction. A run whose hooks
+          // write (an org with webhooks) is written on the main connection.
+          const reads = inTx ? traceReads(db as SqliteDb, inTx()) : [];
+          if (!reads) return null;
+          return {
+            reads,
+            submission: { sql: INSERT_SUBMISSION, params: submissionParams(n, ts) },
+            row: rows.row(0),
+            after: findings.statements(n.id, chunks),
+          };
         },
       };
       // PostgreSQL: one program per run, its statements pipelined beside the group's others.

@@ -151,9 +151,9 @@ test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at mo
   const gate = writeGateOf(db);
   const closed = Promise.withResolvers<number>();
   const hold = gate.hold.bind(gate);
-  gate.hold = () => {
+  gate.hold = (by) => {
     closed.resolve(performance.now());
-    hold();
+    hold(by);
   };
   const silent = new URL("../../fixtures/silent-checkpoint-worker.ts", import.meta.url);
   cp = await startCheckpointer(db, path, silent, createLogger("error"));

@@ -105,14 +105,14 @@ describe("createWriteBatcher behind the write gate (a WAL restart)", () => {
     const { db, other, count, insert } = open();
     const b = createWriteBatcher(createSqliteDb(db), 0);
     const gate = writeGateOf(db);
-    gate.hold();
+    gate.hold("checkpoint");
     let settled = 0;
     const first = wr(b, () => insert("a")).then(() => settled++);
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // turns pass: still held
     const second = wr(b, () => insert("b"), true).then(() => settled++); // urgent waits too
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     expect([settled, count(other), count(db)]).toEqual([0, 0, 0]);
-    gate.release();
+    gate.release("checkpoint");
     expect(count(other)).toBe(2); // committed within release(), in one transaction
     await Promise.all([first, second]);
     expect(settled).toBe(2);

@@ -1,0 +1,145 @@
+// The writer thread, main thread's side (issue #26: every core for sync runs). On SQLite a commit
+// is synchronous: while the main thread writes a group of final runs, it serves nobody. With more
+// than one core, a second connection on a thread of its own commits those groups instead
+// (writer-thread.ts), so the main thread goes on serving requests meanwhile. It is still one
+// writer at a time: while a group is in flight the thread holds the write gate (write-gate.ts),
+// and the main connection's own group commit (src/runs/batch.ts) waits for it; the main
+// connection begins its transactions IMMEDIATE (src/db/sqlite.ts), so a transaction that read
+// first never finds the other connection's commit in its way. A 201 still means committed: a run's
+// promise settles on the thread's answer. If the thread dies, what it held fails over to the main
+// connection (src/runs/final-rows.ts) and runs are written there from then on.
+import type { Database } from "bun:sqlite";
+import type { Logger } from "../lib/log.ts";
+import type { Op, Program } from "./program.ts";
+import type { SqliteDb } from "./sqlite.ts";
+import { type WriteGate, writeGateOf } from "./write-gate.ts";
+import type { FromWriter, Read, RowStatement, ToWriter, WireRun } from "./writer-protocol.ts";
+
+/** How long stop() waits for the thread to close its connection. */
+const STOP_WAIT_MS = 5000;
+
+export interface WriterThread {
+  /** False once the thread failed or stopped: write on the main connection instead. */
+  readonly alive: boolean;
+  /** The main connection's write gate, held while a group is in flight. */
+  readonly gate: WriteGate;
+  /**
+   * Commits one group in one transaction; resolves with the submission ids, in order. One group
+   * at a time (the caller sends the next after this one settled). On rejection nothing of the
+   * group was written.
+   */
+  commit(runs: WireRun[], rowStatements: RowStatement[]): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+export async function startWriterThread(
+  db: Database,
+  path: string,
+  url: URL | string,
+  log: Logger,
+): Promise<WriterThread> {
+  const gate = writeGateOf(db);
+  const worker = new Worker(url);
+  const post = (m: ToWriter) => worker.postMessage(m);
+  let alive = true;
+  let nextId = 0;
+  let inFlight: { id: number; resolve(sids: number[]): void; reject(e: Error): void } | null = null;
+  const opened = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<void>();
+
+  const settle = (f: (p: NonNullable<typeof inFlight>) => void) => {
+    const p = inFlight;
+    inFlight = null;
+    // The gate first: a commit of the main connection that waited goes now, before the next group.
+    gate.release("writer");
+    if (p) f(p);
+  };
+  const die = (why: string) => {
+    if (!alive) return;
+    alive = false;
+    log.error("writer thread failed; runs are written on the main connection from now on", { error: why });
+    settle((p) => p.reject(new Error(`the writer thread failed: ${why}`)));
+  };
+
+  worker.addEventListener("message", (e: MessageEvent<FromWriter>) => {
+    const m = e.data;
+    switch (m.t) {
+      case "opened":
+        return opened.resolve();
+      case "openfailed":
+        return opened.reject(new Error(m.message));
+      case "committed":
+        if (inFlight?.id === m.id) settle((p) => p.resolve(m.sids));
+        return;
+      case "failed":
+        if (inFlight?.id === m.id) settle((p) => p.reject(new Error(m.message)));
+        return;
+      case "stopped":
+        return stopped.resolve();
+    }
+  });
+  worker.addEventListener("error", (e: ErrorEvent) => {
+    die(e.message ?? "error");
+    opened.reject(new Error(e.message ?? "error"));
+    stopped.resolve();
+  });
+  post({ t: "open", path });
+  try {
+    await opened.promise;
+  } catch (e) {
+    alive = false;
+    worker.terminate();
+    throw e;
+  }
+
+  return {
+    get alive() {
+      return alive;
+    },
+    gate,
+    commit(runs, rowStatements) {
+      if (!alive) return Promise.reject(new Error("the writer thread is not running"));
+      if (inFlight) return Promise.reject(new Error("a group is in flight already"));
+      return new Promise<number[]>((resolve, reject) => {
+        const id = ++nextId;
+        inFlight = { id, resolve, reject };
+        gate.hold("writer");
+        post({ t: "group", id, runs, rowStatements });
+      });
+    },
+    async stop() {
+      if (!alive) return;
+      alive = false;
+      post({ t: "stop" });
+      let timer: Timer | undefined;
+      await Promise.race([stopped.promise, new Promise((r) => (timer = setTimeout(r, STOP_WAIT_MS)))]);
+      clearTimeout(timer);
+      // A group still in flight here was not waited for by its caller: it fails over.
+      settle((p) => p.reject(new Error("the writer thread stopped")));
+      worker.terminate();
+    },
+  };
+}
+
+function* one(op: Op): Program<unknown> {
+  return yield op;
+}
+
+/**
+ * Runs a program that may only read (a run's final-state hooks: the webhook outbox) on the main
+ * connection, outside any transaction, and returns its reads with their answers for the writer
+ * thread to check again (writer-protocol.ts, Read); null when it writes, or asks for a write's
+ * result: such a run is written on the main connection.
+ */
+export function traceReads(db: SqliteDb, p: Program<unknown>): Read[] | null {
+  const reads: Read[] = [];
+  let r = p.next();
+  while (!r.done) {
+    const op = r.value;
+    if (op.op !== "get" && op.op !== "all") return null;
+    const got = db.execSync(one(op)) ?? null;
+    reads.push({ op: op.op, sql: op.sql, params: op.params, expect: JSON.stringify(got) });
+    r = p.next(got);
+  }
+  return reads;
+}
