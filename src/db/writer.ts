@@ -10,10 +10,8 @@
 // connection (src/runs/final-rows.ts) and runs are written there from then on.
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../lib/log.ts";
-import type { Op, Program } from "./program.ts";
-import type { SqliteDb } from "./sqlite.ts";
 import { type WriteGate, writeGateOf } from "./write-gate.ts";
-import type { FromWriter, Read, RowStatement, ToWriter, WireRun } from "./writer-protocol.ts";
+import type { FromWriter, RowStatement, ToWriter, WireRun } from "./writer-protocol.ts";
 
 /** How long stop() waits for the thread to close its connection. */
 const STOP_WAIT_MS = 5000;
@@ -119,27 +117,4 @@ export async function startWriterThread(
       worker.terminate();
     },
   };
-}
-
-function* one(op: Op): Program<unknown> {
-  return yield op;
-}
-
-/**
- * Runs a program that may only read (a run's final-state hooks: the webhook outbox) on the main
- * connection, outside any transaction, and returns its reads with their answers for the writer
- * thread to check again (writer-protocol.ts, Read); null when it writes, or asks for a write's
- * result: such a run is written on the main connection.
- */
-export function traceReads(db: SqliteDb, p: Program<unknown>): Read[] | null {
-  const reads: Read[] = [];
-  let r = p.next();
-  while (!r.done) {
-    const op = r.value;
-    if (op.op !== "get" && op.op !== "all") return null;
-    const got = db.execSync(one(op)) ?? null;
-    reads.push({ op: op.op, sql: op.sql, params: op.params, expect: JSON.stringify(got) });
-    r = p.next(got);
-  }
-  return reads;
 }

@@ -4,6 +4,7 @@
 // queues hold runs the executor alternates, so neither starves. The main thread is the only
 // database writer; it runs a validator itself only for jobs the inline lane vouches for.
 import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
+import type { Read } from "../db/writer-protocol.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { InlineRunner } from "../jobs/inline.ts";
@@ -17,6 +18,16 @@ import { createLeaseKeeper } from "./leases.ts";
 import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
+
+/**
+ * A program run inside the transaction of every run's final state (the webhook outbox). `quiet`,
+ * when given: the reads under which it writes nothing for this event (made now, outside any
+ * transaction), or null when it would write or cannot tell — what lets the writer thread take the
+ * run (src/db/writer.ts), which repeats those reads inside its transaction.
+ */
+export type FinalHook = ((e: FinalEvent) => Program<void>) & { quiet?: (e: FinalEvent) => Read[] | null };
+/** All final hooks of one event, and (`quiet`) the reads under which none of them writes. */
+export type FinalTx = (() => Program<void>) & { quiet?: () => Read[] | null };
 
 export interface FinalEvent {
   runId: string;
@@ -82,11 +93,14 @@ function runError(
 }
 
 /** The final-state hooks, then a program of the caller's, in one transaction. */
-const withExtra = (base: () => Program<void>, extra?: () => Program<unknown>) =>
-  function* (): Program<void> {
-    yield* base();
-    if (extra) yield* extra();
-  };
+/** `extra` may write: the combination says nothing about whether it is quiet. */
+const withExtra = (base: FinalTx, extra?: () => Program<unknown>): FinalTx =>
+  extra
+    ? function* (): Program<void> {
+        yield* base();
+        yield* extra();
+      }
+    : base;
 
 export function createExecutor(
   store: RunStore,
@@ -115,11 +129,22 @@ export function createExecutor(
   );
   const waiters = new Map<string, Set<() => void>>();
   /** Programs run inside the transaction that writes a final status (webhook outbox). */
-  const finalHooks: ((e: FinalEvent) => Program<void>)[] = [];
-  const inFinalTx = (ev: FinalEvent) =>
-    function* (): Program<void> {
+  const finalHooks: FinalHook[] = [];
+  const inFinalTx = (ev: FinalEvent): FinalTx => {
+    const tx: FinalTx = function* (): Program<void> {
       for (const h of finalHooks) yield* h(ev);
     };
+    tx.quiet = () => {
+      const reads: Read[] = [];
+      for (const h of finalHooks) {
+        const r = h.quiet?.(ev) ?? null;
+        if (!r) return null;
+        for (const x of r) reads.push(x);
+      }
+      return reads;
+    };
+    return tx;
+  };
   /** Called after a final status is committed (metrics, live views). */
   const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
   /** Inline runs checked on another HTTP thread and committed here (commitInline). */

@@ -1,7 +1,7 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
 import { type Db, type Param, type Program, all, count, get, insert, run } from "../db/program.ts";
-import { type WriterThread, traceReads } from "../db/writer.ts";
-import type { SqliteDb } from "../db/sqlite.ts";
+import type { WriterThread } from "../db/writer.ts";
+import type { FinalTx } from "./executor.ts";
 import { now, parseJson } from "../db/util.ts";
 import { createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
@@ -280,11 +280,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null) {
      * A run executed from memory, written once in its final state (with the submission, and
      * `inTx` — the webhook outbox — in the same transaction). Returns the submission's id.
      */
-    async createFinal(
-      n: NewRun,
-      u: FinalUpdate & { startedAt: string },
-      inTx?: () => Program<void>,
-    ): Promise<number> {
+    async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: FinalTx): Promise<number> {
       const ts = n.createdAt ?? now();
       const serialized = findings.serialize(u.steps);
       // The common run's findings are serialized synchronously: no await (a turn) for them.
@@ -313,10 +309,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null) {
           if (inTx) yield* inTx();
         },
         wire() {
-          // The final-state hooks (the webhook outbox) usually only read (whether the org has
-          // webhooks); the thread checks those reads again in its transaction. A run whose hooks
-          // write (an org with webhooks) is written on the main connection.
-          const reads = inTx ? traceReads(db as SqliteDb, inTx()) : [];
+          // The final-state hooks (the webhook outbox) write nothing for an org without webhooks,
+          // as of the reads they name (executor.ts, FinalHook); the thread repeats those reads in
+          // its transaction. Any other run is written on the main connection.
+          const reads = inTx ? (inTx.quiet?.() ?? null) : [];
           if (!reads) return null;
           return {
             reads,

@@ -1,7 +1,7 @@
 // Wires the outbox to the executor: event rows are written INSIDE the transaction that writes a
 // run's final status (so a final run without its events, or events of a run that did not finish,
 // cannot exist), and the dispatcher is woken once that transaction has committed.
-import type { Executor } from "../runs/executor.ts";
+import type { Executor, FinalEvent } from "../runs/executor.ts";
 import type { WebhookDispatcher } from "./dispatcher.ts";
 import type { OutboxStore } from "./outbox-store.ts";
 import { eventsForStatus } from "./payload.ts";
@@ -9,10 +9,16 @@ import { eventsForStatus } from "./payload.ts";
 export function attachWebhookOutbox(executor: Executor, outbox: OutboxStore, dispatcher: WebhookDispatcher) {
   // Most runs have no webhook: wake the dispatcher only when rows were written.
   let enqueued = false;
-  executor.finalHooks.push(function* (e) {
-    if (yield* outbox.enqueueRunEvents(e.orgId, e.workflowId, e.runId, eventsForStatus(e.status)))
-      enqueued = true;
-  });
+  executor.finalHooks.push(
+    Object.assign(
+      function* (e: FinalEvent) {
+        if (yield* outbox.enqueueRunEvents(e.orgId, e.workflowId, e.runId, eventsForStatus(e.status)))
+          enqueued = true;
+      },
+      // An org without webhooks gets no outbox rows: the writer thread may take its runs.
+      { quiet: (e: FinalEvent) => outbox.quiet(e.orgId) },
+    ),
+  );
   executor.afterFinal.push(() => {
     if (!enqueued) return;
     enqueued = false;

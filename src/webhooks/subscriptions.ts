@@ -18,6 +18,7 @@ import type { Db, Program } from "../db/program.ts";
 import { all, get } from "../db/program.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import type { SqliteDb } from "../db/sqlite.ts";
+import type { Read } from "../db/writer-protocol.ts";
 import { parseJson } from "../db/util.ts";
 
 export interface Subscription {
@@ -44,14 +45,33 @@ function* load(orgId: number): Program<Subscription[]> {
   }));
 }
 
-export function createSubscriptions(db: Db): { of(orgId: number): Program<readonly Subscription[]> } {
-  if (db.dialect !== "sqlite") return { of: load };
+export interface Subscriptions {
+  of(orgId: number): Program<readonly Subscription[]>;
+  /**
+   * For the writer thread (src/db/writer.ts): when the cache says, as of the generation read now,
+   * that the org has no active webhook, that read (to be repeated inside the thread's
+   * transaction); null when it has some, or when the cache does not know.
+   */
+  quiet(orgId: number): Read[] | null;
+}
+
+export function createSubscriptions(db: Db): Subscriptions {
+  if (db.dialect !== "sqlite") return { of: load, quiet: () => null };
   const raw = (db as SqliteDb).raw;
   const cache = new GenerationCache<number, readonly Subscription[]>(db, CAPACITY);
   /** The transaction whose generation was read (db.stats counts them), and that generation. */
   let tx = -1;
   let gen = 0;
   return {
+    quiet(orgId) {
+      // The generation as this turn read it (one read per turn, src/db/sqlite.ts): if another
+      // connection moved it since, the thread's read differs and the run goes to the main one.
+      const g = (db as SqliteDb).generation();
+      cache.sync(g);
+      const hit = cache.peek(orgId);
+      if (!hit || hit.length) return null;
+      return [{ op: "get", sql: GENERATION, params: [], expect: JSON.stringify({ value: g }) }];
+    },
     /** The active webhooks of an org's active, undeleted org; run inside a transaction. */
     *of(orgId: number): Program<readonly Subscription[]> {
       // Outside a transaction nothing holds the snapshot: read the generation every time.

@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { loadConfig, wantsWriterThread } from "../../../src/config.ts";
 import { DB_FILE, closeDatabase, openDatabase } from "../../../src/db/open.ts";
-import { get, run } from "../../../src/db/program.ts";
+import { run } from "../../../src/db/program.ts";
 import { type SqliteDb, createSqliteDb } from "../../../src/db/sqlite.ts";
 import { type WriterThread, startWriterThread } from "../../../src/db/writer.ts";
 import { createLogger } from "../../../src/lib/log.ts";
@@ -199,12 +199,22 @@ test("a run whose final-state hook writes is written on the main connection", as
   expect(s.logged).toEqual([]);
 });
 
-test("what a run's hook read is read again in the thread's transaction: if it changed, the run is written on the main connection", async () => {
+test("what a run's hooks were quiet on is read again in the thread's transaction: if it changed, the run is written on the main connection", async () => {
   const s = await setup(REAL);
+  const NAME = "SELECT name FROM orgs WHERE id = ?";
+  // A hook that writes nothing, as of the org's name read now (as the webhook outbox does with
+  // the cache generation, src/webhooks/subscriptions.ts).
   const hook = () =>
-    function* () {
-      yield* get("SELECT name FROM orgs WHERE id = ?", s.ids.orgId);
-    };
+    Object.assign(function* () {}, {
+      quiet: () => [
+        {
+          op: "get" as const,
+          sql: NAME,
+          params: [s.ids.orgId],
+          expect: JSON.stringify(s.db.raw.query(NAME).get(s.ids.orgId)),
+        },
+      ],
+    });
   // Unchanged: committed by the thread.
   await finalRun(s, { inTx: hook() }).sid;
   expect(s.db.stats.transactions).toBe(0);
@@ -215,6 +225,14 @@ test("what a run's hook read is read again in the thread's transaction: if it ch
   expect(s.db.stats.transactions).toBe(1); // written again, alone, on the main connection
   expect(count(s, "runs")).toBe(2);
   expect(writer!.alive).toBe(true);
+});
+
+test("a hook that says nothing about its writes keeps the run on the main connection", async () => {
+  const s = await setup(CRASHING);
+  await finalRun(s, { inTx: function* () {} }).sid;
+  expect(count(s, "runs")).toBe(1);
+  expect(writer!.alive).toBe(true);
+  expect(s.logged).toEqual([]);
 });
 
 test("with the thread stopped, runs are written on the main connection", async () => {
