@@ -10,8 +10,9 @@
 //   9 async drain with 1, 2 and 3 nodes on one PostgreSQL database, and the database work per run
 //   10 the durable write of a sync run: WAL bytes and frames per run in group commits of 12, the
 //     B-trees each commit dirties, the checkpoint's cost (issue #26; scripts/bench/write-cost.ts)
-//   11 every core: sync runs on a server with N HTTP threads against 1 thread, unpinned, CPU per
-//     run and the projection to more cores (issue #26; scripts/bench/threads.ts)
+//   11 every core: sync runs with the writer thread, and with N HTTP threads too, against all on
+//     one thread, unpinned, CPU per run and the projection to more cores (issue #26;
+//     scripts/bench/threads.ts)
 // Full run: prints the table and rewrites the results block of docs/benchmarks.md (< 10 min).
 // --quick: tiny versions of each measure, no thresholds, nothing written (CI smoke, < 1 min).
 // Other flags: --only http,async,large,start,schematron,pg,stalls,nodes,write,threads · --workers N
@@ -177,13 +178,16 @@ async function main(): Promise<number> {
     q ? measureWriteCost(12, 600, 400) : measureWriteCost(12, 12_000, 8_000),
   );
   // Every core: the servers and wrk unpinned whatever --unpinned says (issue #26).
-  results.threads = await step("threads", "11 every core: N HTTP threads against 1", () =>
-    measureThreads(m, {
-      threads: opts.threads || Math.max(2, m.cores),
-      ...(q
-        ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
-        : { rounds: 3, seconds: 6, warmupSeconds: 12, connections: 16 }),
-    }),
+  results.threads = await step(
+    "threads",
+    "11 every core: the writer thread and N HTTP threads against one thread",
+    () =>
+      measureThreads(m, {
+        threads: opts.threads || Math.max(2, m.cores),
+        ...(q
+          ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
+          : { rounds: 3, seconds: 6, warmupSeconds: 12, connections: 16 }),
+      }),
   );
   const judge = !q;
   const table = rows(results, judge);
