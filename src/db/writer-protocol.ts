@@ -7,12 +7,12 @@ export interface Statement {
 }
 
 /**
- * A read the main thread made for a run (the webhook outbox's, outside any transaction) and what
- * it returned, as JSON: the thread repeats it inside its transaction, and a different answer
- * fails the group (its runs are then written on the main connection, where the read is exact).
+ * A one-row read the main thread made for a run (the webhook outbox's cache generation, outside
+ * any transaction) and its row as JSON (null: none): the thread repeats it inside its
+ * transaction, and a different answer fails the group (its runs are then written on the main
+ * connection, where the read is exact).
  */
 export interface Read {
-  op: "get" | "all";
   sql: string;
   params: Param[];
   expect: string;

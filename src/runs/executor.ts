@@ -1,8 +1,9 @@
 // Runs execution: the runs table is the queue; the executor takes the oldest queued runs while
 // the pool has room, feeds them to workers and writes each final state. Runs whose client waits
 // for a sync answer wait in memory instead and are written once (src/runs/direct.ts); when both
-// queues hold runs the executor alternates, so neither starves. The main thread is the only
-// database writer; it runs a validator itself only for jobs the inline lane vouches for.
+// queues hold runs the executor alternates, so neither starves. The main thread writes every state
+// (on SQLite its final sync runs may be committed by the writer thread, src/db/writer.ts); it runs
+// a validator itself only for jobs the inline lane vouches for.
 import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
 import type { Read } from "../db/writer-protocol.ts";
 import type { Logger } from "../lib/log.ts";

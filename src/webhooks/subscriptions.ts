@@ -70,7 +70,7 @@ export function createSubscriptions(db: Db): Subscriptions {
       cache.sync(g);
       const hit = cache.peek(orgId);
       if (!hit || hit.length) return null;
-      return [{ op: "get", sql: GENERATION, params: [], expect: JSON.stringify({ value: g }) }];
+      return [{ sql: GENERATION, params: [], expect: JSON.stringify({ value: g }) }];
     },
     /** The active webhooks of an org's active, undeleted org; run inside a transaction. */
     *of(orgId: number): Program<readonly Subscription[]> {

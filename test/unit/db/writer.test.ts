@@ -208,7 +208,6 @@ test("what a run's hooks were quiet on is read again in the thread's transaction
     Object.assign(function* () {}, {
       quiet: () => [
         {
-          op: "get" as const,
           sql: NAME,
           params: [s.ids.orgId],
           expect: JSON.stringify(s.db.raw.query(NAME).get(s.ids.orgId)),
