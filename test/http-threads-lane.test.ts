@@ -333,18 +333,27 @@ describe("on the main listener: the lane answers as the framework's path does", 
     }
   });
 
-  test("an idempotent replay: the lane's first answer is replayed whole", async () => {
-    const send = () =>
-      call(s, "POST", runs("order"), {
+  test("an idempotent replay: the lane's first answer is replayed whole, with the framework's headers", async () => {
+    const send = (q: string, key: string) =>
+      call(s, "POST", runs("order") + q, {
         token: s.rootToken,
         raw: '{"id":7}',
-        headers: { ...JSON_CT, "idempotency-key": "k-lane-1" },
+        headers: { ...JSON_CT, "idempotency-key": key },
       });
-    const first = await send();
-    const again = await send();
+    const first = await send("", "k-lane-1");
+    const again = await send("", "k-lane-1");
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.json).toEqual(first.json);
+    // The security headers and no-store on a replay too, as the framework's replay has them.
+    await send("?via=framework", "k-lane-2");
+    const framework = await send("?via=framework", "k-lane-2");
+    expect(framework.headers.get("idempotent-replayed")).toBe("true");
+    const drop = ["ratelimit", "ratelimit-policy"];
+    expect(headersOf(again, drop)).toEqual(headersOf(framework, drop));
+    expect(headersOf(again, drop)).toEqual({ ...headersOf(first, drop), "idempotent-replayed": "true" });
+    expect(again.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(again.headers.get("cache-control")).toBe("no-store");
   });
 });

@@ -83,8 +83,8 @@ export function createRunLane(parts: {
         principal,
         set: { headers },
       });
-      // As the app's afterHandle hook: API answers are per-user, never kept by a shared cache.
-      if (!res.headers.has("cache-control")) res.headers.set("cache-control", "no-store");
+      // Its answer carries `cache-control: no-store` already (start-handler.ts), as the app's
+      // afterHandle hook would add: API answers are per-user, never kept by a shared cache.
     } catch (e) {
       res = errorAnswer(log, e, request, headers as Record<string, string>);
     }
