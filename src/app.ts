@@ -1,5 +1,6 @@
 // createApp(deps): the error plugin first, then each feature's routes. It never listens
 // (STYLE: Fastify) — src/server.ts (for `assay serve`) and the tests do.
+import type { Server } from "bun";
 import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
@@ -82,23 +83,20 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     startRun,
   });
   const count = opts.onRequest;
+  // The server the app listens on (the lane reads the client's address from it).
+  const listening = (): Server<unknown> => app.server as Server<unknown>;
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
   // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
   const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
-    .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
-    // First: a run start the lane takes skips the rest of the framework (its answer is whole:
-    // `set` is left empty, or the framework would copy it into a second Response).
-    .onRequest(({ request, server, set }) => {
+    // Around the framework's handler: a run start the lane takes never enters the framework
+    // (no context, no copy of the default headers, no hooks; its answer is whole).
+    .wrap((handle, request: Request) => {
       count?.(request);
       const path = lanePath(request);
-      const answer = path === null ? null : lane(request, path, server);
-      if (answer === null) return;
-      return answer.then((res) => {
-        const h = set.headers as Record<string, unknown>;
-        for (const k in h) delete h[k];
-        return res;
-      });
+      const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
+      return answer === null ? handle : () => answer;
     })
+    .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
