@@ -1,5 +1,5 @@
-// The sync-run lane (issue #26): a run start answered without the web framework, from the app's
-// first request hook (src/app.ts) — on the main listener and for the requests HTTP threads relay
+// The sync-run lane (issue #26): a run start answered without the web framework, from a wrapper
+// around the framework's handler (src/app.ts) — on the main listener and for the requests HTTP threads relay
 // (whose bodies the thread may have checked already, handoff.ts). It keeps only the pieces that
 // decide something, and they are the app's own functions: the limits' entry check
 // (limits.enterRun), authentication and its rate-limit hook (createAuthenticate), the route's
