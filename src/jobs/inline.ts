@@ -19,6 +19,11 @@ export const INLINE_MAX_BYTES = 16 * 1024;
 
 export type PassCheck = (input: ValidationInput) => boolean;
 
+/** A job the lane ran: done already, its outcome readable without awaiting `done`. */
+export interface InlineJob extends SubmittedJob {
+  outcome: RunOutcome;
+}
+
 /** A validator the lane may run: which configs are safe here, and their pass/fail check. */
 export interface InlineValidator {
   bounded(config: unknown): boolean;
@@ -66,7 +71,7 @@ export class InlineRunner {
    * pool (the bytes are untouched). A step over its time limit (it cannot be stopped, only judged
    * afterwards) ends the run timed_out, as in a worker.
    */
-  submit(job: RunJob, opts: SubmitOptions): SubmittedJob | null {
+  submit(job: RunJob, opts: SubmitOptions): InlineJob | null {
     if (!this.accepts(job)) return null;
     const bytes = new Uint8Array(job.bytes);
     const input: ValidationInput = {
@@ -112,7 +117,7 @@ export class InlineRunner {
     );
     const outcome: RunOutcome =
       timedOut === null ? { status: "completed", steps } : { status: "timed_out", steps, error: timedOut };
-    return { done: Promise.resolve(outcome), cancel: () => {} };
+    return { outcome, done: Promise.resolve(outcome), cancel: () => {} };
   }
 }
 

@@ -563,7 +563,7 @@ export function createExecutor(
       def: WorkflowVersion,
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
       if (!opts.inline || closed) return { run: null, checked: false };
-      const c = await checkInline(opts.inline, record, def, opts);
+      const c = checkInline(opts.inline, record, def, opts);
       return c.final ? commitFinal(record, c.final) : { run: null, checked: c.checked };
     },
     /**
@@ -595,9 +595,9 @@ export function createExecutor(
       memBytes += record.submission.bytes.byteLength;
       void dispatch();
     },
-    /** Runs waiting for a worker, on disk and in memory (the backpressure bound). */
-    async queueDepth(): Promise<number> {
-      return (await store.queuedCount()) + memQueue.size;
+    /** Runs waiting for a worker, on disk and in memory (the backpressure bound); counted in memory. */
+    queueDepth(): number {
+      return store.queuedCount() + memQueue.size;
     },
     /**
      * After the wait: a direct run that ended is handed over as written (no read back); one still

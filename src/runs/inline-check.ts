@@ -12,13 +12,14 @@ import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 /**
  * The run's final state when the inline runner takes it and it ends. Otherwise null, and
  * `checked` says whether the runner had started on it (then a worker builds the findings).
+ * Synchronous: the runner checks on this thread, and an await would cost a turn for nothing.
  */
-export async function checkInline(
+export function checkInline(
   inline: InlineRunner,
   record: DirectRun["record"],
   def: WorkflowVersion,
   limits: StepLimits,
-): Promise<{ final: FinalState } | { final: null; checked: boolean }> {
+): { final: FinalState } | { final: null; checked: boolean } {
   const startedMs = performance.now();
   const startedAt = now();
   const { job: spec, timeouts } = buildJob(
@@ -32,7 +33,7 @@ export async function checkInline(
   if (!inline.accepts(spec)) return { final: null, checked: false };
   const job = inline.submit(spec, { stepTimeoutsMs: timeouts });
   if (!job) return { final: null, checked: true };
-  const outcome = await job.done;
+  const outcome = job.outcome;
   const steps = applyOutcome(record.steps, outcome);
   const status = finalStatus(outcome.status, steps);
   // The inline lane ends completed or timed_out (a failing document goes to the pool).

@@ -206,7 +206,7 @@ export function createRunService(deps: {
           }));
         if (!handed) checkFileType(def, sub.fileType, extra);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
-        if ((await executor.queueDepth()) >= limits.maxQueue)
+        if (executor.queueDepth() >= limits.maxQueue)
           throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
         // 9. commit, then execute
         const id = handed?.id ?? uuidv7();

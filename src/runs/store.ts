@@ -428,7 +428,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null) {
      * through this store); on PostgreSQL other nodes write too, so it is this node's count since
      * the last recount (refresh()), a bound for backpressure rather than an exact number.
      */
-    async queuedCount(): Promise<number> {
+    queuedCount(): number {
       return Math.max(0, queued);
     },
     /**

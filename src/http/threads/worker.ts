@@ -196,7 +196,7 @@ async function check(
       createdAt: "",
       workflowSlug: def.slug,
     };
-    const { final } = await checkInline(inline, record, def, i);
+    const { final } = checkInline(inline, record, def, i);
     if (!final) return null;
     const sha256 = new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex");
     return { sub: { ...sub, sha256 }, final };

@@ -134,7 +134,11 @@ describe("a job run inline", () => {
     for (const s of job.steps) s.validator = "spin";
     const r = recorded(job);
     r.opts.stepTimeoutsMs = [5, 5000];
-    const outcome = await inline.submit(job, r.opts)!.done;
+    const handle = inline.submit(job, r.opts)!;
+    // Done when submit returns: the outcome is there without a turn, and `done` resolves to it.
+    expect(r.events).toEqual(["start 0", "end 0 error"]);
+    const outcome = await handle.done;
+    expect(handle.outcome).toBe(outcome);
     const error = "step exceeded its time limit of 5 ms";
     expect(outcome.status).toBe("timed_out");
     expect(outcome.error).toBe(error);
