@@ -1,13 +1,13 @@
 // The sync-run lane (issue #26): a run start answered without the web framework, from a wrapper
-// around the framework's handler (src/app.ts) — on the main listener and for the requests HTTP threads relay
-// (whose bodies the thread may have checked already, handoff.ts). It keeps only the pieces that
-// decide something, and they are the app's own functions: the limits' entry check
-// (limits.enterRun), authentication and its rate-limit hook (createAuthenticate), the route's
-// handler (startRunHandler), the error mapping (errorAnswer), the security headers and the
-// request's duration metric. What it skips (routing, the hook chain, the context, copying the
-// answer) measured about 5 µs a run (docs/benchmarks.md, ninth pass). A run start with a query
-// string, an encoded path, a web session, or on a server with CORS (answers that depend on
-// Origin) takes the framework's path.
+// around the framework's handler (src/app.ts) — on the main listener and for the requests HTTP
+// threads relay (whose bodies the thread may have checked already, handoff.ts). It keeps only
+// the pieces that decide something, and they are the app's own functions: the limits' entry
+// check (limits.enterRun), authentication and its rate-limit hook (createAuthenticate), the
+// route's handler (startRunHandler), the error mapping (errorAnswer), the security headers and
+// the request's duration metric. What it skips (routing, the hook chain, the context, copying
+// the answer) measured about 5 µs a run (docs/benchmarks.md, ninth pass; thirteenth pass for
+// the wrapper). A run start with a query string, an encoded path, a web session, or on a server
+// with CORS (answers that depend on Origin) takes the framework's path.
 import type { Logger } from "../../lib/log.ts";
 import type { Metrics } from "../../metrics/index.ts";
 import type { StartRunContext } from "../../runs/start-handler.ts";
