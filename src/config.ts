@@ -107,6 +107,14 @@ export const SETTINGS = [
     def: "auto",
     help: "SQLite: commit sync runs on a thread of their own — auto (with more than one core) | on | off",
   },
+  {
+    key: "commit_window_us",
+    kind: "int",
+    def: 1000,
+    min: 0,
+    max: 100000,
+    help: "SQLite: least time between two group commits of the main connection, µs (0 = every turn of the event loop: more sync runs/s on one core, a longer p99; docs/scaling.md)",
+  },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {
     key: "inline_jobs",

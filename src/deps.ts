@@ -44,7 +44,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
   const settings = createSettingsService(createSettingsStore(db));
   const workflowStore = createWorkflowStore(db);
   const schemaStore = createSchemaStore(db);
-  const runs = createRunStore(db, opts.writer ?? null);
+  const runs = createRunStore(db, opts.writer ?? null, config.commit_window_us / 1000);
   const idempotency = createIdempotencyStore(db);
   // Test servers only (config.test_gates_dir): the `test_hold` validator, in this instance's
   // save-time checks and in its workers, whose environment says so or not whatever this process's

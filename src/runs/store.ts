@@ -3,7 +3,7 @@ import { type Db, type Param, type Program, all, count, get, insert, run } from 
 import type { WriterThread } from "../db/writer.ts";
 import type { FinalTx } from "./executor.ts";
 import { now, parseJson } from "../db/util.ts";
-import { createWriteBatcher } from "./batch.ts";
+import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
 import { type FinalRows, alone, createFinalRowsWriter } from "./final-rows.ts";
 import { createFindingStore } from "./findings-store.ts";
@@ -215,14 +215,17 @@ function* insertBoth(
   return sid;
 }
 
-/** `writer`: SQLite's writer thread (src/db/writer.ts), which then commits the final sync runs. */
-export function createRunStore(db: Db, writer: WriterThread | null = null) {
+/**
+ * `writer`: SQLite's writer thread (src/db/writer.ts), which then commits the final sync runs.
+ * `commitWindowMs`: the group commit's spacing under load (src/runs/batch.ts, `commit_window_us`).
+ */
+export function createRunStore(db: Db, writer: WriterThread | null = null, commitWindowMs = WINDOW_MS) {
   // In a join (or a LIMIT), a bare `?` makes SQLite re-plan the statement on every execution
   // (its constant propagation keys on the bound value): ~85 µs instead of ~16 µs for byId,
   // measured (docs/benchmarks.md). CAST(? AS …) binds the same value and keeps the plan.
   const byId = (id: string, orgId: number) =>
     get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`, id, orgId);
-  const batch = createWriteBatcher(db);
+  const batch = createWriteBatcher(db, commitWindowMs);
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
   // SQLite: the final runs of one group commit share their runs INSERT (src/runs/final-rows.ts).

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { writeGateOf } from "../../../src/db/write-gate.ts";
 import { lift } from "../../../src/db/program.ts";
 import { createSqliteDb } from "../../../src/db/sqlite.ts";
-import { type WriteBatcher, createWriteBatcher } from "../../../src/runs/batch.ts";
+import { WINDOW_MS, type WriteBatcher, createWriteBatcher } from "../../../src/runs/batch.ts";
+import { loadConfig } from "../../../src/config.ts";
 
 /** A write of a synchronous function on the connection (the batcher takes programs). */
 const wr = <T>(b: WriteBatcher, fn: () => T, urgent?: boolean) => b.write(() => lift(fn), urgent);
@@ -78,6 +79,25 @@ describe("createWriteBatcher", () => {
     expect(count(other)).toBe(3);
   });
 
+  test("with a window of 0 (commit_window_us=0) every turn's writes commit on the next turn", async () => {
+    const { db, other, count, insert } = open();
+    const b = createWriteBatcher(createSqliteDb(db), 0);
+    await wr(b, () => insert("first"));
+    const seen: number[] = [];
+    const a = wr(b, () => {
+      insert("a");
+      seen.push(count(other));
+    });
+    await new Promise((r) => setImmediate(r)); // the same later turn as the test above
+    const c = wr(b, () => {
+      insert("c");
+      seen.push(count(other));
+    });
+    await Promise.all([a, c]);
+    expect(seen).toEqual([1, 2]); // "a" was committed alone, before "c" was written
+    expect(count(other)).toBe(3);
+  });
+
   test("an urgent write does not wait out the window; it takes the waiting writes with it", async () => {
     const { db, other, count, insert } = open();
     const b = createWriteBatcher(createSqliteDb(db), 10_000);
@@ -116,5 +136,15 @@ describe("createWriteBatcher behind the write gate (a WAL restart)", () => {
     expect(count(other)).toBe(2); // committed within release(), in one transaction
     await Promise.all([first, second]);
     expect(settled).toBe(2);
+  });
+});
+
+describe("the commit_window_us setting", () => {
+  test("µs from 0 to 100000, default 1000 (WINDOW_MS); anything else stops the start with the reason", () => {
+    expect(loadConfig({}).commit_window_us).toBe(WINDOW_MS * 1000);
+    expect(loadConfig({ ASSAY_COMMIT_WINDOW_US: "0" }).commit_window_us).toBe(0);
+    expect(loadConfig({}, { commit_window_us: "250" }).commit_window_us).toBe(250);
+    for (const bad of ["-1", "100001", "1.5", "soon"])
+      expect(() => loadConfig({ ASSAY_COMMIT_WINDOW_US: bad })).toThrow("ASSAY_COMMIT_WINDOW_US");
   });
 });
