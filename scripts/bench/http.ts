@@ -7,6 +7,7 @@
 // would write it on Node with Fastify, Ajv and better-sqlite3; it is skipped, with a note, where
 // Node or its packages are missing. Each side's CPU time per request (all threads of its process,
 // from /proc) is read around every round.
+import { readFileSync } from "node:fs";
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import type { Machine } from "./machine.ts";
 import {
@@ -44,6 +45,11 @@ export interface Side {
   cpuUsPerRequest: number;
   /** The same by thread group (main, workers, jit+gc, other): where a run's CPU goes. */
   cpuUsByThread: Record<string, number>;
+  /**
+   * The share of the server's core left idle during the rounds (null when not pinned): a server
+   * that waits (the group commit's window) is not bound by its CPU (docs/benchmarks.md, 14th pass).
+   */
+  coreIdle: number | null;
 }
 
 export interface HttpResult {
@@ -66,8 +72,26 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-/** A round of wrk with the CPU seconds the server spent during it. */
-export type Round = WrkResult & { cpuSeconds?: number; threadSeconds?: Record<string, number> };
+/** A round of wrk with the CPU seconds the server spent during it, and its core's idle and total ticks. */
+export type Round = WrkResult & {
+  cpuSeconds?: number;
+  threadSeconds?: Record<string, number>;
+  core?: { idle: number; total: number };
+};
+
+/** A core's idle and total clock ticks so far (/proc/stat's `cpuN` line). */
+function coreTicks(core: number): { idle: number; total: number } | null {
+  try {
+    const line = readFileSync("/proc/stat", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`cpu${core} `));
+    if (!line) return null;
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    return { idle: f[3]!, total: f.reduce((t, x) => t + x, 0) };
+  } catch {
+    return null;
+  }
+}
 
 export function sideOf(rounds: Round[]): Side {
   const requests = rounds.reduce((t, r) => t + r.requests, 0);
@@ -87,6 +111,13 @@ export function sideOf(rounds: Round[]): Side {
         (rounds.reduce((t, r) => t + (r.threadSeconds?.[g] ?? 0), 0) / requests) * 1e6,
       ]),
     ),
+    coreIdle: rounds.every((r) => r.core)
+      ? rounds.reduce((t, r) => t + r.core!.idle, 0) /
+        Math.max(
+          1,
+          rounds.reduce((t, r) => t + r.core!.total, 0),
+        )
+      : null,
   };
 }
 
@@ -114,12 +145,16 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
   const round = async (p: Proc, load: Parameters<typeof runWrk>[1]): Promise<Round> => {
     const before = cpuSeconds(p.pid);
     const threads = threadCpuSeconds(p.pid);
+    const core0 = m.pinned ? coreTicks(m.serverCore) : null;
     const r = await runWrk(m, load);
+    const core1 = core0 && coreTicks(m.serverCore);
     const after = threadCpuSeconds(p.pid);
     const threadSeconds = Object.fromEntries(
       Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
     );
-    return { ...r, cpuSeconds: cpuSeconds(p.pid) - before, threadSeconds };
+    const core =
+      core0 && core1 ? { idle: core1.idle - core0.idle, total: core1.total - core0.total } : undefined;
+    return { ...r, cpuSeconds: cpuSeconds(p.pid) - before, threadSeconds, core };
   };
   try {
     await api(s.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);

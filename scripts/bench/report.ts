@@ -380,6 +380,12 @@ export function details(r: Results): string {
     out.push(
       `- CPU µs per run by thread: Assay ${byThread(r.http.assay)}; floor ${byThread(r.http.floor)}${peer ? `; peer ${byThread(peer)}` : ""}.`,
     );
+    const idle = (x: { coreIdle: number | null }) =>
+      x.coreIdle === null ? "n/a" : `${(x.coreIdle * 100).toFixed(0)} %`;
+    if (r.http.assay.coreIdle !== null)
+      out.push(
+        `- The server's core was idle ${idle(r.http.assay)} of Assay's rounds, ${idle(r.http.floor)} of the floor's${peer ? `, ${idle(peer)} of the peer's` : ""}: a server waiting for its group commit's window is not bound by its CPU, so CPU per run is the comparison that holds once neither idles (docs/benchmarks.md, fourteenth pass).`,
+      );
     if (r.http.peerSkipped) out.push(`- The Node peer was skipped: ${r.http.peerSkipped}.`);
     else if (peer) out.push(`- Peer answer errors: ${peer.errors}.`);
     out.push(

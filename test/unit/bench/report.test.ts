@@ -20,7 +20,7 @@ const round = (rps: number, p99Ms: number) => ({
   non2xx: 0,
   socketErrors: 0,
 });
-const side = (rps: number[], p99Ms: number): Side => ({
+const side = (rps: number[], p99Ms: number, coreIdle: number | null = null): Side => ({
   rounds: rps.map((x) => round(x, p99Ms)),
   rps: rps.reduce((a, b) => a + b, 0) / rps.length,
   p50Ms: 1,
@@ -29,6 +29,7 @@ const side = (rps: number[], p99Ms: number): Side => ({
   errors: 0,
   cpuUsPerRequest: 1e6 / rps[0]!,
   cpuUsByThread: { main: 1e6 / rps[0]! },
+  coreIdle,
 });
 const http = (baseline: number[], assay: number[], p99Ms: number): HttpResult => {
   const b = side(baseline, 0.7);
@@ -133,5 +134,27 @@ describe("measure 1 reports the Node peer beside Assay (issue #26)", () => {
     expect(details({ http: h, skipped: [] })).toContain(
       "- The Node peer was skipped: Node.js is not installed.",
     );
+  });
+});
+
+describe("the server core's idle share", () => {
+  const steady = [84_000, 86_000, 81_000, 88_000, 85_000];
+  const assay = [7_000, 7_100, 6_900, 7_200, 7_000];
+
+  test("pinned: the details say how idle the core was for each side", () => {
+    const h = http(steady, assay, 8.7);
+    h.assay = side(assay, 8.7, 0.243);
+    h.floor = side(
+      assay.map((x) => x * 1.1),
+      8.7,
+      0.351,
+    );
+    expect(details({ http: h, skipped: [] })).toContain(
+      "- The server's core was idle 24 % of Assay's rounds, 35 % of the floor's: ",
+    );
+  });
+
+  test("not pinned (no core to read): no such line", () => {
+    expect(details({ http: http(steady, assay, 8.7), skipped: [] })).not.toContain("core was idle");
   });
 });
