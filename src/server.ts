@@ -200,6 +200,7 @@ async function start(
     await writer?.stop();
     await checkpointer?.stop();
     await db.close();
+    checkpointer?.closeFile();
     const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
     if (code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
     throw e;
@@ -245,6 +246,7 @@ async function start(
         await writer?.stop();
         await checkpointer?.stop();
         await db.close();
+        checkpointer?.closeFile(); // after every connection to the file (see closeFile)
         lock?.release();
         log.info("stopped");
       })();

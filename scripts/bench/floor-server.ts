@@ -175,5 +175,6 @@ process.on("SIGTERM", async () => {
   server.stop(true);
   await checkpointer.stop();
   closeDatabase(db);
+  checkpointer.closeFile();
   process.exit(0);
 });

@@ -11,7 +11,14 @@
 // commit reuse the file from its start. A writer that began meanwhile would sleep in SQLite's busy
 // handler (1 + 2 + 5 ms, and on): so the thread asks first ("restart-wanted"), the server holds its
 // group commit (src/db/write-gate.ts) and answers "restart-go", and the RESTART finds no writer.
+//
+// SQLite syncs the database file only in a checkpoint that reaches the WAL's end: under steady
+// writes, only the restart. Its sync then flushed every page the ticks had copied since the last
+// restart, while the commits were held. So before asking, the thread syncs the file itself
+// (a descriptor the server opened for it, see checkpointer.ts), copies what came meanwhile and
+// syncs again: the hold pays for the last frames only.
 import { Database } from "bun:sqlite";
+import { fsyncSync } from "node:fs";
 
 interface Start {
   type: "start";
@@ -19,12 +26,15 @@ interface Start {
   intervalMs: number;
   idleMaxMs: number;
   restartFrames: number;
+  /** A read-only descriptor of the database file, or -1: see presync(). */
+  fd: number;
 }
 
 const scope = self as unknown as Pick<Worker, "postMessage" | "addEventListener">;
 let db: Database | null = null;
 let timer: Timer | undefined;
 let restartFrames = Number.POSITIVE_INFINITY;
+let fd = -1;
 // The pace, from the start message (src/db/checkpointer.ts holds the defaults).
 let busyMs = 0;
 let idleMaxMs = 0;
@@ -34,6 +44,8 @@ let delayMs = 0;
 let lastLog = -1;
 /** A restart was asked for and not answered yet: ticks wait for the answer. */
 let asked = false;
+/** The restart asked for was preceded by presync(). */
+let presynced = false;
 
 type Result = { busy: number; log: number; checkpointed: number };
 
@@ -42,6 +54,7 @@ function checkpoint() {
   try {
     const r = db.query<Result, []>("PRAGMA wal_checkpoint(PASSIVE)").get();
     if (r && r.log > restartFrames) {
+      presynced = presync();
       asked = true;
       scope.postMessage({ type: "restart-wanted" });
       return;
@@ -58,6 +71,23 @@ function checkpoint() {
   } catch (e) {
     // SQLITE_BUSY and the like: the next tick tries again.
     scope.postMessage({ type: "failed", message: String((e as Error)?.message ?? e) });
+  }
+}
+
+/**
+ * Flushes what the ticks copied into the database file, outside the hold (see the top). Twice: the
+ * first sync is the long one, and the commits that came during it are copied and flushed by the
+ * second. A failed sync costs nothing but time: the RESTART syncs anyway.
+ */
+function presync(): boolean {
+  if (fd < 0) return false;
+  try {
+    fsyncSync(fd);
+    db?.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+    fsyncSync(fd);
+    return true;
+  } catch {
+    return false; // the RESTART syncs the file itself
   }
 }
 
@@ -83,6 +113,7 @@ function restart() {
       type: "checkpointed",
       frames: x?.checkpointed ?? 0,
       restarted: x?.busy === 0,
+      presynced,
       nextMs: delayMs,
     });
   } catch (e) {
@@ -100,6 +131,7 @@ scope.addEventListener("message", (event: MessageEvent<Start | { type: "stop" | 
     // tries again.
     db.exec("PRAGMA busy_timeout = 0");
     restartFrames = m.restartFrames;
+    fd = m.fd;
     busyMs = delayMs = m.intervalMs;
     idleMaxMs = Math.max(m.idleMaxMs, m.intervalMs);
     timer = setTimeout(tick, delayMs);

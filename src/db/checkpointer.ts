@@ -4,6 +4,7 @@
 // the WAL instead; pages rewritten many times between two ticks (the tails of the run indexes)
 // are copied once. If the thread fails, the writer's automatic checkpoint comes back.
 import type { Database } from "bun:sqlite";
+import { closeSync, openSync } from "node:fs";
 import type { Logger } from "../lib/log.ts";
 import { writeGateOf } from "./write-gate.ts";
 
@@ -19,7 +20,8 @@ export const CHECKPOINT_INTERVAL_MS = 25;
 export const CHECKPOINT_IDLE_MAX_MS = 1000;
 /**
  * WAL length (frames ≈ 4 KiB) past which a checkpoint also restarts the WAL: ~64 MiB of file. A
- * restart holds the group commit for its two file syncs (~5 ms here, write-gate.ts); at 4,000
+ * restart holds the group commit for the last frames' copy and sync (write-gate.ts; the pages
+ * copied before are synced before the hold, checkpoint-worker.ts); at 4,000
  * frames that came ~2 times a second under the sync benchmark, at 16,000 a quarter as often
  * (p99 in alternating rounds 9.6 against 10.2 ms and 7.5 against 8.2 ms).
  */
@@ -33,9 +35,17 @@ export interface Checkpointer {
   count(): number;
   /** Of those, the ones that also started the WAL over (see checkpoint-worker.ts). */
   restarts(): number;
+  /** Of those, the ones whose file was synced before the commits were held (checkpoint-worker.ts). */
+  presyncedRestarts(): number;
   /** The delay before the next tick: the interval while writes come, longer while none do. */
   delayMs(): number;
   stop(): Promise<void>;
+  /**
+   * Closes the thread's descriptor of the database file. Only once every connection to the file
+   * in this process is closed: closing any descriptor of a file drops all of the process's POSIX
+   * locks on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2).
+   */
+  closeFile(): void;
 }
 
 export async function startCheckpointer(
@@ -54,8 +64,17 @@ export async function startCheckpointer(
 ): Promise<Checkpointer> {
   let done = 0;
   let restarts = 0;
+  let presynced = 0;
   let nextMs = intervalMs;
   let fallback = false;
+  // The thread syncs the database file before a restart (checkpoint-worker.ts). Opened here, and
+  // closed by closeFile(), never by the thread: see closeFile. Without it (-1) it only syncs later.
+  let fd = -1;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    // no file to sync yet: the RESTART syncs it
+  }
   const worker = new Worker(url);
   // A restart holds the group commit (write-gate.ts). The message arrives between two turns, so
   // no transaction of this connection is open: the thread may go at once.
@@ -80,13 +99,22 @@ export async function startCheckpointer(
   const stopped = Promise.withResolvers<void>();
   worker.addEventListener(
     "message",
-    (e: MessageEvent<{ type: string; message?: string; restarted?: boolean; nextMs?: number }>) => {
+    (
+      e: MessageEvent<{
+        type: string;
+        message?: string;
+        restarted?: boolean;
+        presynced?: boolean;
+        nextMs?: number;
+      }>,
+    ) => {
       if (e.data.type === "started") started.resolve();
       else if (e.data.type === "restart-wanted") hold();
       else if (e.data.type === "checkpointed") {
         release();
         done++;
         if (e.data.restarted) restarts++;
+        if (e.data.restarted && e.data.presynced) presynced++;
         if (e.data.nextMs !== undefined) nextMs = e.data.nextMs;
       } else if (e.data.type === "stopped") stopped.resolve();
       else if (e.data.type === "failed") {
@@ -101,7 +129,7 @@ export async function startCheckpointer(
     started.reject(new Error(e.message));
     stopped.resolve();
   });
-  worker.postMessage({ type: "start", path, intervalMs, idleMaxMs, restartFrames });
+  worker.postMessage({ type: "start", path, intervalMs, idleMaxMs, restartFrames, fd });
   try {
     await started.promise;
     db.exec("PRAGMA wal_autocheckpoint = 0");
@@ -111,6 +139,7 @@ export async function startCheckpointer(
   return {
     count: () => done,
     restarts: () => restarts,
+    presyncedRestarts: () => presynced,
     delayMs: () => nextMs,
     async stop() {
       if (!fallback) db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
@@ -118,6 +147,10 @@ export async function startCheckpointer(
       await Promise.race([stopped.promise, Bun.sleep(2000)]);
       worker.terminate();
       release();
+    },
+    closeFile() {
+      if (fd >= 0) closeSync(fd);
+      fd = -1;
     },
   };
 }
