@@ -110,10 +110,10 @@ export const SETTINGS = [
   {
     key: "commit_window_us",
     kind: "int",
-    def: 1000,
+    def: 0,
     min: 0,
     max: 100000,
-    help: "SQLite: least time between two group commits of the main connection, µs (0 = every turn of the event loop: more sync runs/s on one core, a longer p99; docs/scaling.md)",
+    help: "SQLite: least time between two group commits of the main connection, µs (0 = the next turn of the event loop; a window trades latency for fewer, larger commits; docs/scaling.md)",
   },
   { key: "workers", kind: "int", def: 0, min: 0, max: 256, help: "Validation workers (0 = one per core)" },
   {

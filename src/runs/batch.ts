@@ -4,8 +4,8 @@
 // it — on SQLite a WAL frame per dirty page (the tails of the run indexes are dirtied by every
 // run), on PostgreSQL a round trip and a WAL flush — measured in docs/benchmarks.md.
 //
-// SQLite: one synchronous transaction on the next turn; under load commits are spaced at least
-// WINDOW_MS apart so that runs finishing one after another share a commit; while the checkpoint
+// SQLite: one synchronous transaction on the next turn (or, with a window set, at least that long
+// after the last commit, so that runs finishing one after another share a commit); while the checkpoint
 // thread restarts the WAL the next commit waits for it (src/db/write-gate.ts).
 // PostgreSQL: the writes that gather while earlier groups are in flight form the next group; at
 // most PG_GROUPS groups are in flight at once (each holds a pooled connection).
@@ -29,13 +29,15 @@ export interface WriteBatcher {
 }
 
 /**
- * Minimum spacing of two SQLite commits under load; at most this much latency is added. The
- * default of the `commit_window_us` setting. On one core under measure 1's load it leaves the
- * core idle ~25 % of the time (every request in flight waits for the timer): 0 gave 1.35–1.4×
- * the sync runs/s, but a p99 of ~9–17 ms instead of ~6–10 — the WAL restarts' holds, which then come
- * more often, meet a core with no slack (docs/benchmarks.md, fourteenth pass).
+ * Minimum spacing of two SQLite commits under load, ms: the default of the `commit_window_us`
+ * setting. 0: the writes of a turn commit on the next turn, and the writes that come while one
+ * commit runs share the next. Was 1 ms, which left the core idle ~25 % of the time under measure
+ * 1's load (every request in flight waited for the timer) and made one client's sequential runs
+ * wait ~1 ms each. 0 gave 1.44× the sync runs/s at 16 connections, 3× at 4 and 5.5× at 1, with a
+ * shorter p99 once the WAL restart stopped holding commits over a long file sync
+ * (checkpoint-worker.ts; docs/benchmarks.md, fifteenth pass).
  */
-export const WINDOW_MS = 1;
+export const WINDOW_MS = 0;
 /** Group transactions in flight at once on PostgreSQL. */
 export const PG_GROUPS = 4;
 
