@@ -104,8 +104,8 @@ export const SETTINGS = [
   {
     key: "writer_thread",
     kind: "string",
-    def: "auto",
-    help: "SQLite: commit sync runs on a thread of their own — auto (with more than one core) | on | off",
+    def: "off",
+    help: "SQLite: commit sync runs on a thread of their own — off | on | auto (on with more than one core); docs/scaling.md",
   },
   {
     key: "commit_window_us",

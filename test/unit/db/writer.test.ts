@@ -242,8 +242,8 @@ test("with the thread stopped, runs are written on the main connection", async (
   expect(count(s, "runs")).toBe(1);
 });
 
-test("ASSAY_WRITER_THREAD: auto, on or off; anything else stops the start with the reason; never on PostgreSQL", () => {
-  expect(loadConfig({}).writer_thread).toBe("auto");
+test("ASSAY_WRITER_THREAD: off (the default), on or auto; anything else stops the start with the reason; never on PostgreSQL", () => {
+  expect(loadConfig({}).writer_thread).toBe("off"); // measured slower than one thread (docs/scaling.md)
   expect(() => loadConfig({ ASSAY_WRITER_THREAD: "yes" })).toThrow(
     "writer thread must be one of auto, on, off",
   );
