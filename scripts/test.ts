@@ -2,11 +2,14 @@
 // server) again on PostgreSQL — a throwaway cluster the tests start themselves
 // (test/helpers/pg-cluster.ts). The same files, parameterized by ASSAY_TEST_DATABASE, not copies.
 // Without PostgreSQL installed the second pass is skipped with a note, except under CI=true,
-// where it is required. Ends with the two passes' totals in bun's own format.
+// where it is required. Then the files about runs and webhooks once more on SQLite with the writer
+// thread on (ASSAY_WRITER_THREAD, off by default): the path of a final sync run's rows differs
+// there (src/runs/final-rows.ts, src/db/writer.ts). Ends with the passes' totals in bun's own
+// format.
 //
-//   npm test                       both passes
-//   npm test -- test/runs-flow.test.ts   one file, both passes
-//   ASSAY_TEST_ONLY=sqlite npm test      one pass (sqlite | postgres)
+//   npm test                       every pass
+//   npm test -- test/runs-flow.test.ts   one file, every pass it belongs to
+//   ASSAY_TEST_ONLY=sqlite npm test      one pass (sqlite | postgres | writer)
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pgBinDir } from "../test/helpers/pg-cluster.ts";
@@ -53,9 +56,13 @@ function apiFiles(): string[] {
     .map((f) => `test/${f}`);
 }
 
+/** The files the writer thread's pass runs: those that write runs and their webhook deliveries. */
+const WRITER_FILES =
+  /^test\/(runs-|direct-runs|inline-runs|final-rows|run-response|http-threads-lane|webhooks)[^/]*\.test\.ts$/;
+
 const results: Tally[] = [];
-if (only !== "postgres") results.push(await pass("SQLite", args, { ASSAY_TEST_DATABASE: "sqlite" }));
-if (only !== "sqlite") {
+if (!only || only === "sqlite") results.push(await pass("SQLite", args, { ASSAY_TEST_DATABASE: "sqlite" }));
+if (!only || only === "postgres") {
   if (pgBinDir()) {
     const files = args.length
       ? args.filter((a) => /^test\/[^/]+\.test\.ts$/.test(a) || a.startsWith("-"))
@@ -70,6 +77,17 @@ if (only !== "sqlite") {
       "\nPostgreSQL is not installed: the PostgreSQL pass is skipped (apt-get install -y postgresql; see README).\n",
     );
   }
+}
+
+if (!only || only === "writer") {
+  const files = (args.length ? args : apiFiles()).filter((a) => WRITER_FILES.test(a) || a.startsWith("-"));
+  if (files.some((f) => !f.startsWith("-")))
+    results.push(
+      await pass("SQLite, the writer thread on", files, {
+        ASSAY_TEST_DATABASE: "sqlite",
+        ASSAY_TEST_WRITER_THREAD: "on",
+      }),
+    );
 }
 
 const total = results.reduce(

@@ -65,6 +65,9 @@ const base = (storage: Storage, overrides: Partial<Record<keyof Config, unknown>
   // even a trivial run can take seconds. Tests about 202 ask for it (Prefer: wait=N,
   // respond-async) or set their own.
   sync_wait_ms: 60_000,
+  // npm test's third pass runs the run and webhook files again with the writer thread on
+  // (scripts/test.ts): it is off by default, and its path differs from the main connection's.
+  ...(process.env.ASSAY_TEST_WRITER_THREAD ? { writer_thread: process.env.ASSAY_TEST_WRITER_THREAD } : {}),
   ...overrides,
   data_dir: storage.dataDir,
   database_url: storage.databaseUrl,
