@@ -89,6 +89,8 @@ async function start(
         log,
       );
       db.beginImmediate();
+      const w = writer;
+      checkpointer?.onFallback((pages) => w.autoCheckpoint(pages));
     } catch (e) {
       log.warn("writer thread did not start; runs are written on the main connection", { error: String(e) });
     }

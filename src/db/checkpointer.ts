@@ -37,6 +37,11 @@ export interface Checkpointer {
   restarts(): number;
   /** Of those, the ones whose file was synced before the commits were held (checkpoint-worker.ts). */
   presyncedRestarts(): number;
+  /**
+   * Calls `fn` with SQLite's page count if the thread fails and the main connection checkpoints
+   * in its commits again: another connection that commits (the writer thread) should too.
+   */
+  onFallback(fn: (pages: number) => void): void;
   /** The delay before the next tick: the interval while writes come, longer while none do. */
   delayMs(): number;
   stop(): Promise<void>;
@@ -89,10 +94,12 @@ export async function startCheckpointer(
     holdTimer = setTimeout(release, maxHoldMs);
     worker.postMessage({ type: "restart-go" });
   };
+  const fallbackListeners: ((pages: number) => void)[] = [];
   const backToAuto = (why: string) => {
     if (fallback) return;
     fallback = true;
     db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+    for (const fn of fallbackListeners) fn(AUTO_CHECKPOINT_PAGES);
     log.warn("checkpoint thread failed; the writer checkpoints again", { error: why });
   };
   const started = Promise.withResolvers<void>();
@@ -139,6 +146,10 @@ export async function startCheckpointer(
   return {
     count: () => done,
     restarts: () => restarts,
+    onFallback: (fn) => {
+      if (fallback) fn(AUTO_CHECKPOINT_PAGES);
+      else fallbackListeners.push(fn);
+    },
     presyncedRestarts: () => presynced,
     delayMs: () => nextMs,
     async stop() {

@@ -38,7 +38,13 @@ export interface RowStatement {
 }
 
 export type ToWriter =
-  | { t: "open"; path: string }
+  /**
+   * `autoCheckpoint`: the connection's `wal_autocheckpoint`, the main connection's (0 while the
+   * checkpoint thread copies the WAL, src/db/checkpointer.ts; SQLite's 1000 if it failed).
+   */
+  | { t: "open"; path: string; autoCheckpoint: number }
+  /** The checkpoint thread failed after the start: checkpoint in the commits again, as the main connection does. */
+  | { t: "autocheckpoint"; pages: number }
   | { t: "group"; id: number; runs: WireRun[]; rowStatements: RowStatement[] }
   | { t: "stop" };
 

@@ -22,9 +22,13 @@ function prepared(sql: string): Statement {
   return st;
 }
 
-function open(path: string) {
+function open(path: string, autoCheckpoint: number) {
   // The main connection set the file up (WAL, migrations); these pragmas are per connection.
   db = new Database(path, { strict: true });
+  // As the main connection's: 0 while the checkpoint thread runs. SQLite's default (1000 pages)
+  // made this thread copy the WAL and sync the file inside its own commits, several times a
+  // second under load (strace; docs/benchmarks.md, fifteenth pass).
+  db.exec(`PRAGMA wal_autocheckpoint = ${autoCheckpoint}`);
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA busy_timeout = 5000");
@@ -70,9 +74,13 @@ function commit(m: Extract<ToWriter, { t: "group" }>): number[] {
 
 self.onmessage = (e: MessageEvent<ToWriter>) => {
   const m = e.data;
+  if (m.t === "autocheckpoint") {
+    db?.exec(`PRAGMA wal_autocheckpoint = ${m.pages}`);
+    return;
+  }
   if (m.t === "open") {
     try {
-      open(m.path);
+      open(m.path, m.autoCheckpoint);
       self.postMessage({ t: "opened" });
     } catch (err) {
       self.postMessage({ t: "openfailed", message: String(err) });

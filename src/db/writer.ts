@@ -27,6 +27,8 @@ export interface WriterThread {
    * group was written.
    */
   commit(runs: WireRun[], rowStatements: RowStatement[]): Promise<number[]>;
+  /** Sets the thread's `wal_autocheckpoint` (the checkpoint thread failed: src/db/checkpointer.ts). */
+  autoCheckpoint(pages: number): void;
   stop(): Promise<void>;
 }
 
@@ -81,7 +83,10 @@ export async function startWriterThread(
     opened.reject(new Error(e.message ?? "error"));
     stopped.resolve();
   });
-  post({ t: "open", path });
+  // The thread's connection checkpoints as the main one does: not at all while the checkpoint
+  // thread runs (it set the main connection's to 0), in its commits if that thread failed.
+  const auto = db.query<{ wal_autocheckpoint: number }, []>("PRAGMA wal_autocheckpoint").get();
+  post({ t: "open", path, autoCheckpoint: auto?.wal_autocheckpoint ?? 1000 });
   try {
     await opened.promise;
   } catch (e) {
@@ -104,6 +109,9 @@ export async function startWriterThread(
         gate.hold("writer");
         post({ t: "group", id, runs, rowStatements });
       });
+    },
+    autoCheckpoint(pages) {
+      if (alive) post({ t: "autocheckpoint", pages });
     },
     async stop() {
       if (!alive) return;

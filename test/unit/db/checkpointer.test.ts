@@ -237,3 +237,16 @@ test.skipIf(!existsSync("/proc/self/fd"))(
     expect(descriptorsOf(file)).toBe(0);
   },
 );
+
+// The writer thread's connection checkpoints as the main one does (src/db/writer.ts): when the
+// checkpoint thread fails, both go back to SQLite's automatic checkpoint.
+test("a failed checkpoint thread gives the commits back their automatic checkpoint, and says so", async () => {
+  const { path, database } = freshDb();
+  db = database;
+  const crashing = new URL("../../fixtures/crashing-checkpoint-worker.ts", import.meta.url);
+  cp = await startCheckpointer(db, path, crashing, createLogger("silent"));
+  const told: number[] = [];
+  cp.onFallback((pages) => told.push(pages));
+  expect(told).toEqual([1000]);
+  expect(db.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 1000 });
+});

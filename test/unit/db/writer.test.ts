@@ -3,6 +3,7 @@
 // on the main connection. Real databases and threads; the crash is a fixture thread.
 import type { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
+import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { loadConfig, wantsWriterThread } from "../../../src/config.ts";
@@ -35,9 +36,11 @@ interface Setup {
   logged: string[];
 }
 
-async function setup(url: URL | null): Promise<Setup> {
+async function setup(url: URL | null, opts: { autoCheckpoint?: number } = {}): Promise<Setup> {
   const dir = testTempDir("writer");
   raw = openDatabase(dir);
+  // What the checkpoint thread does to the main connection when it starts (0: it copies the WAL).
+  if (opts.autoCheckpoint !== undefined) raw.exec(`PRAGMA wal_autocheckpoint = ${opts.autoCheckpoint}`);
   const ts = new Date().toISOString();
   const userId = Number(
     raw.prepare("INSERT INTO users (username, created_at) VALUES ('u', ?)").run(ts).lastInsertRowid,
@@ -252,4 +255,27 @@ test("ASSAY_WRITER_THREAD: off (the default), on or auto; anything else stops th
   expect(wantsWriterThread(loadConfig({ ASSAY_WRITER_THREAD: "off" }))).toBe(false);
   expect(wantsWriterThread(loadConfig({ ASSAY_WRITER_THREAD: "auto" }))).toBe(availableParallelism() > 1);
   expect(wantsWriterThread(loadConfig({ ASSAY_WRITER_THREAD: "on", ASSAY_DATABASE_URL: pg }))).toBe(false);
+});
+
+// The thread's own connection must not checkpoint inside its commits while the checkpoint thread
+// does it (SQLite's default would: 1,000 pages, then a copy and a file sync in the commit, several
+// times a second under load). It follows the main connection's setting, and SQLite's default
+// again when told (the checkpoint thread failed).
+test("the thread's connection checkpoints only as the main connection does", async () => {
+  const s = await setup(REAL, { autoCheckpoint: 0 });
+  const file = join(s.db.raw.filename);
+  const pages = () => statSync(file).size / 4096;
+  const before = pages();
+  // ~40 KiB of findings a run: 60 runs put ~600 pages in the WAL, 150 well over 1,000.
+  const write = async (n: number) => {
+    for (let i = 0; i < n; i += 10)
+      await Promise.all(Array.from({ length: 10 }, () => finalRun(s, { findings: 200 }).sid));
+  };
+  await write(150);
+  const wal = statSync(`${file}-wal`).size / 4096;
+  expect(wal).toBeGreaterThan(1000);
+  expect(pages()).toBe(before); // nothing was copied into the file: no checkpoint ran
+  writer!.autoCheckpoint(1000);
+  await write(150);
+  expect(pages()).toBeGreaterThan(before + 500); // the thread's commits checkpoint again
 });
