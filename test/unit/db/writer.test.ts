@@ -93,7 +93,8 @@ function finalRun(
       truncated: false,
     },
   ];
-  const bytes = new TextEncoder().encode('{"a":1}');
+  // Bytes above 127 too: the group crosses to the thread as latin1 text (writer-protocol.ts).
+  const bytes = new TextEncoder().encode('{"a":"é€ 1"}');
   const id = opts.id ?? uuidv7();
   const sid = s.store.createFinal(
     {
@@ -145,6 +146,11 @@ test("a group of final runs is committed by the thread in one go; each gets its 
     expect(row).toEqual({ submission_id: sids[i]!, status: i % 4 === 0 ? "failed" : "succeeded" });
   }
   expect(count(s, "submissions")).toBe(20);
+  // Each submission's content, byte for byte.
+  for (const sid of sids) {
+    const sub = raw!.query("SELECT content FROM submissions WHERE id = ?").get(sid) as { content: Uint8Array };
+    expect(new TextDecoder().decode(sub.content)).toBe('{"a":"é€ 1"}');
+  }
   expect(count(s, "run_findings")).toBe(5); // one chunk for each of the 5 failed runs
   const got = await s.store.get(s.ids.orgId, runs[0]!.id);
   expect(got?.steps[0]?.findings.map((f) => f.message)).toEqual(["finding 0", "finding 1", "finding 2"]);
