@@ -148,7 +148,9 @@ test("a group of final runs is committed by the thread in one go; each gets its 
   expect(count(s, "submissions")).toBe(20);
   // Each submission's content, byte for byte.
   for (const sid of sids) {
-    const sub = raw!.query("SELECT content FROM submissions WHERE id = ?").get(sid) as { content: Uint8Array };
+    const sub = raw!.query("SELECT content FROM submissions WHERE id = ?").get(sid) as {
+      content: Uint8Array;
+    };
     expect(new TextDecoder().decode(sub.content)).toBe('{"a":"é€ 1"}');
   }
   expect(count(s, "run_findings")).toBe(5); // one chunk for each of the 5 failed runs
