@@ -80,7 +80,7 @@ export type Round = WrkResult & {
 };
 
 /** A core's idle and total clock ticks so far (/proc/stat's `cpuN` line). */
-function coreTicks(core: number): { idle: number; total: number } | null {
+export function coreTicks(core: number): { idle: number; total: number } | null {
   try {
     const line = readFileSync("/proc/stat", "utf8")
       .split("\n")

@@ -330,6 +330,32 @@ export function rows(r: Results, judge: boolean): Row[] {
         "",
         "—",
       );
+    const pl = t.placed;
+    if (pl) {
+      const main = (x: Side) => x.cpuUsByThread.main ?? Number.NaN;
+      const idle = (x: Side) => (x.coreIdle === null ? "" : ` · idle ${Math.round(x.coreIdle * 100)} %`);
+      row(
+        "11 placed (main thread alone on one core; its other threads and wrk on the other): the writer thread vs one thread, req/s",
+        n0(pl.writer.rps),
+        `one thread ${n0(pl.one.rps)}`,
+        f2(pl.writer.rps / pl.one.rps),
+        "—",
+      );
+      row(
+        "11 placed: main thread µs per run and its core's idle share, writer thread · one thread",
+        `${n0(main(pl.writer))} µs${idle(pl.writer)} · ${n0(main(pl.one))} µs${idle(pl.one)}`,
+        "",
+        "",
+        "—",
+      );
+      row(
+        "11 placed: runs/s the main thread allows on any number of cores (10⁶ ÷ its µs per run), writer thread · one thread",
+        `${n0(1e6 / main(pl.writer))} · ${n0(1e6 / main(pl.one))}`,
+        "",
+        "",
+        "—",
+      );
+    }
   }
   return out;
 }
@@ -452,6 +478,14 @@ export function details(r: Results): string {
           "; ",
         )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.writer.p50Ms)}/${ms(t.writer.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)}. CPU µs per run by thread: one thread ${by(t.one)}; writer thread ${by(t.writer)}; ${t.threads} HTTP threads + writer ${by(t.many)} (workers: the HTTP threads, the writer thread, the validation worker, the checkpoint thread). Requests served during the rounds: ${served}. The main thread's µs per run another thread served (admission and the commit): ${t.writerUsPerRelayedRun === null ? "n/a" : n0(t.writerUsPerRelayedRun)}. Errors ${t.one.errors} · ${t.writer.errors} · ${t.many.errors}; runs that did not succeed: ${t.notSucceeded}.`,
     );
+    if (t.placed)
+      out.push(
+        `Measure 11 placed, round by round (one thread · writer thread): ${t.placed.one.rounds
+          .map((a, i) => `${n0(a.rps)} · ${n0(t.placed!.writer.rounds[i]!.rps)}`)
+          .join(
+            "; ",
+          )} req/s; p50/p99 ${ms(t.placed.one.p50Ms)}/${ms(t.placed.one.p99Ms)} · ${ms(t.placed.writer.p50Ms)}/${ms(t.placed.writer.p99Ms)}. CPU µs per run by thread: one thread ${by(t.placed.one)}; writer thread ${by(t.placed.writer)}. Errors ${t.placed.one.errors} · ${t.placed.writer.errors}.`,
+      );
   }
   if (r.skipped.length) out.push(`Skipped: ${r.skipped.join("; ")}.`);
   return out.join("\n");

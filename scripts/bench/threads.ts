@@ -5,8 +5,15 @@
 // req/s, and CPU µs per run over all threads (what scaling to more cores is projected from, since
 // on a 2-core machine wrk takes a share of the cores the servers need). Which thread served what
 // comes from the server's own counter, assay_http_thread_requests_total.
+//
+// Then, where cores can be pinned, the same one-thread and writer-thread servers "placed": the
+// main thread alone on the server core, every other thread of the process (the writer, the
+// validation worker, the checkpoint thread, the JIT) moved to wrk's core after the warm-up — what
+// a machine with a free core for the writer looks like, as far as 2 cores allow. Unplaced on 2
+// cores the threads and wrk share both cores and the writer's gain cannot show (docs/benchmarks.md,
+// seventeenth pass).
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
-import { type Round, type Side, sideOf } from "./http.ts";
+import { type Round, type Side, coreTicks, sideOf } from "./http.ts";
 import type { Machine } from "./machine.ts";
 import {
   type Proc,
@@ -18,6 +25,7 @@ import {
   tempDir,
   threadCpuSeconds,
 } from "./server.ts";
+import { readdirSync } from "node:fs";
 import { runWrk } from "./wrk.ts";
 import { portLockPath, removeStaleLockFile } from "../../src/http/threads/port-lock.ts";
 
@@ -42,6 +50,8 @@ export interface ThreadsResult {
   notSucceeded: number;
   /** µs of the main thread per run the other threads served (its share as the one writer). */
   writerUsPerRelayedRun: number | null;
+  /** The main thread alone on the server core, the rest of the process on wrk's; null when not pinned. */
+  placed: { one: Side; writer: Side } | null;
 }
 
 async function threadCounts(url: string, token: string): Promise<Record<string, Record<string, number>>> {
@@ -136,6 +146,8 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
     const mainSeconds = b.reduce((x, r) => x + (r.threadSeconds?.main ?? 0), 0);
     const writerUsPerRelayedRun =
       relayed > 0 ? ((mainSeconds - (own * (one.cpuUsByThread.main ?? 0)) / 1e6) / relayed) * 1e6 : null;
+    const placed = m.pinned ? await measurePlaced(m, o, dir, servers) : null;
+    if (placed) notSucceeded += placed.notSucceeded;
     return {
       threads: o.threads,
       one,
@@ -144,6 +156,7 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
       served,
       notSucceeded,
       writerUsPerRelayedRun,
+      placed: placed && { one: placed.one, writer: placed.writer },
     };
   } finally {
     for (const s of servers) {
@@ -154,6 +167,82 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
     }
     removeDir(dir);
   }
+}
+
+/** Moves every thread of `pid` but its main thread to `core` (taskset -p), the main thread to `main`. */
+function place(pid: number, main: number, core: number) {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const to = tid === String(pid) ? main : core;
+    const r = Bun.spawnSync(["taskset", "-p", "-c", String(to), tid], { stdout: "ignore", stderr: "pipe" });
+    // A thread that ended between the listing and the call is no failure.
+    if (r.exitCode !== 0 && readdirSync(`/proc/${pid}/task`).includes(tid))
+      throw new Error(`taskset -p ${tid}: ${r.stderr.toString().trim()}`);
+  }
+}
+
+/** The one-thread and writer-thread servers with the threads placed (see the head of this file). */
+async function measurePlaced(
+  m: Machine,
+  o: ThreadsOptions,
+  dir: string,
+  servers: Array<{ proc: Proc & { startMs: number }; token: string }>,
+): Promise<{ one: Side; writer: Side; notSucceeded: number }> {
+  const body = orderDocument();
+  const placed: typeof servers = [];
+  for (const [i, writer] of ["off", "on"].entries()) {
+    const dataDir = `${dir}/placed-${i}`;
+    const token = initDataDir(dataDir, "bench");
+    const proc = await startAssay({
+      dataDir,
+      machine: m,
+      env: { ASSAY_HTTP_THREADS: "1", ASSAY_WORKERS: "1", ASSAY_WRITER_THREAD: writer },
+    });
+    // Stopped with the others (measureThreads' finally).
+    servers.push({ proc, token });
+    placed.push({ proc, token });
+    await api(proc.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
+  }
+  const load = (i: number) => ({
+    url: `${placed[i]!.proc.url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
+    body,
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${placed[i]!.token}` },
+    connections: o.connections,
+    dir,
+  });
+  // Warm-up first: the JIT's threads exist by then, and are placed with the rest.
+  for (const i of [0, 1]) {
+    await runWrk(m, { ...load(i), seconds: o.warmupSeconds });
+    place(placed[i]!.proc.pid, m.serverCore, m.loadCore);
+  }
+  const round = async (i: number): Promise<Round> => {
+    const pid = placed[i]!.proc.pid;
+    const before = cpuSeconds(pid);
+    const threads = threadCpuSeconds(pid);
+    const core0 = coreTicks(m.serverCore);
+    const r = await runWrk(m, { ...load(i), seconds: o.seconds });
+    const core1 = coreTicks(m.serverCore);
+    const after = threadCpuSeconds(pid);
+    const threadSeconds = Object.fromEntries(
+      Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
+    );
+    const core =
+      core0 && core1 ? { idle: core1.idle - core0.idle, total: core1.total - core0.total } : undefined;
+    return { ...r, cpuSeconds: cpuSeconds(pid) - before, threadSeconds, core };
+  };
+  const a: Round[] = [];
+  const b: Round[] = [];
+  for (let k = 0; k < o.rounds; k++) {
+    a.push(await round(0));
+    b.push(await round(1));
+  }
+  let notSucceeded = 0;
+  for (const s of placed) {
+    const count = async (q: string) =>
+      (await api<{ count: number }>(s.proc.url, s.token, "GET", `/api/v1/orgs/bench/runs/?page_size=1${q}`))
+        .count;
+    notSucceeded += (await count("")) - (await count("&status=succeeded"));
+  }
+  return { one: sideOf(a), writer: sideOf(b), notSucceeded };
 }
 
 /**
