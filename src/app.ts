@@ -5,6 +5,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
+import { hasAuthority, hostRequired } from "./http/fallback.ts";
 import { type SessionAuth, authPlugin, bearerToken, createAuthenticate } from "./http/auth.ts";
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
@@ -92,6 +93,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     // (no context, no copy of the default headers, no hooks; its answer is whole).
     .wrap((handle, request: Request) => {
       count?.(request);
+      // Before anything parses the URL: without an authority it is a bare path (fallback.ts).
+      if (!hasAuthority(request)) return hostRequired;
       const path = lanePath(request);
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;

@@ -12,6 +12,7 @@ import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
 import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
+import { internalError } from "./http/fallback.ts";
 import { startSharedRateGc } from "./http/ratelimit-shared.ts";
 import { type HttpThreads, ThreadCounts, ThreadListenError, startHttpThreads } from "./http/threads/index.ts";
 import { type PortLock, lockPort } from "./http/threads/port-lock.ts";
@@ -175,6 +176,10 @@ async function start(
       // Bun closes a connection that stays idle, or takes longer than this to deliver a request
       // body (data arriving does not extend it): a trickling client cannot hold it forever.
       idleTimeout: config.idle_timeout_s,
+      // Never Bun's development error page (HTML with the stack and source lines), whatever
+      // NODE_ENV says: whatever escapes the app's error handling answers as its 500.
+      development: false,
+      error: internalError,
     });
     if (threaded) {
       const port = app.server!.port!;

@@ -11,7 +11,7 @@ import { intake } from "../../runs/intake/modes.ts";
 import { MAX_FILENAME_LENGTH, checkFileType } from "../../runs/service.ts";
 import { pendingSteps } from "../../runs/summary.ts";
 import type { WorkflowVersion } from "../../workflows/types.ts";
-import { DEFAULT_HEADERS } from "../security.ts";
+import { hasAuthority, hostRequired, internalError } from "../fallback.ts";
 import { fastCandidate } from "./fast-path.ts";
 import type { Handed } from "./handoff.ts";
 import {
@@ -60,19 +60,7 @@ function start(i: ThreadInit) {
       idleTimeout: i.idleTimeout,
       // Never Bun's development error page (it shows the stack): a bug here answers as the app's 500.
       development: false,
-      error: () =>
-        new Response(
-          JSON.stringify({
-            detail: "An internal error occurred.",
-            code: "internal_error",
-            status: 500,
-            errors: [],
-          }),
-          {
-            status: 500,
-            headers: { ...DEFAULT_HEADERS, "cache-control": "no-store", "content-type": "application/json" },
-          },
-        ),
+      error: internalError,
       fetch: accept,
     });
     post({ t: "listening" });
@@ -85,6 +73,8 @@ async function accept(
   req: Request,
   srv: { requestIP(r: Request): { address: string } | null },
 ): Promise<Response> {
+  // As on the main listener (src/app.ts): the main thread could not rebuild a bare path.
+  if (!hasAuthority(req)) return hostRequired();
   const id = ++nextId;
   const headers = encodeHeaders(req.headers);
   const fast = init!.inline && fastCandidate(req, init!.maxPayloadBytes);

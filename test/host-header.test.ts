@@ -1,0 +1,128 @@
+// A request whose Host is missing (HTTP/1.0) or not a host (`Host:`, `Host: a b`): Bun then hands
+// the app a bare path instead of a URL. Every listener answers it with the JSON 400 before anything
+// parses the URL — never Bun's development error page, which showed the stack and the bundle's
+// source lines — and nothing is stored (src/http/fallback.ts).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { hostRequired, internalError } from "../src/http/fallback.ts";
+import { DEFAULT_HEADERS } from "../src/http/security.ts";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+const NO_HOST = errorBody(400, "invalid_request", "The request needs a Host header naming this server.", [
+  { field: "Host", code: "required", message: "Send a Host header with this server's host (and port)." },
+]);
+
+/** One request on its own connection; the whole answer once the server has sent or closed. */
+function raw(port: number, head: string) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
+    const sock = connect(port, "127.0.0.1");
+    let out = "";
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no whole answer in 10 s: ${JSON.stringify(out)}`));
+    }, 10_000);
+    const done = () => {
+      clearTimeout(timer);
+      sock.destroy();
+      const end = out.indexOf("\r\n\r\n");
+      const lines = out.slice(0, end).split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const l of lines.slice(1)) {
+        const at = l.indexOf(":");
+        headers[l.slice(0, at).toLowerCase()] = l.slice(at + 1).trim();
+      }
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? "")?.[1] ?? 0),
+        headers,
+        body: out.slice(end + 4),
+      });
+    };
+    sock.on("data", (d) => {
+      out += d.toString();
+      const end = out.indexOf("\r\n\r\n");
+      const len = /\r\ncontent-length: *(\d+)/i.exec(out)?.[1];
+      if (end >= 0 && len !== undefined && out.length - end - 4 >= Number(len)) done();
+    });
+    sock.on("close", done);
+    sock.on("error", () => {});
+    sock.on("connect", () => sock.write(head));
+  });
+}
+
+function expectNoHost(r: Awaited<ReturnType<typeof raw>>) {
+  expect(r.status).toBe(400);
+  expect(JSON.parse(r.body)).toEqual(NO_HOST);
+  expect(r.headers["content-type"]).toBe("application/json");
+  expect(r.headers["cache-control"]).toBe("no-store");
+  for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
+}
+
+let s: TestServer;
+let port: number;
+let exec: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  port = Number(new URL(s.url).port);
+  exec = (await s.user("exec", "acme", "executor")).token;
+  const author = (await s.user("author", "acme", "author")).token;
+  await createWorkflow(s, author, {
+    slug: "j",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+});
+afterAll(() => s.close());
+
+test("HTTP/1.0 without a Host: 400 with the whole JSON error and the security headers", async () => {
+  expectNoHost(await raw(port, "GET /healthz HTTP/1.0\r\n\r\n"));
+  expectNoHost(
+    await raw(port, `GET /api/v1/orgs/acme/workflows/ HTTP/1.0\r\nAuthorization: Bearer ${exec}\r\n\r\n`),
+  );
+});
+
+test("an empty Host, or one that is not a host: the same 400", async () => {
+  expectNoHost(await raw(port, "GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n"));
+  expectNoHost(await raw(port, "GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n"));
+});
+
+test("a run start without a Host is refused and stores nothing", async () => {
+  const before = await s.count("runs");
+  const body = '{"a":1}';
+  const head = `POST /api/v1/orgs/acme/workflows/j/runs/ HTTP/1.0\r\nAuthorization: Bearer ${exec}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  expectNoHost(await raw(port, head));
+  expect(await s.count("runs")).toBe(before);
+  // With a Host, the same request is a run.
+  const ok = await raw(port, head.replace("HTTP/1.0\r\n", `HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n`));
+  expect(ok.status).toBe(201);
+  expect(JSON.parse(ok.body).status).toBe("succeeded");
+  expect(await s.count("runs")).toBe(before + 1);
+});
+
+test("HTTP/1.0 with a Host is served as usual", async () => {
+  const r = await raw(port, `GET /healthz HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+  expect(r.status).toBe(200);
+  expect((await call(s, "GET", "/healthz")).status).toBe(200);
+});
+
+test("with HTTP threads every listener answers the same 400", async () => {
+  const t = await startTestServer({ http_threads: 2 });
+  try {
+    const p = Number(new URL(t.url).port);
+    // A connection each: the kernel spreads them over both listeners (all on one: 2^-31).
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, () => raw(p, "GET /healthz HTTP/1.0\r\n\r\n")),
+    );
+    for (const r of answers) expectNoHost(r);
+  } finally {
+    await t.close();
+  }
+});
+
+test("the listeners' last resort is the app's JSON 500, never Bun's error page", async () => {
+  const r = internalError();
+  expect(r.status).toBe(500);
+  expect(r.headers.get("content-type")).toBe("application/json");
+  expect(await r.json()).toEqual(errorBody(500, "internal_error", "An internal error occurred."));
+  expect(hostRequired().status).toBe(400);
+});
