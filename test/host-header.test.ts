@@ -81,9 +81,15 @@ test("HTTP/1.0 without a Host: 400 with the whole JSON error and the security he
   );
 });
 
-test("an empty Host, or one that is not a host: the same 400", async () => {
+test("an empty Host, or one that is not a host (or no URL parser accepts): the same 400", async () => {
   expectNoHost(await raw(port, "GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n"));
   expectNoHost(await raw(port, "GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n"));
+  // Hosts Bun passes on inside a URL that no parser accepts.
+  for (const host of ['a"b', "[::1", "x:99999", ":80"])
+    expectNoHost(await raw(port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+  // A Host naming another server is still a host: served.
+  const other = await raw(port, "GET /healthz HTTP/1.1\r\nHost: [::1]:80\r\nConnection: close\r\n\r\n");
+  expect(other.status).toBe(200);
 });
 
 test("a run start without a Host is refused and stores nothing", async () => {

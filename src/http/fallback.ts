@@ -9,14 +9,29 @@ import { DEFAULT_HEADERS } from "./security.ts";
 
 const HEADERS = { ...DEFAULT_HEADERS, "cache-control": "no-store" };
 
+/** Authorities seen, and whether a URL parser accepts them (a few in practice; bounded). */
+const authorities = new Map<string, boolean>();
+const MAX_AUTHORITIES = 1024;
+
 /**
- * False when Bun could not build an absolute URL for the request: HTTP/1.0 without a Host, or a
- * Host that is empty or not a host (`Host: a b`). Bun then hands over the bare path, which no
- * URL parser of ours accepts; HTTP/1.1 without any Host is refused by Bun itself (400).
+ * False when the request's URL cannot be parsed: Bun hands over the bare path for HTTP/1.0
+ * without a Host and for a Host that is empty or holds a character no host has (`Host: a b`),
+ * and builds a URL no parser accepts from others (`Host: [::1`, `Host: x:99999`, `Host: :80`).
+ * HTTP/1.1 without any Host is refused by Bun itself (400). Each authority is parsed once.
  */
 export function hasAuthority(request: Request): boolean {
   const u = request.url;
-  return u.startsWith("http://") || u.startsWith("https://");
+  const start = u.startsWith("http://") ? 7 : u.startsWith("https://") ? 8 : -1;
+  if (start < 0) return false;
+  const end = u.indexOf("/", start);
+  const authority = end < 0 ? u.slice(start) : u.slice(start, end);
+  let ok = authorities.get(authority);
+  if (ok === undefined) {
+    ok = URL.canParse(`http://${authority}/`);
+    if (authorities.size >= MAX_AUTHORITIES) authorities.clear();
+    authorities.set(authority, ok);
+  }
+  return ok;
 }
 
 /** 400 for a request without a usable Host (RFC 9112 §3.2 asks the same of HTTP/1.1). */
