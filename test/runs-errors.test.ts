@@ -174,6 +174,54 @@ describe("in the contract's order", () => {
       'The charset "klingon" is not supported.',
     );
   });
+  test("415 for an unknown charset in an envelope, whatever its content", async () => {
+    // String content is stored as UTF-8, but the name it gives must still mean something.
+    for (const content of ["hello", { a: 1 }])
+      await refused(
+        runs("json"),
+        { token: exec, body: { content, content_type: "application/json; charset=bogus" } },
+        415,
+        "unsupported_media_type",
+        'The charset "bogus" is not supported.',
+      );
+    await refused(
+      runs("json"),
+      {
+        token: exec,
+        body: {
+          content: "e30=",
+          content_encoding: "base64",
+          content_type: "application/json; charset=bogus",
+        },
+      },
+      415,
+      "unsupported_media_type",
+      'The charset "bogus" is not supported.',
+    );
+  });
+  test("415 for two charsets that disagree (raw and envelope); the same one twice is one", async () => {
+    const two = "text/plain; charset=utf-8; charset=latin1";
+    await refused(
+      runs("json"),
+      { token: exec, raw: "\xff", headers: { "content-type": two } },
+      415,
+      "unsupported_media_type",
+      "The content type names more than one charset; name one.",
+    );
+    await refused(
+      runs("json"),
+      { token: exec, body: { content: "x", content_type: two } },
+      415,
+      "unsupported_media_type",
+      "The content type names more than one charset; name one.",
+    );
+    const same = await call(s, "POST", runs("json"), {
+      token: exec,
+      raw: "{}",
+      headers: { "content-type": "application/json; charset=utf-8; charset=UTF-8" },
+    });
+    expect(same.status).toBe(201);
+  });
   test("415 for a Content-Encoding other than base64", async () => {
     await refused(
       runs("json"),
@@ -273,6 +321,28 @@ describe("400 invalid_request with errors[]", () => {
     bad({ raw: "{}", headers: { "content-type": "application/json", "x-filename": "../etc/passwd" } }, [
       item("X-Filename", "invalid"),
     ]));
+  test('a filename that is "." or "..", or holds a bidirectional control or an unpaired surrogate', async () => {
+    const named = (filename: string) => ({
+      body: { content: "{}", content_type: "application/json", filename },
+    });
+    const whole = (message: string) => [{ field: "filename", code: "invalid", message }];
+    const chars =
+      "filename may not contain control characters (bidirectional ones too), unpaired surrogates or path separators.";
+    await bad(named("."), whole('filename may not be "." or "..".'));
+    await bad(named(".."), whole('filename may not be "." or "..".'));
+    await bad(named("invoice\u202efdp.exe"), whole(chars));
+    await bad(named("a\u2066b.json"), whole(chars));
+    await bad(named("a\ud800.json"), whole(chars));
+    await bad({ raw: "{}", headers: { "content-type": "application/json", "x-filename": ".." } }, [
+      { field: "X-Filename", code: "invalid", message: 'filename may not be "." or "..".' },
+    ]);
+    // Dots inside a name, and other scripts, are names.
+    for (const ok of ["..a.json", "a..json", "fa\u00e7ade \u6587\u4ef6.json"]) {
+      const r = await call(s, "POST", runs("json"), { token: exec, ...named(ok) });
+      expect(r.status).toBe(201);
+      expect(r.json.submission.filename).toBe(ok);
+    }
+  });
   test("an unknown X-Submission-Mode", () =>
     bad({ raw: "{}", headers: { "content-type": "application/json", "x-submission-mode": "magic" } }, [
       item("X-Submission-Mode", "invalid"),

@@ -36,6 +36,8 @@ export interface MediaType {
   mime: string;
   charset: string | null;
   params: Record<string, string>;
+  /** Parameters given more than once with different values (`charset=utf-8; charset=latin1`). */
+  conflicting: string[];
 }
 
 /** Parses a Content-Type value; null when it is not type/subtype. */
@@ -45,15 +47,21 @@ export function parseMediaType(value: string | null | undefined): MediaType | nu
   const mime = head!.trim().toLowerCase();
   if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(mime)) return null;
   const params: Record<string, string> = {};
+  const conflicting: string[] = [];
   for (const p of rest) {
     const eq = p.indexOf("=");
     if (eq < 0) continue;
-    params[p.slice(0, eq).trim().toLowerCase()] = p
+    const name = p.slice(0, eq).trim().toLowerCase();
+    const value = p
       .slice(eq + 1)
       .trim()
       .replace(/^"(.*)"$/, "$1");
+    const before = params[name];
+    if (before !== undefined && before.toLowerCase() !== value.toLowerCase() && !conflicting.includes(name))
+      conflicting.push(name);
+    params[name] = value;
   }
-  return { mime, charset: params.charset?.toLowerCase() ?? null, params };
+  return { mime, charset: params.charset?.toLowerCase() ?? null, params, conflicting };
 }
 
 /** The file type a MIME type maps to; null when Assay does not support it (→ 415). */

@@ -39,6 +39,18 @@ const unsupported = (what: string) => new AppError(415, "unsupported_media_type"
 const badRequest = (errors: ErrorItem[]) =>
   new AppError(400, "invalid_request", "The run request is invalid.", errors);
 const utf8 = new TextEncoder();
+
+/**
+ * A declared charset must be one the server knows, and only one, whatever the mode: an envelope's
+ * string content is stored as UTF-8 whatever it names, but a name that means nothing (or two
+ * that disagree) is the client's mistake, refused as in raw mode (CONTRACT §4: 415).
+ */
+function checkCharset(media: NonNullable<ReturnType<typeof parseMediaType>>) {
+  if (media.conflicting.includes("charset"))
+    throw unsupported("The content type names more than one charset; name one.");
+  if (media.charset !== null && !normaliseCharset(media.charset))
+    throw unsupported(`The charset "${media.charset}" is not supported.`);
+}
 /** Limits are in bytes of UTF-8, not UTF-16 code units ("é" counts 2). */
 const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
 
@@ -218,13 +230,19 @@ function checkFilename(
       code: "too_long",
       message: `filename may hold at most ${limits.maxFilenameLength} characters.`,
     });
+  // Control characters and path separators; also the bidirectional controls, which make a download
+  // prompt show another name than the file has ("invoice\u202Efdp.exe"), and lone surrogates,
+  // which no encoding stores (they came back as U+FFFD).
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  else if (/[\u0000-\u001f\u007f/\\]/.test(v))
+  else if (/[\u0000-\u001f\u007f/\\\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(v) || !v.isWellFormed())
     errors.push({
       field,
       code: "invalid",
-      message: "filename may not contain control characters or path separators.",
+      message:
+        "filename may not contain control characters (bidirectional ones too), unpaired surrogates or path separators.",
     });
+  else if (v === "." || v === "..")
+    errors.push({ field, code: "invalid", message: 'filename may not be "." or "..".' });
   else return v;
   return null;
 }
@@ -252,6 +270,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   else {
     media = parseMediaType(ct);
     if (!media) throw unsupported(`"${ct}" is not a media type.`);
+    checkCharset(media);
   }
   const filename = checkFilename(f.filename, limits, errors);
   // metadata: a JSON object, bounded.
@@ -361,6 +380,7 @@ function fromRaw(
   media: NonNullable<ReturnType<typeof parseMediaType>>,
   limits: IntakeLimits,
 ): Intake {
+  checkCharset(media);
   const errors: ErrorItem[] = [];
   const enc = headers.get("content-encoding")?.trim().toLowerCase();
   let bytes: Uint8Array | null = body;
