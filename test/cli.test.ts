@@ -99,6 +99,14 @@ describe("assay CLI", () => {
     const bad = assay(["workflows", "import", "acme", file]);
     expect(bad.code).toBe(1);
     expect(bad.err).toContain("allowed_file_types");
+    // Bounded as over the API: 1e300 was an SQLite error, 9e15 a retention sweep's Invalid Date.
+    for (const days of ["1e300", "9000000000000000", '"-1"', "-1"]) {
+      writeFileSync(file, exp.out.replace("retention_days: null", `retention_days: ${days}`));
+      const big = assay(["workflows", "import", "acme", file]);
+      expect(big.code).toBe(1);
+      expect(big.err).toContain("retention_days: must be an integer from 0 to 36500 or null");
+    }
+    expect(assay(["workflows", "export", "acme", "invoices"]).out).toContain("retention_days: null");
   });
   test("settings get and set", () => {
     expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);

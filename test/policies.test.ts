@@ -67,6 +67,34 @@ describe("PATCH /api/v1/admin/settings/", () => {
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual([{ field: "token_ttl", code: "invalid", message: expect.any(String) }]);
   });
+  test("400 for a number written as text or out of range: nothing is saved, no token is locked out", async () => {
+    // A JSON body is typed: "-1" is a string, not -1. The string used to pass, be saved as the
+    // text "-1" and refuse every token (401 "must be rotated"); "1e3" and "0x10" became 1000, 16.
+    const kept = {
+      token_default_ttl_days: 10,
+      token_max_ttl_days: 30,
+      token_rotation_days: 90,
+      audit_retention_days: 400,
+    };
+    expect((await policy(kept)).json).toEqual(kept);
+    const rows = await s.sql("SELECT key, value FROM settings ORDER BY key");
+    const auditRows = await s.count("audit_log");
+    for (const key of Object.keys(kept))
+      for (const v of ["-1", "-5", "1e3", "0x10", "30", " ", "", 1e300, 9e15, -1, 2 ** 53]) {
+        const r = await policy({ [key]: v });
+        expect(r.status).toBe(400);
+        expect(r.json).toEqual({
+          detail: "The request is invalid.",
+          code: "invalid_request",
+          status: 400,
+          errors: [{ field: key, code: "invalid", message: "must be an integer from 1 to 36500 or null" }],
+        });
+      }
+    expect((await call(s, "GET", SETTINGS, { token: s.rootToken })).json).toEqual(kept);
+    expect(await s.sql("SELECT key, value FROM settings ORDER BY key")).toEqual(rows);
+    expect(await s.count("audit_log")).toBe(auditRows);
+    expect((await me(s.rootToken)).status).toBe(200);
+  });
   test("400 when the default lifetime would exceed the maximum", async () => {
     await policy({ token_max_ttl_days: 30 });
     expect((await policy({ token_default_ttl_days: 31 })).json).toEqual(

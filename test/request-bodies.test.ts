@@ -2,6 +2,7 @@
 // unsupported_media_type, not a 400 listing a "Property 'N'" per character of the text; the run
 // endpoint alone takes any supported type (its raw mode).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { TransformKind } from "@sinclair/typebox";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -117,5 +118,102 @@ describe("400 for JSON that is not an object", () => {
       });
       expect([200, 409]).toContain(r.status); // canceled, or already finished
     }
+  });
+});
+
+describe("numbers in JSON bodies are JSON numbers, bounded (src/http/schemas.ts)", () => {
+  /**
+   * What a body schema must not hold, by path: a transform (Elysia's t.Integer and t.Numeric also
+   * take "-1", "1e3", "0x10"), a string taken as a number, or an integer or number with no
+   * maximum (1e300 or 9e15 would reach a Date or an INTEGER column).
+   */
+  function faultsIn(schema: unknown, at = "", seen = new Set<unknown>()): string[] {
+    if (!schema || typeof schema !== "object" || seen.has(schema)) return [];
+    seen.add(schema);
+    const o = schema as Record<string | symbol, unknown>;
+    const out: string[] = [];
+    if (TransformKind in o) out.push(`${at || "(root)"}: transform`);
+    if (o.type === "string" && ["integer", "numeric", "number"].includes(String(o.format)))
+      out.push(`${at || "(root)"}: numeric text`);
+    if ((o.type === "integer" || o.type === "number") && typeof o.maximum !== "number")
+      out.push(`${at || "(root)"}: no maximum`);
+    for (const k of ["anyOf", "oneOf", "allOf"]) {
+      const list = Array.isArray(o[k]) ? (o[k] as unknown[]) : [];
+      for (let i = 0; i < list.length; i++) out.push(...faultsIn(list[i], `${at}/${k}/${i}`, seen));
+    }
+    for (const k of ["properties", "patternProperties"])
+      if (o[k] && typeof o[k] === "object")
+        for (const [name, v] of Object.entries(o[k] as object))
+          out.push(...faultsIn(v, `${at}/${name}`, seen));
+    for (const k of ["items", "additionalProperties", "not"]) out.push(...faultsIn(o[k], `${at}/${k}`, seen));
+    return out;
+  }
+
+  test("no route's body schema takes a number written as text, or an unbounded number", () => {
+    const routes = s.app.routes as { method: string; path: string; hooks?: { body?: unknown } }[];
+    let checked = 0;
+    const found: string[] = [];
+    for (const r of routes) {
+      if (!r.hooks?.body) continue;
+      checked++;
+      for (const f of faultsIn(r.hooks.body)) found.push(`${r.method} ${r.path} ${f}`);
+    }
+    expect(checked).toBeGreaterThanOrEqual(19);
+    expect(found).toEqual([]);
+    // The check sees what it looks for.
+    expect(
+      faultsIn({
+        properties: { n: { [TransformKind]: {}, anyOf: [{ type: "string", format: "integer" }] } },
+      }),
+    ).toEqual(["/n: transform", "/n/anyOf/0: numeric text"]);
+    expect(faultsIn({ properties: { n: { type: "integer", minimum: 0 } } })).toEqual(["/n: no maximum"]);
+  });
+
+  test("a number written as text is a 400 naming the field, on every route with an integer", async () => {
+    const invalidAs = (field: string, message: string) =>
+      errorBody(400, "invalid_request", "The request is invalid.", [{ field, code: "invalid", message }]);
+    const token = s.rootToken;
+    const wf = await call(s, "GET", `${WORKFLOWS}bodies/`, { token });
+    const cases: [string, string, Record<string, unknown>, string, string][] = [
+      [
+        "PATCH",
+        "/api/v1/admin/settings/",
+        { token_rotation_days: "-1" },
+        "token_rotation_days",
+        "must be an integer from 1 to 36500 or null",
+      ],
+      [
+        "POST",
+        "/api/v1/users/me/tokens/",
+        { name: "x", expires_in_days: "1e10" },
+        "expires_in_days",
+        "must be an integer from 1 to 36500 or null",
+      ],
+      [
+        "PATCH",
+        `${WORKFLOWS}bodies/`,
+        { retention_days: "0x10" },
+        "retention_days",
+        "must be an integer from 0 to 36500 or null",
+      ],
+      [
+        "POST",
+        `${WORKFLOWS}bodies/steps/`,
+        { name: "c", validator: "syntax", order: "1" },
+        "order",
+        "must be an integer from 1 to 50",
+      ],
+      [
+        "PATCH",
+        `${WORKFLOWS}bodies/steps/${wf.json.steps[0].id}/`,
+        { order: "-1" },
+        "order",
+        "must be an integer from 1 to 50",
+      ],
+    ];
+    for (const [method, path, body, field, message] of cases)
+      expect((await call(s, method, path, { token, body })).json).toEqual(invalidAs(field, message));
+    expect((await call(s, "GET", `${WORKFLOWS}bodies/`, { token })).json).toEqual(wf.json);
+    expect((await call(s, "GET", "/api/v1/admin/settings/", { token })).json.token_rotation_days).toBeNull();
   });
 });

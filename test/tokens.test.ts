@@ -86,6 +86,47 @@ describe("POST /api/v1/users/me/tokens/", () => {
     expect(r.json.errors).toEqual([{ field: "scopes", code: "invalid", message: expect.any(String) }]);
   });
 
+  test("400 for an expiry written as text or too large for a date: no token is created", async () => {
+    // "99999999999" and "1e10" used to be a 500 (Invalid Date), "-1" a token expired at birth,
+    // "-100000" one expiring in 1753, "0x10" 16 days: a JSON body is typed, and bounded.
+    const u = await s.user("textexpiry");
+    const before = await s.sql("SELECT id FROM api_tokens WHERE user_id = ? ORDER BY id", u.id);
+    for (const expires_in_days of [
+      "99999999999",
+      "1e10",
+      "9e15",
+      "-1",
+      "-100000",
+      " ",
+      "",
+      "0x10",
+      "1e3",
+      "30",
+      1e300,
+      9e15,
+      99999999999,
+    ]) {
+      const r = await create(u.token, { name: "x", expires_in_days });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({
+        detail: "The request is invalid.",
+        code: "invalid_request",
+        status: 400,
+        errors: [
+          {
+            field: "expires_in_days",
+            code: "invalid",
+            message: "must be an integer from 1 to 36500 or null",
+          },
+        ],
+      });
+    }
+    expect(await s.sql("SELECT id FROM api_tokens WHERE user_id = ? ORDER BY id", u.id)).toEqual(before);
+    const list = await call(s, "GET", TOKENS, { token: u.token });
+    expect(list.json.count).toBe(1);
+    expect((await create(u.token, { name: "x", expires_in_days: 36500 })).status).toBe(201);
+  });
+
   test(`409 conflict beyond ${MAX_ACTIVE_TOKENS} active tokens; revoking one makes room`, async () => {
     const u = await s.user("hoarder");
     for (let i = 1; i < MAX_ACTIVE_TOKENS; i++) await s.deps.tokens.create(u.id, `t${i}`, null, SYSTEM);

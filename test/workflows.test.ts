@@ -252,6 +252,89 @@ describe("authoring", () => {
   });
 });
 
+describe("integers in bodies are JSON numbers, bounded", () => {
+  // A string where an integer goes is a 400 naming the field, like -1 is: "-1" used to be saved as
+  // 1 or -1, "0x10" as 16, and 1e300 was a 500 (SQLite: cannot store REAL value in INTEGER column).
+  const invalidAs = (field: string, message: string) => ({
+    detail: "The request is invalid.",
+    code: "invalid_request",
+    status: 400,
+    errors: [{ field, code: "invalid", message }],
+  });
+  const RETENTION = "must be an integer from 0 to 36500 or null";
+  const ORDER = "must be an integer from 1 to 50";
+  const BAD = ["-1", "0x10", "1e3", "5", " ", "", 1e300, 9e15, -1, 36501, 2.5];
+
+  test("retention_days: 400 on POST, PUT and PATCH, and the workflow stays as it was", async () => {
+    expect(
+      (await call(s, "POST", base, { token: author, body: wf("typed", { retention_days: 30 }) })).status,
+    ).toBe(201);
+    const before = (await call(s, "GET", `${base}typed/`, { token: author })).json;
+    for (const retention_days of BAD) {
+      const patch = await call(s, "PATCH", `${base}typed/`, { token: author, body: { retention_days } });
+      expect(patch.status).toBe(400);
+      expect(patch.json).toEqual(invalidAs("retention_days", RETENTION));
+      const put = await call(s, "PUT", `${base}typed/`, {
+        token: author,
+        body: wf("typed", { retention_days }),
+      });
+      expect(put.json).toEqual(invalidAs("retention_days", RETENTION));
+      const post = await call(s, "POST", base, { token: author, body: wf("typed-new", { retention_days }) });
+      expect(post.json).toEqual(invalidAs("retention_days", RETENTION));
+    }
+    expect((await call(s, "GET", `${base}typed/`, { token: author })).json).toEqual(before);
+    expect((await call(s, "GET", `${base}typed-new/`, { token: author })).status).toBe(404);
+    expect(await s.sql("SELECT retention_days FROM workflows WHERE slug = 'typed'")).toEqual([
+      { retention_days: 30 },
+    ]);
+    // The bounds themselves are accepted.
+    for (const retention_days of [0, 36500, null])
+      expect(
+        (await call(s, "PATCH", `${base}typed/`, { token: author, body: { retention_days } })).json
+          .retention_days,
+      ).toBe(retention_days);
+  });
+
+  test("a step's order: 400 on add and on edit, and the steps stay as they were", async () => {
+    await call(s, "POST", base, {
+      token: author,
+      body: wf("typed-steps", {
+        steps: [
+          { name: "a", validator: "syntax", config: {} },
+          { name: "b", validator: "syntax", config: {} },
+        ],
+      }),
+    });
+    const before = (await call(s, "GET", `${base}typed-steps/`, { token: author })).json;
+    const b = before.steps[1];
+    for (const order of [...BAD, 0, 51]) {
+      const edit = await call(s, "PATCH", `${base}typed-steps/steps/${b.id}/`, {
+        token: author,
+        body: { order },
+      });
+      expect(edit.status).toBe(400);
+      expect(edit.json).toEqual(invalidAs("order", ORDER));
+      const add = await call(s, "POST", `${base}typed-steps/steps/`, {
+        token: author,
+        body: { name: "c", validator: "syntax", config: {}, order },
+      });
+      expect(add.json).toEqual(invalidAs("order", ORDER));
+    }
+    expect((await call(s, "GET", `${base}typed-steps/`, { token: author })).json).toEqual(before);
+    const moved = await call(s, "PATCH", `${base}typed-steps/steps/${b.id}/`, {
+      token: author,
+      body: { order: 1 },
+    });
+    expect(moved.json).toEqual({ ...b, order: 1 });
+    // An order past the end (up to 50, the most steps a workflow has) still means "last".
+    const last = await call(s, "POST", `${base}typed-steps/steps/`, {
+      token: author,
+      body: { name: "c", validator: "syntax", config: {}, order: 50 },
+    });
+    expect(last.json.order).toBe(3);
+  });
+});
+
 describe("pagination", () => {
   beforeAll(async () => {
     for (let i = 0; i < 5; i++) await call(s, "POST", base, { token: author, body: wf(`p${i}`) });

@@ -13,7 +13,8 @@ import { createOrgService } from "../orgs/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { createUser } from "../users/service.ts";
 
-const Days = t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
+// Int, never t.Integer: a JSON body takes no numbers written as text (src/http/schemas.ts).
+const Days = t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
   error: "must be an integer from 1 to 36500 or null",
 });
 const SettingsOut = named(

@@ -4,10 +4,17 @@ import { t } from "elysia";
 import { named } from "./openapi/named.ts";
 
 /**
- * An integer in a response. Elysia's t.Integer is a transform (it also takes numeric strings, for
- * query and body input), and a response schema holding any transform makes Elysia pass every
- * answer through TypeBox's interpreted Value.Encode instead of its compiled check: a page of 50
- * runs took 2.5 ms of CPU, almost all of it there (docs/benchmarks.md). Input schemas keep t.Integer.
+ * An integer, in a request body or a response: TypeBox's plain integer, a JSON number and nothing
+ * else. Never Elysia's t.Integer (nor t.Numeric): it is a transform whose extra branch takes a
+ * number written as text ("-1", "1e3", "0x10", " "), its bounds checked only by a decode step
+ * after the compiled check (an error naming no field; the built server skipped it and stored the
+ * text). In a JSON body that let {"token_rotation_days": "-1"} be saved and lock every token out,
+ * and "0x10" become 16; a JSON body is typed: a string there is a 400 naming the field.
+ * test/request-bodies.test.ts checks that no route's body schema holds one. In a response, a
+ * transform also makes Elysia pass every answer through TypeBox's interpreted Value.Encode
+ * instead of its compiled check: a page of 50 runs took 2.5 ms of CPU, almost all of it there
+ * (docs/benchmarks.md). Query parameters are text by nature and are parsed by hand (pagination.ts).
+ * Give every integer a `maximum` that keeps it clear of Date and SQLite overflows (docs/limits.md).
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
 

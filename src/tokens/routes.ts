@@ -80,7 +80,7 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           {
             name: t.String({ error: "must be a string" }),
             expires_in_days: t.Optional(
-              t.Nullable(t.Integer({ minimum: 1, maximum: 36500 }), {
+              t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
                 error: "must be an integer from 1 to 36500 or null",
                 description: "Days until the token expires; omitted or null: the instance default",
               }),

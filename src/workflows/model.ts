@@ -4,6 +4,7 @@ import { t } from "elysia";
 import { documentedAs, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 import { FILE_TYPES } from "../validators/types.ts";
+import { MAX_RETENTION_DAYS, MAX_STEPS } from "./service.ts";
 
 // Checked in service.ts (one errors[] item for the list), documented as the enum it is.
 const FileTypeName = documentedAs(t.String({ error: "must be one of JSON, XML, YAML, CSV, TEXT" }), {
@@ -14,6 +15,18 @@ const Status = t.Union([t.Literal("active"), t.Literal("inactive")], { error: "m
 const Config = t.Record(t.String(), t.Unknown(), {
   error: "must be an object",
   description: "Validator config (see GET /api/v1/validators/)",
+});
+
+// Integers are Int, never t.Integer: a JSON body takes no numbers written as text, and each has a
+// maximum so no value reaches a Date or an INTEGER column out of range (src/http/schemas.ts).
+/** A step's 1-based position; a workflow has at most MAX_STEPS steps (docs/limits.md). */
+export const StepOrder = Int({
+  minimum: 1,
+  maximum: MAX_STEPS,
+  error: `must be an integer from 1 to ${MAX_STEPS}`,
+});
+const RetentionDays = t.Nullable(Int({ minimum: 0, maximum: MAX_RETENTION_DAYS }), {
+  error: `must be an integer from 0 to ${MAX_RETENTION_DAYS} or null`,
 });
 
 export const StepIn = named(
@@ -37,7 +50,7 @@ export const StepPatch = named(
       validator: t.Optional(t.String({ error: "must be a validator slug" })),
       config: t.Optional(Config),
       is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
-      order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
+      order: t.Optional(StepOrder),
     },
     { additionalProperties: false },
   ),
@@ -50,9 +63,7 @@ const fields = {
   allowed_file_types: t.Array(FileTypeName, { error: "must be an array of file types" }),
   fail_fast: t.Optional(t.Boolean({ error: "must be true or false" })),
   status: t.Optional(Status),
-  retention_days: t.Optional(
-    t.Nullable(t.Integer({ minimum: 0, error: "must be a non-negative integer or null" })),
-  ),
+  retention_days: t.Optional(RetentionDays),
   steps: t.Optional(t.Array(StepIn, { error: "must be an array of steps" })),
 };
 

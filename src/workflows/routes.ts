@@ -10,6 +10,7 @@ import {
   StepIn,
   StepOut,
   StepParams,
+  StepOrder,
   StepPatch,
   WorkflowDetail,
   WorkflowIn,
@@ -141,15 +142,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       {
         auth: true,
         params: WorkflowParams,
-        body: t.Composite(
-          [
-            StepIn,
-            t.Object({
-              order: t.Optional(t.Integer({ minimum: 1, error: "must be an integer of at least 1" })),
-            }),
-          ],
-          { additionalProperties: false },
-        ),
+        body: t.Composite([StepIn, t.Object({ order: t.Optional(StepOrder) })], {
+          additionalProperties: false,
+        }),
         response: { 201: StepOut, ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "addStep", summary: "Add a step (at `order`, default last)" },
       },

@@ -19,6 +19,8 @@ import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
 
 export const MAX_STEPS = 50;
+/** A workflow's retention_days: at most 100 years, as ASSAY_RETENTION_DAYS (docs/limits.md). */
+export const MAX_RETENTION_DAYS = 36500;
 export const MAX_STEP_CONFIG_BYTES = 1_048_576;
 /** A step config with the snapshot of the stored schemas it references. */
 export const MAX_PINNED_CONFIG_BYTES = 8 * MAX_STEP_CONFIG_BYTES;
@@ -108,6 +110,15 @@ export function checkDraft(
       field: "description",
       code: "invalid",
       message: "The description may hold at most 5000 characters.",
+    });
+  // The API's body schema refuses these first; a document imported on the data dir
+  // (`assay workflows import`) is checked here, before the retention sweep could meet it.
+  const days = d.retention_days;
+  if (days !== null && !(Number.isInteger(days) && days >= 0 && days <= MAX_RETENTION_DAYS))
+    errors.push({
+      field: "retention_days",
+      code: "invalid",
+      message: `must be an integer from 0 to ${MAX_RETENTION_DAYS} or null`,
     });
   const types = d.allowed_file_types as string[];
   if (
