@@ -9,6 +9,7 @@ import { publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "./access.ts";
 import { MemberOut, OrgOut, RoleSchema, presentMember, presentOrg } from "./model.ts";
 import { createOrgService } from "./service.ts";
+import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 const MemberParams = t.Object({ org_slug: t.String(), username: t.String() });
@@ -59,6 +60,8 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
         if (body.name !== undefined && (!body.name.trim() || body.name.length > 200))
           throw invalidField("name", "A name of 1 to 200 characters.");
+        if (body.name !== undefined && !nameCharactersOk(body.name))
+          throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
         return presentOrg({ ...(await orgs.update(org.id, { name: body.name }, actor)), role: org.role });
       },
       {

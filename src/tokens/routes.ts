@@ -8,6 +8,7 @@ import { named } from "../http/openapi/named.ts";
 import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import type { TokenRecord } from "./store.ts";
+import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 
 export const TokenOut = named(
   "Token",
@@ -34,6 +35,7 @@ export const presentToken = (r: TokenRecord) => ({
 export function checkTokenName(name: string) {
   if (!name.trim() || name.length > 100)
     throw invalidField("name", "A token name of 1 to 100 characters is required.");
+  if (!nameCharactersOk(name)) throw invalidField("name", `A token name ${NAME_CHARACTERS}.`);
 }
 
 export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {

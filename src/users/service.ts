@@ -1,6 +1,7 @@
 // User rules shared by the admin API and the CLI.
 import type { Actor } from "../audit/types.ts";
 import { invalidField } from "../errors.ts";
+import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 import type { UserStore } from "./store.ts";
 
 const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -25,6 +26,8 @@ export async function createUser(
 ) {
   checkUsername(u.username);
   if (u.password != null) checkPassword(u.password);
+  if (u.name !== undefined && !nameCharactersOk(u.name))
+    throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
   if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email)))
     throw invalidField("email", "Not an email address.");
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;

@@ -17,6 +17,7 @@ import {
 import { FILE_TYPES, type FileType, type ValidatorDef } from "../validators/types.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
+import { NAME_CHARACTERS, nameCharactersOk, textCharactersOk } from "../lib/text.ts";
 
 export const MAX_STEPS = 50;
 /** A workflow's retention_days: at most 100 years, as ASSAY_RETENTION_DAYS (docs/limits.md). */
@@ -52,6 +53,8 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "invalid",
       message: "A step name of 1 to 200 characters is required.",
     });
+  else if (!nameCharactersOk(s.name))
+    errors.push({ field: f("name"), code: "invalid", message: `A step name ${NAME_CHARACTERS}.` });
   const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
   if (!v) {
     errors.push({
@@ -105,11 +108,19 @@ export function checkDraft(
     });
   if (!d.name.trim() || d.name.length > 200)
     errors.push({ field: "name", code: "invalid", message: "A name of 1 to 200 characters is required." });
+  else if (!nameCharactersOk(d.name))
+    errors.push({ field: "name", code: "invalid", message: `A name ${NAME_CHARACTERS}.` });
   if (d.description.length > 5000)
     errors.push({
       field: "description",
       code: "invalid",
       message: "The description may hold at most 5000 characters.",
+    });
+  else if (!textCharactersOk(d.description))
+    errors.push({
+      field: "description",
+      code: "invalid",
+      message: "The description may not contain U+0000 or unpaired surrogates.",
     });
   // The API's body schema refuses these first; a document imported on the data dir
   // (`assay workflows import`) is checked here, before the retention sweep could meet it.
