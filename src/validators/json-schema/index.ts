@@ -6,12 +6,14 @@ import { Settings } from "typebox/system";
 import { MAX_CONFIG_ISSUES } from "../limits.ts";
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
+import { StepLimitError } from "../limit-error.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
 import "./formats.ts";
 import { DEFAULT_DRAFT, DRAFTS, type Draft, META_URIS, metaResources, normalise } from "./drafts.ts";
 import { type TbError, toFindings } from "./errors.ts";
+import { refCycle } from "./cycles.ts";
 import { errorContext } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
@@ -194,12 +196,44 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   );
   if (inner.length > 0)
     return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));
+  // References that loop without moving into the document would recurse until the stack ends.
+  const cycle = opts.uri ? refCycle(p.schema, p.context, opts.uri) : refCycle(p.schema, p.context);
+  if (cycle) return [issue("schema", "invalid_schema", cycle)];
   try {
     withUserPatterns(() => Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never));
   } catch (e) {
-    return [issue("schema", "invalid_schema", `cannot be compiled: ${(e as Error).message}`)];
+    const why =
+      e instanceof RangeError ? "its references or subschemas nest too deeply" : (e as Error).message;
+    return [issue("schema", "invalid_schema", `cannot be compiled: ${why}`)];
   }
   return [];
+}
+
+/** Thrown when the engine runs out of stack on a document: the step ends `error`, in our words. */
+export class SchemaRecursionError extends StepLimitError {
+  constructor() {
+    super({
+      severity: "error",
+      code: "json_schema.engine_limit",
+      message:
+        "the schema could not be evaluated on this document: its references recurse too deeply " +
+        "(references that loop back without moving into the document never end); the data was not checked",
+      path: null,
+      line: null,
+      column: null,
+      rule: null,
+    });
+  }
+}
+
+/** Runs the engine; a stack overflow (a $ref cycle the save-time check could not rule out) is ours. */
+function guarded<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof RangeError) throw new SchemaRecursionError();
+    throw e;
+  }
 }
 
 function compileSchema(config: unknown, opts: JsonSchemaOptions) {
@@ -220,7 +254,7 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions) {
 export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOptions = {}) {
   const { validator } = compileSchema(config, opts);
   return (input: ValidationInput): boolean =>
-    instanceDocuments(input).every((doc) => !doc.problem && validator.Check(doc.value));
+    instanceDocuments(input).every((doc) => !doc.problem && guarded(() => validator.Check(doc.value)));
 }
 
 export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
@@ -232,11 +266,13 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
         if (!out.add(doc.problem)) break;
         continue;
       }
-      if (validator.Check(doc.value)) continue;
+      if (guarded(() => validator.Check(doc.value))) continue;
       // Headroom over maxFindings: some raw errors are merged away by toFindings.
       Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
-      const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
-      const found = toFindings(errors, doc.locate, errorContext(schema, context, doc.value));
+      const found = guarded(() => {
+        const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
+        return toFindings(errors, doc.locate, errorContext(schema, context, doc.value));
+      });
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));
       for (const f of found) if (!out.add(f)) break;

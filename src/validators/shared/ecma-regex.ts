@@ -119,6 +119,32 @@ const rangeText = ([lo, hi]: Range) => (lo === hi ? lit(lo) : `${lit(lo)}-${lit(
 const classOf = (ranges: Range[]) =>
   ranges.length === 0 ? `[^\\x{0}-\\x{10FFFF}]` : `[${ranges.map(rangeText).join("")}]`;
 
+/**
+ * ECMA-262's binary properties that re2js (Unicode 17) knows, by their long names: each matches
+ * exactly the code points JavaScript's `\p{…}` does, checked over all of Unicode in
+ * test/unit/validators/user-regex.test.ts. Others (ID_Start, Ideographic …) and the short
+ * aliases (Alpha, Upper …) are refused; docs/validators.md lists these.
+ */
+export const BINARY_PROPERTIES: ReadonlySet<string> = new Set([
+  "ASCII_Hex_Digit",
+  "Alphabetic",
+  "Assigned",
+  "Dash",
+  "Emoji",
+  "Emoji_Component",
+  "Emoji_Modifier",
+  "Emoji_Modifier_Base",
+  "Emoji_Presentation",
+  "Extended_Pictographic",
+  "Hex_Digit",
+  "Lowercase",
+  "Math",
+  "Quotation_Mark",
+  "Terminal_Punctuation",
+  "Uppercase",
+  "White_Space",
+]);
+
 /** `\p{…}` / `\P{…}` body → an RE2 property name; throws Unsupported for what RE2 lacks. */
 function property(body: string): string | Range[] {
   const eq = body.indexOf("=");
@@ -129,11 +155,15 @@ function property(body: string): string | Range[] {
     const short = CATEGORY[value] ?? value;
     if (/^(?:L[Cultmo]?|M[nce]?|N[dlo]?|P[cdseifo]?|S[mcko]?|Z[slp]?|C[cfsno]?)$/.test(short)) return short;
     if (key !== null) throw new Unsupported(`the general category "${value}" is not known`);
+    // Alone, a name that is not a general category is a binary property (ECMA-262 22.2.2.9).
+    if (BINARY_PROPERTIES.has(value)) return value;
   }
   // Scripts: RE2 knows them by their long names (Latin, Greek, Cyrillic …), as ECMA does.
-  if ((key === "Script" || key === "sc" || key === null) && /^[A-Z][A-Za-z_]*$/.test(value)) return value;
+  if ((key === "Script" || key === "sc") && /^[A-Z][A-Za-z_]*$/.test(value)) return value;
   throw new Unsupported(
-    `\\p{${body}} is not supported: use a general category (\\p{L}, \\p{Lu}, \\p{Nd} …) or a script (\\p{Script=Greek})`,
+    `\\p{${body}} is not supported: use a general category (\\p{L}, \\p{Lu}, \\p{Nd} …), a script ` +
+      "(\\p{Script=Greek}) or one of the binary properties docs/validators.md lists (\\p{Alphabetic}, " +
+      "\\p{White_Space} …)",
   );
 }
 

@@ -1,6 +1,17 @@
 // YAML 1.2 via `yaml`: every document of a stream, errors with offsets, duplicate keys as errors,
 // and node ranges to map a JSON Pointer back to line/column.
-import { type Document, isAlias, isMap, isScalar, isSeq, type Node, parseAllDocuments } from "yaml";
+import {
+  Composer,
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  Lexer,
+  type Node,
+  Parser,
+  type CST,
+} from "yaml";
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
@@ -23,22 +34,70 @@ function cleanMessage(message: string): string {
   return message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
 }
 
+/** Thrown out of the token stream when collections nest deeper than MAX_JSON_DEPTH. */
+class TooDeep {
+  constructor(readonly offset: number) {}
+}
+
+const COLLECTIONS = new Set(["block-map", "block-seq", "flow-collection"]);
+
+/**
+ * yaml's tokens with the nesting bounded: the parser keeps the collections it is inside on a
+ * stack, and we follow that stack after every lexeme (only its top changes), so nesting deeper
+ * than `max` stops the parse at the collection that goes too deep, before anything recurses.
+ * yaml's composer and toJS recurse once per level: a few thousand levels overflow the stack, and
+ * yaml reports the overflow as an error with the engine's message, at a column that depends on
+ * how much stack the caller had left.
+ */
+function* boundedTokens(text: string, max: number): Generator<CST.Token> {
+  const parser = new Parser();
+  const open: CST.Token[] = [];
+  let collections = 0;
+  const follow = () => {
+    const stack = parser.stack;
+    let same = Math.min(open.length, stack.length);
+    while (same > 0 && open[same - 1] !== stack[same - 1]) same--;
+    while (open.length > same) if (COLLECTIONS.has((open.pop() as CST.Token).type)) collections--;
+    for (let i = same; i < stack.length; i++) {
+      open.push(stack[i]);
+      if (COLLECTIONS.has(stack[i].type) && ++collections > max) throw new TooDeep(stack[i].offset);
+    }
+  };
+  for (const lexeme of new Lexer().lex(text)) {
+    yield* parser.next(lexeme);
+    follow();
+  }
+  yield* parser.end();
+}
+
+/** A RangeError inside yaml (a stack overflow): never its message, always our finding. */
+const tooDeepProblem = (position: Position | null): YamlProblem => ({
+  code: "yaml.max_depth",
+  message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+  position,
+  severity: "error",
+});
+
 export function parseYaml(text: string): ParsedYaml {
   const lines = new LineIndex(text);
   const problems: YamlProblem[] = [];
-  let docs: Document.Parsed[] = [];
+  const docs: Document.Parsed[] = [];
   try {
-    const parsed = parseAllDocuments(text, { uniqueKeys: true });
-    docs = Array.isArray(parsed) ? parsed : [];
+    // parseAllDocuments, with the depth bounded before yaml's composer recurses.
+    const composer = new Composer({ uniqueKeys: true });
+    for (const doc of composer.compose(boundedTokens(text, MAX_JSON_DEPTH))) docs.push(doc);
   } catch (e) {
-    // A stack overflow on absurd nesting is a finding, not a crash.
-    const deep = e instanceof RangeError;
-    problems.push({
-      code: deep ? "yaml.max_depth" : "yaml.syntax_error",
-      message: deep ? `nesting deeper than the parser can handle` : (e as Error).message,
-      position: null,
-      severity: "error",
-    });
+    // Too deep: one finding at the collection that goes too deep. A stack overflow all the same
+    // is yaml.max_depth in our words; anything else yaml throws is a finding too, never a crash.
+    if (e instanceof TooDeep) problems.push(tooDeepProblem(lines.position(e.offset)));
+    else if (e instanceof RangeError) problems.push(tooDeepProblem(null));
+    else
+      problems.push({
+        code: "yaml.syntax_error",
+        message: (e as Error).message,
+        position: null,
+        severity: "error",
+      });
     return { docs: [], problems, lines };
   }
   for (const doc of docs) {
@@ -47,6 +106,12 @@ export function parseYaml(text: string): ParsedYaml {
       [doc.warnings, "warning"],
     ] as const) {
       for (const err of list) {
+        // yaml catches a stack overflow while composing a collection and reports it with the
+        // engine's message; the depth bound above should prevent it, this is the backstop.
+        if (err.code === "RESOURCE_EXHAUSTION") {
+          problems.push(tooDeepProblem(lines.position(err.pos[0])));
+          continue;
+        }
         const message = cleanMessage(err.message);
         problems.push({
           code: "yaml.syntax_error",

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createJsonSchemaValidator } from "../../../src/validators/json-schema/index.ts";
+import { StepLimitError } from "../../../src/validators/limit-error.ts";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { input, run } from "./helpers.ts";
 
@@ -221,6 +222,108 @@ describe("json_schema: save-time checks", () => {
     expect(issues({ schema: d4, draft: "7" })[0]).toMatchObject({ field: "draft", code: "draft_mismatch" });
     expect(issues({ schema: { $schema: "https://example.com/my-meta" } })[0].code).toBe("unknown_draft");
     expect(issues({ schema: {}, draft: "5" })[0].field).toBe("draft");
+  });
+
+  // 2020-12 core §9.4.1: references that loop back without moving into the instance never end.
+  // typebox recursed until the stack overflowed on every run; the save refuses them now.
+  const NEVER_ENDS =
+    "these references loop back without moving into the document (through properties, items …), so " +
+    "validating would never end";
+  test.each([
+    [
+      "two definitions referring to each other",
+      { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" },
+      "#/$defs/a → #/$defs/b → #/$defs/a",
+    ],
+    ["the root referring to itself", { $ref: "#" }, "# → #"],
+    [
+      "a cycle through allOf",
+      { $defs: { a: { allOf: [{ $ref: "#/$defs/a" }] } }, $ref: "#/$defs/a" },
+      "#/$defs/a → #/$defs/a/allOf/0 → #/$defs/a",
+    ],
+    [
+      "a cycle through not",
+      { $defs: { a: { not: { $ref: "#/$defs/a" } } }, properties: { x: { $ref: "#/$defs/a" } } },
+      "#/$defs/a → #/$defs/a/not → #/$defs/a",
+    ],
+    [
+      "a cycle through an anchor and then/if",
+      JSON.parse('{"$defs": {"a": {"$anchor": "A", "if": true, "then": {"$ref": "#A"}}}, "$ref": "#A"}'),
+      "#/$defs/a → #/$defs/a/then → #/$defs/a",
+    ],
+    [
+      "draft 7, where $ref siblings are ignored",
+      {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        definitions: { a: { $ref: "#/definitions/a", type: "object", properties: { x: {} } } },
+        items: { $ref: "#/definitions/a" },
+      },
+      "#/definitions/a → #/definitions/a",
+    ],
+    [
+      "a $dynamicRef with no dynamic anchor to land on behaves like $ref",
+      { $defs: { a: { $dynamicRef: "#/$defs/a" } }, $ref: "#/$defs/a" },
+      "#/$defs/a → #/$defs/a",
+    ],
+    [
+      "across embedded resources",
+      {
+        $defs: {
+          p: { $id: "https://example.com/p.json", $ref: "q.json" },
+          q: { $id: "https://example.com/q.json", anyOf: [{ $ref: "p.json" }] },
+        },
+        $ref: "https://example.com/p.json",
+      },
+      "#/$defs/p → #/$defs/q → #/$defs/q/anyOf/0 → #/$defs/p",
+    ],
+  ])("a $ref cycle that never moves into the document is refused: %s", (_, schema, loop) => {
+    expect(issues({ schema })).toEqual([
+      { field: "schema", code: "invalid_schema", message: `${loop}: ${NEVER_ENDS}` },
+    ]);
+  });
+
+  test("recursion through properties, items … is fine, and so is a cycle nothing applies", () => {
+    const tree = {
+      $defs: {
+        node: {
+          type: "object",
+          properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } },
+        },
+      },
+      $ref: "#/$defs/node",
+    };
+    expect(issues({ schema: tree })).toEqual([]);
+    expect(check(tree, '{"children":[{"children":[{}]}]}').findings).toEqual([]);
+    expect(issues({ schema: { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } } } })).toEqual([]);
+    // `then` without `if` is never applied.
+    expect(issues({ schema: JSON.parse('{"then": {"$ref": "#"}}') })).toEqual([]);
+    // A dynamic reference lands where the evaluation path says: the run decides (below).
+    expect(issues({ schema: { $dynamicAnchor: "n", allOf: [{ $dynamicRef: "#n" }] } })).toEqual([]);
+  });
+
+  test("should the engine still overflow its stack on a run, the step errors in our words", () => {
+    const v = createJsonSchemaValidator();
+    const config = { schema: { $dynamicAnchor: "n", allOf: [{ $dynamicRef: "#n" }] } };
+    const message =
+      "the schema could not be evaluated on this document: its references recurse too deeply " +
+      "(references that loop back without moving into the document never end); the data was not checked";
+    let thrown: unknown;
+    try {
+      v.compile(config)(input('{"a":1}', "JSON"), { maxFindings: 10 });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(StepLimitError);
+    expect((thrown as StepLimitError).message).toBe(message);
+    expect((thrown as StepLimitError).finding).toEqual({
+      severity: "error",
+      code: "json_schema.engine_limit",
+      message,
+      path: null,
+      line: null,
+      column: null,
+      rule: null,
+    });
   });
 
   test("unknown config keys are refused", () => {

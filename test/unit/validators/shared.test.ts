@@ -61,8 +61,23 @@ describe("JSON and YAML pointers", () => {
     expect(depthExceededAt('["[[[[[[[[[[[["]', 3)).toBe(-1);
     expect(depthExceededAt("[[[[", 3)).toBe(3);
     const deep = `${"[".repeat(MAX_JSON_DEPTH + 10)}${"]".repeat(MAX_JSON_DEPTH + 10)}`;
-    const r = parseYaml(deep);
-    expect(yamlValue(r.docs[0], r.lines)).toMatchObject({ code: "yaml.max_depth" });
+    // Parsing stops at the collection that goes too deep, before yaml's composer recurses.
+    expect(parseYaml(deep).problems).toEqual([
+      {
+        code: "yaml.max_depth",
+        message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+        position: { line: 1, column: MAX_JSON_DEPTH + 1 },
+        severity: "error",
+      },
+    ]);
+    // `[a: …]` is a sequence holding a map: twice the levels the parser's stack shows. Building the
+    // value counts them.
+    const pairs = parseYaml(`${"[a: ".repeat(300)}1${"]".repeat(300)}`);
+    expect(pairs.problems).toEqual([]);
+    expect(yamlValue(pairs.docs[0], pairs.lines)).toMatchObject({
+      code: "yaml.max_depth",
+      position: { line: 1, column: (MAX_JSON_DEPTH / 2) * 4 + 1 },
+    });
     expect(run("json_schema", { schema: {} }, deep, "YAML").findings.map((f) => f.code)).toEqual([
       "yaml.max_depth",
     ]);

@@ -79,6 +79,43 @@ describe("syntax: YAML", () => {
   test("unresolved alias", () => {
     expect(codes(syntax("a: *nope\n", "YAML"))).toEqual(["yaml.syntax_error"]);
   });
+  // Thousands of levels used to overflow yaml's recursive composer, which reported the engine's
+  // "Maximum call stack size exceeded." as yaml.syntax_error at a column that depended on the stack
+  // left. The depth is now bounded while parsing, before anything recurses (shared/yaml.ts).
+  const maxDepth = (line: number, column: number) => [
+    {
+      severity: "error" as const,
+      code: "yaml.max_depth",
+      message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+      path: null,
+      line,
+      column,
+      rule: null,
+    },
+  ];
+  const blockMaps = (n: number) =>
+    `${Array.from({ length: n }, (_, i) => `${" ".repeat(i)}a:`).join("\n")} 1\n`;
+  test.each([
+    ["flow sequences", (n: number) => "[".repeat(n) + "]".repeat(n), 20_000, 1, MAX_JSON_DEPTH + 1],
+    ["flow maps", (n: number) => `${"{a: ".repeat(n)}1${"}".repeat(n)}`, 20_000, 1, 4 * MAX_JSON_DEPTH + 1],
+    ["compact block sequences", (n: number) => `${"- ".repeat(n)}1\n`, 20_000, 1, 2 * MAX_JSON_DEPTH + 1],
+    // 8,000 levels of indentation are 32 million spaces: deep enough to overflow the composer.
+    ["indented block maps", blockMaps, 8000, MAX_JSON_DEPTH + 1, MAX_JSON_DEPTH + 1],
+  ])(
+    "%s: 512 levels pass; 513 and thousands are yaml.max_depth at the 513th",
+    (_, make, deep, line, column) => {
+      expect(syntax(make(MAX_JSON_DEPTH), "YAML").findings).toEqual([]);
+      for (const n of [MAX_JSON_DEPTH + 1, deep]) {
+        expect(syntax(make(n), "YAML").findings).toEqual(maxDepth(line, column));
+        // Every validator that reads YAML says the same.
+        expect(run("json_schema", { schema: {} }, make(n), "YAML").findings).toEqual(maxDepth(line, column));
+      }
+    },
+  );
+  test("a deep document after a good one in a stream: the stream is refused", () => {
+    const text = `a: 1\n---\n${"[".repeat(20_000)}${"]".repeat(20_000)}\n`;
+    expect(syntax(text, "YAML").findings).toEqual(maxDepth(3, MAX_JSON_DEPTH + 1));
+  });
 });
 
 describe("syntax: XML", () => {

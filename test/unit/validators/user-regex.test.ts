@@ -1,5 +1,6 @@
 // The ECMA-262 → RE2 rewrite keeps ECMA's meaning (shared/ecma-regex.ts, shared/user-regex.ts).
 import { describe, expect, test } from "bun:test";
+import { BINARY_PROPERTIES } from "../../../src/validators/shared/ecma-regex.ts";
 import { compileUserRegex } from "../../../src/validators/shared/user-regex.ts";
 
 function re(pattern: string, flags = "") {
@@ -51,6 +52,70 @@ describe("ECMA meaning on RE2", () => {
     expect(re("x").matchStarts("xxxx", 2)).toEqual([0, 1]);
     expect(re("[ \\t]+$", "m").matchStarts("a \r\nb\t\n", 10)).toEqual([1, 5]);
   });
+});
+
+describe("Unicode binary properties (docs/validators.md lists them)", () => {
+  test("the accepted ones, exactly as documented", () => {
+    expect([...BINARY_PROPERTIES].sort()).toEqual([
+      "ASCII_Hex_Digit",
+      "Alphabetic",
+      "Assigned",
+      "Dash",
+      "Emoji",
+      "Emoji_Component",
+      "Emoji_Modifier",
+      "Emoji_Modifier_Base",
+      "Emoji_Presentation",
+      "Extended_Pictographic",
+      "Hex_Digit",
+      "Lowercase",
+      "Math",
+      "Quotation_Mark",
+      "Terminal_Punctuation",
+      "Uppercase",
+      "White_Space",
+    ]);
+  });
+
+  test("each matches exactly the code points JavaScript's \\p{…} matches, over all of Unicode", () => {
+    let all = "";
+    for (let cp = 0; cp <= 0x10ffff; cp++) if (cp < 0xd800 || cp > 0xdfff) all += String.fromCodePoint(cp);
+    for (const name of BINARY_PROPERTIES) {
+      const ours = re(`\\p{${name}}`).matchStarts(all, all.length);
+      const ecma = [...all.matchAll(new RegExp(`\\p{${name}}`, "gu"))].map((m) => m.index);
+      expect({ name, count: ours.length, same: ours.join() === ecma.join() }).toEqual({
+        name,
+        count: ecma.length,
+        same: true,
+      });
+    }
+  }, 60_000);
+
+  test.each([
+    ["^\\p{Alphabetic}+$", "", "Ωmega", true],
+    ["^\\p{Alphabetic}+$", "", "R2D2", false],
+    ["^\\P{Alphabetic}+$", "", "123", true],
+    ["^[^\\p{White_Space}]+$", "", "a\u00a0b", false],
+    ["^[\\p{Uppercase}\\p{Nd}]+$", "", "AB12", true],
+    ["^\\p{Emoji_Presentation}$", "", "🐉", true],
+  ])("%p (flags %p) on %j → %p", (pattern, flags, text, want) => {
+    expect(re(pattern, flags).test(text)).toBe(want);
+  });
+
+  test.each(["Ideographic", "ID_Start", "Alpha", "Upper", "Noncharacter_Code_Point"])(
+    "\\p{%s}: unsupported_regex, naming what is supported",
+    (name) => {
+      expect(compileUserRegex(`\\p{${name}}`)).toEqual({
+        ok: false,
+        code: "unsupported_regex",
+        message:
+          "is not supported (patterns run on a linear-time engine, docs/validators.md): " +
+          `\\p{${name}} is not supported: use a general category (\\p{L}, \\p{Lu}, \\p{Nd} …), a script ` +
+          "(\\p{Script=Greek}) or one of the binary properties docs/validators.md lists (\\p{Alphabetic}, " +
+          "\\p{White_Space} …)",
+      });
+    },
+  );
 });
 
 describe("refusals", () => {
