@@ -70,6 +70,79 @@ const chunked = (bytes: Uint8Array) =>
     },
   });
 
+/**
+ * Streams a chunked body on a raw socket as a client does: `head` (with Transfer-Encoding:
+ * chunked), then chunks of `chunk` bytes of `x`, each once the last has drained, until the answer
+ * is complete or `total` bytes are sent; gives up after `waitMs` without an answer or a chunk
+ * taken (a server that stops reading). The body's end (the last chunk, `0`) is sent only after
+ * the answer, so an answer always came before the client finished sending, however fast either
+ * side is; another request follows on the same connection. Resolves with the answer (status 0:
+ * none came), the bytes sent by then, and the status of the next request (0: the server closed
+ * the connection, which is allowed; null: it hung).
+ */
+function streamChunked(port: number, head: string, total: number, chunk = 65_536, waitMs = 15_000) {
+  return new Promise<{ status: number; body: unknown; sent: number; next: number | null }>((resolve) => {
+    const sock = connect(port, "127.0.0.1");
+    const frame = Buffer.concat([
+      Buffer.from(`${chunk.toString(16)}\r\n`),
+      Buffer.alloc(chunk, "x"),
+      Buffer.from("\r\n"),
+    ]);
+    let out = "";
+    let sent = 0;
+    let first: { status: number; body: unknown; sent: number } | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    /** (Re)starts the wait: for the answer, for a chunk to drain, or for the next answer. */
+    const arm = (then: () => void) => {
+      clearTimeout(timer);
+      timer = setTimeout(then, waitMs);
+    };
+    const end = (next: number | null) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ ...(first ?? { status: 0, body: null, sent }), next });
+    };
+    /** The first answer whole in `out`, or null. */
+    const answer = (from: number) => {
+      const headEnd = out.indexOf("\r\n\r\n", from);
+      const len = /content-length: (\d+)/i.exec(out.slice(from, headEnd))?.[1];
+      if (headEnd < 0 || len === undefined || out.length - headEnd - 4 < Number(len)) return null;
+      const text = out.slice(headEnd + 4, headEnd + 4 + Number(len));
+      return {
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(out.slice(from))?.[1] ?? 0),
+        text,
+        end: headEnd + 4 + Number(len),
+      };
+    };
+    let firstEnd = 0;
+    sock.on("data", (d) => {
+      out += d.toString();
+      if (!first) {
+        const a = answer(0);
+        if (!a) return;
+        first = { status: a.status, body: JSON.parse(a.text), sent };
+        firstEnd = a.end;
+        arm(() => end(null)); // the next request hangs: null
+        sock.write("0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+      }
+      const b = answer(firstEnd);
+      if (b) end(b.status);
+    });
+    sock.on("close", () => end(0));
+    sock.on("error", () => {});
+    sock.on("connect", async () => {
+      sock.write(head);
+      arm(() => end(null));
+      while (!first && sent < total && !sock.destroyed) {
+        if (!sock.write(frame)) await new Promise((r) => sock.once("drain", r));
+        sent += chunk;
+        if (!first) arm(() => end(null));
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  });
+}
+
 describe("run submissions: max_payload_bytes", () => {
   test("a body of exactly the limit is accepted, one byte under too", async () => {
     for (const size of [PAYLOAD, PAYLOAD - 1]) {
@@ -176,6 +249,49 @@ describe("other bodies: max_body_bytes (2 MiB)", () => {
     );
     expect(r.status).toBe(413);
     expect(bodyOf(r.text)).toEqual(tooLarge(BODY));
+  });
+});
+
+describe("chunked bodies well over the limit: the 413 while the client is still sending", () => {
+  // A chunked body still arriving when the limit was crossed never got an answer: the copy read
+  // under the limit (request.clone(), a tee) waited for its cancel, which settles only when the
+  // original body is cancelled too. The client here sends until the answer comes (bounded), and
+  // ends the body only after it.
+  const chunkedHead = (method: string, path: string, extra = "") =>
+    `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${extra}` +
+    "Transfer-Encoding: chunked\r\n\r\n";
+
+  for (const size of [3_000_000, 10_000_000]) {
+    test(`${size / 1e6} MB without a token (PATCH): the whole 413, then the connection serves on`, async () => {
+      const r = await streamChunked(s.port, chunkedHead("PATCH", "/api/v1/orgs/acme/"), size);
+      expect(r.status).toBe(413);
+      expect(r.body).toEqual(tooLarge(BODY));
+      expect(r.sent).toBeGreaterThan(BODY); // answered once over the limit, not before
+      expect([200, 0]).toContain(r.next!); // the next request is answered, or the connection closed
+      expect((await call(s, "GET", "/api/v1/orgs/acme/", { token: author })).status).toBe(200);
+    });
+  }
+
+  test("a workflow definition of 10 MB with a token, sent in 16 KiB chunks; nothing stored", async () => {
+    const before = await s.count("workflows");
+    const auth = `Authorization: Bearer ${author}\r\n`;
+    const r = await streamChunked(s.port, chunkedHead("POST", WORKFLOWS, auth), 10_000_000, 16_384);
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual(tooLarge(BODY));
+    expect([200, 0]).toContain(r.next!);
+    expect(await s.count("workflows")).toBe(before);
+  });
+
+  test("a run submission of 27 MB (its own limit, read by the run service) is the same 413", async () => {
+    const before = await s.count("submissions");
+    const head =
+      `POST ${runs("text")} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${exec}\r\n` +
+      "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const r = await streamChunked(s.port, head, 27_000_000);
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual(tooLarge(PAYLOAD));
+    expect([200, 0]).toContain(r.next!);
+    expect(await s.count("submissions")).toBe(before);
   });
 });
 

@@ -23,14 +23,28 @@ export async function readBody(request: Request, max: number): Promise<Uint8Arra
   const into = length >= 0 ? new Uint8Array(length) : null;
   const chunks: Uint8Array[] = [];
   let total = 0;
+  // A reader of our own rather than `for await`: stopping a `for await` early awaits the stream's
+  // cancel, and when the body is one branch of a tee (request.clone(), src/http/limits.ts) that
+  // cancel settles only once the other branch is cancelled too (the Streams standard's tee) —
+  // the original body, which nobody cancels until the answer is written: the 413 was never
+  // written (a chunked body still arriving when the limit was crossed hung its connection).
+  // Stopping early cancels without waiting; the rest of the body is the server's to discard.
+  const reader = request.body.getReader();
+  const stop = (e: AppError) => {
+    reader.cancel(e).catch(() => {});
+    return e;
+  };
   try {
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      const chunk = r.value;
       if (into && total + chunk.byteLength <= length) into.set(chunk, total);
       else if (into)
-        throw incomplete(); // more than it declared (the server should not let it)
+        throw stop(incomplete()); // more than it declared (the server should not let it)
       else chunks.push(chunk);
       total += chunk.byteLength;
-      if (total > max) throw tooLarge(max);
+      if (total > max) throw stop(tooLarge(max));
     }
   } catch (e) {
     if (e instanceof AppError) throw e;

@@ -257,6 +257,9 @@ export function createLimits(
         // Read a copy under the limit (the framework's parser reads whole bodies, and a chunked
         // one has no length to check), and refuse deep nesting before the parser and the schema
         // validator recurse through it. The original stays with its socket (server.requestIP).
+        // The copy is one branch of a tee: readBody stops it at the limit without awaiting its
+        // cancel, which settles only once the original is cancelled too (Bun does so once the
+        // 413 is written, and discards the rest of the body): awaiting it hung the connection.
         bytes = await readBody(request.clone(), max).catch((e) => {
           // A client that stops sending (the idle timeout closed it) is not our error: no 500 logged.
           throw e instanceof AppError ? e : incomplete();
