@@ -98,24 +98,9 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
       servers.push({ proc, token });
       await api(proc.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
     }
-    const load = (i: number) => ({
-      url: `${servers[i]!.proc.url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
-      body,
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${servers[i]!.token}` },
-      connections: o.connections,
-      dir,
-    });
-    const round = async (i: number): Promise<Round> => {
-      const pid = servers[i]!.proc.pid;
-      const before = cpuSeconds(pid);
-      const threads = threadCpuSeconds(pid);
-      const r = await runWrk(unpinned, { ...load(i), seconds: o.seconds });
-      const after = threadCpuSeconds(pid);
-      const threadSeconds = Object.fromEntries(
-        Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
-      );
-      return { ...r, cpuSeconds: cpuSeconds(pid) - before, threadSeconds };
-    };
+    const load = (i: number) => syncRunLoad(servers[i]!, body, o.connections, dir);
+    const round = (i: number) =>
+      measuredRound(unpinned, servers[i]!.proc.pid, { ...load(i), seconds: o.seconds }, null);
     for (const i of [0, 1, 2]) await runWrk(unpinned, { ...load(i), seconds: o.warmupSeconds });
     const many = servers[1]!;
     const countsBefore = await threadCounts(many.proc.url, many.token);
@@ -129,12 +114,7 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
     }
     const served = diff(countsBefore, await threadCounts(many.proc.url, many.token));
     let notSucceeded = 0;
-    for (const s of servers) {
-      const count = async (q: string) =>
-        (await api<{ count: number }>(s.proc.url, s.token, "GET", `/api/v1/orgs/bench/runs/?page_size=1${q}`))
-          .count;
-      notSucceeded += (await count("")) - (await count("&status=succeeded"));
-    }
+    for (const s of servers) notSucceeded += await notSucceededOn(s);
     const one = sideOf(a);
     const side = sideOf(b);
     // The main thread's CPU per run is C1 for the runs it served itself (the 1-thread server's
@@ -167,6 +147,44 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
     }
     removeDir(dir);
   }
+}
+
+/** Runs of the server's org that did not succeed (every document is valid: must be 0). */
+async function notSucceededOn(s: { proc: Proc; token: string }): Promise<number> {
+  const count = async (q: string) =>
+    (await api<{ count: number }>(s.proc.url, s.token, "GET", `/api/v1/orgs/bench/runs/?page_size=1${q}`))
+      .count;
+  return (await count("")) - (await count("&status=succeeded"));
+}
+
+/** Measure 1's sync runs against one of these servers. */
+function syncRunLoad(s: { proc: Proc; token: string }, body: string, connections: number, dir: string) {
+  return {
+    url: `${s.proc.url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
+    body,
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${s.token}` },
+    connections,
+    dir,
+  };
+}
+
+/** One wrk round with the CPU the server spent by thread group, and `core`'s idle ticks when given. */
+async function measuredRound(
+  m: Machine,
+  pid: number,
+  load: Parameters<typeof runWrk>[1],
+  core: number | null,
+): Promise<Round> {
+  const before = cpuSeconds(pid);
+  const threads = threadCpuSeconds(pid);
+  const core0 = core === null ? null : coreTicks(core);
+  const r = await runWrk(m, load);
+  const core1 = core === null ? null : coreTicks(core);
+  const after = threadCpuSeconds(pid);
+  const threadSeconds = Object.fromEntries(Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]));
+  const ticks =
+    core0 && core1 ? { idle: core1.idle - core0.idle, total: core1.total - core0.total } : undefined;
+  return { ...r, cpuSeconds: cpuSeconds(pid) - before, threadSeconds, core: ticks };
 }
 
 /** Moves every thread of `pid` but its main thread to `core` (taskset -p), the main thread to `main`. */
@@ -202,33 +220,14 @@ async function measurePlaced(
     placed.push({ proc, token });
     await api(proc.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
   }
-  const load = (i: number) => ({
-    url: `${placed[i]!.proc.url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
-    body,
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${placed[i]!.token}` },
-    connections: o.connections,
-    dir,
-  });
+  const load = (i: number) => syncRunLoad(placed[i]!, body, o.connections, dir);
   // Warm-up first: the JIT's threads exist by then, and are placed with the rest.
   for (const i of [0, 1]) {
     await runWrk(m, { ...load(i), seconds: o.warmupSeconds });
     place(placed[i]!.proc.pid, m.serverCore, m.loadCore);
   }
-  const round = async (i: number): Promise<Round> => {
-    const pid = placed[i]!.proc.pid;
-    const before = cpuSeconds(pid);
-    const threads = threadCpuSeconds(pid);
-    const core0 = coreTicks(m.serverCore);
-    const r = await runWrk(m, { ...load(i), seconds: o.seconds });
-    const core1 = coreTicks(m.serverCore);
-    const after = threadCpuSeconds(pid);
-    const threadSeconds = Object.fromEntries(
-      Object.entries(after).map(([g, x]) => [g, x - (threads[g] ?? 0)]),
-    );
-    const core =
-      core0 && core1 ? { idle: core1.idle - core0.idle, total: core1.total - core0.total } : undefined;
-    return { ...r, cpuSeconds: cpuSeconds(pid) - before, threadSeconds, core };
-  };
+  const round = (i: number) =>
+    measuredRound(m, placed[i]!.proc.pid, { ...load(i), seconds: o.seconds }, m.serverCore);
   const a: Round[] = [];
   const b: Round[] = [];
   for (let k = 0; k < o.rounds; k++) {
@@ -236,12 +235,7 @@ async function measurePlaced(
     b.push(await round(1));
   }
   let notSucceeded = 0;
-  for (const s of placed) {
-    const count = async (q: string) =>
-      (await api<{ count: number }>(s.proc.url, s.token, "GET", `/api/v1/orgs/bench/runs/?page_size=1${q}`))
-        .count;
-    notSucceeded += (await count("")) - (await count("&status=succeeded"));
-  }
+  for (const s of placed) notSucceeded += await notSucceededOn(s);
   return { one: sideOf(a), writer: sideOf(b), notSucceeded };
 }
 
