@@ -179,6 +179,9 @@ export async function workflowFormView(ctx: Ctx): Promise<Rendered> {
   const retention = h("input", {
     type: "number",
     min: "0",
+    // The server's bound (docs/limits.md): the browser says so before the request does.
+    max: "36500",
+    step: "1",
     "data-field": "retention_days",
     value: w?.retention_days == null ? "" : String(w.retention_days),
   });
