@@ -3,7 +3,9 @@
 // so both see the host's drift in the same minutes — on a shared machine whose speed changes by
 // 2× within minutes, the only comparison of two changes that means something. Prints each side's
 // CPU µs per run, req/s and p99 per round and their medians, and the paired CPU difference.
-// ROUNDS (default 12) and SECS (default 4) set the rounds; AB_ENV_A and AB_ENV_B add variables to
+// ROUNDS (default 12) and SECS (default 4) set the rounds, CONNS wrk's connections (default 16),
+// AB_UNPINNED=1 puts both servers and wrk on every core (measure 11's setting, for HTTP threads and
+// the writer thread); it also prints each round's req/s ratio B ÷ A. AB_ENV_A and AB_ENV_B add variables to
 // one side's environment ("K=V K2=V2": the same tree twice compares settings such as the
 // allocator's). Source trees, not binaries: each is run with `bun <dir>/src/main.ts` (a worktree
 // with node_modules).
@@ -21,7 +23,8 @@ if (dirs.length !== 2) {
 }
 const rounds = Number(process.env.ROUNDS ?? 12);
 const secs = Number(process.env.SECS ?? 4);
-const machine = describeMachine();
+// AB_UNPINNED=1: servers and wrk on every core (HTTP threads, the writer thread: measure 11's setting).
+const machine = process.env.AB_UNPINNED === "1" ? { ...describeMachine(), pinned: false } : describeMachine();
 
 interface Side {
   dir: string;
@@ -77,7 +80,7 @@ async function start(dir: string, extra: Record<string, string>): Promise<Side> 
     url: `${url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
     body: orderDocument(),
     headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    connections: 16,
+    connections: Number(process.env.CONNS ?? 16),
     seconds: secs,
     dir: data,
   };
@@ -113,9 +116,11 @@ try {
     console.log(`${name} ${s.dir}${extra ? ` with ${extra}` : ""}`);
     console.log(`  CPU µs/run ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
     console.log(
-      `  req/s median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
+      `  req/s ${round(s.rps)} · median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
     );
   }
+  const ratio = sides[0]!.rps.map((a, i) => sides[1]!.rps[i]! / a);
+  console.log(`paired req/s ratio B ÷ A per round: ${ratio.map((x) => x.toFixed(2)).join(" ")} · median ${median(ratio).toFixed(2)}`);
   const diff = sides[0]!.cpu.map((a, i) => sides[1]!.cpu[i]! - a);
   const m = median(diff);
   console.log(
