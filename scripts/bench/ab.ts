@@ -120,7 +120,9 @@ try {
     );
   }
   const ratio = sides[0]!.rps.map((a, i) => sides[1]!.rps[i]! / a);
-  console.log(`paired req/s ratio B ÷ A per round: ${ratio.map((x) => x.toFixed(2)).join(" ")} · median ${median(ratio).toFixed(2)}`);
+  console.log(
+    `paired req/s ratio B ÷ A per round: ${ratio.map((x) => x.toFixed(2)).join(" ")} · median ${median(ratio).toFixed(2)}`,
+  );
   const diff = sides[0]!.cpu.map((a, i) => sides[1]!.cpu[i]! - a);
   const m = median(diff);
   console.log(
