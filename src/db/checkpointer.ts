@@ -90,9 +90,11 @@ export async function startCheckpointer(
     gate.release("checkpoint");
   };
   const hold = () => {
-    gate.hold("checkpoint");
-    holdTimer = setTimeout(release, maxHoldMs);
-    worker.postMessage({ type: "restart-go" });
+    // At once unless another thread of the process is writing (the shared lock, write-gate.ts).
+    gate.hold("checkpoint", () => {
+      holdTimer = setTimeout(release, maxHoldMs);
+      worker.postMessage({ type: "restart-go" });
+    });
   };
   const fallbackListeners: ((pages: number) => void)[] = [];
   const backToAuto = (why: string) => {

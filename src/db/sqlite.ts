@@ -86,16 +86,22 @@ export function createSqliteDb(db: Database): SqliteDb {
   // Built once: bun:sqlite's transaction() defines its variants on every call.
   const inTx = db.transaction(<T>(p: Program<T>) => drive(p));
   let immediate = false;
+  const gate = writeGateOf(db);
   const txSync = <T>(p: Program<T>, opts?: TxOptions): T => {
     stats.transactions++;
+    // Other threads of the process write too (write-gate.ts): one at a time, never in SQLite's
+    // busy handler. Callers that can wait looked at the gate first; this waits only for a race.
+    const lock = gate.lock;
+    lock?.acquire();
     try {
       return (immediate || opts?.immediate ? inTx.immediate(p) : inTx(p)) as T;
     } catch (e) {
       throw translateSqliteError(e);
+    } finally {
+      lock?.release();
     }
   };
   const readGeneration = generationReader(db);
-  const gate = writeGateOf(db);
   const tx = <T>(make: () => Program<T>, opts?: TxOptions): Promise<T> => self.tx(make, opts);
   const self: SqliteDb = {
     dialect: "sqlite",

@@ -106,8 +106,8 @@ export async function startWriterThread(
       return new Promise<number[]>((resolve, reject) => {
         const id = ++nextId;
         inFlight = { id, resolve, reject };
-        gate.hold("writer");
-        post({ t: "group", id, runs, rowStatements });
+        // At once unless another thread of the process holds the shared write lock (write-gate.ts).
+        gate.hold("writer", () => post({ t: "group", id, runs, rowStatements }));
       });
     },
     autoCheckpoint(pages) {

@@ -62,7 +62,9 @@ function sqliteBatcher(db: SqliteDb, windowMs: number): WriteBatcher {
   function flush() {
     if (timer) clearTimeout(timer);
     timer = null;
-    if (gate.held) {
+    // Another thread of the process writing (the shared lock, write-gate.ts) puts it off the same way.
+    const lock = gate.lock;
+    if (gate.held || (lock && !lock.tryAcquire())) {
       // `scheduled` stays true: writes issued meanwhile join this commit, which runs on release.
       if (!gated) {
         gated = true;
@@ -73,6 +75,14 @@ function sqliteBatcher(db: SqliteDb, windowMs: number): WriteBatcher {
       }
       return;
     }
+    try {
+      commit();
+    } finally {
+      lock?.release();
+    }
+  }
+
+  function commit() {
     scheduled = false;
     lastFlush = performance.now();
     const items = pending;

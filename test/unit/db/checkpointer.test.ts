@@ -157,9 +157,9 @@ test("a checkpoint thread that never answers holds the commits MAX_HOLD_MS at mo
   const gate = writeGateOf(db);
   const closed = Promise.withResolvers<number>();
   const hold = gate.hold.bind(gate);
-  gate.hold = (by) => {
+  gate.hold = (by, then) => {
     closed.resolve(performance.now());
-    hold(by);
+    hold(by, then);
   };
   const silent = new URL("../../fixtures/silent-checkpoint-worker.ts", import.meta.url);
   cp = await startCheckpointer(db, path, silent, createLogger("error"));
