@@ -10,7 +10,7 @@ import { type SessionAuth, authPlugin, bearerToken, createAuthenticate } from ".
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
-import { createLimits } from "./http/limits.ts";
+import { type SharedBudgets, createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
@@ -41,6 +41,8 @@ export interface AppOptions {
   setup?: SetupCode;
   /** Called first for every request the app's own listener accepted (HTTP threads' counter). */
   onRequest?: (request: Request) => void;
+  /** Budgets shared with the HTTP threads of this process (SQLite; src/http/ratelimit-memory.ts). */
+  budgets?: SharedBudgets | null;
 }
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
@@ -48,7 +50,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   let built: AnyElysia = new Elysia();
   let takesBody: (method: string, path: string) => boolean = () => false;
   // Several nodes on PostgreSQL count every budget in the database: one budget per client.
-  const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : null;
+  // On SQLite with HTTP threads, in shared memory: one budget per client for all the threads.
+  const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : (opts.budgets ?? null);
   const limits = createLimits(deps.config, (method, path) => takesBody(method, path), shared);
   const authDeps = {
     tokens: deps.tokens,

@@ -13,7 +13,8 @@
 //   a user's tokens and sessions together: a hundred tokens do not buy a hundred budgets.
 //   Answers carry RateLimit-Policy and RateLimit. On PostgreSQL the budgets are counted in the
 //   database (src/http/ratelimit-shared.ts), so several nodes give a client one budget, not one
-//   per node; on SQLite (one node) in memory. The same GCRA, the same answers.
+//   per node; on SQLite (one node) in memory, in shared memory when several HTTP threads serve
+//   runs (src/http/ratelimit-memory.ts). The same GCRA, the same answers.
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
@@ -21,8 +22,16 @@ import type { Principal } from "./auth.ts";
 import { scanBody } from "./body-shape.ts";
 import { readBody, tooLarge } from "./body.ts";
 import { peerAddress } from "./peer.ts";
-import { type Decision, RateLimiter, decisionOf, ipKey, limitHeader, policyHeader } from "./ratelimit.ts";
-import type { SharedLimiter } from "./ratelimit-shared.ts";
+import {
+  type Decision,
+  type Policy,
+  RateLimiter,
+  decisionOf,
+  ipKey,
+  limitHeader,
+  policyHeader,
+} from "./ratelimit.ts";
+import type { Budget } from "./ratelimit-shared.ts";
 
 const RUN_PATH = /^\/api\/v1\/orgs\/[^/]+\/workflows\/[^/]+\/runs\/?$/;
 /** Stored schemas may be XSD documents of megabytes (UBL's aggregate components: 2.4 MB). */
@@ -126,12 +135,22 @@ const rateLimited = (d: Decision, what: string) =>
 type Pair = [Decision, Decision];
 
 /**
+ * Budgets kept beyond this thread, checked all or nothing: in PostgreSQL for several nodes
+ * (ratelimit-shared.ts, a promise), in shared memory for several HTTP threads of one process
+ * (ratelimit-memory.ts, at once). `tat`: a key's stored TAT, where it can be read at once.
+ */
+export interface SharedBudgets {
+  take(budgets: Budget[]): (Decision & { tat: number })[] | Promise<(Decision & { tat: number })[]>;
+  tat?(policy: Policy, key: string): number;
+}
+
+/**
  * One request against a token's budget and its user's: counted in both only when both allow it
  * (a refused request costs nothing). Returns both decisions; a promise when they are counted in
  * PostgreSQL (`shared`), at once in memory — the one-node path pays no turn of the event loop.
  */
 function takeBoth(
-  shared: SharedLimiter | null,
+  shared: SharedBudgets | null,
   token: RateLimiter,
   tokenKey: string,
   user: RateLimiter,
@@ -183,7 +202,7 @@ const principalKey = (p: Principal) =>
 export function createLimits(
   config: Config,
   takesBody: (method: string, path: string) => boolean = () => false,
-  shared: SharedLimiter | null = null,
+  shared: SharedBudgets | null = null,
 ) {
   const enabled = !config.rate_limit_disabled;
   const perToken = new RateLimiter({
@@ -220,7 +239,12 @@ export function createLimits(
   const ipTats = new Map<string, number>();
   const ipPeek = (ip: string): Decision => {
     if (!shared) return perIp.peek(ip);
-    return decisionOf(perIp.policy, Date.now(), ipTats.get(ip) ?? 0);
+    const key = `ip:${ip}`;
+    return decisionOf(
+      perIp.policy,
+      Date.now(),
+      shared.tat ? shared.tat(perIp.policy, key) : (ipTats.get(ip) ?? 0),
+    );
   };
 
   const show = (headers: Record<string, unknown>, policy: string, decisions: Decision[]) => {
@@ -320,10 +344,14 @@ export function createLimits(
         if (st) show(st.headers, ipPolicy, [d]);
         return;
       }
-      return shared.take([{ policy: perIp.policy, key: `ip:${ip}` }]).then(([d]) => {
+      return andThen(shared.take([{ policy: perIp.policy, key: `ip:${ip}` }]), ([d]) => {
+        if (st) show(st.headers, ipPolicy, [d!]);
+        // Shared memory: the entry check read the budget as it is, as in memory (no 429 here).
+        if (shared.tat) return;
+        // PostgreSQL: the entry check read the TAT this node saw last; a budget spent through other
+        // nodes shows here first.
         if (ipTats.size >= 100_000) ipTats.clear(); // bounded: forgetting costs one more round trip
         ipTats.set(ip, d!.tat);
-        if (st) show(st.headers, ipPolicy, [d!]);
         if (!d!.allowed) throw rateLimited(d!, "failed authentication attempts from this address");
       });
     },
