@@ -68,6 +68,26 @@ class Histogram {
     s.sum += value;
     s.count++;
   }
+  /** What was observed since the last drain, by series; forgotten here (an HTTP thread's, for the main thread). */
+  drain(): HistogramDelta {
+    const out: HistogramDelta = [];
+    for (const [k, s] of this.series) out.push([k, s.counts, s.sum, s.count]);
+    this.series.clear();
+    return out;
+  }
+  /** Adds another registry's drain (same buckets) to this one. */
+  absorb(d: HistogramDelta) {
+    for (const [k, counts, sum, count] of d) {
+      let s = this.series.get(k);
+      if (!s) {
+        s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+        this.series.set(k, s);
+      }
+      for (let i = 0; i < counts.length; i++) s.counts[i]! += counts[i]!;
+      s.sum += sum;
+      s.count += count;
+    }
+  }
   render(): string {
     const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const [k, s] of this.series) {
@@ -95,6 +115,15 @@ class Counter {
     const k = key(labels);
     this.series.set(k, (this.series.get(k) ?? 0) + by);
   }
+  /** Counted since the last drain, by series; forgotten here. */
+  drain(): CounterDelta {
+    const out: CounterDelta = [...this.series];
+    this.series.clear();
+    return out;
+  }
+  absorb(d: CounterDelta) {
+    for (const [k, v] of d) this.series.set(k, (this.series.get(k) ?? 0) + v);
+  }
   render(): string {
     const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
     for (const [k, v] of this.series) out.push(`${this.name}{${k}} ${v}`);
@@ -103,6 +132,16 @@ class Counter {
 }
 
 type GaugeRead = () => Array<[Labels, number]>;
+
+/** Series as formatted label keys: the same text in every thread (format sorts the labels). */
+export type HistogramDelta = Array<[key: string, counts: number[], sum: number, count: number]>;
+export type CounterDelta = Array<[key: string, value: number]>;
+/** An HTTP thread's observations since its last report (src/http/threads/), added up on the main thread. */
+export interface MetricsDelta {
+  http: HistogramDelta;
+  steps: HistogramDelta;
+  runs: CounterDelta;
+}
 
 export class Metrics {
   /**
@@ -122,6 +161,19 @@ export class Metrics {
     "assay_runs_finished_total",
     "Runs that reached a final status since start, by status.",
   );
+  /** The histograms and counters observed since the last call, forgotten here. */
+  drain(): MetricsDelta {
+    return {
+      http: this.httpDuration.drain(),
+      steps: this.stepDuration.drain(),
+      runs: this.runsFinished.drain(),
+    };
+  }
+  absorb(d: MetricsDelta) {
+    this.httpDuration.absorb(d.http);
+    this.stepDuration.absorb(d.steps);
+    this.runsFinished.absorb(d.runs);
+  }
   private gauges: { name: string; help: string; read: GaugeRead; type: "gauge" | "counter" }[] = [];
   private refreshers: (() => Promise<void>)[] = [];
   /** Work done before each scrape (database counts: asynchronous on PostgreSQL). */

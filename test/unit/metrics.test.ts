@@ -37,3 +37,27 @@ test("series keys: label sets whose concatenations look alike stay distinct seri
     'assay_http_request_duration_seconds_count{method="GET=3:GET",route="/a"} 1',
   ]);
 });
+
+test("an HTTP thread's drain, absorbed by the main thread, renders as if observed there; a drain starts over", () => {
+  const ops = (m: Metrics, at: number) => {
+    m.httpDuration.observe({ route: "/r", method: "POST", status: "201" }, 0.003 * at);
+    m.stepDuration.observe({ validator: "json_schema", status: "passed" }, 0.0002 * at);
+    m.runsFinished.inc({ status: at % 2 ? "succeeded" : "failed" });
+  };
+  const alone = new Metrics();
+  const main = new Metrics();
+  const thread = new Metrics();
+  for (let i = 1; i <= 6; i++) {
+    ops(alone, i);
+    ops(i <= 2 ? main : thread, i);
+  }
+  main.absorb(thread.drain());
+  expect(main.render()).toBe(alone.render());
+  // Drained: a second drain carries only what was observed since, and adds nothing twice.
+  ops(thread, 7);
+  ops(alone, 7);
+  main.absorb(thread.drain());
+  main.absorb(thread.drain());
+  expect(main.render()).toBe(alone.render());
+  expect(thread.drain()).toEqual({ http: [], steps: [], runs: [] });
+});
