@@ -14,7 +14,13 @@ import { createQueueSignal } from "./runs/queue-signal.ts";
 import { createRetention } from "./runs/retention.ts";
 import { internalError } from "./http/fallback.ts";
 import { startSharedRateGc } from "./http/ratelimit-shared.ts";
-import { type HttpThreads, ThreadCounts, ThreadListenError, startHttpThreads } from "./http/threads/index.ts";
+import {
+  type HttpThreads,
+  type ThreadCounts,
+  ThreadListenError,
+  startHttpThreads,
+} from "./http/threads/index.ts";
+import { shareWithThreads } from "./http/threads/sharing.ts";
 import { type PortLock, lockPort } from "./http/threads/port-lock.ts";
 import { relayedPeer } from "./http/peer.ts";
 import { newSetupCode } from "./setup/service.ts";
@@ -115,7 +121,11 @@ async function start(
   // Metrics first: recovery at start may end runs, and those count too.
   // Several nodes on one database: every series says which node it came from.
   const metrics = new Metrics(db.dialect === "postgres" ? (config.node_id ?? undefined) : undefined);
-  instrument(deps, metrics);
+  // Several HTTP threads (src/http/threads/): what they share with this one, set up before they start.
+  const threaded = config.http_threads > 1;
+  const sharing = threaded ? shareWithThreads(config, db, () => deps.executor.queueDepth()) : null;
+  sharing?.reportTo(metrics);
+  instrument(deps, metrics, sharing?.totals);
   await deps.executor.start();
   // Several nodes on one database (PostgreSQL): runs queued by one wake the others.
   const queueSignal = createQueueSignal(db, log);
@@ -131,12 +141,12 @@ async function start(
   const stopRateGc = startSharedRateGc(db, log);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
-  // Several HTTP threads (src/http/threads/): all listen with SO_REUSEPORT, so a lock on the port
-  // keeps any other server off it (src/http/threads/port-lock.ts). Port 0: once it is known.
-  const threaded = config.http_threads > 1;
-  const threadCounts = threaded ? new ThreadCounts() : null;
+  // HTTP threads all listen with SO_REUSEPORT, so a lock on the port keeps any other server off it
+  // (src/http/threads/port-lock.ts). Port 0: once it is known.
+  const threadCounts = sharing?.counts ?? null;
   const app = createApp(deps, {
     setup,
+    budgets: sharing?.budgets,
     isDraining: () => draining,
     metrics,
     sessions: createSessionAuth(db, deps.users),
@@ -192,12 +202,18 @@ async function start(
         threadCounts!,
         log,
         new URL("./http/threads/worker.ts", import.meta.url),
+        sharing!.runsInit(db.dialect === "sqlite" ? walAutoCheckpoint(db.raw) : 0),
+        { onWebhooks: () => deps.webhookDispatcher.wake(), onReport: (r) => sharing!.onReport(r) },
       );
+      sharing!.started(httpThreads);
+      const threads = httpThreads;
+      checkpointer?.onFallback((pages) => threads.autoCheckpoint(pages));
     }
   } catch (e) {
     // Undo what started: the listeners, the workers, the checkpoint thread, the database.
     await app.server?.stop(true);
     portLock?.release();
+    sharing?.stop();
     retention.stop();
     stopRateGc();
     await queueSignal.stop();
@@ -243,6 +259,7 @@ async function start(
         // The HTTP threads' requests in flight are answered here: the app stays up meanwhile.
         await Promise.all([httpThreads?.stop(), server.stop(false)]);
         portLock?.release();
+        sharing?.stop();
         deps.intake.close();
         // Running steps get the grace period; queued runs stay queued for the next start.
         await deps.executor.close(config.shutdown_grace_ms);
@@ -260,4 +277,12 @@ async function start(
       return stopped;
     },
   };
+}
+
+/** A connection's wal_autocheckpoint: 0 while the checkpoint thread copies the WAL (checkpointer.ts). */
+function walAutoCheckpoint(raw: import("bun:sqlite").Database): number {
+  return (
+    raw.query<{ wal_autocheckpoint: number }, []>("PRAGMA wal_autocheckpoint").get()?.wal_autocheckpoint ??
+    1000
+  );
 }

@@ -1,8 +1,8 @@
-// The sync-run lane (src/http/threads/lane.ts): a run start an HTTP thread checked already is
-// answered by the main thread without the framework. Every answer it gives — the 201 and each
-// error the route or its hooks can give such a request — must be the one the one-thread server
-// gives, whole: status, body and headers. Which requests take it is asserted by the thread's
-// counter (path "lane"), never assumed.
+// The sync-run lane (src/http/threads/lane.ts): a run start answered without the framework — by
+// the HTTP thread that accepted it, which serves the run itself (thread-runs.ts), or by the main
+// thread. Every answer it gives — the 201 and each error the route or its hooks can give such a
+// request — must be the one the one-thread server gives, whole: status, body and headers. Which
+// requests take it is asserted by the threads' counters (paths "local" and "lane"), never assumed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RUN_ROUTE } from "../src/http/threads/lane.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
@@ -27,8 +27,8 @@ async function workflow(s: TestServer, slug: string) {
 const runOn = (s: TestServer, wf = "order", token = s.rootToken) =>
   call(s, "POST", runs(wf), fresh({ token, raw: '{"id":1}', headers: JSON_CT }));
 
-/** Until thread 1 has checked a run of `wf` (so that its next one is the lane's). */
-const warm = (s: TestServer, wf: string) => via(s, 1, "lane", () => runOn(s, wf));
+/** Until thread 1 has served a run of `wf` itself (its caches hold the workflow). */
+const warm = (s: TestServer, wf: string) => via(s, 1, "local", () => runOn(s, wf));
 
 beforeAll(async () => {
   [one, two] = await Promise.all([startTestServer(), startTestServer({ http_threads: 2 })]);
@@ -40,7 +40,7 @@ afterAll(() => Promise.all([one?.close(), two?.close()]));
 describe("the lane's 201", () => {
   test("is the one-thread server's answer, committed before it leaves", async () => {
     const ref = await runOn(one);
-    const r = await via(two, 1, "lane", () => runOn(two));
+    const r = await via(two, 1, "local", () => runOn(two));
     expect(r.status).toBe(201);
     expect(headersOf(r)).toEqual(headersOf(ref));
     expect(r.headers.get("cache-control")).toBe("no-store");
@@ -65,7 +65,7 @@ describe("the lane's 201", () => {
       );
     const before = await count();
     let sent = 0;
-    await via(two, 1, "lane", () => {
+    await via(two, 1, "local", () => {
       sent++;
       return runOn(two);
     });
@@ -84,7 +84,7 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
 
   test("401 for an unknown token", async () => {
     const send = (s: TestServer) => runOn(s, "order", "assay_nope");
-    await same(await send(one), await via(two, 1, "lane", () => send(two)), 401, "authentication_required");
+    await same(await send(one), await via(two, 1, "local", () => send(two)), 401, "authentication_required");
   });
 
   test("401 for a token revoked since its last run", async () => {
@@ -97,7 +97,7 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
       answers.push(
         s === one
           ? await runOn(s, "order", u.token)
-          : await via(s, 1, "lane", () => runOn(s, "order", u.token)),
+          : await via(s, 1, "local", () => runOn(s, "order", u.token)),
       );
     }
     await same(answers[0]!, answers[1]!, 401, "authentication_required");
@@ -110,7 +110,7 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
     ];
     await same(
       await runOn(one, "order", tokens[0]),
-      await via(two, 1, "lane", () => runOn(two, "order", tokens[1])),
+      await via(two, 1, "local", () => runOn(two, "order", tokens[1])),
       403,
       "permission_denied",
     );
@@ -128,7 +128,7 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
     const before = await two.count("runs");
     await same(
       await runOn(one, "later"),
-      await via(two, 1, "lane", () => runOn(two, "later")),
+      await via(two, 1, "local", () => runOn(two, "later")),
       409,
       "workflow_inactive",
     );
@@ -144,7 +144,7 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
     const before = await two.count("runs");
     await same(
       await runOn(one, "gone"),
-      await via(two, 1, "lane", () => runOn(two, "gone")),
+      await via(two, 1, "local", () => runOn(two, "gone")),
       404,
       "not_found",
     );
@@ -162,9 +162,10 @@ describe("requests the lane leaves to the app", () => {
         fresh({ token: s.rootToken, raw: '{"id":1}', headers: JSON_CT }),
       );
     const ref = await send(one);
-    const lane = two.threadCounts!.get(1, "lane");
-    const r = await via(two, 1, "fast", () => send(two));
+    const [lane, local] = [two.threadCounts!.get(1, "lane"), two.threadCounts!.get(1, "local")];
+    const r = await via(two, 1, "relay", () => send(two));
     expect(two.threadCounts!.get(1, "lane")).toBe(lane);
+    expect(two.threadCounts!.get(1, "local")).toBe(local);
     expect(headersOf(r)).toEqual(headersOf(ref));
     expect(shape(r.json)).toEqual(shape(ref.json));
   });
@@ -173,9 +174,10 @@ describe("requests the lane leaves to the app", () => {
     const cors = await startTestServer({ http_threads: 2, cors_origins: "https://app.example" });
     try {
       await workflow(cors, "order");
-      for (let i = 0; i < 3; i++) await via(cors, 1, "fast", () => runOn(cors));
+      for (let i = 0; i < 3; i++) await via(cors, 1, "relay", () => runOn(cors));
       expect(cors.threadCounts!.get(1, "lane")).toBe(0);
-      const r = await via(cors, 1, "fast", () =>
+      expect(cors.threadCounts!.get(1, "local")).toBe(0);
+      const r = await via(cors, 1, "relay", () =>
         call(
           cors,
           "POST",

@@ -1,5 +1,6 @@
 // ASSAY_HTTP_THREADS = 2 (src/http/threads/): whichever thread accepts a connection, the client
-// gets the same answer as from the one-thread server. Requests go on fresh connections so the
+// gets the same answer as from the one-thread server — from the HTTP thread itself for the sync
+// runs it serves (thread-runs.ts), from the main thread for everything it relays. Requests go on fresh connections so the
 // kernel spreads them over both listeners; a check that needs a given thread repeats its request
 // (bounded) until the thread's counter says it served it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -62,11 +63,11 @@ const runOn = (s: TestServer, doc = '{"id":1}', headers: Record<string, string> 
     fresh({ token: s.rootToken, raw: doc, headers: { ...JSON_CT, ...headers } }),
   );
 
-describe("a sync run on the fast path", () => {
+describe("a sync run the HTTP thread serves itself", () => {
   test("answers as the one-thread server does, and is committed before the 201", async () => {
     const ref = await runOn(one);
     expect(ref.status).toBe(201);
-    const r = await via(two, 1, "lane", () => runOn(two));
+    const r = await via(two, 1, "local", () => runOn(two));
     expect(r.status).toBe(201);
     expect(headersOf(r)).toEqual(headersOf(ref));
     expect(r.headers.get("location")).toBe(r.json.url);
@@ -105,15 +106,16 @@ describe("a sync run on the fast path", () => {
         }),
       );
     const ref = await send(one);
-    const r = await via(two, 1, "fast", () => send(two));
+    // A query string: the framework's path, on the main thread.
+    const r = await via(two, 1, "relay", () => send(two));
     expect(r.headers.get("preference-applied")).toBe("wait=30");
     expect(headersOf(r)).toEqual(headersOf(ref));
     expect(shape(r.json)).toEqual(shape(ref.json));
   });
 
-  test("a new version of the workflow runs at once: the thread's remembered version is not used", async () => {
-    // The thread checks a run with the version it last saw (then the lane answers it).
-    await via(two, 1, "lane", () => runOn(two));
+  test("a new version of the workflow runs at once on the thread: its cached version is not used", async () => {
+    // The thread has the current version in its cache.
+    await via(two, 1, "local", () => runOn(two));
     const schema = { type: "object", required: ["id", "v2"] };
     for (const s of [one, two]) {
       const wf = await call(s, "GET", "/api/v1/orgs/acme/workflows/order/", { token: s.rootToken });
@@ -126,12 +128,12 @@ describe("a sync run on the fast path", () => {
     }
     const ref = await runOn(one, '{"id":1}');
     expect(ref.json.status).toBe("failed");
-    // The old version would pass it on the thread; the new one fails it (read from the relay for
-    // its findings).
+    // The old version would pass it on the thread; the new one fails it: relayed whole, for its
+    // findings (a worker builds them, on the main thread's side).
     const r = await via(two, 1, "lane", () => runOn(two, '{"id":1}'));
     expect(r.json.status).toBe("failed");
     expect(r.json.workflow.version).toBe(ref.json.workflow.version);
-    const ok = await via(two, 1, "lane", () => runOn(two, '{"id":1,"v2":true}'));
+    const ok = await via(two, 1, "local", () => runOn(two, '{"id":1,"v2":true}'));
     expect(ok.json.status).toBe("succeeded");
     expect(ok.json.workflow.version).toBe(ref.json.workflow.version);
   });
@@ -143,24 +145,26 @@ describe("a sync run on the fast path", () => {
         "assay_jobs_inline_total",
         {},
       );
-    const threadRuns = () => two.threadCounts!.get(1, "fast") + two.threadCounts!.get(1, "lane");
+    const threadRuns = () => two.threadCounts!.get(1, "local") + two.threadCounts!.get(1, "lane");
     const [inlineBefore, threadBefore] = [await inlineRuns(), threadRuns()];
     // Passing documents only: each run thread 1 takes from here is an inline run, wherever it is
     // checked (earlier tests sent failing ones through it, which the pool runs).
-    await via(two, 1, "lane", () => runOn(two, '{"id":1,"v2":true}'));
+    await via(two, 1, "local", () => runOn(two, '{"id":1,"v2":true}'));
     const m = await call(two, "GET", "/metrics", { token: two.rootToken });
     expect(m.status).toBe(200);
     const threads = "assay_http_thread_requests_total";
-    expect(sample(m.text, threads, { path: "fast", thread: "1" })).toBeGreaterThan(0);
+    expect(sample(m.text, threads, { path: "local", thread: "1" })).toBe(two.threadCounts!.get(1, "local"));
+    expect(sample(m.text, threads, { path: "local", thread: "1" })).toBeGreaterThan(0);
     expect(sample(m.text, threads, { path: "lane", thread: "1" })).toBeGreaterThan(0);
     expect(sample(m.text, threads, { path: "main", thread: "0" })).toBeGreaterThan(0);
-    // The request durations count the fast path's and the lane's requests too.
+    // The request durations count the thread's own requests (reported when /metrics is read) and
+    // the lane's.
     const route = sample(m.text, "assay_http_request_duration_seconds_count", {
       method: "POST",
       route: "/api/v1/orgs/:org_slug/workflows/:workflow/runs/",
       status: "201",
     });
-    const fastRuns = two.threadCounts!.get(1, "fast") + two.threadCounts!.get(1, "lane");
+    const fastRuns = two.threadCounts!.get(1, "local") + two.threadCounts!.get(1, "lane");
     const finished = (status: string) => sample(m.text, "assay_runs_finished_total", { status }) || 0;
     // Every run so far ended within its request: one 201 each, whichever thread took it.
     expect(route).toBe(finished("succeeded") + finished("failed"));
@@ -171,7 +175,7 @@ describe("a sync run on the fast path", () => {
   });
 });
 
-describe("errors of the fast path's requests: the whole answer, as the one-thread server gives it", () => {
+describe("errors of the run requests a thread answers itself: the whole answer, as the one-thread server gives it", () => {
   const cases: [string, number, string, (s: TestServer) => Promise<Answer>][] = [
     [
       "bad token",
@@ -245,7 +249,7 @@ describe("errors of the fast path's requests: the whole answer, as the one-threa
       const ref = await send(one);
       expect(ref.status).toBe(status);
       expect(ref.json).toEqual(errorBody(status, code, expect.any(String), expect.any(Array)));
-      const r = await via(two, 1, "lane", () => send(two));
+      const r = await via(two, 1, "local", () => send(two));
       expect(r.status).toBe(status);
       expect(r.json).toEqual(ref.json);
       expect(headersOf(r)).toEqual(headersOf(ref));
@@ -257,7 +261,7 @@ describe("relayed requests", () => {
   let refRun: string;
   const bigDoc = `{"pad":"${"x".repeat(1536 * 1024)}"}`;
 
-  test("an upload over 1 MiB (not the fast path's) streams through and runs", async () => {
+  test("an upload over 1 MiB (too large for the thread's own runs) streams through and runs", async () => {
     const r = await via(two, 1, "lane", () =>
       call(two, "POST", runs("big"), fresh({ token: two.rootToken, raw: bigDoc, headers: JSON_CT })),
     );
@@ -404,7 +408,7 @@ describe("rate limits with HTTP threads", () => {
   // Each run request admitted past authentication takes one from the run budget (12 a minute).
   let spent = 0;
 
-  test("413 of a declared length within the fast path's bound but over the limit", async () => {
+  test("413 of a declared length within the thread's bound for its own runs but over the limit", async () => {
     const doc = `{"id":1,"pad":"${"x".repeat(2000)}"}`;
     const r = await via(lim, 1, "lane", () => {
       spent++;
@@ -421,10 +425,10 @@ describe("rate limits with HTTP threads", () => {
     expect(answers.filter((a) => a.status === 201)).toHaveLength(12 - spent);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(18 + spent);
     // Both threads started runs from the one budget.
-    expect(lim.threadCounts!.get(1, "fast") + lim.threadCounts!.get(1, "lane")).toBeGreaterThan(0);
+    expect(lim.threadCounts!.get(1, "local")).toBeGreaterThan(0);
     expect(lim.threadCounts!.get(0, "main")).toBeGreaterThan(0);
-    // The lane's 429 (the thread checked the body; the budget is spent).
-    const r = await via(lim, 1, "lane", () => runOn(lim));
+    // The thread's own 429 (the document passes; the budget is spent).
+    const r = await via(lim, 1, "local", () => runOn(lim));
     expect(r.status).toBe(429);
     expect(r.json).toEqual(errorBody(429, "rate_limited"));
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);

@@ -6,6 +6,8 @@ import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { type OperationDetail, describe, errorRefs } from "../http/openapi/components.ts";
+import type { ThreadTotals } from "../http/threads/sharing.ts";
+import type { AfterFinal } from "../runs/final-commit.ts";
 import type { Metrics } from "./registry.ts";
 
 const TEXT = { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" };
@@ -41,8 +43,11 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
   );
 }
 
-/** Wires the gauges and counters to the executor and the queue. */
-export function instrument(deps: Deps, metrics: Metrics) {
+/**
+ * Wires the gauges and counters to the executor and the queue. `threads`: what the HTTP threads
+ * did themselves (ASSAY_HTTP_THREADS > 1, src/http/threads/sharing.ts), counted with this thread's.
+ */
+export function instrument(deps: Deps, metrics: Metrics, threads?: ThreadTotals) {
   // Refreshed before each render (src/metrics/routes.ts renders after refresh()).
   let onDisk = { queued: 0, running: 0 };
   metrics.beforeRender(async () => {
@@ -64,13 +69,13 @@ export function instrument(deps: Deps, metrics: Metrics) {
   metrics.gauge(
     "assay_db_statements_total",
     "Database statements this server ran (on PostgreSQL each is a round trip).",
-    () => [[{}, deps.db.stats.statements]],
+    () => [[{}, deps.db.stats.statements + (threads?.statements ?? 0)]],
     "counter",
   );
   metrics.gauge(
     "assay_db_transactions_total",
     "Database transactions this server ran (group commits count once).",
-    () => [[{}, deps.db.stats.transactions]],
+    () => [[{}, deps.db.stats.transactions + (threads?.transactions ?? 0)]],
     "counter",
   );
   metrics.gauge("assay_workers", "Validation workers, by state.", () => {
@@ -82,14 +87,19 @@ export function instrument(deps: Deps, metrics: Metrics) {
   });
   metrics.gauge(
     "assay_jobs_inline_total",
-    "Validation jobs run on the main thread (small JSON, linear-time steps) since start.",
-    () => [[{}, deps.executor.stats().inlineJobs]],
+    "Validation jobs run inline on an HTTP thread (small JSON, linear-time steps) since start.",
+    () => [[{}, deps.executor.stats().inlineJobs + (threads?.inlineJobs ?? 0)]],
     "counter",
   );
-  deps.executor.afterFinal.push((e, _ms, steps) => {
+  deps.executor.afterFinal.push(countFinals(metrics));
+}
+
+/** Counts a final run and its steps' durations (an after-final hook: the main thread's and an HTTP thread's). */
+export function countFinals(metrics: Metrics): AfterFinal {
+  return (e, _ms, steps) => {
     metrics.runsFinished.inc({ status: e.status });
     for (const st of steps)
       if (st.duration_ms != null)
         metrics.stepDuration.observe({ validator: st.validator, status: st.status }, st.duration_ms / 1000);
-  });
+  };
 }

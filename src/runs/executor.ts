@@ -5,7 +5,6 @@
 // (on SQLite its final sync runs may be committed by the writer thread, src/db/writer.ts); it runs
 // a validator itself only for jobs the inline lane vouches for.
 import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
-import type { Read } from "../db/writer-protocol.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
 import type { InlineRunner } from "../jobs/inline.ts";
@@ -13,6 +12,7 @@ import type { SubmitOptions, SubmittedJob, WorkerPool } from "../jobs/pool.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import type { WorkflowVersion } from "../workflows/types.ts";
 import { checkInline } from "./inline-check.ts";
+import { type FinalTx, createFinalCommit } from "./final-commit.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
@@ -20,22 +20,7 @@ import type { JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
 
-/**
- * A program run inside the transaction of every run's final state (the webhook outbox). `quiet`,
- * when given: the reads under which it writes nothing for this event (made now, outside any
- * transaction), or null when it would write or cannot tell — what lets the writer thread take the
- * run (src/db/writer.ts), which repeats those reads inside its transaction.
- */
-export type FinalHook = ((e: FinalEvent) => Program<void>) & { quiet?: (e: FinalEvent) => Read[] | null };
-/** All final hooks of one event, and (`quiet`) the reads under which none of them writes. */
-export type FinalTx = (() => Program<void>) & { quiet?: () => Read[] | null };
-
-export interface FinalEvent {
-  runId: string;
-  orgId: number;
-  workflowId: number;
-  status: RunStatus;
-}
+export type { AfterFinal, FinalEvent, FinalHook, FinalTx } from "./final-commit.ts";
 
 interface Flight {
   job: SubmittedJob | null;
@@ -129,43 +114,9 @@ export function createExecutor(
     },
   );
   const waiters = new Map<string, Set<() => void>>();
-  /** Programs run inside the transaction that writes a final status (webhook outbox). */
-  const finalHooks: FinalHook[] = [];
-  const inFinalTx = (ev: FinalEvent): FinalTx => {
-    const tx: FinalTx = function* (): Program<void> {
-      for (const h of finalHooks) yield* h(ev);
-    };
-    tx.quiet = () => {
-      const reads: Read[] = [];
-      for (const h of finalHooks) {
-        const r = h.quiet?.(ev) ?? null;
-        if (!r) return null;
-        for (const x of r) reads.push(x);
-      }
-      return reads;
-    };
-    return tx;
-  };
-  /** Called after a final status is committed (metrics, live views). */
-  const afterFinal: ((e: FinalEvent, durationMs: number, steps: RunStep[]) => void)[] = [];
-  /** Inline runs checked on another HTTP thread and committed here (commitInline). */
-  let inlineElsewhere = 0;
-  /** An inline run's one write, in its final state, then the final-state hooks; null if the write fails. */
-  const commitFinal = async (
-    record: DirectRun["record"],
-    f: FinalState,
-  ): Promise<{ run: Run } | { run: null; checked: boolean }> => {
-    const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status: f.status };
-    let sid: number;
-    try {
-      sid = await store.createFinal(record, f, inFinalTx(ev));
-    } catch (e) {
-      log.warn("inline run not written; it runs again as a direct run", { run: record.id, error: String(e) });
-      return { run: null, checked: false };
-    }
-    for (const h of afterFinal) h(ev, f.durationMs, f.steps);
-    return { run: runFromMemory(record, sid, f) };
-  };
+  // The final hooks (webhook outbox, in the transaction) and the after-final ones (metrics, live
+  // views), shared with the HTTP threads' own sync runs (final-commit.ts).
+  const { finalHooks, afterFinal, inFinalTx, commitFinal } = createFinalCommit(store, log);
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
   // FIFO — one per worker, plus one small job already handed to each busy worker (src/jobs/pool.ts).
   const capacity = pool.capacity;
@@ -566,20 +517,6 @@ export function createExecutor(
       const c = checkInline(opts.inline, record, def, opts);
       return c.final ? commitFinal(record, c.final) : { run: null, checked: c.checked };
     },
-    /**
-     * The second half of runInline for a run another HTTP thread already checked inline
-     * (src/http/threads/): written once in its final state, then the same hooks. Same answers as
-     * runInline: null when the write fails (the caller submits it as a direct run).
-     */
-    async commitInline(
-      record: DirectRun["record"],
-      f: FinalState,
-    ): Promise<{ run: Run } | { run: null; checked: boolean }> {
-      if (closed) return { run: null, checked: false };
-      const r = await commitFinal(record, f);
-      if (r.run) inlineElsewhere++;
-      return r;
-    },
     /** Starts a run from memory, unwritten (src/runs/direct.ts); the caller must settle() it. */
     submitDirect(record: DirectRun["record"], skipInline = false) {
       directs.set(record.id, {
@@ -703,7 +640,7 @@ export function createExecutor(
         inFlight: flights.size,
         memoryQueued: memQueue.size,
         memoryRunning,
-        inlineJobs: (opts.inline?.ran ?? 0) + inlineElsewhere,
+        inlineJobs: opts.inline?.ran ?? 0,
         ...pool.stats(),
       };
     },

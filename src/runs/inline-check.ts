@@ -1,6 +1,6 @@
-// The check half of the inline lane: the job, the runner, the final state — without the write,
-// which only the main thread does. executor.runInline is this plus its commit; an HTTP thread
-// other than the main one (src/http/threads/) runs this alone and the main thread commits
+// The check half of the inline lane: the job, the runner, the final state — without the write.
+// executor.runInline is this plus its commit; an HTTP thread that serves a sync run itself
+// (src/http/threads/thread-runs.ts) runs this before the route, which then commits it
 // (executor.commitInline).
 import type { InlineRunner } from "../jobs/inline.ts";
 import { now } from "../db/util.ts";

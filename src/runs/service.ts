@@ -12,6 +12,7 @@ import type { WorkflowStore } from "../workflows/store.ts";
 import { now } from "../db/util.ts";
 import { uuidv7 } from "../lib/uuid.ts";
 import { offers } from "../http/threads/handoff.ts";
+import type { DirectRun, FinalState } from "./direct.ts";
 import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
@@ -39,11 +40,19 @@ export interface StartOutcome {
 }
 
 /**
+ * Bodies read before the route ran: an HTTP thread reads a small run request's body to decide
+ * whether it serves the run itself (src/http/threads/thread-runs.ts). Within the limit by then.
+ */
+export const bodiesRead = new WeakMap<Request, Uint8Array>();
+
+/**
  * A body whose length is declared and within the limit is read in one native call; the streaming
  * reader, which counts chunks against the limit, costs ~70 µs more per request (measured,
  * docs/benchmarks.md) and stays for chunked bodies and for the 413 on a declared length.
  */
 async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
+  const read = bodiesRead.get(request);
+  if (read) return read;
   const declared = request.headers.get("content-length");
   // A large body is read as a stream into one buffer of its declared size: request.bytes() of
   // four 24 MB uploads cost the HTTP thread ~15 % more CPU and longer stretches without a turn
@@ -127,11 +136,22 @@ function activeSteps(def: WorkflowVersion): WorkflowVersion["steps"] {
   return a;
 }
 
+/**
+ * What starting a run needs of the executor. An HTTP thread's own (src/http/threads/thread-runs.ts)
+ * adds `commitInline`: the write of a run it checked before the route ran (handoff.ts).
+ */
+export type RunExecutor = Pick<
+  Executor,
+  "acceptsDirect" | "queueDepth" | "runInline" | "submitDirect" | "notify"
+> & {
+  commitInline?(record: DirectRun["record"], f: FinalState): ReturnType<Executor["runInline"]>;
+};
+
 export function createRunService(deps: {
   runs: RunStore;
   workflows: WorkflowStore;
   idempotency: IdempotencyStore;
-  executor: Executor;
+  executor: RunExecutor;
   intake: IntakeRunner;
   limits: StartLimits;
   /** Validators this instance adds to the built-in ones (registry.ts, getValidator). */
@@ -231,9 +251,10 @@ export function createRunService(deps: {
         if (wait && !sliced && executor.acceptsDirect(sub.bytes.byteLength)) {
           // Nobody knows this run yet: it is written when it ends or when the wait runs out.
           const direct = { ...record, createdAt: handed?.createdAt ?? now(), workflowSlug: wf.slug };
-          const inline = handed
-            ? await executor.commitInline(direct, handed.final)
-            : await executor.runInline(direct, def);
+          const inline =
+            handed && executor.commitInline
+              ? await executor.commitInline(direct, handed.final)
+              : await executor.runInline(direct, def);
           if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
           executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };

@@ -24,8 +24,14 @@ export interface StartRunContext {
   set: { headers: Record<string, unknown> };
 }
 
+/** What the route needs of the instance (an HTTP thread builds its own, thread-runs.ts). */
+export type StartDeps = Pick<
+  Deps,
+  "orgs" | "config" | "runs" | "runService" | "tokens" | "workflowStore" | "idempotency"
+> & { executor: Pick<Deps["executor"], "waitFinal" | "settle" | "live"> };
+
 export function startRunHandler(
-  deps: Deps,
+  deps: StartDeps,
   hooks: { beforeRun?: (p: Principal) => void | Promise<void> } = {},
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;

@@ -6,7 +6,15 @@ import type { WebhookDispatcher } from "./dispatcher.ts";
 import type { OutboxStore } from "./outbox-store.ts";
 import { eventsForStatus } from "./payload.ts";
 
-export function attachWebhookOutbox(executor: Executor, outbox: OutboxStore, dispatcher: WebhookDispatcher) {
+/**
+ * `executor`: whatever writes final states (the executor, or an HTTP thread's own sync runs,
+ * src/http/threads/thread-runs.ts, whose `wake` tells the main thread's dispatcher).
+ */
+export function attachWebhookOutbox(
+  executor: Pick<Executor, "finalHooks" | "afterFinal">,
+  outbox: OutboxStore,
+  dispatcher: Pick<WebhookDispatcher, "wake">,
+) {
   // Most runs have no webhook: wake the dispatcher only when rows were written.
   let enqueued = false;
   executor.finalHooks.push(

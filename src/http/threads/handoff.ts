@@ -1,10 +1,9 @@
-// The sync-run fast path, main thread's side. An HTTP thread that accepted a run request the
-// inline lane may take offers to read and check it itself; the route runs as always up to the
-// body (token, role, workflow, rate limits and budgets, workflow state, version, steps), then
-// runService.start asks the offer. The thread answers with the submission and its final state —
-// the main thread then only checks the queue bound and writes (executor.commitInline) — or with
-// nothing, and the route reads the body from the relay and goes on as for any request. Every
-// answer, error or not, is rendered by the app on this thread: one implementation of the route.
+// A run checked before the route ran. An HTTP thread that serves a sync run itself checks the
+// document before the limits count the request (thread-runs.ts: what it cannot finish goes to the
+// main thread untouched); the route then runs as always up to the body (token, role, workflow,
+// rate limits and budgets, workflow state, version, steps), and runService.start asks the offer
+// for the submission and its final state, which it writes (executor.commitInline) — or, if the
+// version that runs is not the one checked, reads and checks the body itself.
 import type { FinalState } from "../../runs/direct.ts";
 import type { Intake } from "../../runs/intake/modes.ts";
 import type { WorkflowVersion } from "../../workflows/types.ts";

@@ -27,6 +27,12 @@ type Server = { requestIP(r: Request): { address: string } | null } | null;
  */
 export type RunLane = (request: Request, path: string, server: Server) => Promise<Response> | null;
 
+/**
+ * Thrown by the lane's hooks on an HTTP thread that cannot finish the request after all
+ * (thread-runs.ts): the lane passes it on, and the main thread answers the request.
+ */
+export class Relay extends Error {}
+
 /** Requests the lane answered (the relay counts them: assay_http_thread_requests_total). */
 export const laned = new WeakSet<Request>();
 
@@ -86,6 +92,7 @@ export function createRunLane(parts: {
       // Its answer carries `cache-control: no-store` already (start-handler.ts), as the app's
       // afterHandle hook would add: API answers are per-user, never kept by a shared cache.
     } catch (e) {
+      if (e instanceof Relay) throw e;
       res = errorAnswer(log, e, request, headers as Record<string, string>);
     }
     metrics?.httpDuration.observe(

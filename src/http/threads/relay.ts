@@ -2,26 +2,15 @@
 // answered by the app itself (`app.handle`), so the answer is the one the main thread's own
 // listener gives — same routes, hooks, limits, errors, headers. The peer address goes with the
 // request (src/http/peer.ts), a client that goes away aborts it, and bodies stream both ways a
-// chunk per pull (protocol.ts). Requests the thread may read and check itself carry an offer
-// (handoff.ts) that runService.start takes up.
-import { now } from "../../db/util.ts";
+// chunk per pull (protocol.ts). The sync runs a thread finishes itself never come here
+// (thread-runs.ts); they are counted from shared memory (board.ts).
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../lib/log.ts";
-import { uuidv7 } from "../../lib/uuid.ts";
-import type { WorkflowVersion } from "../../workflows/types.ts";
 import { errorResponse } from "../errors.ts";
 import { relayedPeer } from "../peer.ts";
-import { type Handed, type Offer, offers } from "./handoff.ts";
+import type { ThreadBoard } from "./board.ts";
 import { laned } from "./lane.ts";
-import {
-  SENT_DEFS_MAX,
-  type ToMain,
-  type ToThread,
-  type WireHanded,
-  decodeHeaders,
-  encodeHeaders,
-  fromWire,
-} from "./protocol.ts";
+import { type ToMain, type ToThread, decodeHeaders, encodeHeaders } from "./protocol.ts";
 
 /** A response body up to this size is sent whole (the client gets a Content-Length, as from the main listener). */
 const WHOLE_MAX_BYTES = 1024 * 1024;
@@ -33,33 +22,37 @@ export interface Handler {
 interface Pending {
   ac: AbortController;
   onChunk: ((data: ArrayBuffer | null, failed: boolean) => void) | null;
-  onAdmitted: ((h: WireHanded | null) => void) | null;
   reader: ReadableStreamDefaultReader<Uint8Array> | null;
   buffered: Uint8Array[];
   readFailed: boolean;
   aborted: boolean;
-  /** The run was read and checked on the thread (the fast path). */
-  handed: boolean;
 }
 
 /**
- * How a request was served: on the main thread's own listener (`main`); accepted by another
- * thread and answered by the sync-run lane (`lane`, lane.ts; its body checked on the thread or
- * not), by the framework with the body checked on the thread (`fast`, handoff.ts), or by the
- * framework alone (`relay`).
+ * How a request was served: on the main thread's own listener (`main`); by the HTTP thread that
+ * accepted it, itself (`local`, thread-runs.ts); relayed to the main thread and answered there by
+ * the sync-run lane (`lane`, lane.ts) or by the framework (`relay`).
  */
-export type ThreadPath = "main" | "lane" | "fast" | "relay";
+export type ThreadPath = "main" | "local" | "lane" | "relay";
 
 /** Requests served per thread and path, for the metric assay_http_thread_requests_total. */
 export class ThreadCounts {
   readonly #counts = new Map<string, number>();
   readonly #inFlight = new Map<number, number>();
+  /** Where the HTTP threads count the requests they served themselves (board.ts). */
+  #board: ThreadBoard | null = null;
+  /** Reads the threads' own counts from `board` (threads 1…threads−1). */
+  constructor(readonly threads = 1) {}
+  attachBoard(board: ThreadBoard) {
+    this.#board = board;
+  }
   /** Requests an HTTP thread relayed that the app has not answered yet. */
   inFlight(thread: number): number {
     return this.#inFlight.get(thread) ?? 0;
   }
   /** Requests served so far by a thread and path. */
   get(thread: number, path: ThreadPath): number {
+    if (path === "local") return this.#board?.served(thread) ?? 0;
     return this.#counts.get(`${thread}\n${path}`) ?? 0;
   }
   began(thread: number, by: 1 | -1) {
@@ -70,10 +63,15 @@ export class ThreadCounts {
     this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
   }
   series(): Array<[Record<string, string>, number]> {
-    return [...this.#counts].map(([k, v]) => {
+    const out: Array<[Record<string, string>, number]> = [...this.#counts].map(([k, v]) => {
       const [thread, path] = k.split("\n") as [string, string];
       return [{ thread, path }, v];
     });
+    for (let i = 1; i < this.threads; i++) {
+      const n = this.get(i, "local");
+      if (n) out.push([{ thread: String(i), path: "local" }, n]);
+    }
+    return out;
   }
 }
 
@@ -85,22 +83,20 @@ export function attachRelay(
   log: Logger,
 ): { onMessage(m: ToMain): void; failAll(): void } {
   const pending = new Map<number, Pending>();
-  const sentDefs = new Set<string>();
   const post = (m: ToThread, transfer?: Transferable[]) => worker.postMessage(m, transfer ?? []);
 
   async function serve(m: Extract<ToMain, { t: "req" }>) {
     const p: Pending = {
       ac: new AbortController(),
       onChunk: null,
-      onAdmitted: null,
       reader: null,
       buffered: [],
       readFailed: false,
       aborted: false,
-      handed: false,
     };
     pending.set(m.id, p);
-    // highWaterMark 0: nothing is pulled before the app reads (the fast path reads it on the thread).
+    // highWaterMark 0: nothing is pulled before the app reads. A small run request's body comes
+    // whole: the thread read it to see whether it could serve the run itself.
     const body = m.body
       ? new Uint8Array(m.body)
       : m.hasBody
@@ -130,7 +126,6 @@ export function attachRelay(
       duplex: "half",
     });
     relayedPeer.set(request, m.ip);
-    if (m.fast !== null) offers.set(request, offerOf(m.id, p, m.fast, m.pre));
     let res: Response;
     counts.began(index, 1);
     try {
@@ -142,39 +137,8 @@ export function attachRelay(
     } finally {
       counts.began(index, -1);
     }
-    counts.inc(index, laned.has(request) ? "lane" : p.handed ? "fast" : "relay");
+    counts.inc(index, laned.has(request) ? "lane" : "relay");
     await answer(m.id, p, res);
-  }
-
-  function offerOf(id: number, p: Pending, path: string, pre: Extract<ToMain, { t: "req" }>["pre"]): Offer {
-    return {
-      admit(def: WorkflowVersion, version: number): Promise<Handed | null> {
-        const key = `${def.workflow_id}:${version}`;
-        if (pre && pre.key === key) {
-          // Checked against this very version already: no round trip.
-          if (!pre.handed) return Promise.resolve(null);
-          p.handed = true;
-          return Promise.resolve({ ...fromWire(pre.handed), id: uuidv7(), createdAt: now() });
-        }
-        const send = !sentDefs.has(key);
-        if (send) {
-          if (sentDefs.size >= SENT_DEFS_MAX) sentDefs.clear();
-          sentDefs.add(key);
-        }
-        // On this thread, in the order of every other run: ids stay monotonic in the process.
-        const runId = uuidv7();
-        const createdAt = now();
-        return new Promise((resolve) => {
-          p.onAdmitted = (h) => {
-            p.onAdmitted = null;
-            if (!h) return resolve(null);
-            p.handed = true;
-            resolve({ ...fromWire(h), id: runId, createdAt });
-          };
-          post({ t: "admit", id, key, def: send ? def : null, path });
-        });
-      },
-    };
   }
 
   async function answer(id: number, p: Pending, res: Response) {
@@ -276,9 +240,6 @@ export function attachRelay(
         case "bodyerr":
           p.onChunk?.(null, true);
           break;
-        case "admitted":
-          p.onAdmitted?.(m.handed);
-          break;
         case "abort":
           // Long waits (Prefer: wait=60) and reads stop with the client.
           p.aborted = true;
@@ -299,7 +260,6 @@ export function attachRelay(
         p.aborted = true;
         p.ac.abort();
         p.onChunk?.(null, true);
-        p.onAdmitted?.(null);
         p.reader?.cancel().catch(() => {});
       }
       pending.clear();

@@ -1,36 +1,25 @@
 // An HTTP thread (ASSAY_HTTP_THREADS > 1): its own Bun.serve on the main listener's host and port
-// (SO_REUSEPORT: the kernel spreads connections over the threads). It has no database and no
-// app: every request goes to the main thread (relay.ts), which answers it. The one thing it does
-// itself is the costly middle of a sync run the inline lane can take (handoff.ts): read the body,
-// intake, file type, the inline check and the hash — after the main thread admitted the request
-// and before it writes the run.
-import { InlineRunner } from "../../jobs/inline.ts";
-import { Lru } from "../../jobs/lru.ts";
-import { checkInline } from "../../runs/inline-check.ts";
-import { intake } from "../../runs/intake/modes.ts";
-import { MAX_FILENAME_LENGTH, checkFileType } from "../../runs/service.ts";
-import { pendingSteps } from "../../runs/summary.ts";
-import type { WorkflowVersion } from "../../workflows/types.ts";
+// (SO_REUSEPORT: the kernel spreads connections over the threads). It serves the sync runs the
+// inline lane finishes itself, start to end (thread-runs.ts); every other request goes to the
+// main thread (relay.ts), which answers it.
 import { hasAuthority, hostRequired, internalError } from "../fallback.ts";
 import { fastCandidate } from "./fast-path.ts";
-import type { Handed } from "./handoff.ts";
 import {
-  SENT_DEFS_MAX,
   type ThreadInit,
   type ToMain,
   type ToThread,
-  encodeHeaders,
   decodeHeaders,
+  encodeHeaders,
   ownBuffer,
-  toWire,
 } from "./protocol.ts";
+import { type ThreadRuns, createThreadRuns } from "./thread-runs.ts";
 
 declare const self: Worker;
 
 interface Pending {
   req: Request;
   resolve(r: Response): void;
-  /** The body as read for the fast path (served from here if the main thread pulls it after all). */
+  /** The body as read for the thread's own lane (served from here when the main thread pulls it). */
   bytes: Uint8Array | null;
   reader: ReadableStreamDefaultReader<Uint8Array> | null;
   bodyFailed: boolean;
@@ -39,18 +28,15 @@ interface Pending {
 
 let init: ThreadInit | null = null;
 let server: ReturnType<typeof Bun.serve> | null = null;
+let runs: ThreadRuns | null = null;
 let nextId = 0;
 const pending = new Map<number, Pending>();
-/** Versions by "workflow id:version" (immutable): twice what the main thread assumes we keep. */
-const defs = new Lru<string, WorkflowVersion>(SENT_DEFS_MAX * 2);
-/** The version key each run URL (path and query) was last admitted with. */
-const pathDefs = new Lru<string, string>(SENT_DEFS_MAX * 2);
-const inline = new InlineRunner();
 const post = (m: ToMain, transfer?: Transferable[]) => self.postMessage(m, transfer ?? []);
 
-function start(i: ThreadInit) {
+async function start(i: ThreadInit) {
   init = i;
   try {
+    if (i.inline) runs = await createThreadRuns(i.index, i.runs, () => post({ t: "webhooks" }));
     server = Bun.serve({
       hostname: i.host,
       port: i.port,
@@ -65,6 +51,7 @@ function start(i: ThreadInit) {
     });
     post({ t: "listening" });
   } catch (e) {
+    await runs?.close().catch(() => {});
     post({ t: "failed", code: (e as { code?: string }).code ?? null, message: String(e) });
   }
 }
@@ -75,25 +62,23 @@ async function accept(
 ): Promise<Response> {
   // As on the main listener (src/app.ts): the main thread could not rebuild a bare path.
   if (!hasAuthority(req)) return hostRequired();
-  const id = ++nextId;
-  const headers = encodeHeaders(req.headers);
-  const fast = init!.inline && fastCandidate(req, init!.maxPayloadBytes);
   const p: Pending = { req, resolve: () => {}, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
-  // The version this URL ran last time: checked now, before asking, so that the main thread needs
-  // no round trip to admit it when it is still the one that runs (it says so by its key).
-  let pre: Extract<ToMain, { t: "req" }>["pre"];
-  const pathKey = fast ? req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2)) : "";
-  const key = fast ? pathDefs.get(pathKey) : undefined;
-  const def = key === undefined ? undefined : defs.get(key);
-  if (key !== undefined && def) {
+  if (runs && fastCandidate(req, init!.maxPayloadBytes)) {
     try {
       p.bytes = await req.bytes();
-      const handed = await check(def, req.headers, p.bytes);
-      pre = { key, handed: handed && toWire(handed) };
     } catch {
       p.bodyFailed = true;
     }
+    if (p.bytes) {
+      const res = await runs.serve(req, p.bytes, srv);
+      if (res) return res;
+    }
   }
+  return relay(req, srv, p);
+}
+
+function relay(req: Request, srv: { requestIP(r: Request): { address: string } | null }, p: Pending) {
+  const id = ++nextId;
   return new Promise<Response>((resolve) => {
     p.resolve = resolve;
     pending.set(id, p);
@@ -109,13 +94,11 @@ async function accept(
       id,
       method: req.method,
       url: req.url,
-      headers,
+      headers: encodeHeaders(req.headers),
       ip: srv.requestIP(req)?.address ?? null,
       hasBody: req.method !== "GET" && req.method !== "HEAD",
-      // Read already (the check above): sent along, a copy (an admit may still check it here).
+      // Read already: sent along whole (a copy: the lane may have kept a view of it).
       body: p.bytes && !p.bodyFailed ? (p.bytes.slice().buffer as ArrayBuffer) : undefined,
-      fast: fast ? pathKey : null,
-      pre,
     });
   });
 }
@@ -142,58 +125,6 @@ function pullBody(id: number, p: Pending) {
       post({ t: "bodyerr", id });
     },
   );
-}
-
-async function admit(m: Extract<ToThread, { t: "admit" }>, p: Pending) {
-  if (m.def) defs.set(m.key, m.def);
-  const def = m.def ?? defs.get(m.key);
-  if (m.path !== null) pathDefs.set(m.path, m.key);
-  if (p.bodyFailed) return post({ t: "admitted", id: m.id, handed: null });
-  try {
-    p.bytes ??= await p.req.bytes();
-  } catch {
-    p.bodyFailed = true;
-    return post({ t: "admitted", id: m.id, handed: null });
-  }
-  const handed = def ? await check(def, p.req.headers, p.bytes) : null;
-  if (!handed) return post({ t: "admitted", id: m.id, handed: null });
-  post({ t: "admitted", id: m.id, handed: toWire(handed) });
-}
-
-/** What runService.start would do with the body, up to the write; null: let it do so. */
-async function check(
-  def: WorkflowVersion,
-  headers: Headers,
-  body: Uint8Array,
-): Promise<Omit<Handed, "id" | "createdAt"> | null> {
-  const i = init!;
-  try {
-    const sub = intake(headers, body, {
-      maxMetadataBytes: i.maxMetadataBytes,
-      maxFilenameLength: MAX_FILENAME_LENGTH,
-    });
-    checkFileType(def, sub.fileType);
-    const active = def.steps.filter((s) => s.is_active);
-    if (!active.length) return null;
-    const record = {
-      id: "",
-      orgId: 0,
-      workflowId: def.workflow_id,
-      workflowVersion: def.version,
-      steps: pendingSteps(active),
-      user: { id: 0, username: "" },
-      submission: { ...sub, sha256: "" },
-      createdAt: "",
-      workflowSlug: def.slug,
-    };
-    const { final } = checkInline(inline, record, def, i);
-    if (!final) return null;
-    const sha256 = new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex");
-    return { sub: { ...sub, sha256 }, final };
-  } catch {
-    // Whatever is wrong with it, the main thread says so, in its own words.
-    return null;
-  }
 }
 
 function onHead(m: Extract<ToThread, { t: "head" }>, p: Pending) {
@@ -228,22 +159,27 @@ function onHead(m: Extract<ToThread, { t: "head" }>, p: Pending) {
 
 self.onmessage = (e: MessageEvent<ThreadInit | ToThread>) => {
   const m = e.data;
-  if (!("t" in m)) return start(m);
-  if (m.t === "stop") {
-    void (async () => {
-      // In-flight requests finish (the main thread still answers them); new ones are refused.
-      await server?.stop(false);
-      post({ t: "stopped" });
-    })();
-    return;
+  if (!("t" in m)) return void start(m);
+  switch (m.t) {
+    case "stop":
+      void (async () => {
+        // In-flight requests finish (the relayed ones are answered by the main thread); new ones
+        // are refused. Then the thread's own writes are over: its connection closes.
+        await server?.stop(false);
+        await runs?.close().catch(() => {});
+        post({ t: "stopped" });
+      })();
+      return;
+    case "report":
+      return post({ t: "report", id: m.id, report: runs?.report() ?? null });
+    case "autocheckpoint":
+      return runs?.autoCheckpoint(m.pages);
   }
   const p = pending.get(m.id);
   if (!p) return;
   switch (m.t) {
     case "pull":
       return pullBody(m.id, p);
-    case "admit":
-      return void admit(m, p);
     case "head":
       return onHead(m, p);
     case "rchunk":
