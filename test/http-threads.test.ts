@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
+import { type Received, startReceiver } from "./helpers/webhook-receiver.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import { type Answer, fresh, headersOf, sample, shape, via } from "./helpers/threads.ts";
 
@@ -436,3 +438,96 @@ describe("rate limits with HTTP threads", () => {
     expect(r.headers.get("content-security-policy")).toBeTruthy();
   });
 });
+
+describe("what an HTTP thread hands to the main thread, and what it shares with it", () => {
+  test("Prefer: wait=0 queues the run: relayed, the one-thread server's 202", async () => {
+    const send = (s: TestServer) => runOn(s, '{"id":3}', { prefer: "wait=0" });
+    const ref = await send(one);
+    expect(ref.status).toBe(202);
+    const local = two.threadCounts!.get(1, "local");
+    const r = await via(two, 1, "lane", () => send(two));
+    expect(two.threadCounts!.get(1, "local")).toBe(local);
+    expect(r.status).toBe(202);
+    expect(headersOf(r)).toEqual(headersOf(ref));
+    expect(shape(r.json)).toEqual(shape(ref.json));
+  });
+
+  test("a run the thread served wakes the main thread's webhook dispatcher: the delivery arrives", async () => {
+    const s = await startTestServer({ http_threads: 2, webhook_allow_private: true });
+    const rx = startReceiver();
+    try {
+      await setup(s);
+      const hook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+        token: s.rootToken,
+        body: { url: `${rx.url}/hook`, events: ["run.completed"] },
+      });
+      expect(hook.status).toBe(201);
+      const r = await via(s, 1, "local", () => runOn(s));
+      expect(r.status).toBe(201);
+      // The delivery row was written in the run's own transaction, on the thread's connection.
+      const rows = await s.sql("SELECT count(*) AS n FROM webhook_deliveries WHERE run_id = ?", r.json.id);
+      expect(Number(rows[0]!.n)).toBe(1);
+      const ofRun = (x: Received) => (x.json.data.run as { id?: string } | undefined)?.id === r.json.id;
+      const mine = (await rx.waitFor((all) => all.some(ofRun))).find(ofRun)!;
+      expect(mine.json.type).toBe("run.completed");
+      expect(mine.json.data.run).toEqual(r.json);
+    } finally {
+      await rx.stop();
+      await s.close();
+    }
+  });
+
+  test("a full queue: the thread's 503 is the one-thread server's, from the depth the main thread publishes", async () => {
+    const servers = await Promise.all([
+      startTestServer({ max_queue: 1, workers: 1 }),
+      startTestServer({ max_queue: 1, workers: 1, http_threads: 2 }),
+    ]);
+    try {
+      const answers: Answer[] = [];
+      for (const s of servers) {
+        await setup(s);
+        await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+        // Held runs fill the one worker (one running, one handed to it) and then the queue, up
+        // to its bound: the first refused is the sign it is full.
+        const gate = s.gates.gate();
+        let queued = 0;
+        for (;;) {
+          const q = await call(s, "POST", runs("hold"), {
+            token: s.rootToken,
+            raw: gate.doc(),
+            headers: { ...JSON_CT, prefer: "respond-async" },
+          });
+          if (q.status === 503) break;
+          expect(q.status).toBe(202);
+          expect(++queued).toBeLessThan(10);
+        }
+        expect(s.deps.executor.queueDepth()).toBe(1);
+        // The thread reads the depth as last published (every DEPTH_EVERY_MS): it answers 503
+        // once it has seen it, 201 until then.
+        answers.push(
+          s === servers[0] ? await runOn(s) : await until503(() => via(s, 1, "local", () => runOn(s))),
+        );
+        gate.open();
+      }
+      const [ref, r] = answers as [Answer, Answer];
+      expect(ref.status).toBe(503);
+      expect(ref.json).toEqual(errorBody(503, "service_unavailable"));
+      expect(r.status).toBe(503);
+      expect(r.json).toEqual(ref.json);
+      expect(headersOf(r)).toEqual(headersOf(ref));
+      expect(r.headers.get("retry-after")).toBe("5");
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
+  });
+});
+
+/** Repeats `send` (bounded) until it answers 503. */
+async function until503(send: () => Promise<Answer>): Promise<Answer> {
+  for (let i = 0; i < 200; i++) {
+    const r = await send();
+    if (r.status === 503) return r;
+    expect(r.status).toBe(201);
+  }
+  throw new Error("no 503 in 200 tries");
+}
