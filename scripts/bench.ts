@@ -180,13 +180,13 @@ async function main(): Promise<number> {
   // Every core: the servers and wrk unpinned whatever --unpinned says (issue #26).
   results.threads = await step(
     "threads",
-    "11 every core: the writer thread and N HTTP threads against one thread",
+    "11 every core: N HTTP threads and the writer thread against one thread",
     () =>
       measureThreads(m, {
         threads: opts.threads || Math.max(2, m.cores),
         ...(q
-          ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
-          : { rounds: 3, seconds: 6, warmupSeconds: 12, connections: 16 }),
+          ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16, highConnections: 64 }
+          : { rounds: 3, seconds: 6, warmupSeconds: 12, connections: 16, highConnections: 64 }),
       }),
   );
   const judge = !q;

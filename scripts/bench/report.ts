@@ -56,6 +56,7 @@ const MiB = 2 ** 20;
 const n0 = (x: number) => Math.round(x).toLocaleString("en-US");
 /** Small ratios keep a third decimal, or 0.010 and 0.017 would both read 0.01. */
 const f2 = (x: number) => x.toFixed(x < 0.1 ? 3 : 2);
+const f1 = (x: number) => x.toFixed(1);
 const ms = (x: number) => (x >= 100 ? `${x.toFixed(0)} ms` : `${x.toFixed(1)} ms`);
 const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
 
@@ -301,30 +302,37 @@ export function rows(r: Results, judge: boolean): Row[] {
   if (r.threads) {
     const t = r.threads;
     row(
-      "11 sync runs, the writer thread vs all on one thread, every core, wrk unpinned, req/s",
-      n0(t.writer.rps),
-      `one thread ${n0(t.one.rps)}`,
-      f2(t.writer.rps / t.one.rps),
-      "—",
-    );
-    row(
-      `11 sync runs, ${t.threads} HTTP threads + the writer thread vs all on one thread, req/s`,
+      `11 sync runs, ${t.threads} HTTP threads vs all on one thread, every core, wrk unpinned, ${t.connections} connections, req/s`,
       n0(t.many.rps),
       `one thread ${n0(t.one.rps)}`,
       f2(t.many.rps / t.one.rps),
       "—",
     );
     row(
-      "11 CPU per run (all threads): writer thread · N HTTP threads + writer · one thread",
-      `${n0(t.writer.cpuUsPerRequest)} µs · ${n0(t.many.cpuUsPerRequest)} µs · ${n0(t.one.cpuUsPerRequest)} µs`,
+      `11 the same at ${t.highConnections} connections, req/s`,
+      n0(t.manyHigh.rps),
+      `one thread ${n0(t.oneHigh.rps)}`,
+      f2(t.manyHigh.rps / t.oneHigh.rps),
+      "—",
+    );
+    row(
+      `11 CPU per run (all threads), ${t.threads} HTTP threads · one thread, at ${t.connections} · ${t.highConnections} connections`,
+      `${n0(t.many.cpuUsPerRequest)} · ${n0(t.one.cpuUsPerRequest)} µs · ${n0(t.manyHigh.cpuUsPerRequest)} · ${n0(t.oneHigh.cpuUsPerRequest)} µs`,
       "",
       "",
+      "—",
+    );
+    row(
+      "11 sync runs, the writer thread vs all on one thread, req/s",
+      n0(t.writer.rps),
+      `one thread ${n0(t.one.rps)}`,
+      f2(t.writer.rps / t.one.rps),
       "—",
     );
     const p = [2, 4, 8].map((c) => [c, project(t, c)] as const);
     if (p.every(([, x]) => x !== null))
       row(
-        "11 projected runs/s on 2 · 4 · 8 cores (from CPU per run and the writer's share)",
+        `11 projected runs/s on 2 · 4 · 8 cores (from CPU per run and the write lock's ${f1(t.lockUsPerRun!)} µs a run)`,
         p.map(([, x]) => n0(x!)).join(" · "),
         "",
         "",
@@ -472,11 +480,14 @@ export function details(r: Results): string {
       )
       .join("; ");
     out.push(
-      `Measure 11, round by round (one thread · writer thread · ${t.threads} HTTP threads + writer thread): ${t.one.rounds
-        .map((a, i) => `${n0(a.rps)} · ${n0(t.writer.rounds[i]!.rps)} · ${n0(t.many.rounds[i]!.rps)}`)
+      `Measure 11, round by round (one thread · ${t.threads} HTTP threads · writer thread at ${t.connections} connections; one thread · ${t.threads} HTTP threads at ${t.highConnections}): ${t.one.rounds
+        .map(
+          (a, i) =>
+            `${n0(a.rps)} · ${n0(t.many.rounds[i]!.rps)} · ${n0(t.writer.rounds[i]!.rps)}; ${n0(t.oneHigh.rounds[i]!.rps)} · ${n0(t.manyHigh.rounds[i]!.rps)}`,
+        )
         .join(
-          "; ",
-        )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.writer.p50Ms)}/${ms(t.writer.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)}. CPU µs per run by thread: one thread ${by(t.one)}; writer thread ${by(t.writer)}; ${t.threads} HTTP threads + writer ${by(t.many)} (workers: the HTTP threads, the writer thread, the validation worker, the checkpoint thread). Requests served during the rounds: ${served}. The main thread's µs per run another thread served (admission and the commit): ${t.writerUsPerRelayedRun === null ? "n/a" : n0(t.writerUsPerRelayedRun)}. Errors ${t.one.errors} · ${t.writer.errors} · ${t.many.errors}; runs that did not succeed: ${t.notSucceeded}.`,
+          " | ",
+        )} req/s; p50/p99 ${ms(t.one.p50Ms)}/${ms(t.one.p99Ms)} · ${ms(t.many.p50Ms)}/${ms(t.many.p99Ms)} · ${ms(t.writer.p50Ms)}/${ms(t.writer.p99Ms)}; ${ms(t.oneHigh.p50Ms)}/${ms(t.oneHigh.p99Ms)} · ${ms(t.manyHigh.p50Ms)}/${ms(t.manyHigh.p99Ms)}. CPU µs per run by thread: one thread ${by(t.one)}; ${t.threads} HTTP threads ${by(t.many)} (workers: the HTTP threads, the validation worker, the checkpoint thread); writer thread ${by(t.writer)}. Requests served during the rounds: ${served}. Errors ${t.one.errors} · ${t.many.errors} · ${t.writer.errors}; ${t.oneHigh.errors} · ${t.manyHigh.errors}; runs that did not succeed: ${t.notSucceeded}.`,
     );
     if (t.placed)
       out.push(

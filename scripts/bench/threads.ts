@@ -1,16 +1,19 @@
-// Measure 11 (issue #26): every core for sync runs. The same sync runs as measure 1 against three
+// Measure 11 (issue #26): every core for sync runs. The same sync runs as measure 1 against
 // Assay servers on every core, with wrk unpinned too, in alternating rounds: everything on the
-// main thread (1 HTTP thread, no writer thread); N HTTP threads (ASSAY_HTTP_THREADS, default: the
-// machine's cores) and the writer thread; 1 HTTP thread and the writer thread (src/db/writer.ts). What is compared:
-// req/s, and CPU µs per run over all threads (what scaling to more cores is projected from, since
-// on a 2-core machine wrk takes a share of the cores the servers need). Which thread served what
-// comes from the server's own counter, assay_http_thread_requests_total.
+// main thread (ASSAY_HTTP_THREADS=1, ASSAY_WRITER_THREAD=off); N HTTP threads (ASSAY_HTTP_THREADS,
+// default: the machine's cores), each serving the sync runs it can finish itself on a connection
+// of its own (src/http/threads/thread-runs.ts); 1 HTTP thread and the writer thread
+// (src/db/writer.ts). The one-thread and N-thread servers take a second load too, at
+// `highConnections` (64): on a 2-core machine whose other core wrk also needs, 16 connections
+// leave each of two threads idle part of the time (a closed loop of 16 clients). What is
+// compared: req/s, and CPU µs per run over all threads. Which thread served what comes from the
+// server's own counter, assay_http_thread_requests_total, and the serial share of the writes from
+// assay_db_write_lock_held_seconds_total (the SQLite write lock, held by one thread at a time).
 //
-// Then, where cores can be pinned, the same one-thread and writer-thread servers "placed": the
-// main thread alone on the server core, every other thread of the process (the writer, the
-// validation worker, the checkpoint thread, the JIT) moved to wrk's core after the warm-up — what
-// a machine with a free core for the writer looks like, as far as 2 cores allow. Unplaced on 2
-// cores the threads and wrk share both cores and the writer's gain cannot show (docs/benchmarks.md,
+// Then, where cores can be pinned, the one-thread and writer-thread servers "placed": the main
+// thread alone on the server core, every other thread of the process (the writer, the validation
+// worker, the checkpoint thread, the JIT) moved to wrk's core after the warm-up — what a machine
+// with a free core for the writer looks like, as far as 2 cores allow (docs/benchmarks.md,
 // seventeenth pass).
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import { type Round, type Side, coreTicks, sideOf } from "./http.ts";
@@ -35,29 +38,42 @@ export interface ThreadsOptions {
   seconds: number;
   warmupSeconds: number;
   connections: number;
+  /** The second load of the one-thread and N-thread servers. */
+  highConnections: number;
 }
 
 export interface ThreadsResult {
   threads: number;
+  connections: number;
+  highConnections: number;
   /** Everything on the main thread (ASSAY_HTTP_THREADS=1, ASSAY_WRITER_THREAD=off). */
   one: Side;
-  /** N HTTP threads and the writer thread. */
+  /** N HTTP threads, each serving its own sync runs. */
   many: Side;
+  /** The same two servers under `highConnections`. */
+  oneHigh: Side;
+  manyHigh: Side;
   /** One HTTP thread and the writer thread (src/db/writer.ts). */
   writer: Side;
   /** Requests served during the rounds by each HTTP thread of the N-thread server, and how. */
   served: Record<string, Record<string, number>>;
   notSucceeded: number;
-  /** µs of the main thread per run the other threads served (its share as the one writer). */
-  writerUsPerRelayedRun: number | null;
+  /** µs the N-thread server's write lock was held per run, under `highConnections`: the serial share. */
+  lockUsPerRun: number | null;
   /** The main thread alone on the server core, the rest of the process on wrk's; null when not pinned. */
   placed: { one: Side; writer: Side } | null;
 }
 
+/** The server's Prometheus text. */
+async function metricsText(url: string, token: string): Promise<string> {
+  return (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+}
+
 async function threadCounts(url: string, token: string): Promise<Record<string, Record<string, number>>> {
-  const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
   const out: Record<string, Record<string, number>> = {};
-  for (const m of (await r.text()).matchAll(/^assay_http_thread_requests_total\{([^}]*)\} (\d+)/gm)) {
+  for (const m of (await metricsText(url, token)).matchAll(
+    /^assay_http_thread_requests_total\{([^}]*)\} (\d+)/gm,
+  )) {
     const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
     const t = labels.thread ?? "?";
     out[t] = { ...out[t], [labels.path ?? "?"]: Number(m[2]) };
@@ -65,6 +81,13 @@ async function threadCounts(url: string, token: string): Promise<Record<string, 
   return out;
 }
 
+/** Seconds the server's write lock has been held (null without HTTP threads, or on PostgreSQL). */
+async function lockHeld(url: string, token: string): Promise<number | null> {
+  const m = /^assay_db_write_lock_held_seconds_total(?:\{[^}]*\})? (\S+)$/m.exec(
+    await metricsText(url, token),
+  );
+  return m ? Number(m[1]) : null;
+}
 const diff = (a: Record<string, Record<string, number>>, b: Record<string, Record<string, number>>) =>
   Object.fromEntries(
     Object.entries(b).map(([t, paths]) => [
@@ -79,11 +102,10 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
   const unpinned = { ...m, pinned: false };
   const servers: Array<{ proc: Proc & { startMs: number }; token: string }> = [];
   try {
-    // 0: everything on the main thread; 1: N HTTP threads and the writer thread; 2: the writer
-    // thread alone (src/db/writer.ts).
+    // 0: everything on the main thread; 1: N HTTP threads; 2: the writer thread (src/db/writer.ts).
     const sides = [
       { n: 1, writer: "off" },
-      { n: o.threads, writer: "on" },
+      { n: o.threads, writer: "off" },
       { n: 1, writer: "on" },
     ];
     for (const [i, { n, writer }] of sides.entries()) {
@@ -98,44 +120,43 @@ export async function measureThreads(m: Machine, o: ThreadsOptions): Promise<Thr
       servers.push({ proc, token });
       await api(proc.url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
     }
-    const load = (i: number) => syncRunLoad(servers[i]!, body, o.connections, dir);
-    const round = (i: number) =>
-      measuredRound(unpinned, servers[i]!.proc.pid, { ...load(i), seconds: o.seconds }, null);
-    for (const i of [0, 1, 2]) await runWrk(unpinned, { ...load(i), seconds: o.warmupSeconds });
+    const load = (i: number, connections: number) => syncRunLoad(servers[i]!, body, connections, dir);
+    const round = (i: number, connections = o.connections) =>
+      measuredRound(unpinned, servers[i]!.proc.pid, { ...load(i, connections), seconds: o.seconds }, null);
+    for (const i of [0, 1, 2])
+      await runWrk(unpinned, { ...load(i, o.connections), seconds: o.warmupSeconds });
     const many = servers[1]!;
     const countsBefore = await threadCounts(many.proc.url, many.token);
-    const a: Round[] = [];
-    const b: Round[] = [];
-    const c: Round[] = [];
+    const [a, b, c, aHigh, bHigh]: Round[][] = [[], [], [], [], []];
+    let lockSeconds = 0;
     for (let k = 0; k < o.rounds; k++) {
       a.push(await round(0));
       b.push(await round(1));
       c.push(await round(2));
+      aHigh.push(await round(0, o.highConnections));
+      const held0 = await lockHeld(many.proc.url, many.token);
+      bHigh.push(await round(1, o.highConnections));
+      const held1 = await lockHeld(many.proc.url, many.token);
+      lockSeconds += held0 === null || held1 === null ? Number.NaN : held1 - held0;
     }
     const served = diff(countsBefore, await threadCounts(many.proc.url, many.token));
     let notSucceeded = 0;
     for (const s of servers) notSucceeded += await notSucceededOn(s);
-    const one = sideOf(a);
-    const side = sideOf(b);
-    // The main thread's CPU per run is C1 for the runs it served itself (the 1-thread server's
-    // figure) plus W for each run another thread served (admission and the commit): solve for W.
-    const runs = (t: string) => Object.values(served[t] ?? {}).reduce((x, y) => x + y, 0);
-    const total = Object.keys(served).reduce((x, t) => x + runs(t), 0);
-    const own = runs("0");
-    const relayed = total - own;
-    const mainSeconds = b.reduce((x, r) => x + (r.threadSeconds?.main ?? 0), 0);
-    const writerUsPerRelayedRun =
-      relayed > 0 ? ((mainSeconds - (own * (one.cpuUsByThread.main ?? 0)) / 1e6) / relayed) * 1e6 : null;
+    const highRuns = bHigh.reduce((t, r) => t + r.requests, 0);
     const placed = m.pinned ? await measurePlaced(m, o, dir, servers) : null;
     if (placed) notSucceeded += placed.notSucceeded;
     return {
       threads: o.threads,
-      one,
-      many: side,
+      connections: o.connections,
+      highConnections: o.highConnections,
+      one: sideOf(a),
+      many: sideOf(b),
+      oneHigh: sideOf(aHigh),
+      manyHigh: sideOf(bHigh),
       writer: sideOf(c),
       served,
       notSucceeded,
-      writerUsPerRelayedRun,
+      lockUsPerRun: Number.isFinite(lockSeconds) && highRuns > 0 ? (lockSeconds / highRuns) * 1e6 : null,
       placed: placed && { one: placed.one, writer: placed.writer },
     };
   } finally {
@@ -240,14 +261,14 @@ async function measurePlaced(
 }
 
 /**
- * Runs/s a server of P HTTP threads could reach on P cores, bounded by the CPU a run costs on all
- * threads and by the main thread (it serves 1/P of the runs whole and is the writer for the rest).
+ * Runs/s a server of P HTTP threads could reach on P cores: bounded by the CPU a run costs on all
+ * threads (under the high load, where the threads are busiest) and by the write lock, which one
+ * thread holds at a time (10⁶ ÷ its µs per run). A projection, not a measurement: it assumes the
+ * threads contend for nothing else.
  */
 export function project(r: ThreadsResult, cores: number): number | null {
-  const c = r.many.cpuUsPerRequest;
-  const w = r.writerUsPerRelayedRun;
-  const c1 = r.one.cpuUsByThread.main;
-  if (w === null || c1 === undefined || !(c > 0)) return null;
-  const mainPerRun = c1 / cores + (w * (cores - 1)) / cores;
-  return Math.min((cores * 1e6) / c, 1e6 / mainPerRun);
+  const c = r.manyHigh.cpuUsPerRequest;
+  const w = r.lockUsPerRun;
+  if (w === null || !(w > 0) || !(c > 0)) return null;
+  return Math.min((cores * 1e6) / c, 1e6 / w);
 }

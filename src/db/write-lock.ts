@@ -21,8 +21,11 @@ const WAIT_MS = 5;
 
 export class WriteLock {
   readonly #word: Int32Array;
+  /** Microseconds the lock was held, by every thread: the serial share of the writes. */
+  readonly #heldUs: BigInt64Array;
   /** Nested acquisitions by this thread (a group commit's transaction inside its flush). */
   #depth = 0;
+  #since = 0;
 
   private constructor(
     readonly init: WriteLockInit,
@@ -30,11 +33,20 @@ export class WriteLock {
     readonly owner: number,
   ) {
     this.#word = new Int32Array(init.buffer, 0, 1);
+    this.#heldUs = new BigInt64Array(init.buffer, 8, 1);
   }
 
   /** A new lock, held by nobody; `owner` is this thread's number (the main thread: 1). */
   static create(owner = 1): WriteLock {
-    return new WriteLock({ buffer: new SharedArrayBuffer(4) }, owner);
+    return new WriteLock({ buffer: new SharedArrayBuffer(16) }, owner);
+  }
+
+  /**
+   * Seconds the lock has been held so far, all threads together: what bounds the runs/s of any
+   * number of threads (metric assay_db_write_lock_held_seconds_total; the bench's projection).
+   */
+  heldSeconds(): number {
+    return Number(Atomics.load(this.#heldUs, 0)) / 1e6;
   }
 
   /** The same lock from another thread, which numbers itself `owner` (unique, > 0). */
@@ -57,6 +69,7 @@ export class WriteLock {
     }
     if (Atomics.compareExchange(this.#word, 0, 0, this.owner) !== 0) return false;
     this.#depth = 1;
+    this.#since = performance.now();
     return true;
   }
 
@@ -75,6 +88,7 @@ export class WriteLock {
   release(): void {
     if (this.#depth === 0) return;
     if (--this.#depth > 0) return;
+    Atomics.add(this.#heldUs, 0, BigInt(Math.round((performance.now() - this.#since) * 1000)));
     Atomics.store(this.#word, 0, 0);
     Atomics.notify(this.#word, 0);
   }

@@ -63,6 +63,13 @@ export function shareWithThreads(config: Config, db: AnyDb, queueDepth: () => nu
     /** Where the threads' reports go: this registry (histograms, counters) and `totals`. */
     reportTo(m: Metrics) {
       metrics = m;
+      if (lock)
+        m.gauge(
+          "assay_db_write_lock_held_seconds_total",
+          "Time the threads of this server held the SQLite write lock (one writer at a time): the serial share of the writes.",
+          () => [[{}, lock.heldSeconds()]],
+          "counter",
+        );
     },
     onReport(r: ThreadReport) {
       metrics?.absorb(r.delta);

@@ -142,3 +142,24 @@ test("threads writing one file on connections of their own never meet SQLite's l
   );
   raw.close();
 });
+
+test("the time it was held adds up over the threads that held it", async () => {
+  const a = WriteLock.create(1);
+  const b = WriteLock.attach(a.init, 2);
+  expect(a.heldSeconds()).toBe(0);
+  const t0 = performance.now();
+  expect(a.tryAcquire()).toBe(true);
+  expect(a.tryAcquire()).toBe(true);
+  await Bun.sleep(20);
+  a.release();
+  expect(a.heldSeconds()).toBe(0); // still held: counted when let go
+  a.release();
+  const first = a.heldSeconds();
+  expect(first).toBeGreaterThanOrEqual(0.019);
+  expect(first).toBeLessThanOrEqual((performance.now() - t0) / 1000);
+  expect(b.tryAcquire()).toBe(true);
+  await Bun.sleep(10);
+  b.release();
+  expect(a.heldSeconds()).toBe(b.heldSeconds());
+  expect(b.heldSeconds() - first).toBeGreaterThanOrEqual(0.009);
+});
