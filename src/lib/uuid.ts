@@ -20,7 +20,8 @@ export function uuidv7(): string {
   const o = 16 * next++;
   const b = pool;
   let ms = Date.now();
-  // Monotonic within one process: same millisecond → bump a 12-bit counter in rand_a.
+  // Monotonic within one thread (an HTTP thread has its own: src/http/threads/thread-runs.ts):
+  // same millisecond → bump a 12-bit counter in rand_a.
   if (ms <= lastMs) {
     seq = (seq + 1) & 0xfff;
     if (seq === 0) lastMs += 1;
