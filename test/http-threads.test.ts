@@ -439,6 +439,46 @@ describe("rate limits with HTTP threads", () => {
   });
 });
 
+describe("the address's budget for failed authentication, one for both threads", () => {
+  test("failures on either thread spend it; then both refuse the address, a valid token too", async () => {
+    const budget = 40;
+    const lim = await startTestServer({
+      http_threads: 2,
+      rate_limit_disabled: false,
+      rate_limit_ip_per_minute: budget,
+    });
+    try {
+      await setup(lim);
+      const served = () => [lim.threadCounts!.get(0, "main"), lim.threadCounts!.get(1, "local")];
+      const before = served();
+      const left: number[] = [];
+      for (let i = 0; i < budget; i++) {
+        const r = await runOn({ ...lim, rootToken: "assay_wrong" });
+        expect(r.status).toBe(401);
+        left.push(Number(/"ip";r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1]));
+      }
+      // One count down, whichever thread each failure landed on (fresh connections: both did).
+      expect(left).toEqual(Array.from({ length: budget }, (_, i) => budget - 1 - i));
+      const after = served();
+      expect(after[0]! - before[0]!).toBeGreaterThan(0);
+      expect(after[1]! - before[1]!).toBeGreaterThan(0);
+      const main = await via(lim, 0, "main", () => runOn(lim));
+      const thread = await via(lim, 1, "local", () => runOn(lim));
+      for (const r of [main, thread]) {
+        expect(r.status).toBe(429);
+        expect(r.json).toEqual(
+          errorBody(429, "rate_limited", expect.stringContaining("failed authentication")),
+        );
+      }
+      expect(headersOf(thread, ["retry-after", "ratelimit"])).toEqual(
+        headersOf(main, ["retry-after", "ratelimit"]),
+      );
+    } finally {
+      await lim.close();
+    }
+  });
+});
+
 describe("what an HTTP thread hands to the main thread, and what it shares with it", () => {
   test("Prefer: wait=0 queues the run: relayed, the one-thread server's 202", async () => {
     const send = (s: TestServer) => runOn(s, '{"id":3}', { prefer: "wait=0" });
