@@ -5,6 +5,7 @@
 // (bounded) until the thread's counter says it served it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SYSTEM } from "../src/audit/actor.ts";
+import { onPostgres } from "./helpers/backend.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type Received, startReceiver } from "./helpers/webhook-receiver.ts";
@@ -440,7 +441,7 @@ describe("rate limits with HTTP threads", () => {
 });
 
 describe("the address's budget for failed authentication, one for both threads", () => {
-  test("failures on either thread spend it; then both refuse the address, a valid token too", async () => {
+  test("failures on either thread spend it; then both refuse the address", async () => {
     const budget = 40;
     const lim = await startTestServer({
       http_threads: 2,
@@ -462,17 +463,26 @@ describe("the address's budget for failed authentication, one for both threads",
       const after = served();
       expect(after[0]! - before[0]!).toBeGreaterThan(0);
       expect(after[1]! - before[1]!).toBeGreaterThan(0);
-      const main = await via(lim, 0, "main", () => runOn(lim));
-      const thread = await via(lim, 1, "local", () => runOn(lim));
-      for (const r of [main, thread]) {
+      // A further failure is refused on either thread: on SQLite before authenticating (the budget
+      // as it is, in shared memory); on PostgreSQL, as on several nodes, when it is counted.
+      const wrong = () => runOn({ ...lim, rootToken: "assay_wrong" });
+      const refused = [await via(lim, 0, "main", wrong), await via(lim, 1, "local", wrong)];
+      // On SQLite a valid token from the address too, on both threads. On PostgreSQL a thread
+      // refuses from the last state it saw before authenticating (docs/scaling.md): not asserted.
+      if (!onPostgres)
+        refused.push(
+          await via(lim, 0, "main", () => runOn(lim)),
+          await via(lim, 1, "local", () => runOn(lim)),
+        );
+      for (const r of refused) {
         expect(r.status).toBe(429);
         expect(r.json).toEqual(
           errorBody(429, "rate_limited", expect.stringContaining("failed authentication")),
         );
+        expect(headersOf(r, ["retry-after", "ratelimit"])).toEqual(
+          headersOf(refused[0]!, ["retry-after", "ratelimit"]),
+        );
       }
-      expect(headersOf(thread, ["retry-after", "ratelimit"])).toEqual(
-        headersOf(main, ["retry-after", "ratelimit"]),
-      );
     } finally {
       await lim.close();
     }
@@ -489,7 +499,17 @@ describe("what an HTTP thread hands to the main thread, and what it shares with 
     expect(two.threadCounts!.get(1, "local")).toBe(local);
     expect(r.status).toBe(202);
     expect(headersOf(r)).toEqual(headersOf(ref));
-    expect(shape(r.json)).toEqual(shape(ref.json));
+    // Queued or started by now, each: the worker may have taken it before the answer was built.
+    const settled = (j: { status: string; started_at: string | null; steps: { status: string }[] }) => ({
+      ...j,
+      status: ["queued", "running"].includes(j.status) ? "queued or running" : j.status,
+      started_at: "when the worker took it, if it did",
+      steps: j.steps.map((st) => ({
+        ...st,
+        status: ["pending", "running"].includes(st.status) ? "pending or running" : st.status,
+      })),
+    });
+    expect(shape(settled(r.json))).toEqual(shape(settled(ref.json)));
   });
 
   test("a run the thread served wakes the main thread's webhook dispatcher: the delivery arrives", async () => {
@@ -528,25 +548,33 @@ describe("what an HTTP thread hands to the main thread, and what it shares with 
         await setup(s);
         await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
         // Held runs fill the one worker (one running, one handed to it) and then the queue, up
-        // to its bound: the first refused is the sign it is full.
+        // to its bound: the first refused is the sign it is full. Refilled after every 201 below:
+        // on PostgreSQL a claim may still take a queued run into the worker's hands.
         const gate = s.gates.gate();
-        let queued = 0;
-        for (;;) {
-          const q = await call(s, "POST", runs("hold"), {
-            token: s.rootToken,
-            raw: gate.doc(),
-            headers: { ...JSON_CT, prefer: "respond-async" },
-          });
-          if (q.status === 503) break;
-          expect(q.status).toBe(202);
-          expect(++queued).toBeLessThan(10);
+        const fill = async () => {
+          for (let n = 0; ; n++) {
+            const q = await call(s, "POST", runs("hold"), {
+              token: s.rootToken,
+              raw: gate.doc(),
+              headers: { ...JSON_CT, prefer: "respond-async" },
+            });
+            if (q.status === 503) return;
+            expect(q.status).toBe(202);
+            expect(n).toBeLessThan(10);
+          }
+        };
+        await fill();
+        // A thread reads the depth as last published (every DEPTH_EVERY_MS): it answers 503 once it
+        // has seen it, 201 until then.
+        const send = s === servers[0] ? () => runOn(s) : () => via(s, 1, "local", () => runOn(s));
+        let answer = await send();
+        for (let i = 0; answer.status !== 503; i++) {
+          expect(answer.status).toBe(201);
+          expect(i).toBeLessThan(50);
+          await fill();
+          answer = await send();
         }
-        expect(s.deps.executor.queueDepth()).toBe(1);
-        // The thread reads the depth as last published (every DEPTH_EVERY_MS): it answers 503
-        // once it has seen it, 201 until then.
-        answers.push(
-          s === servers[0] ? await runOn(s) : await until503(() => via(s, 1, "local", () => runOn(s))),
-        );
+        answers.push(answer);
         gate.open();
       }
       const [ref, r] = answers as [Answer, Answer];
@@ -561,13 +589,3 @@ describe("what an HTTP thread hands to the main thread, and what it shares with 
     }
   });
 });
-
-/** Repeats `send` (bounded) until it answers 503. */
-async function until503(send: () => Promise<Answer>): Promise<Answer> {
-  for (let i = 0; i < 200; i++) {
-    const r = await send();
-    if (r.status === 503) return r;
-    expect(r.status).toBe(201);
-  }
-  throw new Error("no 503 in 200 tries");
-}
