@@ -39,49 +39,28 @@ for (const threads of [1, 2])
     const auth = { authorization: `Bearer ${token}` };
 
     let { proc, url } = await serveBinary(bin, dataDir, env);
-    const wf = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({
-        slug: "crash",
-        name: "Crash",
-        allowed_file_types: ["JSON"],
-        steps: [
-          { name: "syntax", validator: "syntax", config: {} },
-          {
-            name: "schema",
-            validator: "json_schema",
-            config: { schema: { type: "object", required: ["n"] } },
-          },
-        ],
-      }),
+    const schema = {
+      name: "schema",
+      validator: "json_schema",
+      config: { schema: { type: "object", required: ["n"] } },
+    };
+    const workflow = async (body: Record<string, unknown>) => {
+      const r = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ allowed_file_types: ["JSON"], ...body }),
+      });
+      expect(r.status).toBe(201);
+    };
+    await workflow({
+      slug: "crash",
+      name: "Crash",
+      steps: [{ name: "syntax", validator: "syntax", config: {} }, schema],
     });
-    expect(wf.status).toBe(201);
     // Only a JSON Schema step: the inline lane's, so a sync run here is written in its final state
     // by the thread that accepted it (with two threads, often an HTTP thread on its own connection).
-    const inline = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({
-        slug: "inline",
-        name: "Inline",
-        allowed_file_types: ["JSON"],
-        steps: [
-          {
-            name: "schema",
-            validator: "json_schema",
-            config: { schema: { type: "object", required: ["n"] } },
-          },
-        ],
-      }),
-    });
-    expect(inline.status).toBe(201);
-    const hold = await fetch(`${url}/api/v1/orgs/acme/workflows/`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ ...HOLD_WORKFLOW, name: "Hold" }),
-    });
-    expect(hold.status).toBe(201);
+    await workflow({ slug: "inline", name: "Inline", steps: [schema] });
+    await workflow({ ...HOLD_WORKFLOW, name: "Hold" });
     // A few requests that cannot be answered before the kill, however fast the server is: they
     // wait for runs held by a gate that stays closed. So the kill always lands mid-burst.
     const gate = gates.gate();

@@ -301,20 +301,15 @@ export function rows(r: Results, judge: boolean): Row[] {
   }
   if (r.threads) {
     const t = r.threads;
-    row(
+    /** A server's req/s against the one-thread server's in the same rounds. */
+    const versus = (name: string, side: Side, one: Side) =>
+      row(name, n0(side.rps), `one thread ${n0(one.rps)}`, f2(side.rps / one.rps), "—");
+    versus(
       `11 sync runs, ${t.threads} HTTP threads vs all on one thread, every core, wrk unpinned, ${t.connections} connections, req/s`,
-      n0(t.many.rps),
-      `one thread ${n0(t.one.rps)}`,
-      f2(t.many.rps / t.one.rps),
-      "—",
+      t.many,
+      t.one,
     );
-    row(
-      `11 the same at ${t.highConnections} connections, req/s`,
-      n0(t.manyHigh.rps),
-      `one thread ${n0(t.oneHigh.rps)}`,
-      f2(t.manyHigh.rps / t.oneHigh.rps),
-      "—",
-    );
+    versus(`11 the same at ${t.highConnections} connections, req/s`, t.manyHigh, t.oneHigh);
     row(
       `11 CPU per run (all threads), ${t.threads} HTTP threads · one thread, at ${t.connections} · ${t.highConnections} connections`,
       `${n0(t.many.cpuUsPerRequest)} · ${n0(t.one.cpuUsPerRequest)} µs · ${n0(t.manyHigh.cpuUsPerRequest)} · ${n0(t.oneHigh.cpuUsPerRequest)} µs`,
@@ -322,13 +317,7 @@ export function rows(r: Results, judge: boolean): Row[] {
       "",
       "—",
     );
-    row(
-      "11 sync runs, the writer thread vs all on one thread, req/s",
-      n0(t.writer.rps),
-      `one thread ${n0(t.one.rps)}`,
-      f2(t.writer.rps / t.one.rps),
-      "—",
-    );
+    versus("11 sync runs, the writer thread vs all on one thread, req/s", t.writer, t.one);
     const p = [2, 4, 8].map((c) => [c, project(t, c)] as const);
     if (p.every(([, x]) => x !== null))
       row(
@@ -342,12 +331,10 @@ export function rows(r: Results, judge: boolean): Row[] {
     if (pl) {
       const main = (x: Side) => x.cpuUsByThread.main ?? Number.NaN;
       const idle = (x: Side) => (x.coreIdle === null ? "" : ` · idle ${Math.round(x.coreIdle * 100)} %`);
-      row(
+      versus(
         "11 placed (main thread alone on one core; its other threads and wrk on the other): the writer thread vs one thread, req/s",
-        n0(pl.writer.rps),
-        `one thread ${n0(pl.one.rps)}`,
-        f2(pl.writer.rps / pl.one.rps),
-        "—",
+        pl.writer,
+        pl.one,
       );
       row(
         "11 placed: main thread µs per run and its core's idle share, writer thread · one thread",

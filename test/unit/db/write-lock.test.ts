@@ -27,6 +27,16 @@ function freshFile(): string {
   return path;
 }
 
+/** A connection whose gate follows a new shared lock, and the same lock as another thread holds it. */
+function sharedGate() {
+  const raw = new Database(freshFile(), { strict: true });
+  const mine = WriteLock.create(1);
+  const other = WriteLock.attach(mine.init, 2);
+  const gate = writeGateOf(raw);
+  gate.share(mine);
+  return { raw, other, gate };
+}
+
 test("one holder at a time; a thread may take it again while it holds it", () => {
   const a = WriteLock.create(1);
   const b = WriteLock.attach(a.init, 2);
@@ -49,12 +59,7 @@ test("one holder at a time; a thread may take it again while it holds it", () =>
 });
 
 test("a group commit finds the lock held elsewhere: it waits, gathers, and commits once released", async () => {
-  const path = freshFile();
-  const raw = new Database(path, { strict: true });
-  const mine = WriteLock.create(1);
-  const other = WriteLock.attach(mine.init, 2);
-  const gate = writeGateOf(raw);
-  gate.share(mine);
+  const { raw, other, gate } = sharedGate();
   const batch = createWriteBatcher(createSqliteDb(raw), 0);
   const insert = raw.prepare("INSERT INTO t (who, n) VALUES (1, ?)");
   expect(other.tryAcquire()).toBe(true);
@@ -81,12 +86,7 @@ test("a group commit finds the lock held elsewhere: it waits, gathers, and commi
 });
 
 test("a holder of the gate (the WAL restart) holds the shared lock until it lets go", async () => {
-  const path = freshFile();
-  const raw = new Database(path, { strict: true });
-  const mine = WriteLock.create(1);
-  const other = WriteLock.attach(mine.init, 2);
-  const gate = writeGateOf(raw);
-  gate.share(mine);
+  const { raw, other, gate } = sharedGate();
   expect(other.tryAcquire()).toBe(true);
   let holding = false;
   gate.hold("checkpoint", () => {

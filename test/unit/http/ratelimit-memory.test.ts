@@ -6,22 +6,12 @@ import { MemoryBudgets } from "../../../src/http/ratelimit-memory.ts";
 import type { Budget } from "../../../src/http/ratelimit-shared.ts";
 import { type Decision, type Policy, RateLimiter, decisionOf } from "../../../src/http/ratelimit.ts";
 import type { Job } from "./ratelimit-memory-worker.ts";
+import { random } from "../../helpers/random.ts";
 
 const token: Policy = { name: "default", limit: 5, windowSeconds: 10 }; // one per 2 s
 const user: Policy = { name: "user", limit: 7, windowSeconds: 60 }; // 60000/7 ms: uneven
 const T0 = 1_700_000_000_000;
 const interval = (p: Policy) => (p.windowSeconds * 1000) / p.limit;
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Irregular steps: often none, often under an interval, sometimes a whole window or more. */
 function step(rnd: () => number): number {

@@ -9,6 +9,7 @@ import {
   scanCsv,
 } from "../../../src/validators/shared/csv.ts";
 import { fastReadable } from "../../../src/validators/shared/csv-fast.ts";
+import { random } from "../../helpers/random.ts";
 
 type Scan = typeof scanCsv;
 
@@ -26,17 +27,6 @@ const reference: Scan = (text, dialect, onRecord) => parseCsv(text, dialect, onR
 
 function expectSame(text: string, dialect = resolveDialect(text), stopAfter = Infinity) {
   expect(trace(scanCsv, text, dialect, stopAfter)).toEqual(trace(reference, text, dialect, stopAfter));
-}
-
-/** A deterministic generator (mulberry32), so a failure replays. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe("fast CSV reader", () => {
