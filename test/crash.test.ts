@@ -78,12 +78,13 @@ for (const threads of [1, 2])
     if (threads > 1) {
       // The HTTP thread serves sync runs itself in this binary (asserted, not assumed): runs on
       // fresh connections until its counter says so.
-      const local = async () =>
-        Number(
-          /^assay_http_thread_requests_total\{path="local",thread="1"\} (\d+)/m.exec(
-            await (await fetch(`${url}/metrics`, { headers: auth })).text(),
-          )?.[1] ?? 0,
-        );
+      // (On PostgreSQL every series also carries the node's name.)
+      const local = async () => {
+        const text = await (await fetch(`${url}/metrics`, { headers: auth })).text();
+        for (const m of text.matchAll(/^assay_http_thread_requests_total\{([^}]*)\} (\d+)$/gm))
+          if (m[1]!.includes('path="local"') && m[1]!.includes('thread="1"')) return Number(m[2]);
+        return 0;
+      };
       for (let i = 0; (await local()) === 0; i++) {
         expect(i).toBeLessThan(200);
         const r = await fetch(`${url}/api/v1/orgs/acme/workflows/inline/runs/`, {
