@@ -120,7 +120,9 @@ export async function createThreadRuns(index: number, init: ThreadRunsInit, wake
   // the check and the route (a workflow saved within the same turn). Nothing was stored.
   const retry = () => serviceUnavailable("The run could not be completed; retry.", 1);
   const executor = {
-    acceptsDirect: (bytes: number) => !closed && bytes <= INLINE_MAX_BYTES,
+    // Every run that reaches the service here executes from memory (its body is at most 16 KiB,
+    // its client waits: admit): never written as queued on this thread.
+    acceptsDirect: (bytes: number) => bytes <= INLINE_MAX_BYTES,
     queueDepth: () => board.queueDepth,
     async runInline(record: DirectRun["record"], def: WorkflowVersion) {
       if (!inline || closed) return { run: null, checked: false } as const;
