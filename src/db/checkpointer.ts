@@ -44,6 +44,11 @@ export interface Checkpointer {
   onFallback(fn: (pages: number) => void): void;
   /** The delay before the next tick: the interval while writes come, longer while none do. */
   delayMs(): number;
+  /**
+   * Ticks after which the next came at the interval (they found new frames), for tests: a count
+   * cannot be missed the way a delay of 5 ms can, between two looks at it.
+   */
+  busyTicks(): number;
   stop(): Promise<void>;
   /**
    * Closes the thread's descriptor of the database file. Only once every connection to the file
@@ -70,6 +75,7 @@ export async function startCheckpointer(
   let done = 0;
   let restarts = 0;
   let presynced = 0;
+  let busy = 0;
   let nextMs = intervalMs;
   let fallback = false;
   // The thread syncs the database file before a restart (checkpoint-worker.ts). Opened here, and
@@ -124,7 +130,10 @@ export async function startCheckpointer(
         done++;
         if (e.data.restarted) restarts++;
         if (e.data.restarted && e.data.presynced) presynced++;
-        if (e.data.nextMs !== undefined) nextMs = e.data.nextMs;
+        if (e.data.nextMs !== undefined) {
+          nextMs = e.data.nextMs;
+          if (nextMs === intervalMs) busy++;
+        }
       } else if (e.data.type === "stopped") stopped.resolve();
       else if (e.data.type === "failed") {
         release();
@@ -154,6 +163,7 @@ export async function startCheckpointer(
     },
     presyncedRestarts: () => presynced,
     delayMs: () => nextMs,
+    busyTicks: () => busy,
     async stop() {
       if (!fallback) db.exec(`PRAGMA wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
       worker.postMessage({ type: "stop" });
