@@ -189,12 +189,20 @@ describe("per user: all of a user's tokens share 8 requests and 3 run starts a m
     for (let i = 0; i < 100; i++) tokens.push((await s.user(user, i ? undefined : "acme", "executor")).token);
     const statuses: number[] = [];
     let last: Awaited<ReturnType<typeof call>> | null = null;
+    const t0 = performance.now();
     for (const token of tokens) {
-      last = await call(s, "GET", ME, { token });
-      statuses.push(last.status);
+      const r = await call(s, "GET", ME, { token });
+      statuses.push(r.status);
+      if (r.status === 429) last = r;
     }
-    expect(statuses.filter((x) => x === 200).length).toBe(8);
+    // One request of the user's comes back every 7.5 s: exactly 8 pass, unless this host took
+    // that long for the 100 and got those back too.
+    const back = Math.floor((performance.now() - t0) / 7500);
+    const passed = statuses.filter((x) => x === 200).length;
+    expect(passed).toBeGreaterThanOrEqual(8);
+    expect(passed).toBeLessThanOrEqual(8 + back);
     expect(statuses.slice(0, 8)).toEqual(Array(8).fill(200));
+    if (back === 0) expect(statuses.at(-1)).toBe(429);
     expect(last!.status).toBe(429);
     const wait = Number(last!.headers.get("retry-after"));
     expect(wait >= 1 && wait <= 8).toBe(true);

@@ -267,10 +267,13 @@ describe("ping, rotation, transport rules", () => {
     });
     await run("pi-hang", "{}");
     await rx.waitFor((x) => x.length === 1); // the first delivery is now in flight, held
+    const heldAt = performance.now();
     const second = await run("pi-hang", "{}");
     expect([second.status, second.json.status]).toEqual([201, "succeeded"]);
     const first = (await deliveries()).at(-1);
-    expect([first.status, first.attempts]).toEqual(["pending", []]); // still held: not waited for
+    // Still held: not waited for — unless this host took the whole webhook timeout (1 s) to get
+    // here, and the held attempt has timed out meanwhile.
+    if (performance.now() - heldAt < 1000) expect([first.status, first.attempts]).toEqual(["pending", []]);
     release();
   });
 });
