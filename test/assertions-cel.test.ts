@@ -184,8 +184,6 @@ const HOSTILE = {
 };
 
 describe("issue #19: a rule cannot take the server's memory", () => {
-  const GiB = 1024 ** 3;
-
   test("a million small maps or lists are over the budget (were within it: ~400 MB each)", async () => {
     const doc = JSON.stringify({ n: Array.from({ length: 1000 }, (_, i) => i) });
     for (const [slug, expr] of [
@@ -210,7 +208,7 @@ describe("issue #19: a rule cannot take the server's memory", () => {
     expect([next.status, next.json.status]).toEqual([201, "succeeded"]);
   });
 
-  test("concurrent hostile runs end in error, RSS stays under 1 GiB, the next run is served", async () => {
+  test("concurrent hostile runs end in error, add under 768 MiB of RSS, the next run is served", async () => {
     for (const [slug, expr] of Object.entries(HOSTILE))
       await createWorkflow(s, author, {
         slug,
@@ -219,7 +217,10 @@ describe("issue #19: a rule cannot take the server's memory", () => {
           { name: "bomb", validator: "assertions", config: { rules: [{ id: "bomb", expr, message: "m" }] } },
         ],
       });
-    let peak = process.memoryUsage.rss();
+    // Measured from here, as below: the process also holds what earlier test files left.
+    Bun.gc(true);
+    const base = process.memoryUsage.rss();
+    let peak = base;
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage.rss());
     }, 5);
@@ -239,7 +240,8 @@ describe("issue #19: a rule cannot take the server's memory", () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(peak).toBeLessThan(GiB);
+    // ~310 MiB measured alone.
+    expect(peak - base).toBeLessThan(768 * 1024 ** 2);
     const next = await submit("invoice-json", invoiceJson([[1, 1]]));
     expect([next.status, next.json.status]).toEqual([201, "succeeded"]);
   });

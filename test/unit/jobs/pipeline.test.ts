@@ -148,7 +148,8 @@ describe("a job waiting in a worker", () => {
     const pool = await startPool(1, { onEvent: (e) => events.push(e) });
     const before = makeJob("before", [["echo"]]);
     const firstWorker = echoed(await pool.submit(before, limits(before)).done).workerId;
-    const ahead = makeJob("ahead", [["sleep", { ms: 100 }]]);
+    // Long enough that the cancel, posted in this same turn, reaches the worker while it runs.
+    const ahead = makeJob("ahead", [["sleep", { ms: 400 }]]);
     const dropped = makeJob("dropped", [["echo"], ["echo"]]);
     const after = makeJob("after", [["echo"]]);
     const calls: number[] = [];

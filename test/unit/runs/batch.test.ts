@@ -62,7 +62,8 @@ describe("createWriteBatcher", () => {
 
   test("right after a commit, writes of the next turns wait for the window and share a commit", async () => {
     const { db, other, count, insert } = open();
-    const b = createWriteBatcher(createSqliteDb(db), 50);
+    // 500 ms: the turn between "a" and "c" must fall within it, however busy the host.
+    const b = createWriteBatcher(createSqliteDb(db), 500);
     await wr(b, () => insert("first"));
     const seen: number[] = [];
     const a = wr(b, () => {
