@@ -226,6 +226,25 @@ describe("expiry and last use", () => {
     await s.deps.tokens.flush();
     expect(Date.parse((await stored())!)).toBeGreaterThanOrEqual(before);
   });
+
+  test("a flush asked for while another is under way waits for it, then writes the uses since", async () => {
+    const [a, b] = [await s.user("flush-a"), await s.user("flush-b")];
+    const stored = async (id: number) =>
+      (await s.row<{ last_used_at: string }>("SELECT last_used_at FROM api_tokens WHERE id = ?", id))!
+        .last_used_at;
+    const tokens = s.deps.tokens;
+    // Both verified once (cached: a use is then recorded without a database read) and written.
+    for (const t of [a, b]) await tokens.verify(t.token);
+    await tokens.flush();
+    const earlier = await stored(b.tokenId);
+    while (new Date().toISOString() <= earlier); // the next use is stored as a later time
+    await tokens.verify(a.token);
+    const first = tokens.flush(); // a's use: written by the group commit, on a later turn
+    await tokens.verify(b.token); // recorded in this turn, while that write is under way
+    await tokens.flush();
+    expect(await stored(b.tokenId)).not.toBe(earlier);
+    await first;
+  });
 });
 
 describe("rotation without downtime (spec: create, switch, verify, revoke)", () => {

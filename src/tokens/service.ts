@@ -62,8 +62,12 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
   const lastUse = new Map<number, number>();
   const iso = (ms: number) => new Date(ms).toISOString();
   let flushing: Promise<void> | null = null;
-  const flush = async () => {
-    if (!lastUse.size || flushing) return;
+  const flush = async (): Promise<void> => {
+    // One write at a time. A caller that comes while one is under way (close() during the
+    // timer's, say) waits for it, then writes what was used since: returning at once left those
+    // uses unwritten at shutdown, and closed the database under the write.
+    while (flushing) await flushing.catch(() => {});
+    if (!lastUse.size) return;
     const batch = new Map<number, string>();
     for (const [id, ms] of lastUse) batch.set(id, iso(ms));
     lastUse.clear();
