@@ -58,8 +58,10 @@ describe.skipIf(!onPostgres)("three binaries, one killed mid-run", () => {
         ASSAY_DATABASE_URL: dbUrl,
         ASSAY_NODE_ID: id,
         ASSAY_WORKERS: "2",
-        // Short leases: the dead node's runs are taken over within seconds, not the default 30.
-        ASSAY_RUN_LEASE_MS: "2000",
+        // Short leases: the dead node's runs are taken over within seconds, not the default 30 —
+        // but long enough that a survivor stalled by a busy host (renewing every third of it)
+        // keeps its own runs: a 2 s lease gave it 1.3 s.
+        ASSAY_RUN_LEASE_MS: "5000",
         ASSAY_TEST_GATES_DIR: gates.dir,
         ASSAY_WEBHOOK_ALLOW_PRIVATE: "true",
         ASSAY_WEBHOOK_TIMEOUT_MS: "2000",
