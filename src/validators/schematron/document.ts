@@ -34,9 +34,17 @@ export class SourceDocument {
   #attributes: XNode[] = [];
   readonly #order = new Map<XNode, number>();
 
-  constructor(readonly text: string) {
+  /**
+   * `additionalEntities`: the document's own entities (entities.ts). `positioned` false for a text
+   * that is not what the client sent (libxml2's expanded tree): no node then has a line.
+   */
+  constructor(
+    readonly text: string,
+    additionalEntities: Record<string, string> = {},
+    readonly positioned = true,
+  ) {
     this.#lines = new LineIndex(text);
-    this.root = sync(text, { position: true }) as unknown as XNode;
+    this.root = sync(text, { position: true, additionalEntities }) as unknown as XNode;
   }
 
   #index(): Map<string, XNode[]> {
@@ -100,6 +108,7 @@ export class SourceDocument {
 
   /** 1-based line and column (UTF-16 units) of a node's start; an attribute's name in its tag. */
   positionOf(node: XNode): Position | null {
+    if (!this.positioned) return null;
     if (node.nodeType === ATTRIBUTE) {
       const owner = node.ownerElement;
       const range = owner?.position;

@@ -6,10 +6,11 @@
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
-import { parseXml } from "../shared/xml.ts";
+import { parseXml, problemFinding } from "../shared/xml.ts";
 import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
 import { expressionIssues } from "./check.ts";
 import { SourceDocument } from "./document.ts";
+import { declaredEntities } from "./entities.ts";
 import { Evaluator, type ParameterValue } from "./evaluate.ts";
 import { buildSchema, SchemaProblem, type Schematron } from "./schema.ts";
 
@@ -106,20 +107,26 @@ function compile(config: unknown) {
     // libxml2 first: well-formedness, depth and entity limits with the same codes as xml_schema.
     const parsed = parseXml(input.bytes);
     if ("problems" in parsed) {
-      for (const p of parsed.problems) {
-        if (!out.add(finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column })))
-          break;
-      }
+      for (const p of parsed.problems) if (!out.add(problemFinding(p))) break;
       return out.result();
     }
-    parsed.doc.dispose();
     let doc: SourceDocument;
     try {
-      doc = new SourceDocument(input.text);
+      const entities = declaredEntities(input.text);
+      // An entity that holds elements: saxes can only insert text, so it reads libxml2's tree,
+      // entities expanded, and findings name their node's path but no line.
+      doc =
+        entities === "markup"
+          ? new SourceDocument(parsed.doc.toString({ format: false }), {}, false)
+          : new SourceDocument(input.text, entities);
     } catch (e) {
-      // libxml2 accepted it; saxes did not (an entity declared in the DTD, say).
-      out.add(finding("xml.not_well_formed", (e as Error).message.split("\n")[0]));
+      // libxml2 accepted it; saxes did not.
+      out.add(
+        finding("xml.not_well_formed", (e as Error).message.split("\n")[0], { rule: "xml:well-formed" }),
+      );
       return out.result();
+    } finally {
+      parsed.doc.dispose();
     }
     evaluator.run(doc, out);
     return out.result();

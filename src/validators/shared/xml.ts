@@ -15,7 +15,10 @@ export function xmlParseOptions(): number {
   if (parseOptions === undefined) {
     const { ParseOption } = libxml();
     parseOptions =
-      ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_BIG_LINES;
+      ParseOption.XML_PARSE_NONET |
+      ParseOption.XML_PARSE_NO_XXE |
+      ParseOption.XML_PARSE_NOENT |
+      ParseOption.XML_PARSE_BIG_LINES;
   }
   return parseOptions;
 }

@@ -329,6 +329,40 @@ describe("schematron: documents", () => {
     expect(r.findings.map((f) => `${f.line}:${f.column}`)).toEqual(["3:1"]);
   });
 
+  test("entities the document declares in its DTD are expanded, in text and attributes, at their lines", () => {
+    const rule = (t: string) =>
+      sch(
+        `<sch:pattern><sch:rule context="a"><sch:assert id="E" test="${t}">e</sch:assert></sch:rule></sch:pattern>`,
+      );
+    // Nested entities and character references are libxml2's to resolve; a declaration in a
+    // comment declares nothing.
+    const doc =
+      '<!DOCTYPE a [<!-- <!ENTITY z "q"> --><!ENTITY f "w&#38;#38;x"><!ENTITY e "he&f;llo">]>\n<a x="&e;">&e;</a>';
+    expect(validate(rule("@x = 'hew&amp;xllo' and . = 'hew&amp;xllo'"), doc).findings).toEqual([]);
+    expect(slim(validate(rule(". = 'hello'"), doc))).toEqual([
+      { severity: "error", code: "schematron.E", message: "e", path: "/a", line: 2, column: 1 },
+    ]);
+    // An external entity is never loaded: libxml2 validated it empty, and so is it here.
+    const ext = '<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>';
+    expect(validate(rule(". = ''"), ext).findings).toEqual([]);
+  });
+
+  test("an entity that holds elements is read from libxml2's expanded tree: the path, no line", () => {
+    const rule = sch(
+      '<sch:pattern><sch:rule context="a"><sch:assert id="B" test="b = \'y\'">b</sch:assert></sch:rule></sch:pattern>',
+    );
+    const doc = '<!DOCTYPE a [<!ENTITY e "<b>x</b>">]><a>&e;</a>';
+    expect(slim(validate(rule, doc))).toEqual([
+      { severity: "error", code: "schematron.B", message: "b", path: "/a", line: null, column: null },
+    ]);
+    expect(validate(rule, doc.replace("x</b>", "y</b>")).findings).toEqual([]);
+  });
+
+  test("a document that is not well-formed carries the rule it broke", () => {
+    const r = validate(schema, '<!DOCTYPE a [<!ENTITY e "x">]><a>&f;</a>');
+    expect(r.findings.map((f) => `${f.code} ${f.rule}`)).toEqual(["xml.not_well_formed xml:well-formed"]);
+  });
+
   test("billion laughs stops at libxml2's amplification limit", () => {
     const lol = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ""};`.repeat(10)}">`).join("")}]><lolz>&lol9;</lolz>`;
     const r = validate(schema, lol);

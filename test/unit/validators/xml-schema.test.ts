@@ -171,6 +171,20 @@ describe("xml: hostile input", () => {
     expect(JSON.stringify(a)).not.toContain("root:");
   });
 
+  test("entities declared in the document's DTD are expanded before validation (XML 1.0 §4.4.3)", () => {
+    const schema = (type: string) =>
+      `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a" type="${type}"/></xs:schema>`;
+    const doc = '<!DOCTYPE a [<!ENTITY e "hello">]><a>&e;</a>';
+    expect(validate("xsd", schema("xs:string"), doc).findings).toEqual([]);
+    expect(validate("xsd", schema("xs:int"), doc).findings.map((f) => f.rule)).toEqual([
+      "cvc-datatype-valid",
+    ]);
+    const rng =
+      '<element name="a" xmlns="http://relaxng.org/ns/structure/1.0"><value>hello</value></element>';
+    expect(validate("relaxng", rng, doc).findings).toEqual([]);
+    expect(validate("relaxng", rng, doc.replace('"hello"', '"bye"')).findings).toHaveLength(1);
+  });
+
   test("billion laughs finishes fast with a finding", () => {
     const xml = fixture("billion-laughs.xml");
     const t = performance.now();

@@ -1,0 +1,96 @@
+// The general entities a document declares in its own DTD, for the Schematron validator's second
+// parse: saxes reads no DTD, so `<!DOCTYPE a [<!ENTITY e "x">]><a>&e;</a>` — well-formed XML
+// (XML 1.0 §4.1, WFC: Entity Declared) — would fail there as "undefined entity". libxml2 has
+// parsed the document already (src/validators/shared/xml.ts: entities substituted, external ones
+// never loaded, the amplification limit on), so it also gives each entity's replacement: one more
+// parse of the prolog with the entities the body uses, each in an element of its own. This leaves
+// the character references, nested entities and literal rules to libxml2, not to code of ours.
+import { libxml } from "../shared/libxml.ts";
+import { xmlParseOptions } from "../shared/xml.ts";
+
+/** What saxes needs: entity name → replacement text; or `markup` when one holds elements. */
+export type Entities = Record<string, string> | "markup";
+
+const PREDEFINED = new Set(["amp", "lt", "gt", "quot", "apos"]);
+const DECLARATION = /<!ENTITY\s+([^\s%"'<>]+)\s/g;
+const REFERENCE = /&([^\s;&#<>"']+);/g;
+
+/**
+ * The entities of the document's internal DTD subset that its body refers to, with their
+ * replacement text ({} without a DOCTYPE that declares any: the common case costs a scan of the
+ * prolog). External entities are "" (libxml2 does not load them, so it validated them empty).
+ * `markup` when a replacement holds elements (or libxml2 refuses the probe): saxes can only
+ * insert text, so the caller reads libxml2's expanded tree instead.
+ */
+export function declaredEntities(text: string): Entities {
+  const end = prologEnd(text);
+  const prolog = text.slice(0, end);
+  if (!prolog.includes("<!ENTITY")) return {};
+  const declared = new Set<string>();
+  for (const m of withoutCommentsAndPIs(prolog).matchAll(DECLARATION)) declared.add(m[1]!);
+  const used = new Set<string>();
+  for (const m of text.slice(end).matchAll(REFERENCE)) {
+    if (declared.has(m[1]!) && !PREDEFINED.has(m[1]!)) used.add(m[1]!);
+  }
+  if (used.size === 0) return {};
+  const names = [...used];
+  const { XmlDocument, XmlElement } = libxml();
+  let doc: InstanceType<typeof XmlDocument>;
+  try {
+    doc = XmlDocument.fromString(`${prolog}<probe>${names.map((n) => `<e>&${n};</e>`).join("")}</probe>`, {
+      option: xmlParseOptions(),
+    });
+  } catch {
+    return "markup";
+  }
+  try {
+    const out: Record<string, string> = {};
+    let e = doc.root.firstChild;
+    for (const name of names) {
+      if (!(e instanceof XmlElement)) return "markup";
+      for (let c = e.firstChild; c; c = c.next) if (c instanceof XmlElement) return "markup";
+      out[name] = e.content;
+      e = e.next;
+    }
+    return out;
+  } finally {
+    doc.dispose();
+  }
+}
+
+/** Where the root element starts: after the XML declaration, comments, PIs and the DOCTYPE. */
+export function prologEnd(text: string): number {
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  for (;;) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (text.startsWith("<?", i)) i = after(text, "?>", i);
+    else if (text.startsWith("<!--", i)) i = after(text, "-->", i);
+    else if (text.startsWith("<!DOCTYPE", i)) i = doctypeEnd(text, i);
+    else return i;
+  }
+}
+
+/** The end of a DOCTYPE, past its internal subset (literals, comments and PIs skipped). */
+function doctypeEnd(text: string, start: number): number {
+  let inSubset = false;
+  for (let i = start + 2; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") i = text.indexOf(c, i + 1);
+    else if (inSubset && text.startsWith("<!--", i)) i = after(text, "-->", i) - 1;
+    else if (inSubset && text.startsWith("<?", i)) i = after(text, "?>", i) - 1;
+    else if (c === "[") inSubset = true;
+    else if (c === "]") inSubset = false;
+    else if (c === ">" && !inSubset) return i + 1;
+    if (i < 0) break;
+  }
+  return text.length;
+}
+
+function after(text: string, close: string, from: number): number {
+  const at = text.indexOf(close, from + 2);
+  return at < 0 ? text.length : at + close.length;
+}
+
+function withoutCommentsAndPIs(s: string): string {
+  return s.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, "");
+}
