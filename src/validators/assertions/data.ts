@@ -130,7 +130,7 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
         return [{ problems: errors.map((p) => finding(p.code, p.message, { ...p.position })) }];
       if (r.docs.length === 0) return [{ data: null }];
       return r.docs.map((doc) => {
-        const v = yamlValue(doc, r.lines);
+        const v = yamlValue(doc, r.lines, true);
         if ("code" in v) return { problems: [finding(v.code, v.message, { ...v.position })] };
         const pos = (i: number) => {
           const off = yamlPointerOffset(doc, `/${i}`);

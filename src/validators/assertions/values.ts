@@ -10,14 +10,21 @@ import { view } from "./views.ts";
 const FLOAT_LITERAL = /-?(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)/g;
 const INT_LITERAL = /(?<![0-9.eE+-])-?[0-9]+(?![0-9.eE])/g;
 
+/** An integer literal outside a string, of 16 digits or more: 2^53 and beyond have 16. */
+const LONG_INT_LITERAL = /(?<![0-9.eE+"-])-?[0-9]{16,}(?![0-9.eE"])/g;
+
 /**
  * A JSON document as CEL values, its numbers typed by their text as CEL types literals: digits
  * only → `int` (`data.count + 1` works), a fraction or exponent → `double`, so "19.0" is a double
  * although JSON.parse made it the number 19. `parsed` is JSON.parse's value. A reviver that sees
  * each number's text makes JSON.parse ~80× slower, so it is used only when the text holds the
- * same integral value written both ways ("19" and "19.0"), which a scan of the text tells.
+ * same integral value written both ways ("19" and "19.0"), or an integer JSON.parse cannot hold
+ * exactly (≥ 2^53: a 64-bit id would compare as its rounded neighbour), which scans tell.
  */
 export function jsonToCel(text: string, parsed: unknown): unknown {
+  for (const m of text.matchAll(LONG_INT_LITERAL)) {
+    if (!Number.isSafeInteger(Number(m[0]))) return toCel(JSON.parse(text, jsonNumber as never), () => false);
+  }
   const integralFloats = new Set<number>();
   for (const m of text.matchAll(FLOAT_LITERAL)) {
     const n = Number(m[0]);
@@ -46,7 +53,10 @@ function jsonNumber(_key: string, value: unknown, context: { source?: string }):
  */
 export const toCel = (v: unknown, isInt: (n: number) => boolean): unknown => view(v, isInt);
 
-/** YAML's parser does not keep "19.0" apart from "19": safe integers are `int`. */
+/**
+ * YAML's parser does not keep "19.0" apart from "19": safe integers are `int`. Integers beyond
+ * 2^53 come as bigints (shared/yaml.ts `exactIntegers`), `int` when in range.
+ */
 export const yamlToCel = (v: unknown) => toCel(v, (n) => Number.isSafeInteger(n));
 
 /** A CEL value as text in messages: strings bare, everything else in CEL-like notation. */

@@ -143,8 +143,16 @@ export function yamlDepthExceededAt(doc: Document.Parsed): number {
   return -1;
 }
 
-/** Builds the plain value of a document, or a problem (alias bomb, unresolved alias, depth). */
-export function yamlValue(doc: Document.Parsed, lines: LineIndex): { value: unknown } | YamlProblem {
+/**
+ * Builds the plain value of a document, or a problem (alias bomb, unresolved alias, depth).
+ * `exactIntegers`: a decimal integer beyond 2^53 that fits 64 bits is a bigint, not its rounded
+ * neighbour (CEL's `int`; JSON Schema's validators take numbers).
+ */
+export function yamlValue(
+  doc: Document.Parsed,
+  lines: LineIndex,
+  exactIntegers = false,
+): { value: unknown } | YamlProblem {
   const deep = yamlDepthExceededAt(doc);
   if (deep >= 0) {
     return {
@@ -154,6 +162,7 @@ export function yamlValue(doc: Document.Parsed, lines: LineIndex): { value: unkn
       severity: "error",
     };
   }
+  if (exactIntegers) exactBigIntegers(doc);
   try {
     return { value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
   } catch (e) {
@@ -165,6 +174,30 @@ export function yamlValue(doc: Document.Parsed, lines: LineIndex): { value: unkn
       position: doc.contents?.range ? lines.position(doc.contents.range[0]) : null,
       severity: "error",
     };
+  }
+}
+
+const INT64 = [-(2n ** 63n), 2n ** 63n - 1n] as const;
+
+/** Puts back the integers the parser rounded (see yamlValue), from each scalar's source text. */
+function exactBigIntegers(doc: Document.Parsed): void {
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isScalar(node)) {
+      const v = node.value;
+      if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        const source = (node as { source?: unknown }).source;
+        if (typeof source === "string" && /^[-+]?[0-9]+$/.test(source)) {
+          const n = BigInt(source);
+          if (n >= INT64[0] && n <= INT64[1]) node.value = n;
+        }
+      }
+    } else if (isMap(node)) {
+      for (const pair of node.items) stack.push(pair.key, pair.value);
+    } else if (isSeq(node)) {
+      stack.push(...node.items);
+    }
   }
 }
 

@@ -53,6 +53,34 @@ describe("assertions: JSON and YAML", () => {
     ]);
   });
 
+  test("integers beyond 2^53 stay exact 64-bit ints (JSON and YAML); beyond 64 bits they are doubles", () => {
+    const rule = (expr: string) => [{ id: "r", expr, message: "id {{ data.id }}" }];
+    const messages = (r: ReturnType<typeof assert>) => r.findings.map((f) => `${f.code}: ${f.message}`);
+    for (const [type, doc] of [
+      ["JSON", '{"id": 9007199254740993, "s": "12345678901234567890"}'],
+      ["YAML", 'id: 9007199254740993\ns: "12345678901234567890"\n'],
+    ] as const) {
+      expect(
+        messages(assert(rule("data.id == 9007199254740993 && type(data.id) == int"), doc, type)),
+      ).toEqual([]);
+      expect(messages(assert(rule("data.id == 9007199254740992"), doc, type))).toEqual([
+        "assertion.failed: id 9007199254740993",
+      ]);
+      expect(messages(assert(rule("data.s == '12345678901234567890'"), doc, type))).toEqual([]);
+    }
+    for (const [type, doc] of [
+      ["JSON", '{"id": 9223372036854775807}'],
+      ["YAML", "id: 9223372036854775807\n"],
+    ] as const) {
+      expect(messages(assert(rule("data.id + 1 > 0"), doc, type))).toEqual([
+        'assertion.error: rule "r" could not be evaluated: integer overflow in +',
+      ]);
+    }
+    expect(messages(assert(rule("type(data.id) == double"), '{"id": 92233720368547758070}', "JSON"))).toEqual(
+      [],
+    );
+  });
+
   test("integers are CEL ints, other numbers doubles; severity and when are honoured", () => {
     const rules = [
       { id: "next", expr: "data.id + 1 == 8", message: "int arithmetic" },
