@@ -241,6 +241,28 @@ describe("assertions: XML and CSV", () => {
   });
 });
 
+describe("assertions: strings are code points (cel-spec), in the strings extension too", () => {
+  const failing = (expr: string) =>
+    assert([{ id: "r", expr, message: "m" }], '{"a": 1}', "JSON").findings.map((f) => f.message);
+  test.each([
+    "'😀a'.substring(1) == 'a'",
+    "'😀a'.substring(0, 1) == '😀'",
+    "'😀a'.charAt(1) == 'a' && '😀a'.charAt(2) == ''",
+    "'😀a'.indexOf('a') == 1",
+    "'a😀a😀'.indexOf('😀', 2) == 3",
+    "'a😀a'.lastIndexOf('a') == 2 && 'a😀a'.lastIndexOf('a', 1) == 0",
+    "'abc'.substring(1) == 'bc' && 'abc'.indexOf('c', 1) == 2",
+  ])("%s", (expr) => {
+    expect(failing(expr)).toEqual([]);
+  });
+
+  test("bounds are counted in code points", () => {
+    expect(failing("'😀a'.charAt(3) == ''")).toEqual([
+      'rule "r" could not be evaluated: index 3 out of bounds [0, 2)',
+    ]);
+  });
+});
+
 describe("assertions: save-time checks", () => {
   const issues = (rules: unknown) => checkStepConfig("assertions", { rules });
   test("syntax and type errors name the field", () => {

@@ -7,22 +7,7 @@ import { type CelFunc, type CelList, CelScalar, celFunc, celMethod, listType } f
 import { strings } from "@bufbuild/cel/ext";
 import { fail } from "../errors.ts";
 import { charge, checkLength } from "../meter.ts";
-
-/** Code points, counted without building an array ([...s] on 25 MB of text is 25 M strings). */
-function codePoints(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
+import { charAt, codePoints, indexOf, lastIndexOf, substring } from "./code-points.ts";
 
 /** How many parts split() makes, charged before they are made. */
 function chargeParts(s: string, sep: string): void {
@@ -84,6 +69,14 @@ const LIST = listType(CelScalar.DYN);
 
 export const stringsExt: CelFunc[] = [
   ...strings,
+  // By code point, as CEL counts (code-points.ts); the engine's count UTF-16 units.
+  celMethod("charAt", STRING, [INT], STRING, charAt),
+  celMethod("indexOf", STRING, [STRING], INT, indexOf),
+  celMethod("indexOf", STRING, [STRING, INT], INT, indexOf),
+  celMethod("lastIndexOf", STRING, [STRING], INT, lastIndexOf),
+  celMethod("lastIndexOf", STRING, [STRING, INT], INT, lastIndexOf),
+  celMethod("substring", STRING, [INT], STRING, substring),
+  celMethod("substring", STRING, [INT, INT], STRING, substring),
   celFunc("size", [STRING], INT, (s: string) => BigInt(codePoints(s))),
   celMethod("size", STRING, [], INT, function (this: string) {
     return BigInt(codePoints(this));
