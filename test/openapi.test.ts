@@ -120,6 +120,23 @@ describe("the document", () => {
   });
 });
 
+describe("the document does not depend on what was served before it", () => {
+  test("a server that listed organizations (both lists) first serves the same document", async () => {
+    const other = await startTestServer();
+    try {
+      const u = await other.user("lister", "acme", "viewer");
+      expect((await call(other, "GET", "/api/v1/orgs/", { token: u.token })).status).toBe(200);
+      expect((await call(other, "GET", "/api/v1/admin/orgs/", { token: other.rootToken })).status).toBe(200);
+      expect((await call(other, "GET", "/api/v1/orgs/acme/", { token: u.token })).status).toBe(200);
+      const r = await call(other, "GET", "/api/v1/openapi.json");
+      expect(r.status).toBe(200);
+      expect({ ...r.json, servers: doc.servers }).toEqual(doc);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe("operations", () => {
   test("startRun takes the three modes as its requestBody", () => {
     const body = op(RUN, "post").requestBody;

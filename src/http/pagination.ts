@@ -79,8 +79,24 @@ export function envelope<T>(publicUrl: string, p: Page, count: number, results: 
   };
 }
 
-/** A page of `item`; named `<Item>Page` in the OpenAPI document when the item is named. */
+/** One page schema per item schema (see EnvelopeOf). */
+const pages = new WeakMap<object, unknown>();
+
+/**
+ * A page of `item`; named `<Item>Page` in the OpenAPI document when the item is named. One object
+ * per item: two routes listing the same items (GET /orgs/, GET /admin/orgs/) must share it, as
+ * the framework changes a route's schema when it first serves the route (see settle(),
+ * src/http/openapi/document.ts), and two objects of one name would then differ.
+ */
 export const EnvelopeOf = <S extends import("elysia").TSchema>(item: S) => {
+  const known = pages.get(item);
+  if (known) return known as ReturnType<typeof pageOf<S>>;
+  const page = pageOf(item);
+  pages.set(item, page);
+  return page;
+};
+
+const pageOf = <S extends import("elysia").TSchema>(item: S) => {
   const page = t.Object(
     {
       count: Int({ description: "Items in all pages" }),

@@ -42,7 +42,29 @@ interface Detail {
 }
 type Route = { method: string; path: string; hooks?: { detail?: Detail } };
 
+/**
+ * Elysia gives a route's top-level object schemas (body, responses) `additionalProperties: false`
+ * when it first compiles the route, on its first request, by changing the schema object itself.
+ * Doing the same here first makes the document one thing, whichever routes were served before
+ * it was built (found by a 500: two schemas of one name, one of them served).
+ */
+function settle(routes: Route[]): void {
+  const close = (s: unknown) => {
+    if (s && typeof s === "object" && (s as Obj).type === "object" && !("additionalProperties" in s))
+      (s as Obj).additionalProperties = false;
+  };
+  for (const r of routes) {
+    const hooks = (r.hooks ?? {}) as { body?: unknown; response?: unknown };
+    close(hooks.body);
+    const res = hooks.response;
+    if (res && typeof res === "object" && Object.keys(res).every((k) => /^\d{3}$/.test(k)))
+      for (const s of Object.values(res)) close(s);
+    else close(res);
+  }
+}
+
 export function buildDocument(app: AnyElysia, version: string): Obj {
+  settle(app.routes as Route[]);
   const generated = toOpenAPISchema(app, undefined, undefined, undefined, OPENAPI_VERSION) as unknown as {
     paths: Record<string, Record<string, Obj>>;
   };
