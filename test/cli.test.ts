@@ -114,6 +114,34 @@ describe("assay CLI", () => {
     expect(assay(["settings", "set", "token_rotation_days", "null"]).code).toBe(0);
     expect(assay(["settings", "set", "nope", "1"]).code).toBe(2);
   });
+  test("commands on a data dir without an installation refuse, name it, and create nothing", () => {
+    const typo = join(dir, "no-such-data");
+    const named = `assay USAGE: No Assay installation in SQLite in ${typo}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".\n`;
+    for (const args of [
+      ["users", "list"],
+      ["orgs", "list"],
+      ["tokens", "list", "root"],
+      ["settings", "get"],
+      ["audit", "verify"],
+      ["backup", join(dir, "empty-backup.db")],
+      ["workflows", "export", "acme", "orders"],
+    ]) {
+      const r = assay([...args, "--data-dir", typo]);
+      expect({ args, code: r.code, err: r.err }).toEqual({
+        args,
+        code: 1,
+        err: named.replace("USAGE", args[0]!),
+      });
+    }
+    expect(existsSync(typo)).toBe(false);
+    expect(existsSync(join(dir, "empty-backup.db"))).toBe(false);
+    // The source of a copy too: with --replace, its nothing would have replaced the target's rows.
+    const copy = assay(["db", "copy", "--from", typo, "--to", dataDir, "--replace"]);
+    expect(copy.code).toBe(1);
+    expect(copy.err).toBe(named.replace("USAGE", "db"));
+    expect(existsSync(typo)).toBe(false);
+    expect(assay(["users", "list"]).out).toContain("root");
+  });
   test("backup writes a consistent copy and refuses to overwrite", () => {
     const file = join(dir, "backup.db");
     expect(assay(["backup", file]).code).toBe(0);

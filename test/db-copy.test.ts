@@ -135,6 +135,24 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
     expect(again.out).toContain("The target already holds exactly these rows: nothing to do.");
   }, 120_000);
 
+  test("assay migrate creates the schema in an empty database; commands refuse one without it", async () => {
+    const target = await emptyPgDatabase();
+    targets.push(target);
+    const shown = target.url.replace(/:[^:@/]+@/, ":***@");
+    const none = `No Assay installation in PostgreSQL ${shown}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".`;
+    const list = assay("users", "list", "--database-url", target.url);
+    expect({ code: list.code, err: list.err }).toEqual({ code: 1, err: `assay users: ${none}\n` });
+    // A copy from it would have emptied the target (here: the SQLite installation) with --replace.
+    const copy = assay("db", "copy", "--from", target.url, "--to", s.dataDir, "--replace");
+    expect({ code: copy.code, err: copy.err }).toEqual({ code: 1, err: `assay db: ${none}\n` });
+    const first = assay("migrate", "--database-url", target.url);
+    expect({ code: first.code, err: first.err }).toEqual({ code: 0, err: "" });
+    expect(first.out).toMatch(/^PostgreSQL .*: schema 0 → \d+\.\n$/);
+    const again = assay("migrate", "--database-url", target.url);
+    expect(again.out).toMatch(/: schema \d+, up to date\.\n$/);
+    expect(assay("users", "list", "--database-url", target.url)).toMatchObject({ code: 0, out: "(none)\n" });
+  }, 120_000);
+
   test("a target holding other rows is refused, unless --replace", async () => {
     const target = await emptyPgDatabase();
     targets.push(target);

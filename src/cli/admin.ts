@@ -41,16 +41,20 @@ export async function init(p: Parsed) {
   const existed = dir !== null && existsSync(dir);
   const fresh = dir !== null && (!existed || readdirSync(dir).length === 0);
   try {
-    await withDeps(p, async (d) => {
-      if (!(await d.setup.needed()))
-        fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
-      const r = await d.setup.run(input, { withToken: true, passwordRequired: false }, cli);
-      print(
-        `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
-      );
-      print("API token (shown once, store it now):");
-      print(r.token!);
-    });
+    await withDeps(
+      p,
+      async (d) => {
+        if (!(await d.setup.needed()))
+          fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
+        const r = await d.setup.run(input, { withToken: true, passwordRequired: false }, cli);
+        print(
+          `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
+        );
+        print("API token (shown once, store it now):");
+        print(r.token!);
+      },
+      { create: true },
+    );
   } catch (e) {
     // Only what this command created is removed: the dir it made, or the files it wrote into an
     // empty one (never an operator's files).

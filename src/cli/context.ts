@@ -1,7 +1,11 @@
 // Shared by the headless admin commands: open the data dir (the server may be running — WAL and
 // a busy timeout make that safe) and build the same services the server uses.
 import { loadConfig } from "../config.ts";
-import { openDb } from "../db/open.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { schemaVersion } from "../db/migrate.ts";
+import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
+import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import type { Parsed } from "./args.ts";
@@ -14,8 +18,34 @@ export const configOf = (p: Parsed) => {
   return loadConfig(process.env, flags);
 };
 
-export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Promise<T> {
+/**
+ * `create`: only `assay init` may start an installation. Every other command on a data dir (or
+ * database) that holds none refuses, naming it: a mistyped --data-dir, or a command run from the
+ * wrong directory, would otherwise create an empty one and report an empty backup, "nothing to
+ * verify", or "(none)" as a success.
+ */
+export async function withDeps<T>(
+  p: Parsed,
+  fn: (deps: Deps) => Promise<T>,
+  opts: { create?: boolean } = {},
+): Promise<T> {
   const config = configOf(p);
+  if (!opts.create) {
+    const missing = await requireInstallation(config).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    // Bad arguments are still reported as such (exit 2): the command checks them before it
+    // touches a service, and the first service it touches reports the missing installation.
+    if (missing)
+      return fn(
+        new Proxy({} as Deps, {
+          get() {
+            throw missing;
+          },
+        }),
+      );
+  }
   const db = await openDb(config);
   const deps = createDeps(config, db, createLogger("warn"));
   try {
@@ -24,6 +54,25 @@ export async function withDeps<T>(p: Parsed, fn: (deps: Deps) => Promise<T>): Pr
     await deps.tokens.close();
     await db.close();
   }
+}
+
+/** Refuses (exit 1) a data dir without a database file, or a database without Assay's schema. */
+export async function requireInstallation(config: DbConfig): Promise<void> {
+  if (!config.database_url) {
+    if (existsSync(join(config.data_dir, DB_FILE))) return;
+  } else {
+    const db = await openDb(config, { migrate: false });
+    try {
+      if ((await schemaVersion(db)) > 0) return;
+    } finally {
+      await db.close();
+    }
+  }
+  throw new AppError(
+    404,
+    "not_found",
+    `No Assay installation in ${describeDb(config)}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".`,
+  );
 }
 
 /** `30d`, `12h`, `90` (days) → days; null when absent. */

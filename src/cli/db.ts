@@ -6,7 +6,7 @@ import { LATEST, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { print, table } from "./context.ts";
+import { print, requireInstallation, table } from "./context.ts";
 
 /** `assay migrate [--data-dir DIR | --database-url URL]`: brings the schema up to this build's. */
 export async function migrate(p: Parsed) {
@@ -33,6 +33,9 @@ export async function db(p: Parsed) {
   const { from, to } = p.flags;
   if (!from || !to) throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");
   if (from === to) throw new UsageError("--from and --to name the same database");
+  // The source must be an installation: a mistyped one would be created empty, and with
+  // --replace its nothing would replace the target's rows.
+  await requireInstallation(where(from));
   const src = await openDb(where(from));
   let dst: AnyDb | null = null;
   try {

@@ -154,8 +154,15 @@ export async function schemaVersion(db: {
 }): Promise<number> {
   if (db.dialect === "sqlite")
     return (db.raw!.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  // Two statements: one that names a missing table fails when planned, whatever a CASE says.
+  const [table] = (await db.sql!.unsafe(
+    "SELECT to_regclass('assay_schema_migrations') IS NOT NULL AS present",
+  )) as { present: boolean }[];
+  if (!table?.present) return 0;
   const rows = (await db.sql!.unsafe(
-    "SELECT CASE WHEN to_regclass('assay_schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM assay_schema_migrations) END AS v",
-  )) as { v: number }[];
+    "SELECT coalesce(max(version), 0) AS v FROM assay_schema_migrations",
+  )) as {
+    v: number;
+  }[];
   return Number(rows[0]?.v ?? 0);
 }
