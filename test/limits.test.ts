@@ -608,6 +608,73 @@ describe("hostile documents end in findings, never a 5xx or a hang (bounds in sr
   });
 });
 
+describe("findings: a message is at most 2,000 characters, a step's findings at most 4 MiB", () => {
+  const rule = (message: string) => ({
+    name: "no-x",
+    validator: "text_rules",
+    config: { max_findings: 10_000, patterns: [{ regex: "x", must: "not_match", message }] },
+  });
+
+  test("a rule message over 2,000 characters is refused at save, naming the field; nothing stored", async () => {
+    const before = await s.count("workflows");
+    const r = await call(s, "POST", WORKFLOWS, {
+      token: author,
+      body: {
+        slug: "long-message",
+        name: "m",
+        allowed_file_types: ["TEXT"],
+        steps: [rule("m".repeat(2001))],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps[0].config.patterns[0].message",
+          code: "invalid",
+          message: "must not have more than 2000 characters",
+        },
+      ]),
+    );
+    expect(await s.count("workflows")).toBe(before);
+  });
+
+  test("a filled-in message is cut at 2,000 characters; a step stops at 4 MiB of findings, truncated", async () => {
+    await createWorkflow(s, author, {
+      slug: "many-findings",
+      allowed_file_types: ["TEXT"],
+      steps: [rule("m".repeat(2000))],
+    });
+    await createWorkflow(s, author, {
+      slug: "echo",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "echo",
+          validator: "assertions",
+          config: { rules: [{ id: "r", expr: "false", message: "{{ data.s }}" }] },
+        },
+      ],
+    });
+    // 3,000 findings of 2,000 characters (and their paths and rules): past 4 MiB after 2,096.
+    const r = await call(s, "POST", runs("many-findings"), {
+      token: exec,
+      raw: "x".repeat(3000),
+      headers: TEXT,
+    });
+    const run = await waitForRun(s, exec, r.json.url, 30_000);
+    expect(run.steps[0]).toMatchObject({ status: "failed", findings_count: 2096 });
+    expect(run.summary.truncated).toBe(true);
+    const data = await call(s, "POST", runs("echo"), {
+      token: exec,
+      raw: JSON.stringify({ s: "y".repeat(5000) }),
+      headers: { "content-type": "application/json", "x-submission-mode": "raw" },
+    });
+    const echoed = (await waitForRun(s, exec, data.json.url, 30_000)).steps[0].findings[0].message;
+    expect(echoed).toBe(`${"y".repeat(1999)}…`);
+  });
+});
+
 describe("slow clients (idle_timeout_s = 1)", () => {
   let slow: TestServer;
   let token: string;

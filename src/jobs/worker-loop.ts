@@ -1,6 +1,7 @@
 // The body of a validation worker: receive jobs, run each one's steps in order, report each step.
 // Pure compute, no database. The validator lookup is injected so tests can run the real loop with
 // fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
+import { boundFindings } from "../validators/shared/findings.ts";
 import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
 import { Lru } from "./lru.ts";
@@ -65,12 +66,17 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
         { maxFindings: step.maxFindings },
       );
       // Cap again here: findings cross the thread boundary, a validator that ignores the limit
-      // must not turn into a large message.
-      const findings = result.findings.slice(0, step.maxFindings);
+      // must not turn into a large message; and bound their size (limits.ts).
+      const bounded = boundFindings(result.findings, step.maxFindings);
+      const findings = bounded.findings;
       outcome = {
-        status: result.error ? "error" : findings.some((f) => f.severity === "error") ? "failed" : "passed",
+        status: result.error
+          ? "error"
+          : result.findings.some((f) => f.severity === "error")
+            ? "failed"
+            : "passed",
         findings,
-        truncated: result.truncated || result.findings.length > step.maxFindings,
+        truncated: result.truncated || bounded.truncated,
         durationMs: Math.round(performance.now() - started),
         ...(result.error ? { error: shortError(result.error) } : {}),
       };

@@ -19,6 +19,18 @@ export const MAX_XML_DEPTH = 256;
 export const DEFAULT_MAX_FINDINGS = 1000;
 export const MAX_MAX_FINDINGS = 10_000;
 export const MAX_TIMEOUT_MS = 600_000;
+/**
+ * A finding's message, in characters; longer ones end in "…". A rule's message template is
+ * bounded at save, but placeholders and schema texts are not, and every finding is stored,
+ * answered and rendered into reports.
+ */
+export const MAX_FINDING_MESSAGE_CHARS = 2000;
+/**
+ * Characters of one step's findings (message, path and rule); past it the step is truncated as
+ * at `max_findings`. 10,000 findings of 400 characters fit: what a step stores is bounded by
+ * bytes, not only by a count that messages of any length multiply.
+ */
+export const MAX_STEP_FINDING_CHARS = 4 * 1024 * 1024;
 /** Assertions: rules per step, expression length, CEL parse limits. */
 export const MAX_ASSERTION_RULES = 200;
 export const MAX_EXPRESSION_LENGTH = 4096;

@@ -1,6 +1,6 @@
 // The `assertions` step config: its published schema and its save-time check (CONTRACT §2a: a
 // bad expression is a 400 at save, each problem an errors[] item naming its field).
-import { MAX_ASSERTION_RULES, MAX_EXPRESSION_LENGTH } from "../limits.ts";
+import { MAX_ASSERTION_RULES, MAX_EXPRESSION_LENGTH, MAX_FINDING_MESSAGE_CHARS } from "../limits.ts";
 import { COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import type { ConfigIssue, Severity } from "../types.ts";
@@ -25,8 +25,8 @@ export const configSchema = {
           message: {
             type: "string",
             minLength: 1,
-            maxLength: 2000,
-            description: "May embed {{ cel }} placeholders.",
+            maxLength: MAX_FINDING_MESSAGE_CHARS,
+            description: "May embed {{ cel }} placeholders; a filled-in message is cut at this length too.",
           },
           severity: SEVERITY_SCHEMA,
           when: { ...expression, description: "CEL; the rule applies only when true." },

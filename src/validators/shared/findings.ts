@@ -1,3 +1,4 @@
+import { MAX_FINDING_MESSAGE_CHARS, MAX_STEP_FINDING_CHARS } from "../limits.ts";
 import type { Finding, Severity, ValidationResult } from "../types.ts";
 
 export interface FindingInit {
@@ -42,6 +43,27 @@ export class FindingCollector {
   result(): ValidationResult {
     return { findings: this.findings, truncated: this.truncated };
   }
+}
+
+/**
+ * A step's findings as they leave the worker: at most `max`, messages cut at
+ * MAX_FINDING_MESSAGE_CHARS, and no more than MAX_STEP_FINDING_CHARS in all (limits.ts).
+ * `truncated` when anything was dropped.
+ */
+export function boundFindings(all: Finding[], max: number): { findings: Finding[]; truncated: boolean } {
+  const findings: Finding[] = [];
+  let chars = 0;
+  for (const f of all) {
+    if (findings.length >= max) return { findings, truncated: true };
+    const message =
+      f.message.length > MAX_FINDING_MESSAGE_CHARS
+        ? `${f.message.slice(0, MAX_FINDING_MESSAGE_CHARS - 1)}…`
+        : f.message;
+    chars += message.length + (f.path?.length ?? 0) + (f.rule?.length ?? 0);
+    if (chars > MAX_STEP_FINDING_CHARS) return { findings, truncated: true };
+    findings.push(message === f.message ? f : { ...f, message });
+  }
+  return { findings, truncated: false };
 }
 
 /** Appends one JSON Pointer segment (RFC 6901 escaping). */

@@ -1,6 +1,6 @@
 // `text_rules`: size, line and encoding limits and author regexes over the raw text of any file.
 // Lengths count Unicode code points; columns are UTF-16 units like everywhere else.
-import { MAX_REGEX_LENGTH } from "../limits.ts";
+import { MAX_FINDING_MESSAGE_CHARS, MAX_REGEX_LENGTH } from "../limits.ts";
 import { ALL_FILE_TYPES, COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
@@ -41,7 +41,7 @@ const configSchema = {
               "Any of i, m, s (u is always on). Patterns use ECMA-262 syntax and run in linear time: backreferences and most lookaheads are refused (docs/validators.md).",
           },
           must: { enum: ["match", "not_match"] },
-          message: { type: "string", minLength: 1 },
+          message: { type: "string", minLength: 1, maxLength: MAX_FINDING_MESSAGE_CHARS },
           severity: SEVERITY_SCHEMA,
         },
         additionalProperties: false,
