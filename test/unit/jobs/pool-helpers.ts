@@ -34,8 +34,12 @@ export function limits(job: RunJob, ms = 5000, extra: Partial<SubmitOptions> = {
 }
 
 /** What the `echo` fake saw, decoded from its finding. */
-export function echoed(outcome: { steps: { findings: { message: string }[] }[] }, step = 0) {
-  return JSON.parse(outcome.steps[step].findings[0].message) as {
+export function echoed(
+  outcome: { steps: { findings: { message: string; path: string | null }[] }[] },
+  step = 0,
+) {
+  const f = outcome.steps[step].findings[0];
+  return { ...JSON.parse(f.message), text: f.path } as {
     tag?: string;
     text: string;
     workerId: string;
