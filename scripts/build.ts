@@ -23,6 +23,7 @@ const args = [
   "src/db/checkpoint-worker.ts",
   "src/db/writer-thread.ts",
   "src/runs/intake/worker.ts",
+  "src/workflows/check-worker.ts",
   "src/http/threads/worker.ts",
 ];
 const started = performance.now();

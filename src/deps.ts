@@ -22,6 +22,7 @@ import { createTokenService } from "./tokens/service.ts";
 import { createTokenStore } from "./tokens/store.ts";
 import { createUserStore } from "./users/store.ts";
 import { createWebhooks } from "./webhooks/setup.ts";
+import { createDraftChecker } from "./workflows/check-thread.ts";
 import { createWorkflowService } from "./workflows/service.ts";
 import { createWorkflowStore } from "./workflows/store.ts";
 import { createVersionStore } from "./workflows/version-store.ts";
@@ -33,6 +34,8 @@ export interface DepsOptions {
   workerUrl?: URL | string;
   /** The intake thread's entry (large run requests); without it every request is read in place. */
   intakeWorkerUrl?: URL | string;
+  /** The workflow check thread's entry (heavy drafts); without it every draft is checked in place. */
+  checkWorkerUrl?: URL | string;
   /** SQLite's writer thread (src/db/writer.ts): the final sync runs are committed there. */
   writer?: WriterThread | null;
 }
@@ -73,6 +76,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
       })
     : null;
   const intake = createIntakeRunner({ workerUrl: opts.intakeWorkerUrl ?? null, log });
+  const draftChecker = createDraftChecker({ workerUrl: opts.checkWorkerUrl ?? null, log });
   const runService = executor
     ? createRunService({
         runs,
@@ -95,6 +99,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     runs,
     idempotency,
     intake,
+    draftChecker,
     pool,
     executor: executor!,
     runService: runService!,
@@ -108,8 +113,8 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     tokens: createTokenService(tokenStore, users, settings),
     setup: createSetupService(createSetupStore(db)),
     workflowStore,
-    workflows: createWorkflowService(workflowStore, schemaStore, extraValidators),
-    versions: createVersionService(workflowStore, createVersionStore(db)),
+    workflows: createWorkflowService(workflowStore, schemaStore, extraValidators, draftChecker),
+    versions: createVersionService(workflowStore, createVersionStore(db), draftChecker),
     schemaStore,
     schemas: createSchemaService(schemaStore),
   };

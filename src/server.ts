@@ -106,6 +106,7 @@ async function start(
   const deps = createDeps(config, db, log, {
     workerUrl: new URL("./jobs/worker.ts", import.meta.url),
     intakeWorkerUrl: new URL("./runs/intake/worker.ts", import.meta.url),
+    checkWorkerUrl: new URL("./workflows/check-worker.ts", import.meta.url),
     writer,
   });
   let startTimer: ReturnType<typeof setTimeout> | undefined;
@@ -217,6 +218,8 @@ async function start(
     retention.stop();
     stopRateGc();
     await queueSignal.stop();
+    deps.intake.close();
+    deps.draftChecker.close();
     await deps.executor.close(0);
     await deps.webhookDispatcher.stop(0);
     await deps.tokens.close();
@@ -261,6 +264,7 @@ async function start(
         portLock?.release();
         sharing?.stop();
         deps.intake.close();
+        deps.draftChecker.close();
         // Running steps get the grace period; queued runs stay queued for the next start.
         await deps.executor.close(config.shutdown_grace_ms);
         // After the executor, whose last final states may still add deliveries (kept for the next start).

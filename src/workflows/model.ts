@@ -1,12 +1,12 @@
 // Request and response schemas of the workflow API: the single source for validation, types
-// and OpenAPI. Semantic checks (slug syntax, step configs) live in service.ts.
+// and OpenAPI. Semantic checks (slug syntax, step configs) live in check.ts.
 import { t } from "elysia";
 import { documentedAs, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 import { FILE_TYPES } from "../validators/types.ts";
-import { MAX_RETENTION_DAYS, MAX_STEPS } from "./service.ts";
+import { MAX_RETENTION_DAYS, MAX_STEPS } from "./check.ts";
 
-// Checked in service.ts (one errors[] item for the list), documented as the enum it is.
+// Checked in check.ts (one errors[] item for the list), documented as the enum it is.
 const FileTypeName = documentedAs(t.String({ error: "must be one of JSON, XML, YAML, CSV, TEXT" }), {
   type: "string",
   enum: [...FILE_TYPES],

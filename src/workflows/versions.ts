@@ -4,9 +4,9 @@
 import { canonicalJson } from "../audit/chain.ts";
 import type { Actor } from "../audit/types.ts";
 import { AppError, invalidField, notFound } from "../errors.ts";
-import { prepareChecks } from "../validators/registry.ts";
 import { diffVersions } from "./diff.ts";
-import { checkDraft, draftOf } from "./service.ts";
+import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
+import { draftOf } from "./service.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
 import type { VersionMeta, VersionStore } from "./version-store.ts";
@@ -58,7 +58,12 @@ function unchanged(d: WorkflowDraft, cur: Workflow, curSteps: StepDef[]): boolea
   return shape(d) === shape(now);
 }
 
-export function createVersionService(store: WorkflowStore, versions: VersionStore) {
+export function createVersionService(
+  store: WorkflowStore,
+  versions: VersionStore,
+  /** Where drafts are checked (check-thread.ts); without one, always here. */
+  checker: DraftChecker = createDraftChecker(),
+) {
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);
     if (!w) throw notFound("Workflow");
@@ -111,8 +116,7 @@ export function createVersionService(store: WorkflowStore, versions: VersionStor
       if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
       // Checked like any save (a validator may have gone since), with no stored schemas
       // supplied: the snapshot carried in each config is what is restored.
-      await prepareChecks(d.steps.map((s) => s.validator));
-      checkDraft(d);
+      await checker.check(d, {}, null);
       const saved = await store.save(orgId, w.id, d, {
         actor,
         action: "workflow.restore",

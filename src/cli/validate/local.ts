@@ -16,7 +16,7 @@ import { loadValidator } from "../../validators/loader.ts";
 import { DEFAULT_MAX_FINDINGS, prepareChecks } from "../../validators/registry.ts";
 import type { FileType } from "../../validators/types.ts";
 import { parseDocument } from "../../workflows/document.ts";
-import { checkDraft } from "../../workflows/service.ts";
+import { checkDraft } from "../../workflows/check.ts";
 import type { WorkflowDraft, WorkflowVersion } from "../../workflows/types.ts";
 import type { InputFile } from "./files.ts";
 import { type FileResult, type RequestError, ValidateError } from "./result.ts";

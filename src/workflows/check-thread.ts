@@ -1,0 +1,128 @@
+// A workflow's save-time check on a thread of its own (src/workflows/check-worker.ts) when the
+// draft is heavy. The check compiles every step's schema — libxml2 for XSD sets, the JSON Schema
+// engine — and a large one took seconds: an audit measured 6.4 s for five steps importing a
+// stored 7.5 MB XSD, and 10.8 s for a 19-byte PATCH of that workflow, during which the HTTP
+// thread answered nothing, /healthz included, for every tenant. Light drafts (most: configs of
+// a few KiB) are checked in place, which costs less than the round trip.
+import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
+import { checkDraft } from "./check.ts";
+import type { WorkflowDraft } from "./types.ts";
+
+/** Drafts whose configs and referenced stored schemas weigh this much are checked off the HTTP thread. */
+export const CHECK_OFFLOAD_MIN_CHARS = 64 * 1024;
+
+export interface ToChecker {
+  id: number;
+  draft: WorkflowDraft;
+  resources?: StepConfigContext["resources"];
+  xsdDocuments?: StepConfigContext["xsdDocuments"];
+  /** The index of the step the request names: its problems are reported without `steps[i].`. */
+  only: number | null;
+}
+
+export type FromChecker =
+  | { id: number; ok: true; configs: Record<string, unknown>[] }
+  | { id: number; ok: false; error: { status: number; code: string; detail: string; errors: ErrorItem[] } }
+  /** Not a refusal: the check itself threw (a bug). The request answers 500 and it is logged. */
+  | { id: number; ok: false; failure: string };
+
+/** checkDraft's field names: `steps[i]`, or "" for the step the request itself names. */
+export const stepFieldOf = (only: number | null) => (i: number) => (i === only ? "" : `steps[${i}]`);
+
+export interface DraftChecker {
+  /** Checks the draft (throws its 400) and writes the pinned step configs into it, as checkDraft. */
+  check(d: WorkflowDraft, ctx: StepConfigContext, only: number | null): Promise<void>;
+  /** Drafts on the thread now, and since the start. */
+  readonly inFlight: number;
+  readonly offloaded: number;
+  close(): void;
+}
+
+export function createDraftChecker(
+  opts: { workerUrl?: URL | string | null; minChars?: number; log?: Logger } = {},
+): DraftChecker {
+  const minChars = opts.minChars ?? CHECK_OFFLOAD_MIN_CHARS;
+  let worker: Worker | null = null;
+  const waiting = new Map<
+    number,
+    { resolve(configs: Record<string, unknown>[]): void; reject(e: unknown): void }
+  >();
+  let nextId = 1;
+  let offloaded = 0;
+
+  function spawn(url: URL | string): Worker {
+    const w = new Worker(url);
+    w.onmessage = (e: MessageEvent<FromChecker>) => {
+      const m = e.data;
+      const p = waiting.get(m.id);
+      if (!p) return;
+      waiting.delete(m.id);
+      if (m.ok) p.resolve(m.configs);
+      else if ("error" in m)
+        p.reject(new AppError(m.error.status, m.error.code, m.error.detail, m.error.errors));
+      else p.reject(new Error(`workflow check thread: ${m.failure}`));
+    };
+    const lost = (why: string) => {
+      if (worker !== w) return;
+      worker = null;
+      opts.log?.error("workflow check thread lost; its saves get 503", { why });
+      for (const p of waiting.values())
+        p.reject(serviceUnavailable("The workflow could not be checked; retry.", 1));
+      waiting.clear();
+    };
+    w.addEventListener("error", (e) => lost(String((e as ErrorEvent).message ?? e)));
+    w.addEventListener("close", () => lost("exited"));
+    return w;
+  }
+
+  return {
+    async check(d, ctx, only) {
+      // Validators this instance adds (tests' test_hold) exist on this thread only.
+      const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
+      if (!opts.workerUrl || !builtIn || weight(d, ctx) < minChars) {
+        await prepareChecks(d.steps.map((s) => s.validator));
+        checkDraft(d, stepFieldOf(only), ctx);
+        return;
+      }
+      worker ??= spawn(opts.workerUrl);
+      offloaded++;
+      const id = nextId++;
+      const message: ToChecker = {
+        id,
+        draft: d,
+        resources: ctx.resources,
+        xsdDocuments: ctx.xsdDocuments,
+        only,
+      };
+      const w = worker;
+      const configs = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        w.postMessage(message);
+      });
+      d.steps.forEach((s, i) => {
+        s.config = configs[i]!;
+      });
+    },
+    get inFlight() {
+      return waiting.size;
+    },
+    get offloaded() {
+      return offloaded;
+    },
+    close() {
+      worker?.terminate();
+      worker = null;
+    },
+  };
+}
+
+/** Characters of the draft's configs and of the stored schemas they reference (an upper bound). */
+function weight(d: WorkflowDraft, ctx: StepConfigContext): number {
+  let n = 0;
+  for (const s of d.steps) n += JSON.stringify(s.config ?? {}).length;
+  for (const text of Object.values(ctx.xsdDocuments ?? {})) n += text.length;
+  if (ctx.resources) n += JSON.stringify(ctx.resources).length;
+  return n;
+}

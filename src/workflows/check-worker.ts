@@ -1,0 +1,31 @@
+// Entry point of the workflow check thread (src/workflows/check-thread.ts): a heavy draft's
+// save-time check — every step's schema compiled — runs here, not on the HTTP thread. A build
+// entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
+// stored schemas the steps reference come with the draft; no database, no network.
+import { AppError } from "../errors.ts";
+import { prepareChecks } from "../validators/registry.ts";
+import type { FromChecker, ToChecker } from "./check-thread.ts";
+import { stepFieldOf } from "./check-thread.ts";
+import { checkDraft } from "./check.ts";
+
+declare const self: Worker;
+
+self.onmessage = async (event: MessageEvent<ToChecker>) => {
+  const m = event.data;
+  let answer: FromChecker;
+  try {
+    await prepareChecks(m.draft.steps.map((s) => s.validator));
+    checkDraft(m.draft, stepFieldOf(m.only), { resources: m.resources, xsdDocuments: m.xsdDocuments });
+    answer = { id: m.id, ok: true, configs: m.draft.steps.map((s) => s.config ?? {}) };
+  } catch (e) {
+    answer =
+      e instanceof AppError
+        ? {
+            id: m.id,
+            ok: false,
+            error: { status: e.status, code: e.errorCode, detail: e.message, errors: e.errors },
+          }
+        : { id: m.id, ok: false, failure: String((e as Error)?.stack ?? e) };
+  }
+  self.postMessage(answer);
+};

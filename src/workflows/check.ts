@@ -1,0 +1,168 @@
+// Authoring rules: slug syntax, file types, limits and save-time step config checks (a bad
+// schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
+// Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
+// drafts and on the workflow check thread for heavy ones (check-thread.ts).
+import { type ErrorItem, invalid } from "../errors.ts";
+import { NAME_CHARACTERS, nameCharactersOk, textCharactersOk } from "../lib/text.ts";
+import {
+  type StepConfigContext,
+  authoredConfig,
+  checkStepConfig,
+  getValidator,
+  pinStepConfig,
+} from "../validators/registry.ts";
+import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import type { StepInput } from "./service.ts";
+import type { WorkflowDraft } from "./types.ts";
+
+export const MAX_STEPS = 50;
+/** A workflow's retention_days: at most 100 years, as ASSAY_RETENTION_DAYS (docs/limits.md). */
+export const MAX_RETENTION_DAYS = 36500;
+export const MAX_STEP_CONFIG_BYTES = 1_048_576;
+/** A step config with the snapshot of the stored schemas it references. */
+export const MAX_PINNED_CONFIG_BYTES = 8 * MAX_STEP_CONFIG_BYTES;
+// A slug starts with a letter so that it can never be mistaken for a numeric id in paths.
+const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
+
+function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext) {
+  const f = (k: string) => (field ? `${field}.${k}` : k);
+  if (!s.name || s.name.length > 200)
+    errors.push({
+      field: f("name"),
+      code: "invalid",
+      message: "A step name of 1 to 200 characters is required.",
+    });
+  else if (!nameCharactersOk(s.name))
+    errors.push({ field: f("name"), code: "invalid", message: `A step name ${NAME_CHARACTERS}.` });
+  const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
+  if (!v) {
+    errors.push({
+      field: f("validator"),
+      code: "unknown_validator",
+      message: `Unknown validator "${s.validator ?? ""}"; see GET /api/v1/validators/.`,
+    });
+    return;
+  }
+  const config = s.config ?? {};
+  // The snapshot a saved step carries is the server's, not the author's: measured below.
+  if (Buffer.byteLength(JSON.stringify(authoredConfig(config)), "utf8") > MAX_STEP_CONFIG_BYTES) {
+    errors.push({
+      field: f("config"),
+      code: "too_large",
+      message: `A step config may hold at most ${MAX_STEP_CONFIG_BYTES} bytes of JSON.`,
+    });
+    return;
+  }
+  // The stored schemas the step references are saved with it: runs execute what was saved.
+  const pinned = pinStepConfig(v.slug, config, ctx);
+  if (Buffer.byteLength(JSON.stringify(pinned), "utf8") > MAX_PINNED_CONFIG_BYTES) {
+    errors.push({
+      field: f("config"),
+      code: "too_large",
+      message: `With the stored schemas it references, a step config may hold at most ${MAX_PINNED_CONFIG_BYTES} bytes of JSON.`,
+    });
+    return;
+  }
+  s.config = pinned;
+  for (const i of checkStepConfig(v.slug, pinned, ctx))
+    errors.push({ field: f(i.field ? `config.${i.field}` : "config"), code: i.code, message: i.message });
+}
+
+/**
+ * Validates a complete draft; throws 400 invalid_request with every problem found. Step configs
+ * are rewritten in place with the snapshot of the `ctx` schemas they reference. Synchronous:
+ * await prepareChecks (src/validators/registry.ts) for the draft's validators first.
+ */
+export function checkDraft(
+  d: WorkflowDraft,
+  stepFieldOf: (i: number) => string = (i) => `steps[${i}]`,
+  ctx: StepConfigContext = {},
+): void {
+  const errors: ErrorItem[] = [];
+  if (!SLUG_RE.test(d.slug))
+    errors.push({
+      field: "slug",
+      code: "invalid",
+      message: "A slug is 1 to 63 characters: lowercase letters, digits, - and _, starting with a letter.",
+    });
+  if (!d.name.trim() || d.name.length > 200)
+    errors.push({ field: "name", code: "invalid", message: "A name of 1 to 200 characters is required." });
+  else if (!nameCharactersOk(d.name))
+    errors.push({ field: "name", code: "invalid", message: `A name ${NAME_CHARACTERS}.` });
+  if (d.description.length > 5000)
+    errors.push({
+      field: "description",
+      code: "invalid",
+      message: "The description may hold at most 5000 characters.",
+    });
+  else if (!textCharactersOk(d.description))
+    errors.push({
+      field: "description",
+      code: "invalid",
+      message: "The description may not contain U+0000 or unpaired surrogates.",
+    });
+  // The API's body schema refuses these first; a document imported on the data dir
+  // (`assay workflows import`) is checked here, before the retention sweep could meet it.
+  const days = d.retention_days;
+  if (days !== null && !(Number.isInteger(days) && days >= 0 && days <= MAX_RETENTION_DAYS))
+    errors.push({
+      field: "retention_days",
+      code: "invalid",
+      message: `must be an integer from 0 to ${MAX_RETENTION_DAYS} or null`,
+    });
+  const types = d.allowed_file_types as string[];
+  if (
+    !types.length ||
+    types.some((x) => !(FILE_TYPES as readonly string[]).includes(x)) ||
+    new Set(types).size !== types.length
+  )
+    errors.push({
+      field: "allowed_file_types",
+      code: "invalid",
+      message: `A non-empty list of distinct file types among ${FILE_TYPES.join(", ")}.`,
+    });
+  if (d.steps.length > MAX_STEPS)
+    errors.push({
+      field: "steps",
+      code: "too_many",
+      message: `A workflow may have at most ${MAX_STEPS} steps.`,
+    });
+  else
+    d.steps.forEach((s, i) => {
+      checkStep(s, stepFieldOf(i), errors, ctx);
+    });
+  if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
+  if (errors.length) throw invalid("The workflow definition is invalid.", errors);
+}
+
+/**
+ * A run is refused unless every active step reads its file type (CONTRACT §4, step 8): a step
+ * that reads none of the allowed types, or steps with no type in common, would make every run of
+ * the workflow fail. Refused when saved, naming the step.
+ */
+function checkFileTypes(d: WorkflowDraft, stepFieldOf: (i: number) => string, errors: ErrorItem[]) {
+  const allowed = d.allowed_file_types as FileType[];
+  let common = new Set(allowed);
+  const active: string[] = [];
+  d.steps.forEach((s, i) => {
+    const v = s.is_active ? getValidator(s.validator) : undefined;
+    if (!v) return;
+    const reads = v.supportedFileTypes;
+    const named = `Step ${i + 1} "${s.name}" (${s.validator}) reads ${reads.join(", ")}`;
+    const field = stepFieldOf(i) ? `${stepFieldOf(i)}.validator` : "validator";
+    if (!allowed.some((t) => reads.includes(t)))
+      errors.push({
+        field,
+        code: "file_type_unsupported",
+        message: `${named}: none of the workflow's allowed_file_types (${allowed.join(", ")}).`,
+      });
+    common = new Set([...common].filter((t) => reads.includes(t)));
+    active.push(named);
+  });
+  if (!errors.length && active.length && !common.size)
+    errors.push({
+      field: "allowed_file_types",
+      code: "file_type_unsupported",
+      message: `No allowed file type is read by every active step, so every run would be refused: ${active.join("; ")}.`,
+    });
+}
