@@ -310,6 +310,44 @@ export class ConfigError extends Error {
 }
 
 /** Parse settings from env and `--flag value` / `--flag=value` arguments; throws ConfigError. */
+/** ASSAY_* variables read elsewhere: the CI client's (`assay validate`), the typed client check's, tests' and the bench's. */
+const OTHER_ENV =
+  /^ASSAY_(TOKEN|SERVER|URL|ORG|PG_BIN|QUICKSTART|CHROMIUM|SCREENSHOTS|EN16931_FULL|TEST_[A-Z0-9_]+|BENCH_[A-Z0-9_]+)$/;
+
+/**
+ * ASSAY_* variables in `env` that name no setting, each with the setting it most likely meant:
+ * a mistyped one (ASSAY_MAX_PAYLOAD) would otherwise be ignored without a word.
+ */
+export function unknownEnvironment(
+  env: Record<string, string | undefined>,
+): { name: string; meant: string | null }[] {
+  const names = SETTINGS.map((s) => envName(s.key));
+  const known = new Set(names);
+  return Object.keys(env)
+    .filter((n) => n.startsWith("ASSAY_") && !known.has(n) && !OTHER_ENV.test(n))
+    .sort()
+    .map((name) => {
+      const close = names
+        .map((k) => ({ k, d: distance(name, k) }))
+        .filter((c) => c.d <= Math.max(2, Math.floor(name.length / 5)))
+        .sort((a, b) => a.d - b.d)[0];
+      const prefix = names.filter((k) => k.startsWith(name) || name.startsWith(k));
+      return { name, meant: close?.k ?? (prefix.length === 1 ? prefix[0]! : null) };
+    });
+}
+
+/** Levenshtein distance (names are short). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
 export function loadConfig(
   env: Record<string, string | undefined>,
   flags: Record<string, string> = {},

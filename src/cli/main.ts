@@ -10,7 +10,7 @@ import { COMMANDS, USAGE, commandHelp, optionsOf } from "./help.ts";
 import { validate } from "./validate.ts";
 import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
 import { workflows } from "./workflows.ts";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig, unknownEnvironment } from "../config.ts";
 import { DataDirLockedError } from "../db/lock.ts";
 import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
@@ -19,6 +19,10 @@ import { VERSION } from "../version.ts";
 
 async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
+  for (const u of unknownEnvironment(process.env))
+    process.stderr.write(
+      `assay serve: warning: ${u.name} names no setting and is ignored${u.meant ? ` (did you mean ${u.meant}?)` : ""}\n`,
+    );
   const server = await startServer(config);
   // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
   const shutdown = async (signal: string) => {
