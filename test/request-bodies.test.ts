@@ -78,6 +78,54 @@ describe("415 unsupported_media_type for a JSON endpoint sent something else", (
     expect(merge.json).toEqual(unsupported("application/merge-patch+json"));
   });
 
+  test("application/json in any case, with or without a charset, is JSON on every endpoint (RFC 9110 §8.3.1)", async () => {
+    const token = s.rootToken;
+    const types = [
+      "Application/JSON",
+      "APPLICATION/JSON",
+      "application/Json; charset=UTF-8",
+      "APPLICATION/JSON;CHARSET=utf-8",
+      "application/JSON ; charset=utf-8",
+    ];
+    for (const [i, ct] of types.entries()) {
+      const headers = { "content-type": ct };
+      const created = await call(s, "POST", "/api/v1/users/me/tokens/", {
+        token,
+        body: { name: `t${i}` },
+        headers,
+      });
+      expect([created.status, created.json.name]).toEqual([201, `t${i}`]);
+      const patched = await call(s, "PATCH", `${WORKFLOWS}bodies/`, {
+        token,
+        body: { description: `d${i}` },
+        headers,
+      });
+      expect([patched.status, patched.json.description]).toEqual([200, `d${i}`]);
+      await s.user(`viewer${i}`);
+      const member = await call(s, "POST", "/api/v1/orgs/acme/members/", {
+        token,
+        body: { username: `viewer${i}`, role: "viewer" },
+        headers,
+      });
+      expect([member.status, member.json.username, member.json.role]).toEqual([201, `viewer${i}`, "viewer"]);
+    }
+    // Still checked as JSON: invalid JSON in another case is the same 400 as in lowercase.
+    const bad = await call(s, "POST", "/api/v1/users/me/tokens/", {
+      token,
+      raw: "{nope",
+      headers: { "content-type": "Application/JSON" },
+    });
+    expect(bad.json).toEqual(
+      errorBody(400, "invalid_request", "The request body is malformed.", [
+        {
+          field: "body",
+          code: "parse_error",
+          message: "The body could not be parsed as its Content-Type says.",
+        },
+      ]),
+    );
+  });
+
   test("the run endpoint still takes text/plain: its raw mode", async () => {
     const r = await call(s, "POST", `${WORKFLOWS}bodies/runs/`, {
       token: s.rootToken,

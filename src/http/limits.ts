@@ -44,6 +44,7 @@ const NO_BODY_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 /** What the framework parses as JSON: application/json, with parameters (not +json types). */
 const API_JSON = /^\s*application\/json\s*(?:;|$)/i;
+const API_JSON_TYPE = /^\s*application\/json\s*/i;
 /** Nesting accepted in API request bodies (submitted documents have their own bound: 512). */
 export const MAX_BODY_DEPTH = 256;
 /**
@@ -293,6 +294,12 @@ export function createLimits(
       const json = JSON_TYPE.test(ct ?? "");
       if (bytes.length && path.startsWith("/api/")) {
         if (!API_JSON.test(ct ?? "")) throw notJson(ct);
+        // Media types are case-insensitive (RFC 9110 §8.3.1), but the framework's parser knows
+        // `application/json` by its lowercase letters: `Application/JSON` left the body unparsed,
+        // a 400 "Expected object". Written as it knows it, for every route at once (a parse hook
+        // of our own would run on the run endpoint too, whose body its handler reads itself).
+        const known = ct!.replace(API_JSON_TYPE, "application/json");
+        if (known !== ct) request.headers.set("content-type", known);
         if (firstSignificant(bytes) !== 0x7b && takesBody(request.method, path)) throw notAnObject();
       } else if (!bytes.length && takesBody(request.method, path)) throw missingBody();
       const shape = scanBody(bytes, MAX_BODY_DEPTH, MAX_BODY_TOKENS, json);
