@@ -127,7 +127,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(findingRoutes(deps, auth))
     .use(webhookRoutes(deps, auth))
     .use(reportRoutes(deps, auth))
-    .use(validatorRoutes(auth))
+    .use(validatorRoutes(deps.config, auth))
     .use(adminRoutes(deps, auth))
     .use(auditRoutes(deps, auth))
     .use(webAuthRoutes(deps, auth))

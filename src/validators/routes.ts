@@ -1,9 +1,13 @@
 // The validator catalogue: what each kind checks, which file types it supports and the JSON
-// Schema of its step config. Any authenticated caller may read it.
+// Schema of its step config. Any authenticated caller may read it; paginated like every list
+// (CONTRACT §3), though it fits in one page today.
 import { Elysia, t } from "elysia";
+import type { Config } from "../config.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { named } from "../http/openapi/named.ts";
-import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
+import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { publicUrl } from "../http/url.ts";
 import { VALIDATORS } from "./registry.ts";
 
 const ValidatorOut = named(
@@ -17,7 +21,7 @@ const ValidatorOut = named(
   }),
 );
 
-export function validatorRoutes(auth: ReturnType<typeof authPlugin>) {
+export function validatorRoutes(config: Config, auth: ReturnType<typeof authPlugin>) {
   const catalogue = VALIDATORS.map((v) => ({
     slug: v.slug,
     name: v.name,
@@ -25,20 +29,22 @@ export function validatorRoutes(auth: ReturnType<typeof authPlugin>) {
     supported_file_types: [...v.supportedFileTypes],
     config_schema: v.configSchema,
   }));
-  const body = { count: catalogue.length, next: null, previous: null, results: catalogue };
-  return new Elysia().use(auth).get("/api/v1/validators/", () => body, {
-    auth: true,
-    response: {
-      200: named(
-        "ValidatorPage",
-        t.Object({ count: Int(), next: t.Null(), previous: t.Null(), results: t.Array(ValidatorOut) }),
-      ),
-      ...errorResponses(...AUTHED),
+  return new Elysia().use(auth).get(
+    "/api/v1/validators/",
+    ({ query, request }) => {
+      const p = parsePage(query);
+      const items = catalogue.slice(p.offset, p.offset + p.limit);
+      return envelope(publicUrl(config.base_url, request), p, catalogue.length, items);
     },
-    detail: {
-      tags: ["Validators"],
-      operationId: "listValidators",
-      summary: "The validator catalogue (all kinds, one page)",
+    {
+      auth: true,
+      query: t.Object(PageQuery, { additionalProperties: true }),
+      response: { 200: EnvelopeOf(ValidatorOut), ...errorResponses(...AUTHED) },
+      detail: {
+        tags: ["Validators"],
+        operationId: "listValidators",
+        summary: "The validator catalogue",
+      },
     },
-  });
+  );
 }
