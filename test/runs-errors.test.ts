@@ -231,6 +231,48 @@ describe("in the contract's order", () => {
       expect.stringContaining("br"),
     );
   });
+  test("415 for X-Submission-Mode: envelope on a body that is not application/json", async () => {
+    const envelope = JSON.stringify({ content: "<a/>", content_type: "application/xml" });
+    for (const ct of ["text/plain", "Text/Plain; charset=utf-8", "application/xml", "text/json"])
+      await refused(
+        runs("xmlish"),
+        { token: exec, raw: envelope, headers: { "content-type": ct, "x-submission-mode": "envelope" } },
+        415,
+        "unsupported_media_type",
+        `An envelope (X-Submission-Mode: envelope) is sent as Content-Type: application/json, not "${ct.split(";")[0]!.toLowerCase()}".`,
+      );
+    // Multipart is an envelope in parts: the header agrees with it.
+    const f = new FormData();
+    f.append("file", new File(['{"a":1}'], "a.json", { type: "application/json" }));
+    const parts = await call(s, "POST", runs("json"), {
+      token: exec,
+      raw: f,
+      headers: { "x-submission-mode": "envelope" },
+    });
+    expect([parts.status, parts.json.submission?.filename]).toEqual([201, "a.json"]);
+  });
+  test("415 for X-Submission-Mode: raw on a multipart body", async () => {
+    const f = new FormData();
+    f.append("file", new File(["{}"], "a.json", { type: "application/json" }));
+    await refused(
+      runs("json"),
+      { token: exec, raw: f, headers: { "x-submission-mode": "raw" } },
+      415,
+      "unsupported_media_type",
+      "A raw body (X-Submission-Mode: raw) is the document itself, not multipart/form-data: send its bytes with its own Content-Type.",
+    );
+  });
+  test("400 for an unknown X-Submission-Mode, whatever the Content-Type", async () => {
+    for (const ct of ["application/json", "text/plain"])
+      await refused(
+        runs("json"),
+        { token: exec, raw: "{}", headers: { "content-type": ct, "x-submission-mode": "bogus" } },
+        400,
+        "invalid_request",
+        "The run request is invalid.",
+        [{ field: "X-Submission-Mode", code: "invalid", message: "X-Submission-Mode is raw or envelope." }],
+      );
+  });
 });
 
 describe("400 invalid_request with errors[]", () => {

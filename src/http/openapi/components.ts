@@ -89,7 +89,7 @@ export const PARAMETERS = {
     in: "header",
     required: false,
     description:
-      "Overrides the mode guess for an application/json body: `raw` (the body is the document) or `envelope` ({content, …}).",
+      "Overrides the mode guess for an application/json body: `raw` (the body is the document) or `envelope` ({content, …}). `envelope` with another Content-Type than application/json or multipart/form-data, or `raw` with multipart/form-data, is a 415.",
     schema: { type: "string", enum: ["raw", "envelope"] },
   },
 };

@@ -87,6 +87,17 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
       { field: "Content-Type", code: "required", message: "Set Content-Type to the payload's media type." },
     ]);
   }
+  // The header settles how a JSON body is read (CONTRACT §4); it cannot make another type an
+  // envelope, nor a multipart body raw. Such a request is refused: before, the header was
+  // ignored and the envelope's own text was stored as the document (F4, docs/decisions.md).
+  if (forced === "envelope" && media.mime !== "application/json" && media.mime !== "multipart/form-data")
+    throw unsupported(
+      `An envelope (X-Submission-Mode: envelope) is sent as Content-Type: application/json, not "${media.mime.slice(0, 100)}".`,
+    );
+  if (forced === "raw" && media.mime === "multipart/form-data")
+    throw unsupported(
+      "A raw body (X-Submission-Mode: raw) is the document itself, not multipart/form-data: send its bytes with its own Content-Type.",
+    );
   if (media.mime === "multipart/form-data") return fromMultipart(header!, body, limits);
   if (media.mime === "application/json" && forced !== "raw") {
     const obj = forced === "envelope" ? parseEnvelope(body, true) : parseEnvelope(body, false);
