@@ -16,6 +16,7 @@ import m0009 from "./migrations/0009_nodes.sql" with { type: "text" };
 import m0010 from "./migrations/0010_ascending_indexes.sql" with { type: "text" };
 import m0014 from "./migrations/0014_webhook_generation.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
+import m0017 from "./migrations/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -28,6 +29,7 @@ import p0009 from "./migrations/postgres/0009_nodes.sql" with { type: "text" };
 import p0010 from "./migrations/postgres/0010_ascending_indexes.sql" with { type: "text" };
 import p0014 from "./migrations/postgres/0014_webhook_generation.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
+import p0017 from "./migrations/postgres/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 
 export interface Migration {
@@ -60,6 +62,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // 11–13 and 15 are reserved for work landing in parallel. Not additive: a node of the previous build
   // would go on changing things without writing audit entries (docs/decisions.md).
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },
+  // An index only: an older node claims as before.
+  { version: 17, name: "webhook_pending_by_endpoint", sqlite: m0017, postgres: p0017, additive: true },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;

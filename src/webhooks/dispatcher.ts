@@ -11,7 +11,12 @@ import { runEventBody } from "./payload.ts";
 import { signatureHeaders } from "./signing.ts";
 import { VERSION } from "../version.ts";
 
-const MAX_IN_FLIGHT = 16;
+/**
+ * Attempts in flight on this node. Fairness between tenants is the claim's job (claim.ts: at most
+ * 4 per endpoint and 8 per org, the org with the fewest first): this only bounds the node's
+ * sockets, and is large enough that eight orgs each at their bound still leave room for a ninth.
+ */
+const MAX_IN_FLIGHT = 64;
 const IDLE_RECHECK_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const STOP_WAIT_MS = 2000;
@@ -54,6 +59,8 @@ export function createWebhookDispatcher(
   let again = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let pruneTimer: ReturnType<typeof setInterval> | undefined;
+  /** What the last claim counted as due: deliveries due by then that it left are held back. */
+  let claimedAsOf = "";
   // A lease longer than any attempt: a delivery in flight is never taken twice.
   const leaseMs = o.timeoutMs + 30_000;
 
@@ -127,8 +134,10 @@ export function createWebhookDispatcher(
         again = false;
         const room = MAX_IN_FLIGHT - inFlight.size;
         if (room <= 0) break;
-        const lease = new Date(Date.now() + leaseMs).toISOString();
-        const claimed = await outbox.claimDue(room, lease, o.node);
+        const t = Date.now();
+        const lease = new Date(t + leaseMs).toISOString();
+        claimedAsOf = new Date(t).toISOString();
+        const claimed = await outbox.claimDue(room, lease, o.node, undefined, claimedAsOf);
         for (const d of claimed) {
           if (closed) {
             await outbox.release(d.id);
@@ -154,7 +163,10 @@ export function createWebhookDispatcher(
   async function arm() {
     clearTimeout(timer);
     if (inFlight.size >= MAX_IN_FLIGHT) return; // each finishing attempt runs a pass
-    const next = await outbox.nextDue();
+    // Deliveries the last claim left although due were held back by the bounds in flight: an
+    // attempt ending runs a pass (on another node, the idle recheck does); looking again at once
+    // would find them held back still, in a loop.
+    const next = await outbox.nextDue(claimedAsOf);
     const idle = o.idleRecheckMs ?? IDLE_RECHECK_MS;
     const wait = next === null ? idle : Math.max(0, Date.parse(next) - Date.now());
     timer = setTimeout(() => void pass(), Math.min(wait, idle));

@@ -5,16 +5,53 @@ import { now } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
 import { createSubscriptions } from "./subscriptions.ts";
 import type { Attempt, Delivery, DisablePolicy, DueDelivery, Outcome } from "./types.ts";
+import { type Bounds, DEFAULT_BOUNDS, shareClaims } from "./claim.ts";
 
 /** Attempts kept per delivery: redelivering again and again must not grow the log forever. */
 const MAX_ATTEMPTS_KEPT = 50;
 
 type DeliveryRow = Omit<Delivery, "attempts">;
+
+/** Key of the advisory lock that makes claims take turns across nodes ("ASWHCL"). */
+const CLAIM_LOCK = 0x41_53_57_48_43_4c;
+
+interface EndpointRow {
+  webhook_id: number | string;
+  org_id: number | string;
+  is_active: number | string;
+  due: number | string;
+  busy: number | string;
+  oldest: string | null;
+}
+
+/**
+ * Every endpoint with a pending delivery: its oldest due delivery, its attempts in flight on any
+ * node (a lease not yet run out) and its due deliveries, counted up to the bound (binds: now,
+ * now, now, the bound). The endpoints are found by skipping through the pending index one
+ * webhook_id at a time (a loose index scan), and everything else is a seek per endpoint
+ * (migration 17): the cost grows with the endpoints that have work, not with a backlog.
+ */
+const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
+    SELECT (SELECT min(webhook_id) FROM webhook_deliveries WHERE status = 'pending')
+    UNION ALL
+    SELECT (SELECT min(x.webhook_id) FROM webhook_deliveries x WHERE x.status = 'pending' AND x.webhook_id > p.webhook_id)
+    FROM pending p WHERE p.webhook_id IS NOT NULL
+  )
+  SELECT w.id AS webhook_id, w.org_id, w.is_active,
+    (SELECT min(d.next_attempt_at) FROM webhook_deliveries d
+      WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)) AS oldest,
+    (SELECT count(*) FROM webhook_deliveries c
+      WHERE c.webhook_id = w.id AND c.claimed_at IS NOT NULL AND c.next_attempt_at > CAST(? AS TEXT) AND c.status = 'pending') AS busy,
+    (SELECT count(*) FROM (SELECT 1 AS one FROM webhook_deliveries d
+      WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)
+      LIMIT CAST(? AS INTEGER)) AS firsts) AS due
+  FROM pending p JOIN webhooks w ON w.id = p.webhook_id`;
 const COLUMNS = "id, webhook_id, event, run_id, status, created_at, next_attempt_at, finished_at";
 
 export function createOutboxStore(db: Db) {
-  // Claims skip rows another node holds (PostgreSQL); SQLite has one writer and no such rows.
-  const skipLocked = db.dialect === "postgres" ? " FOR UPDATE OF d SKIP LOCKED" : "";
+  // Claims skip rows another transaction holds (PostgreSQL); SQLite has one writer and no such rows.
+  const skipLocked = db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+  const serialize = db.dialect === "postgres";
   const subscriptions = createSubscriptions(db);
   const insert = (
     id: string,
@@ -169,36 +206,71 @@ export function createOutboxStore(db: Db) {
     },
     /**
      * Takes up to `limit` due deliveries of active webhooks for `node`, leasing them until
-     * `leaseUntil` (longer than any attempt): no delivery is attempted by two nodes at once.
+     * `leaseUntil` (longer than any attempt): no delivery is attempted by two nodes at once. The
+     * slots are shared fairly (src/webhooks/claim.ts): an endpoint and an org never have more
+     * than `bounds` in flight over all nodes, and the org with the fewest in flight goes first.
+     * `asOf`: what counts as due (now).
      */
-    async claimDue(limit: number, leaseUntil: string, node = "node"): Promise<DueDelivery[]> {
+    async claimDue(
+      limit: number,
+      leaseUntil: string,
+      node = "node",
+      bounds: Bounds = DEFAULT_BOUNDS,
+      asOf = now(),
+    ): Promise<DueDelivery[]> {
       return db.tx(function* () {
-        const ts = now();
-        const rows = yield* all<DueDelivery>(
+        // PostgreSQL: one claim at a time over all nodes, so the counts in flight it reads are
+        // not changed by another node's claim before this one commits (a few ms; a claim waits
+        // for another, never for an attempt). Released at commit.
+        if (serialize) yield* get(`SELECT pg_advisory_xact_lock(${CLAIM_LOCK}) AS locked`);
+        const loads = yield* all<EndpointRow>(ENDPOINT_LOADS, asOf, asOf, asOf, bounds.perEndpoint);
+        const shares = shareClaims(
+          loads
+            .filter((l) => Number(l.is_active) === 1 || Number(l.busy) > 0)
+            .map((l) => ({
+              webhookId: Number(l.webhook_id),
+              orgId: Number(l.org_id),
+              due: Number(l.is_active) === 1 ? Number(l.due) : 0,
+              busy: Number(l.busy),
+              oldest: l.oldest,
+            })),
+          limit,
+          bounds,
+        );
+        const ids: string[] = [];
+        for (const [webhookId, n] of shares) {
+          const taken = yield* all<{ id: string }>(
+            `UPDATE webhook_deliveries SET claimed_at = CAST(? AS TEXT), claimed_by = CAST(? AS TEXT), next_attempt_at = CAST(? AS TEXT) WHERE id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = CAST(? AS INTEGER) AND status = 'pending' AND next_attempt_at <= CAST(? AS TEXT) ORDER BY next_attempt_at, id LIMIT CAST(? AS INTEGER)${skipLocked}) RETURNING id`,
+            asOf,
+            node,
+            leaseUntil,
+            webhookId,
+            asOf,
+            n,
+          );
+          ids.push(...taken.map((r) => r.id));
+        }
+        if (!ids.length) return [];
+        return yield* all<DueDelivery>(
           `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, w.url, w.secret,
              w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
-           WHERE d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT) AND w.is_active = 1
-           ORDER BY d.next_attempt_at LIMIT CAST(? AS INTEGER)${skipLocked}`,
-          ts,
-          limit,
+           WHERE d.id IN (${ids.map(() => "CAST(? AS TEXT)").join(", ")})`,
+          ...ids,
         );
-        for (const r of rows)
-          yield* run(
-            "UPDATE webhook_deliveries SET claimed_at = ?, claimed_by = ?, next_attempt_at = ? WHERE id = ?",
-            ts,
-            node,
-            leaseUntil,
-            r.id,
-          );
-        return rows;
       });
     },
-    /** When the earliest pending delivery of an active webhook is due; null if none. */
-    async nextDue(): Promise<string | null> {
+    /**
+     * When the next pending delivery of an active webhook becomes due after `after` (the last
+     * claim's `asOf`); null if none. Deliveries due by then that the claim left were held back by
+     * the bounds in flight: an attempt ending (here, or on another node: the idle recheck) frees
+     * them, so they must not make the dispatcher look again at once, over and over.
+     */
+    async nextDue(after = ""): Promise<string | null> {
       const r = await db.exec(
         get<{ t: string | null }>(
-          "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND w.is_active = 1",
+          "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND d.next_attempt_at > CAST(? AS TEXT) AND w.is_active = 1",
+          after,
         ),
       );
       return r?.t ?? null;
