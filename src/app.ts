@@ -125,7 +125,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(schemaRoutes(deps, auth))
     .use(runRoutes(deps, auth, startRun))
     .use(findingRoutes(deps, auth))
-    .use(webhookRoutes(deps, auth))
+    .use(webhookRoutes(deps, auth, limits.webhookSend))
     .use(reportRoutes(deps, auth))
     .use(validatorRoutes(deps.config, auth))
     .use(adminRoutes(deps, auth))

@@ -217,6 +217,14 @@ export const SETTINGS = [
     help: "Unauthenticated/failed-auth requests per IP per minute",
   },
   {
+    key: "rate_limit_webhook_sends_per_minute",
+    kind: "int",
+    def: 20,
+    min: 1,
+    max: 10000000,
+    help: "Pings and redeliveries per webhook per minute, all its admins together",
+  },
+  {
     key: "trust_proxy",
     kind: "bool",
     def: false,

@@ -1,6 +1,6 @@
 // Webhook delivery shared fairly between tenants (security audit M2): one org's endpoint that
 // holds every attempt does not hold back another org's deliveries; attempts in flight are bounded
-// per endpoint (4) and per org (8), over every node.
+// per endpoint (4) and per org (8); pings and redeliveries have a budget per webhook (429).
 // Receivers are real servers on 127.0.0.1, held by a promise the test resolves.
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -9,7 +9,7 @@ import { testConfig } from "../src/config.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { seedAcme } from "./helpers/fixtures.ts";
-import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 import { type Receiver, eventually, startReceiver } from "./helpers/webhook-receiver.ts";
 
@@ -106,6 +106,71 @@ describe("fair delivery", () => {
       );
     expect(most).toBe(8);
     expect(Math.max(...mostPerPath.values())).toBe(4);
+  });
+});
+
+describe("ping and redeliver budget", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      webhook_allow_private: true,
+      rate_limit_disabled: false,
+      rate_limit_webhook_sends_per_minute: 3,
+    });
+  });
+  afterAll(() => s.close());
+
+  test("429 rate_limited once a webhook's pings and redeliveries spend its budget", async () => {
+    const rx = startReceiver();
+    receivers.push(rx);
+    const [one, other] = await hooks(s, s.rootToken, "budget", rx, ["/one", "/other"]);
+    const first = await call(s, "POST", `${one}ping/`, { token: s.rootToken });
+    expect(first.status).toBe(202);
+    const settled = await eventually(async () => {
+      const d = (await call(s, "GET", `${one}deliveries/${first.json.id}/`, { token: s.rootToken })).json;
+      return d.status === "succeeded" ? d : undefined;
+    });
+    expect(settled.id).toBe(first.json.id);
+    const again = await call(s, "POST", `${one}deliveries/${first.json.id}/redeliver/`, {
+      token: s.rootToken,
+    });
+    expect(again.status).toBe(202);
+    const third = await call(s, "POST", `${one}ping/`, { token: s.rootToken });
+    expect(third.status).toBe(202);
+    expect(third.headers.get("ratelimit-policy")).toBe(
+      '"default";q=1200;w=60, "user";q=2400;w=60, "webhook-sends";q=3;w=60',
+    );
+    expect(third.headers.get("ratelimit")).toMatch(/, "webhook-sends";r=0;t=\d+$/);
+
+    const refused = await call(s, "POST", `${one}ping/`, { token: s.rootToken });
+    const wait = Number(refused.headers.get("retry-after"));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(20); // one ping's worth of a 3-a-minute budget
+    expect(refused.json).toEqual(
+      errorBody(429, "rate_limited", `Too many pings and redeliveries for this webhook; retry in ${wait} s.`),
+    );
+    expect(refused.headers.get("ratelimit")).toMatch(/, "webhook-sends";r=0;t=\d+$/);
+
+    // Redelivery spends the same budget (the first delivery is finished again by now).
+    await eventually(async () => {
+      const d = (await call(s, "GET", `${one}deliveries/${first.json.id}/`, { token: s.rootToken })).json;
+      return d.status === "succeeded" ? d : undefined;
+    });
+    const redeliver = await call(s, "POST", `${one}deliveries/${first.json.id}/redeliver/`, {
+      token: s.rootToken,
+    });
+    const wait2 = Number(redeliver.headers.get("retry-after"));
+    expect(redeliver.json).toEqual(
+      errorBody(
+        429,
+        "rate_limited",
+        `Too many pings and redeliveries for this webhook; retry in ${wait2} s.`,
+      ),
+    );
+    // Nothing was queued by the refusals; another webhook has a budget of its own.
+    const log = (await call(s, "GET", `${one}deliveries/`, { token: s.rootToken })).json;
+    expect(log.count).toBe(2);
+    expect((await call(s, "POST", `${other}ping/`, { token: s.rootToken })).status).toBe(202);
   });
 });
 

@@ -58,6 +58,8 @@ interface RequestState {
   headers: Record<string, unknown>;
   isRun: boolean;
   ip: string;
+  /** The per-token and per-user decisions, once counted (shown again beside a route's own budget). */
+  general?: Pair;
 }
 interface RunState {
   headers: Record<string, unknown>;
@@ -227,10 +229,18 @@ export function createLimits(
     windowSeconds: 60,
   });
   const perIp = new RateLimiter({ name: "ip", limit: config.rate_limit_ip_per_minute, windowSeconds: 60 });
+  // Pings and redeliveries queue deliveries with no run behind them: a budget per webhook (all its
+  // admins together), below what a slow endpoint drains at its bound in flight (docs/webhooks.md).
+  const perWebhook = new RateLimiter({
+    name: "webhook-sends",
+    limit: config.rate_limit_webhook_sends_per_minute,
+    windowSeconds: 60,
+  });
   // The policies never change: their header values are built once.
   const generalPolicy = policyHeader([perToken.policy, perUser.policy]);
   const runPolicy = policyHeader([perToken.policy, perUser.policy, perTokenRuns.policy, perUserRuns.policy]);
   const ipPolicy = policyHeader([perIp.policy]);
+  const webhookPolicy = policyHeader([perToken.policy, perUser.policy, perWebhook.policy]);
   const requests = new WeakMap<Request, RequestState>();
   const runs = new WeakMap<Principal, RunState>();
   // Shared mode: the per-address budget for failed authentication is counted in PostgreSQL when
@@ -311,6 +321,8 @@ export function createLimits(
 
   const afterGeneral = (p: Principal, request: Request, headers: Record<string, unknown>, general: Pair) => {
     show(headers, generalPolicy, general);
+    const st = requests.get(request);
+    if (st) st.general = general;
     if (requests.get(request)?.isRun) {
       // Refused at the contract's step 4 (beforeRun), after the org and workflow checks.
       runs.set(p, { headers, key: principalKey(p), userKey: `u:${p.user.id}`, general });
@@ -360,6 +372,22 @@ export function createLimits(
         if (ipTats.size >= 100_000) ipTats.clear(); // bounded: forgetting costs one more round trip
         ipTats.set(ip, d!.tat);
         if (!d!.allowed) throw rateLimited(d!, "failed authentication attempts from this address");
+      });
+    },
+    /**
+     * webhookRoutes hook, before a ping or redelivery is queued (after 404 and 409): one unit of
+     * the webhook's budget; 429 rate_limited once it is spent. A refused request costs nothing.
+     */
+    webhookSend(webhookId: number, request: Request, headers: Record<string, unknown>): void | Promise<void> {
+      if (!enabled) return;
+      const key = `w:${webhookId}`;
+      const decided = shared
+        ? andThen(shared.take([{ policy: perWebhook.policy, key }]), ([d]) => d!)
+        : perWebhook.take(key);
+      return andThen(decided, (d) => {
+        const general = requests.get(request)?.general;
+        if (general) show(headers, webhookPolicy, [...general, d]);
+        if (!d.allowed) throw rateLimited(d, "pings and redeliveries for this webhook");
       });
     },
     /** runRoutes hook, the contract's step 4. */

@@ -20,8 +20,21 @@ import { presentDelivery, presentWebhook } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 const ListQuery = t.Object(PageQuery, { additionalProperties: true });
+const SEND_LIMIT =
+  "Pings and redeliveries of one webhook share a budget (20 a minute by default, all its admins together): over it, 429 rate_limited with Retry-After.";
 
-export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
+/** Counts a ping or redelivery against the webhook's budget (src/http/limits.ts, webhookSend). */
+export type WebhookSendLimit = (
+  webhookId: number,
+  request: Request,
+  headers: Record<string, unknown>,
+) => void | Promise<void>;
+
+export function webhookRoutes(
+  deps: Deps,
+  auth: ReturnType<typeof authPlugin>,
+  limit: WebhookSendLimit = () => {},
+) {
   const { orgs, config, webhooks } = deps;
   const admin = async (p: Parameters<typeof requireOrgRole>[1], slug: string) =>
     (await requireOrgRole(orgs, p, slug, "admin")).org;
@@ -134,10 +147,11 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:id/ping/",
-      async ({ params, principal, actor, set }) => {
+      async ({ params, principal, actor, request, set }) => {
         const org = await admin(principal, params.org_slug);
+        const delivery = await webhooks.ping(org.id, params.id, actor, (w) => limit(w, request, set.headers));
         set.status = 202;
-        return presentDelivery(await webhooks.ping(org.id, params.id, actor));
+        return presentDelivery(delivery);
       },
       {
         auth: true,
@@ -145,6 +159,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
+          description: SEND_LIMIT,
           operationId: "pingWebhook",
           summary: "Queue a ping event; follow it in the delivery log",
         },
@@ -185,10 +200,13 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:id/deliveries/:delivery_id/redeliver/",
-      async ({ params, principal, actor, set }) => {
+      async ({ params, principal, actor, request, set }) => {
         const org = await admin(principal, params.org_slug);
+        const again = await webhooks.redeliver(org.id, params.id, params.delivery_id, actor, (w) =>
+          limit(w, request, set.headers),
+        );
         set.status = 202;
-        return presentDelivery(await webhooks.redeliver(org.id, params.id, params.delivery_id, actor));
+        return presentDelivery(again);
       },
       {
         auth: true,
@@ -196,6 +214,7 @@ export function webhookRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
+          description: SEND_LIMIT,
           operationId: "redeliverDelivery",
           summary: "Send a finished delivery again (same webhook-id, fresh retries)",
         },

@@ -34,6 +34,14 @@ export interface WebhookServiceDeps {
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
+/** Counts a ping or redelivery against the webhook's budget; throws 429 once it is spent. */
+export type SpendSend = (webhookId: number) => void | Promise<void>;
+
+const stillPending = (nextAttemptAt: string | null) =>
+  conflict("The delivery is still pending; it is retried on its own schedule.", [
+    { field: "delivery_id", code: "pending", message: `Next attempt at ${nextAttemptAt}.` },
+  ]);
+
 export function createWebhookService(d: WebhookServiceDeps) {
   async function urlProblems(raw: string): Promise<ErrorItem[]> {
     const item = (code: string, message: string) => [{ field: "url", code, message }];
@@ -135,9 +143,10 @@ export function createWebhookService(d: WebhookServiceDeps) {
       if (!webhook) throw notFound("Webhook");
       return { webhook, secret };
     },
-    async ping(orgId: number, id: string, actor: Actor): Promise<Delivery> {
+    async ping(orgId: number, id: string, actor: Actor, spend: SpendSend = () => {}): Promise<Delivery> {
       const w = await load(orgId, id);
       requireActive(w);
+      await spend(w.id);
       const delivery = await d.outbox.enqueue(w.id, "ping", pingBody(w.id, w.url), (queued) =>
         logWebhook(actor, "webhook.ping", w, null, { delivery_id: queued.id }),
       );
@@ -154,11 +163,20 @@ export function createWebhookService(d: WebhookServiceDeps) {
       if (!found) throw notFound("Delivery");
       return found;
     },
-    async redeliver(orgId: number, id: string, deliveryId: string, actor: Actor): Promise<Delivery> {
+    async redeliver(
+      orgId: number,
+      id: string,
+      deliveryId: string,
+      actor: Actor,
+      spend: SpendSend = () => {},
+    ): Promise<Delivery> {
       const w = await load(orgId, id);
       const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
       if (!found) throw notFound("Delivery");
       requireActive(w);
+      // A refusal costs nothing: a redelivery that would be a 409 is not counted.
+      if (found.status === "pending") throw stillPending(found.next_attempt_at);
+      await spend(w.id);
       const again = await d.outbox.redeliver(w.id, deliveryId, (was) =>
         logWebhook(
           actor,
@@ -168,10 +186,7 @@ export function createWebhookService(d: WebhookServiceDeps) {
           { delivery_id: was.id, status: "pending" },
         ),
       );
-      if (!again)
-        throw conflict("The delivery is still pending; it is retried on its own schedule.", [
-          { field: "delivery_id", code: "pending", message: `Next attempt at ${found.next_attempt_at}.` },
-        ]);
+      if (!again) throw stillPending(found.next_attempt_at); // it went back meanwhile
       d.wake();
       return again;
     },
