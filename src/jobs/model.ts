@@ -1,6 +1,9 @@
 // What the worker pool accepts and returns: the contract between src/jobs/pool.ts and its caller
 // (the runs service, which owns the database). Worker messages live in protocol.ts.
+import type { OrgKey } from "./fair-queue.ts";
 import type { StepOutcome } from "./protocol.ts";
+
+export type { OrgKey } from "./fair-queue.ts";
 
 export type RunStatus = "completed" | "timed_out" | "canceled" | "crashed";
 
@@ -13,6 +16,11 @@ export interface RunOutcome {
 }
 
 export interface SubmitOptions {
+  /**
+   * The organization the job is for: waiting jobs are started fair across orgs
+   * (src/jobs/fair-queue.ts). Jobs without one share a single org.
+   */
+  org?: OrgKey;
   /** One per job step, counted from the step's own start; a non-finite value means no limit. */
   stepTimeoutsMs: number[];
   /** Called in step order, before that step's onStepEnd. May be called before submit() returns

@@ -1,5 +1,5 @@
-// The main-thread side of validation: a fixed set of Bun Workers, a FIFO of jobs waiting for one,
-// and the time limits. Pure orchestration: the caller (the runs service) owns the database and
+// The main-thread side of validation: a fixed set of Bun Workers, the jobs waiting for one (a FIFO
+// per org, picked fair across orgs: fair-queue.ts), and the time limits. Pure orchestration: the caller (the runs service) owns the database and
 // learns everything through the callbacks and the `done` promise. Design: docs/execution.md.
 import {
   PoolClosedError,
@@ -12,6 +12,7 @@ import {
   type SubmittedJob,
   type WorkerPoolOptions,
 } from "./model.ts";
+import { FairQueue, type OrgKey } from "./fair-queue.ts";
 import { errorStep, shortError, skippedStep } from "./outcome.ts";
 import type { FromWorker, JobStep, RunJob, StepOutcome } from "./protocol.ts";
 import { type RunningStep, WorkerSlot } from "./slot.ts";
@@ -19,12 +20,16 @@ import { type RunningStep, WorkerSlot } from "./slot.ts";
 export * from "./model.ts";
 
 /**
- * queued: in the pool's FIFO. posted: handed to a worker behind its running job. running: its
+ * queued: in the pool's queue. posted: handed to a worker behind its running job. running: its
  * worker's first job. A done task can stay in a slot's `jobs`: canceled while posted, the worker may
  * still run it, so it keeps its place (and its time limits) until the worker ends or drops it.
+ * `recalled`: a posted task asked back for another org's job (#recall): it returns to the queue
+ * when the worker drops it, or counts as running if the worker had already started it.
  */
 interface Task {
   job: RunJob;
+  org: OrgKey;
+  recalled: boolean;
   /** Of the bytes, read at submit: they are detached once sent. */
   size: number;
   configs: Map<string, unknown>;
@@ -52,7 +57,7 @@ export class WorkerPool {
   readonly #perWorker: number;
   readonly #onEvent?: (event: PoolEvent) => void;
   readonly #slots: Slot[] = [];
-  #queue: Task[] = [];
+  #queue = new FairQueue<Task>();
   #closed = false;
   #closing: Promise<void> | null = null;
   /** Crashes since the last completed job: spaces out respawns so a broken worker can't spin. */
@@ -115,7 +120,7 @@ export class WorkerPool {
       size: this.#slots.length,
       capacity: this.capacity,
       busy: this.busyWorkers,
-      queued: this.#queue.length,
+      queued: this.#queue.size,
       pipelined,
     };
   }
@@ -128,14 +133,16 @@ export class WorkerPool {
       throw new TypeError("bytes must be an ArrayBuffer the caller owns");
     }
     const size = job.bytes.byteLength;
-    const waits = this.#queue.length > 0 || !this.#slotFor(size);
-    if (waits && this.#queue.length >= this.#maxQueue) {
+    const waits = this.#queue.size > 0 || !this.#slotFor(size);
+    if (waits && this.#queue.size >= this.#maxQueue) {
       throw new PoolFullError("too many validation jobs are waiting");
     }
     const { promise, resolve } = Promise.withResolvers<RunOutcome>();
     const task: Task = {
       // Take the bytes now, without copying: a queued job holds the only reference to them.
       job: { ...job, bytes: job.bytes.transfer() },
+      org: opts.org ?? "",
+      recalled: false,
       size,
       configs: new Map(job.steps.map((s) => [s.key, s.config])),
       opts,
@@ -161,8 +168,7 @@ export class WorkerPool {
 
   async #shutdown(deadlineMs: number): Promise<void> {
     // Jobs not started yet, in the pool or waiting in a worker, are canceled at once.
-    for (const task of this.#queue) this.#finish(task, "canceled", "shutdown");
-    this.#queue = [];
+    for (const task of this.#queue.drain()) this.#finish(task, "canceled", "shutdown");
     for (const slot of this.#slots) {
       for (const task of slot.jobs) if (task.state === "posted") this.#drop(slot, task, "shutdown");
     }
@@ -200,6 +206,7 @@ export class WorkerPool {
         // Messages come in order: a step's end is always about the worker's first job.
         const task = slot.jobs[0];
         if (task?.job.jobId !== message.jobId) return;
+        this.#ranAnyway(task, message.index);
         slot.endStep();
         if (task.state !== "done") {
           task.steps[message.index] = message.outcome;
@@ -212,13 +219,24 @@ export class WorkerPool {
       }
       case "run_end": {
         const task = slot.jobs[0];
-        if (task?.job.jobId === message.jobId) this.#jobEnded(slot, task);
+        if (task?.job.jobId !== message.jobId) return;
+        this.#ranAnyway(task, -1);
+        this.#jobEnded(slot, task);
         return;
       }
       case "dropped": {
-        const at = slot.jobs.findIndex((t) => t.state === "done" && t.job.jobId === message.jobId);
+        const at = slot.jobs.findIndex(
+          (t) => (t.state === "done" || t.recalled) && t.job.jobId === message.jobId,
+        );
         if (at < 0) return;
-        slot.jobs.splice(at, 1);
+        const [task] = slot.jobs.splice(at, 1);
+        if (task.state === "posted") {
+          // Recalled and never started: back at the head of its org's line.
+          task.recalled = false;
+          task.state = "queued";
+          task.slot = null;
+          this.#queue.unshift(task);
+        }
         if (at === 0) {
           // We took it for started when the job before it ended: the next one starts instead.
           slot.endStep();
@@ -247,12 +265,67 @@ export class WorkerPool {
   }
 
   #dispatch(): void {
-    while (this.#queue.length > 0) {
-      // FIFO: a large job waiting for an idle worker holds back the small ones behind it.
-      const slot = this.#slotFor(this.#queue[0].size);
-      if (!slot) return;
-      this.#post(slot, this.#queue.shift()!);
+    while (this.#queue.size > 0) {
+      const active = this.#active();
+      const task = this.#queue.peek((org) => active.get(org) ?? 0)!;
+      // In order: a large job waiting for an idle worker holds back the small ones behind it.
+      const slot = this.#slotFor(task.size);
+      if (!slot) {
+        this.#recall(task, active);
+        return;
+      }
+      this.#queue.take(task);
+      this.#post(slot, task);
     }
+  }
+
+  /** Jobs on workers (running, or handed over and not recalled), by org. */
+  #active(): Map<OrgKey, number> {
+    const active = new Map<OrgKey, number>();
+    for (const slot of this.#slots) {
+      for (const t of slot.jobs) {
+        if (t.state === "running" || (t.state === "posted" && !t.recalled))
+          active.set(t.org, (active.get(t.org) ?? 0) + 1);
+      }
+    }
+    return active;
+  }
+
+  /**
+   * Pipelining decides a worker's next job before it is free; `next` (the fair pick) may be of an
+   * org with fewer jobs on workers than a job already handed over. Ask the worker for those back
+   * (`drop`): one that answers `dropped` returns to the queue, and `next` takes its place. One
+   * worker at a time, so a single waiting job does not empty every worker's pipeline.
+   */
+  #recall(next: Task, active: Map<OrgKey, number>): void {
+    const mine = active.get(next.org) ?? 0;
+    for (const slot of this.#slots) if (slot.jobs.some((t) => t.recalled)) return;
+    for (const slot of this.#slots) {
+      let recalled = false;
+      // From the back: the job handed over last is the one that would start last.
+      for (let i = slot.jobs.length - 1; i > 0; i--) {
+        const t = slot.jobs[i];
+        const theirs = active.get(t.org) ?? 0;
+        if (t.state !== "posted" || theirs - 1 <= mine) continue;
+        active.set(t.org, theirs - 1);
+        t.recalled = recalled = true;
+        try {
+          slot.post({ type: "drop", jobId: t.job.jobId });
+        } catch {
+          // the worker is gone: #stop resubmits what it held
+        }
+      }
+      if (recalled) return;
+    }
+  }
+
+  /** The worker started a job we had recalled (the `drop` came too late): it is running. */
+  #ranAnyway(task: Task, index: number): void {
+    if (!task.recalled) return;
+    task.recalled = false;
+    if (task.state !== "posted") return;
+    task.state = "running";
+    if (index >= 0) this.#call(task, () => task.opts.onStepStart?.(index));
   }
 
   /**
@@ -312,7 +385,9 @@ export class WorkerPool {
   #begin(slot: Slot): void {
     const task = slot.jobs[0];
     if (!task) return;
-    if (task.state === "posted") task.state = "running";
+    // A recalled job may start or be dropped: it stays posted (no callbacks, its limit armed)
+    // until the worker says which (`dropped`, or its first step's end: #ranAnyway).
+    if (task.state === "posted" && !task.recalled) task.state = "running";
     if (task.job.steps.length > 0) this.#stepStart(slot, task, 0);
   }
 
@@ -324,7 +399,7 @@ export class WorkerPool {
     }
     slot.step = step;
     // A canceled job the worker runs anyway keeps its limits (it may loop) but has no listener.
-    if (task.state !== "done") this.#call(task, () => task.opts.onStepStart?.(index));
+    if (task.state === "running") this.#call(task, () => task.opts.onStepStart?.(index));
   }
 
   #jobEnded(slot: Slot, task: Task): void {
@@ -345,7 +420,7 @@ export class WorkerPool {
   #cancel(task: Task, reason = "canceled"): void {
     const slot = task.slot;
     if (task.state === "queued") {
-      this.#queue.splice(this.#queue.indexOf(task), 1);
+      this.#queue.remove(task);
       this.#finish(task, "canceled", reason);
     } else if (task.state === "posted" && slot) {
       // Not started: the worker running another job is left alone and told to skip this one.
@@ -390,8 +465,9 @@ export class WorkerPool {
     for (const t of resubmit) {
       t.state = "queued";
       t.slot = null;
+      t.recalled = false;
     }
-    this.#queue.unshift(...resubmit);
+    for (const t of resubmit.reverse()) this.#queue.unshift(t);
     if (task) this.#finish(task, status, error, stepError, step);
     if (this.#closed) for (const t of resubmit) this.#cancel(t, "shutdown");
     this.#dispatch();
@@ -424,6 +500,7 @@ export class WorkerPool {
   ): void {
     if (task.state === "done") return;
     task.state = "done";
+    task.recalled = false;
     task.slot = null;
     if (step && stepError !== undefined) {
       const outcome = errorStep(stepError, performance.now() - step.startedAt);

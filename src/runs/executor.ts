@@ -23,6 +23,8 @@ import type { Run, RunStatus, RunStep } from "./types.ts";
 export type { AfterFinal, FinalEvent, FinalHook, FinalTx } from "./final-commit.ts";
 
 interface Flight {
+  /** The run's org: launches are fair across orgs (fill()). */
+  org: number;
   job: SubmittedJob | null;
   steps: RunStep[];
   startedMs: number;
@@ -47,6 +49,9 @@ const FRESH_MAX_BYTES = 64 * 1024 * 1024;
  * extra commit is noise.
  */
 export const DIRECT_MAX_BYTES = 1024 * 1024;
+
+/** Direct runs looked at for a fair pick: a bound on the main thread's work per launch. */
+const MEM_FAIR_SCAN = 64;
 
 export interface ExecutorOptions {
   stepTimeoutMs: number;
@@ -118,8 +123,10 @@ export function createExecutor(
   // views), shared with the HTTP threads' own sync runs (final-commit.ts).
   const { finalHooks, afterFinal, inFinalTx, commitFinal } = createFinalCommit(store, log);
   // A run is "running" while the pool has it: as many as the pool takes without queueing its own
-  // FIFO — one per worker, plus one small job already handed to each busy worker (src/jobs/pool.ts).
+  // queue — one per worker, plus one small job already handed to each busy worker
+  // (src/jobs/pool.ts) — and, beyond, up to one per worker of orgs with nothing in flight (fill()).
   const capacity = pool.capacity;
+  const workers = pool.stats().size;
   /** Runs executing from memory, by id, until written and answered (src/runs/direct.ts). */
   const directs = new Map<string, DirectRun>();
   /** Direct runs waiting for a worker, oldest first. */
@@ -271,6 +278,7 @@ export function createExecutor(
     // The slot reserved by track(): the same object, so a cancel that came in meanwhile (it set
     // `canceled` on it) is not lost.
     const flight: Flight = flights.get(id) ?? {
+      org: src.org_id,
       job: null,
       steps: [],
       startedMs: 0,
@@ -320,6 +328,7 @@ export function createExecutor(
     }
     const { job: spec, timeouts } = buildJob(src, src.content, steps, def, owned, opts);
     const callbacks: SubmitOptions = {
+      org: orgId,
       stepTimeoutsMs: timeouts,
       onStepStart: (i) => {
         flight.steps[i] = { ...flight.steps[i]!, status: "running" };
@@ -373,8 +382,15 @@ export function createExecutor(
   };
 
   /** Reserves the run's slot before launch's awaits (so the loop cannot overfill) and tracks it. */
-  function track(id: string, run: () => Promise<void>) {
-    flights.set(id, { job: null, steps: [], startedMs: performance.now(), startedAt: "", canceled: null });
+  function track(id: string, org: number, run: () => Promise<void>) {
+    flights.set(id, {
+      org,
+      job: null,
+      steps: [],
+      startedMs: performance.now(),
+      startedAt: "",
+      canceled: null,
+    });
     let unavailable = false;
     const p = run()
       .catch((e) => {
@@ -407,29 +423,70 @@ export function createExecutor(
     }
   }
 
-  /** Starts runs while the pool has room, alternating between the two queues. */
+  /** This node's runs in flight, by org. */
+  function busyOrgs(): Map<number, number> {
+    const busy = new Map<number, number>();
+    for (const f of flights.values()) busy.set(f.org, (busy.get(f.org) ?? 0) + 1);
+    return busy;
+  }
+
+  /**
+   * The direct run to launch next: the oldest of an org with the fewest runs in flight (only of
+   * an org with none when `idleOnly`). Looks at the first MEM_FAIR_SCAN only: past them, oldest.
+   */
+  function nextDirect(busy: Map<number, number>, idleOnly: boolean): string | undefined {
+    let best: string | undefined;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    let seen = 0;
+    for (const id of memQueue) {
+      const load = busy.get(directs.get(id)!.record.orgId) ?? 0;
+      if (load < bestLoad && (!idleOnly || load === 0)) {
+        best = id;
+        bestLoad = load;
+        if (load === 0) break;
+      }
+      if (++seen >= MEM_FAIR_SCAN) break;
+    }
+    return best;
+  }
+
+  /**
+   * Starts runs while the pool has room, alternating between the two queues, fair across orgs.
+   * When it has none, a run of an org with nothing in flight still goes to the pool (up to one
+   * per worker beyond its capacity), which starts it before another org's next job: otherwise
+   * runs pipelined from a busy org would hold every worker's next turn (docs/execution.md).
+   */
   async function fill() {
     do {
       again = false;
-      while (!closed && flights.size < capacity) {
+      while (!closed && flights.size < capacity + workers) {
+        const idleOnly = flights.size >= capacity;
+        const busy = busyOrgs();
         // The store counts queued runs exactly (every status write goes through it): an empty
         // queue costs no query.
         const onDisk = await store.claimable();
-        if (memQueue.size && (memoryTurn || !onDisk)) {
-          const id = memQueue.values().next().value!;
-          memQueue.delete(id);
+        const direct = memQueue.size ? nextDirect(busy, idleOnly) : undefined;
+        if (direct !== undefined && (memoryTurn || !onDisk)) {
+          memQueue.delete(direct);
           memoryTurn = false;
-          const d = directs.get(id)!;
-          track(id, () => launchDirect(d));
+          const d = directs.get(direct)!;
+          track(direct, d.record.orgId, () => launchDirect(d));
+          continue;
+        }
+        // Beyond capacity only an idle org's run goes: the turn passes only if one did.
+        if (!idleOnly) memoryTurn = true;
+        if (!onDisk) break;
+        const room = idleOnly ? 1 : capacity - flights.size;
+        const claimed = await store.claim(room, leases.claim(), busy, idleOnly);
+        if (!claimed.length) {
+          if (direct === undefined) break;
+          memoryTurn = true; // nothing on disk to take: memory's turn
           continue;
         }
         memoryTurn = true;
-        if (!onDisk) break;
-        const claimed = await store.claim(capacity - flights.size, leases.claim());
-        if (!claimed.length) break;
         for (const c of claimed) {
           held.add(c.id);
-          track(c.id, () => launchClaimed(c.id));
+          track(c.id, c.org_id, () => launchClaimed(c.id));
         }
       }
     } while (again && !closed);

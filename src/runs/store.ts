@@ -181,6 +181,15 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
   return yield* insert(INSERT_SUBMISSION, "id", ...submissionParams(n, ts));
 }
 
+interface ClaimedRow {
+  id: string;
+  org_id: number;
+  created_at: string;
+  attempts: number;
+}
+const byAge = (a: ClaimedRow, b: ClaimedRow) =>
+  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1;
+
 /** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */
 export interface Claim {
   node: string;
@@ -242,9 +251,8 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   let creating = 0;
   let created = 0;
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
-  // Other nodes may be claiming the same rows (PostgreSQL): skip the ones they hold.
+  // Several nodes may share the database (PostgreSQL): claims race (claim()), counts are estimates.
   const shared = db.dialect === "postgres";
-  const skipLocked = shared ? " FOR UPDATE SKIP LOCKED" : "";
   /** Called after runs were queued (committed): other nodes are told (src/runs/queue-signal.ts). */
   const queuedListeners: (() => void)[] = [];
   const onQueued = () => {
@@ -457,39 +465,72 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       hinted = true;
     },
     /**
-     * Claims up to `limit` queued runs, oldest first, for `claim.node` until `claim.leaseUntil`:
-     * queued → running, the attempt counted. On PostgreSQL rows another node is claiming are
-     * skipped (FOR UPDATE SKIP LOCKED), so nodes never take the same run. Urgent: workers wait.
+     * Claims up to `limit` queued runs for `claim.node` until `claim.leaseUntil`: queued →
+     * running, the attempt counted. Fair across orgs (docs/execution.md): at most one run per
+     * org, each org's oldest, orgs with fewer runs in `busy` (this node's runs in flight, by org)
+     * first, then the oldest. `idleOnly`: only orgs with none in `busy`. Another node may claim
+     * the same run at once (PostgreSQL): the update takes only runs still queued, so each run
+     * goes to one node. Urgent: workers wait.
      */
-    async claim(limit: number, claim: Claim): Promise<{ id: string; attempts: number }[]> {
+    async claim(
+      limit: number,
+      claim: Claim,
+      busy: ReadonlyMap<number, number> = new Map(),
+      idleOnly = false,
+    ): Promise<{ id: string; attempts: number; org_id: number }[]> {
       const ts = now();
       const createdBefore = created;
-      const rows = await batch.write(
-        () =>
-          all<{ id: string; attempts: number; created_at: string }>(
-            `UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ? WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER)${skipLocked}) RETURNING id, attempts, created_at`,
-            ts,
-            claim.node,
-            claim.leaseUntil,
-            limit,
-          ),
-        true,
-      );
+      let heads = 0;
+      const load = (r: ClaimedRow) => busy.get(Number(r.org_id)) ?? 0;
+      const fair = (a: ClaimedRow, b: ClaimedRow) => load(a) - load(b) || byAge(a, b);
+      const rows = await batch.write(function* (): Program<ClaimedRow[]> {
+        // Each org's oldest queued run: one index seek per org (runs_org_status_created), not a
+        // scan of the queue, which one org may have filled.
+        const firsts = yield* all<ClaimedRow>(
+          "SELECT h.id, h.org_id, h.created_at, h.attempts FROM orgs o JOIN runs h ON h.id = (SELECT r.id FROM runs r WHERE r.org_id = o.id AND r.status = 'queued' ORDER BY r.created_at, r.id LIMIT 1)",
+        );
+        heads = firsts.length;
+        const chosen = firsts
+          .filter((r) => !idleOnly || load(r) === 0)
+          .sort(fair)
+          .slice(0, limit);
+        if (!chosen.length) return [];
+        const SET =
+          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ?";
+        const got = yield* all<ClaimedRow>(
+          `${SET} WHERE status = 'queued' AND id IN (${chosen.map(() => "?").join(", ")}) RETURNING id, attempts, org_id, created_at`,
+          ts,
+          claim.node,
+          claim.leaseUntil,
+          ...chosen.map((r) => r.id),
+        );
+        // PostgreSQL: another node took some of them first (the update skips runs no longer
+        // queued). The oldest runs no node is claiming make up the rest, so nodes do not all
+        // wait for the next signal after a lost race.
+        if (!shared || got.length === chosen.length || idleOnly) return got;
+        const more = yield* all<ClaimedRow>(
+          `${SET} WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER) FOR UPDATE SKIP LOCKED) RETURNING id, attempts, org_id, created_at`,
+          ts,
+          claim.node,
+          claim.leaseUntil,
+          chosen.length - got.length,
+        );
+        return [...got, ...more];
+      }, true);
       // Runs another node queued are claimed here too: never below 0, or this node's next runs
       // would not count.
       queued = Math.max(0, queued - rows.length);
-      hinted = false;
-      // PostgreSQL: fewer than asked means the queue was empty in the claim's snapshot; the count
-      // is an estimate there (other nodes claim too). Runs of this node the snapshot could not
-      // see (still being written, or committed while the claim ran) stay counted: otherwise the
-      // count reads 0 while they wait on disk until a signal or poll finds them.
+      if (!idleOnly) hinted = false;
+      // PostgreSQL: no org with a queued run means the queue was empty in the claim's snapshot;
+      // the count is an estimate there (other nodes claim too). Runs of this node the snapshot
+      // could not see (still being written, or committed while the claim ran) stay counted:
+      // otherwise the count reads 0 while they wait on disk until a signal or poll finds them.
       // SQLite's count is exact and may include runs of this very group not yet inserted.
-      if (shared && rows.length < limit) queued = creating + (created - createdBefore);
+      if (shared && heads === 0) queued = creating + (created - createdBefore);
+      // Launched in the order chosen (the pool starts them in this order when it has room).
       return rows
-        .sort((a, b) =>
-          a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
-        )
-        .map(({ id, attempts }) => ({ id, attempts }));
+        .sort(fair)
+        .map(({ id, attempts, org_id }) => ({ id, attempts: Number(attempts), org_id: Number(org_id) }));
     },
     /** Extends this node's claims on the runs it executes; returns the ids it still holds. */
     async renew(ids: string[], claim: Claim): Promise<Set<string>> {
