@@ -128,7 +128,7 @@ export const SETTINGS = [
     def: 10000,
     min: 1,
     max: 10000000,
-    help: "Unfinished runs before new runs get 503",
+    help: "Queued runs (not yet taken by a worker) before new runs get 503",
   },
   {
     key: "step_timeout_ms",
