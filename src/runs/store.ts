@@ -181,7 +181,7 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
   return yield* insert(INSERT_SUBMISSION, "id", ...submissionParams(n, ts));
 }
 
-interface ClaimedRow {
+export interface ClaimedRow {
   id: string;
   org_id: number;
   created_at: string;
@@ -189,6 +189,38 @@ interface ClaimedRow {
 }
 const byAge = (a: ClaimedRow, b: ClaimedRow) =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1;
+
+/**
+ * Up to `limit` of `rows` (queued runs of several orgs), one at a time to the org with the
+ * fewest runs in flight plus picked so far, each org's oldest first; ties to the oldest run.
+ */
+export function fairPick(rows: ClaimedRow[], limit: number, load: (r: ClaimedRow) => number): ClaimedRow[] {
+  const lines = new Map<number, ClaimedRow[]>();
+  for (const r of [...rows].sort(byAge)) {
+    const line = lines.get(Number(r.org_id));
+    if (line) line.push(r);
+    else lines.set(Number(r.org_id), [r]);
+  }
+  const picked = new Map<number, number>();
+  const out: ClaimedRow[] = [];
+  while (out.length < limit) {
+    let best: ClaimedRow[] | undefined;
+    let bestKey = 0;
+    for (const [org, line] of lines) {
+      if (!line.length) continue;
+      const key = load(line[0]!) + (picked.get(org) ?? 0);
+      if (!best || key < bestKey || (key === bestKey && byAge(line[0]!, best[0]!) < 0)) {
+        best = line;
+        bestKey = key;
+      }
+    }
+    if (!best) break;
+    const r = best.shift()!;
+    picked.set(Number(r.org_id), (picked.get(Number(r.org_id)) ?? 0) + 1);
+    out.push(r);
+  }
+  return out;
+}
 
 /** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */
 export interface Claim {
@@ -466,9 +498,9 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
     },
     /**
      * Claims up to `limit` queued runs for `claim.node` until `claim.leaseUntil`: queued →
-     * running, the attempt counted. Fair across orgs (docs/execution.md): at most one run per
-     * org, each org's oldest, orgs with fewer runs in `busy` (this node's runs in flight, by org)
-     * first, then the oldest. `idleOnly`: only orgs with none in `busy`. Another node may claim
+     * running, the attempt counted. Fair across orgs (docs/execution.md, fairPick): each run
+     * to the org with the fewest in `busy` (this node's runs in flight, by org) plus those
+     * picked so far, each org's oldest first. `idleOnly`: one run, of an org with none in `busy`. Another node may claim
      * the same run at once (PostgreSQL): the update takes only runs still queued, so each run
      * goes to one node. Urgent: workers wait.
      */
@@ -490,10 +522,19 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           "SELECT h.id, h.org_id, h.created_at, h.attempts FROM orgs o JOIN runs h ON h.id = (SELECT r.id FROM runs r WHERE r.org_id = o.id AND r.status = 'queued' ORDER BY r.created_at, r.id LIMIT 1)",
         );
         heads = firsts.length;
-        const chosen = firsts
-          .filter((r) => !idleOnly || load(r) === 0)
-          .sort(fair)
-          .slice(0, limit);
+        const candidates = firsts.filter((r) => !idleOnly || load(r) === 0);
+        // Fewer orgs with work than room (one org's backlog, the common case): their next
+        // oldest runs too, so the queue is still claimed in groups, not one commit per run.
+        const next =
+          idleOnly || candidates.length >= limit
+            ? []
+            : yield* all<ClaimedRow>(
+                `SELECT r.id, r.org_id, r.created_at, r.attempts FROM runs r WHERE r.status = 'queued' AND r.org_id IN (${candidates.map(() => "?").join(", ")}) AND r.id NOT IN (${candidates.map(() => "?").join(", ")}) ORDER BY r.created_at, r.id LIMIT CAST(? AS INTEGER)`,
+                ...candidates.map((r) => r.org_id),
+                ...candidates.map((r) => r.id),
+                (limit - candidates.length) * candidates.length,
+              );
+        const chosen = fairPick([...candidates, ...next], limit, load);
         if (!chosen.length) return [];
         const SET =
           "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ?";
