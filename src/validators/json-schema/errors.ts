@@ -1,9 +1,11 @@
 // typebox errors → findings. typebox reports every failed branch of anyOf/oneOf and aggregate
 // errors (additionalProperties lists names); users want one finding per real problem, placed on
-// the offending value or key. `rule` is the keyword's location along the evaluation path.
+// the offending value or key. `rule` is the keyword's location along the evaluation path, with
+// the `$ref`s it went through (ref-paths.ts: the errors come from the slotted copy).
 import { finding, pointerJoin } from "../shared/findings.ts";
 import type { Position } from "../shared/position.ts";
 import type { Finding } from "../types.ts";
+import { evaluationPath } from "./ref-paths.ts";
 import { lastKeyword } from "./walk.ts";
 
 export interface TbError {
@@ -34,7 +36,51 @@ const NAME_LISTS: Record<string, string> = {
 };
 
 function rule(e: TbError): string {
-  return e.keyword === "boolean" ? e.schemaPath : `${e.schemaPath}/${e.keyword}`;
+  const at = evaluationPath(e.schemaPath);
+  return e.keyword === "boolean" ? at : `${at === "#" ? "#" : at}/${e.keyword}`;
+}
+
+const plural = (n: unknown, word: string) => `${String(n)} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * typebox reports `contains`, `minContains` and `maxContains` all as keyword "contains", in that
+ * order for one schema and value, and says "at least 1 valid item" whatever the bound. The
+ * params tell them apart: maxContains carries `maxContains`; a second error of the same place is
+ * minContains (whose bound says more than contains' "at least 1", which is dropped then); a single
+ * one is minContains when its bound is not contains' own 1 (minContains: 1 fails only together
+ * with contains).
+ */
+function splitContains(errors: TbError[]): TbError[] {
+  const out: TbError[] = [];
+  const seen = new Map<string, number>();
+  for (const e of errors) {
+    if (e.keyword !== "contains") {
+      out.push(e);
+      continue;
+    }
+    if ("maxContains" in e.params) {
+      out.push({
+        ...e,
+        keyword: "maxContains",
+        message: `must contain at most ${plural(e.params.maxContains, "item")} matching contains`,
+      });
+      continue;
+    }
+    const key = `${e.schemaPath}\u0000${e.instancePath}`;
+    const first = seen.get(key);
+    const bound = e.params.minContains;
+    const min = {
+      ...e,
+      keyword: "minContains",
+      message: `must contain at least ${plural(bound, "item")} matching contains`,
+    };
+    if (first !== undefined) out[first] = min;
+    else {
+      seen.set(key, out.length);
+      out.push(bound === 1 ? { ...e, message: "must contain at least 1 item matching contains" } : min);
+    }
+  }
+  return out;
 }
 
 function quote(v: unknown): string {
@@ -150,7 +196,8 @@ function select(errors: TbError[], ctx: ErrorContext, notes: Map<TbError, string
   return out;
 }
 
-export function toFindings(all: TbError[], locate: Locate, ctx: ErrorContext = {}): Finding[] {
+export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {}): Finding[] {
+  const all = splitContains(raw);
   const notes = new Map<TbError, string>();
   const errors = select(all, ctx, notes).sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
   const out: Finding[] = [];
@@ -206,7 +253,7 @@ export function toFindings(all: TbError[], locate: Locate, ctx: ErrorContext = {
       continue;
     }
     if (e.keyword === "boolean") {
-      const kw = lastKeyword(e.schemaPath);
+      const kw = lastKeyword(evaluationPath(e.schemaPath));
       if (kw && NAME_LISTS[kw] && errors.some((o) => o.keyword === kw)) continue; // reported by the aggregate
       push(e, kw ?? "false_schema", messageFor(e), e.instancePath, kw === "additionalProperties");
       continue;

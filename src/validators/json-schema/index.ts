@@ -17,6 +17,7 @@ import { refCycle } from "./cycles.ts";
 import { errorContext } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
+import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
 import { withUserPatterns } from "./user-patterns.ts";
 import { patternIssues } from "./walk.ts";
@@ -257,8 +258,22 @@ export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOpti
     instanceDocuments(input).every((doc) => !doc.problem && guarded(() => validator.Check(doc.value)));
 }
 
+/**
+ * The validator findings come from: the schema with its references in allOf slots, so that each
+ * error's path names the `$ref`s it went through (ref-paths.ts). Compiled on the first failure.
+ */
+function slottedValidator(schema: unknown, context: Record<string, unknown>) {
+  const slotted = {
+    schema: withRefSlots(schema),
+    context: Object.fromEntries(Object.entries(context).map(([uri, s]) => [uri, withRefSlots(s)])),
+  };
+  const validator = withUserPatterns(() => Schema.Compile(slotted.context as never, slotted.schema as never));
+  return { validator, ...slotted };
+}
+
 export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {}) {
   const { validator, schema, context } = compileSchema(config, opts);
+  let explaining: ReturnType<typeof slottedValidator> | undefined;
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
     for (const doc of instanceDocuments(input)) {
@@ -270,8 +285,10 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
       // Headroom over maxFindings: some raw errors are merged away by toFindings.
       Settings.Set({ maxErrors: Math.min(ctx.maxFindings * 4 + 64, 50_000) });
       const found = guarded(() => {
-        const [, errors] = withUserPatterns(() => validator.Errors(doc.value)) as [boolean, TbError[]];
-        return toFindings(errors, doc.locate, errorContext(schema, context, doc.value));
+        explaining ??= slottedValidator(schema, context);
+        const e = explaining;
+        const [, errors] = withUserPatterns(() => e.validator.Errors(doc.value)) as [boolean, TbError[]];
+        return toFindings(errors, doc.locate, errorContext(e.schema, e.context, doc.value));
       });
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));

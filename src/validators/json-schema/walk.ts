@@ -59,11 +59,17 @@ export function walkSchemas(schema: unknown, visit: Visit, pointer = ""): void {
   }
 }
 
-/** The keyword a schema location ends in: "#/properties/a/items" → "items"; "#" → null. */
+const REFS = new Set(["$ref", "$dynamicRef", "$recursiveRef"]);
+
+/**
+ * The keyword a schema location ends in: "#/properties/a/items" → "items"; "#" → null. A
+ * reference is not the place's keyword: "#/properties/a/$ref" → "properties".
+ */
 export function lastKeyword(schemaPath: string): string | null {
   const segs = schemaPath.replace(/^#\/?/, "").split("/").filter(Boolean);
   let kw: string | null = null;
   for (let i = 0; i < segs.length; i++) {
+    if (REFS.has(segs[i])) continue;
     kw = segs[i];
     if (MAP.has(kw) || (ARRAY.has(kw) && /^\d+$/.test(segs[i + 1] ?? ""))) i++;
   }

@@ -107,7 +107,82 @@ describe("json_schema: findings", () => {
       items: { $ref: "#/$defs/pos" },
     };
     expect(view(check(schema, "[1, 0]"))).toEqual([
-      { code: "json_schema.minimum", path: "/1", line: 1, column: 5, rule: "#/items/minimum" },
+      { code: "json_schema.minimum", path: "/1", line: 1, column: 5, rule: "#/items/$ref/minimum" },
+    ]);
+  });
+
+  test("rule is the evaluation path: it names each $ref and $dynamicRef it went through", () => {
+    // JSON Schema 2020-12 Core §12.4.2: the path MUST include "$ref" or "$dynamicRef".
+    const refs = {
+      $defs: { p: { type: "integer" }, inner: { allOf: [{ type: "integer" }] } },
+      properties: {
+        a: { $ref: "#/$defs/p" },
+        b: { allOf: [{ minimum: 5 }, { $ref: "#/$defs/inner/allOf/0" }] },
+      },
+    };
+    expect(view(check(refs, '{"a": "x", "b": 1.5}'))).toEqual([
+      { code: "json_schema.type", path: "/a", line: 1, column: 7, rule: "#/properties/a/$ref/type" },
+      {
+        code: "json_schema.minimum",
+        path: "/b",
+        line: 1,
+        column: 17,
+        rule: "#/properties/b/allOf/0/minimum",
+      },
+      { code: "json_schema.type", path: "/b", line: 1, column: 17, rule: "#/properties/b/allOf/1/$ref/type" },
+    ]);
+    const dynamic = {
+      $id: "https://example.com/tree",
+      $dynamicAnchor: "node",
+      type: "object",
+      properties: { c: { $dynamicRef: "#node" } },
+    };
+    expect(view(check(dynamic, '{"c": {"c": 1}}'))).toEqual([
+      {
+        code: "json_schema.type",
+        path: "/c/c",
+        line: 1,
+        column: 13,
+        rule: "#/properties/c/$dynamicRef/properties/c/$dynamicRef/type",
+      },
+    ]);
+    const never = { $defs: { no: false }, properties: { a: { $ref: "#/$defs/no" } } };
+    expect(view(check(never, '{"a": 1}'))).toEqual([
+      { code: "json_schema.properties", path: "/a", line: 1, column: 7, rule: "#/properties/a/$ref" },
+    ]);
+  });
+
+  test("minContains and maxContains say their bound, under their own code and rule", () => {
+    const f = (schema: Record<string, unknown>, text: string) =>
+      check(schema, text).findings.map((x) => ({ code: x.code, message: x.message, rule: x.rule }));
+    expect(f({ contains: { const: 1 }, minContains: 2 }, "[1, 2]")).toEqual([
+      {
+        code: "json_schema.minContains",
+        message: "must contain at least 2 items matching contains",
+        rule: "#/minContains",
+      },
+    ]);
+    // No item matches: minContains' bound says more than contains' "at least 1", once.
+    expect(f({ contains: { const: 1 }, minContains: 3 }, "[2]")).toEqual([
+      {
+        code: "json_schema.minContains",
+        message: "must contain at least 3 items matching contains",
+        rule: "#/minContains",
+      },
+    ]);
+    expect(f({ items: { contains: { const: 1 }, maxContains: 1 } }, "[[1, 1]]")).toEqual([
+      {
+        code: "json_schema.maxContains",
+        message: "must contain at most 1 item matching contains",
+        rule: "#/items/maxContains",
+      },
+    ]);
+    expect(f({ contains: { const: 1 }, maxContains: 1 }, "[2]")).toEqual([
+      {
+        code: "json_schema.contains",
+        message: "must contain at least 1 item matching contains",
+        rule: "#/contains",
+      },
     ]);
   });
 
