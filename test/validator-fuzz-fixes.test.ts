@@ -112,7 +112,7 @@ describe("json_schema: $ref cycles that never move into the document", () => {
         path: "/children/0/children/0",
         line: 1,
         column: 27,
-        rule: "#/properties/children/items/properties/children/items/type",
+        rule: "#/$ref/properties/children/items/$ref/properties/children/items/$ref/type",
       },
     ]);
   });
