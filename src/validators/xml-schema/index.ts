@@ -6,10 +6,21 @@ import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
 import { columnForXPath, parseXml, problemFinding } from "../shared/xml.ts";
-import type { ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
 import { dedupe, validityRule } from "./rules.ts";
+
+/**
+ * libxml2 gave up on the document (an internal error, not a verdict): the data was not checked,
+ * so the step ends `error`, as for a CEL rule over its budget, never `failed` as if judged invalid.
+ */
+export function incompleteResult(reason: string): ValidationResult {
+  const f = finding("xml.validation_error", `validation could not complete: ${reason}`, {
+    rule: "xml:validation-incomplete",
+  });
+  return { findings: [f], truncated: false, error: f.message };
+}
 
 function compile(config: unknown) {
   const cfg = config as XmlSchemaConfig;
@@ -46,11 +57,7 @@ function compile(config: unknown) {
           if (!out.add(f)) break;
         }
       } else if (e instanceof XmlError) {
-        out.add(
-          finding("xml.validation_error", `validation could not complete: ${e.message}`, {
-            rule: "xml:validation-incomplete",
-          }),
-        );
+        return incompleteResult(e.message);
       } else throw e;
     } finally {
       parsed.doc.dispose();

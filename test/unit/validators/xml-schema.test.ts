@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { parseXml } from "../../../src/validators/shared/xml.ts";
+import { incompleteResult } from "../../../src/validators/xml-schema/index.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { brief, codes, run } from "./helpers.ts";
 
@@ -54,6 +55,28 @@ describe("xml_schema: XSD", () => {
         "xml.schema_violation",
       ]);
     }
+  });
+});
+
+describe("xml_schema: validation libxml2 cannot finish", () => {
+  // No document reaches this since internal entities are substituted (the last known trigger):
+  // the mapping is checked on its own. The data was not judged: the step ends `error`.
+  test("is the step's error, not a failed verdict", () => {
+    expect(incompleteResult("Invalid input or internal error")).toEqual({
+      findings: [
+        {
+          severity: "error",
+          code: "xml.validation_error",
+          message: "validation could not complete: Invalid input or internal error",
+          path: null,
+          line: null,
+          column: null,
+          rule: "xml:validation-incomplete",
+        },
+      ],
+      truncated: false,
+      error: "validation could not complete: Invalid input or internal error",
+    });
   });
 });
 
