@@ -15,6 +15,7 @@ import {
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
+import { markResolvedTags, sameKey } from "./yaml-keys.ts";
 
 export interface YamlProblem {
   code: "yaml.syntax_error" | "yaml.max_depth" | "yaml.alias_limit";
@@ -84,7 +85,8 @@ export function parseYaml(text: string): ParsedYaml {
   const docs: Document.Parsed[] = [];
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
-    const composer = new Composer({ uniqueKeys: true });
+    // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values.
+    const composer = new Composer({ uniqueKeys: sameKey, customTags: markResolvedTags });
     for (const doc of composer.compose(boundedTokens(text, MAX_JSON_DEPTH))) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same

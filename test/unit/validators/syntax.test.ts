@@ -62,6 +62,24 @@ describe("syntax: YAML", () => {
     expect(brief(r)).toEqual([{ code: "yaml.syntax_error", line: 3, column: 1 }]);
     expect(r.findings[0].message).toContain("duplicate key");
   });
+  test("keys are duplicates when tag and canonical value agree (YAML 1.2 §3.2.1.3), not their JS values", () => {
+    const dup = (text: string) => brief(syntax(text, "YAML"));
+    // !!int 1 and !!float 1.0 are different nodes; so are !!int 1 and !!str "1".
+    expect(dup("1: a\n1.0: b\n")).toEqual([]);
+    expect(dup("1: a\n'1': b\n")).toEqual([]);
+    expect(dup("%YAML 1.1\n---\n1: a\n1.0: b\n")).toEqual([]);
+    // Integers past 2^53 are told apart by their digits, not their rounded doubles.
+    expect(dup("9007199254740993: a\n9007199254740992: b\n")).toEqual([]);
+    // The same tag and canonical value, however written, is a duplicate.
+    for (const text of [
+      'a: 1\n"a": 2\n',
+      "1: a\n0x1: b\n",
+      "~: a\nnull: b\n",
+      "1.0: a\n1e0: b\n",
+      "!!str 1: a\n'1': b\n",
+    ])
+      expect(dup(text)).toEqual([{ code: "yaml.syntax_error", line: 2, column: 1 }]);
+  });
   test("unterminated quote", () => {
     expect(codes(syntax('key: "open\n', "YAML"))).toContain("yaml.syntax_error");
   });

@@ -1,0 +1,67 @@
+// Duplicate mapping keys as YAML 1.2 defines them (§3.2.1.3, Node Comparison): "two scalars are
+// equal only when their tags and canonical forms are equal". yaml's own check compares the JS
+// values, so `1` (!!int) and `1.0` (!!float) collide; `a` and "a" (both !!str) and `1` and `0x1`
+// (both !!int 1) are the real duplicates. yaml keeps no resolved tag on an untagged scalar, so
+// each scalar tag's resolver is wrapped to record it on the node it produces.
+import { isScalar, Scalar, type ParsedNode, type Tags } from "yaml";
+
+const RESOLVED = Symbol("resolved YAML tag");
+const STR = "tag:yaml.org,2002:str";
+const INT = "tag:yaml.org,2002:int";
+
+type Marked = Scalar & { [RESOLVED]?: string };
+type ScalarTagLike = { tag: string; collection?: string; resolve: (...args: never[]) => unknown };
+
+/** `customTags` for yaml: the schema's scalar tags, each marking the scalars it resolves. */
+export function markResolvedTags(tags: Tags): Tags {
+  return tags.map((t) => {
+    if (typeof t === "string" || (t as ScalarTagLike).collection) return t;
+    const tag = t as unknown as ScalarTagLike;
+    const resolve = tag.resolve as (...args: unknown[]) => unknown;
+    return {
+      ...tag,
+      resolve: (...args: unknown[]) => {
+        const r = resolve(...args);
+        const node: Marked = isScalar(r) ? r : new Scalar(r);
+        node[RESOLVED] = tag.tag;
+        return node;
+      },
+    };
+  }) as Tags;
+}
+
+function tagOf(node: Marked): string {
+  // An explicit tag wins; "!" (non-specific) on a scalar is !!str, as is an unmarked scalar
+  // (quoted and block scalars resolve to the plain string type, which has no resolver to wrap).
+  const explicit = node.tag && node.tag !== "!" ? node.tag : undefined;
+  return explicit ?? node[RESOLVED] ?? STR;
+}
+
+/** The canonical value of a scalar of the given tag, comparable with Object.is. */
+function canonical(node: Marked, tag: string): unknown {
+  const v = node.value;
+  // An integer beyond 2^53 was rounded by the parser: its decimal source says which one it is.
+  if (tag === INT && typeof v === "number" && !Number.isSafeInteger(v)) {
+    const source = typeof node.source === "string" ? node.source : "";
+    if (/^[-+]?[0-9]+$/.test(source)) return BigInt(source).toString();
+  }
+  if (typeof v === "number" || typeof v === "bigint") return tag === INT ? BigInt(v).toString() : v;
+  if (v instanceof Date) return v.getTime();
+  if (v instanceof Uint8Array) return Array.from(v).join(",");
+  return v;
+}
+
+const plain = (v: unknown) =>
+  typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && !Number.isNaN(v));
+
+/** yaml's `uniqueKeys`: true when two keys of one mapping are the same node by YAML's rules. */
+export function sameKey(a: ParsedNode, b: ParsedNode): boolean {
+  if (a === b) return true;
+  if (!isScalar(a) || !isScalar(b)) return false;
+  // The common case, cheaply: distinct strings, booleans or numbers (not NaN) of one JS type
+  // have distinct canonical forms, whatever their tags.
+  const [va, vb] = [a.value, b.value];
+  if (va !== vb && typeof va === typeof vb && plain(va)) return false;
+  const ta = tagOf(a);
+  return ta === tagOf(b) && Object.is(canonical(a, ta), canonical(b, ta));
+}
