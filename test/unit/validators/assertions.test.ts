@@ -263,6 +263,22 @@ describe("assertions: strings are code points (cel-spec), in the strings extensi
   });
 });
 
+describe("assertions: strings order by code point (cel-spec, String and Bytes Values)", () => {
+  const failing = (expr: string) =>
+    assert([{ id: "r", expr, message: "m" }], '{"a": 1}', "JSON").findings.map((f) => f.message);
+  // U+FFFF is one UTF-16 unit above the surrogates that spell U+1F600: JavaScript put it after.
+  test.each([
+    "'\\uFFFF' < '\\U0001F600' && '\\uFFFF' <= '\\U0001F600'",
+    "'\\U0001F600' > '\\uFFFF' && '\\U0001F600' >= '\\uFFFF'",
+    "!('\\uFFFF' > '\\U0001F600') && !('\\uFFFF' >= '\\U0001F600')",
+    "['\\U0001F600', '\\uFFFF'].sort() == ['\\uFFFF', '\\U0001F600']",
+    "['\\U0001F600', '\\uFFFF'].min() == '\\uFFFF' && ['\\uFFFF', '\\U0001F600'].max() == '\\U0001F600'",
+    "'a' < 'b' && 'ab' > 'a' && 'a' <= 'a' && !('b' < 'a')",
+  ])("%s", (expr) => {
+    expect(failing(expr)).toEqual([]);
+  });
+});
+
 describe("assertions: save-time checks", () => {
   const issues = (rules: unknown) => checkStepConfig("assertions", { rules });
   test("syntax and type errors name the field", () => {

@@ -80,3 +80,24 @@ export function substring(this: string, start: bigint, end?: bigint): string {
   if (i > j) fail("invalid argument to function substring: start > end");
   return wide ? this.slice(offsetOf(this, i), offsetOf(this, j)) : this.substring(i, j);
 }
+
+/**
+ * -1, 0 or 1: strings ordered by code point, as CEL orders them (cel-spec, "String and Bytes
+ * Values"). JavaScript's `<` compares UTF-16 units, which puts an astral character (a surrogate
+ * pair, D800–DFFF) before U+E000–U+FFFF: '\uFFFF' < '😀' was false. Only at the first unit that
+ * differs, and only when both are ≥ D800, does the order need fixing: surrogates move above.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  let x = a.charCodeAt(i);
+  let y = b.charCodeAt(i);
+  if (x >= 0xd800 && y >= 0xd800) {
+    x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+    y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+  }
+  return x < y ? -1 : 1;
+}

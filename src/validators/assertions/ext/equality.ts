@@ -4,6 +4,7 @@
 import { fail } from "../errors.ts";
 import { isCelList, isCelMap, isCelType } from "@bufbuild/cel";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
+import { compareCodePoints } from "./code-points.ts";
 import { compareNum, isNum, kindOf, raw } from "./numbers.ts";
 
 export function celEquals(a: unknown, b: unknown): boolean {
@@ -53,7 +54,7 @@ export function equalityKey(v: unknown): string | null {
 /** Orders two values of one comparable kind; throws for kinds CEL does not order. */
 export function celCompare(a: unknown, b: unknown, what: string): number {
   if (isNum(a) && isNum(b)) return compareNum(a, b);
-  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
   if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b);
   if (a instanceof Uint8Array && b instanceof Uint8Array) {
     for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];

@@ -3,12 +3,14 @@
 // - int("")/int(" 7")/int("0x1f") gave 0/7/31 (JavaScript's BigInt() rules); cel-go parses decimal
 //   digits only. Submitted CSV and XML values are strings, so this decides what `int(row.qty)`
 //   accepts. uint() and double() likewise (double("") was 0).
+// - <, <=, >, >= on strings compared UTF-16 units; CEL orders strings by code point.
 // - matches() compiled its pattern on every call (30 µs); compiled patterns are kept here. The
 //   engine is RE2 (linear time), as CEL specifies, so no pattern can make a match run away.
 import { fail } from "../errors.ts";
 import { RE2JS } from "@bufbuild/re2";
 import { type CelFunc, CelScalar, celFunc, celMethod, celUint } from "@bufbuild/cel";
 import { charge } from "../meter.ts";
+import { compareCodePoints } from "./code-points.ts";
 import { MAX_INT, MAX_UINT, MIN_INT } from "./numbers.ts";
 
 const { BOOL, DOUBLE, INT, STRING, UINT } = CelScalar;
@@ -59,6 +61,11 @@ export const stdFixes: CelFunc[] = [
   celFunc("int", [STRING], INT, (s: string) => parseInteger(s, false)),
   celFunc("uint", [STRING], UINT, (s: string) => celUint(parseInteger(s, true))),
   celFunc("double", [STRING], DOUBLE, parseDouble),
+  // Strings order by code point (code-points.ts), not by JavaScript's UTF-16 units.
+  celFunc("_<_", [STRING, STRING], BOOL, (a: string, b: string) => compareCodePoints(a, b) < 0),
+  celFunc("_<=_", [STRING, STRING], BOOL, (a: string, b: string) => compareCodePoints(a, b) <= 0),
+  celFunc("_>_", [STRING, STRING], BOOL, (a: string, b: string) => compareCodePoints(a, b) > 0),
+  celFunc("_>=_", [STRING, STRING], BOOL, (a: string, b: string) => compareCodePoints(a, b) >= 0),
   celMethod("matches", STRING, [STRING], BOOL, function (this: string, pattern: string) {
     charge(Math.ceil(pattern.length / 16));
     return compiled(pattern).test(this);
