@@ -279,6 +279,31 @@ describe("assertions: strings order by code point (cel-spec, String and Bytes Va
   });
 });
 
+describe("assertions: format's %f rounds the exact double, ties to even (Go's strconv)", () => {
+  const failing = (expr: string) =>
+    assert([{ id: "r", expr, message: "m" }], '{"a": 1}', "JSON").findings.map((f) => f.message);
+  test.each([
+    // 2.675 is 2.67499999999999982236431605997495353221893310546875 as a double.
+    "'%.2f'.format([2.675]) == '2.67'",
+    "'%.2f'.format([0.125]) == '0.12' && '%.2f'.format([0.375]) == '0.38'",
+    "'%.1f'.format([0.25]) == '0.2' && '%.0f'.format([2.5]) == '2' && '%.1f'.format([-2.25]) == '-2.2'",
+    "'%.2f'.format([-0.001]) == '-0.00' && '%f'.format([3.14]) == '3.140000'",
+    "'%.2f'.format([1e22]) == '10000000000000000000000.00'",
+    "'%.3f, %d, %s, %%'.format([1.0005, 3, 'x']) == '1.000, 3, x, %'",
+  ])("%s", (expr) => {
+    expect(failing(expr)).toEqual([]);
+  });
+
+  test("other clauses and the engine's errors are unchanged", () => {
+    expect(failing("'%.2f'.format([1]) == ''")).toEqual([
+      'rule "r" could not be evaluated: format(): fixed-point clause can only be used on doubles',
+    ]);
+    expect(failing("'%.2f %d'.format([1.5]) == ''")).toEqual([
+      'rule "r" could not be evaluated: format(): too few arguments for format string',
+    ]);
+  });
+});
+
 describe("assertions: save-time checks", () => {
   const issues = (rules: unknown) => checkStepConfig("assertions", { rules });
   test("syntax and type errors name the field", () => {

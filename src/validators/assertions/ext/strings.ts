@@ -3,11 +3,13 @@
 // cel-go's later versions, and cel-go's base64 encoders. What they build is charged and bounded by
 // the wrapper in env.ts. split(sep, n) is replaced: the engine's used JavaScript's limit, which
 // drops the rest ('a,b,c'.split(',', 2) gave ['a', 'b']); Go's strings.SplitN keeps it in the last.
+// format()'s %f rounds as Go does (fixed-point.ts).
 import { type CelFunc, type CelList, CelScalar, celFunc, celMethod, listType } from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
 import { fail } from "../errors.ts";
 import { charge, checkLength } from "../meter.ts";
 import { charAt, codePoints, indexOf, lastIndexOf, substring } from "./code-points.ts";
+import { withGoFixedPoint } from "./fixed-point.ts";
 
 /** How many parts split() makes, charged before they are made. */
 function chargeParts(s: string, sep: string): void {
@@ -67,6 +69,11 @@ function joinAll(list: CelList, sep: string): string {
 const { INT, STRING } = CelScalar;
 const LIST = listType(CelScalar.DYN);
 
+/** The engine's format(), kept for every clause but the fixed-point one (fixed-point.ts). */
+const engineFormat = (
+  strings.find((f) => f.name === "format") as unknown as { _impl: Parameters<typeof withGoFixedPoint>[0] }
+)._impl;
+
 export const stringsExt: CelFunc[] = [
   ...strings,
   // By code point, as CEL counts (code-points.ts); the engine's count UTF-16 units.
@@ -118,6 +125,7 @@ export const stringsExt: CelFunc[] = [
       return splitN(this, sep, n);
     },
   ),
+  celMethod("format", STRING, [LIST], STRING, withGoFixedPoint(engineFormat)),
   celMethod("reverse", CelScalar.STRING, [], CelScalar.STRING, function (this: string) {
     charge(this.length);
     return [...this].reverse().join("");
