@@ -7,6 +7,7 @@ import type { Finding } from "../types.ts";
 import { finding } from "./findings.ts";
 import { libxml } from "./libxml.ts";
 import type { LineIndex } from "./position.ts";
+import { elementPath, startTagOffsets } from "./xml-paths.ts";
 
 let parseOptions: number | undefined;
 
@@ -103,27 +104,78 @@ export function parseXml(
   }
 }
 
+/** The start tag's name a finding's XPath ends on ("*": from the message), and its attribute. */
+function target(
+  xpath: string,
+  message: string,
+): { element: string; name: string; attr: string | null } | null {
+  const steps = xpath.split("/");
+  const last = steps[steps.length - 1] ?? "";
+  const attr = last.startsWith("@") ? last.slice(1) : null;
+  const element = attr === null ? xpath : steps.slice(0, -1).join("/");
+  let name = (attr ?? last).replace(/\[\d+\]$/, "");
+  // An element in a default namespace is "*" in libxml2's path; its message names it.
+  if (name === "*") name = /^Element '(?:\{[^}]*\})?([^'\s]+)'/.exec(message)?.[1] ?? name;
+  if (!/^[\w.:-]+$/.test(name)) return null;
+  return { element, name, attr };
+}
+
+function lineText(lines: LineIndex, line: number): { start: number; text: string } {
+  const start = lines.lineStart(line);
+  const end = line < lines.lineCount ? lines.lineStart(line + 1) : lines.text.length;
+  return { start, text: lines.text.slice(start, end) };
+}
+
+function startTagPattern(name: string, flags = ""): RegExp {
+  const local = name.includes(":") ? name.split(":")[1] : name;
+  return new RegExp(`<(?:[\\w.-]+:)?${local.replace(/\./g, "\\.")}(?=[\\s/>])`, flags);
+}
+
+export interface PositionQuery {
+  line: number | null;
+  xpath: string | null;
+  message: string;
+}
+
 /**
- * libxml2 reports validity errors with a line but column 0. Recover a column by finding the
- * start tag named by the XPath's last step (or, for "*", by the message) on that line (first
- * occurrence; a heuristic).
+ * Start tags located exactly (xml-paths.ts) for the findings whose line holds more than one start
+ * tag of their element's name, where the first one may be the wrong one: one scan of the text for
+ * all of them. Keyed by elementPath. Not done when the document declares entities (their
+ * replacement text can hold elements the scan would not count).
+ */
+export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<string, number> {
+  const wanted = new Set<string>();
+  for (const q of queries) {
+    if (q.line === null || !q.xpath) continue;
+    const t = target(q.xpath, q.message);
+    const path = t && elementPath(t.element);
+    if (!t || !path || t.attr !== null) continue;
+    const text = lineText(lines, q.line).text;
+    if ((text.match(startTagPattern(t.name, "g")) ?? []).length > 1) wanted.add(path);
+  }
+  if (wanted.size === 0 || /<!ENTITY/.test(lines.text)) return new Map();
+  return startTagOffsets(lines.text, wanted);
+}
+
+/**
+ * libxml2 reports validity errors with a line but column 0. Recover a column: the start tag
+ * `exact` (exactStartTags) located, else the first start tag on that line named by the XPath's
+ * last step (or, for "*", by the message), which is right unless the name repeats on the line.
  */
 export function columnForXPath(
   lines: LineIndex,
   line: number | null,
   xpath: string | null,
   message = "",
+  exact: ReadonlyMap<string, number> = new Map(),
 ): number | null {
   if (line === null || !xpath) return null;
-  const last = xpath.split("/").pop() ?? "";
-  let name = last.replace(/\[\d+\]$/, "").replace(/^@/, "");
-  // An element in a default namespace is "*" in libxml2's path; its message names it.
-  if (name === "*") name = /^Element '(?:\{[^}]*\})?([^'\s]+)'/.exec(message)?.[1] ?? name;
-  if (!/^[\w.:-]+$/.test(name)) return null;
-  const start = lines.lineStart(line);
-  const end = line < lines.lineCount ? lines.lineStart(line + 1) : lines.text.length;
-  const text = lines.text.slice(start, end);
-  const local = name.includes(":") ? name.split(":")[1] : name;
-  const m = new RegExp(`<(?:[\\w.-]+:)?${local.replace(/\./g, "\\.")}(?=[\\s/>])`).exec(text);
+  const t = target(xpath, message);
+  if (!t) return null;
+  const { start, text } = lineText(lines, line);
+  const path = t.attr === null ? elementPath(t.element) : null;
+  const at = path === null ? undefined : exact.get(path);
+  if (at !== undefined && at >= start && at < start + text.length) return at - start + 1;
+  const m = startTagPattern(t.name).exec(text);
   return m ? m.index + 1 : null;
 }

@@ -5,7 +5,7 @@
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
-import { columnForXPath, parseXml, problemFinding } from "../shared/xml.ts";
+import { columnForXPath, exactStartTags, parseXml, problemFinding } from "../shared/xml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
@@ -41,6 +41,16 @@ function compile(config: unknown) {
     } catch (e) {
       if (e instanceof XmlValidateError) {
         const fresh = dedupe(cfg.schema_type);
+        const exact = exactStartTags(
+          lines,
+          e.details
+            .filter((d) => d.col <= 0)
+            .map((d) => ({
+              line: d.line > 0 ? d.line : null,
+              xpath: d.xpath ?? null,
+              message: d.message.trim(),
+            })),
+        );
         for (const d of e.details) {
           const xpath = d.xpath ?? null;
           const line = d.line > 0 ? d.line : null;
@@ -51,7 +61,7 @@ function compile(config: unknown) {
             severity: warn ? "warning" : "error",
             path: xpath,
             line,
-            column: d.col > 0 ? d.col : columnForXPath(lines, line, xpath, message),
+            column: d.col > 0 ? d.col : columnForXPath(lines, line, xpath, message, exact),
             rule: validityRule(cfg.schema_type, message),
           });
           if (!out.add(f)) break;

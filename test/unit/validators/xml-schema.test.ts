@@ -41,6 +41,35 @@ describe("xml_schema: XSD", () => {
     ]);
   });
 
+  test("an element repeated on one line (minified XML) gets its own column, not the first one's", () => {
+    const schema = (tns: string) =>
+      `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"${tns}><xs:element name="a"><xs:complexType><xs:sequence>` +
+      '<xs:element name="c" minOccurs="0"><xs:complexType><xs:sequence><xs:element name="b" type="xs:int"/></xs:sequence></xs:complexType></xs:element>' +
+      '<xs:element name="b" type="xs:int" maxOccurs="unbounded"/></xs:sequence></xs:complexType></xs:element></xs:schema>';
+    const plain = schema("");
+    const at = (xml: string, s = plain) => brief(validate("xsd", s, xml), true);
+    expect(at("<a><b>1</b><b>x</b></a>")).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 12, path: "/a/b[2]" },
+    ]);
+    // A same-named element nested in a sibling, a comment and a '>' in an attribute are not counted.
+    expect(at('<a><c><b>y</b></c><!-- <b> --><b>1</b><b n=">">x</b></a>')).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 7, path: "/a/c/b" },
+      { code: "xml.schema_violation", line: 1, column: 39, path: "/a/b[2]" },
+      { code: "xml.schema_violation", line: 1, column: 39, path: "/a/b[2]" },
+    ]);
+    expect(at("<a>\n<b>1</b>\n<b>2</b><b>x</b></a>")).toEqual([
+      { code: "xml.schema_violation", line: 3, column: 9, path: "/a/b[3]" },
+    ]);
+    // In a default namespace libxml2 writes "*", counting every element sibling.
+    const ns = schema(' targetNamespace="urn:x" xmlns="urn:x" elementFormDefault="qualified"');
+    expect(at('<a xmlns="urn:x"><b>1</b>\n<b>2</b><b>x</b></a>', ns)).toEqual([
+      { code: "xml.schema_violation", line: 2, column: 9, path: "/*/*[3]" },
+    ]);
+    expect(at('<p:a xmlns:p="urn:x"><p:b>1</p:b><p:b>x</p:b></p:a>', ns)).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 34, path: "/p:a/p:b[2]" },
+    ]);
+  });
+
   test("findings are capped with truncated", () => {
     const items = Array.from({ length: 20 }, () => '<item sku="a" qty="0"/>').join("\n");
     const r = validate("xsd", xsd, `<order><id>1</id>\n${items}</order>`, { max_findings: 3 });
