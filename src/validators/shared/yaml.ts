@@ -15,7 +15,7 @@ import {
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
-import { markResolvedTags, sameKey } from "./yaml-keys.ts";
+import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
 
 export interface YamlProblem {
   code: "yaml.syntax_error" | "yaml.max_depth" | "yaml.alias_limit";
@@ -85,8 +85,9 @@ export function parseYaml(text: string): ParsedYaml {
   const docs: Document.Parsed[] = [];
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
-    // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values.
-    const composer = new Composer({ uniqueKeys: sameKey, customTags: markResolvedTags });
+    // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values;
+    // checked below in linear time, not by yaml (which compares every pair of keys).
+    const composer = new Composer({ uniqueKeys: false, customTags: markResolvedTags });
     for (const doc of composer.compose(boundedTokens(text, MAX_JSON_DEPTH))) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same
@@ -107,7 +108,15 @@ export function parseYaml(text: string): ParsedYaml {
       [doc.errors, "error"],
       [doc.warnings, "warning"],
     ] as const) {
-      for (const err of list) {
+      const found = [...list];
+      if (severity === "error")
+        for (const pos of duplicateKeyOffsets(doc.contents))
+          found.push({
+            code: "DUPLICATE_KEY",
+            message: "Map keys must be unique",
+            pos: [pos, pos],
+          } as (typeof list)[number]);
+      for (const err of found) {
         // yaml catches a stack overflow while composing a collection and reports it with the
         // engine's message; the depth bound above should prevent it, this is the backstop.
         if (err.code === "RESOURCE_EXHAUSTION") {

@@ -8,6 +8,7 @@ import {
   schemaWeight,
 } from "../../../src/validators/json-schema/bounded.ts";
 import { compileUserRegex } from "../../../src/validators/shared/user-regex.ts";
+import { parseYaml } from "../../../src/validators/shared/yaml.ts";
 
 const KIB16 = 16 * 1024;
 const judge = (schema: unknown, extra: Record<string, unknown> = {}) =>
@@ -250,6 +251,14 @@ describe("LINEAR_FORMATS", () => {
       const at = (n: number) => (n === KIB16 ? s : small[format]![i]!);
       expect(growth((n) => Format.Test(format, at(n)))).toBeLessThan(5);
     });
+  });
+
+  test("YAML mappings are checked for duplicate keys in linear time (yaml's own check was quadratic)", () => {
+    // 8,192 keys against sixteen mappings of 512: a pairwise comparison does 16× the work.
+    const docs = new Map(
+      [512, 8192].map((n) => [n, Array.from({ length: n }, (_, i) => `key${i}: ${i}`).join("\n")]),
+    );
+    expect(growth((n) => parseYaml(docs.get(n)!), 8192)).toBeLessThan(5);
   });
 
   test("the growth measure tells a quadratic check from a linear one", () => {
