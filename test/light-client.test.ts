@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { BINARY, LIGHT, ensureBinary, serveBinary } from "./helpers/binary.ts";
 
@@ -13,9 +14,17 @@ let token = "";
 /** A port nothing listens on (Node's fetch refuses some well-known ports outright, 9 among them). */
 let closedPort = 0;
 
-async function run(cmd: string[], args: string[]) {
+/** Runs a client to its end; killed (exit 143) after `timeoutMs` if given. */
+async function run(cmd: string[], args: string[], timeoutMs?: number) {
   const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...env } = process.env;
-  const p = Bun.spawn([...cmd, ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const p = Bun.spawn([...cmd, ...args], {
+    cwd: dir,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+    timeout: timeoutMs,
+  });
   const [out, err, code] = await Promise.all([
     new Response(p.stdout).text(),
     new Response(p.stderr).text(),
@@ -112,6 +121,29 @@ describe("same answers as assay validate", () => {
       for (const r of results.slice(1)) expect(r).toEqual(results[0]!);
     });
 });
+
+test("a server that accepts the connection and never answers: every client exits 2 at --timeout", async () => {
+  const sockets: Socket[] = [];
+  const silent = createNetServer((c) => sockets.push(c));
+  await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  try {
+    const args = ["good.json", "--server", url, "--token", token, "--org", "acme", "--workflow", "orders"];
+    for (const [label, cmd] of CLIENTS) {
+      // Killed after 30 s (exit 143): without a deadline of its own a request waited 300 s or more.
+      const r = await run(cmd, [...args, "--timeout", "2"], 30_000);
+      expect({ label, ...r }).toEqual({
+        label,
+        code: 2,
+        out: `ERROR good.json: timeout: The server did not answer within 2 s (--timeout): POST ${url}/api/v1/orgs/acme/workflows/orders/runs/\n1 file: 0 passed, 0 failed, 1 error.\n`,
+        err: "",
+      });
+    }
+  } finally {
+    for (const c of sockets) c.destroy();
+    silent.close();
+  }
+}, 120_000);
 
 test("--local needs the server binary's validators: the light client says so, exit 2", async () => {
   const r = await run(["node", LIGHT], ["--local", "--workflow-file", "w.yaml", "good.json"]);

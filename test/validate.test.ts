@@ -2,6 +2,7 @@
 // and exit code, and `--local` against the same workflow giving the same findings.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ReportRun } from "../src/reports/types.ts";
@@ -14,11 +15,12 @@ const dir = mkdtempSync(join(tmpdir(), "assay-validate-"));
 const main = join(import.meta.dir, "../src/main.ts");
 
 /** Runs the CLI without blocking this process: the server under test lives in it. */
-async function assay(args: string[], env: Record<string, string> = {}) {
+async function assay(args: string[], env: Record<string, string> = {}, timeoutMs?: number) {
   const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
   const p = Bun.spawn([process.execPath, main, ...args], {
     cwd: dir,
     env: { ...base, ...env },
+    timeout: timeoutMs,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -32,6 +34,13 @@ async function assay(args: string[], env: Record<string, string> = {}) {
 }
 const remote = (workflow: string, ...args: string[]) =>
   assay(["validate", "--workflow", workflow, "--org", "acme", "--server", s.url, "--token", token, ...args]);
+/** `assay validate` of workflow "orders" against another server's URL, killed after 30 s. */
+const remoteTo = (url: string, ...args: string[]) =>
+  assay(
+    ["validate", "--workflow", "orders", "--org", "acme", "--server", url, "--token", token, ...args],
+    {},
+    30_000,
+  );
 
 const FILES: Record<string, string> = {
   "data/good.json": '{"id": 1, "total": 10}\n',
@@ -230,6 +239,21 @@ describe("errors exit 2", () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.out).toStartWith("ERROR data/good.json: network_error: ");
+  });
+  test("a server that accepts the connection and never answers: exit 2 at --timeout", async () => {
+    const sockets: Socket[] = [];
+    const silent = createNetServer((c) => sockets.push(c));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    // Killed after 30 s (exit 143): without a deadline of its own the command hung for minutes.
+    const r = await remoteTo(url, "data/good.json", "--timeout", "2");
+    for (const c of sockets) c.destroy();
+    silent.close();
+    expect(r.code).toBe(2);
+    expect(r.out).toStartWith(
+      `ERROR data/good.json: timeout: The server did not answer within 2 s (--timeout): POST ${url}/api/v1/orgs/acme/workflows/orders/runs/\n`,
+    );
+    expect(r.err).toBe("");
   });
   test("a run the server could not finish (a step over its time limit)", async () => {
     await workflow({

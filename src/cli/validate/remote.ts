@@ -86,25 +86,45 @@ export function createRemote(o: RemoteOptions) {
   // server puts in Location may not be reachable from where CI runs.
   const runUrl = (id: string) => `${o.server}/api/v1/orgs/${seg(o.org)}/runs/${seg(id)}/`;
 
-  /** fetch with retries on 429/503 (and network errors, made safe by the Idempotency-Key). */
+  /** What a request that the deadline cut off returns: the command's own timeout (exit 2). */
+  const noAnswer = (method: string, url: string): RequestError => ({
+    status: null,
+    code: "timeout",
+    detail: `The server did not answer within ${o.timeoutS} s (--timeout): ${method} ${url}`,
+    errors: [],
+  });
+
+  /**
+   * fetch with retries on 429/503 (and network errors, made safe by the Idempotency-Key). Each
+   * attempt, its body included, is aborted at the deadline: without a signal a server that
+   * accepts the connection and never answers held the command for the runtime's own limit
+   * (Bun 300 s, Node's headers timeout), whatever --timeout said. The answer comes back read
+   * into memory, so that no later body read can outlive the deadline either.
+   */
   async function send(
     url: string,
     init: () => RequestInit,
     deadline: number,
   ): Promise<Response | RequestError> {
     for (let attempt = 0; ; attempt++) {
+      const req = init();
+      const signal = AbortSignal.timeout(Math.max(deadline - Date.now(), 1));
       let res: Response;
       try {
-        res = await fetch(url, init());
+        const got = await fetch(url, { ...req, signal });
+        const body = await got.arrayBuffer();
+        res = new Response(body.byteLength ? body : null, { status: got.status, headers: got.headers });
       } catch (e) {
+        if (signal.aborted) return noAnswer(req.method ?? "GET", url);
         if (attempt >= 2 || Date.now() > deadline) return networkError(e);
-        await sleep(500 * 2 ** attempt);
+        await sleep(Math.min(500 * 2 ** attempt, Math.max(deadline - Date.now(), 0)));
         continue;
       }
       const retry = RETRYABLE.has(res.status) || (res.status === 409 && res.headers.get("retry-after"));
-      if (!retry || attempt >= MAX_RETRIES || Date.now() > deadline) return res;
-      await res.body?.cancel();
-      await sleep(retryAfterMs(res.headers.get("retry-after"), 2 ** attempt));
+      const pause = retryAfterMs(res.headers.get("retry-after"), 2 ** attempt);
+      // A pause that would end past the deadline is not taken: this answer is the last one.
+      if (!retry || attempt >= MAX_RETRIES || Date.now() + pause > deadline) return res;
+      await sleep(pause);
     }
   }
 
