@@ -45,6 +45,12 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * After the grace period, how long requests still in flight get to finish (the sync waits
+ * answered at its end write their run first) before their connections are closed.
+ */
+const STRAGGLER_MS = 5000;
+
 /** Another process listens on the port: nothing was left running. */
 export class PortInUseError extends Error {
   override name = "PortInUseError";
@@ -255,18 +261,38 @@ async function start(
     retention,
     stop() {
       stopped ??= (async () => {
+        // One grace period from the signal on, for everything: a client waiting for a run
+        // (Prefer: wait) held the HTTP drain for up to 60 s before the grace even began.
+        const graceEnd = Date.now() + config.shutdown_grace_ms;
         draining = true;
+        // From now on no run starts: jobs not started go back to the queue at once, clients
+        // waiting for them are answered (202), running steps get the grace period.
+        const executorClosed = deps.executor.close(config.shutdown_grace_ms);
+        const endWaits = setTimeout(() => deps.executor.endWaits(), config.shutdown_grace_ms);
         await queueSignal.stop();
         retention.stop();
         stopRateGc();
         // The HTTP threads' requests in flight are answered here: the app stays up meanwhile.
-        await Promise.all([httpThreads?.stop(), server.stop(false)]);
+        // Waits for a running run end at the grace's end at the latest (endWaits); whatever
+        // else is still in flight STRAGGLER_MS later (a slow upload, say) is cut off.
+        let straggler: ReturnType<typeof setTimeout> | undefined;
+        const cutOff = new Promise<void>((resolve) => {
+          straggler = setTimeout(
+            () => {
+              log.warn("requests still in flight after the grace period: closing their connections");
+              void server.stop(true).then(resolve, resolve);
+            },
+            Math.max(graceEnd - Date.now(), 0) + STRAGGLER_MS,
+          );
+        });
+        await Promise.all([httpThreads?.stop(), Promise.race([server.stop(false), cutOff])]);
+        clearTimeout(endWaits);
+        clearTimeout(straggler);
         portLock?.release();
         sharing?.stop();
         deps.intake.close();
         deps.draftChecker.close();
-        // Running steps get the grace period; queued runs stay queued for the next start.
-        await deps.executor.close(config.shutdown_grace_ms);
+        await executorClosed;
         // After the executor, whose last final states may still add deliveries (kept for the next start).
         await deps.webhookDispatcher.stop(config.shutdown_grace_ms);
         await deps.tokens.close();

@@ -119,6 +119,8 @@ export function createExecutor(
     },
   );
   const waiters = new Map<string, Set<() => void>>();
+  /** How each sync wait in progress ends early ("ran out"), by run id: shutdown answers them. */
+  const giveUps = new Map<() => void, string>();
   // The final hooks (webhook outbox, in the transaction) and the after-final ones (metrics, live
   // views), shared with the HTTP threads' own sync runs (final-commit.ts).
   const { finalHooks, afterFinal, inFinalTx, commitFinal } = createFinalCommit(store, log);
@@ -148,6 +150,7 @@ export function createExecutor(
   };
   let dispatching = false;
   let again = false;
+  /** Closed (shutdown began): no run starts here, and writes are no longer retried. */
   let closed = false;
 
   const wake = (id: string) => {
@@ -622,17 +625,20 @@ export function createExecutor(
     /** Resolves true when the run is final within ms, false otherwise. */
     waitFinal(id: string, ms: number, signal?: AbortSignal): Promise<boolean> {
       if (directs.get(id)?.result) return Promise.resolve(true);
-      if (ms <= 0 || signal?.aborted) return Promise.resolve(false);
+      // Shutting down, and the run is not executing: it will not start here, nothing to wait for.
+      if (ms <= 0 || signal?.aborted || (closed && !flights.has(id))) return Promise.resolve(false);
       return new Promise((resolve) => {
         const set = waiters.get(id) ?? new Set();
         const done = () => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", giveUp);
+          giveUps.delete(giveUp);
           resolve(true);
         };
         const giveUp = () => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", giveUp);
+          giveUps.delete(giveUp);
           set.delete(done);
           if (!set.size && waiters.get(id) === set) waiters.delete(id);
           resolve(false);
@@ -640,6 +646,7 @@ export function createExecutor(
         const timer = setTimeout(giveUp, ms);
         // The client went away (`signal`): the wait ends as if it ran out, nobody reads the answer.
         signal?.addEventListener("abort", giveUp);
+        giveUps.set(giveUp, id);
         set.add(done);
         waiters.set(id, set);
         // It may have finished before we started waiting (not if it is still in flight or fresh:
@@ -701,10 +708,24 @@ export function createExecutor(
         ...pool.stats(),
       };
     },
+    /** Shutdown, at the end of the grace period: every sync wait still in progress is answered (202). */
+    endWaits() {
+      for (const giveUp of [...giveUps.keys()]) giveUp();
+    },
+    /**
+     * Shutdown, begun when the signal comes (the HTTP drain goes on meanwhile): from now on no
+     * run starts on this node. Jobs not started yet go back to the queue at once and running
+     * steps get `deadlineMs`. A client waiting for a run that is not executing is answered now,
+     * as when its wait runs out (202 with the run's URL); one waiting for a running run keeps
+     * waiting, so a run that finishes within the grace period is answered 201.
+     */
     async close(deadlineMs: number) {
       closed = true;
+      // Runs queued on disk: answered now. Runs waiting in memory: once written queued (below).
+      for (const [giveUp, id] of giveUps) if (!flights.has(id) && !memQueue.has(id)) giveUp();
       leases.stop();
-      // Runs still waiting in memory (their requests were cut off) are kept for the next start.
+      // Runs still waiting in memory are written queued for the next start; their clients, if
+      // still there, are answered then (wake).
       await Promise.allSettled(
         [...memQueue].map((id) => {
           const d = directs.get(id)!;
