@@ -80,7 +80,13 @@ async function start(
   log: ReturnType<typeof createLogger>,
   lock: DataDirLock | null,
 ): Promise<RunningServer> {
-  const db = await openDb(config, { waitMs: config.database_url ? 30_000 : 0 });
+  // A node may start before its database: waited for, and said so (it was 30 s of silence).
+  const waitS = 30;
+  const db = await openDb(config, {
+    waitMs: config.database_url ? waitS * 1000 : 0,
+    onWaiting: (database, error) =>
+      log.warn(`waiting for the database (up to ${waitS} s)`, { database, error }),
+  });
   // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
   const checkpointer: Checkpointer | null =
     db.dialect === "sqlite"

@@ -7,6 +7,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { dataDirError } from "./dir-access.ts";
 
 export const LOCK_FILE = "server.lock";
 export const PID_FILE = "server.pid";
@@ -57,9 +58,16 @@ export function holdFileLock(path: string): Database | null {
 /** Takes the data dir's lock or throws DataDirLockedError at once (no waiting). */
 export function lockDataDir(dir: string): DataDirLock {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const db = holdFileLock(join(dir, LOCK_FILE));
-  if (!db) throw new DataDirLockedError(dir, holderPid(dir));
-  writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
+  let got: Database | null = null;
+  try {
+    got = holdFileLock(join(dir, LOCK_FILE));
+    if (got) writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
+  } catch (e) {
+    got?.close();
+    throw dataDirError(dir, LOCK_FILE, e);
+  }
+  if (!got) throw new DataDirLockedError(dir, holderPid(dir));
+  const db = got;
   let released = false;
   return {
     release() {

@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { dataDirError } from "./dir-access.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
 import { DatabaseUnavailable } from "./program.ts";
@@ -24,7 +25,18 @@ export interface DbConfig {
 /** The raw SQLite connection of a data dir, pragmas set, migrated unless `readonly`. */
 export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {}): Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = new Database(join(dataDir, DB_FILE), { create: true, strict: true });
+  let db: Database | null = null;
+  try {
+    db = new Database(join(dataDir, DB_FILE), { create: true, strict: true });
+    setUp(db, opts);
+    return db;
+  } catch (e) {
+    db?.close();
+    throw dataDirError(dataDir, DB_FILE, e);
+  }
+}
+
+function setUp(db: Database, opts: { readonly?: boolean }) {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
@@ -35,7 +47,6 @@ export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {})
   // runs, docs/benchmarks.md); the OS page cache holds the rest.
   db.exec("PRAGMA cache_size = -2000");
   if (!opts.readonly) migrateSqlite(db);
-  return db;
 }
 
 /** A URL without its password, for logs and messages. */
@@ -58,7 +69,15 @@ export const describeDb = (c: DbConfig) =>
  * reached at start is waited for up to `waitMs` (a node starting with its database), then the
  * error names the server without its password.
  */
-export async function openDb(c: DbConfig, opts: { migrate?: boolean; waitMs?: number } = {}): Promise<AnyDb> {
+export async function openDb(
+  c: DbConfig,
+  opts: {
+    migrate?: boolean;
+    waitMs?: number;
+    /** Called once, when the first attempt failed and the wait begins (the URL without its password). */
+    onWaiting?: (database: string, error: string) => void;
+  } = {},
+): Promise<AnyDb> {
   const migrate = opts.migrate ?? true;
   if (!c.database_url) {
     const raw = openDatabase(c.data_dir, { readonly: !migrate });
@@ -66,6 +85,7 @@ export async function openDb(c: DbConfig, opts: { migrate?: boolean; waitMs?: nu
   }
   const db = createPgDb(c.database_url, { max: c.database_pool_size ?? 20 });
   const deadline = Date.now() + (opts.waitMs ?? 0);
+  let waited = false;
   for (;;) {
     try {
       if (migrate) await migratePostgres(db);
@@ -80,6 +100,8 @@ export async function openDb(c: DbConfig, opts: { migrate?: boolean; waitMs?: nu
         await db.close();
         throw new Error(`cannot reach ${redactUrl(c.database_url)}: ${(e as Error).message}`);
       }
+      if (!waited) opts.onWaiting?.(redactUrl(c.database_url), (e as Error).message);
+      waited = true;
       await Bun.sleep(500);
     }
   }

@@ -1,0 +1,92 @@
+// What `assay` says when it cannot use its data: a data dir it may not write is named, with the
+// reason (SQLite's own words named neither), and a server waiting for an unreachable PostgreSQL
+// says so at once instead of 30 s of silence.
+import { afterAll, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { testTempDir } from "./helpers/temp.ts";
+
+const dir = testTempDir("assay-start-errors-");
+// Writable again, so that the temp dir can be removed (helpers/temp.ts) when not run as root.
+afterAll(() => {
+  chmodSync(dir, 0o700);
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    chmodSync(join(e.parentPath, e.name), e.isDirectory() ? 0o700 : 0o600);
+});
+const main = join(import.meta.dir, "../src/main.ts");
+
+/**
+ * The command as a user without write access to `dir`'s files: root ignores file modes, so as
+ * root it runs as nobody (setpriv); otherwise the files are made read-only.
+ */
+const asNobody =
+  process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+
+async function assay(args: string[], prefix: string[] = []) {
+  const { ASSAY_DATA_DIR: _d, ASSAY_DATABASE_URL: _u, ...env } = process.env;
+  const p = Bun.spawn([...prefix, process.execPath, main, ...args], {
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 60_000,
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, out, err };
+}
+
+/** Readable by everyone, writable by its owner only (and not at all when not run as root). */
+function readOnly(path: string, mode: number) {
+  chmodSync(path, asNobody.length ? mode : mode & 0o555);
+}
+
+test("serve on a data dir it may not write: exit 1, the dir named, permission denied", async () => {
+  const data = join(dir, "empty");
+  mkdirSync(data);
+  readOnly(dir, 0o755);
+  readOnly(data, 0o755);
+  const r = await assay(["serve", "--port", "0", "--data-dir", data], asNobody);
+  expect(r).toEqual({
+    code: 1,
+    out: "",
+    err: `assay serve: cannot write the data directory ${data} (permission denied)\n`,
+  });
+  expect(readdirSync(data)).toEqual([]);
+});
+
+test("an admin command on an installation it may not write: exit 1, the dir named, permission denied", async () => {
+  const data = join(dir, "installed");
+  chmodSync(dir, 0o755);
+  const init = await assay(["init", "--org", "acme", "--admin", "root", "--data-dir", data]);
+  expect(init.code).toBe(0);
+  for (const f of readdirSync(data)) readOnly(join(data, f), 0o644);
+  readOnly(data, 0o755);
+  readOnly(dir, 0o755);
+  const r = await assay(["users", "list", "--data-dir", data], asNobody);
+  expect(r).toEqual({
+    code: 1,
+    out: "",
+    err: `assay users: cannot write the data directory ${data} (permission denied)\n`,
+  });
+});
+
+test("serve against a PostgreSQL that cannot be reached says it waits, once, then why it gave up", async () => {
+  const url = "postgres://assay:secret@127.0.0.1:1/assay";
+  const r = await assay(["serve", "--port", "0", "--database-url", url]);
+  expect(r.code).toBe(1);
+  const lines = r.err.trim().split("\n");
+  expect(lines).toHaveLength(2);
+  expect(JSON.parse(lines[0]!)).toEqual({
+    time: expect.any(String),
+    level: "warn",
+    msg: "waiting for the database (up to 30 s)",
+    database: "postgres://assay:***@127.0.0.1:1/assay",
+    error: expect.any(String),
+  });
+  expect(lines[1]).toStartWith("assay serve: cannot reach postgres://assay:***@127.0.0.1:1/assay: ");
+  expect(r.err).not.toContain("secret");
+}, 90_000);
