@@ -1,5 +1,5 @@
 // `npm run build` → dist/assay: one executable; and dist/assay-validate.mjs, the CI client alone:
-// one JavaScript file for Node ≥ 20 and Bun (~32 KB, where a compiled binary of the same client
+// one JavaScript file for Node ≥ 20 and Bun (about 40 KB, where a compiled binary of the same client
 // weighs ~104 MiB, the Bun runtime included: docs/decisions.md). The workers are extra entrypoints so that
 // `new Worker(new URL("./jobs/worker.ts", import.meta.url))` resolves inside the binary
 // (STYLE: traps). Autoload of .env and bunfig.toml is off: the binary must not change
