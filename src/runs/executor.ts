@@ -346,6 +346,32 @@ export function createExecutor(
         };
       },
     };
+    // Graceful shutdown: the next start runs it. A direct run not yet on disk is written queued
+    // (its content went to the worker, so it is taken from the request again).
+    const handBack = async () => {
+      if (d && !d.written) {
+        d.written = store.create(d.record);
+        d.ended = true;
+        await d.written;
+        wake(id);
+      } else {
+        held.delete(id);
+        await store.requeue(id, opts.node);
+      }
+    };
+    if (closed) {
+      // Shutdown began while the run was being prepared: it does not start (the pool may be
+      // closed already); a cancel that came meanwhile ends it, as it would have on the worker.
+      flights.delete(id);
+      if (!flight.canceled) await handBack();
+      else
+        await end(
+          "canceled",
+          steps.map((s) => ({ ...s, status: "skipped" })),
+          flight.canceled,
+        );
+      return;
+    }
     // A small document that passes cheap steps ends here; anything else goes to a worker.
     const job = (d?.skipInline ? null : opts.inline?.submit(spec, callbacks)) ?? pool.submit(spec, callbacks);
     flight.job = job;
@@ -356,17 +382,7 @@ export function createExecutor(
     // this run's final state.
     void dispatch();
     if (outcome.status === "canceled" && outcome.error === "shutdown" && !flight.canceled) {
-      // Graceful shutdown: the next start runs it. A direct run not yet on disk is written queued
-      // (its content went to the worker, so it is taken from the request again).
-      if (d && !d.written) {
-        d.written = store.create(d.record);
-        d.ended = true;
-        await d.written;
-        wake(id);
-      } else {
-        held.delete(id);
-        await store.requeue(id, opts.node);
-      }
+      await handBack();
       return;
     }
     const final = applyOutcome(steps, outcome);
