@@ -29,6 +29,26 @@ export class AppError extends Error {
   }
 }
 
+/** An AppError as a message between threads (a structured clone keeps no class). */
+export interface WireError {
+  status: number;
+  code: string;
+  detail: string;
+  errors: ErrorItem[];
+  headers: Record<string, string>;
+}
+
+export const toWire = (e: AppError): WireError => ({
+  status: e.status,
+  code: e.errorCode,
+  detail: e.message,
+  errors: e.errors,
+  headers: e.headers,
+});
+
+export const fromWire = (w: WireError): AppError =>
+  new AppError(w.status, w.code, w.detail, w.errors, w.headers);
+
 export const unauthenticated = (detail = "Authentication credentials were not provided or are invalid.") =>
   new AppError(401, "authentication_required", detail, [], { "WWW-Authenticate": 'Bearer realm="assay"' });
 

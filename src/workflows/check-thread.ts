@@ -4,7 +4,7 @@
 // stored 7.5 MB XSD, and 10.8 s for a 19-byte PATCH of that workflow, during which the HTTP
 // thread answered nothing, /healthz included, for every tenant. Light drafts (most: configs of
 // a few KiB) are checked in place, which costs less than the round trip.
-import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
+import { fromWire, serviceUnavailable, type WireError } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
 import { checkDraft } from "./check.ts";
@@ -24,7 +24,7 @@ export interface ToChecker {
 
 export type FromChecker =
   | { id: number; ok: true; configs: Record<string, unknown>[] }
-  | { id: number; ok: false; error: { status: number; code: string; detail: string; errors: ErrorItem[] } }
+  | { id: number; ok: false; error: WireError }
   /** Not a refusal: the check itself threw (a bug). The request answers 500 and it is logged. */
   | { id: number; ok: false; failure: string };
 
@@ -60,8 +60,7 @@ export function createDraftChecker(
       if (!p) return;
       waiting.delete(m.id);
       if (m.ok) p.resolve(m.configs);
-      else if ("error" in m)
-        p.reject(new AppError(m.error.status, m.error.code, m.error.detail, m.error.errors));
+      else if ("error" in m) p.reject(fromWire(m.error));
       else p.reject(new Error(`workflow check thread: ${m.failure}`));
     };
     const lost = (why: string) => {

@@ -2,7 +2,7 @@
 // save-time check — every step's schema compiled — runs here, not on the HTTP thread. A build
 // entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
 // stored schemas the steps reference come with the draft; no database, no network.
-import { AppError } from "../errors.ts";
+import { AppError, toWire } from "../errors.ts";
 import { prepareChecks } from "../validators/registry.ts";
 import type { FromChecker, ToChecker } from "./check-thread.ts";
 import { stepFieldOf } from "./check-thread.ts";
@@ -20,11 +20,7 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
   } catch (e) {
     answer =
       e instanceof AppError
-        ? {
-            id: m.id,
-            ok: false,
-            error: { status: e.status, code: e.errorCode, detail: e.message, errors: e.errors },
-          }
+        ? { id: m.id, ok: false, error: toWire(e) }
         : { id: m.id, ok: false, failure: String((e as Error)?.stack ?? e) };
   }
   self.postMessage(answer);

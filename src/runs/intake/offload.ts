@@ -5,7 +5,7 @@
 // than the round trip. The body is transferred to the thread and the stored bytes come back the
 // same way, with their SHA-256; refusals come back as the same error object (400/415) they would
 // be here.
-import { AppError, type ErrorItem, serviceUnavailable } from "../../errors.ts";
+import { fromWire, serviceUnavailable, type WireError } from "../../errors.ts";
 import { scanBody } from "../../http/body-shape.ts";
 import type { Logger } from "../../lib/log.ts";
 import { type HeaderSource, INTAKE_HEADERS, type Intake, type IntakeLimits, intake } from "./modes.ts";
@@ -36,17 +36,7 @@ export type FromIntake =
       offset: number;
       length: number;
     }
-  | {
-      id: number;
-      ok: false;
-      error: {
-        status: number;
-        code: string;
-        detail: string;
-        errors: ErrorItem[];
-        headers: Record<string, string>;
-      };
-    }
+  | { id: number; ok: false; error: WireError }
   /** Not a refusal: the intake itself threw (a bug). The route answers 500 and it is logged. */
   | { id: number; ok: false; failure: string };
 
@@ -97,8 +87,7 @@ export function createIntakeRunner(
       if (!p) return;
       waiting.delete(m.id);
       if (m.ok) p.resolve({ ...m.intake, bytes: new Uint8Array(m.bytes, m.offset, m.length) });
-      else if ("error" in m)
-        p.reject(new AppError(m.error.status, m.error.code, m.error.detail, m.error.errors, m.error.headers));
+      else if ("error" in m) p.reject(fromWire(m.error));
       else p.reject(new Error(`intake thread: ${m.failure}`));
     };
     const lost = (why: string) => {

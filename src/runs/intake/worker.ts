@@ -2,7 +2,7 @@
 // envelope and multipart parsing, base64, charset checks, hashing — so that no request body, however
 // large, holds the HTTP thread. A build entrypoint (scripts/build.ts); started from a URL built in
 // src/server.ts, like the validation workers. Pure computation: no database, no network.
-import { AppError } from "../../errors.ts";
+import { AppError, toWire } from "../../errors.ts";
 import { intake } from "./modes.ts";
 import type { FromIntake, ToIntake } from "./offload.ts";
 
@@ -33,17 +33,7 @@ self.onmessage = (event: MessageEvent<ToIntake>) => {
   } catch (e) {
     answer =
       e instanceof AppError
-        ? {
-            id: m.id,
-            ok: false,
-            error: {
-              status: e.status,
-              code: e.errorCode,
-              detail: e.message,
-              errors: e.errors,
-              headers: e.headers,
-            },
-          }
+        ? { id: m.id, ok: false, error: toWire(e) }
         : { id: m.id, ok: false, failure: String((e as Error)?.stack ?? e) };
   }
   self.postMessage(answer, transfer);
