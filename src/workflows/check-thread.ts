@@ -4,8 +4,8 @@
 // stored 7.5 MB XSD, and 10.8 s for a 19-byte PATCH of that workflow, during which the HTTP
 // thread answered nothing, /healthz included, for every tenant. Light drafts (most: configs of
 // a few KiB) are checked in place, which costs less than the round trip.
-import { fromWire, serviceUnavailable, type WireError } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
+import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
 import { checkDraft } from "./check.ts";
 import type { WorkflowDraft } from "./types.ts";
@@ -22,11 +22,8 @@ export interface ToChecker {
   only: number | null;
 }
 
-export type FromChecker =
-  | { id: number; ok: true; configs: Record<string, unknown>[] }
-  | { id: number; ok: false; error: WireError }
-  /** Not a refusal: the check itself threw (a bug). The request answers 500 and it is logged. */
-  | { id: number; ok: false; failure: string };
+/** The check thread's answer (src/lib/thread-calls.ts): the steps' configs, stored schemas pinned. */
+export type FromChecker = ThreadAnswer<{ configs: Record<string, unknown>[] }>;
 
 /** checkDraft's field names: `steps[i]`, or "" for the step the request itself names. */
 export const stepFieldOf = (only: number | null) => (i: number) => (i === only ? "" : `steps[${i}]`);
@@ -44,75 +41,45 @@ export function createDraftChecker(
   opts: { workerUrl?: URL | string | null; minChars?: number; log?: Logger } = {},
 ): DraftChecker {
   const minChars = opts.minChars ?? CHECK_OFFLOAD_MIN_CHARS;
-  let worker: Worker | null = null;
-  const waiting = new Map<
-    number,
-    { resolve(configs: Record<string, unknown>[]): void; reject(e: unknown): void }
-  >();
-  let nextId = 1;
   let offloaded = 0;
-
-  function spawn(url: URL | string): Worker {
-    const w = new Worker(url);
-    w.onmessage = (e: MessageEvent<FromChecker>) => {
-      const m = e.data;
-      const p = waiting.get(m.id);
-      if (!p) return;
-      waiting.delete(m.id);
-      if (m.ok) p.resolve(m.configs);
-      else if ("error" in m) p.reject(fromWire(m.error));
-      else p.reject(new Error(`workflow check thread: ${m.failure}`));
-    };
-    const lost = (why: string) => {
-      if (worker !== w) return;
-      worker = null;
-      opts.log?.error("workflow check thread lost; its saves get 503", { why });
-      for (const p of waiting.values())
-        p.reject(serviceUnavailable("The workflow could not be checked; retry.", 1));
-      waiting.clear();
-    };
-    w.addEventListener("error", (e) => lost(String((e as ErrorEvent).message ?? e)));
-    w.addEventListener("close", () => lost("exited"));
-    return w;
-  }
+  const thread = opts.workerUrl
+    ? threadCalls<Omit<ToChecker, "id">, { configs: Record<string, unknown>[] }, Record<string, unknown>[]>({
+        url: opts.workerUrl,
+        name: "workflow check thread",
+        lostDetail: "The workflow could not be checked; retry.",
+        read: (m) => m.configs,
+        log: opts.log,
+      })
+    : null;
 
   return {
     async check(d, ctx, only) {
       // Validators this instance adds (tests' test_hold) exist on this thread only.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
-      if (!opts.workerUrl || !builtIn || weight(d, ctx) < minChars) {
+      if (!thread || !builtIn || weight(d, ctx) < minChars) {
         await prepareChecks(d.steps.map((s) => s.validator));
         checkDraft(d, stepFieldOf(only), ctx);
         return;
       }
-      worker ??= spawn(opts.workerUrl);
       offloaded++;
-      const id = nextId++;
-      const message: ToChecker = {
-        id,
+      const configs = await thread.call({
         draft: d,
         resources: ctx.resources,
         xsdDocuments: ctx.xsdDocuments,
         only,
-      };
-      const w = worker;
-      const configs = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        w.postMessage(message);
       });
       d.steps.forEach((s, i) => {
         s.config = configs[i]!;
       });
     },
     get inFlight() {
-      return waiting.size;
+      return thread?.inFlight ?? 0;
     },
     get offloaded() {
       return offloaded;
     },
     close() {
-      worker?.terminate();
-      worker = null;
+      thread?.close();
     },
   };
 }

@@ -5,9 +5,9 @@
 // than the round trip. The body is transferred to the thread and the stored bytes come back the
 // same way, with their SHA-256; refusals come back as the same error object (400/415) they would
 // be here.
-import { fromWire, serviceUnavailable, type WireError } from "../../errors.ts";
 import { scanBody } from "../../http/body-shape.ts";
 import type { Logger } from "../../lib/log.ts";
+import { type ThreadAnswer, threadCalls } from "../../lib/thread-calls.ts";
 import { type HeaderSource, INTAKE_HEADERS, type Intake, type IntakeLimits, intake } from "./modes.ts";
 
 /** Bodies from this size up are read off the HTTP thread (the size a sync run is written first, too). */
@@ -27,18 +27,15 @@ export interface ToIntake {
   limits: IntakeLimits;
 }
 
-export type FromIntake =
-  | {
-      id: number;
-      ok: true;
-      intake: Omit<Intake, "bytes">;
-      bytes: ArrayBuffer;
-      offset: number;
-      length: number;
-    }
-  | { id: number; ok: false; error: WireError }
-  /** Not a refusal: the intake itself threw (a bug). The route answers 500 and it is logged. */
-  | { id: number; ok: false; failure: string };
+/** What the intake thread read: the Intake, its stored bytes moved back. */
+interface IntakeRead {
+  intake: Omit<Intake, "bytes">;
+  bytes: ArrayBuffer;
+  offset: number;
+  length: number;
+}
+/** The intake thread's answer (src/lib/thread-calls.ts). */
+export type FromIntake = ThreadAnswer<IntakeRead>;
 
 /**
  * A body the intake may parse as JSON (an envelope or a candidate; text/plain re-inspected as
@@ -49,11 +46,6 @@ function manyValues(headers: HeaderSource, body: Uint8Array): boolean {
   const type = headers.get("content-type") ?? "";
   if (!/json|text\/plain|multipart/i.test(type)) return false;
   return scanBody(body, Number.POSITIVE_INFINITY, OFFLOAD_MIN_TOKENS, true) === "too_many_values";
-}
-
-interface Waiting {
-  resolve(i: Intake): void;
-  reject(e: unknown): void;
 }
 
 export interface IntakeRunner {
@@ -69,83 +61,51 @@ export function createIntakeRunner(
   opts: { workerUrl?: URL | string | null; minBytes?: number; log?: Logger } = {},
 ): IntakeRunner {
   const minBytes = opts.minBytes ?? OFFLOAD_MIN_BYTES;
-  let worker: Worker | null = null;
-  const waiting = new Map<number, Waiting>();
-  let nextId = 1;
   let offloaded = 0;
-
-  const failAll = (why: string) => {
-    for (const w of waiting.values()) w.reject(serviceUnavailable(why, 1));
-    waiting.clear();
-  };
-
-  function spawn(url: URL | string): Worker {
-    const w = new Worker(url);
-    w.onmessage = (e: MessageEvent<FromIntake>) => {
-      const m = e.data;
-      const p = waiting.get(m.id);
-      if (!p) return;
-      waiting.delete(m.id);
-      if (m.ok) p.resolve({ ...m.intake, bytes: new Uint8Array(m.bytes, m.offset, m.length) });
-      else if ("error" in m) p.reject(fromWire(m.error));
-      else p.reject(new Error(`intake thread: ${m.failure}`));
-    };
-    const lost = (why: string) => {
-      if (worker !== w) return;
-      worker = null;
-      opts.log?.error("intake thread lost; requests in it get 503", { why });
-      failAll("The request could not be read; retry.");
-    };
-    w.addEventListener("error", (e) => lost(String((e as ErrorEvent).message ?? e)));
-    w.addEventListener("close", () => lost("exited"));
-    return w;
-  }
+  const thread = opts.workerUrl
+    ? threadCalls<Omit<ToIntake, "id">, IntakeRead, Intake>({
+        url: opts.workerUrl,
+        name: "intake thread",
+        lostDetail: "The request could not be read; retry.",
+        read: (m) => ({ ...m.intake, bytes: new Uint8Array(m.bytes, m.offset, m.length) }),
+        log: opts.log,
+      })
+    : null;
 
   return {
     read(headers, body, limits) {
-      if (!opts.workerUrl || (body.byteLength < minBytes && !manyValues(headers, body))) {
+      if (!thread || (body.byteLength < minBytes && !manyValues(headers, body))) {
         try {
           return Promise.resolve(intake(headers, body, limits));
         } catch (e) {
           return Promise.reject(e);
         }
       }
-      worker ??= spawn(opts.workerUrl);
       offloaded++;
-      const id = nextId++;
       // Transferred, not copied: the body must own its whole buffer to be handed over.
       const owned = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
-      const message: ToIntake = {
-        id,
-        headers: INTAKE_HEADERS.flatMap((n) => {
-          const v = headers.get(n);
-          return v === null ? [] : [[n, v] as [string, string]];
-        }),
-        body: owned.buffer as ArrayBuffer,
-        length: owned.byteLength,
-        limits,
-      };
-      const w = worker;
-      return new Promise<Intake>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        try {
-          w.postMessage(message, [message.body]);
-        } catch {
-          w.postMessage(message); // a buffer that cannot be transferred is copied
-        }
-      });
+      const buffer = owned.buffer as ArrayBuffer;
+      return thread.call(
+        {
+          headers: INTAKE_HEADERS.flatMap((n) => {
+            const v = headers.get(n);
+            return v === null ? [] : [[n, v] as [string, string]];
+          }),
+          body: buffer,
+          length: owned.byteLength,
+          limits,
+        },
+        [buffer],
+      );
     },
     get inFlight() {
-      return waiting.size;
+      return thread?.inFlight ?? 0;
     },
     get offloaded() {
       return offloaded;
     },
     close() {
-      const w = worker;
-      worker = null;
-      failAll("The server is shutting down.");
-      w?.terminate();
+      thread?.close();
     },
   };
 }
