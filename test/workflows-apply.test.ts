@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { BINARY, ensureBinary, serveBinary } from "./helpers/binary.ts";
 
@@ -79,6 +80,39 @@ describe("assay workflows apply", () => {
     expect((await assay(["workflows", "apply", "acme", "exported.yaml", ...api()])).out).toBe(
       "acme/orders: unchanged (version 2)\n",
     );
+  });
+
+  test("a server that accepts the connection and never answers: exit 1 at --timeout", async () => {
+    const sockets: Socket[] = [];
+    const silent = createNetServer((c) => sockets.push(c));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      // Without a deadline of its own the command waited for as long as the server held it.
+      const r = await assay([
+        "workflows",
+        "export",
+        "acme",
+        "orders",
+        "--server",
+        url,
+        "--token",
+        "t",
+        "--timeout",
+        "2",
+      ]);
+      expect(r).toEqual({
+        code: 1,
+        out: "",
+        err: `assay workflows: ${url} did not answer within 2 s (--timeout): GET /orgs/acme/workflows/orders/\n`,
+      });
+    } finally {
+      for (const c of sockets) c.destroy();
+      silent.close();
+    }
+    const zero = await assay(["workflows", "export", "acme", "orders", ...api(), "--timeout", "0"]);
+    expect(zero.code).toBe(2);
+    expect(zero.err).toStartWith('assay workflows: --timeout "0" is not a number of seconds (1 or more)\n');
   });
 
   test("refusals: exit 1 with the server's error, exit 2 for bad arguments", async () => {

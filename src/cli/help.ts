@@ -110,14 +110,19 @@ export const COMMANDS: Record<string, CommandSpec> = {
   workflows: {
     summary: "workflows as code: export, apply, import",
     usage: [
-      "assay workflows export ORG SLUG [--format yaml|json] [--server URL --token T]",
-      "assay workflows apply ORG FILE… --server URL --token T",
+      "assay workflows export ORG SLUG [--format yaml|json] [--server URL --token T [--timeout S]]",
+      "assay workflows apply ORG FILE… --server URL --token T [--timeout S]",
       "assay workflows import ORG FILE",
     ],
     about:
       "A workflow as a YAML/JSON document, so a repository can hold it. With --server (or\nASSAY_SERVER) `export` and `apply` go through the API with a token (Author role); without, `export`\nand `import` read and write the data dir. `apply` creates the workflow or updates it to match the\nfile, prints what changed, and changes nothing when it already matches. FILE - is stdin.",
-    options: { format: s, server: s, token: s, ...DATA_OPTIONS },
-    optionHelp: [["--format yaml|json", "export format [yaml]"], ...SERVER_HELP, ...DATA_HELP],
+    options: { format: s, server: s, token: s, timeout: s, ...DATA_OPTIONS },
+    optionHelp: [
+      ["--format yaml|json", "export format [yaml]"],
+      ...SERVER_HELP,
+      ["--timeout SECONDS", "give up on a request the server does not answer [60]"],
+      ...DATA_HELP,
+    ],
   },
   audit: {
     summary: "verify the audit log, print its head",

@@ -9,7 +9,11 @@ import { type Parsed, UsageError } from "./args.ts";
 export interface Remote {
   server: string;
   token: string;
+  /** Each request, its answer's body included, is given up after this (`--timeout`, default 60 s). */
+  timeoutS: number;
 }
+
+const DEFAULT_TIMEOUT_S = 60;
 
 /** --server/ASSAY_SERVER and --token/ASSAY_TOKEN, or null when no server is named. */
 export function remoteOf(p: Parsed): Remote | null {
@@ -28,7 +32,10 @@ export function remoteOf(p: Parsed): Remote | null {
     throw new UsageError("--server is an http or https URL");
   const token = p.flags.token ?? process.env.ASSAY_TOKEN;
   if (!token) throw new UsageError("--token (or ASSAY_TOKEN) is required with --server");
-  return { server: u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, ""), token };
+  const t = p.flags.timeout ?? String(DEFAULT_TIMEOUT_S);
+  if (!/^\d{1,5}$/.test(t) || Number(t) < 1)
+    throw new UsageError(`--timeout "${t}" is not a number of seconds (1 or more)`);
+  return { server: u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, ""), token, timeoutS: Number(t) };
 }
 
 interface StepDoc {
@@ -50,7 +57,17 @@ interface Doc {
 type Detail = Doc & { version: number };
 
 async function api(r: Remote, method: string, path: string, body?: unknown) {
+  // Without a signal, a server that accepts the connection and never answers holds the command
+  // (and the CI job running it) until the job's own limit.
+  const signal = AbortSignal.timeout(r.timeoutS * 1000);
+  const late = () =>
+    new AppError(
+      504,
+      "timeout",
+      `${r.server} did not answer within ${r.timeoutS} s (--timeout): ${method} ${path}`,
+    );
   let res: Response;
+  let text: string;
   try {
     res = await fetch(`${r.server}/api/v1${path}`, {
       method,
@@ -59,11 +76,13 @@ async function api(r: Remote, method: string, path: string, body?: unknown) {
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
+    text = await res.text();
   } catch (e) {
+    if (signal.aborted) throw late();
     throw new AppError(503, "network_error", `cannot reach ${r.server}: ${(e as Error).message}`);
   }
-  const text = await res.text();
   let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;

@@ -29,7 +29,7 @@ export async function workflows(p: Parsed): Promise<number> {
   const [sub, org, ...args] = p.positionals;
   const remote = remoteOf(p);
   if (sub === "export") {
-    allowOnly(p, ["format", ...(remote ? ["server", "token"] : ["data_dir"])]);
+    allowOnly(p, ["format", ...(remote ? ["server", "token", "timeout"] : ["data_dir"])]);
     if (!org || args.length !== 1) throw new UsageError("usage: assay workflows export ORG SLUG");
     const format = formatOf(p);
     if (remote) {
@@ -45,7 +45,7 @@ export async function workflows(p: Parsed): Promise<number> {
     return 0;
   }
   if (sub === "apply") {
-    allowOnly(p, ["server", "token"]);
+    allowOnly(p, ["server", "token", "timeout"]);
     if (!org || !args.length)
       throw new UsageError("usage: assay workflows apply ORG FILE… --server URL --token T");
     if (!remote)
