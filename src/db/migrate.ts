@@ -17,6 +17,7 @@ import m0010 from "./migrations/0010_ascending_indexes.sql" with { type: "text" 
 import m0014 from "./migrations/0014_webhook_generation.sql" with { type: "text" };
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import m0017 from "./migrations/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
+import m0018 from "./migrations/0018_ids_never_reused.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -30,7 +31,9 @@ import p0010 from "./migrations/postgres/0010_ascending_indexes.sql" with { type
 import p0014 from "./migrations/postgres/0014_webhook_generation.sql" with { type: "text" };
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import p0017 from "./migrations/postgres/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
+import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
+import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
 
 export interface Migration {
   version: number;
@@ -43,6 +46,11 @@ export interface Migration {
    * nodes go on, and an old node may even start (docs/deploy.md). False blocks old nodes.
    */
   additive?: boolean;
+  /**
+   * SQLite tables rebuilt with an AUTOINCREMENT id after `sqlite` runs (src/db/rebuild.ts): with
+   * foreign keys off for the migration, checked before its commit.
+   */
+  sqliteAutoincrement?: readonly string[];
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -64,6 +72,24 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 16, name: "audit_and_versions", sqlite: m0016, postgres: p0016 },
   // An index only: an older node claims as before.
   { version: 17, name: "webhook_pending_by_endpoint", sqlite: m0017, postgres: p0017, additive: true },
+  // Ids of deleted rows are never handed out again on SQLite, as on PostgreSQL. The same columns:
+  // an older node reads and writes these tables as before.
+  {
+    version: 18,
+    name: "ids_never_reused",
+    sqlite: m0018,
+    postgres: p0018,
+    additive: true,
+    sqliteAutoincrement: [
+      "users",
+      "api_tokens",
+      "web_sessions",
+      "steps",
+      "org_schemas",
+      "webhooks",
+      "webhook_attempts",
+    ],
+  },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;
@@ -105,15 +131,30 @@ export function migrateSqlite(db: Database): number {
   const done = new Set(applied.map((r) => r.version));
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sqlite);
-      db.query(
-        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
-      ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
-      db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
-    })();
+    const rebuild = m.sqliteAutoincrement ?? [];
+    // A table rebuilt with foreign keys on would cascade its DROP into every child table; the
+    // pragma is ignored inside a transaction, so it is set around it.
+    const keys = (db.query("PRAGMA foreign_keys").get() as { foreign_keys: number }).foreign_keys;
+    if (rebuild.length) db.exec("PRAGMA foreign_keys = OFF");
+    try {
+      migrateOne(db, m, rebuild, current);
+    } finally {
+      if (rebuild.length) db.exec(`PRAGMA foreign_keys = ${keys ? "ON" : "OFF"}`);
+    }
   }
   return Math.max(LATEST, current);
+}
+
+function migrateOne(db: Database, m: Migration, rebuild: readonly string[], current: number): void {
+  db.transaction(() => {
+    db.exec(m.sqlite);
+    for (const table of rebuild) rebuildWithAutoincrement(db, table);
+    if (rebuild.length) assertForeignKeys(db);
+    db.query(
+      "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
+    ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
+    db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
+  })();
 }
 
 /** Any number: the key of the advisory lock that serializes migrations across nodes. */
