@@ -131,6 +131,14 @@ export const SETTINGS = [
     help: "Queued runs (not yet taken by a worker) before new runs get 503",
   },
   {
+    key: "max_queue_per_org",
+    kind: "int",
+    def: 0,
+    min: 0,
+    max: 10000000,
+    help: "Queued runs of one org before its new runs get 503 (0 = half of max_queue)",
+  },
+  {
     key: "step_timeout_ms",
     kind: "int",
     def: 60000,
@@ -433,6 +441,13 @@ export function corsOriginProblem(value: string): string | null {
   }
   return null;
 }
+
+/**
+ * How many queued runs one org may hold: the rest of the queue stays for the others, so one
+ * org's backlog cannot turn every other org's runs away with 503 (docs/limits.md).
+ */
+export const queuePerOrg = (c: { max_queue: number; max_queue_per_org: number }) =>
+  Math.min(c.max_queue, c.max_queue_per_org || Math.max(1, Math.floor(c.max_queue / 2)));
 
 /** Settings for tests and embedding: defaults plus overrides, no environment. */
 export function testConfig(overrides: Partial<Record<keyof Config, unknown>> = {}): Config {

@@ -1,7 +1,7 @@
 // The services of one Assay instance, built once from config and an open database. Routes and
 // the CLI receive this object; nothing reads globals.
 import type { AnyDb } from "./db/open.ts";
-import { type Config, TEST_GATES_ENV } from "./config.ts";
+import { type Config, TEST_GATES_ENV, queuePerOrg } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { createOrgStore } from "./orgs/store.ts";
@@ -88,6 +88,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
           maxPayloadBytes: config.max_payload_bytes,
           maxMetadataBytes: config.max_metadata_bytes,
           maxQueue: config.max_queue,
+          maxQueuePerOrg: queuePerOrg(config),
         },
         extraValidators,
       })

@@ -43,7 +43,7 @@ async function busy(): Promise<Gate> {
 const cancel = (url: string) => call(s, "POST", `${new URL(url).pathname}cancel/`, { token: s.rootToken });
 
 beforeAll(async () => {
-  s = await startTestServer({ workers: 1, max_queue: 3 });
+  s = await startTestServer({ workers: 1, max_queue: 3, max_queue_per_org: 3 });
   // Fast, but a worker's job: a json_schema-only run would end in the inline lane without waiting
   // for a worker (test/inline-runs.test.ts), and these tests are about waiting for one.
   await createWorkflow(s, s.rootToken, {

@@ -270,7 +270,7 @@ describe("retention", () => {
 
 describe("backpressure", () => {
   test("503 service_unavailable with Retry-After when the queue is full; nothing stored", async () => {
-    const s = await startTestServer({ workers: 1, max_queue: 2 });
+    const s = await startTestServer({ workers: 1, max_queue: 2, max_queue_per_org: 2 });
     try {
       await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
       const gate = s.gates.gate();
@@ -300,6 +300,58 @@ describe("backpressure", () => {
       gate.open();
       for (const a of accepted)
         expect((await waitForRun(s, s.rootToken, a.json.url)).status).toBe("succeeded");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("one org's share of the queue", () => {
+  test("an org holding half the queue gets 503; another org's runs are still taken; its own again once it drains", async () => {
+    // max_queue_per_org unset: half of max_queue, 2.
+    const s = await startTestServer({ workers: 1, max_queue: 4 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const olga = await s.user("olga", "other", "admin");
+      await createWorkflow(s, olga.token, HOLD_WORKFLOW, "other");
+      const gate = s.gates.gate();
+      const send = (org: string, token: string) =>
+        call(s, "POST", `/api/v1/orgs/${org}/workflows/hold/runs/`, {
+          token,
+          raw: gate.doc(),
+          headers: { ...JSON_CT, prefer: "respond-async" },
+        });
+      // The pool's capacity first (held there, out of the queue), then acme's share of the queue.
+      const n = s.deps.pool!.capacity + 2;
+      const accepted: Awaited<ReturnType<typeof send>>[] = [];
+      for (let i = 0; i < n; i++) {
+        accepted.push(await send("acme", s.rootToken));
+        if (i < n - 2) await until(async () => (await s.deps.executor.queueDepth()) === 0, "an empty queue");
+      }
+      expect(accepted.map((a) => a.status)).toEqual(Array(n).fill(202));
+      expect(s.deps.executor.queueDepth()).toBe(2);
+      const before = await s.count("runs");
+      const refused = await send("acme", s.rootToken);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("5");
+      expect(refused.json).toEqual(
+        errorBody(
+          503,
+          "service_unavailable",
+          "Too many of this organization's runs are waiting; retry later.",
+        ),
+      );
+      expect(await s.count("runs")).toBe(before);
+      // The queue (4) has room, and it is not acme's to take: other's runs are accepted.
+      const theirs = [await send("other", olga.token), await send("other", olga.token)];
+      expect(theirs.map((a) => a.status)).toEqual([202, 202]);
+      gate.open();
+      for (const a of accepted)
+        expect((await waitForRun(s, s.rootToken, a.json.url)).status).toBe("succeeded");
+      for (const a of theirs) expect((await waitForRun(s, olga.token, a.json.url)).status).toBe("succeeded");
+      const again = await send("acme", s.rootToken);
+      expect(again.status).toBe(202);
+      expect((await waitForRun(s, s.rootToken, again.json.url)).status).toBe("succeeded");
     } finally {
       await s.close();
     }

@@ -612,6 +612,12 @@ export function createExecutor(
     queueDepth(): number {
       return store.queuedCount() + memQueue.size;
     },
+    /** One org's runs waiting in memory (direct runs no worker took yet): its share of memQueue. */
+    queuedInMemory(orgId: number): number {
+      let n = 0;
+      for (const id of memQueue) if (directs.get(id)?.record.orgId === orgId) n++;
+      return n;
+    },
     /**
      * After the wait: a direct run that ended is handed over as written (no read back); one still
      * queued or running is written now, before the answer says it exists. Null for other runs,

@@ -29,6 +29,8 @@ export interface StartLimits {
   maxPayloadBytes: number;
   maxMetadataBytes: number;
   maxQueue: number;
+  /** One org's share of the queue (config.ts queuePerOrg). */
+  maxQueuePerOrg: number;
 }
 
 export interface StartOutcome {
@@ -142,7 +144,7 @@ function activeSteps(def: WorkflowVersion): WorkflowVersion["steps"] {
  */
 export type RunExecutor = Pick<
   Executor,
-  "acceptsDirect" | "queueDepth" | "runInline" | "submitDirect" | "notify"
+  "acceptsDirect" | "queueDepth" | "queuedInMemory" | "runInline" | "submitDirect" | "notify"
 > & {
   commitInline?(record: DirectRun["record"], f: FinalState): ReturnType<Executor["runInline"]>;
 };
@@ -226,8 +228,14 @@ export function createRunService(deps: {
           }));
         if (!handed) checkFileType(def, sub.fileType, extra);
         // Backpressure: a bounded queue instead of unbounded memory and latency.
-        if (executor.queueDepth() >= limits.maxQueue)
-          throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
+        const depth = executor.queueDepth();
+        if (depth >= limits.maxQueue) throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
+        // The org's own share: counted only when the whole queue could hold that many of its runs.
+        if (
+          depth >= limits.maxQueuePerOrg &&
+          (await runs.queuedOfOrg(orgId)) + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg
+        )
+          throw serviceUnavailable("Too many of this organization's runs are waiting; retry later.", 5);
         // 9. commit, then execute
         const id = handed?.id ?? uuidv7();
         const steps = pendingSteps(active);

@@ -475,6 +475,13 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       return Math.max(0, queued);
     },
     /**
+     * One org's queued runs, counted in the database (every node's, exact): read only when the
+     * whole queue holds as many as the per-org bound, so the common request costs no query.
+     */
+    queuedOfOrg(orgId: number): Promise<number> {
+      return db.exec(count("SELECT count(*) AS n FROM runs WHERE org_id = ? AND status = 'queued'", orgId));
+    },
+    /**
      * Whether the next claim should look at the queue: runs counted, or a change made elsewhere
      * (maybeQueued). Kept apart from the count, which backpressure reads: a hint of another
      * node's run is no run, and counting it refused a request with a full queue that was not.

@@ -16,7 +16,7 @@
 // relayed to the main thread untouched, which answers it as if it had accepted it. A request the
 // route will refuse (401, 403, 404, 409, 400, 415, 429, 503) is answered here, as the main thread
 // would: the same code.
-import type { Config } from "../../config.ts";
+import { type Config, queuePerOrg } from "../../config.ts";
 import { openDb } from "../../db/open.ts";
 import { writeGateOf } from "../../db/write-gate.ts";
 import { WriteLock, type WriteLockInit } from "../../db/write-lock.ts";
@@ -124,6 +124,8 @@ export async function createThreadRuns(index: number, init: ThreadRunsInit, wake
     // its client waits: admit): never written as queued on this thread.
     acceptsDirect: (bytes: number) => bytes <= INLINE_MAX_BYTES,
     queueDepth: () => board.queueDepth,
+    // The main thread's memory queue is not visible here; the database count is (most of) it.
+    queuedInMemory: () => 0,
     async runInline(record: DirectRun["record"], def: WorkflowVersion) {
       if (!inline || closed) return { run: null, checked: false } as const;
       const c = checkInline(inline, record, def, stepLimits);
@@ -151,6 +153,7 @@ export async function createThreadRuns(index: number, init: ThreadRunsInit, wake
       maxPayloadBytes: config.max_payload_bytes,
       maxMetadataBytes: config.max_metadata_bytes,
       maxQueue: config.max_queue,
+      maxQueuePerOrg: queuePerOrg(config),
     },
     extraValidators: extra,
   });
