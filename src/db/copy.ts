@@ -17,6 +17,7 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
   { name: "settings", key: ["key"] },
   { name: "workflows", key: ["id"], identity: true },
   { name: "steps", key: ["id"], identity: true },
+  { name: "step_configs", key: ["sha256"] },
   { name: "workflow_versions", key: ["workflow_id", "version"] },
   { name: "org_schemas", key: ["id"], identity: true },
   { name: "submissions", key: ["id"], identity: true },

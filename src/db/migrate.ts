@@ -18,6 +18,7 @@ import m0014 from "./migrations/0014_webhook_generation.sql" with { type: "text"
 import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text" };
 import m0017 from "./migrations/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import m0018 from "./migrations/0018_ids_never_reused.sql" with { type: "text" };
+import m0019 from "./migrations/0019_step_configs.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -32,6 +33,7 @@ import p0014 from "./migrations/postgres/0014_webhook_generation.sql" with { typ
 import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { type: "text" };
 import p0017 from "./migrations/postgres/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type: "text" };
+import p0019 from "./migrations/postgres/0019_step_configs.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
 
@@ -90,6 +92,8 @@ export const MIGRATIONS: readonly Migration[] = [
       "webhook_attempts",
     ],
   },
+  // Not additive: a node of the previous build would read a new version's steps without configs.
+  { version: 19, name: "step_configs", sqlite: m0019, postgres: p0019 },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;

@@ -8,6 +8,7 @@ import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import { workflowRecord } from "./audit.ts";
+import { resolveConfigs, storeConfigs } from "./config-store.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
 
 /** Who saves, and what the audit log calls it (workflow.update, step.create, workflow.restore …). */
@@ -136,13 +137,15 @@ function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string, how: SaveHow): 
     fail_fast: bool(w.fail_fast),
     steps,
   };
+  // The audit entry hashes the whole definition; the row names the configs (config-store.ts).
   const text = JSON.stringify(def);
+  const stored = JSON.stringify({ ...def, steps: yield* storeConfigs(steps, ts) });
   yield* run(
     `INSERT INTO workflow_versions (workflow_id, version, definition, created_at, created_by, created_by_name, restored_from, step_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (workflow_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at, created_by = excluded.created_by, created_by_name = excluded.created_by_name, restored_from = excluded.restored_from, step_count = excluded.step_count`,
     w.id,
     w.version,
-    text,
+    stored,
     ts,
     how.actor.user_id,
     authorName(how.actor),
@@ -286,14 +289,19 @@ export function createWorkflowStore(db: Db) {
       const key = `${workflowId}:${version}`;
       const hit = versions.get(key);
       if (hit) return hit;
-      const r = await db.exec(
-        get<{ definition: string }>(
-          "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
-          workflowId,
-          version,
-        ),
+      const def = await db.exec(
+        (function* () {
+          const r = yield* get<{ definition: string }>(
+            "SELECT definition FROM workflow_versions WHERE workflow_id = ? AND version = ?",
+            workflowId,
+            version,
+          );
+          const stored = r
+            ? parseJson<Parameters<typeof resolveConfigs>[0] | null>(r.definition, null)
+            : null;
+          return stored ? yield* resolveConfigs(stored) : null;
+        })(),
       );
-      const def = r ? parseJson<WorkflowVersion | null>(r.definition, null) : null;
       if (!def) return null;
       if (versions.size >= VERSION_CACHE_SIZE) versions.delete(versions.keys().next().value!);
       versions.set(key, deepFreeze(def));
