@@ -162,6 +162,29 @@ export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<
  * `exact` (exactStartTags) located, else the first start tag on that line named by the XPath's
  * last step (or, for "*", by the message), which is right unless the name repeats on the line.
  */
+export function positionForXPath(
+  lines: LineIndex,
+  line: number | null,
+  xpath: string | null,
+  message = "",
+  exact: ReadonlyMap<string, number> = new Map(),
+): { line: number | null; column: number | null } {
+  const column = columnForXPath(lines, line, xpath, message, exact);
+  if (column !== null || line === null || !xpath) return { line, column };
+  // libxml2 numbers an element by the line its start tag ends on: a start tag written over
+  // several lines (one attribute a line) begins above it, at the last '<' before that line — an
+  // attribute value cannot hold '<'. Its position is the start tag's, as on one line.
+  const t = target(xpath, message);
+  const from = lines.lineStart(line);
+  const open = from > 0 ? lines.text.lastIndexOf("<", from - 1) : -1;
+  if (!t || open < 0) return { line, column: null };
+  const tag = new RegExp(startTagPattern(t.name).source, "y");
+  tag.lastIndex = open;
+  // …and still open where the reported line begins: no '>' outside its quoted values.
+  const still = !/>/.test(lines.text.slice(open, from).replace(/"[^"]*"|'[^']*'/g, ""));
+  return still && tag.test(lines.text) ? lines.position(open) : { line, column: null };
+}
+
 export function columnForXPath(
   lines: LineIndex,
   line: number | null,

@@ -5,7 +5,7 @@
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
-import { columnForXPath, exactStartTags, parseXml, problemFinding } from "../shared/xml.ts";
+import { exactStartTags, parseXml, positionForXPath, problemFinding } from "../shared/xml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
@@ -57,11 +57,13 @@ function compile(config: unknown) {
           const message = d.message.trim();
           if (!fresh(message, xpath, line)) continue;
           const warn = d.level < 2;
+          const at =
+            d.col > 0 ? { line, column: d.col } : positionForXPath(lines, line, xpath, message, exact);
           const f = finding(warn ? "xml.schema_warning" : "xml.schema_violation", message, {
             severity: warn ? "warning" : "error",
             path: xpath,
-            line,
-            column: d.col > 0 ? d.col : columnForXPath(lines, line, xpath, message, exact),
+            line: at.line,
+            column: at.column,
             rule: validityRule(cfg.schema_type, message),
           });
           if (!out.add(f)) break;

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
-import { parseXml } from "../../../src/validators/shared/xml.ts";
+import { LineIndex } from "../../../src/validators/shared/position.ts";
+import { parseXml, positionForXPath } from "../../../src/validators/shared/xml.ts";
 import { incompleteResult } from "../../../src/validators/xml-schema/index.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { brief, codes, run } from "./helpers.ts";
@@ -33,6 +34,27 @@ describe("xml_schema: XSD", () => {
       { code: "xml.schema_violation", line: 5, column: 3, path: "/order/bogus" },
     ]);
     expect(r.findings[0].message).toContain("'abc' is not a valid value");
+  });
+
+  test("a start tag over several lines: the finding is at its '<', not on the line it ends on", () => {
+    // libxml2 reports the line where the start tag ends (3 here) and no column.
+    const xml =
+      '<order><id>1</id><item\n  sku="a"\n  qty="0"/>\n<item sku="b"\n qty="1"\n><x/></item></order>';
+    expect(brief(validate("xsd", xsd, xml), true)).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 18, path: "/order/item[1]" },
+      { code: "xml.schema_violation", line: 4, column: 1, path: "/order/item[2]" },
+    ]);
+  });
+
+  test("positionForXPath: only a start tag still open where the reported line begins", () => {
+    const at = (text: string, line: number, xpath: string, message = "") =>
+      positionForXPath(new LineIndex(text), line, xpath, message);
+    expect(at('<r>\n<item\n  a="1"\n  b="x>y"/>', 4, "/r/item")).toEqual({ line: 2, column: 1 });
+    expect(at('<r><p:item\n a="1"/>', 2, "/r/item")).toEqual({ line: 1, column: 4 });
+    // The last '<' is another element's, or a tag that ended above: libxml2's line, no column.
+    expect(at('<r><other\n a="1"/>', 2, "/r/item")).toEqual({ line: 2, column: null });
+    expect(at('<r><item a="1"/>\n</r>', 2, "/r/item")).toEqual({ line: 2, column: null });
+    expect(at("<item/>", 1, "/item")).toEqual({ line: 1, column: 1 });
   });
 
   test("a not-well-formed document is reported as such, not validated", () => {
