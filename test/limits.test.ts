@@ -443,6 +443,53 @@ describe("workflow definitions", () => {
   });
 });
 
+describe("a workflow's step configs with their snapshots: 64 MiB in all", () => {
+  test("400 steps too_large: nine steps naming one ~7.9 MB stored XSD; nothing stored or compiled", async () => {
+    const XS = 'xmlns:xs="http://www.w3.org/2001/XMLSchema"';
+    const note = "Documentation of an element, long as a real standard's. ".repeat(140_000);
+    const xsd = `<xs:schema ${XS}><xs:annotation><xs:documentation>${note}</xs:documentation></xs:annotation><xs:element name="a" type="xs:string"/></xs:schema>`;
+    expect(xsd.length).toBeGreaterThan(7_800_000);
+    const stored = await call(s, "POST", "/api/v1/orgs/acme/schemas/", {
+      token: author,
+      body: { uri: "https://schemas.example.com/big.xsd", kind: "xsd", schema: xsd },
+    });
+    expect(stored.status).toBe(201);
+    const step = (i: number) => ({
+      name: `xsd ${i}`,
+      validator: "xml_schema",
+      config: { schema_type: "xsd", schema_uri: "https://schemas.example.com/big.xsd" },
+    });
+    const before = [await s.count("workflows"), await s.count("steps")];
+    const r = await call(s, "POST", WORKFLOWS, {
+      token: author,
+      body: {
+        slug: "pinned-total",
+        name: "p",
+        allowed_file_types: ["XML"],
+        steps: Array.from({ length: 9 }, (_, i) => step(i)),
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps",
+          code: "too_large",
+          message:
+            "With the stored schemas they reference, a workflow's step configs may hold at most 67108864 bytes of JSON in all.",
+        },
+      ]),
+    );
+    expect([await s.count("workflows"), await s.count("steps")]).toEqual(before);
+    // Two such steps are well within it.
+    const two = await call(s, "POST", WORKFLOWS, {
+      token: author,
+      body: { slug: "pinned-two", name: "p", allowed_file_types: ["XML"], steps: [step(0), step(1)] },
+    });
+    expect(two.status).toBe(201);
+  }, 120_000);
+});
+
 describe("nesting in API request bodies: 256 levels", () => {
   /** A workflow whose JSON nests exactly `depth` levels: body, steps, step, config, schema, then "not"s. */
   const nested = (slug: string, depth: number) => {

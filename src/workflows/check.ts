@@ -21,10 +21,20 @@ export const MAX_RETENTION_DAYS = 36500;
 export const MAX_STEP_CONFIG_BYTES = 1_048_576;
 /** A step config with the snapshot of the stored schemas it references. */
 export const MAX_PINNED_CONFIG_BYTES = 8 * MAX_STEP_CONFIG_BYTES;
+/**
+ * All of a workflow's step configs with their snapshots: 50 steps naming one 8 MiB stored XSD
+ * would otherwise turn a 5 KB request into 400 MB of JSON held, stored and served by every GET.
+ */
+export const MAX_WORKFLOW_PINNED_BYTES = 64 * MAX_STEP_CONFIG_BYTES;
 // A slug starts with a letter so that it can never be mistaken for a numeric id in paths.
 const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
 
-function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext) {
+/**
+ * A step's name, validator and sizes, its config rewritten with the snapshot of the stored
+ * schemas it references. Returns the snapshot's size in bytes, or null when the step is refused
+ * (then its config is not checked further).
+ */
+function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext): number | null {
   const f = (k: string) => (field ? `${field}.${k}` : k);
   if (!s.name || s.name.length > 200)
     errors.push({
@@ -41,7 +51,7 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "unknown_validator",
       message: `Unknown validator "${s.validator ?? ""}"; see GET /api/v1/validators/.`,
     });
-    return;
+    return null;
   }
   const config = s.config ?? {};
   // The snapshot a saved step carries is the server's, not the author's: measured below.
@@ -51,20 +61,28 @@ function checkStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepCo
       code: "too_large",
       message: `A step config may hold at most ${MAX_STEP_CONFIG_BYTES} bytes of JSON.`,
     });
-    return;
+    return null;
   }
   // The stored schemas the step references are saved with it: runs execute what was saved.
   const pinned = pinStepConfig(v.slug, config, ctx);
-  if (Buffer.byteLength(JSON.stringify(pinned), "utf8") > MAX_PINNED_CONFIG_BYTES) {
+  const bytes = Buffer.byteLength(JSON.stringify(pinned), "utf8");
+  if (bytes > MAX_PINNED_CONFIG_BYTES) {
     errors.push({
       field: f("config"),
       code: "too_large",
       message: `With the stored schemas it references, a step config may hold at most ${MAX_PINNED_CONFIG_BYTES} bytes of JSON.`,
     });
-    return;
+    return null;
   }
   s.config = pinned;
-  for (const i of checkStepConfig(v.slug, pinned, ctx))
+  return bytes;
+}
+
+/** The validator's own check of a pinned step config (compiles its schemas). */
+function checkStepConfigOf(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext) {
+  const f = (k: string) => (field ? `${field}.${k}` : k);
+  const v = getValidator(s.validator!, ctx.extra)!;
+  for (const i of checkStepConfig(v.slug, s.config ?? {}, ctx))
     errors.push({ field: f(i.field ? `config.${i.field}` : "config"), code: i.code, message: i.message });
 }
 
@@ -127,10 +145,21 @@ export function checkDraft(
       code: "too_many",
       message: `A workflow may have at most ${MAX_STEPS} steps.`,
     });
-  else
-    d.steps.forEach((s, i) => {
-      checkStep(s, stepFieldOf(i), errors, ctx);
-    });
+  else {
+    const sizes = d.steps.map((s, i) => pinStep(s, stepFieldOf(i), errors, ctx));
+    const total = sizes.reduce<number>((n, b) => n + (b ?? 0), 0);
+    // Before any schema is compiled: refusing the whole costs no compile of its parts.
+    if (total > MAX_WORKFLOW_PINNED_BYTES)
+      errors.push({
+        field: "steps",
+        code: "too_large",
+        message: `With the stored schemas they reference, a workflow's step configs may hold at most ${MAX_WORKFLOW_PINNED_BYTES} bytes of JSON in all.`,
+      });
+    else
+      d.steps.forEach((s, i) => {
+        if (sizes[i] !== null) checkStepConfigOf(s, stepFieldOf(i), errors, ctx);
+      });
+  }
   if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
   if (errors.length) throw invalid("The workflow definition is invalid.", errors);
 }
