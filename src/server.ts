@@ -5,7 +5,7 @@ import { type Config, wantsWriterThread } from "./config.ts";
 import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
 import { type WriterThread, startWriterThread } from "./db/writer.ts";
-import { type DataDirLock, lockDataDir } from "./db/lock.ts";
+import { type DataDirLock, firstMissingDir, lockDataDir, removeCreatedDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
@@ -66,11 +66,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
   // First, before anything is written: a second server on this data dir stops here
   // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
-  const lock = config.database_url ? null : lockDataDir(config.data_dir);
+  const created = config.database_url ? null : firstMissingDir(config.data_dir);
+  let lock: DataDirLock | null = null;
   try {
+    lock = config.database_url ? null : lockDataDir(config.data_dir);
     return await start(config, log, lock);
   } catch (e) {
     lock?.release();
+    // A start that failed leaves no data dir it created (a mistyped --data-dir with a port in use).
+    removeCreatedDataDir(config.data_dir, created);
     throw e;
   }
 }

@@ -2,7 +2,7 @@
 // reason (SQLite's own words named neither), and a server waiting for an unreachable PostgreSQL
 // says so at once instead of 30 s of silence.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { testTempDir } from "./helpers/temp.ts";
 
@@ -90,3 +90,32 @@ test("serve against a PostgreSQL that cannot be reached says it waits, once, the
   expect(lines[1]).toStartWith("assay serve: cannot reach postgres://assay:***@127.0.0.1:1/assay: ");
   expect(r.err).not.toContain("secret");
 }, 90_000);
+
+test("a start that fails leaves no data dir it created, and keeps one that was there", async () => {
+  // A port held by another process: the start fails after the data dir was created and migrated.
+  const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const args = (data: string) => [
+      "serve",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(holder.port),
+      "--data-dir",
+      data,
+    ];
+    const inUse = `port ${holder.port} on 127.0.0.1 is in use by another process; stop it or choose another --port`;
+    const nested = join(dir, "typo", "deeper", "data");
+    const r = await assay(args(nested));
+    expect(r).toEqual({ code: 1, out: "", err: `assay serve: ${inUse}\n` });
+    expect(existsSync(join(dir, "typo"))).toBe(false);
+
+    const kept = join(dir, "kept");
+    mkdirSync(kept);
+    writeFileSync(join(kept, "notes.txt"), "mine");
+    expect((await assay(args(kept))).code).toBe(1);
+    expect(readdirSync(kept).sort()).toEqual(["assay.db", "notes.txt", "server.lock"]);
+  } finally {
+    holder.stop(true);
+  }
+});
