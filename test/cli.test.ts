@@ -64,8 +64,28 @@ describe("assay CLI", () => {
     expect(assay(["users", "list"]).out).toContain("bob");
     expect(assay(["orgs", "create", "beta", "--name", "Beta Ltd"]).code).toBe(0);
     expect(assay(["members", "add", "beta", "bob", "executor"]).code).toBe(0);
-    expect(assay(["members", "add", "beta", "bob", "king"]).code).toBe(1);
+    // A malformed argument is exit 2 (bad arguments), before anything is written.
+    expect(assay(["members", "add", "beta", "bob", "king"])).toEqual({
+      code: 2,
+      out: "",
+      err: 'assay members: ROLE is one of viewer, executor, author, admin, not "king"\nRun "assay members -h" for help.\n',
+    });
     expect(assay(["members", "list", "beta"]).out).toMatch(/bob\s+executor/);
+    for (const [bad, why] of [
+      ["banana", '"banana" is not a duration like 30d, 2w or 12h'],
+      ["0", "the duration must be positive"],
+    ])
+      expect(assay(["tokens", "create", "bob", "--name", "ci", "--expires-in", bad!])).toEqual({
+        code: 2,
+        out: "",
+        err: `assay tokens: ${why}\nRun "assay tokens -h" for help.\n`,
+      });
+    expect(assay(["tokens", "list", "bob"]).out).not.toContain("ci");
+    expect(assay(["workflows", "import", "beta", join(dataDir, "missing.yaml")])).toEqual({
+      code: 2,
+      out: "",
+      err: `assay workflows: cannot read ${join(dataDir, "missing.yaml")}: no such file\nRun "assay workflows -h" for help.\n`,
+    });
     const t = assay(["tokens", "create", "bob", "--name", "ci", "--expires-in", "30d"]);
     expect(t.code).toBe(0);
     expect(lastLine(t.out)).toMatch(/^assay_/);

@@ -6,6 +6,7 @@ import { describeDb } from "../db/open.ts";
 import { AppError, invalid } from "../errors.ts";
 import { FIRST_RUN_INVALID, inputProblems } from "../setup/service.ts";
 import { checkRole, createOrgService } from "../orgs/service.ts";
+import { ROLES } from "../orgs/store.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
@@ -167,6 +168,8 @@ export async function members(p: Parsed) {
       (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
     if (sub === "add") {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
+      if (!(ROLES as readonly string[]).includes(role!))
+        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
       const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "remove") {
@@ -195,14 +198,10 @@ export async function tokens(p: Parsed) {
       const [username] = need(q, 1, "tokens create USERNAME --name N [--expires-in 30d]");
       if (!p.flags.name) throw new UsageError("tokens create needs --name");
       checkTokenName(p.flags.name);
+      const days = parseDuration(p.flags.expires_in);
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
-      const { record, token } = await d.tokens.create(
-        u!.id,
-        p.flags.name,
-        parseDuration(p.flags.expires_in),
-        cli,
-      );
+      const { record, token } = await d.tokens.create(u!.id, p.flags.name, days, cli);
       print(
         `Token ${record.id} "${record.name}" for ${username}${record.expires_at ? `, expires ${record.expires_at}` : ""} (shown once):`,
       );

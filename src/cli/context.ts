@@ -8,7 +8,7 @@ import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
-import type { Parsed } from "./args.ts";
+import { type Parsed, UsageError } from "./args.ts";
 
 /** The settings of a command on a database: --data-dir or --database-url, else the environment. */
 export const configOf = (p: Parsed) => {
@@ -79,10 +79,11 @@ export async function requireInstallation(config: DbConfig): Promise<void> {
 export function parseDuration(s: string | undefined): number | null {
   if (s === undefined) return null;
   const m = /^(\d{1,6})([dhw]?)$/.exec(s.trim());
-  if (!m) throw new Error(`"${s}" is not a duration like 30d, 2w or 12h`);
+  // A malformed argument: exit 2, like every other (src/cli/main.ts report()).
+  if (!m) throw new UsageError(`"${s}" is not a duration like 30d, 2w or 12h`);
   const n = Number(m[1]);
   const days = m[2] === "h" ? n / 24 : m[2] === "w" ? n * 7 : n;
-  if (days <= 0) throw new Error("the duration must be positive");
+  if (days <= 0) throw new UsageError("the duration must be positive");
   return days;
 }
 

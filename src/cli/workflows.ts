@@ -10,10 +10,17 @@ import { print, withDeps } from "./context.ts";
 import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
 
 export const readDocument = async (file: string) => {
+  let text: string;
   try {
-    return parseDocument(
-      file === "-" ? await new Response(Bun.stdin.stream()).text() : readFileSync(file, "utf8"),
-    );
+    text = file === "-" ? await new Response(Bun.stdin.stream()).text() : readFileSync(file, "utf8");
+  } catch (e) {
+    // A path that names no readable file is a bad argument (exit 2), said as `validate` says it.
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory" : (e as Error).message;
+    throw new UsageError(`cannot read ${file}: ${why}`);
+  }
+  try {
+    return parseDocument(text);
   } catch (e) {
     throw new AppError(400, "invalid_request", `${file}: ${(e as Error).message}`);
   }
