@@ -3,7 +3,9 @@
 // webhooks and their deliveries, the audit log — verified by counts and checksums; a second run
 // changes nothing; a target holding other rows is refused unless --replace. A server on the
 // copy then answers as the original did. Runs in the SQLite pass, when PostgreSQL is installed.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -27,6 +29,8 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
   const runs: { id: string; url: string }[] = [];
   const answers = new Map<string, unknown>();
   let big = "";
+  let goneUser = 0;
+  let goneWebhook = 0;
 
   beforeAll(async () => {
     s = await startTestServer({ webhook_allow_private: true });
@@ -48,6 +52,21 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
       body: { url: "http://127.0.0.1:9/hook" },
     });
     expect(hook.status).toBe(201);
+    // The newest user and webhook deleted before the copy: their ids stay theirs on the target.
+    const gone = await call(s, "POST", "/api/v1/admin/users/", {
+      token: s.rootToken,
+      body: { username: "gone" },
+    });
+    goneUser = gone.json.id;
+    expect((await call(s, "DELETE", "/api/v1/admin/users/gone/", { token: s.rootToken })).status).toBe(204);
+    const goneHook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token: s.rootToken,
+      body: { url: "http://127.0.0.1:9/gone" },
+    });
+    goneWebhook = goneHook.json.id;
+    expect(
+      (await call(s, "DELETE", `/api/v1/orgs/acme/webhooks/${goneWebhook}/`, { token: s.rootToken })).status,
+    ).toBe(204);
     // Content over 1 MiB is stored in slices (content_chunks).
     big = JSON.stringify({ id: 1, pad: "x".repeat(1_500_000) });
     for (const [doc, prefer] of [
@@ -99,7 +118,13 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
     expect(verify.code).toBe(0);
 
     copy = await startServer(
-      testConfig({ port: 0, log_level: "silent", rate_limit_disabled: true, database_url: target.url }),
+      testConfig({
+        port: 0,
+        log_level: "silent",
+        rate_limit_disabled: true,
+        database_url: target.url,
+        webhook_allow_private: true,
+      }),
     );
     const me = await call(copy, "GET", "/api/v1/users/me/", { token: s.rootToken });
     expect(me.status).toBe(200);
@@ -122,8 +147,39 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
       steps: [{ name: "syntax", validator: "syntax", config: {} }],
     });
     expect(wf.id).toBeGreaterThan(1);
+    // Ids deleted before the copy are not handed out again on the target (migration 18).
+    const user = await call(copy, "POST", "/api/v1/admin/users/", {
+      token: s.rootToken,
+      body: { username: "later" },
+    });
+    expect(user.json.id).toBeGreaterThan(goneUser);
+    const hook = await call(copy, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token: s.rootToken,
+      body: { url: "http://127.0.0.1:9/later" },
+    });
+    expect(hook.json.id).toBeGreaterThan(goneWebhook);
+    // …and back: PostgreSQL → SQLite carries the sequence, not just the highest id copied.
+    expect((await call(copy, "DELETE", "/api/v1/admin/users/later/", { token: s.rootToken })).status).toBe(
+      204,
+    );
     await copy.stop();
     copy = null;
+    const back = join(s.dataDir, "..", `${s.dataDir.split("/").at(-1)}-back`);
+    const r2 = assay("db", "copy", "--from", target.url, "--to", back);
+    expect(r2.code).toBe(0);
+    const db = new Database(join(back, "assay.db"), { readonly: true });
+    try {
+      expect(db.query("SELECT seq FROM sqlite_sequence WHERE name = 'users'").get()).toEqual({
+        seq: user.json.id,
+      });
+      expect(db.query("SELECT max(id) AS id FROM users").get()).toEqual({ id: expect.any(Number) });
+      expect((db.query("SELECT max(id) AS id FROM users").get() as { id: number }).id).toBeLessThan(
+        user.json.id,
+      );
+    } finally {
+      db.close();
+      rmSync(back, { recursive: true, force: true });
+    }
   }, 120_000);
 
   test("a second copy into an identical target changes nothing", async () => {

@@ -138,6 +138,7 @@ export async function copyDatabase(
     await to.tx(function* () {
       for (const t of [...COPY_TABLES].reverse()) yield* run(`DELETE FROM ${t.name}`);
     });
+  const ever = await highWater(from);
   for (const t of COPY_TABLES) {
     let copied = 0;
     for await (const rows of chunks(from, t.name, t.key)) {
@@ -154,7 +155,7 @@ export async function copyDatabase(
     }
     log(`${t.name}: ${copied} rows`);
   }
-  await resetIdentities(to);
+  await resetIdentities(to, ever);
   // Caches of servers already running on the target must not keep what they read before.
   await to.exec(run("UPDATE cache_generation SET value = value + 1 WHERE id = 1"));
   const after = await digests(to);
@@ -168,17 +169,64 @@ export async function copyDatabase(
   return { state: "copied", tables: after };
 }
 
-/** PostgreSQL identities continue after the copied ids (SQLite's rowids need nothing). */
-async function resetIdentities(db: Db): Promise<void> {
-  if (db.dialect !== "postgres") return;
+/**
+ * The highest id each identity table ever handed out, deleted rows included (migration 18: an id
+ * is never handed out twice): SQLite's sqlite_sequence, PostgreSQL's sequence; max(id) at least.
+ */
+async function highWater(db: Db): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
   for (const t of COPY_TABLES.filter((x) => x.identity)) {
-    const n = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
-    await db.exec(
-      all(
-        `SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), CAST(? AS BOOLEAN))`,
-        Math.max(n, 1),
-        n > 0 ? "true" : "false",
+    const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
+    const seq =
+      db.dialect === "postgres"
+        ? await db.exec(
+            count(
+              `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('${t.name}', 'id')::regclass), 0) AS n`,
+            ),
+          )
+        : await db.exec(
+            count("SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?", t.name),
+          );
+    out.set(t.name, Math.max(max, seq));
+  }
+  return out;
+}
+
+/**
+ * The target goes on after the highest id the source ever handed out, not after the highest
+ * copied: a user deleted before the copy keeps their id to themselves on the target too.
+ */
+async function resetIdentities(db: Db, ever: Map<string, number>): Promise<void> {
+  for (const t of COPY_TABLES.filter((x) => x.identity)) {
+    const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
+    const n = Math.max(max, ever.get(t.name) ?? 0);
+    if (db.dialect === "postgres") {
+      await db.exec(
+        all(
+          `SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), CAST(? AS BOOLEAN))`,
+          Math.max(n, 1),
+          n > 0 ? "true" : "false",
+        ),
+      );
+      continue;
+    }
+    // Only the tables whose ids SQLite never hands out twice (AUTOINCREMENT, migration 18) have a
+    // high-water mark; the others are never hard-deleted.
+    const auto = await db.exec(
+      count(
+        "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = ? AND sql LIKE '%AUTOINCREMENT%'",
+        t.name,
       ),
     );
+    if (!auto || n === 0) continue;
+    await db.tx(function* () {
+      // Never lowered: a target emptied by --replace keeps the ids it handed out itself.
+      const had = yield* count(
+        "SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?",
+        t.name,
+      );
+      yield* run("DELETE FROM sqlite_sequence WHERE name = ?", t.name);
+      yield* run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", t.name, Math.max(n, had));
+    });
   }
 }
