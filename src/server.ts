@@ -5,7 +5,7 @@ import { type Config, wantsWriterThread } from "./config.ts";
 import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
 import { type WriterThread, startWriterThread } from "./db/writer.ts";
-import { type DataDirLock, firstMissingDir, lockDataDir, removeCreatedDataDir } from "./db/lock.ts";
+import { type DataDirLock, lockDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
@@ -66,16 +66,32 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
   // First, before anything is written: a second server on this data dir stops here
   // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
-  const created = config.database_url ? null : firstMissingDir(config.data_dir);
-  let lock: DataDirLock | null = null;
+  // A port another process holds is found before the data dir is created or migrated, so that
+  // start leaves nothing behind (a mistyped --data-dir with a port in use left a new database).
+  probePort(config.host, config.port);
+  const lock = config.database_url ? null : lockDataDir(config.data_dir);
   try {
-    lock = config.database_url ? null : lockDataDir(config.data_dir);
     return await start(config, log, lock);
   } catch (e) {
     lock?.release();
-    // A start that failed leaves no data dir it created (a mistyped --data-dir with a port in use).
-    removeCreatedDataDir(config.data_dir, created);
     throw e;
+  }
+}
+
+/**
+ * Throws PortInUseError when `port` cannot be bound now (EADDRINUSE), and does nothing else: the
+ * listen itself still decides (the port can be taken in between; port 0 and other errors such as
+ * a privileged port are its to report, as before). Nothing is written before it.
+ */
+function probePort(host: string, port: number): void {
+  if (port === 0) return;
+  let probe: { stop(closeActive?: boolean): void } | null = null;
+  try {
+    probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+  } catch (e) {
+    if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(host, port);
+  } finally {
+    probe?.stop(true);
   }
 }
 

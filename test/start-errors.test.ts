@@ -91,8 +91,7 @@ test("serve against a PostgreSQL that cannot be reached says it waits, once, the
   expect(r.err).not.toContain("secret");
 }, 90_000);
 
-test("a start that fails leaves no data dir it created, and keeps one that was there", async () => {
-  // A port held by another process: the start fails after the data dir was created and migrated.
+test("a port in use is found before the data dir is touched: nothing created, nothing written", async () => {
   const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   try {
     const args = (data: string) => [
@@ -105,16 +104,14 @@ test("a start that fails leaves no data dir it created, and keeps one that was t
       data,
     ];
     const inUse = `port ${holder.port} on 127.0.0.1 is in use by another process; stop it or choose another --port`;
-    const nested = join(dir, "typo", "deeper", "data");
-    const r = await assay(args(nested));
+    const r = await assay(args(join(dir, "typo", "deeper", "data")));
     expect(r).toEqual({ code: 1, out: "", err: `assay serve: ${inUse}\n` });
     expect(existsSync(join(dir, "typo"))).toBe(false);
-
     const kept = join(dir, "kept");
     mkdirSync(kept);
     writeFileSync(join(kept, "notes.txt"), "mine");
-    expect((await assay(args(kept))).code).toBe(1);
-    expect(readdirSync(kept).sort()).toEqual(["assay.db", "notes.txt", "server.lock"]);
+    expect(await assay(args(kept))).toEqual({ code: 1, out: "", err: `assay serve: ${inUse}\n` });
+    expect(readdirSync(kept)).toEqual(["notes.txt"]);
   } finally {
     holder.stop(true);
   }

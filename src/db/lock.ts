@@ -5,8 +5,8 @@
 // a stale lock behind and no PID can be mistaken for a live holder. `server.pid` next to it names
 // the holder for the message. The admin CLI opens only assay.db and keeps working beside a server.
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { dataDirError } from "./dir-access.ts";
 
 export const LOCK_FILE = "server.lock";
@@ -78,43 +78,4 @@ export function lockDataDir(dir: string): DataDirLock {
       db.close();
     },
   };
-}
-
-/** The files a server start writes into an empty data dir; nothing else is ever removed. */
-const START_FILES = ["assay.db", "assay.db-wal", "assay.db-shm", "assay.db-journal", LOCK_FILE, PID_FILE];
-
-/**
- * Called before a start: the topmost directory of `dir` that does not exist yet (the one
- * `mkdir -p` creates first), or null when `dir` exists.
- */
-export function firstMissingDir(dir: string): string | null {
-  let d = resolve(dir);
-  let missing: string | null = null;
-  while (!existsSync(d)) {
-    missing = d;
-    const up = dirname(d);
-    if (up === d) break;
-    d = up;
-  }
-  return missing;
-}
-
-/**
- * After a start that failed (a port in use, a bad setting found late): the directories that
- * start created are removed again, so a mistyped `--data-dir` leaves nothing behind. Only the
- * files a start writes are deleted and only empty directories removed; anything else found there
- * (written by someone else meanwhile) keeps the directory.
- */
-export function removeCreatedDataDir(dir: string, created: string | null): void {
-  if (!created) return;
-  const leaf = resolve(dir);
-  for (const f of START_FILES) rmSync(join(leaf, f), { force: true });
-  for (let d = leaf; ; d = dirname(d)) {
-    try {
-      rmdirSync(d);
-    } catch {
-      return;
-    }
-    if (d === created || dirname(d) === d) return;
-  }
 }
