@@ -227,14 +227,14 @@ export function createRunService(deps: {
             maxFilenameLength: MAX_FILENAME_LENGTH,
           }));
         if (!handed) checkFileType(def, sub.fileType, extra);
-        // Backpressure: a bounded queue instead of unbounded memory and latency.
-        const depth = executor.queueDepth();
-        if (depth >= limits.maxQueue) throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
-        // The org's own share: counted only when the whole queue could hold that many of its runs.
-        if (
-          depth >= limits.maxQueuePerOrg &&
-          (await runs.queuedOfOrg(orgId)) + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg
-        )
+        // Backpressure: a bounded queue instead of unbounded memory and latency. The org's own
+        // share first, counted only when the whole queue could hold that many of its runs (it
+        // reads the database); then both bounds in the same turn as the create below, so a
+        // burst of requests cannot overshoot either.
+        const ofOrg = executor.queueDepth() >= limits.maxQueuePerOrg ? await runs.queuedOfOrg(orgId) : null;
+        if (executor.queueDepth() >= limits.maxQueue)
+          throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
+        if (ofOrg && ofOrg() + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg)
           throw serviceUnavailable("Too many of this organization's runs are waiting; retry later.", 5);
         // 9. commit, then execute
         const id = handed?.id ?? uuidv7();

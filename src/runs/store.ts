@@ -282,6 +282,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   // (created or requeued): a claim on PostgreSQL cannot see either kind, so a short claim keeps them counted (see claim()).
   let creating = 0;
   let created = 0;
+  // The same two per org, for the per-org share of the queue (queuedOfOrg).
+  const creatingOf = new Map<number, number>();
+  const createdOf = new Map<number, number>();
+  const bump = (m: Map<number, number>, org: number, by: number) => m.set(org, (m.get(org) ?? 0) + by);
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
   // Several nodes may share the database (PostgreSQL): claims race (claim()), counts are estimates.
   const shared = db.dialect === "postgres";
@@ -307,9 +311,11 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt, as));
       queued++;
       creating++;
+      bump(creatingOf, n.orgId, 1);
       try {
         const sid = await batch.write(() => insertBoth(n, ts, "queued", null));
         created++;
+        bump(createdOf, n.orgId, 1);
         onQueued();
         return sid;
       } catch (e) {
@@ -317,6 +323,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         throw e;
       } finally {
         creating--;
+        bump(creatingOf, n.orgId, -1);
       }
     },
     /**
@@ -475,11 +482,19 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       return Math.max(0, queued);
     },
     /**
-     * One org's queued runs, counted in the database (every node's, exact): read only when the
-     * whole queue holds as many as the per-org bound, so the common request costs no query.
+     * One org's queued runs: those committed (counted in the database, every node's) plus this
+     * store's creates of the org not committed yet, or committed since the count began (counted
+     * twice rather than missed, as refresh() does for the whole queue). Resolves to a function
+     * read in the same turn as the create that follows it, so concurrent requests see each
+     * other's creates: a burst cannot overshoot the share. Another node's creates in flight are
+     * its own to see.
      */
-    queuedOfOrg(orgId: number): Promise<number> {
-      return db.exec(count("SELECT count(*) AS n FROM runs WHERE org_id = ? AND status = 'queued'", orgId));
+    async queuedOfOrg(orgId: number): Promise<() => number> {
+      const before = createdOf.get(orgId) ?? 0;
+      const n = await db.exec(
+        count("SELECT count(*) AS n FROM runs WHERE org_id = ? AND status = 'queued'", orgId),
+      );
+      return () => n + (creatingOf.get(orgId) ?? 0) + ((createdOf.get(orgId) ?? 0) - before);
     },
     /**
      * Whether the next claim should look at the queue: runs counted, or a change made elsewhere
