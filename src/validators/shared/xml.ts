@@ -138,10 +138,11 @@ export interface PositionQuery {
 }
 
 /**
- * Start tags located exactly (xml-paths.ts) for the findings whose line holds more than one start
- * tag of their element's name, where the first one may be the wrong one: one scan of the text for
- * all of them. Keyed by elementPath. Not done when the document declares entities (their
- * replacement text can hold elements the scan would not count).
+ * Start tags located exactly (xml-paths.ts) for the findings whose line may name the wrong one by
+ * its first match: the line holds more than one start tag of their element's name, or one and
+ * the end of another begun above it. One scan of the text for all of them. Keyed by elementPath.
+ * Not done when the document declares entities (their replacement text can hold elements the
+ * scan would not count).
  */
 export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<string, number> {
   const wanted = new Set<string>();
@@ -150,17 +151,35 @@ export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<
     const t = target(q.xpath, q.message);
     const path = t && elementPath(t.element);
     if (!t || !path || t.attr !== null) continue;
-    const text = lineText(lines, q.line).text;
-    if ((text.match(startTagPattern(t.name, "g")) ?? []).length > 1) wanted.add(path);
+    const starts = (lineText(lines, q.line).text.match(startTagPattern(t.name, "g")) ?? []).length;
+    if (starts > 1 || (starts === 1 && openTagAbove(lines, q.line, t.name) >= 0)) wanted.add(path);
   }
   if (wanted.size === 0 || /<!ENTITY/.test(lines.text)) return new Map();
   return startTagOffsets(lines.text, wanted);
 }
 
 /**
- * libxml2 reports validity errors with a line but column 0. Recover a column: the start tag
- * `exact` (exactStartTags) located, else the first start tag on that line named by the XPath's
- * last step (or, for "*", by the message), which is right unless the name repeats on the line.
+ * The offset of the '<' of a start tag of `name` begun above `line` and still open where it
+ * begins, or -1. libxml2 numbers an element by the line its start tag *ends* on, so a start tag
+ * written over several lines (one attribute a line) begins above the line it reports. It is the
+ * last '<' before that line (an attribute value cannot hold '<'), with no '>' outside its quoted
+ * values since.
+ */
+function openTagAbove(lines: LineIndex, line: number, name: string): number {
+  const from = lines.lineStart(line);
+  const open = from > 0 ? lines.text.lastIndexOf("<", from - 1) : -1;
+  if (open < 0) return -1;
+  const tag = new RegExp(startTagPattern(name).source, "y");
+  tag.lastIndex = open;
+  if (!tag.test(lines.text)) return -1;
+  return />/.test(lines.text.slice(open, from).replace(/"[^"]*"|'[^']*'/g, "")) ? -1 : open;
+}
+
+/**
+ * libxml2 reports validity errors with a line but column 0. Recover the position of the element's
+ * start tag: the one `exact` (exactStartTags) located, wherever it begins; else the first start
+ * tag on that line named by the XPath's last step (or, for "*", by the message), which is right
+ * unless the name repeats on the line; else one begun above the line and ending on it.
  */
 export function positionForXPath(
   lines: LineIndex,
@@ -169,36 +188,20 @@ export function positionForXPath(
   message = "",
   exact: ReadonlyMap<string, number> = new Map(),
 ): { line: number | null; column: number | null } {
-  const column = columnForXPath(lines, line, xpath, message, exact);
-  if (column !== null || line === null || !xpath) return { line, column };
-  // libxml2 numbers an element by the line its start tag ends on: a start tag written over
-  // several lines (one attribute a line) begins above it, at the last '<' before that line — an
-  // attribute value cannot hold '<'. Its position is the start tag's, as on one line.
+  const none = { line, column: null };
+  if (line === null || !xpath) return none;
   const t = target(xpath, message);
-  const from = lines.lineStart(line);
-  const open = from > 0 ? lines.text.lastIndexOf("<", from - 1) : -1;
-  if (!t || open < 0) return { line, column: null };
-  const tag = new RegExp(startTagPattern(t.name).source, "y");
-  tag.lastIndex = open;
-  // …and still open where the reported line begins: no '>' outside its quoted values.
-  const still = !/>/.test(lines.text.slice(open, from).replace(/"[^"]*"|'[^']*'/g, ""));
-  return still && tag.test(lines.text) ? lines.position(open) : { line, column: null };
-}
-
-export function columnForXPath(
-  lines: LineIndex,
-  line: number | null,
-  xpath: string | null,
-  message = "",
-  exact: ReadonlyMap<string, number> = new Map(),
-): number | null {
-  if (line === null || !xpath) return null;
-  const t = target(xpath, message);
-  if (!t) return null;
-  const { start, text } = lineText(lines, line);
+  if (!t) return none;
   const path = t.attr === null ? elementPath(t.element) : null;
   const at = path === null ? undefined : exact.get(path);
-  if (at !== undefined && at >= start && at < start + text.length) return at - start + 1;
-  const m = startTagPattern(t.name).exec(text);
-  return m ? m.index + 1 : null;
+  if (at !== undefined) {
+    // On the reported line, or the tag begun above it and ending there: anything else is a
+    // path the scan read differently from libxml2, and the guesses below are safer.
+    const p = lines.position(at);
+    if (p.line === line || at === openTagAbove(lines, line, t.name)) return p;
+  }
+  const m = startTagPattern(t.name).exec(lineText(lines, line).text);
+  if (m) return { line, column: m.index + 1 };
+  const open = openTagAbove(lines, line, t.name);
+  return open >= 0 ? lines.position(open) : none;
 }

@@ -46,6 +46,17 @@ describe("xml_schema: XSD", () => {
     ]);
   });
 
+  test("a start tag over several lines ending where a sibling of its name begins: each finding on its own tag", () => {
+    const first = '<order><id>1</id><item\n  sku="a" qty="0"/><item sku="b" qty="1"/></order>';
+    expect(brief(validate("xsd", xsd, first), true)).toEqual([
+      { code: "xml.schema_violation", line: 1, column: 18, path: "/order/item[1]" },
+    ]);
+    const second = '<order><id>1</id><item\n  sku="a" qty="1"/><item sku="b" qty="0"/></order>';
+    expect(brief(validate("xsd", xsd, second), true)).toEqual([
+      { code: "xml.schema_violation", line: 2, column: 20, path: "/order/item[2]" },
+    ]);
+  });
+
   test("positionForXPath: only a start tag still open where the reported line begins", () => {
     const at = (text: string, line: number, xpath: string, message = "") =>
       positionForXPath(new LineIndex(text), line, xpath, message);
