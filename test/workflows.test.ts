@@ -252,6 +252,30 @@ describe("authoring", () => {
   });
 });
 
+describe("a draft's problems", () => {
+  test("are listed step by step, each step's config problems with its other ones", async () => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: wf("order-of-problems", {
+        steps: [
+          { name: "shape", validator: "json_schema", config: { schema: { type: "nope" } } },
+          { name: "", validator: "syntax", config: {} },
+          {
+            name: "rules",
+            validator: "assertions",
+            config: { rules: [{ id: "r", expr: "1 +", message: "m" }] },
+          },
+        ],
+      }),
+    });
+    expect(r.status).toBe(400);
+    const fields = (r.json.errors as { field: string }[]).map((e) => e.field.replace(/\..*/, ""));
+    expect(fields.length).toBeGreaterThanOrEqual(3);
+    expect(fields).toEqual([...fields].sort());
+    expect(new Set(fields)).toEqual(new Set(["steps[0]", "steps[1]", "steps[2]"]));
+  });
+});
+
 describe("integers in bodies are JSON numbers, bounded", () => {
   // A string where an integer goes is a 400 naming the field, like -1 is: "-1" used to be saved as
   // 1 or -1, "0x10" as 16, and 1e300 was a 500 (SQLite: cannot store REAL value in INTEGER column).

@@ -146,18 +146,22 @@ export function checkDraft(
       message: `A workflow may have at most ${MAX_STEPS} steps.`,
     });
   else {
-    const sizes = d.steps.map((s, i) => pinStep(s, stepFieldOf(i), errors, ctx));
+    // Each step's problems together, in step order, as a client reads them.
+    const perStep: ErrorItem[][] = d.steps.map(() => []);
+    const sizes = d.steps.map((s, i) => pinStep(s, stepFieldOf(i), perStep[i]!, ctx));
     const total = sizes.reduce<number>((n, b) => n + (b ?? 0), 0);
     // Before any schema is compiled: refusing the whole costs no compile of its parts.
-    if (total > MAX_WORKFLOW_PINNED_BYTES)
+    const tooLarge = total > MAX_WORKFLOW_PINNED_BYTES;
+    if (!tooLarge)
+      d.steps.forEach((s, i) => {
+        if (sizes[i] !== null) checkStepConfigOf(s, stepFieldOf(i), perStep[i]!, ctx);
+      });
+    errors.push(...perStep.flat());
+    if (tooLarge)
       errors.push({
         field: "steps",
         code: "too_large",
         message: `With the stored schemas they reference, a workflow's step configs may hold at most ${MAX_WORKFLOW_PINNED_BYTES} bytes of JSON in all.`,
-      });
-    else
-      d.steps.forEach((s, i) => {
-        if (sizes[i] !== null) checkStepConfigOf(s, stepFieldOf(i), errors, ctx);
       });
   }
   if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
