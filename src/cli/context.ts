@@ -1,9 +1,11 @@
 // Shared by the headless admin commands: open the data dir (the server may be running — WAL and
 // a busy timeout make that safe) and build the same services the server uses.
 import { loadConfig } from "../config.ts";
+import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { schemaVersion } from "../db/migrate.ts";
+import { MIGRATIONS, schemaVersion } from "../db/migrate.ts";
+import { serverHolding } from "../db/lock.ts";
 import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
@@ -46,6 +48,7 @@ export async function withDeps<T>(
         }),
       );
   }
+  refuseUpgradeUnderServer(config);
   const db = await openDb(config);
   const deps = createDeps(config, db, createLogger("warn"));
   try {
@@ -54,6 +57,42 @@ export async function withDeps<T>(
     await deps.tokens.close();
     await db.close();
   }
+}
+
+/**
+ * Refuses (exit 1) to upgrade a data dir's schema under a running server when a pending migration
+ * is not additive: a server of the build before cannot run on it (migration 19: it would run new
+ * versions' steps without their configs). A data dir the CLI opens is migrated by opening it, so
+ * this runs first. PostgreSQL: nodes are stopped for such an upgrade (docs/deploy.md).
+ */
+export function refuseUpgradeUnderServer(config: DbConfig): void {
+  if (config.database_url) return;
+  const file = join(config.data_dir, DB_FILE);
+  if (!existsSync(file)) return;
+  const raw = new Database(file, { readonly: true });
+  let applied: Set<number>;
+  try {
+    const table = raw.query("SELECT 1 FROM sqlite_schema WHERE name = 'assay_schema_migrations'").get();
+    const version = (raw.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    applied = new Set(
+      table
+        ? (raw.query("SELECT version FROM assay_schema_migrations").all() as { version: number }[]).map(
+            (r) => r.version,
+          )
+        : MIGRATIONS.filter((m) => m.version <= version).map((m) => m.version),
+    );
+  } finally {
+    raw.close();
+  }
+  const pending = MIGRATIONS.filter((m) => !applied.has(m.version) && !m.additive);
+  if (!pending.length) return;
+  const held = serverHolding(config.data_dir);
+  if (!held) return;
+  throw new AppError(
+    409,
+    "conflict",
+    `A server${held.pid ? ` (PID ${held.pid})` : ""} is running on ${config.data_dir}, on a schema this build would upgrade in a way it cannot run on (${pending.map((m) => `${m.version} ${m.name}`).join(", ")}). Stop it, run "assay migrate" with this build, then start this build.`,
+  );
 }
 
 /** Refuses (exit 1) a data dir without a database file, or a database without Assay's schema. */

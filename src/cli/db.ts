@@ -6,7 +6,7 @@ import { LATEST, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { print, requireInstallation, table } from "./context.ts";
+import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
 
 /** `assay migrate [--data-dir DIR | --database-url URL]`: brings the schema up to this build's. */
 export async function migrate(p: Parsed) {
@@ -15,6 +15,7 @@ export async function migrate(p: Parsed) {
     throw new UsageError("usage: assay migrate [--data-dir DIR | --database-url URL]");
   const config = loadConfig(process.env, pick(p.flags, ["data_dir", "database_url"]));
   const before = await peekVersion(config);
+  refuseUpgradeUnderServer(config);
   const db = await openDb(config);
   await db.close();
   print(
@@ -36,6 +37,8 @@ export async function db(p: Parsed) {
   // The source must be an installation: a mistyped one would be created empty, and with
   // --replace its nothing would replace the target's rows.
   await requireInstallation(where(from));
+  refuseUpgradeUnderServer(where(from));
+  refuseUpgradeUnderServer(where(to));
   const src = await openDb(where(from));
   let dst: AnyDb | null = null;
   try {

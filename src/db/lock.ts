@@ -5,7 +5,7 @@
 // a stale lock behind and no PID can be mistaken for a live holder. `server.pid` next to it names
 // the holder for the message. The admin CLI opens only assay.db and keeps working beside a server.
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dataDirError } from "./dir-access.ts";
 
@@ -78,4 +78,26 @@ export function lockDataDir(dir: string): DataDirLock {
       db.close();
     },
   };
+}
+
+/**
+ * Whether a server holds `dir` now, and its PID when known; null when none does. For the CLI,
+ * which works beside a running server but must not upgrade the schema under one. Takes the lock
+ * for an instant when it is free (a server starting in that instant is told the dir is in use),
+ * so only asked before a schema upgrade.
+ */
+export function serverHolding(dir: string): { pid: number | null } | null {
+  const path = join(dir, LOCK_FILE);
+  if (!existsSync(path)) return null;
+  let free: Database | null;
+  try {
+    free = holdFileLock(path);
+  } catch {
+    return null;
+  }
+  if (free) {
+    free.close();
+    return null;
+  }
+  return { pid: holderPid(dir) };
 }
