@@ -150,7 +150,11 @@ export function migrateSqlite(db: Database): number {
 }
 
 function migrateOne(db: Database, m: Migration, rebuild: readonly string[], current: number): void {
+  // IMMEDIATE: two processes opening the data dir at once (a server and a CLI command) wait for
+  // each other's write lock (busy_timeout) instead of both reading "not applied"; the second then
+  // finds it applied and does nothing.
   db.transaction(() => {
+    if (db.query("SELECT 1 FROM assay_schema_migrations WHERE version = ?").get(m.version)) return;
     db.exec(m.sqlite);
     for (const table of rebuild) rebuildWithAutoincrement(db, table);
     if (rebuild.length) assertForeignKeys(db);
@@ -158,7 +162,7 @@ function migrateOne(db: Database, m: Migration, rebuild: readonly string[], curr
       "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
     ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
     db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
-  })();
+  }).immediate();
 }
 
 /** Any number: the key of the advisory lock that serializes migrations across nodes. */
