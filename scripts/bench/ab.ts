@@ -48,7 +48,8 @@ function envOf(spec: string | undefined): Record<string, string> {
 
 async function start(dir: string, extra: Record<string, string>): Promise<Side> {
   const data = tempDir("ab");
-  const token = initDataDir(`${data}/d`, "bench");
+  // Each side's data dir is made by its own tree: a schema the other side's code wrote is refused.
+  const token = initDataDir(`${data}/d`, "bench", {}, [process.execPath, `${dir}/src/main.ts`]);
   const proc = Bun.spawn(
     [
       ...pin(machine, machine.serverCore),

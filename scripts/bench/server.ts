@@ -69,8 +69,14 @@ export function tempDir(label: string): string {
 }
 
 /** `assay init` on a fresh data dir; returns the admin's token (last line of stdout). */
-export function initDataDir(dataDir: string, org: string, env: Record<string, string> = {}): string {
-  const p = Bun.spawnSync([BIN, "init", "--org", org, "--admin", "bench", "--data-dir", dataDir], {
+/** `command`: the binary by default; bench:ab gives each side's own tree (their schemas may differ). */
+export function initDataDir(
+  dataDir: string,
+  org: string,
+  env: Record<string, string> = {},
+  command: string[] = [BIN],
+): string {
+  const p = Bun.spawnSync([...command, "init", "--org", org, "--admin", "bench", "--data-dir", dataDir], {
     env: { ...cleanEnv(), ASSAY_LOG_LEVEL: "warn", ...env },
   });
   if (p.exitCode !== 0) throw new Error(`assay init failed: ${p.stderr.toString()}`);
