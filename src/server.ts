@@ -79,17 +79,26 @@ export async function startServer(config: Config): Promise<RunningServer> {
 }
 
 /**
- * Throws PortInUseError when `port` cannot be bound now (EADDRINUSE), and does nothing else: the
- * listen itself still decides (the port can be taken in between; port 0 and other errors such as
- * a privileged port are its to report, as before). Nothing is written before it.
+ * Listens on `host:port` for an instant, as the app will (without SO_REUSEPORT, so it cannot join a
+ * running server's group): a port in use is PortInUseError, any other failure (an address not on
+ * this machine, a privileged port, a host that does not resolve) the listen's own error, before
+ * anything is written. The listen still decides: the port can be taken in between. Port 0: the
+ * listen's.
  */
 function probePort(host: string, port: number): void {
   if (port === 0) return;
   let probe: { stop(closeActive?: boolean): void } | null = null;
   try {
-    probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+    // Bun.serve, as the app's listen: the same failures with the same words.
+    probe = Bun.serve({
+      hostname: host,
+      port,
+      reusePort: false,
+      fetch: () => new Response(null, { status: 503 }),
+    });
   } catch (e) {
     if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(host, port);
+    throw e;
   } finally {
     probe?.stop(true);
   }

@@ -112,6 +112,19 @@ test("a port in use is found before the data dir is touched: nothing created, no
     writeFileSync(join(kept, "notes.txt"), "mine");
     expect(await assay(args(kept))).toEqual({ code: 1, out: "", err: `assay serve: ${inUse}\n` });
     expect(readdirSync(kept)).toEqual(["notes.txt"]);
+    // An address this machine does not have: the listen's own error, and nothing created either.
+    const elsewhere = await assay([
+      "serve",
+      "--host",
+      "192.0.2.1",
+      "--port",
+      "47999",
+      "--data-dir",
+      join(dir, "typo2", "d"),
+    ]);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.err).toStartWith("assay serve: ");
+    expect(existsSync(join(dir, "typo2"))).toBe(false);
   } finally {
     holder.stop(true);
   }
