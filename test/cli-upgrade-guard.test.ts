@@ -9,7 +9,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LATEST, MIGRATIONS } from "../src/db/migrate.ts";
 import { DB_FILE } from "../src/db/open.ts";
-import { holdFileLock, LOCK_FILE, PID_FILE } from "../src/db/lock.ts";
+import {
+  DataDirLockedError,
+  holdFileLock,
+  holdOffServers,
+  LOCK_FILE,
+  lockDataDir,
+  PID_FILE,
+} from "../src/db/lock.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
@@ -77,5 +84,21 @@ describe.skipIf(onPostgres)("the CLI beside a running server of the build before
     expect(r.err).toContain("(19 step_configs)");
     expect(version(dir)).toBe(17);
     lock.close();
+  });
+
+  test("the check holds servers off until the CLI has migrated: none starts in between", () => {
+    const dir = dataDir(18);
+    writeFileSync(join(dir, LOCK_FILE), "");
+    const hold = holdOffServers(dir);
+    expect("release" in hold).toBe(true);
+    // Two CLI commands can hold at once; a server cannot start meanwhile.
+    const other = holdOffServers(dir);
+    expect("release" in other).toBe(true);
+    expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
+    if ("release" in hold) hold.release();
+    if ("release" in other) other.release();
+    const lock = lockDataDir(dir);
+    expect(holdOffServers(dir)).toEqual({ running: { pid: process.pid } });
+    lock.release();
   });
 });

@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { MIGRATIONS, schemaVersion } from "../db/migrate.ts";
-import { serverHolding } from "../db/lock.ts";
+import { holdOffServers } from "../db/lock.ts";
 import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
@@ -48,8 +48,13 @@ export async function withDeps<T>(
         }),
       );
   }
-  refuseUpgradeUnderServer(config);
-  const db = await openDb(config);
+  const release = refuseUpgradeUnderServer(config);
+  let db: Awaited<ReturnType<typeof openDb>>;
+  try {
+    db = await openDb(config);
+  } finally {
+    release();
+  }
   const deps = createDeps(config, db, createLogger("warn"));
   try {
     return await fn(deps);
@@ -63,14 +68,22 @@ export async function withDeps<T>(
  * Refuses (exit 1) to upgrade a data dir's schema under a running server when a pending migration
  * is not additive: a server of the build before cannot run on it (migration 19: it would run new
  * versions' steps without their configs). A data dir the CLI opens is migrated by opening it, so
- * this runs first. PostgreSQL: nodes are stopped for such an upgrade (docs/deploy.md).
+ * this runs first; it returns the release of a hold that keeps a server from starting until the
+ * caller has opened (and so migrated) the database. PostgreSQL: nodes are stopped for such an
+ * upgrade (docs/deploy.md).
  */
-export function refuseUpgradeUnderServer(config: DbConfig): void {
-  if (config.database_url) return;
+export function refuseUpgradeUnderServer(config: DbConfig): () => void {
+  const nothing = () => {};
+  if (config.database_url) return nothing;
   const file = join(config.data_dir, DB_FILE);
-  if (!existsSync(file)) return;
-  const raw = new Database(file, { readonly: true });
+  if (!existsSync(file)) return nothing;
+  let raw: Database;
   let applied: Set<number>;
+  try {
+    raw = new Database(file, { readonly: true });
+  } catch {
+    return nothing; // openDb names the data dir and the reason (dir-access.ts)
+  }
   try {
     const table = raw.query("SELECT 1 FROM sqlite_schema WHERE name = 'assay_schema_migrations'").get();
     const version = (raw.query("PRAGMA user_version").get() as { user_version: number }).user_version;
@@ -81,13 +94,16 @@ export function refuseUpgradeUnderServer(config: DbConfig): void {
           )
         : MIGRATIONS.filter((m) => m.version <= version).map((m) => m.version),
     );
+  } catch {
+    return nothing; // unreadable here (a WAL file it may not write): openDb says why, in its words
   } finally {
     raw.close();
   }
   const pending = MIGRATIONS.filter((m) => !applied.has(m.version) && !m.additive);
-  if (!pending.length) return;
-  const held = serverHolding(config.data_dir);
-  if (!held) return;
+  if (!pending.length) return nothing;
+  const hold = holdOffServers(config.data_dir);
+  if ("release" in hold) return () => hold.release();
+  const held = hold.running;
   throw new AppError(
     409,
     "conflict",

@@ -15,9 +15,12 @@ export async function migrate(p: Parsed) {
     throw new UsageError("usage: assay migrate [--data-dir DIR | --database-url URL]");
   const config = loadConfig(process.env, pick(p.flags, ["data_dir", "database_url"]));
   const before = await peekVersion(config);
-  refuseUpgradeUnderServer(config);
-  const db = await openDb(config);
-  await db.close();
+  const release = refuseUpgradeUnderServer(config);
+  try {
+    await (await openDb(config)).close();
+  } finally {
+    release();
+  }
   print(
     before === LATEST
       ? `${describeDb(config)}: schema ${LATEST}, up to date.`
@@ -37,12 +40,25 @@ export async function db(p: Parsed) {
   // The source must be an installation: a mistyped one would be created empty, and with
   // --replace its nothing would replace the target's rows.
   await requireInstallation(where(from));
-  refuseUpgradeUnderServer(where(from));
-  refuseUpgradeUnderServer(where(to));
-  const src = await openDb(where(from));
+  const releaseFrom = refuseUpgradeUnderServer(where(from));
+  let releaseTo = () => {};
+  let src: AnyDb;
+  try {
+    releaseTo = refuseUpgradeUnderServer(where(to));
+    src = await openDb(where(from));
+  } catch (e) {
+    releaseFrom();
+    releaseTo();
+    throw e;
+  }
+  releaseFrom();
   let dst: AnyDb | null = null;
   try {
-    dst = await openDb(where(to));
+    try {
+      dst = await openDb(where(to));
+    } finally {
+      releaseTo();
+    }
     // A consistent snapshot of a SQLite source: one read transaction over the whole copy.
     if (src.dialect === "sqlite") src.raw.exec("BEGIN");
     const outcome = await copyDatabase(src, dst, { replace: p.bools.has("replace"), log: print });

@@ -81,23 +81,36 @@ export function lockDataDir(dir: string): DataDirLock {
 }
 
 /**
- * Whether a server holds `dir` now, and its PID when known; null when none does. For the CLI,
- * which works beside a running server but must not upgrade the schema under one. Takes the lock
- * for an instant when it is free (a server starting in that instant is told the dir is in use),
- * so only asked before a schema upgrade.
+ * For the CLI, which works beside a running server but must not upgrade the schema under one:
+ * `running` when a server holds `dir` now (its PID when known); otherwise a hold that keeps any
+ * server from starting on `dir` until released (a server starting meanwhile is told the dir is in
+ * use), so none can start between this check and the upgrade. Read-only: a shared lock on
+ * server.lock (the server's is exclusive), which needs no write access to the file and which
+ * several CLI commands can hold at once.
  */
-export function serverHolding(dir: string): { pid: number | null } | null {
+export function holdOffServers(dir: string): { running: { pid: number | null } } | { release(): void } {
+  const none = { release() {} };
   const path = join(dir, LOCK_FILE);
-  if (!existsSync(path)) return null;
-  let free: Database | null;
+  if (!existsSync(path)) return none;
+  let db: Database;
   try {
-    free = holdFileLock(path);
+    db = new Database(path, { readonly: true });
   } catch {
-    return null;
+    return none;
   }
-  if (free) {
-    free.close();
-    return null;
+  try {
+    db.exec("PRAGMA busy_timeout = 0");
+    db.exec("BEGIN");
+    db.query("SELECT count(*) FROM sqlite_schema").get();
+  } catch (e) {
+    db.close();
+    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY"))
+      return { running: { pid: holderPid(dir) } };
+    return none;
   }
-  return { pid: holderPid(dir) };
+  return {
+    release() {
+      db.close();
+    },
+  };
 }
