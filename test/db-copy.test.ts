@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
+import { createPgDb } from "../src/db/postgres.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
@@ -217,8 +218,34 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
     const refused = assay("db", "copy", "--from", s.dataDir, "--to", target.url);
     expect(refused.code).not.toBe(0);
     expect(refused.err).toMatch(/^assay db: Nothing copied: the target already holds rows \(users: 1, /m);
+    // The target handed out user ids up to 6 itself: --replace must not lower its sequence.
+    for (const u of ["t2", "t3", "t4", "t5", "t6"])
+      expect(assay("users", "create", u, "--database-url", target.url).code).toBe(0);
     const replaced = assay("db", "copy", "--from", s.dataDir, "--to", target.url, "--replace");
     expect(replaced.code).toBe(0);
     expect(replaced.out).toContain("Copied and verified");
+    const pg = createPgDb(target.url, { max: 1 });
+    try {
+      const [seq] = (await pg.sql.unsafe(
+        "SELECT last_value FROM pg_sequences WHERE sequencename = 'users_id_seq'",
+      )) as { last_value: number | string }[];
+      expect(Number(seq?.last_value)).toBe(6);
+    } finally {
+      await pg.close();
+    }
+    // A target that holds these rows already (copied before the marks were carried: lowered here)
+    // gets the marks from a copy that has nothing else to do.
+    const pg2 = createPgDb(target.url, { max: 1 });
+    try {
+      await pg2.sql.unsafe("SELECT setval('users_id_seq', 1)");
+      const again = assay("db", "copy", "--from", s.dataDir, "--to", target.url);
+      expect(again.out).toContain("nothing to do");
+      const [seq] = (await pg2.sql.unsafe(
+        "SELECT last_value FROM pg_sequences WHERE sequencename = 'users_id_seq'",
+      )) as { last_value: number | string }[];
+      expect(Number(seq?.last_value)).toBe(goneUser);
+    } finally {
+      await pg2.close();
+    }
   }, 120_000);
 });

@@ -127,7 +127,11 @@ export async function copyDatabase(
   const source = await digests(from);
   const target = await digests(to);
   const same = source.every((s, i) => s.rows === target[i]!.rows && s.sha256 === target[i]!.sha256);
-  if (same) return { state: "unchanged", tables: source };
+  if (same) {
+    // The rows are there; the marks may not be (a copy made before they were carried).
+    await resetIdentities(to, await highWater(from));
+    return { state: "unchanged", tables: source };
+  }
   const occupied = target.filter((t) => t.rows > 0);
   if (occupied.length && !opts.replace)
     return {
@@ -171,62 +175,59 @@ export async function copyDatabase(
 
 /**
  * The highest id each identity table ever handed out, deleted rows included (migration 18: an id
- * is never handed out twice): SQLite's sqlite_sequence, PostgreSQL's sequence; max(id) at least.
+ * is never handed out twice): max(id), and the table's mark — SQLite's sqlite_sequence, or the
+ * PostgreSQL sequence's last value (pg_sequences: readable by any role that may use the sequence,
+ * null when never called).
  */
 async function highWater(db: Db): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const t of COPY_TABLES.filter((x) => x.identity)) {
     const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
-    const seq =
-      db.dialect === "postgres"
-        ? await db.exec(
-            count(
-              `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('${t.name}', 'id')::regclass), 0) AS n`,
-            ),
-          )
-        : await db.exec(
-            count("SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?", t.name),
-          );
-    out.set(t.name, Math.max(max, seq));
+    out.set(t.name, Math.max(max, await markOf(db, t.name)));
   }
   return out;
 }
 
+function markOf(db: Db, table: string): Promise<number> {
+  return db.exec(
+    db.dialect === "postgres"
+      ? count(
+          `SELECT coalesce((SELECT last_value FROM pg_sequences WHERE format('%I.%I', schemaname, sequencename) = pg_get_serial_sequence('${table}', 'id')), 0) AS n`,
+        )
+      : count("SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?", table),
+  );
+}
+
 /**
  * The target goes on after the highest id the source ever handed out, not after the highest
- * copied: a user deleted before the copy keeps their id to themselves on the target too.
+ * copied: a user deleted before the copy keeps their id to themselves on the target too. Never
+ * lowered: a target emptied by --replace keeps the ids it handed out itself.
  */
 async function resetIdentities(db: Db, ever: Map<string, number>): Promise<void> {
   for (const t of COPY_TABLES.filter((x) => x.identity)) {
-    const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
-    const n = Math.max(max, ever.get(t.name) ?? 0);
-    if (db.dialect === "postgres") {
-      await db.exec(
-        all(
-          `SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), CAST(? AS BOOLEAN))`,
-          Math.max(n, 1),
-          n > 0 ? "true" : "false",
+    if (db.dialect === "sqlite") {
+      // Only the tables whose ids SQLite never hands out twice (AUTOINCREMENT, migration 18) have
+      // a mark; the others are never hard-deleted.
+      const auto = await db.exec(
+        count(
+          "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = ? AND sql LIKE '%AUTOINCREMENT%'",
+          t.name,
         ),
       );
-      continue;
+      if (!auto) continue;
     }
-    // Only the tables whose ids SQLite never hands out twice (AUTOINCREMENT, migration 18) have a
-    // high-water mark; the others are never hard-deleted.
-    const auto = await db.exec(
-      count(
-        "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = ? AND sql LIKE '%AUTOINCREMENT%'",
-        t.name,
-      ),
-    );
-    if (!auto || n === 0) continue;
-    await db.tx(function* () {
-      // Never lowered: a target emptied by --replace keeps the ids it handed out itself.
-      const had = yield* count(
-        "SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?",
-        t.name,
+    const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
+    const had = await markOf(db, t.name);
+    const n = Math.max(max, ever.get(t.name) ?? 0, had);
+    if (n === had) continue;
+    if (db.dialect === "postgres")
+      await db.exec(
+        all(`SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), true)`, n),
       );
-      yield* run("DELETE FROM sqlite_sequence WHERE name = ?", t.name);
-      yield* run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", t.name, Math.max(n, had));
-    });
+    else
+      await db.tx(function* () {
+        yield* run("DELETE FROM sqlite_sequence WHERE name = ?", t.name);
+        yield* run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", t.name, n);
+      });
   }
 }
