@@ -398,6 +398,38 @@ describe("one org's share of the queue, under a burst", () => {
       await s.close();
     }
   });
+
+  test("8 runs of over 1 MiB at once past 18: content written first is admitted again, refused slices removed", async () => {
+    const s = await startTestServer({ workers: 1, max_queue: 40 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const gate = s.gates.gate();
+      const send = (pad = 0) =>
+        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+          token: s.rootToken,
+          raw: gate.doc(pad),
+          headers: { ...JSON_CT, prefer: "respond-async" },
+        });
+      for (let i = 0; i < s.deps.pool!.capacity; i++) {
+        expect((await send()).status).toBe(202);
+        await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
+      }
+      for (let i = 0; i < 18; i++) expect((await send()).status).toBe(202);
+      // 1.2 MB each: written in slices of 256 KiB (5) before the run's own rows.
+      const burst = await Promise.all(Array.from({ length: 8 }, () => send(1_200_000)));
+      const accepted = burst.filter((r) => r.status === 202).length;
+      expect(accepted).toBeGreaterThanOrEqual(1);
+      expect(accepted).toBeLessThanOrEqual(2);
+      const queued = await s.row<{ n: number | string }>(
+        "SELECT count(*) AS n FROM runs WHERE status = 'queued'",
+      );
+      expect(Number(queued?.n)).toBe(18 + accepted);
+      expect(await s.count("content_chunks")).toBe(accepted * 5);
+      gate.open();
+    } finally {
+      await s.close();
+    }
+  });
 });
 
 describe("GET /metrics", () => {

@@ -45,6 +45,10 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
       }
       return count;
     },
+    /** The slices of a run that will not be created after all (refused once they were written). */
+    async remove(runId: string): Promise<void> {
+      await batch.write(() => run(REMOVE, runId));
+    },
     /** The whole content, read a slice per turn of the event loop. */
     async read(runId: string, count: number, size: number): Promise<Uint8Array | null> {
       const out = new Uint8Array(size);

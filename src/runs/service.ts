@@ -160,6 +160,24 @@ export function createRunService(deps: {
   extraValidators?: readonly ValidatorDef[];
 }) {
   const { runs, workflows, idempotency, executor, limits } = deps;
+  /**
+   * The queue's bounds, as a check to call in the same turn as the run's create (so a burst of
+   * requests cannot overshoot them). The org's own share is counted only when the whole queue
+   * could hold that many of its runs: that count reads the database, awaited here, before.
+   */
+  const admission = (orgId: number): (() => void) | Promise<() => void> => {
+    const check = (ofOrg: (() => number) | null) => () => {
+      if (executor.queueDepth() >= limits.maxQueue)
+        throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
+      if (ofOrg && ofOrg() + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg)
+        throw serviceUnavailable("Too many of this organization's runs are waiting; retry later.", 5);
+    };
+    // Not awaited when the count is not needed: an await of nothing still yields a turn, in which
+    // other requests' runs would be queued past the share unseen.
+    if (executor.queueDepth() < limits.maxQueuePerOrg) return check(null);
+    return runs.queuedOfOrg(orgId).then(check);
+  };
+
   const extra = deps.extraValidators ?? [];
   return {
     /**
@@ -227,15 +245,9 @@ export function createRunService(deps: {
             maxFilenameLength: MAX_FILENAME_LENGTH,
           }));
         if (!handed) checkFileType(def, sub.fileType, extra);
-        // Backpressure: a bounded queue instead of unbounded memory and latency. The org's own
-        // share first, counted only when the whole queue could hold that many of its runs (it
-        // reads the database); then both bounds in the same turn as the create below, so a
-        // burst of requests cannot overshoot either.
-        const ofOrg = executor.queueDepth() >= limits.maxQueuePerOrg ? await runs.queuedOfOrg(orgId) : null;
-        if (executor.queueDepth() >= limits.maxQueue)
-          throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
-        if (ofOrg && ofOrg() + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg)
-          throw serviceUnavailable("Too many of this organization's runs are waiting; retry later.", 5);
+        // Backpressure: a bounded queue instead of unbounded memory and latency.
+        const admit = admission(orgId);
+        (typeof admit === "function" ? admit : await admit)();
         // 9. commit, then execute
         const id = handed?.id ?? uuidv7();
         const steps = pendingSteps(active);
@@ -267,7 +279,18 @@ export function createRunService(deps: {
           executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };
         }
-        if (sliced) record.submission.slices = await runs.writeContent(id, sub.bytes);
+        if (sliced) {
+          record.submission.slices = await runs.writeContent(id, sub.bytes);
+          // Writing the content took turns of the event loop, in which other runs were queued:
+          // admitted again, in the same turn as the create (nothing is awaited in between).
+          const again = admission(orgId);
+          try {
+            (typeof again === "function" ? again : await again)();
+          } catch (e) {
+            await runs.removeContent(id);
+            throw e;
+          }
+        }
         await runs.create(record);
         executor.notify({
           id,

@@ -473,6 +473,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      * create() then stores the run with `submission.slices` set.
      */
     writeContent: contents.write,
+    removeContent: contents.remove,
     /**
      * The queue's depth as this server knows it: exact on SQLite (every status write goes
      * through this store); on PostgreSQL other nodes write too, so it is this node's count since
