@@ -110,24 +110,32 @@ const tooNew = (where: string, current: number) =>
 export function migrateSqlite(db: Database): number {
   // Applied versions are recorded in a table (as on PostgreSQL), so a migration merged with a
   // lower number than one already applied still runs; user_version mirrors the highest.
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0) STRICT",
-  );
-  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
-    version: number;
-    additive: number;
-  }[];
-  if (!applied.length && current > 0) {
-    // A data dir from before the table: everything up to user_version was applied in order.
-    const backfill = db.prepare(
-      "INSERT INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-    );
-    for (const m of MIGRATIONS.filter((x) => x.version <= current)) backfill.run(m.version, m.name, "before");
-    applied.push(
-      ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
-    );
-  }
+  // One IMMEDIATE transaction: two processes opening the data dir at once (a server and a CLI
+  // command) read and backfill the history one after the other, never half of it.
+  const { current, applied } = db
+    .transaction(() => {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0) STRICT",
+      );
+      const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
+        version: number;
+        additive: number;
+      }[];
+      if (!applied.length && current > 0) {
+        // A data dir from before the table: everything up to user_version was applied in order.
+        const backfill = db.prepare(
+          "INSERT OR IGNORE INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        );
+        for (const m of MIGRATIONS.filter((x) => x.version <= current))
+          backfill.run(m.version, m.name, "before");
+        applied.push(
+          ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
+        );
+      }
+      return { current, applied };
+    })
+    .immediate();
   const newer = applied.filter((r) => r.version > LATEST);
   const newest = Math.max(current, ...newer.map((r) => r.version));
   if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length))
@@ -161,7 +169,9 @@ function migrateOne(db: Database, m: Migration, rebuild: readonly string[], curr
     db.query(
       "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (?, ?, ?, ?)",
     ).run(m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0);
-    db.exec(`PRAGMA user_version = ${Math.max(m.version, current)}`);
+    // Read again in the transaction: another process may have applied later ones meanwhile.
+    const now = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    db.exec(`PRAGMA user_version = ${Math.max(m.version, current, now)}`);
   }).immediate();
 }
 
