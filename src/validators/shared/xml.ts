@@ -204,9 +204,15 @@ function startTagsOnLine(lines: LineIndex, line: number, name: string): number {
 const memos = new WeakMap<LineIndex, Map<string, number>>();
 function memo(lines: LineIndex, key: string, compute: () => number): number {
   let m = memos.get(lines);
-  if (!m) memos.set(lines, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    memos.set(lines, m);
+  }
   let v = m.get(key);
-  if (v === undefined) m.set(key, (v = compute()));
+  if (v === undefined) {
+    v = compute();
+    m.set(key, v);
+  }
   return v;
 }
 
