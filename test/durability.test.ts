@@ -399,6 +399,36 @@ describe("one org's share of the queue, under a burst", () => {
     }
   });
 
+  test("30 clients that wait, at once past 18: runs held in memory count against the share too", async () => {
+    const s = await startTestServer({ workers: 1, max_queue: 40 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const gate = s.gates.gate();
+      const send = (prefer: string) =>
+        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+          token: s.rootToken,
+          raw: gate.doc(),
+          headers: { ...JSON_CT, prefer },
+        });
+      for (let i = 0; i < s.deps.pool!.capacity; i++) {
+        expect((await send("respond-async")).status).toBe(202);
+        await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
+      }
+      for (let i = 0; i < 18; i++) expect((await send("respond-async")).status).toBe(202);
+      // Held in memory while their clients wait (1 s), then written as queued and answered 202.
+      const burst = await Promise.all(Array.from({ length: 30 }, () => send("wait=1")));
+      const accepted = burst.filter((r) => r.status === 202).length;
+      expect(accepted).toBeGreaterThanOrEqual(1);
+      expect(accepted).toBeLessThanOrEqual(2);
+      expect(burst.filter((r) => r.status !== 202).map((r) => r.status)).toEqual(
+        Array(30 - accepted).fill(503),
+      );
+      gate.open();
+    } finally {
+      await s.close();
+    }
+  });
+
   test("8 runs of over 1 MiB at once past 18: content written first is admitted again, refused slices removed", async () => {
     const s = await startTestServer({ workers: 1, max_queue: 40 });
     try {

@@ -85,6 +85,8 @@ export function refuseUpgradeUnderServer(config: DbConfig): () => void {
     return nothing; // openDb names the data dir and the reason (dir-access.ts)
   }
   try {
+    // As openDb waits: a server starting (recovering its WAL) holds the file for a moment.
+    raw.exec("PRAGMA busy_timeout = 5000");
     const table = raw.query("SELECT 1 FROM sqlite_schema WHERE name = 'assay_schema_migrations'").get();
     const version = (raw.query("PRAGMA user_version").get() as { user_version: number }).user_version;
     applied = new Set(
@@ -94,7 +96,10 @@ export function refuseUpgradeUnderServer(config: DbConfig): () => void {
           )
         : MIGRATIONS.filter((m) => m.version <= version).map((m) => m.version),
     );
-  } catch {
+  } catch (e) {
+    // Still busy after the wait: a server is at work on it, so no upgrade under it.
+    if (String((e as { code?: string }).code).startsWith("SQLITE_BUSY"))
+      throw new AppError(409, "conflict", `The database in ${config.data_dir} is busy; try again.`);
     return nothing; // unreadable here (a WAL file it may not write): openDb says why, in its words
   } finally {
     raw.close();

@@ -217,17 +217,25 @@ async function resetIdentities(db: Db, ever: Map<string, number>): Promise<void>
       if (!auto) continue;
     }
     const max = await db.exec(count(`SELECT coalesce(max(id), 0) AS n FROM ${t.name}`));
-    const had = await markOf(db, t.name);
-    const n = Math.max(max, ever.get(t.name) ?? 0, had);
-    if (n === had) continue;
+    const n = Math.max(max, ever.get(t.name) ?? 0);
+    if (n <= (await markOf(db, t.name))) continue;
+    // The mark read again in the statement (PostgreSQL) or the transaction (SQLite) that raises it:
+    // a server on the target may hand out ids meanwhile.
     if (db.dialect === "postgres")
       await db.exec(
-        all(`SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), CAST(? AS BIGINT), true)`, n),
+        all(
+          `SELECT setval(pg_get_serial_sequence('${t.name}', 'id'), greatest(CAST(? AS BIGINT), coalesce((SELECT last_value FROM pg_sequences WHERE format('%I.%I', schemaname, sequencename) = pg_get_serial_sequence('${t.name}', 'id')), 0)), true)`,
+          n,
+        ),
       );
     else
       await db.tx(function* () {
+        const had = yield* count(
+          "SELECT coalesce(max(seq), 0) AS n FROM sqlite_sequence WHERE name = ?",
+          t.name,
+        );
         yield* run("DELETE FROM sqlite_sequence WHERE name = ?", t.name);
-        yield* run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", t.name, n);
+        yield* run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", t.name, Math.max(n, had));
       });
   }
 }

@@ -111,31 +111,41 @@ export function migrateSqlite(db: Database): number {
   // Applied versions are recorded in a table (as on PostgreSQL), so a migration merged with a
   // lower number than one already applied still runs; user_version mirrors the highest.
   // One IMMEDIATE transaction: two processes opening the data dir at once (a server and a CLI
-  // command) read and backfill the history one after the other, never half of it.
-  const { current, applied } = db
-    .transaction(() => {
-      db.exec(
-        "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0) STRICT",
+  // command) read and backfill the history one after the other, never half of it. Taken only when
+  // there is something to write: a data dir at this build's schema is only read.
+  const readHistory = () => {
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0) STRICT",
+    );
+    const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
+      version: number;
+      additive: number;
+    }[];
+    if (!applied.length && current > 0) {
+      // A data dir from before the table: everything up to user_version was applied in order.
+      const backfill = db.prepare(
+        "INSERT OR IGNORE INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
       );
-      const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-      const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
-        version: number;
-        additive: number;
-      }[];
-      if (!applied.length && current > 0) {
-        // A data dir from before the table: everything up to user_version was applied in order.
-        const backfill = db.prepare(
-          "INSERT OR IGNORE INTO assay_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-        );
-        for (const m of MIGRATIONS.filter((x) => x.version <= current))
-          backfill.run(m.version, m.name, "before");
-        applied.push(
-          ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
-        );
-      }
-      return { current, applied };
-    })
-    .immediate();
+      for (const m of MIGRATIONS.filter((x) => x.version <= current))
+        backfill.run(m.version, m.name, "before");
+      applied.push(
+        ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
+      );
+    }
+    return { current, applied };
+  };
+  const upToDate = (() => {
+    if (!db.query("SELECT 1 FROM sqlite_schema WHERE name = 'assay_schema_migrations'").get()) return null;
+    const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const applied = db.query("SELECT version, additive FROM assay_schema_migrations").all() as {
+      version: number;
+      additive: number;
+    }[];
+    const have = new Set(applied.map((r) => r.version));
+    return applied.length && MIGRATIONS.every((m) => have.has(m.version)) ? { current, applied } : null;
+  })();
+  const { current, applied } = upToDate ?? db.transaction(readHistory).immediate();
   const newer = applied.filter((r) => r.version > LATEST);
   const newest = Math.max(current, ...newer.map((r) => r.version));
   if (newer.some((r) => !r.additive) || (current > LATEST && !newer.length))

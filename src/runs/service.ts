@@ -276,6 +276,10 @@ export function createRunService(deps: {
               ? await executor.commitInline(direct, handed.final)
               : await executor.runInline(direct, def);
           if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
+          // It waits for a worker after all, and the inline attempt took turns: admitted again,
+          // in the turn that puts it in the memory queue.
+          const queued = admission(orgId);
+          (typeof queued === "function" ? queued : await queued)();
           executor.submitDirect(direct, inline.checked);
           return { runId: id, replay: null, idempotencyKey: key };
         }
@@ -287,7 +291,8 @@ export function createRunService(deps: {
           try {
             (typeof again === "function" ? again : await again)();
           } catch (e) {
-            await runs.removeContent(id);
+            // Its slices are orphans otherwise; the next start removes those (removeOrphans).
+            await runs.removeContent(id).catch(() => {});
             throw e;
           }
         }
