@@ -359,28 +359,48 @@ describe("one org's share of the queue", () => {
 });
 
 describe("one org's share of the queue, under a burst", () => {
-  test("30 requests at once past 18 queued runs: the share (20) is not overshot", async () => {
+  /**
+   * A server whose queue (40) holds 18 of acme's runs, its worker held by a gate, and a sender of
+   * more: the share is 20, so 2 more fit.
+   */
+  async function eighteenQueued() {
     const s = await startTestServer({ workers: 1, max_queue: 40 });
+    await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+    const gate = s.gates.gate();
+    const send = (prefer = "respond-async", pad = 0) =>
+      call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+        token: s.rootToken,
+        raw: gate.doc(pad),
+        headers: { ...JSON_CT, prefer },
+      });
+    // The pool's capacity first (held there, out of the queue), then 18 queued.
+    for (let i = 0; i < s.deps.pool!.capacity; i++) {
+      expect((await send()).status).toBe(202);
+      await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
+    }
+    for (let i = 0; i < 18; i++) expect((await send()).status).toBe(202);
+    return { s, gate, send };
+  }
+  const queuedRuns = async (s: TestServer) =>
+    Number(
+      (await s.row<{ n: number | string }>("SELECT count(*) AS n FROM runs WHERE status = 'queued'"))?.n,
+    );
+  /** Two fit; a run counted twice while it commits may cost one of them, never add one. */
+  const twoAtMost = (answers: { status: number }[]) => {
+    const accepted = answers.filter((r) => r.status === 202).length;
+    expect(accepted).toBeGreaterThanOrEqual(1);
+    expect(accepted).toBeLessThanOrEqual(2);
+    expect(answers.filter((r) => r.status !== 202).map((r) => r.status)).toEqual(
+      Array(answers.length - accepted).fill(503),
+    );
+    return accepted;
+  };
+
+  test("30 requests at once past 18 queued runs: the share (20) is not overshot", async () => {
+    const { s, gate, send } = await eighteenQueued();
     try {
-      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
-      const gate = s.gates.gate();
-      const send = () =>
-        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
-          token: s.rootToken,
-          raw: gate.doc(),
-          headers: { ...JSON_CT, prefer: "respond-async" },
-        });
-      const cap = s.deps.pool!.capacity;
-      for (let i = 0; i < cap; i++) {
-        expect((await send()).status).toBe(202);
-        await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
-      }
-      for (let i = 0; i < 18; i++) expect((await send()).status).toBe(202);
-      const burst = await Promise.all(Array.from({ length: 30 }, send));
-      const accepted = burst.filter((r) => r.status === 202).length;
-      // Two fit; a run counted twice while it commits may cost one of them, never add one.
-      expect(accepted).toBeGreaterThanOrEqual(1);
-      expect(accepted).toBeLessThanOrEqual(2);
+      const burst = await Promise.all(Array.from({ length: 30 }, () => send()));
+      const accepted = twoAtMost(burst);
       for (const r of burst.filter((x) => x.status !== 202))
         expect(r.json).toEqual(
           errorBody(
@@ -389,10 +409,7 @@ describe("one org's share of the queue, under a burst", () => {
             "Too many of this organization's runs are waiting; retry later.",
           ),
         );
-      const queued = await s.row<{ n: number | string }>(
-        "SELECT count(*) AS n FROM runs WHERE status = 'queued'",
-      );
-      expect(Number(queued?.n)).toBe(18 + accepted);
+      expect(await queuedRuns(s)).toBe(18 + accepted);
       gate.open();
     } finally {
       await s.close();
@@ -400,29 +417,10 @@ describe("one org's share of the queue, under a burst", () => {
   });
 
   test("30 clients that wait, at once past 18: runs held in memory count against the share too", async () => {
-    const s = await startTestServer({ workers: 1, max_queue: 40 });
+    const { s, gate, send } = await eighteenQueued();
     try {
-      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
-      const gate = s.gates.gate();
-      const send = (prefer: string) =>
-        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
-          token: s.rootToken,
-          raw: gate.doc(),
-          headers: { ...JSON_CT, prefer },
-        });
-      for (let i = 0; i < s.deps.pool!.capacity; i++) {
-        expect((await send("respond-async")).status).toBe(202);
-        await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
-      }
-      for (let i = 0; i < 18; i++) expect((await send("respond-async")).status).toBe(202);
       // Held in memory while their clients wait (1 s), then written as queued and answered 202.
-      const burst = await Promise.all(Array.from({ length: 30 }, () => send("wait=1")));
-      const accepted = burst.filter((r) => r.status === 202).length;
-      expect(accepted).toBeGreaterThanOrEqual(1);
-      expect(accepted).toBeLessThanOrEqual(2);
-      expect(burst.filter((r) => r.status !== 202).map((r) => r.status)).toEqual(
-        Array(30 - accepted).fill(503),
-      );
+      twoAtMost(await Promise.all(Array.from({ length: 30 }, () => send("wait=1"))));
       gate.open();
     } finally {
       await s.close();
@@ -430,30 +428,13 @@ describe("one org's share of the queue, under a burst", () => {
   });
 
   test("8 runs of over 1 MiB at once past 18: content written first is admitted again, refused slices removed", async () => {
-    const s = await startTestServer({ workers: 1, max_queue: 40 });
+    const { s, gate, send } = await eighteenQueued();
     try {
-      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
-      const gate = s.gates.gate();
-      const send = (pad = 0) =>
-        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
-          token: s.rootToken,
-          raw: gate.doc(pad),
-          headers: { ...JSON_CT, prefer: "respond-async" },
-        });
-      for (let i = 0; i < s.deps.pool!.capacity; i++) {
-        expect((await send()).status).toBe(202);
-        await until(async () => s.deps.executor.queueDepth() === 0, "an empty queue");
-      }
-      for (let i = 0; i < 18; i++) expect((await send()).status).toBe(202);
       // 1.2 MB each: written in slices of 256 KiB (5) before the run's own rows.
-      const burst = await Promise.all(Array.from({ length: 8 }, () => send(1_200_000)));
-      const accepted = burst.filter((r) => r.status === 202).length;
-      expect(accepted).toBeGreaterThanOrEqual(1);
-      expect(accepted).toBeLessThanOrEqual(2);
-      const queued = await s.row<{ n: number | string }>(
-        "SELECT count(*) AS n FROM runs WHERE status = 'queued'",
+      const accepted = twoAtMost(
+        await Promise.all(Array.from({ length: 8 }, () => send("respond-async", 1_200_000))),
       );
-      expect(Number(queued?.n)).toBe(18 + accepted);
+      expect(await queuedRuns(s)).toBe(18 + accepted);
       expect(await s.count("content_chunks")).toBe(accepted * 5);
       gate.open();
     } finally {

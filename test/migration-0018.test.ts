@@ -13,15 +13,7 @@ import { onPostgres } from "./helpers/backend.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
 const TS = "2026-11-20T10:00:00.000Z";
-const REBUILT = [
-  "users",
-  "api_tokens",
-  "web_sessions",
-  "steps",
-  "org_schemas",
-  "webhooks",
-  "webhook_attempts",
-];
+const REBUILT = MIGRATIONS.find((m) => m.version === 18)!.sqliteAutoincrement!;
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
