@@ -7,6 +7,7 @@ import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
 import { type WriterThread, startWriterThread } from "./db/writer.ts";
 import { type DataDirLock, lockDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
+import { type SchemaHold, holdSchema } from "./db/schema-hold.ts";
 import { createDeps } from "./deps.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
@@ -104,10 +105,37 @@ function probePort(host: string, port: number): void {
   }
 }
 
+/**
+ * Starts what `startOn` starts, and when any of it fails, undoes what had started (the listeners,
+ * the threads and workers, the database), newest first: a failed start leaves nothing running in
+ * the process that called it.
+ */
 async function start(
   config: Config,
   log: ReturnType<typeof createLogger>,
   lock: DataDirLock | null,
+): Promise<RunningServer> {
+  const undo: (() => unknown)[] = [];
+  try {
+    return await startOn(config, log, lock, undo);
+  } catch (e) {
+    for (const step of undo.reverse())
+      try {
+        await step();
+      } catch (u) {
+        log.warn("while undoing a failed start", { error: String(u) });
+      }
+    const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
+    throw e;
+  }
+}
+
+async function startOn(
+  config: Config,
+  log: ReturnType<typeof createLogger>,
+  lock: DataDirLock | null,
+  undo: (() => unknown)[],
 ): Promise<RunningServer> {
   // A node may start before its database: waited for, and said so (it was 30 s of silence).
   const waitS = 30;
@@ -116,8 +144,21 @@ async function start(
     onWaiting: (database, error) =>
       log.warn(`waiting for the database (up to ${waitS} s)`, { database, error }),
   });
+  // The checkpoint thread's file is closed after every connection to it (see closeFile).
+  let checkpointer: Checkpointer | null = null;
+  undo.push(async () => {
+    await db.close();
+    checkpointer?.closeFile();
+  });
+  // PostgreSQL: held while this server runs, so that no newer build changes the schema under it in
+  // a way it cannot run on (src/db/schema-hold.ts).
+  let schemaHold: SchemaHold | null = null;
+  if (db.dialect === "postgres") {
+    schemaHold = await holdSchema(config.database_url!, log);
+    undo.push(() => schemaHold?.stop());
+  }
   // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
-  const checkpointer: Checkpointer | null =
+  checkpointer =
     db.dialect === "sqlite"
       ? await startCheckpointer(
           db.raw,
@@ -126,6 +167,7 @@ async function start(
           log,
         )
       : null;
+  if (checkpointer) undo.push(() => checkpointer?.stop());
   // SQLite with more than one core: the final sync runs are committed on a thread of their own.
   let writer: WriterThread | null = null;
   if (db.dialect === "sqlite" && wantsWriterThread(config))
@@ -142,6 +184,8 @@ async function start(
     } catch (e) {
       log.warn("writer thread did not start; runs are written on the main connection", { error: String(e) });
     }
+  // After every writer of final states: the thread's last group has settled.
+  undo.push(() => writer?.stop());
   // Built here, next to main.ts: in the compiled binary a relative Worker path only resolves
   // from the project root, a URL from import.meta.url resolves everywhere (STYLE: traps).
   const deps = createDeps(config, db, log, {
@@ -149,6 +193,13 @@ async function start(
     intakeWorkerUrl: new URL("./runs/intake/worker.ts", import.meta.url),
     checkWorkerUrl: new URL("./workflows/check-worker.ts", import.meta.url),
     writer,
+  });
+  undo.push(async () => {
+    deps.intake.close();
+    deps.draftChecker.close();
+    await deps.executor.close(0);
+    await deps.webhookDispatcher.stop(0);
+    await deps.tokens.close();
   });
   let startTimer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
@@ -166,11 +217,13 @@ async function start(
   // Several HTTP threads (src/http/threads/): what they share with this one, set up before they start.
   const threaded = config.http_threads > 1;
   const sharing = threaded ? shareWithThreads(config, db, () => deps.executor.queueDepth()) : null;
+  undo.push(() => sharing?.stop());
   sharing?.reportTo(metrics);
   instrument(deps, metrics, sharing?.totals);
   await deps.executor.start();
   // Several nodes on one database (PostgreSQL): runs queued by one wake the others.
   const queueSignal = createQueueSignal(db, log);
+  undo.push(() => queueSignal.stop());
   deps.runs.onQueued(() => queueSignal.announce());
   await queueSignal.start((poll) => deps.executor.poke(poll));
   const retention = createRetention(
@@ -180,7 +233,9 @@ async function start(
     async () => (await deps.settings.get()).audit_retention_days,
   );
   retention.start();
+  undo.push(() => retention.stop());
   const stopRateGc = startSharedRateGc(db, log);
+  undo.push(stopRateGc);
   let draining = false;
   const setup = { code: (await deps.setup.needed()) ? newSetupCode() : null };
   // HTTP threads all listen with SO_REUSEPORT, so a lock on the port keeps any other server off it
@@ -209,68 +264,52 @@ async function start(
       "counter",
     );
   }
-  try {
-    if (threaded && config.port !== 0) {
-      portLock = lockPort(config.host, config.port);
-      if (!portLock) throw new PortInUseError(config.host, config.port);
-    }
-    app.listen({
-      hostname: config.host,
-      port: config.port,
-      // Elysia's Bun adapter asks for SO_REUSEPORT unless told otherwise: a second server on the
-      // same port would then start "successfully" and the kernel would split requests between
-      // two databases. Without it the second bind fails, as it should. With HTTP threads the
-      // port lock above does that.
-      reusePort: threaded,
-      // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
-      // with the JSON error instead (from Content-Length, or counted while reading).
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-      // Bun closes a connection that stays idle, or takes longer than this to deliver a request
-      // body (data arriving does not extend it): a trickling client cannot hold it forever.
-      idleTimeout: config.idle_timeout_s,
-      // Never Bun's development error page (HTML with the stack and source lines), whatever
-      // NODE_ENV says: whatever escapes the app's error handling answers as its 500.
-      development: false,
-      error: internalError,
-    });
-    if (threaded) {
-      const port = app.server!.port!;
-      portLock ??= lockPort(config.host, port);
+  if (threaded && config.port !== 0) {
+    portLock = lockPort(config.host, config.port);
+    if (!portLock) throw new PortInUseError(config.host, config.port);
+    undo.push(() => portLock?.release());
+  }
+  app.listen({
+    hostname: config.host,
+    port: config.port,
+    // Elysia's Bun adapter asks for SO_REUSEPORT unless told otherwise: a second server on the
+    // same port would then start "successfully" and the kernel would split requests between
+    // two databases. Without it the second bind fails, as it should. With HTTP threads the
+    // port lock above does that.
+    reusePort: threaded,
+    // Bun's own limit answers a bare-text 413; src/http/limits.ts enforces every body limit
+    // with the JSON error instead (from Content-Length, or counted while reading).
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Bun closes a connection that stays idle, or takes longer than this to deliver a request
+    // body (data arriving does not extend it): a trickling client cannot hold it forever.
+    idleTimeout: config.idle_timeout_s,
+    // Never Bun's development error page (HTML with the stack and source lines), whatever
+    // NODE_ENV says: whatever escapes the app's error handling answers as its 500.
+    development: false,
+    error: internalError,
+  });
+  undo.push(() => app.server?.stop(true));
+  if (threaded) {
+    const port = app.server!.port!;
+    if (!portLock) {
+      portLock = lockPort(config.host, port);
       if (!portLock) throw new PortInUseError(config.host, port);
-      httpThreads = await startHttpThreads(
-        config,
-        port,
-        app,
-        threadCounts!,
-        log,
-        new URL("./http/threads/worker.ts", import.meta.url),
-        sharing!.runsInit(db.dialect === "sqlite" ? walAutoCheckpoint(db.raw) : 0),
-        { onWebhooks: () => deps.webhookDispatcher.wake(), onReport: (r) => sharing!.onReport(r) },
-      );
-      sharing!.started(httpThreads);
-      const threads = httpThreads;
-      checkpointer?.onFallback((pages) => threads.autoCheckpoint(pages));
+      undo.push(() => portLock?.release());
     }
-  } catch (e) {
-    // Undo what started: the listeners, the workers, the checkpoint thread, the database.
-    await app.server?.stop(true);
-    portLock?.release();
-    sharing?.stop();
-    retention.stop();
-    stopRateGc();
-    await queueSignal.stop();
-    deps.intake.close();
-    deps.draftChecker.close();
-    await deps.executor.close(0);
-    await deps.webhookDispatcher.stop(0);
-    await deps.tokens.close();
-    await writer?.stop();
-    await checkpointer?.stop();
-    await db.close();
-    checkpointer?.closeFile();
-    const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
-    if (code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
-    throw e;
+    httpThreads = await startHttpThreads(
+      config,
+      port,
+      app,
+      threadCounts!,
+      log,
+      new URL("./http/threads/worker.ts", import.meta.url),
+      sharing!.runsInit(db.dialect === "sqlite" ? walAutoCheckpoint(db.raw) : 0),
+      { onWebhooks: () => deps.webhookDispatcher.wake(), onReport: (r) => sharing!.onReport(r) },
+    );
+    undo.push(() => httpThreads?.stop());
+    sharing!.started(httpThreads);
+    const threads = httpThreads;
+    checkpointer?.onFallback((pages) => threads.autoCheckpoint(pages));
   }
   const server = app.server!;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
@@ -335,6 +374,7 @@ async function start(
         await writer?.stop();
         await checkpointer?.stop();
         await db.close();
+        await schemaHold?.stop();
         checkpointer?.closeFile(); // after every connection to the file (see closeFile)
         lock?.release();
         log.info("stopped");

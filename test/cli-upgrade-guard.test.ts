@@ -1,8 +1,8 @@
 // The CLI works beside a running server, and opening a data dir migrates it: a newer `assay`
 // run during an upgrade must not move the schema under a server of the build before when that
 // server cannot run on it (a migration that is not additive, such as 19). It refuses and says what
-// to do; once the server is stopped, the same command upgrades and works. SQLite only: PostgreSQL
-// nodes are stopped for such an upgrade (docs/deploy.md).
+// to do; once the server is stopped, the same command upgrades and works. SQLite only: on
+// PostgreSQL, test/pg-upgrade-guard.test.ts.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";

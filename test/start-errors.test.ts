@@ -2,8 +2,13 @@
 // reason (SQLite's own words named neither), and a server waiting for an unreachable PostgreSQL
 // says so at once instead of 30 s of silence.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { testConfig } from "../src/config.ts";
+import { lockDataDir } from "../src/db/lock.ts";
+import { startServer } from "../src/server.ts";
+import { onPostgres, otherConnection } from "./helpers/backend.ts";
+import { startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
 const dir = testTempDir("assay-start-errors-");
@@ -129,3 +134,42 @@ test("a port in use is found before the data dir is touched: nothing created, no
     holder.stop(true);
   }
 });
+
+/** The threads of this process (the validation workers, the intake's, the checkpoint thread…). */
+const threads = () => Number(/Threads:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1]);
+
+test("a start that fails after its workers started stops them, and frees the data dir", async () => {
+  // A damaged database: its schema history is whole, a table the executor's recovery reads is gone.
+  const s = await startTestServer({ workers: 2 });
+  const other = await otherConnection(s);
+  await other.sql(onPostgres ? "DROP TABLE runs CASCADE" : "DROP TABLE run_findings");
+  if (!onPostgres) await other.sql("DROP TABLE runs");
+  await other.close();
+  await s.stop();
+  const config = testConfig({
+    port: 0,
+    log_level: "silent",
+    workers: 2,
+    data_dir: s.dataDir,
+    database_url: s.databaseUrl,
+  });
+  // Settled: what the first server's stop ended is gone.
+  const before = await settled();
+  await expect(startServer(config)).rejects.toThrow(/runs/);
+  // What it started is stopped (Workers end asynchronously: awaited, not slept).
+  expect(await settled(before)).toBeLessThanOrEqual(before);
+  if (!onPostgres) lockDataDir(s.dataDir).release();
+  await s.close();
+}, 30_000);
+
+/** The thread count once it stops falling (or reaches `target`), polled for up to 10 s. */
+async function settled(target = 0): Promise<number> {
+  let last = threads();
+  for (let i = 0; i < 200; i++) {
+    await Bun.sleep(50);
+    const now = threads();
+    if (now <= target || (target === 0 && now === last && i >= 10)) return now;
+    last = now;
+  }
+  return threads();
+}

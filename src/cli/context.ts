@@ -69,8 +69,8 @@ export async function withDeps<T>(
  * is not additive: a server of the build before cannot run on it (migration 19: it would run new
  * versions' steps without their configs). A data dir the CLI opens is migrated by opening it, so
  * this runs first; it returns the release of a hold that keeps a server from starting until the
- * caller has opened (and so migrated) the database. PostgreSQL: nodes are stopped for such an
- * upgrade (docs/deploy.md).
+ * caller has opened (and so migrated) the database. PostgreSQL: the migration itself refuses
+ * while servers hold the database (src/db/schema-hold.ts).
  */
 export function refuseUpgradeUnderServer(config: DbConfig): () => void {
   const nothing = () => {};

@@ -36,6 +36,7 @@ import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type:
 import p0019 from "./migrations/postgres/0019_step_configs.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
+import { SERVING_LOCK, serversHolding } from "./serving-lock.ts";
 
 export interface Migration {
   version: number;
@@ -188,6 +189,18 @@ function migrateOne(db: Database, m: Migration, rebuild: readonly string[], curr
 /** Any number: the key of the advisory lock that serializes migrations across nodes. */
 const MIGRATION_LOCK = 0x4153_5341; // "ASSA"
 
+type PgHistory = { version: number; name: string; additive: number }[];
+
+/** Refuses a PostgreSQL schema with a newer migration this build cannot run on (SchemaTooNew). */
+export async function assertRunnable(q: Pick<PgDb["sql"], "unsafe">): Promise<PgHistory> {
+  const applied = (
+    (await q.unsafe("SELECT version, name, additive FROM assay_schema_migrations")) as PgHistory
+  ).map((r) => ({ version: Number(r.version), name: r.name, additive: Number(r.additive) }));
+  const newer = applied.filter((r) => r.version > LATEST);
+  if (newer.some((r) => !r.additive)) throw tooNew("database", Math.max(...newer.map((r) => r.version)));
+  return applied;
+}
+
 export async function migratePostgres(db: PgDb): Promise<number> {
   return db.sql.begin(async (tx) => {
     await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -198,25 +211,45 @@ export async function migratePostgres(db: PgDb): Promise<number> {
     await tx.unsafe(
       "ALTER TABLE assay_schema_migrations ADD COLUMN IF NOT EXISTS additive INTEGER NOT NULL DEFAULT 0",
     );
-    const applied = (await tx.unsafe("SELECT version, name, additive FROM assay_schema_migrations")) as {
-      version: number;
-      name: string;
-      additive: number;
-    }[];
-    const newer = applied.filter((r) => Number(r.version) > LATEST);
-    if (newer.some((r) => !Number(r.additive)))
-      throw tooNew("database", Math.max(...newer.map((r) => Number(r.version))));
-    const done = new Set(applied.map((r) => Number(r.version)));
-    for (const m of MIGRATIONS) {
-      if (done.has(m.version)) continue;
+    const applied = await assertRunnable(tx);
+    const newer = applied.filter((r) => r.version > LATEST);
+    const done = new Set(applied.map((r) => r.version));
+    const pending = MIGRATIONS.filter((m) => !done.has(m.version));
+    await refuseUnderServers(tx, pending);
+    for (const m of pending) {
       await tx.unsafe(m.postgres);
       await tx.unsafe(
         "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES ($1, $2, $3, $4)",
         [m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0],
       );
     }
-    return newer.length ? Math.max(...newer.map((r) => Number(r.version))) : LATEST;
+    return newer.length ? Math.max(...newer.map((r) => r.version)) : LATEST;
   });
+}
+
+export class SchemaInUse extends Error {
+  override name = "SchemaInUse";
+}
+
+/**
+ * A migration that servers of the build before cannot run on is applied only when no server
+ * holds the database (src/db/schema-hold.ts): the exclusive lock, kept to the commit, also keeps
+ * a server from starting on the old schema meanwhile (it waits, then finds it too new).
+ */
+async function refuseUnderServers(
+  tx: Pick<PgDb["sql"], "unsafe">,
+  pending: readonly Migration[],
+): Promise<void> {
+  const blocking = pending.filter((m) => !m.additive);
+  if (!blocking.length) return;
+  const [row] = (await tx.unsafe(`SELECT pg_try_advisory_xact_lock(${SERVING_LOCK}) AS got`)) as {
+    got: boolean;
+  }[];
+  if (row?.got) return;
+  const n = await serversHolding(tx);
+  throw new SchemaInUse(
+    `${n === 1 ? "A server is" : `${n} servers are`} running on this database, on a schema this build would upgrade in a way ${n === 1 ? "it" : "they"} cannot run on (${blocking.map((m) => `${m.version} ${m.name}`).join(", ")}). Stop every node, run "assay migrate" with this build, then start this build.`,
+  );
 }
 
 /** The schema version a database is at (0 when empty), without migrating. */
