@@ -155,6 +155,14 @@ export const SETTINGS = [
     help: "Ceiling for a step's timeout_ms",
   },
   {
+    key: "run_timeout_ms",
+    kind: "int",
+    def: 1800000,
+    min: 10,
+    max: 86400000,
+    help: "Time limit of a run's steps in all, from its first step's start",
+  },
+  {
     key: "max_attempts",
     kind: "int",
     def: 3,

@@ -61,6 +61,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
         size: config.workers,
         workerUrl: opts.workerUrl,
         workerEnv,
+        runTimeoutMs: config.run_timeout_ms,
         onEvent: (e) => log.debug("pool", e as unknown as Record<string, unknown>),
       })
     : null;

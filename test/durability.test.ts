@@ -83,6 +83,33 @@ describe("step time limit", () => {
       await s.close();
     }
   });
+  test("a run's steps are bounded in all (ASSAY_RUN_TIMEOUT_MS), whatever each step's own limit", async () => {
+    const s = await startTestServer({ workers: 1, run_timeout_ms: 1000 });
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "long",
+        allowed_file_types: ["JSON"],
+        steps: [
+          { name: "forever", validator: "test_hold", config: { timeout_ms: 600000 } },
+          { name: "later", validator: "syntax", config: {} },
+        ],
+      });
+      // The gate is never opened: only the run's limit can end the step (its own is 10 min).
+      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/long/runs/", {
+        token: s.rootToken,
+        raw: s.gates.gate().doc(),
+        headers: JSON_CT,
+      });
+      expect(r.status).toBe(201);
+      expect(r.json.status).toBe("timed_out");
+      expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
+      expect(r.json.steps[0].error).toBe("run exceeded its time limit of 1000 ms");
+      expect(r.json.error).toContain("run exceeded its time limit");
+    } finally {
+      await s.close();
+    }
+  });
+
   test("400 at save time for a timeout_ms outside its bounds", async () => {
     const s = await startTestServer();
     try {

@@ -76,6 +76,11 @@ export interface WorkerPoolOptions {
    * Only jobs of at most PIPELINE_MAX_BYTES are pipelined.
    */
   jobsPerWorker?: number;
+  /**
+   * A job's time limit in all, counted from its first step's start: a step still running when it
+   * runs out ends as a step over its own limit does (`timed_out`). Default: none.
+   */
+  runTimeoutMs?: number;
   onEvent?(event: PoolEvent): void;
   /** The workers' process.env; default: this process's. */
   workerEnv?: Record<string, string>;

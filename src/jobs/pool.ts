@@ -37,6 +37,8 @@ interface Task {
   steps: (StepOutcome | undefined)[];
   state: "queued" | "posted" | "running" | "done";
   slot: Slot | null;
+  /** When the job's time in all runs out (performance.now()), from its first step's start. */
+  deadline?: number;
   done: Promise<RunOutcome>;
   resolve(outcome: RunOutcome): void;
 }
@@ -55,6 +57,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class WorkerPool {
   readonly #maxQueue: number;
   readonly #perWorker: number;
+  readonly #runTimeoutMs: number;
   readonly #onEvent?: (event: PoolEvent) => void;
   readonly #slots: Slot[] = [];
   #queue = new FairQueue<Task>();
@@ -71,6 +74,7 @@ export class WorkerPool {
       throw new RangeError("jobsPerWorker must be >= 1");
     }
     this.#maxQueue = options.maxQueue ?? Number.POSITIVE_INFINITY;
+    this.#runTimeoutMs = options.runTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#onEvent = options.onEvent;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
     for (let id = 0; id < options.size; id++) {
@@ -392,10 +396,18 @@ export class WorkerPool {
   }
 
   #stepStart(slot: Slot, task: Task, index: number): void {
-    const limit = task.opts.stepTimeoutsMs[index];
     const step: RunningStep = { index, startedAt: performance.now() };
+    // The step's own limit, or what is left of the job's in all when that is sooner.
+    task.deadline ??= step.startedAt + this.#runTimeoutMs;
+    const own = task.opts.stepTimeoutsMs[index] ?? Number.POSITIVE_INFINITY;
+    const left = task.deadline - step.startedAt;
+    const byRun = left < own;
+    const limit = byRun ? left : own;
     if (Number.isFinite(limit) && limit <= MAX_TIMER_MS) {
-      step.timer = setTimeout(() => this.#timeout(slot, task, step, limit), Math.max(0, limit));
+      const message = byRun
+        ? `run exceeded its time limit of ${this.#runTimeoutMs} ms`
+        : `step exceeded its time limit of ${limit} ms`;
+      step.timer = setTimeout(() => this.#timeout(slot, task, step, message), Math.max(0, limit));
     }
     slot.step = step;
     // A canceled job the worker runs anyway keeps its limits (it may loop) but has no listener.
@@ -410,9 +422,8 @@ export class WorkerPool {
     this.#dispatch();
   }
 
-  #timeout(slot: Slot, task: Task, step: RunningStep, limit: number): void {
+  #timeout(slot: Slot, task: Task, step: RunningStep, message: string): void {
     if (slot.step !== step || slot.jobs[0] !== task) return;
-    const message = `step exceeded its time limit of ${limit} ms`;
     this.#stop(slot, "timed_out", "timed_out", message, message);
     this.#respawn(slot, 0);
   }

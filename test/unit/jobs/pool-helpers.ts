@@ -53,6 +53,7 @@ export const pools: WorkerPool[] = [];
 type PoolExtra = {
   maxQueue?: number;
   jobsPerWorker?: number;
+  runTimeoutMs?: number;
   onEvent?: (e: PoolEvent) => void;
   workerUrl?: URL;
 };

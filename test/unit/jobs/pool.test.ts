@@ -209,6 +209,29 @@ describe("time limits and crashes", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exit", reason: "timed_out" }));
   });
 
+  test("a job's time in all is bounded too: a step with time left of its own is stopped when the job's runs out", async () => {
+    const pool = await startPool(1, { runTimeoutMs: 1000 });
+    // Every step may take 5 s alone; the job may take 1 s in all (its first step, an echo, takes ms).
+    const job = makeJob("x", [["echo"], ["sleep_forever"], ["echo"]]);
+    const { handle, started } = submitAndWaitStart(pool, job, limits(job, 5000), 1);
+    await started;
+    const outcome = await handle.done;
+    expect(outcome.status).toBe("timed_out");
+    expect(outcome.error).toBe("run exceeded its time limit of 1000 ms");
+    expect(outcome.steps.map((s) => s.status)).toEqual(["passed", "error", "skipped"]);
+    expect(outcome.steps[1].error).toBe("run exceeded its time limit of 1000 ms");
+    // The next job has a limit of its own, counted from its own start.
+    const next = makeJob("next", [["echo"]]);
+    expect(echoed(await pool.submit(next, limits(next)).done).text).toBe("next");
+  });
+
+  test("a step's own limit still applies when it is sooner than the job's", async () => {
+    const pool = await startPool(1, { runTimeoutMs: 60_000 });
+    const job = makeJob("x", [["sleep_forever"]]);
+    const outcome = await pool.submit(job, limits(job, 150)).done;
+    expect(outcome.error).toBe("step exceeded its time limit of 150 ms");
+  });
+
   test("a worker that exits fails only its job; the next job succeeds on a fresh worker", async () => {
     const pool = await startPool(1);
     const before = makeJob("before", [["echo"]]);
