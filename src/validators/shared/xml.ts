@@ -141,8 +141,8 @@ export interface PositionQuery {
  * Start tags located exactly (xml-paths.ts) for the findings whose line may name the wrong one by
  * its first match: the line holds more than one start tag of their element's name, or one and
  * the end of another begun above it. One scan of the text for all of them. Keyed by elementPath.
- * Not done when the document declares entities (their replacement text can hold elements the
- * scan would not count).
+ * Not done when the document declares an entity whose replacement text may hold elements the
+ * scan would not count (entityMayHoldMarkup).
  */
 export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<string, number> {
   const wanted = new Set<string>();
@@ -154,8 +154,27 @@ export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<
     const starts = startTagsOnLine(lines, q.line, t.name);
     if (starts > 1 || (starts === 1 && openTagAbove(lines, q.line, t.name) >= 0)) wanted.add(path);
   }
-  if (wanted.size === 0 || /<!ENTITY/.test(lines.text)) return new Map();
+  if (wanted.size === 0 || entityMayHoldMarkup(lines.text)) return new Map();
   return startTagOffsets(lines.text, wanted);
+}
+
+/** An internal entity declaration's quoted value (external ones are never loaded: NO_XXE). */
+const ENTITY_VALUE = /<!ENTITY\s+(?:%\s+)?[^\s"']+\s+("[^"]*"|'[^']*')/g;
+
+/**
+ * Whether a declared entity may put elements in the tree that the text does not show where they
+ * are: a value with '<', or with '&' (a reference, `&#60;` among them, may yield one). Plain-text
+ * values (`<!ENTITY company "ACME">`), the usual kind, leave every start tag where the text has
+ * it. A declaration whose value this does not read (an unmatched quote) counts as markup.
+ */
+export function entityMayHoldMarkup(text: string): boolean {
+  if (!text.includes("<!ENTITY")) return false;
+  let declared = 0;
+  for (const m of text.matchAll(ENTITY_VALUE)) {
+    declared++;
+    if (/[<&]/.test(m[1]!)) return true;
+  }
+  return declared < (text.match(/<!ENTITY/g) ?? []).length;
 }
 
 /**

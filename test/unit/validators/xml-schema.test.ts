@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { LineIndex } from "../../../src/validators/shared/position.ts";
-import { parseXml, positionForXPath } from "../../../src/validators/shared/xml.ts";
+import { entityMayHoldMarkup, parseXml, positionForXPath } from "../../../src/validators/shared/xml.ts";
 import { incompleteResult } from "../../../src/validators/xml-schema/index.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
 import { brief, codes, run } from "./helpers.ts";
@@ -101,6 +101,22 @@ describe("xml_schema: XSD", () => {
     expect(at('<p:a xmlns:p="urn:x"><p:b>1</p:b><p:b>x</p:b></p:a>', ns)).toEqual([
       { code: "xml.schema_violation", line: 1, column: 34, path: "/p:a/p:b[2]" },
     ]);
+  });
+
+  test("a document declaring plain-text entities keeps exact columns; one whose entities may hold elements does not", () => {
+    const schema =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a"><xs:complexType><xs:sequence>' +
+      '<xs:element name="b" type="xs:int" maxOccurs="unbounded"/></xs:sequence></xs:complexType></xs:element></xs:schema>';
+    const doc = `<!DOCTYPE a [<!ENTITY co "ACME"> <!ENTITY % p 'x'>]>\n<a><b>1</b><b>x</b></a>`;
+    expect(brief(validate("xsd", schema, doc), true)).toEqual([
+      { code: "xml.schema_violation", line: 2, column: 12, path: "/a/b[2]" },
+    ]);
+    expect(entityMayHoldMarkup(doc)).toBe(false);
+    expect(entityMayHoldMarkup("<a/>")).toBe(false);
+    // Elements, a character reference that may make one, a reference to another entity, a
+    // declaration not read (external, or an unmatched quote): the scan is not trusted.
+    for (const dtd of ['"<b>1</b>"', '"&#60;b/>"', '"&co;"', 'SYSTEM "x.ent"', '"unclosed'])
+      expect(entityMayHoldMarkup(`<!DOCTYPE a [<!ENTITY e ${dtd}>]><a/>`)).toBe(true);
   });
 
   test("findings are capped with truncated", () => {
