@@ -373,10 +373,14 @@ async function startOn(
         // After every writer of final states: the thread's last group has settled.
         await writer?.stop();
         await checkpointer?.stop();
-        await db.close();
-        await schemaHold?.stop();
-        checkpointer?.closeFile(); // after every connection to the file (see closeFile)
-        lock?.release();
+        try {
+          await db.close();
+        } finally {
+          // Whatever the close said: the hold, the file and the data dir are this process's to free.
+          await schemaHold?.stop();
+          checkpointer?.closeFile(); // after every connection to the file (see closeFile)
+          lock?.release();
+        }
         log.info("stopped");
       })();
       return stopped;

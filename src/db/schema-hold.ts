@@ -18,7 +18,9 @@ export interface SchemaHold {
  * Takes the shared lock for a server that has migrated, then reads the schema's history again: a
  * migration it cannot run on may have committed between its own and the lock (it waited for that
  * migration's exclusive hold to end). A connection lost (PostgreSQL restarted, the session killed)
- * loses the lock; it is checked every `everyMs` and taken again on the new session.
+ * loses the lock; it is checked every `everyMs` and taken again on the new session. Needs a
+ * session of its own: a pooler in transaction mode in front of PostgreSQL cannot keep one
+ * (docs/scaling.md).
  */
 export async function holdSchema(
   url: string,
@@ -27,15 +29,24 @@ export async function holdSchema(
 ): Promise<SchemaHold> {
   // A client of its own with one connection that never idles out: the pool's may be closed.
   const sql = new SQL({ url, max: 1, idleTimeout: 0, connectionTimeout: 10 });
-  const take = async (): Promise<number> => {
+  // Whether this session holds the lock: false on a new session (the client reconnected after
+  // PostgreSQL restarted or the session was killed), whatever pid it got.
+  const holding = async () =>
+    Boolean(
+      (
+        (await sql.unsafe(
+          `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'
+           AND granted AND classid = 0 AND objid = ${SERVING_LOCK} AND objsubid = 1) AS held`,
+        )) as { held: boolean }[]
+      )[0]?.held,
+    );
+  // Taken, then the history read: once held, a too-new schema is reported but never taken twice.
+  const take = async () => {
     await sql.unsafe(`SELECT pg_advisory_lock_shared(${SERVING_LOCK})`);
     await assertRunnable(sql);
-    const [row] = (await sql.unsafe("SELECT pg_backend_pid() AS pid")) as { pid: number }[];
-    return Number(row?.pid);
   };
-  let pid: number;
   try {
-    pid = await take();
+    await take();
   } catch (e) {
     await sql.close({ timeout: 1 }).catch(() => {});
     throw e;
@@ -45,11 +56,9 @@ export async function holdSchema(
     if (checking) return;
     checking = true;
     try {
-      const [row] = (await sql.unsafe("SELECT pg_backend_pid() AS pid")) as { pid: number }[];
-      // The same session still holds the lock; a new one (the client reconnected) holds nothing.
-      if (Number(row?.pid) !== pid) {
-        pid = await take();
-        log.warn("database session of the schema hold was lost; taken again");
+      if (!(await holding())) {
+        log.warn("the schema hold's database session was lost; taking it again");
+        await take();
       }
     } catch (e) {
       // Unreachable now: tried again next time. A schema this build cannot run on is an error.

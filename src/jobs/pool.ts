@@ -235,10 +235,12 @@ export class WorkerPool {
         if (at < 0) return;
         const [task] = slot.jobs.splice(at, 1);
         if (task.state === "posted") {
-          // Recalled and never started: back at the head of its org's line.
+          // Recalled and never started: back at the head of its org's line. Its time in all
+          // starts again when it really starts (#begin may have armed it on the handover).
           task.recalled = false;
           task.state = "queued";
           task.slot = null;
+          task.deadline = undefined;
           this.#queue.unshift(task);
         }
         if (at === 0) {
@@ -477,6 +479,7 @@ export class WorkerPool {
       t.state = "queued";
       t.slot = null;
       t.recalled = false;
+      t.deadline = undefined;
     }
     for (const t of resubmit.reverse()) this.#queue.unshift(t);
     if (task) this.#finish(task, status, error, stepError, step);

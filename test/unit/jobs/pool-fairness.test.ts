@@ -58,6 +58,26 @@ describe("fair pick", () => {
     expect(events).toEqual(["x1", "x2", "x3"]);
   });
 
+  test("a job asked back gets its whole time in all once it really starts", async () => {
+    // b1 holds the worker until the job's limit stops it, so a2's limit, had it been counted from
+    // its handover behind a1, would have run out before a2 started.
+    const pool = await startPool(1, { runTimeoutMs: 1000 });
+    const { events, done } = submitAll(pool, [
+      ["a", "a1", HOLD],
+      ["a", "a2", QUICK],
+      ["a", "a3", QUICK],
+      ["b", "b1", [["sleep_forever"]]],
+    ]);
+    const outcomes = await done;
+    expect(outcomes.map((o) => o.status)).toEqual(["completed", "completed", "completed", "timed_out"]);
+    expect(events.filter((e) => e.endsWith("start"))).toEqual([
+      "a1 start",
+      "b1 start",
+      "a2 start",
+      "a3 start",
+    ]);
+  });
+
   test("a job the worker started before the recall reached it counts as started, once", async () => {
     const pool = await startPool(1, { workerUrl: DEAF_WORKER });
     const { events, done } = submitAll(pool, [
