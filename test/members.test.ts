@@ -198,5 +198,18 @@ describe("roles on runs", () => {
     expect((await call(s, "GET", `/api/v1/orgs/m10/runs/${run.json.id}/`, { token: v.token })).status).toBe(
       200,
     );
+    // A viewer cancels no one's run; the creator still may once demoted to viewer (CONTRACT: "the
+    // run's creator, or Author").
+    expect((await call(s, "POST", cancel, { token: v.token })).json).toEqual(
+      errorBody(403, "permission_denied", "Only the run's creator or an author can cancel it."),
+    );
+    const demoted = await call(s, "PATCH", "/api/v1/orgs/m10/members/m10-exec1/", {
+      token: (await s.user("m10-admin2", "m10", "admin")).token,
+      body: { role: "viewer" },
+    });
+    expect(demoted.json).toMatchObject({ role: "viewer" });
+    expect((await call(s, "POST", cancel, { token: e1.token })).json).toEqual(
+      errorBody(409, "conflict", "The run is already succeeded."),
+    );
   });
 });

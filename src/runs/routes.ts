@@ -183,7 +183,8 @@ export function runRoutes(
     .post(
       "/runs/:run_id/cancel/",
       async ({ params, request, principal, actor }) => {
-        const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
+        // Any member may reach the run; the creator (whatever their role now) or an author may cancel.
+        const { org, role } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
