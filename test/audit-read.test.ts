@@ -137,6 +137,9 @@ describe("filters and pages", () => {
     expect(after.json.count + before.json.count).toBe(all.length);
     const future = await call(s, "GET", `${ORG_A}?created_after=2999-01-01T00:00:00Z`, { token: adminA });
     expect(future.json.count).toBe(0);
+    const far = (q: string) => call(s, "GET", `${ORG_A}?page_size=100&${q}`, { token: adminA });
+    expect((await far("created_after=%2B010000-01-01T00:00:00Z")).json.count).toBe(0);
+    expect((await far("created_before=%2B010000-01-01T00:00:00Z")).json.count).toBe(all.length);
   });
   test("bad filters: 400 naming each", async () => {
     const r = await call(s, "GET", `${ORG_A}?created_after=yesterday&format=xml&actor=`, { token: adminA });

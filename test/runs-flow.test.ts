@@ -290,6 +290,15 @@ describe("reading runs", () => {
     expect(future.json.count).toBe(0);
     const past = await call(s, "GET", "/api/v1/orgs/acme/runs/?created_before=2000-01-01", { token: exec });
     expect(past.json.count).toBe(0);
+    // Years past 9999 and before 0 name instants too (ECMAScript writes them "+010000-…", which
+    // compared as text sorted before every stored time).
+    const total = (await call(s, "GET", "/api/v1/orgs/acme/runs/", { token: exec })).json.count;
+    expect(total).toBeGreaterThan(0);
+    const at = (q: string) => call(s, "GET", `/api/v1/orgs/acme/runs/?${q}`, { token: exec });
+    expect((await at("created_after=%2B010000-01-01T00:00:00Z")).json.count).toBe(0);
+    expect((await at("created_before=%2B010000-01-01T00:00:00Z")).json.count).toBe(total);
+    expect((await at("created_after=-000001-01-01T00:00:00Z")).json.count).toBe(total);
+    expect((await at("created_before=-000001-01-01T00:00:00Z")).json.count).toBe(0);
     const bad = await call(s, "GET", "/api/v1/orgs/acme/runs/?status=done&created_after=yesterday", {
       token: exec,
     });

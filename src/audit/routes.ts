@@ -8,6 +8,7 @@ import { describe } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
+import { storedTime } from "../lib/filter-time.ts";
 import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
 import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
 import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
@@ -45,7 +46,7 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
     const ms = Date.parse(v);
     if (Number.isNaN(ms))
       errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
-    else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = new Date(ms).toISOString();
+    else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
   }
   const format = (q.format ?? "json") as Format;
   if (!FORMATS.includes(format))

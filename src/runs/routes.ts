@@ -13,6 +13,7 @@ import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
 import { START_RUN_DOC } from "./docs.ts";
 import { startRunHandler } from "./start-handler.ts";
+import { storedTime } from "../lib/filter-time.ts";
 import { RunListQuery, RunOut } from "./model.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
@@ -80,7 +81,7 @@ export function runRoutes(
           const ms = Date.parse(v);
           if (Number.isNaN(ms))
             errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
-          else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = new Date(ms).toISOString();
+          else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
         }
         if (errors.length) throw new AppError(400, "invalid_request", "Invalid filters.", errors);
         if (query.workflow !== undefined) {
