@@ -233,6 +233,38 @@ describe("Idempotency-Key", () => {
     gate.open();
     expect((await first).status).toBe(201);
   });
+  test("a retry replays the run it started even after the workflow was deactivated; a new request is 409", async () => {
+    const wf = {
+      slug: "soon-off",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "s", validator: "syntax", config: {} }],
+    };
+    await createWorkflow(s, s.rootToken, wf);
+    const h = { ...JSON_CT, "idempotency-key": "k-off" };
+    const a = await call(s, "POST", runs("soon-off"), { token: exec, raw: '{"id":3}', headers: h });
+    expect(a.status).toBe(201);
+    const off = await call(s, "PATCH", "/api/v1/orgs/acme/workflows/soon-off/", {
+      token: s.rootToken,
+      body: { status: "inactive" },
+    });
+    expect(off.status).toBe(200);
+    const b = await call(s, "POST", runs("soon-off"), { token: exec, raw: '{"id":3}', headers: h });
+    expect(b.status).toBe(201);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(b.json).toEqual(a.json);
+    // Another request (another body, or no key) is refused as before.
+    const inactive = errorBody(
+      409,
+      "workflow_inactive",
+      "The workflow is inactive; re-enable it to accept runs.",
+    );
+    expect(
+      (await call(s, "POST", runs("soon-off"), { token: exec, raw: '{"id":4}', headers: h })).json,
+    ).toEqual(inactive);
+    expect(
+      (await call(s, "POST", runs("soon-off"), { token: exec, raw: '{"id":3}', headers: JSON_CT })).json,
+    ).toEqual(inactive);
+  });
   test("a refused request stores no key: the corrected retry goes through", async () => {
     const h = { "idempotency-key": "k-4" };
     const bad = await call(s, "POST", runs("schema"), {
@@ -265,6 +297,26 @@ describe("the waiting request re-checks its token", () => {
     gate.open();
     const r = await pending;
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
+  });
+
+  test("with an Idempotency-Key, the user's retry with another token replays the run, not a 409", async () => {
+    const u = await s.user("waiter2", "acme", "executor");
+    const other = await s.deps.tokens.create(u.id, "second", null, SYSTEM);
+    const gate = s.gates.gate();
+    const h = { ...JSON_CT, prefer: "wait=60", "idempotency-key": "k-revoked" };
+    const pending = call(s, "POST", runs("hold"), { token: u.token, raw: gate.doc(), headers: h });
+    await gate.held();
+    await s.deps.tokenStore.revoke(u.tokenId, SYSTEM);
+    gate.open();
+    expect((await pending).json).toEqual(
+      errorBody(401, "authentication_required", "The token has been revoked."),
+    );
+    const before = await s.count("runs");
+    const retry = await call(s, "POST", runs("hold"), { token: other.token, raw: gate.doc(), headers: h });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json.status).toBe("succeeded");
+    expect(await s.count("runs")).toBe(before);
   });
 });
 

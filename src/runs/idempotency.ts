@@ -85,6 +85,19 @@ export function createIdempotencyStore(db: Db) {
         } as Begin;
       });
     },
+    /** The answer recorded for this key and request within the window, or null (nothing claimed). */
+    async peek(userId: number, key: string, hash: string): Promise<StoredAnswer | null> {
+      const row = await db.exec(
+        get<KeyRow>(
+          "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
+          userId,
+          key,
+        ),
+      );
+      const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
+      if (!row || row.state !== "done" || row.request_hash !== hash || row.created_at < expired) return null;
+      return { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" };
+    },
     async complete(userId: number, key: string, a: StoredAnswer): Promise<void> {
       await db.exec(
         run(

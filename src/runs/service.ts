@@ -14,7 +14,7 @@ import { uuidv7 } from "../lib/uuid.ts";
 import { offers } from "../http/threads/handoff.ts";
 import type { DirectRun, FinalState } from "./direct.ts";
 import type { Executor } from "./executor.ts";
-import type { IdempotencyStore } from "./idempotency.ts";
+import type { IdempotencyStore, StoredAnswer } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
 import { isSliced } from "./content-store.ts";
 import { type IntakeRunner, OFFLOAD_MIN_BYTES } from "./intake/offload.ts";
@@ -24,6 +24,8 @@ import type { Run } from "./types.ts";
 
 export const MAX_FILENAME_LENGTH = 255;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
+/** Refusals a change to the workflow after a first answer can cause; its retry replays instead. */
+const CHANGED_SINCE = new Set(["workflow_inactive", "no_workflow_steps"]);
 
 export interface StartLimits {
   maxPayloadBytes: number;
@@ -179,7 +181,7 @@ export function createRunService(deps: {
   };
 
   const extra = deps.extraValidators ?? [];
-  return {
+  const service = {
     /**
      * `wait`: the client waits for the answer, so the run may execute from memory. `pinned`: the
      * `?version=n` of the request (null: the current version).
@@ -192,128 +194,178 @@ export function createRunService(deps: {
       wait = false,
       pinned: string | null = null,
     ): Promise<StartOutcome> {
-      // 5. workflow state (the workflow's status now, whichever version runs), then the version
-      if (wf.status !== "active")
-        throw new AppError(
-          409,
-          "workflow_inactive",
-          "The workflow is inactive; re-enable it to accept runs.",
-        );
-      let version = wf.version;
-      if (pinned !== null) {
-        const n = versionNumber(pinned);
-        if (n === null)
-          throw new AppError(400, "invalid_request", "Invalid version.", [
-            {
-              field: "version",
-              code: "invalid",
-              message: "version is a version number (a positive integer).",
-            },
-          ]);
-        version = n;
-      }
-      const def = version > wf.version ? null : await workflows.version(wf.id, version);
-      if (!def && pinned !== null) throw versionUnavailable(wf, version);
-      const active = def ? activeSteps(def) : [];
-      if (!def || !active.length)
-        throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
-      // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
-      const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
-      const handed = offer ? await offer.admit(def, version) : null;
-      // 6. size
-      const body = handed ? handed.sub.bytes : await bodyOf(request, limits.maxPayloadBytes);
-      // Idempotency: decided once the body is known; a replay answers before the other checks.
-      const key = request.headers.get("idempotency-key");
-      if (key !== null) {
-        if (!IDEMPOTENCY_KEY_RE.test(key))
-          throw new AppError(400, "invalid_request", "Invalid Idempotency-Key.", [
-            { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
-          ]);
-        const h = createHash("sha256");
-        for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"])
-          h.update(`${name}:${request.headers.get(name) ?? ""}\n`);
-        h.update(`${orgId}:${wf.id}${pinned === null ? "" : `@${version}`}\n`).update(body);
-        const begun = await idempotency.begin(p.user.id, key, h.digest("hex"));
-        if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
-      }
       try {
-        // 7. mode and fields; 8. file type
-        const sub =
-          handed?.sub ??
-          (await deps.intake.read(request.headers, body, {
-            maxMetadataBytes: limits.maxMetadataBytes,
-            maxFilenameLength: MAX_FILENAME_LENGTH,
-          }));
-        if (!handed) checkFileType(def, sub.fileType, extra);
-        // Backpressure: a bounded queue instead of unbounded memory and latency.
-        const admit = admission(orgId);
-        (typeof admit === "function" ? admit : await admit)();
-        // 9. commit, then execute
-        const id = handed?.id ?? uuidv7();
-        const steps = pendingSteps(active);
-        const record: NewRun = {
-          id,
-          orgId,
-          workflowId: wf.id,
-          workflowVersion: version,
-          steps,
-          user: { id: p.user.id, username: p.user.username },
-          // Bun's hasher: node:crypto's Hash is a stream Transform, built per call (~2 % of a sync run).
-          // A large body was hashed on the intake thread.
-          submission: {
-            ...sub,
-            sha256: sub.sha256 ?? new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex"),
-          },
-        };
-        // Content over a slice is written a slice at a time first (src/runs/content-store.ts); such a
-        // run is never executed from memory (acceptsDirect takes at most DIRECT_MAX_BYTES).
-        const sliced = isSliced(sub.bytes.byteLength);
-        if (wait && !sliced && executor.acceptsDirect(sub.bytes.byteLength)) {
-          // Nobody knows this run yet: it is written when it ends or when the wait runs out.
-          const direct = { ...record, createdAt: handed?.createdAt ?? now(), workflowSlug: wf.slug };
-          const inline =
-            handed && executor.commitInline
-              ? await executor.commitInline(direct, handed.final)
-              : await executor.runInline(direct, def);
-          if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
-          // It waits for a worker after all, and the inline attempt took turns: admitted again,
-          // in the turn that puts it in the memory queue.
-          const queued = admission(orgId);
-          (typeof queued === "function" ? queued : await queued)();
-          executor.submitDirect(direct, inline.checked);
-          return { runId: id, replay: null, idempotencyKey: key };
-        }
-        if (sliced) {
-          record.submission.slices = await runs.writeContent(id, sub.bytes);
-          // Writing the content took turns of the event loop, in which other runs were queued:
-          // admitted again, in the same turn as the create (nothing is awaited in between).
-          const again = admission(orgId);
-          try {
-            (typeof again === "function" ? again : await again)();
-          } catch (e) {
-            // Its slices are orphans otherwise; the next start removes those (removeOrphans).
-            await runs.removeContent(id).catch(() => {});
-            throw e;
-          }
-        }
-        await runs.create(record);
-        executor.notify({
-          id,
-          org_id: orgId,
-          workflow_id: wf.id,
-          workflow_version: version,
-          file_type: sub.fileType,
-          charset: sub.charset,
-          filename: sub.filename,
-          content: sub.bytes,
-          steps,
-        });
-        return { runId: id, replay: null, idempotencyKey: key };
+        return await startChecked(p, orgId, wf, request, wait, pinned);
       } catch (e) {
-        if (key !== null) await idempotency.release(p.user.id, key);
+        // A retry of a request that was answered (the same Idempotency-Key and request) replays
+        // that answer even when the workflow changed since (deactivated, its steps turned off):
+        // the run it started exists. Looked up only on such a refusal, read only.
+        const replay =
+          e instanceof AppError && CHANGED_SINCE.has(e.errorCode)
+            ? await replayOf(p, orgId, wf, request, pinned)
+            : null;
+        if (replay) return { runId: "", replay, idempotencyKey: request.headers.get("idempotency-key") };
         throw e;
       }
     },
   };
+
+  /** The stored answer of this very request, if it was answered; else null. */
+  async function replayOf(
+    p: Principal,
+    orgId: number,
+    wf: Workflow,
+    request: Request,
+    pinned: string | null,
+  ): Promise<StoredAnswer | null> {
+    const key = request.headers.get("idempotency-key");
+    if (key === null || !IDEMPOTENCY_KEY_RE.test(key)) return null;
+    const version = pinned === null ? wf.version : versionNumber(pinned);
+    if (version === null) return null;
+    const body = await bodyOf(request, limits.maxPayloadBytes).catch(() => null);
+    if (!body) return null;
+    return idempotency.peek(p.user.id, key, requestHash(request, orgId, wf.id, pinned, version, body));
+  }
+
+  async function startChecked(
+    p: Principal,
+    orgId: number,
+    wf: Workflow,
+    request: Request,
+    wait: boolean,
+    pinned: string | null,
+  ): Promise<StartOutcome> {
+    // 5. workflow state (the workflow's status now, whichever version runs), then the version
+    if (wf.status !== "active")
+      throw new AppError(409, "workflow_inactive", "The workflow is inactive; re-enable it to accept runs.");
+    let version = wf.version;
+    if (pinned !== null) {
+      const n = versionNumber(pinned);
+      if (n === null)
+        throw new AppError(400, "invalid_request", "Invalid version.", [
+          {
+            field: "version",
+            code: "invalid",
+            message: "version is a version number (a positive integer).",
+          },
+        ]);
+      version = n;
+    }
+    const def = version > wf.version ? null : await workflows.version(wf.id, version);
+    if (!def && pinned !== null) throw versionUnavailable(wf, version);
+    const active = def ? activeSteps(def) : [];
+    if (!def || !active.length)
+      throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
+    // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
+    const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
+    const handed = offer ? await offer.admit(def, version) : null;
+    // 6. size
+    const body = handed ? handed.sub.bytes : await bodyOf(request, limits.maxPayloadBytes);
+    // Idempotency: decided once the body is known; a replay answers before the other checks.
+    const key = request.headers.get("idempotency-key");
+    if (key !== null) {
+      if (!IDEMPOTENCY_KEY_RE.test(key))
+        throw new AppError(400, "invalid_request", "Invalid Idempotency-Key.", [
+          { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
+        ]);
+      const hash = requestHash(request, orgId, wf.id, pinned, version, body);
+      const begun = await idempotency.begin(p.user.id, key, hash);
+      if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
+    }
+    try {
+      // 7. mode and fields; 8. file type
+      const sub =
+        handed?.sub ??
+        (await deps.intake.read(request.headers, body, {
+          maxMetadataBytes: limits.maxMetadataBytes,
+          maxFilenameLength: MAX_FILENAME_LENGTH,
+        }));
+      if (!handed) checkFileType(def, sub.fileType, extra);
+      // Backpressure: a bounded queue instead of unbounded memory and latency.
+      const admit = admission(orgId);
+      (typeof admit === "function" ? admit : await admit)();
+      // 9. commit, then execute
+      const id = handed?.id ?? uuidv7();
+      const steps = pendingSteps(active);
+      const record: NewRun = {
+        id,
+        orgId,
+        workflowId: wf.id,
+        workflowVersion: version,
+        steps,
+        user: { id: p.user.id, username: p.user.username },
+        // Bun's hasher: node:crypto's Hash is a stream Transform, built per call (~2 % of a sync run).
+        // A large body was hashed on the intake thread.
+        submission: {
+          ...sub,
+          sha256: sub.sha256 ?? new Bun.CryptoHasher("sha256").update(sub.bytes).digest("hex"),
+        },
+      };
+      // Content over a slice is written a slice at a time first (src/runs/content-store.ts); such a
+      // run is never executed from memory (acceptsDirect takes at most DIRECT_MAX_BYTES).
+      const sliced = isSliced(sub.bytes.byteLength);
+      if (wait && !sliced && executor.acceptsDirect(sub.bytes.byteLength)) {
+        // Nobody knows this run yet: it is written when it ends or when the wait runs out.
+        const direct = { ...record, createdAt: handed?.createdAt ?? now(), workflowSlug: wf.slug };
+        const inline =
+          handed && executor.commitInline
+            ? await executor.commitInline(direct, handed.final)
+            : await executor.runInline(direct, def);
+        if (inline.run) return { runId: id, replay: null, idempotencyKey: key, run: inline.run };
+        // It waits for a worker after all, and the inline attempt took turns: admitted again,
+        // in the turn that puts it in the memory queue.
+        const queued = admission(orgId);
+        (typeof queued === "function" ? queued : await queued)();
+        executor.submitDirect(direct, inline.checked);
+        return { runId: id, replay: null, idempotencyKey: key };
+      }
+      if (sliced) {
+        record.submission.slices = await runs.writeContent(id, sub.bytes);
+        // Writing the content took turns of the event loop, in which other runs were queued:
+        // admitted again, in the same turn as the create (nothing is awaited in between).
+        const again = admission(orgId);
+        try {
+          (typeof again === "function" ? again : await again)();
+        } catch (e) {
+          // Its slices are orphans otherwise; the next start removes those (removeOrphans).
+          await runs.removeContent(id).catch(() => {});
+          throw e;
+        }
+      }
+      await runs.create(record);
+      executor.notify({
+        id,
+        org_id: orgId,
+        workflow_id: wf.id,
+        workflow_version: version,
+        file_type: sub.fileType,
+        charset: sub.charset,
+        filename: sub.filename,
+        content: sub.bytes,
+        steps,
+      });
+      return { runId: id, replay: null, idempotencyKey: key };
+    } catch (e) {
+      if (key !== null) await idempotency.release(p.user.id, key);
+      throw e;
+    }
+  }
+  return service;
+}
+
+/** What makes two requests "the same request" for an Idempotency-Key (CONTRACT §4). */
+function requestHash(
+  request: Request,
+  orgId: number,
+  workflowId: number,
+  pinned: string | null,
+  version: number,
+  body: Uint8Array,
+): string {
+  const h = createHash("sha256");
+  for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"])
+    h.update(`${name}:${request.headers.get(name) ?? ""}\n`);
+  h.update(`${orgId}:${workflowId}${pinned === null ? "" : `@${version}`}\n`).update(body);
+  return h.digest("hex");
 }
 export type RunService = ReturnType<typeof createRunService>;

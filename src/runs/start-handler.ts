@@ -64,9 +64,6 @@ export function startRunHandler(
       // A run executed from memory is handed over, or written now if it is not over.
       done = await executor.settle(started.runId);
     }
-    // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
-    // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
-    if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
     const run = done ?? (await runs.get(org.id, started.runId))!;
     const final = isFinal(run.status);
     const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
@@ -79,12 +76,18 @@ export function startRunHandler(
       headers["retry-after"] = RETRY_AFTER_S;
     }
     const text = JSON.stringify(body);
+    // Recorded before the token's re-check: the run exists whatever this request is told, and a
+    // retry with the key (by the same user, with a valid token) gets this answer, not a 409 for
+    // 24 h.
     if (started.idempotencyKey)
       await deps.idempotency.complete(principal.user.id, started.idempotencyKey, {
         status,
         headers,
         body: text,
       });
+    // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
+    // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
+    if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
     return answer(status, text, headers, set);
   };
 }
