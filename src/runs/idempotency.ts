@@ -95,7 +95,7 @@ export function createIdempotencyStore(db: Db) {
         ),
       );
       const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-      if (!row || row.state !== "done" || row.request_hash !== hash || row.created_at < expired) return null;
+      if (row?.state !== "done" || row.request_hash !== hash || row.created_at < expired) return null;
       return { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" };
     },
     async complete(userId: number, key: string, a: StoredAnswer): Promise<void> {
