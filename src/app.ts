@@ -6,7 +6,15 @@ import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
 import { hasAuthority, hostRequired } from "./http/fallback.ts";
-import { type SessionAuth, authPlugin, bearerToken, createAuthenticate } from "./http/auth.ts";
+import {
+  type AuthNeed,
+  type Principal,
+  type SessionAuth,
+  authPlugin,
+  bearerToken,
+  createAuthenticate,
+} from "./http/auth.ts";
+import { requireInstanceAdmin, requireOrgRole } from "./orgs/access.ts";
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
@@ -59,6 +67,13 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
     trustProxy: deps.config.trust_proxy,
+    // Before validation (src/http/auth.ts): the org's access for its routes, the instance admin
+    // for /admin/. The handlers check again (cached), with their own role.
+    gate: async (p: Principal, need: AuthNeed, path: string, params: Record<string, string>) => {
+      if (path.startsWith("/api/v1/admin/")) return requireInstanceAdmin(p);
+      if (params.org_slug !== undefined && path.startsWith("/api/v1/orgs/"))
+        return requireOrgRole(deps.orgs, p, params.org_slug, need === true ? "viewer" : need);
+    },
   };
   const authenticate = createAuthenticate(authDeps);
   const auth = authPlugin(authDeps, authenticate);

@@ -198,9 +198,13 @@ describe("retries", () => {
     await rx.waitFor((x) => x.length === 1);
     const r = await call(s, "POST", `${path}deliveries/${ping.json.id}/redeliver/`, { token: admin });
     expect(r.json).toEqual(
-      errorBody(409, "conflict", "The delivery is still pending; it is retried on its own schedule.", [
-        { field: "delivery_id", code: "pending", message: expect.any(String) },
-      ]),
+      errorBody(
+        409,
+        "conflict",
+        expect.stringMatching(
+          /^The delivery is still pending; it is retried on its own schedule \(next attempt at \d{4}-.+\)\.$/,
+        ),
+      ),
     );
     release();
     const missing = await call(s, "POST", `${path}deliveries/msg_nope/redeliver/`, { token: admin });

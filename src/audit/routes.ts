@@ -143,7 +143,7 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return answer(request, query, { orgId: org.id }, `audit-${org.slug}`);
       },
       {
-        auth: true,
+        auth: "admin",
         query: OrgAuditQuery,
         response: responses,
         detail: describe({

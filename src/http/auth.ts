@@ -41,7 +41,18 @@ export interface AuthDeps {
   onAuthFailure?: (request: Request) => void | Promise<void>;
   /** Take the client address from X-Forwarded-For (ASSAY_TRUST_PROXY): recorded in the audit log. */
   trustProxy?: boolean;
+  /**
+   * Access checked right after authentication, before the body and query are validated: a
+   * caller without access gets 404/403, never a 400 about a body it may not send (src/app.ts).
+   */
+  gate?: (p: Principal, need: AuthNeed, path: string, params: Record<string, string>) => Promise<unknown>;
 }
+
+/**
+ * What a route needs: `true`, a signed-in caller (and, under /orgs/{org_slug}/, membership); a
+ * role, at least that role in the org; the handler still checks its own (cached) access.
+ */
+export type AuthNeed = true | "viewer" | "executor" | "author" | "admin";
 
 /**
  * Who sent the request, then the hook of the rate limits; throws 401 (or 429). Headers for the
@@ -82,9 +93,11 @@ export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(dep
   // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
   const authenticated = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth" }).macro({
-    auth: {
-      async transform({ request, set }) {
-        authenticated.set(request, await authenticate(request, set.headers as Record<string, unknown>));
+    auth: (need: AuthNeed) => ({
+      async transform({ request, set, path, params }) {
+        const principal = await authenticate(request, set.headers as Record<string, unknown>);
+        authenticated.set(request, principal);
+        if (deps.gate) await deps.gate(principal, need, path, (params ?? {}) as Record<string, string>);
       },
       // `actor`: who and from where, for the audit entry of every write (src/audit/).
       resolve: ({ request, server }) => {
@@ -94,6 +107,6 @@ export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(dep
           actor: actorOf(principal, () => clientIp(request, server, deps.trustProxy ?? false)),
         };
       },
-    },
+    }),
   });
 }

@@ -1,5 +1,5 @@
-// Org-scoped authorization, in the contract's order: unknown org → 404; deleted or suspended
-// org, not a member, or role too low → 403. The access answer comes from an exact cache
+// Org-scoped authorization, in the contract's order: unknown org → 404; not a member, deleted or
+// suspended org (told to members only), or role too low → 403. The access answer comes from an exact cache
 // (src/db/generation.ts): a removal, a lower role or a suspension acts on the next request.
 import type { Principal } from "../http/auth.ts";
 import { forbidden, notFound } from "../errors.ts";
@@ -18,9 +18,10 @@ export async function requireOrgRole(
 ): Promise<OrgContext> {
   const org = await orgs.access(p.user.id, slug, p.generation);
   if (!org) throw notFound("Organization");
+  // Membership first: an outsider learns nothing of the org's state (deleted, suspended).
+  if (!org.role) throw forbidden("You are not a member of this organization.");
   if (org.deleted_at) throw forbidden("The organization has been deleted.");
   if (org.status !== "active") throw forbidden("The organization is suspended.");
-  if (!org.role) throw forbidden("You are not a member of this organization.");
   if (roleRank(org.role) < roleRank(min)) throw forbidden(`This action needs the ${min} role or higher.`);
   return { org, role: org.role };
 }

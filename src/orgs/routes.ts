@@ -65,7 +65,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return presentOrg({ ...(await orgs.update(org.id, { name: body.name }, actor)), role: org.role });
       },
       {
-        auth: true,
+        auth: "admin",
         params: OrgParams,
         body: t.Object(
           { name: t.Optional(t.String({ error: "must be a string" })) },
@@ -83,7 +83,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "admin",
         params: OrgParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
@@ -117,7 +117,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return presentMember(await service.addMember(org.id, body.username, body.role, actor));
       },
       {
-        auth: true,
+        auth: "admin",
         params: OrgParams,
         body: t.Object(
           { username: t.String({ error: "must be a string" }), role: RoleSchema },
@@ -134,7 +134,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return presentMember(await service.setRole(org.id, params.username, body.role, actor));
       },
       {
-        auth: true,
+        auth: "admin",
         params: MemberParams,
         body: t.Object({ role: RoleSchema }, { additionalProperties: false }),
         response: { 200: MemberOut, ...errorResponses(...AUTHED, 409) },
@@ -153,7 +153,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "admin",
         params: MemberParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: {

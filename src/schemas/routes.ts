@@ -58,7 +58,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return present(s);
       },
       {
-        auth: true,
+        auth: "author",
         params: OrgParams,
         body: SchemaIn,
         response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },
@@ -89,7 +89,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         return present(await schemas.replace(org.id, params.id, body, actor));
       },
       {
-        auth: true,
+        auth: "author",
         params: SchemaParams,
         body: SchemaIn,
         response: { 200: SchemaOut, ...errorResponses(...AUTHED, 409) },
@@ -108,7 +108,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "author",
         params: SchemaParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {

@@ -46,7 +46,8 @@ export function meRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     return {
       ...presentUser(principal.user),
       orgs: items.map((o) => ({ org_slug: o.slug, name: o.name, status: o.status, role: o.role! })),
-      token: principal.token ? presentToken(principal.token) : null,
+      // With this very use: authentication records it in memory (written in batches).
+      token: principal.token ? presentToken(deps.tokens.withLastUse(principal.token)) : null,
     };
   };
   const opts = (operationId: string, summary: string) => ({

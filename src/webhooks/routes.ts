@@ -50,7 +50,7 @@ export function webhookRoutes(
         return envelope(publicUrl(config.base_url, request), p, count, items.map(presentWebhook));
       },
       {
-        auth: true,
+        auth: "admin",
         params: OrgParams,
         query: ListQuery,
         response: { 200: EnvelopeOf(WebhookOut), ...errorResponses(...AUTHED) },
@@ -67,7 +67,7 @@ export function webhookRoutes(
         return { ...presentWebhook(webhook), secret };
       },
       {
-        auth: true,
+        auth: "admin",
         params: OrgParams,
         body: WebhookIn,
         response: { 201: WebhookWithSecret, ...errorResponses(...AUTHED, 409) },
@@ -85,7 +85,7 @@ export function webhookRoutes(
         return presentWebhook(await webhooks.load(org.id, params.id));
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
         detail: {
@@ -102,7 +102,7 @@ export function webhookRoutes(
         return presentWebhook(await webhooks.update(org.id, params.id, body, actor));
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         body: WebhookPatch,
         response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
@@ -121,7 +121,7 @@ export function webhookRoutes(
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "deleteWebhook", summary: "Delete a webhook and its delivery log" },
@@ -135,7 +135,7 @@ export function webhookRoutes(
         return { ...presentWebhook(webhook), secret };
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         response: { 200: WebhookWithSecret, ...errorResponses(...AUTHED) },
         detail: {
@@ -154,7 +154,7 @@ export function webhookRoutes(
         return presentDelivery(delivery);
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: {
@@ -174,7 +174,7 @@ export function webhookRoutes(
         return envelope(publicUrl(config.base_url, request), p, count, items.map(presentDelivery));
       },
       {
-        auth: true,
+        auth: "admin",
         params: WebhookParams,
         query: ListQuery,
         response: { 200: EnvelopeOf(DeliveryOut), ...errorResponses(...AUTHED) },
@@ -192,7 +192,7 @@ export function webhookRoutes(
         return presentDelivery(await webhooks.delivery(org.id, params.id, params.delivery_id));
       },
       {
-        auth: true,
+        auth: "admin",
         params: DeliveryParams,
         response: { 200: DeliveryOut, ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "getDelivery", summary: "One delivery with its attempts" },
@@ -209,7 +209,7 @@ export function webhookRoutes(
         return presentDelivery(again);
       },
       {
-        auth: true,
+        auth: "admin",
         params: DeliveryParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: {

@@ -37,10 +37,12 @@ const unique = <T>(xs: T[]) => [...new Set(xs)];
 /** Counts a ping or redelivery against the webhook's budget; throws 429 once it is spent. */
 export type SpendSend = (webhookId: number) => void | Promise<void>;
 
+// Conflicts with the webhook's state, not field validation: `errors` stays empty (spec, Errors),
+// the reason is in `detail`.
 const stillPending = (nextAttemptAt: string | null) =>
-  conflict("The delivery is still pending; it is retried on its own schedule.", [
-    { field: "delivery_id", code: "pending", message: `Next attempt at ${nextAttemptAt}.` },
-  ]);
+  conflict(
+    `The delivery is still pending; it is retried on its own schedule${nextAttemptAt ? ` (next attempt at ${nextAttemptAt})` : ""}.`,
+  );
 
 export function createWebhookService(d: WebhookServiceDeps) {
   async function urlProblems(raw: string): Promise<ErrorItem[]> {
@@ -96,9 +98,9 @@ export function createWebhookService(d: WebhookServiceDeps) {
 
   const requireActive = (w: Webhook) => {
     if (!w.is_active)
-      throw conflict("The webhook is inactive; activate it first (PATCH is_active: true).", [
-        { field: "is_active", code: "inactive", message: w.disabled_reason ?? "The webhook is inactive." },
-      ]);
+      throw conflict(
+        `The webhook is inactive${w.disabled_reason ? ` (${w.disabled_reason})` : ""}; activate it first (PATCH is_active: true).`,
+      );
   };
 
   return {

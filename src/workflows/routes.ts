@@ -58,7 +58,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
-        auth: true,
+        auth: "author",
         params: OrgParams,
         body: WorkflowIn,
         response: { 201: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
@@ -87,7 +87,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
-        auth: true,
+        auth: "author",
         params: WorkflowParams,
         body: WorkflowIn,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
@@ -102,7 +102,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
-        auth: true,
+        auth: "author",
         params: WorkflowParams,
         body: WorkflowPatch,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
@@ -121,7 +121,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "author",
         params: WorkflowParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
@@ -140,7 +140,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         return presentStep(step);
       },
       {
-        auth: true,
+        auth: "author",
         params: WorkflowParams,
         body: t.Composite([StepIn, t.Object({ order: t.Optional(StepOrder) })], {
           additionalProperties: false,
@@ -157,7 +157,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         return presentStep(step);
       },
       {
-        auth: true,
+        auth: "author",
         params: StepParams,
         body: StepPatch,
         response: { 200: StepOut, ...errorResponses(...AUTHED) },
@@ -176,7 +176,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         set.status = 204;
       },
       {
-        auth: true,
+        auth: "author",
         params: StepParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "deleteStep", summary: "Delete a step" },

@@ -142,7 +142,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
         return body;
       },
       {
-        auth: true,
+        auth: "author",
         params: VersionParams,
         response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED) },
         detail: {
