@@ -199,6 +199,42 @@ describe("in the contract's order", () => {
       'The charset "bogus" is not supported.',
     );
   });
+  test("415 for an unknown charset on the request itself, in every mode", async () => {
+    const bad = 'The charset "foo" is not supported.';
+    const envelope = JSON.stringify({ content: "{}", content_type: "application/json" });
+    await refused(
+      runs("json"),
+      { token: exec, raw: envelope, headers: { "content-type": "application/json; charset=foo" } },
+      415,
+      "unsupported_media_type",
+      bad,
+    );
+    const f = new FormData();
+    f.append("file", new File(["{}"], "a.json", { type: "application/json" }));
+    const form = new Response(f);
+    const type = `${form.headers.get("content-type")}; charset=foo`;
+    await refused(
+      runs("json"),
+      { token: exec, raw: new Uint8Array(await form.arrayBuffer()), headers: { "content-type": type } },
+      415,
+      "unsupported_media_type",
+      bad,
+    );
+  });
+  test("an envelope is read in the charset its Content-Type names", async () => {
+    // "é" as one ISO-8859-1 byte (0xE9): not UTF-8, so only the named charset reads it.
+    const text = '{"content":"{\\"name\\":\\"caf\u00e9\\"}","content_type":"application/json"}';
+    const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
+    const r = await call(s, "POST", runs("json"), {
+      token: exec,
+      raw: bytes,
+      headers: { "content-type": "application/json; charset=iso-8859-1" },
+    });
+    expect(r.status).toBe(201);
+    const content = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/content/`, { token: exec });
+    expect(content.text).toBe('{"name":"caf\u00e9"}');
+    expect(r.json.submission.size).toBe(Buffer.byteLength('{"name":"caf\u00e9"}'));
+  });
   test("415 for two charsets that disagree (raw and envelope); the same one twice is one", async () => {
     const two = "text/plain; charset=utf-8; charset=latin1";
     await refused(

@@ -98,9 +98,12 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
     throw unsupported(
       "A raw body (X-Submission-Mode: raw) is the document itself, not multipart/form-data: send its bytes with its own Content-Type.",
     );
+  // Every mode: an unknown charset is a 415 (CONTRACT §4), not only a raw body's.
+  checkCharset(media);
   if (media.mime === "multipart/form-data") return fromMultipart(header!, body, limits);
   if (media.mime === "application/json" && forced !== "raw") {
-    const obj = forced === "envelope" ? parseEnvelope(body, true) : parseEnvelope(body, false);
+    const charset = media.charset === null ? "utf-8" : normaliseCharset(media.charset)!;
+    const obj = parseEnvelope(body, forced === "envelope", charset);
     if (obj) return fromFields("envelope", obj, limits);
   }
   return fromRaw(headers, body, media, limits);
@@ -122,15 +125,20 @@ function mayBeEnvelope(body: Uint8Array): boolean {
   return b[i] === 0x7b && (b.indexOf(CONTENT_KEY) >= 0 || b.indexOf(UNICODE_ESCAPE) >= 0);
 }
 
-function parseEnvelope(body: Uint8Array, required: boolean): Fields | null {
+/** The envelope read in the charset its Content-Type names (UTF-8 unless it names another). */
+function parseEnvelope(body: Uint8Array, required: boolean, charset: string): Fields | null {
   if (!required && !mayBeEnvelope(body)) return null;
   let v: unknown;
   try {
-    v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    v = JSON.parse(new TextDecoder(charset, { fatal: true }).decode(body));
   } catch {
     if (required)
       throw badRequest([
-        { field: "body", code: "parse_error", message: "The envelope is not valid UTF-8 JSON." },
+        {
+          field: "body",
+          code: "parse_error",
+          message: `The envelope is not valid ${charset === "utf-8" ? "UTF-8" : charset} JSON.`,
+        },
       ]);
     return null;
   }
@@ -391,7 +399,6 @@ function fromRaw(
   media: NonNullable<ReturnType<typeof parseMediaType>>,
   limits: IntakeLimits,
 ): Intake {
-  checkCharset(media);
   const errors: ErrorItem[] = [];
   const enc = headers.get("content-encoding")?.trim().toLowerCase();
   let bytes: Uint8Array | null = body;
