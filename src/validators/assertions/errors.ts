@@ -44,6 +44,12 @@ const typeNames = (list: string) =>
     .join(", ");
 
 const RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+  // The conditional (and the macros filter, map with a filter, exists_one, which expand to it):
+  // the engine names it without quotes, and its first argument is the condition.
+  [
+    /^found no matching overload for '?_\?_:_'? applied to '\(([^,()]+(?:\([^()]*\))?)/s,
+    (m) => `expected a bool, got ${typeNames(m[1]!)}`,
+  ],
   [
     /^found no matching overload for '([^']+)' applied to '(?:(.+?)\.)?\((.*)\)'$/s,
     (m) =>

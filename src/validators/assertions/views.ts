@@ -39,9 +39,9 @@ class ObjectView {
     if (typeof key !== "string" || !Object.hasOwn(this.o, key)) return undefined;
     return view(this.o[key], this.isInt);
   }
+  /** A key is present whatever its value, null included (cel-spec: has(e.f) "is a key in the map"). */
   has(key: unknown): boolean {
-    // As @bufbuild/cel's own maps answer: a null value counts as absent here.
-    return this.get(key) != null;
+    return typeof key === "string" && Object.hasOwn(this.o, key);
   }
   forEach(callback: (value: CelValue, key: string, map: this) => void, thisArg?: unknown): void {
     for (const k of this.names()) callback.call(thisArg, view(this.o[k], this.isInt), k, this);

@@ -113,6 +113,8 @@ export interface ErrorContext {
   explainIf?(e: TbError): TbError[];
   /** True when the schema object at `schemaPath` declares property `name` somewhere inside it. */
   declares?(schemaPath: string, name: string): boolean;
+  /** True when the object at `instancePath` of the document has property `name`. */
+  present?(instancePath: string, name: string): boolean;
 }
 
 /** Where each error stood in typebox's list: findings keep that order (document order, mostly). */
@@ -211,7 +213,29 @@ export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {
       }),
     );
   };
+  // typebox reports a dependency once per missing name, each with the whole list: one finding per
+  // name that is missing, naming it (as `required` does).
+  const dependencyDone = new Set<string>();
   for (const e of errors) {
+    const deps = e.params.dependencies;
+    if (
+      (e.keyword === "dependentRequired" || e.keyword === "dependencies") &&
+      Array.isArray(deps) &&
+      ctx.present
+    ) {
+      const key = `${e.schemaPath}\u0000${e.instancePath}\u0000${String(e.params.property)}`;
+      if (dependencyDone.has(key)) continue;
+      dependencyDone.add(key);
+      for (const name of deps as string[])
+        if (!ctx.present(e.instancePath, name))
+          push(
+            e,
+            e.keyword,
+            `missing property "${name}", required when "${String(e.params.property)}" is present`,
+            e.instancePath,
+          );
+      continue;
+    }
     if (e.keyword === "required") {
       for (const name of (e.params.requiredProperties as string[]) ?? []) {
         push(e, "required", `missing required property "${name}"`, e.instancePath);

@@ -62,6 +62,10 @@ export function errorContext(
         instancePath: `${e.instancePath}${x.instancePath}`,
       }));
     },
+    present(instancePath: string, name: string): boolean {
+      const o = at(value, instancePath);
+      return isPlainObject(o) && Object.hasOwn(o, name);
+    },
     declares(schemaPath: string, name: string): boolean {
       let found = false;
       walkSchemas(at(root, schemaPath.replace(/^#/, "")), (s, pointer) => {

@@ -107,6 +107,22 @@ describe("assertions: JSON and YAML", () => {
     ).toEqual([]);
   });
 
+  test("a key whose value is null is present: has() and `in` say so, in the data and in literals", () => {
+    const ok = (expr: string, doc: string, type: "JSON" | "YAML" = "JSON") =>
+      assert([{ id: "r", expr, message: "m" }], doc, type).findings;
+    for (const expr of [
+      "has(data.n)",
+      "'n' in data",
+      "has({'a': null}.a)",
+      "'a' in {'a': null}",
+      "data.n == null",
+      "!has(data.absent) && !('absent' in data)",
+    ])
+      expect(ok(expr, '{"a":1,"n":null}')).toEqual([]);
+    expect(ok("has(data.n) && data.n == null", "a: 1\nn: ~\n", "YAML")).toEqual([]);
+    expect(ok("!has({'a': 1}.b)", "{}")).toEqual([]);
+  });
+
   test("per-row rules over a top-level array point at each element", () => {
     const r = assert(
       [{ id: "pos", expr: "row.n > 0", message: "n is {{ row.n }}" }],

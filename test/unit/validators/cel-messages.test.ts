@@ -67,3 +67,22 @@ test("no call of any function, with any kind of value, yields an engine's messag
   expect(calls).toBeGreaterThan(3000);
   expect({ silent, crashes }).toEqual({ silent: [], crashes: [] });
 });
+
+test("a condition that is not a bool says so: the conditional and the macros built on it", () => {
+  const data = {
+    data: new Map<string, unknown>([
+      ["a", 1n],
+      ["l", [1n, 2n]],
+      ["s", "x"],
+    ]),
+  };
+  const said = (expr: string) => {
+    const out = evaluate(compileExpression(expr, { bool: false }), data as never);
+    return "error" in out ? out.error : out;
+  };
+  expect(said("data.a ? true : false")).toBe("expected a bool, got int");
+  expect(said("data.s ? 1 : 2")).toBe("expected a bool, got string");
+  expect(said("data.l.filter(x, x).size()")).toBe("expected a bool, got int");
+  expect(said("data.l.exists_one(x, x)")).toBe("expected a bool, got int");
+  expect(said("data.l.map(x, x, x).size()")).toBe("expected a bool, got int");
+});

@@ -54,6 +54,28 @@ describe("json_schema: findings", () => {
     expect(r.findings[0].message).toBe('missing required property "age"');
   });
 
+  test("dependentRequired and dependencies: one finding per missing property, naming it", () => {
+    const said = (schema: Record<string, unknown>, text: string) =>
+      check(schema, text).findings.map((f) => [f.code, f.message, f.path]);
+    const when = (name: string) => `missing property "${name}", required when "a" is present`;
+    expect(said({ dependentRequired: { a: ["b", "c", "d"] } }, '{"a": 1, "c": 2}')).toEqual([
+      ["json_schema.dependentRequired", when("b"), ""],
+      ["json_schema.dependentRequired", when("d"), ""],
+    ]);
+    expect(
+      said(
+        { $schema: "http://json-schema.org/draft-07/schema#", dependencies: { a: ["b", "c"] } },
+        '{"a": 1}',
+      ),
+    ).toEqual([
+      ["json_schema.dependencies", when("b"), ""],
+      ["json_schema.dependencies", when("c"), ""],
+    ]);
+    expect(said({ properties: { x: { dependentRequired: { a: ["b"] } } } }, '{"x": {"a": 1}}')).toEqual([
+      ["json_schema.dependentRequired", when("b"), "/x"],
+    ]);
+  });
+
   test("additionalProperties: one finding per extra key, on the key", () => {
     const r = check(person, '{"name": "A", "age": 1,\n  "nick": "x", "zz": 1}');
     expect(view(r)).toEqual([
