@@ -327,6 +327,18 @@ export function wantsWriterThread(c: { writer_thread: string; database_url: stri
   return c.writer_thread === "on";
 }
 
+function parsesAsUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    decodeURIComponent(u.username);
+    decodeURIComponent(u.password);
+    decodeURIComponent(u.pathname);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  ${problems.join("\n  ")}`);
@@ -424,6 +436,10 @@ export function loadConfig(
   }
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
+  else if (typeof out.database_url === "string" && !parsesAsUrl(out.database_url))
+    problems.push(
+      "database URL is not a valid URL (a % in the user or password must be written %25; other special characters percent-encoded)",
+    );
   if (problems.length) throw new ConfigError(problems);
   out.test_gates_dir = env[TEST_GATES_ENV] || null;
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());

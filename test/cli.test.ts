@@ -162,6 +162,44 @@ describe("assay CLI", () => {
     expect(existsSync(typo)).toBe(false);
     expect(assay(["users", "list"]).out).toContain("root");
   });
+  test("bad arguments exit 2 on every subcommand: options it does not take, extra arguments, bad values", () => {
+    const usage = (args: string[], says: string, stdin?: string) => {
+      const r = assay(args, stdin);
+      expect({ args, code: r.code, out: r.out }).toEqual({ args, code: 2, out: "" });
+      expect(r.err).toContain(says);
+    };
+    usage(["users", "delete", "nobody", "--admin"], "unknown option --admin");
+    usage(["orgs", "suspend", "acme", "--name", "z"], "unknown option --name");
+    usage(["tokens", "list", "root", "--expires-in", "3d"], "unknown option --expires-in");
+    usage(["members", "list", "acme", "--name", "z"], "unknown option --name");
+    usage(["orgs", "list", "extra"], "usage: assay orgs list");
+    usage(["settings", "get", "extra"], 'unexpected argument "extra"');
+    usage(["settings", "set", "token_rotation_days", "5", "extra"], "usage: assay settings set");
+    usage(["settings", "set", "token_rotation_days", "abc"], "VALUE must be a number of days");
+    usage(["version", "extra"], 'unexpected argument "extra"');
+    usage(["tokens", "create", "root", "--name", "big", "--expires-in", "999999w"], "at most 36500 days");
+    // The password comes from stdin only when asked to: never read unasked.
+    usage(["users", "set-password", "root"], "needs --password-stdin", "secret-password\n");
+    usage(["migrate", "--database-url", "postgres://%zz@/x"], "database URL is not a valid URL");
+    // No command at all: the usage, as an error.
+    const bare = assay([]);
+    expect([bare.code, bare.out]).toEqual([2, ""]);
+    expect(bare.err).toContain("Usage");
+  });
+  test("a data dir that is a file is said in words, for serve and init", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "x");
+    for (const args of [
+      ["serve", "--port", "0", "--data-dir", file],
+      ["init", "--org", "x", "--admin", "r", "--data-dir", file],
+    ]) {
+      const r = assay(args);
+      expect({ code: r.code, err: r.err }).toEqual({
+        code: 1,
+        err: `assay ${args[0]}: the data directory ${file} is a file, not a directory\n`,
+      });
+    }
+  });
   test("backup writes a consistent copy and refuses to overwrite", () => {
     const file = join(dir, "backup.db");
     expect(assay(["backup", file]).code).toBe(0);

@@ -210,6 +210,38 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
     expect(assay("users", "list", "--database-url", target.url)).toMatchObject({ code: 0, out: "(none)\n" });
   }, 120_000);
 
+  test("a target a server is running on is refused, --replace or not: nothing is copied", async () => {
+    const source = await emptyPgDatabase();
+    targets.push(source);
+    expect(assay("init", "--org", "src", "--admin", "someone", "--database-url", source.url).code).toBe(0);
+    // SQLite: a server running on the target data dir.
+    const running = await startTestServer();
+    try {
+      const before = await running.count("users");
+      const live = assay("db", "copy", "--from", source.url, "--to", running.dataDir, "--replace");
+      expect(live.code).toBe(1);
+      expect(live.err).toBe(
+        `assay db: A server (PID ${process.pid}) is running on ${running.dataDir}: stop it before copying into it. Nothing copied.\n`,
+      );
+      expect(await running.count("users")).toBe(before);
+    } finally {
+      await running.close();
+    }
+    // PostgreSQL: a server holds its database (src/db/schema-hold.ts).
+    const node = await startServer(
+      testConfig({ port: 0, log_level: "silent", workers: 1, database_url: source.url }),
+    );
+    try {
+      const onPg = assay("db", "copy", "--from", s.dataDir, "--to", source.url, "--replace");
+      expect(onPg.code).toBe(1);
+      expect(onPg.err).toMatch(
+        /^assay db: A server is running on PostgreSQL .*: stop it before copying into it\. Nothing copied\.\n$/,
+      );
+    } finally {
+      await node.stop();
+    }
+  }, 120_000);
+
   test("a target holding other rows is refused, unless --replace", async () => {
     const target = await emptyPgDatabase();
     targets.push(target);

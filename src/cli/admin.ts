@@ -1,6 +1,6 @@
 // Headless administration on the data dir: init, users, orgs, members, tokens, settings.
 import { cliActor } from "../audit/actor.ts";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describeDb } from "../db/open.ts";
 import { AppError, invalid } from "../errors.ts";
@@ -39,6 +39,8 @@ export async function init(p: Parsed) {
   const config = configOf(p);
   // On SQLite the data dir is ours to clean up after a failure; PostgreSQL rolls back by itself.
   const dir = config.database_url ? null : config.data_dir;
+  if (dir !== null && existsSync(dir) && !statSync(dir).isDirectory())
+    throw new Error(`the data directory ${dir} is a file, not a directory`);
   const existed = dir !== null && existsSync(dir);
   const fresh = dir !== null && (!existed || readdirSync(dir).length === 0);
   try {
@@ -92,6 +94,7 @@ export async function users(p: Parsed) {
       );
       print(`Created user ${u.username} (id ${u.id})${u.is_admin ? ", instance admin" : ""}.`);
     } else if (sub === "list") {
+      allowOnly(p, ["data_dir"]);
       need(q, 0, "users list");
       table((await d.users.list(100000, 0)).items as unknown as Record<string, unknown>[], [
         "id",
@@ -102,6 +105,7 @@ export async function users(p: Parsed) {
         "created_at",
       ]);
     } else if (sub === "delete") {
+      allowOnly(p, ["data_dir"]);
       const [username] = need(q, 1, "users delete USERNAME");
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
@@ -112,6 +116,8 @@ export async function users(p: Parsed) {
     } else if (sub === "set-password") {
       allowOnly(p, ["password_stdin", "data_dir"]);
       const [username] = need(q, 1, "users set-password USERNAME --password-stdin");
+      // The password only ever comes from stdin, and says so: never read from a terminal unasked.
+      if (!p.bools.has("password_stdin")) throw new UsageError("users set-password needs --password-stdin");
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
       const pw = await readPasswordStdin();
@@ -132,6 +138,8 @@ export async function orgs(p: Parsed) {
       const o = await createOrgService(d.orgs, d.users).create(slug!, p.flags.name, cli);
       print(`Created organization ${o.slug}.`);
     } else if (sub === "list") {
+      allowOnly(p, ["data_dir"]);
+      need(q, 0, "orgs list");
       table(
         (await d.orgs.list({ includeDeleted: true, limit: 100000, offset: 0 })).items as unknown as Record<
           string,
@@ -140,6 +148,7 @@ export async function orgs(p: Parsed) {
         ["slug", "name", "status", "created_at", "deleted_at"],
       );
     } else if (sub === "suspend" || sub === "restore" || sub === "delete") {
+      allowOnly(p, ["data_dir"]);
       const [slug] = need(q, 1, `orgs ${sub} SLUG`);
       const o = await d.orgs.getBySlug(slug!);
       if (!o) fail(`There is no organization "${slug}".`);
@@ -166,6 +175,7 @@ export async function members(p: Parsed) {
     const svc = createOrgService(d.orgs, d.users);
     const org = async (slug: string) =>
       (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
+    allowOnly(p, ["data_dir"]);
     if (sub === "add") {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
@@ -207,6 +217,7 @@ export async function tokens(p: Parsed) {
       );
       print(token);
     } else if (sub === "list") {
+      allowOnly(p, ["data_dir"]);
       const [username] = need(q, 1, "tokens list USERNAME");
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
@@ -215,6 +226,7 @@ export async function tokens(p: Parsed) {
         ["id", "name", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"],
       );
     } else if (sub === "revoke") {
+      allowOnly(p, ["data_dir"]);
       const [id] = need(q, 1, "tokens revoke ID");
       if (!/^\d+$/.test(id!) || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
       await d.tokenStore.revoke(Number(id), cli);
@@ -225,13 +237,15 @@ export async function tokens(p: Parsed) {
 
 export async function settings(p: Parsed) {
   const [sub, ...rest] = p.positionals;
+  allowOnly(p, ["data_dir"]);
   await withDeps(p, async (d) => {
     if (sub === "get" || sub === undefined) {
+      if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
       for (const [k, v] of Object.entries(await d.settings.get())) print(`${k} = ${v ?? "null"}`);
     } else if (sub === "set") {
       const [key, value] = rest;
       const keys = Object.keys(await d.settings.get());
-      if (!key || value === undefined || !keys.includes(key))
+      if (!key || value === undefined || rest.length > 2 || !keys.includes(key))
         throw new UsageError(
           `usage: assay settings set KEY VALUE (KEY: ${keys.join(", ")}; VALUE: days or null)`,
         );
@@ -240,7 +254,9 @@ export async function settings(p: Parsed) {
           ? null
           : /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 36500
             ? Number(value)
-            : fail("VALUE must be a number of days (1..36500) or null");
+            : (() => {
+                throw new UsageError("VALUE must be a number of days (1..36500) or null");
+              })();
       await d.settings.update({ [key]: v }, cli);
       print(`${key} = ${value}`);
     } else throw new UsageError("usage: assay settings get | set KEY VALUE");

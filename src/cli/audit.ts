@@ -20,8 +20,9 @@ export async function audit(p: Parsed): Promise<number> {
   return withDeps(p, async (d) => {
     if (sub === "head") {
       const head = await createAuditStore(d.db).head();
+      // A failure, not a head: on stderr, so a script that records the head never records this.
       if (!head) {
-        print("The audit log is empty.");
+        process.stderr.write("assay audit: The audit log is empty.\n");
         return 1;
       }
       print(JSON.stringify(head));

@@ -144,6 +144,8 @@ export function parseDuration(s: string | undefined): number | null {
   const n = Number(m[1]);
   const days = m[2] === "h" ? n / 24 : m[2] === "w" ? n * 7 : n;
   if (days <= 0) throw new UsageError("the duration must be positive");
+  // The API's bound on a token's lifetime (expires_in_days, docs/limits.md): 100 years.
+  if (days > 36500) throw new UsageError("the duration is at most 36500 days (100 years)");
   return days;
 }
 

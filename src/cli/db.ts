@@ -2,8 +2,10 @@
 // installation between SQLite (a data dir) and PostgreSQL (a URL).
 import { loadConfig } from "../config.ts";
 import { CopyMismatch, copyDatabase } from "../db/copy.ts";
+import { holdOffServers } from "../db/lock.ts";
 import { LATEST, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
+import { serversHolding } from "../db/serving-lock.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
@@ -40,6 +42,26 @@ export async function db(p: Parsed) {
   // The source must be an installation: a mistyped one would be created empty, and with
   // --replace its nothing would replace the target's rows.
   await requireInstallation(where(from));
+  // The target's rows are written (replaced, with --replace) under nothing else: a server running
+  // on it would go on with caches and tokens of a database that changed under it. Held off for
+  // the whole copy.
+  const target = where(to);
+  const hold = target.database_url ? null : holdOffServers(target.data_dir);
+  if (hold && "running" in hold)
+    throw serverOnTarget(
+      `A server${hold.running.pid ? ` (PID ${hold.running.pid})` : ""} is running on ${to}`,
+    );
+  try {
+    await copyInto(p, from, to);
+  } finally {
+    if (hold && "release" in hold) hold.release();
+  }
+}
+
+const serverOnTarget = (what: string) =>
+  new AppError(409, "conflict", `${what}: stop it before copying into it. Nothing copied.`);
+
+async function copyInto(p: Parsed, from: string, to: string) {
   const releaseFrom = refuseUpgradeUnderServer(where(from));
   let releaseTo = () => {};
   let src: AnyDb;
@@ -58,6 +80,13 @@ export async function db(p: Parsed) {
       dst = await openDb(where(to));
     } finally {
       releaseTo();
+    }
+    if (dst.dialect === "postgres") {
+      const n = await serversHolding(dst.sql);
+      if (n)
+        throw serverOnTarget(
+          `${n === 1 ? "A server is" : `${n} servers are`} running on ${describeDb(where(to))}`,
+        );
     }
     // A consistent snapshot of a SQLite source: one read transaction over the whole copy.
     if (src.dialect === "sqlite") src.raw.exec("BEGIN");

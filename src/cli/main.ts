@@ -56,10 +56,15 @@ export const LOCAL_ENGINE = { load: loadLocalWorkflow, create: createLocal };
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === "--help" || command === "help" || command === "-h") {
-    process.stdout.write(`${USAGE}\n`);
+    // Asked for: the usage is the answer (stdout, 0). No command at all: a usage error (stderr, 2).
+    (command ? process.stdout : process.stderr).write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
   if (command === "--version" || command === "version" || command === "-v") {
+    if (rest.length) {
+      process.stderr.write(`assay ${command}: unexpected argument "${rest[0]}"\n`);
+      return 2;
+    }
     process.stdout.write(`assay ${VERSION}\n`);
     return 0;
   }

@@ -2,14 +2,25 @@
 // neither the file nor the reason: an operator who started the server as the wrong user, or on a
 // read-only copy, learns neither. The error is restated with the data dir and, when that is the
 // cause, the missing permission.
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const OPEN_ERRORS = /^(SQLITE_(CANTOPEN|READONLY|PERM|AUTH)|EACCES|EPERM|EROFS)/;
 
+/** Not a directory where one is named, or a file that is no database: said in words, with the path. */
+const NOT_USABLE: Record<string, (dir: string, file: string) => string> = {
+  EEXIST: (dir) => `the data directory ${dir} is a file, not a directory`,
+  ENOTDIR: (dir) => `the data directory ${dir} is a file, not a directory`,
+  SQLITE_NOTADB: (dir, file) => `${join(dir, file)} is not an Assay database (not a SQLite file, or damaged)`,
+  SQLITE_CORRUPT: (dir, file) =>
+    `${join(dir, file)} is damaged (SQLite reports it corrupt); restore a backup`,
+};
+
 /** `e` restated for `dir` when SQLite could not open or write a file in it; any other error as it is. */
 export function dataDirError(dir: string, file: string, e: unknown): unknown {
   const code = String((e as { code?: unknown } | null)?.code ?? "");
+  const plain = NOT_USABLE[code];
+  if (plain) return new Error(plain(dir, file), { cause: e });
   if (!OPEN_ERRORS.test(code)) return e;
   const path = join(dir, file);
   const writable = (p: string) => {
@@ -25,4 +36,14 @@ export function dataDirError(dir: string, file: string, e: unknown): unknown {
     `cannot write the data directory ${dir} (${denied ? "permission denied" : (e as Error).message})`,
     { cause: e },
   );
+}
+
+/** Creates the data dir if needed (0700); a file in its place is said in words, not as EEXIST. */
+export function ensureDataDir(dir: string): void {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new Error(NOT_USABLE.ENOTDIR!(dir, ""));
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw dataDirError(dir, "", e);
+  }
 }

@@ -5,9 +5,10 @@
 // a stale lock behind and no PID can be mistaken for a live holder. `server.pid` next to it names
 // the holder for the message. The admin CLI opens only assay.db and keeps working beside a server.
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dataDirError } from "./dir-access.ts";
+import { ensureDataDir } from "./dir-access.ts";
 
 export const LOCK_FILE = "server.lock";
 export const PID_FILE = "server.pid";
@@ -57,7 +58,7 @@ export function holdFileLock(path: string): Database | null {
 
 /** Takes the data dir's lock or throws DataDirLockedError at once (no waiting). */
 export function lockDataDir(dir: string): DataDirLock {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dir);
   let got: Database | null = null;
   try {
     got = holdFileLock(join(dir, LOCK_FILE));

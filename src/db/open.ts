@@ -24,9 +24,9 @@ export interface DbConfig {
 
 /** The raw SQLite connection of a data dir, pragmas set, migrated unless `readonly`. */
 export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {}): Database {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   let db: Database | null = null;
   try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     db = new Database(join(dataDir, DB_FILE), { create: true, strict: true });
     setUp(db, opts);
     return db;
