@@ -48,6 +48,8 @@ export async function holdSchema(
   try {
     await take();
   } catch (e) {
+    // Given up before the close: a closed session's locks go a moment later, on the server's time.
+    await sql.unsafe("SELECT pg_advisory_unlock_all()").catch(() => {});
     await sql.close({ timeout: 1 }).catch(() => {});
     throw e;
   }

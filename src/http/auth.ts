@@ -97,7 +97,14 @@ export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(dep
       async transform({ request, set, path, params }) {
         const principal = await authenticate(request, set.headers as Record<string, unknown>);
         authenticated.set(request, principal);
-        if (deps.gate) await deps.gate(principal, need, path, (params ?? {}) as Record<string, string>);
+        // `path` is not set in every route's transform (a route outside a prefixed group: /metrics).
+        if (deps.gate)
+          await deps.gate(
+            principal,
+            need,
+            path ?? new URL(request.url).pathname,
+            (params ?? {}) as Record<string, string>,
+          );
       },
       // `actor`: who and from where, for the audit entry of every write (src/audit/).
       resolve: ({ request, server }) => {
