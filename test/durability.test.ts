@@ -46,28 +46,33 @@ async function restartable(overrides: Partial<Record<keyof Config, unknown>> = {
 }
 
 describe("step time limit", () => {
+  /** A run whose first step is held for ever (its gate never opened): only a limit can end it. */
+  async function heldForEver(s: TestServer, slug: string, ownLimitMs: number) {
+    await createWorkflow(s, s.rootToken, {
+      slug,
+      allowed_file_types: ["JSON"],
+      steps: [
+        { name: "forever", validator: "test_hold", config: { timeout_ms: ownLimitMs } },
+        { name: "later", validator: "syntax", config: {} },
+      ],
+    });
+    const r = await call(s, "POST", `/api/v1/orgs/acme/workflows/${slug}/runs/`, {
+      token: s.rootToken,
+      raw: s.gates.gate().doc(),
+      headers: JSON_CT,
+    });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("timed_out");
+    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
+    return r.json as { error: string; steps: { error: string }[] };
+  }
+
   test("a step that overruns is stopped: step error, run timed_out, the next run is served", async () => {
     const s = await startTestServer({ workers: 1 });
     try {
-      await createWorkflow(s, s.rootToken, {
-        slug: "limited",
-        allowed_file_types: ["JSON"],
-        steps: [
-          { name: "forever", validator: "test_hold", config: { timeout_ms: 300 } },
-          { name: "later", validator: "syntax", config: {} },
-        ],
-      });
-      // The gate is never opened: only the time limit can end the step.
-      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/limited/runs/", {
-        token: s.rootToken,
-        raw: s.gates.gate().doc(),
-        headers: JSON_CT,
-      });
-      expect(r.status).toBe(201);
-      expect(r.json.status).toBe("timed_out");
-      expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
-      expect(r.json.steps[0].error).toBe("step exceeded its time limit of 300 ms");
-      expect(r.json.error).toContain("time limit");
+      const run = await heldForEver(s, "limited", 300);
+      expect(run.steps[0]!.error).toBe("step exceeded its time limit of 300 ms");
+      expect(run.error).toContain("time limit");
       await createWorkflow(s, s.rootToken, {
         slug: "quick",
         allowed_file_types: ["JSON"],
@@ -86,30 +91,14 @@ describe("step time limit", () => {
   test("a run's steps are bounded in all (ASSAY_RUN_TIMEOUT_MS), whatever each step's own limit", async () => {
     const s = await startTestServer({ workers: 1, run_timeout_ms: 1000 });
     try {
-      await createWorkflow(s, s.rootToken, {
-        slug: "long",
-        allowed_file_types: ["JSON"],
-        steps: [
-          { name: "forever", validator: "test_hold", config: { timeout_ms: 600000 } },
-          { name: "later", validator: "syntax", config: {} },
-        ],
-      });
-      // The gate is never opened: only the run's limit can end the step (its own is 10 min).
-      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/long/runs/", {
-        token: s.rootToken,
-        raw: s.gates.gate().doc(),
-        headers: JSON_CT,
-      });
-      expect(r.status).toBe(201);
-      expect(r.json.status).toBe("timed_out");
-      expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["error", "skipped"]);
-      expect(r.json.steps[0].error).toBe("run exceeded its time limit of 1000 ms");
-      expect(r.json.error).toContain("run exceeded its time limit");
+      // Its own limit is 10 min: the run's, 1 s, ends it.
+      const run = await heldForEver(s, "long", 600000);
+      expect(run.steps[0]!.error).toBe("run exceeded its time limit of 1000 ms");
+      expect(run.error).toContain("run exceeded its time limit");
     } finally {
       await s.close();
     }
   });
-
   test("400 at save time for a timeout_ms outside its bounds", async () => {
     const s = await startTestServer();
     try {
