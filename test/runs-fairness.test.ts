@@ -85,3 +85,28 @@ describe("with one worker held by org acme's backlog", () => {
     for (const url of acme.urls) expect((await waitForRun(s, s.rootToken, url)).status).toBe("succeeded");
   });
 });
+
+describe("a claim with nothing queued", () => {
+  test("returns no run and no error (PostgreSQL's queue count is an estimate: a claim may find none)", async () => {
+    const other = await startTestServer({ workers: 1 });
+    try {
+      const lease = { node: "test", leaseUntil: new Date(Date.now() + 60_000).toISOString() };
+      expect(await other.deps.runs.claim(4, lease)).toEqual([]);
+      expect(await other.deps.runs.claim(1, lease, new Map(), true)).toEqual([]);
+      // The executor's own dispatch still serves runs afterwards.
+      await createWorkflow(other, other.rootToken, {
+        slug: "after",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      const r = await call(other, "POST", "/api/v1/orgs/acme/workflows/after/runs/", {
+        token: other.rootToken,
+        raw: "{}",
+        headers: { "content-type": "application/json", prefer: "respond-async" },
+      });
+      expect((await waitForRun(other, other.rootToken, r.json.url)).status).toBe("succeeded");
+    } finally {
+      await other.close();
+    }
+  });
+});

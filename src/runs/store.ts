@@ -548,8 +548,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         const candidates = firsts.filter((r) => !idleOnly || load(r) === 0);
         // Fewer orgs with work than room (one org's backlog, the common case): their next
         // oldest runs too, so the queue is still claimed in groups, not one commit per run.
+        // No org with a queued run (the count was an estimate, PostgreSQL): nothing more to look
+        // for, and `IN ()` is no SQL there.
         const next =
-          idleOnly || candidates.length >= limit
+          idleOnly || candidates.length === 0 || candidates.length >= limit
             ? []
             : yield* all<ClaimedRow>(
                 `SELECT r.id, r.org_id, r.created_at, r.attempts FROM runs r WHERE r.status = 'queued' AND r.org_id IN (${candidates.map(() => "?").join(", ")}) AND r.id NOT IN (${candidates.map(() => "?").join(", ")}) ORDER BY r.created_at, r.id LIMIT CAST(? AS INTEGER)`,
