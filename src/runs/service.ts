@@ -24,8 +24,6 @@ import type { Run } from "./types.ts";
 
 export const MAX_FILENAME_LENGTH = 255;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
-/** Refusals a change to the workflow after a first answer can cause; its retry replays instead. */
-const CHANGED_SINCE = new Set(["workflow_inactive", "no_workflow_steps"]);
 
 export interface StartLimits {
   maxPayloadBytes: number;
@@ -181,34 +179,25 @@ export function createRunService(deps: {
   };
 
   const extra = deps.extraValidators ?? [];
-  const service = {
-    /**
-     * `wait`: the client waits for the answer, so the run may execute from memory. `pinned`: the
-     * `?version=n` of the request (null: the current version).
-     */
-    async start(
-      p: Principal,
-      orgId: number,
-      wf: Workflow,
-      request: Request,
-      wait = false,
-      pinned: string | null = null,
-    ): Promise<StartOutcome> {
-      try {
-        return await startChecked(p, orgId, wf, request, wait, pinned);
-      } catch (e) {
-        // A retry of a request that was answered (the same Idempotency-Key and request) replays
-        // that answer even when the workflow changed since (deactivated, its steps turned off):
-        // the run it started exists. Looked up only on such a refusal, read only.
-        const replay =
-          e instanceof AppError && CHANGED_SINCE.has(e.errorCode)
-            ? await replayOf(p, orgId, wf, request, pinned)
-            : null;
-        if (replay) return { runId: "", replay, idempotencyKey: request.headers.get("idempotency-key") };
-        throw e;
-      }
-    },
-  };
+  const service = { start: startRun };
+
+  /**
+   * A refusal a change to the workflow after a first answer can cause (deactivated, its steps
+   * turned off): a retry of that request (the same Idempotency-Key and request) replays the answer,
+   * since the run it started exists. Looked up only on such a refusal, read only.
+   */
+  async function refuseUnlessAnswered(
+    refusal: AppError,
+    p: Principal,
+    orgId: number,
+    wf: Workflow,
+    request: Request,
+    pinned: string | null,
+  ): Promise<StartOutcome> {
+    const replay = await replayOf(p, orgId, wf, request, pinned);
+    if (replay) return { runId: "", replay, idempotencyKey: request.headers.get("idempotency-key") };
+    throw refusal;
+  }
 
   /** The stored answer of this very request, if it was answered; else null. */
   async function replayOf(
@@ -227,17 +216,28 @@ export function createRunService(deps: {
     return idempotency.peek(p.user.id, key, requestHash(request, orgId, wf.id, pinned, version, body));
   }
 
-  async function startChecked(
+  /**
+   * `wait`: the client waits for the answer, so the run may execute from memory. `pinned`: the
+   * `?version=n` of the request (null: the current version).
+   */
+  async function startRun(
     p: Principal,
     orgId: number,
     wf: Workflow,
     request: Request,
-    wait: boolean,
-    pinned: string | null,
+    wait = false,
+    pinned: string | null = null,
   ): Promise<StartOutcome> {
     // 5. workflow state (the workflow's status now, whichever version runs), then the version
     if (wf.status !== "active")
-      throw new AppError(409, "workflow_inactive", "The workflow is inactive; re-enable it to accept runs.");
+      return refuseUnlessAnswered(
+        new AppError(409, "workflow_inactive", "The workflow is inactive; re-enable it to accept runs."),
+        p,
+        orgId,
+        wf,
+        request,
+        pinned,
+      );
     let version = wf.version;
     if (pinned !== null) {
       const n = versionNumber(pinned);
@@ -255,7 +255,14 @@ export function createRunService(deps: {
     if (!def && pinned !== null) throw versionUnavailable(wf, version);
     const active = def ? activeSteps(def) : [];
     if (!def || !active.length)
-      throw new AppError(400, "no_workflow_steps", "The workflow has no active steps.");
+      return refuseUnlessAnswered(
+        new AppError(400, "no_workflow_steps", "The workflow has no active steps."),
+        p,
+        orgId,
+        wf,
+        request,
+        pinned,
+      );
     // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
     const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
     const handed = offer ? await offer.admit(def, version) : null;
