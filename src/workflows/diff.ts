@@ -75,27 +75,41 @@ export function diffVersions(from: WorkflowVersion, to: WorkflowVersion): Versio
     const step = { id, name: (b ?? a)!.name };
     if (!a) push({ path: `/steps/${id}`, op: "added", after: stepShape(b!), step });
     else if (!b) push({ path: `/steps/${id}`, op: "removed", before: stepShape(a), step });
-    else walk(`/steps/${id}`, stepShape(a), stepShape(b), (c) => push({ ...c, step }));
+    else walk(`/steps/${id}`, stepShape(a), stepShape(b), (c) => push({ ...c, step }), () => truncated);
   }
   return { changes: out, truncated, unrecorded };
 }
 
-/** Leaf by leaf inside objects and arrays (configs: a changed `required` entry, not the schema). */
-function walk(path: string, a: unknown, b: unknown, emit: (c: Omit<Change, "step">) => void): void {
-  if (same(a, b)) return;
-  if ((isPlain(a) && isPlain(b)) || (Array.isArray(a) && Array.isArray(b))) {
-    const x = a as Record<string, unknown>;
-    const y = b as Record<string, unknown>;
-    const keys = Array.isArray(a)
-      ? Array.from({ length: Math.max(a.length, (b as unknown[]).length) }, (_, i) => String(i))
-      : [...new Set([...Object.keys(x), ...Object.keys(y)])];
-    for (const k of keys) {
-      const p = `${path}/${pointerToken(k)}`;
-      if (!(k in y)) emit({ path: p, op: "removed", before: x[k] });
-      else if (!(k in x)) emit({ path: p, op: "added", after: y[k] });
-      else walk(p, x[k], y[k], emit);
-    }
+/**
+ * Leaf by leaf inside objects and arrays (configs: a changed `required` entry, not the schema).
+ * Each node is visited once: a whole-subtree comparison at every level cost size × depth, and a
+ * deep config made one diff hold the event loop for a second. Keys are the values' own
+ * (`Object.hasOwn`): a schema property named `constructor` is a key like any other.
+ */
+function walk(
+  path: string,
+  a: unknown,
+  b: unknown,
+  emit: (c: Omit<Change, "step">) => void,
+  full: () => boolean,
+): void {
+  if (a === b || full()) return;
+  const objects = isPlain(a) && isPlain(b);
+  const arrays = Array.isArray(a) && Array.isArray(b);
+  if (!objects && !arrays) {
+    emit({ path, op: "changed", before: a, after: b });
     return;
   }
-  emit({ path, op: "changed", before: a, after: b });
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = arrays
+    ? Array.from({ length: Math.max((a as unknown[]).length, (b as unknown[]).length) }, (_, i) => String(i))
+    : [...new Set([...Object.keys(x), ...Object.keys(y)])];
+  for (const k of keys) {
+    if (full()) return;
+    const p = `${path}/${pointerToken(k)}`;
+    if (!Object.hasOwn(y, k)) emit({ path: p, op: "removed", before: x[k] });
+    else if (!Object.hasOwn(x, k)) emit({ path: p, op: "added", after: y[k] });
+    else walk(p, x[k], y[k], emit, full);
+  }
 }

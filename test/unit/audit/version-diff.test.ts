@@ -84,4 +84,57 @@ describe("diffVersions", () => {
     expect(d.changes.length).toBe(MAX_CHANGES);
     expect(d.truncated).toBe(true);
   });
+  test("keys named like Object's own members are keys like any other", () => {
+    const plain = { schema: { properties: { id: { type: "string" } } } };
+    const withCtor = { schema: { properties: { id: { type: "string" }, constructor: { type: "string" } } } };
+    const added = diffVersions(version(1, [step(1, 1, plain)]), version(2, [step(1, 1, withCtor)]));
+    expect(added.changes).toEqual([
+      {
+        path: "/steps/1/config/schema/properties/constructor",
+        op: "added",
+        after: { type: "string" },
+        step: { id: 1, name: "s1" },
+      },
+    ]);
+    const removed = diffVersions(version(2, [step(1, 1, withCtor)]), version(3, [step(1, 1, plain)]));
+    expect(removed.changes.map((c) => [c.op, c.before])).toEqual([["removed", { type: "string" }]]);
+  });
+  test("each node of a config is read once, however deep (a deep schema held the event loop)", () => {
+    // Counts reads through a proxy at every level: comparing whole subtrees at each level read
+    // the innermost nodes once per level above them (depth² reads); a single walk reads ~depth.
+    let reads = 0;
+    const counted = (o: Record<string, unknown>): Record<string, unknown> =>
+      new Proxy(o, {
+        get(t, k, r) {
+          if (typeof k === "string" && Object.hasOwn(t, k)) reads++;
+          return Reflect.get(t, k, r);
+        },
+      });
+    const nest = (depth: number, leaf: string) => {
+      let node: Record<string, unknown> = counted({ title: leaf });
+      for (let i = 0; i < depth; i++) node = counted({ not: node });
+      return node;
+    };
+    const depth = 200;
+    const d = diffVersions(
+      version(1, [step(1, 1, { schema: nest(depth, "v1") })]),
+      version(2, [step(1, 1, { schema: nest(depth, "v2") })]),
+    );
+    expect(d.changes.map((c) => c.op)).toEqual(["changed"]);
+    expect(d.changes[0]!.path).toBe(`/steps/1/config/schema${"/not".repeat(depth)}/title`);
+    expect(reads).toBeLessThan(4 * (depth + 1) * 2);
+  });
+  test("stops walking once the list is full", () => {
+    let reads = 0;
+    const wide = (n: number) =>
+      new Proxy(Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, n])), {
+        get(t, k, r) {
+          if (typeof k === "string" && Object.hasOwn(t, k)) reads++;
+          return Reflect.get(t, k, r);
+        },
+      });
+    const d = diffVersions(version(1, [step(1, 1, wide(1))]), version(2, [step(1, 1, wide(2))]));
+    expect(d.truncated).toBe(true);
+    expect(reads).toBeLessThan(2 * 2 * (MAX_CHANGES + 2));
+  });
 });
