@@ -170,6 +170,32 @@ describe("an entry for each kind of change", () => {
     expect(d!.action).toBe("webhook.delete");
   });
 
+  test("a webhook URL's user-info and query values are masked (the log is kept for good)", async () => {
+    const url = "http://hook-user:s3cr3t-pass@127.0.0.1:9/hook/path?token=q-s3cr3t&v=2";
+    secrets.push("s3cr3t-pass", "q-s3cr3t");
+    const [c] = await logged(201, () =>
+      call(s, "POST", "/api/v1/orgs/acme/webhooks/", { ...as(root), body: { url } }),
+    );
+    const masked = "http://***@127.0.0.1:9/hook/path?token=***&v=***";
+    expect(c).toMatchObject({
+      action: "webhook.create",
+      target: { type: "webhook", name: masked },
+      changes: { after: { url: masked } },
+    });
+    const path = `/api/v1/orgs/acme/webhooks/${c!.target.id}/`;
+    // The webhook itself keeps its URL whole: its org's Admins need it.
+    expect((await call(s, "GET", path, { token: root })).json.url).toBe(url);
+    const [u] = await logged(200, () =>
+      call(s, "PATCH", path, { ...as(root), body: { url: "https://127.0.0.1:9/other#frag-s3cr3t" } }),
+    );
+    secrets.push("frag-s3cr3t");
+    expect(u!.changes).toEqual({
+      before: expect.objectContaining({ url: masked }),
+      after: expect.objectContaining({ url: "https://127.0.0.1:9/other#***" }),
+    });
+    await logged(204, () => call(s, "DELETE", path, as(root)));
+  });
+
   test("members and roles: add, change role, remove", async () => {
     await s.user("mia");
     const m = "/api/v1/orgs/acme/members/";

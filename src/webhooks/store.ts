@@ -35,9 +35,28 @@ const toWebhook = (r: WebhookRow): Webhook => ({
   is_active: bool(r.is_active),
 });
 
-/** What the audit log records of a webhook: never its signing secrets. */
+/**
+ * A webhook URL as the audit log keeps it: without user-info and with every query value masked,
+ * since receivers often take a credential there (`https://user:pass@…`, `?token=…`). The log is
+ * kept for good and instance admins read every org's, while the webhook itself is its org's
+ * Admins' only. Scheme, host, port, path and the query's names stay, so an entry still says
+ * where the calls go.
+ */
+export function auditUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return "(not a URL)";
+  }
+  const userInfo = u.username || u.password ? "***@" : "";
+  const query = [...u.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
+  return `${u.protocol}//${userInfo}${u.host}${u.pathname}${query ? `?${query}` : ""}${u.hash ? "#***" : ""}`;
+}
+
+/** What the audit log records of a webhook: never its signing secrets, nor credentials in its URL. */
 const record = (w: Webhook) => ({
-  url: w.url,
+  url: auditUrl(w.url),
   events: w.events,
   workflow_slugs: w.workflow_slugs,
   is_active: w.is_active,
@@ -57,7 +76,7 @@ export function* logWebhook(
     org_id: w.org_id,
     target_type: "webhook",
     target_id: w.id,
-    target_name: w.url,
+    target_name: auditUrl(w.url),
     before,
     after,
     context,
