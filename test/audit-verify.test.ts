@@ -178,3 +178,15 @@ describe("the head, recorded elsewhere", () => {
     expect(r.out).toContain("--database-url URL");
   });
 });
+
+describe("the whole log removed (last: it empties this server's log)", () => {
+  test("an emptied log and head, on an instance with users made since the log began: exit 1", async () => {
+    await s.sql("DELETE FROM audit_log");
+    await s.sql("DELETE FROM audit_head");
+    const r = await assay("audit", "verify");
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(
+      /^BROKEN at entry 1: the log is empty, but \d+ users and organizations were created since it began \(.+\), each with an entry: the log and its head were removed\.\n0 entries before it are intact\.\n$/,
+    );
+  });
+});

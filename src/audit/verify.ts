@@ -117,6 +117,27 @@ export async function verifyChain(db: Db, anchor?: { seq: number; hash: string }
     });
   if (!head && last)
     return result({ seq: last.seq, reason: "the log has entries but no head: the head was removed" });
+  if (!head && !last) {
+    // An empty log is fine on an instance with nothing made since the log began (an upgrade from a
+    // release before it); a user or org created since wrote an entry, so the log was emptied.
+    const since = await db.exec(
+      get<{ applied_at: string }>("SELECT applied_at FROM assay_schema_migrations WHERE version = 16"),
+    );
+    const made = since
+      ? await db.exec(
+          get<{ n: number }>(
+            "SELECT (SELECT count(*) FROM users WHERE created_at >= ?) + (SELECT count(*) FROM orgs WHERE created_at >= ?) AS n",
+            since.applied_at,
+            since.applied_at,
+          ),
+        )
+      : null;
+    if (made && Number(made.n) > 0)
+      return result({
+        seq: 1,
+        reason: `the log is empty, but ${Number(made.n)} users and organizations were created since it began (${since!.applied_at}), each with an entry: the log and its head were removed`,
+      });
+  }
   if (floorSeq > 0) {
     const through = lastPurge
       ? parseJson<{ after?: { through_seq?: number; through_hash?: string } }>(lastPurge.changes, {}).after
