@@ -278,6 +278,23 @@ describe("an entry for each kind of change", () => {
     expect(ud).toMatchObject({ action: "user.delete", target: { type: "user", name: "ugo" } });
   });
 
+  test("a deleted user's memberships: one member.remove in each org's log", async () => {
+    await s.user("uli");
+    const added = await call(s, "POST", "/api/v1/orgs/acme/members/", {
+      token: root,
+      body: { username: "uli", role: "author" },
+    });
+    expect(added.status).toBe(201);
+    const entries = await logged(204, () => call(s, "DELETE", "/api/v1/admin/users/uli/", as(root)));
+    expect(entries.map((e) => [e.action, e.org_slug, e.target.type, e.target.name])).toEqual([
+      ["user.delete", null, "user", "uli"],
+      ["member.remove", "acme", "member", "uli"],
+    ]);
+    expect(entries[1]!.changes).toEqual({ before: { role: "author" }, reason: "user.delete" });
+    const orgLog = await call(s, "GET", "/api/v1/orgs/acme/audit/?action=member.remove", { token: root });
+    expect(orgLog.json.results[0]).toMatchObject({ action: "member.remove", target: { name: "uli" } });
+  });
+
   test("sign-in successes and failures, sign-out and a password change", async () => {
     const w = await s.user("wes");
     await s.deps.users.setPassword(

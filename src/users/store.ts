@@ -161,13 +161,33 @@ export function createUserStore(db: Db) {
         })(),
       );
     },
-    /** Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). */
+    /**
+     * Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). Each
+     * membership removed gets its `member.remove` entry in its org's log, so an org's log says
+     * who left it (and that it may have no Admin now), not only the instance's.
+     */
     async delete(id: number, actor: Actor): Promise<boolean> {
       return db.tx(function* () {
         const r = yield* byId(id);
-        if (!r || (yield* run("DELETE FROM users WHERE id = ?", id)) === 0) return false;
+        if (!r) return false;
+        const memberships = yield* all<{ org_id: number; role: string }>(
+          "SELECT org_id, role FROM memberships WHERE user_id = ? ORDER BY org_id",
+          id,
+        );
+        if ((yield* run("DELETE FROM users WHERE id = ?", id)) === 0) return false;
         const u = toUser(r);
         yield* audit(actor, { action: "user.delete", ...userTarget(u), before: userRecord(u) });
+        for (const m of memberships)
+          yield* audit(actor, {
+            action: "member.remove",
+            org_id: Number(m.org_id),
+            target_type: "member",
+            target_id: id,
+            target_name: u.username,
+            before: { role: m.role },
+            after: null,
+            context: { reason: "user.delete" },
+          });
         return true;
       });
     },
