@@ -140,6 +140,34 @@ describe("events", () => {
   });
 });
 
+describe("a workflow renamed", () => {
+  test("carries the webhook filters naming it; a new workflow given the old slug is not notified", async () => {
+    const { rx, path } = await setup("ev-rename", { events: ["run.completed"], workflow_slugs: ["orders"] });
+    const renamed = await call(s, "PATCH", "/api/v1/orgs/ev-rename/workflows/orders/", {
+      token: admin,
+      body: { slug: "purchase-orders" },
+    });
+    expect(renamed.status).toBe(200);
+    expect((await call(s, "GET", path, { token: admin })).json.workflow_slugs).toEqual(["purchase-orders"]);
+    await createWorkflow(s, admin, syntaxOnly("orders"), "ev-rename");
+    await run("ev-rename", "{}"); // the new "orders": not chosen
+    const chosen = await run("ev-rename", "{}", "purchase-orders");
+    const got = await rx.waitFor((x) => x.length >= 1);
+    const logged = (await call(s, "GET", `${path}deliveries/`, { token: admin })).json.results;
+    expect(logged.map((d: { run_id: string }) => d.run_id)).toEqual([chosen.json.id]);
+    expect(got.map((g) => (g.json.data.run as { id: string }).id)).toEqual([chosen.json.id]);
+    const audit = await call(s, "GET", "/api/v1/orgs/ev-rename/audit/?action=webhook.update", { token: admin });
+    expect(audit.json.results[0]).toMatchObject({
+      action: "webhook.update",
+      changes: {
+        before: { workflow_slugs: ["orders"] },
+        after: { workflow_slugs: ["purchase-orders"] },
+        reason: "workflow.rename",
+      },
+    });
+  });
+});
+
 describe("retries", () => {
   test("500s are retried until a 2xx, with every attempt logged", async () => {
     const { rx, hook, deliveries, settled } = await setup("re-500");
@@ -258,6 +286,32 @@ describe("ping, rotation, transport rules", () => {
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     const d = await settled(ping.json.id);
     expect(d.attempts[0].response_excerpt).toBe("x".repeat(1024));
+  });
+  test("a reply holding U+0000 is logged (PostgreSQL text cannot hold it) and ends the delivery", async () => {
+    const { rx, path, settled } = await setup("pi-nul");
+    rx.respond(() => new Response("bad\u0000thing", { status: 200 }));
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    const d = await settled(ping.json.id);
+    expect(d.status).toBe("succeeded");
+    expect(d.attempts.map((a: { http_status: number; response_excerpt: string }) => [a.http_status, a.response_excerpt])).toEqual([
+      [200, "bad\uFFFDthing"],
+    ]);
+    expect(rx.received.length).toBe(1);
+  });
+  test("410 Gone: no retry, and the endpoint is deactivated with the reason", async () => {
+    const { rx, path, settled } = await setup("pi-gone");
+    rx.respond(() => new Response("gone", { status: 410 }));
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    const d = await settled(ping.json.id);
+    expect([d.status, d.attempts.map((a: { http_status: number }) => a.http_status)]).toEqual(["failed", [410]]);
+    const w = (await call(s, "GET", path, { token: admin })).json;
+    expect(w).toMatchObject({ is_active: false, disabled_at: expect.any(String) });
+    expect(w.disabled_reason).toMatch(/410 Gone/);
+    const again = await call(s, "POST", `${path}ping/`, { token: admin });
+    expect(again.status).toBe(409);
+    // Re-enabled by PATCH, as for any deactivation: the reason is cleared.
+    const back = await call(s, "PATCH", path, { token: admin, body: { is_active: true } });
+    expect([back.status, back.json.is_active, back.json.disabled_reason]).toEqual([200, true, null]);
   });
   test("a run is answered at once while its receiver hangs", async () => {
     const { rx, deliveries } = await setup("pi-hang");

@@ -57,7 +57,9 @@ async function readExcerpt(res: Response): Promise<string> {
     void reader.cancel().catch(() => {});
   }
   const bytes = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES);
-  return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  // U+0000 is not text to PostgreSQL: an excerpt holding one failed the attempt's insert, and the
+  // delivery was sent again at every lease's end, for ever.
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes).replaceAll("\u0000", "\uFFFD");
 }
 
 const describe = (e: unknown, timeoutMs: number): string => {

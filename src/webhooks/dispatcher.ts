@@ -109,10 +109,20 @@ export function createWebhookDispatcher(
     if (!a) return outbox.release(d.id);
     const outcome = outcomeOf(d, a);
     const policy = { afterFailures: o.disableAfterFailures, afterMs: o.disableAfterDays * DAY_MS };
-    const disabled = await outbox.recordAttempt(d.id, a, outcome, policy, (streak) => {
+    const why = (streak: number) => {
       const days = o.disableAfterDays === 1 ? "1 day" : `${o.disableAfterDays} days`;
       return `Deactivated after ${streak} consecutive failed deliveries over at least ${days}; last attempt: ${a.error}. Fix the endpoint, then PATCH is_active: true.`;
-    });
+    };
+    let disabled: string | null;
+    try {
+      disabled = await outbox.recordAttempt(d.id, a, outcome, policy, why);
+    } catch (e) {
+      // The receiver's words are the only part the database may refuse (an encoding it cannot
+      // store): the attempt is recorded without them rather than left to the lease, which would
+      // send it again and again with nothing logged.
+      log.warn("webhook attempt recorded without its response excerpt", { delivery: d.id, error: String(e) });
+      disabled = await outbox.recordAttempt(d.id, { ...a, response_excerpt: null }, outcome, policy, why);
+    }
     if (disabled) log.warn("webhook deactivated", { webhook: d.webhook_id, reason: disabled });
   }
 

@@ -290,8 +290,9 @@ export function createOutboxStore(db: Db) {
     },
     /**
      * Logs an attempt and applies its outcome. A delivery ending `failed` extends the webhook's
-     * failure streak; past the policy the webhook is deactivated with `reason`. Returns the
-     * reason when it did that, null otherwise.
+     * failure streak; past the policy the webhook is deactivated with `reason`, and at once with
+     * the outcome's own reason when it has one (a 410 Gone). Returns the reason when it did that,
+     * null otherwise.
      */
     async recordAttempt(
       id: string,
@@ -338,8 +339,10 @@ export function createOutboxStore(db: Db) {
           d.webhook_id,
         ))!;
         const span = Date.parse(ts) - Date.parse(w.failing_since);
-        if (!w.is_active || w.failed_streak < policy.afterFailures || span < policy.afterMs) return null;
-        const why = reason(w.failed_streak);
+        if (!w.is_active) return null;
+        // A 410 Gone asks to stop at once; otherwise the streak and its span decide.
+        if (!o.deactivate && (w.failed_streak < policy.afterFailures || span < policy.afterMs)) return null;
+        const why = o.deactivate ?? reason(w.failed_streak);
         yield* run(
           "UPDATE webhooks SET is_active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ?",
           why,

@@ -83,6 +83,40 @@ export function* logWebhook(
   });
 }
 
+/**
+ * A workflow's slug changed: the webhooks whose filter names the old slug name the new one, in
+ * the rename's transaction (a filter names what the Admin chose, not a string that a rename
+ * would strand and a later workflow could take). One `webhook.update` entry each.
+ */
+export function* renameInFilters(
+  actor: Actor,
+  orgId: number,
+  workflowId: number,
+  from: string,
+  to: string,
+): Program<void> {
+  const rows = yield* all<WebhookRow>("SELECT * FROM webhooks WHERE org_id = ? ORDER BY id", orgId);
+  for (const r of rows) {
+    const w = toWebhook(r);
+    if (!w.workflow_slugs.includes(from)) continue;
+    const slugs = [...new Set(w.workflow_slugs.map((s) => (s === from ? to : s)))];
+    yield* run(
+      "UPDATE webhooks SET workflow_slugs = ?, updated_at = ? WHERE id = ?",
+      JSON.stringify(slugs),
+      now(),
+      w.id,
+    );
+    yield* logWebhook(
+      actor,
+      "webhook.update",
+      w,
+      { workflow_slugs: w.workflow_slugs },
+      { workflow_slugs: slugs },
+      { reason: "workflow.rename", workflow_id: workflowId },
+    );
+  }
+}
+
 export interface WebhookChanges {
   url?: string;
   events?: string[];

@@ -7,6 +7,7 @@ import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
+import { renameInFilters } from "../webhooks/store.ts";
 import { workflowRecord } from "./audit.ts";
 import { resolveConfigs, storeConfigs } from "./config-store.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
@@ -251,6 +252,8 @@ export function createWorkflowStore(db: Db) {
                   ts,
                   id,
                 );
+          if (old && old.slug !== row!.slug)
+            yield* renameInFilters(how.actor, orgId, row!.id, old.slug, row!.slug);
           const steps = yield* writeSteps(row!.id, d.steps, ts);
           const definition = yield* snapshot(row!, steps, ts, how);
           versions.delete(`${row!.id}:${row!.version}`); // exact even if a version were ever rewritten
