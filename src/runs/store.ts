@@ -664,8 +664,17 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       node?: string,
     ): Promise<boolean> {
       // Only the executor finishes runs: a running one it holds, or (with onlyIf) a queued one it
-      // cancels. A node whose claim was taken over (its lease ran out) writes nothing.
-      const guard = node === undefined ? "" : " AND (node_id IS NULL OR node_id = ?)";
+      // cancels. A node whose claim was taken over (its lease ran out) writes nothing: neither
+      // over a run recovery ended (given up: `error`, still naming that node) nor over one it put
+      // back in the queue (its stopped job would otherwise end it `canceled`).
+      const guard =
+        node === undefined
+          ? onlyIf
+            ? ""
+            : " AND status = 'running'"
+          : onlyIf
+            ? " AND (node_id IS NULL OR node_id = ?)"
+            : " AND status = 'running' AND node_id = ?";
       const guardArgs = node === undefined ? [] : [node];
       const chunks = await findings.serialize(u.steps);
       const wrote = await batch.write(function* () {
