@@ -559,6 +559,25 @@ describe("page size", () => {
   }
 });
 
+describe("pages and ids past 32 bits (PostgreSQL's INTEGER)", () => {
+  const lists = ["runs", "audit", "workflows", "webhooks", "members", "schemas"];
+  test("a page past 2^31 rows is an empty page on every list, as on SQLite", async () => {
+    for (const list of lists) {
+      const r = await call(s, "GET", `/api/v1/orgs/acme/${list}/?page_size=200&page=10737420`, {
+        token: s.rootToken,
+      });
+      expect({ list, status: r.status, results: r.json.results }).toEqual({ list, status: 200, results: [] });
+      expect(r.json.next).toBeNull();
+    }
+  });
+  test("?workflow= with an id past 32 bits matches no run", async () => {
+    for (const id of ["2147483648", "9999999999", "999999999999999"]) {
+      const r = await call(s, "GET", `/api/v1/orgs/acme/runs/?workflow=${id}`, { token: s.rootToken });
+      expect({ id, status: r.status, count: r.json.count }).toEqual({ id, status: 200, count: 0 });
+    }
+  });
+});
+
 describe("request head (Bun: 16 KiB, about 200 fields)", () => {
   const get = (headers: string) => `GET /healthz HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`;
   test("a head just under 16 KiB is served", async () => {

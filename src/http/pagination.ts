@@ -33,6 +33,8 @@ export interface Page {
   offset: number;
 }
 
+const MAX_OFFSET = 2 ** 31 - 1;
+
 export function parsePage(q: { page?: string; page_size?: string }): Page {
   const errors = [];
   const page = q.page === undefined ? 1 : /^\d{1,9}$/.test(q.page) ? Number(q.page) : Number.NaN;
@@ -51,7 +53,9 @@ export function parsePage(q: { page?: string; page_size?: string }): Page {
       message: `page_size must be an integer from 1 to ${MAX_PAGE_SIZE}.`,
     });
   if (errors.length) throw invalid("Invalid pagination parameters.", errors);
-  return { page, pageSize, limit: pageSize, offset: (page - 1) * pageSize };
+  // Past 2^31 - 1 rows no list reaches, and PostgreSQL's OFFSET parameter (INTEGER) is 32-bit: a
+  // page that far is the same empty page on both backends, not a database error.
+  return { page, pageSize, limit: pageSize, offset: Math.min((page - 1) * pageSize, MAX_OFFSET) };
 }
 
 export interface Envelope<T> {

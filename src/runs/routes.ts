@@ -86,7 +86,9 @@ export function runRoutes(
         if (errors.length) throw new AppError(400, "invalid_request", "Invalid filters.", errors);
         if (query.workflow !== undefined) {
           const wf = await workflowStore.find(org.id, query.workflow);
-          filters.workflowId = wf ? wf.id : /^\d{1,15}$/.test(query.workflow) ? Number(query.workflow) : -1;
+          // An id past the 32-bit ids is no workflow (PostgreSQL would refuse the comparison).
+          const asId = /^\d{1,10}$/.test(query.workflow) ? Number(query.workflow) : -1;
+          filters.workflowId = wf ? wf.id : asId <= 2 ** 31 - 1 ? asId : -1;
         }
         const { count, items } = await runs.list(org.id, filters, p.limit, p.offset);
         return envelope(
