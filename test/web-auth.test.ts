@@ -71,6 +71,12 @@ describe("POST /api/v1/auth/login/", () => {
     expect(wrong.setCookie).toBe("");
   });
 
+  test("401 for a username with U+0000 (PostgreSQL cannot store it: the limit keys it by digest)", async () => {
+    const r = await login("ali\u0000ce", "not the password");
+    expect(r.status).toBe(401);
+    expect(r.json).toEqual(BAD_LOGIN);
+  });
+
   test("401 for a user who has no password (API tokens only)", async () => {
     await s.user("tokenonly");
     const r = await login("tokenonly", "anything at all");

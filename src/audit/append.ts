@@ -37,6 +37,12 @@ export const INSERT_AUDIT = `INSERT INTO audit_log (${AUDIT_COLUMNS.join(", ")})
 /** A row's values in AUDIT_COLUMNS order, for INSERT_AUDIT. */
 export const auditValues = (row: AuditRow) => AUDIT_COLUMNS.map((c) => row[c]);
 
+/**
+ * A name as the client sent it (a failed sign-in's username) may hold U+0000, which PostgreSQL
+ * text cannot: kept as U+FFFD on both backends, so the entry is written and hashes alike.
+ */
+const storable = (s: string | null): string | null => (s === null ? null : s.replaceAll("\u0000", "\uFFFD"));
+
 /** Appends one entry; returns it. Run it last in the transaction: the head stays locked until commit. */
 export function* audit(actor: Actor, change: Change): Program<AuditRow> {
   // The head's seq is already the new entry's; its hash is still the previous entry's.
@@ -48,14 +54,14 @@ export function* audit(actor: Actor, change: Change): Program<AuditRow> {
     org_id: change.org_id,
     actor_type: actor.type,
     actor_user_id: actor.user_id,
-    actor_username: actor.username,
+    actor_username: storable(actor.username),
     token_id: actor.token_id,
     session_id: actor.session_id,
     client_ip: actor.ip,
     action: change.action,
     target_type: change.target_type,
     target_id: change.target_id == null ? null : String(change.target_id),
-    target_name: change.target_name ?? null,
+    target_name: storable(change.target_name ?? null),
     changes: changesText(change),
     prev_hash: head.hash,
   };

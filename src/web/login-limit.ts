@@ -4,6 +4,7 @@
 // node (a restart only gives an attacker one more window); in PostgreSQL when several nodes share
 // the database (the same window, kept in rate_events by assay_window_take, migration 9), so an
 // attacker cannot multiply the budget by the number of nodes.
+import { createHash } from "node:crypto";
 import type { PgDb } from "../db/postgres.ts";
 import { DatabaseUnavailable } from "../db/program.ts";
 import { AppError } from "../errors.ts";
@@ -44,7 +45,9 @@ export function createLoginLimiter(limits: LoginLimits = DEFAULT_LOGIN_LIMITS, s
     let rows: { allowed: boolean; oldest: number | null }[];
     try {
       rows = (await db.sql.unsafe("SELECT k, allowed, oldest FROM assay_window_take($1, $2, $3, $4)", [
-        [`ip:${ip}`, `user:${username.toLowerCase()}`],
+        // The username by its digest: any text the client sends (a U+0000 PostgreSQL cannot store,
+        // megabytes) becomes a key of fixed size, and the same one on every node.
+        [`ip:${ip}`, `user:${createHash("sha256").update(username.toLowerCase()).digest("hex")}`],
         nowMs,
         [limits.perIp, limits.perUser],
         limits.windowMs,
