@@ -1,5 +1,6 @@
 // Web sign-in against a real server: the session cookie, CSRF on writes, logout, password change
 // and the sign-in rate limit, with whole error bodies.
+import { join } from "node:path";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppError } from "../src/errors.ts";
@@ -259,20 +260,49 @@ describe("POST /api/v1/users/me/password/", () => {
     );
   });
 
-  test("204: the new password signs in, the old one does not, other sessions end", async () => {
+  test("204: the new password signs in, the old one does not, every session ends, this one renewed", async () => {
     const here = await login("dave");
     const elsewhere = await login("dave");
     const r = await change(here, { current_password: PASSWORD, new_password: "a brand new secret" });
     expect(r.status).toBe(204);
-    expect((await call(s, "GET", "/api/v1/users/me/", { headers: { cookie: here.cookie } })).status).toBe(
-      200,
+    const renewed = /^assay_session=([^;]*)/.exec(r.headers.get("set-cookie") ?? "")?.[0] ?? "";
+    expect(renewed).toMatch(/^assay_session=[A-Za-z0-9_-]{43}$/);
+    expect(renewed).not.toBe(here.cookie);
+    const me = (cookie: string) => call(s, "GET", "/api/v1/users/me/", { headers: { cookie } });
+    // The cookie this browser held (and anyone who stole it) is signed out, like the others.
+    expect([(await me(here.cookie)).status, (await me(elsewhere.cookie)).status]).toEqual([401, 401]);
+    expect((await me(renewed)).status).toBe(200);
+    const session = await call(s, "GET", "/api/v1/auth/session/", { headers: { cookie: renewed } });
+    expect(session.json.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(session.json.csrf_token).not.toBe(here.csrf);
+    // Writes need the new CSRF token; the old one is refused.
+    const write = (csrf: string) =>
+      call(s, "POST", "/api/v1/auth/logout/", { headers: { cookie: renewed, "x-csrf-token": csrf } });
+    expect((await write(here.csrf)).json).toEqual(
+      errorBody(403, "permission_denied", "CSRF check failed: the X-CSRF-Token header does not match this session."),
     );
-    expect(
-      (await call(s, "GET", "/api/v1/users/me/", { headers: { cookie: elsewhere.cookie } })).status,
-    ).toBe(401);
     expect((await login("dave")).json).toEqual(BAD_LOGIN);
     expect((await login("dave", "a brand new secret")).status).toBe(200);
     expect((await call(s, "GET", "/api/v1/users/me/", { token: dave.token })).status).toBe(200);
+  });
+});
+
+describe("assay users set-password (an administrator's reset)", () => {
+  test("ends every web session of the user: a stolen cookie dies with the old password", async () => {
+    const erin = await s.user("erin", "acme", "viewer");
+    await s.deps.users.setPassword(erin.id, await Bun.password.hash(PASSWORD), SYSTEM);
+    const a = await login("erin");
+    const b = await login("erin");
+    const p = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "../src/main.ts"), "users", "set-password", "erin", "--password-stdin", ...s.cliArgs],
+      { stdin: new TextEncoder().encode("a reset password\n"), stdout: "pipe", stderr: "pipe" },
+    );
+    expect([await p.exited, await new Response(p.stdout).text()]).toEqual([0, "Password set for erin.\n"]);
+    for (const cookie of [a.cookie, b.cookie])
+      expect((await call(s, "GET", "/api/v1/users/me/", { headers: { cookie } })).status).toBe(401);
+    expect((await login("erin", "a reset password")).status).toBe(200);
+    // Her API token is not a session: it keeps working.
+    expect((await call(s, "GET", "/api/v1/users/me/", { token: erin.token })).status).toBe(200);
   });
 });
 

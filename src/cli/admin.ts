@@ -9,6 +9,7 @@ import { checkRole, createOrgService } from "../orgs/service.ts";
 import { ROLES } from "../orgs/store.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
+import { deleteOtherSessions } from "../web/store.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
 import { configOf, parseDuration, print, table, withDeps } from "./context.ts";
 
@@ -122,7 +123,11 @@ export async function users(p: Parsed) {
       if (!u) fail(`There is no user "${username}".`);
       const pw = await readPasswordStdin();
       checkPassword(pw);
-      await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli);
+      // A reset is what an operator does for a compromised account: the user's web sessions end
+      // with the old password (OWASP ASVS 3.3.3); API tokens are revoked on their own.
+      await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli, "user.set_password", () =>
+        deleteOtherSessions(u!.id, null),
+      );
       print(`Password set for ${username}.`);
     } else throw new UsageError("usage: assay users create|list|delete|set-password …");
   });

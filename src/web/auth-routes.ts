@@ -170,15 +170,26 @@ export function webAuthRoutes(
               message: `A password has ${MIN_PASSWORD} to 1024 characters.`,
             },
           ]);
-        // Other browsers signed in as this user are signed out (in the same transaction); API
-        // tokens are not affected.
+        // Every session of this user ends in the same transaction, this browser's too: it gets a
+        // new one (new cookie, new CSRF token: GET /auth/session/), so a stolen cookie does not
+        // outlive the old password. API tokens are not affected.
+        const renewal = principal.session ? sessions.renewal(principal.user.id) : null;
         await users.setPassword(
           principal.user.id,
           await Bun.password.hash(body.new_password),
           actor,
           "user.password_change",
-          () => deleteOtherSessions(principal.user.id, principal.session?.id ?? null),
+          function* () {
+            yield* deleteOtherSessions(principal.user.id, null);
+            if (renewal) yield* renewal.insert();
+          },
         );
+        if (renewal)
+          set.headers["set-cookie"] = sessionCookie(
+            renewal.secret,
+            SESSION_TTL_MS / 1000,
+            isHttps(request, config.base_url),
+          );
         set.status = 204;
       },
       {
@@ -194,7 +205,8 @@ export function webAuthRoutes(
         detail: {
           ...detail,
           operationId: "changePassword",
-          summary: "Change your password; your other web sessions end",
+          summary:
+            "Change your password; every web session ends, this one is replaced (new cookie; read the new CSRF token from GET /auth/session/)",
         },
       },
     );

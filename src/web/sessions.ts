@@ -7,7 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { actorOf } from "../audit/actor.ts";
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import type { Db } from "../db/program.ts";
+import type { Db, Program } from "../db/program.ts";
 import { forbidden } from "../errors.ts";
 import type { Principal, SessionAuth } from "../http/auth.ts";
 import type { User, UserStore } from "../users/store.ts";
@@ -124,6 +124,21 @@ export function createSessions(db: Db, users: UserStore) {
         return row;
       });
       return { secret, session };
+    },
+    /**
+     * A session to replace the browser's after a password change (OWASP: a new session id after
+     * a privilege change): the program inserts it, to be run in the change's transaction; the
+     * secret goes in the cookie. A stolen cookie dies with the old password.
+     */
+    renewal(userId: number): { secret: string; insert: () => Program<SessionRow> } {
+      const secret = randomBytes(32).toString("base64url");
+      const fresh = {
+        user_id: userId,
+        digest: digestOf(secret),
+        csrf: randomBytes(32).toString("base64url"),
+        expires_at: new Date(Date.now() + SESSION_TTL_MS).toISOString(),
+      };
+      return { secret, insert: () => insertSession(fresh) };
     },
     /** Ends a session (sign-out), logged as the session's own user. */
     async end(actor: Actor, sessionId: number): Promise<void> {

@@ -261,6 +261,30 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     await kb.context().close();
   });
 
+  test("a password change renews the session; the next write carries the new CSRF token", async () => {
+    const ed = await s.deps.users.getByUsername("ed");
+    await s.deps.users.setPassword(ed!.id, await Bun.password.hash("ed password 1"), SYSTEM);
+    const p = await newPage(browser, s.url);
+    await signIn(p, "ed", "ed password 1");
+    const before = (await p.context().cookies()).find((c) => c.name === "assay_session")?.value;
+    await p.goto("/app/settings/account/");
+    await p.getByLabel("Current password").fill("ed password 1");
+    await p.getByLabel("New password", { exact: true }).fill("ed password 2");
+    await p.getByLabel("New password again").fill("ed password 2");
+    await p.getByRole("button", { name: "Change password" }).click();
+    await p.getByText("Password changed.").waitFor();
+    const after = (await p.context().cookies()).find((c) => c.name === "assay_session")?.value;
+    expect(after).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(after).not.toBe(before);
+    // A write (a token) from the same page, without a reload: it needs the new CSRF token.
+    await p.getByRole("link", { name: "API tokens" }).click();
+    await p.getByRole("button", { name: "Create token" }).click();
+    await p.getByRole("dialog").getByLabel("Name").fill("after the change");
+    await p.keyboard.press("Enter");
+    await p.getByText("You will not see it again.").waitFor();
+    await p.context().close();
+  });
+
   test("an admin changes a member's role", async () => {
     await page.getByRole("link", { name: "Members" }).click();
     await page.getByRole("heading", { name: "Members", level: 1 }).waitFor();

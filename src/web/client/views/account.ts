@@ -3,7 +3,7 @@ import { api } from "../api.ts";
 import { field, h } from "../dom.ts";
 import { clearErrors, localError, showErrors } from "../forms.ts";
 import type { Rendered } from "../router.ts";
-import { me } from "../session.ts";
+import { loadSession, me } from "../session.ts";
 import { busy, heading, notice, table, time } from "../ui.ts";
 
 export async function accountView(): Promise<Rendered> {
@@ -45,6 +45,8 @@ export async function accountView(): Promise<Rendered> {
               body: { current_password: current.value, new_password: next.value },
             }),
           );
+          // The server replaced this browser's session (new cookie): read its new CSRF token.
+          await loadSession();
           form.reset();
           form.prepend(
             h(
