@@ -311,6 +311,8 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
       ["/app/admin/orgs/", "Administration"],
       ["/app/admin/settings/", "Administration"],
       ["/app/orgs/acme/nothing-here", "Not found"],
+      // A malformed escape used to throw in the router and leave "Loading…" for ever.
+      ["/app/orgs/%E0%A4%A/workflows/", "Not found"],
     ];
     for (const [path, title] of pages) {
       await page.goto(path);

@@ -38,9 +38,13 @@ export function match(path: string): { view: View; params: Record<string, string
     const m = r.re.exec(path);
     if (m) {
       const params: Record<string, string> = {};
-      r.keys.forEach((k, i) => {
-        params[k] = decodeURIComponent(m[i + 1]!);
-      });
+      try {
+        r.keys.forEach((k, i) => {
+          params[k] = decodeURIComponent(m[i + 1]!);
+        });
+      } catch {
+        return null; // a malformed escape (%E0%A4%A) names no page: the "not found" page, not a hang
+      }
       return { view: r.view, params };
     }
   }
