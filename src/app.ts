@@ -11,7 +11,6 @@ import {
   type Principal,
   type SessionAuth,
   authPlugin,
-  bearerToken,
   createAuthenticate,
 } from "./http/auth.ts";
 import { requireInstanceAdmin, requireOrgRole } from "./orgs/access.ts";
@@ -56,7 +55,7 @@ export interface AppOptions {
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
   let built: AnyElysia = new Elysia();
-  let takesBody: (method: string, path: string) => boolean = () => false;
+  let takesBody: (method: string, path: string) => "none" | "open" | "authed" = () => "none";
   // Several nodes on PostgreSQL count every budget in the database: one budget per client.
   // On SQLite with HTTP threads, in shared memory: one budget per client for all the threads.
   const shared = deps.db.dialect === "postgres" ? createSharedLimiter(deps.db) : (opts.budgets ?? null);
@@ -66,6 +65,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     sessions: opts.sessions,
     afterAuth: limits.afterAuth,
     onAuthFailure: limits.onAuthFailure,
+    deferredBodyError: limits.deferredBodyError,
     trustProxy: deps.config.trust_proxy,
     // Before validation (src/http/auth.ts): the org's access for its routes, the instance admin
     // for /admin/. The handlers check again (cached), with their own role.
@@ -79,18 +79,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   const auth = authPlugin(authDeps, authenticate);
   const cors = createCors(deps.config);
   const startRun = startRunHandler(deps, { beforeRun: limits.beforeRun });
-  // A request that matches no route still counts against its token, and says so (RateLimit).
+  // A request that matches no route still counts against its token, and says so (RateLimit); a
+  // token that fails is a 401 counted against the address like on any route, so an unknown path
+  // is no free oracle for guesses. Without an Authorization header: the 404 or 405 as it is.
   const authenticateUnmatched = async (request: Request, headers: Record<string, string>) => {
-    const presented = bearerToken(request.headers.get("authorization"));
-    const v = presented ? await deps.tokens.verify(presented).catch(() => null) : null;
-    if (v)
-      await limits.afterAuth(
-        { user: v.user, token: v.token, session: null, generation: v.generation },
-        request,
-        {
-          headers,
-        },
-      );
+    if (request.headers.get("authorization") === null) return;
+    await authenticate(request, headers);
   };
   // The sync-run lane (src/http/threads/lane.ts): the same pieces as the route, no framework.
   const lane = createRunLane({

@@ -83,3 +83,104 @@ describe("another org's state", () => {
     );
   });
 });
+
+describe("a body the route cannot take waits for authentication and access too", () => {
+  const WORKFLOWS = "/api/v1/orgs/acme/workflows/";
+  // Not JSON, not an object, malformed, missing: each is refused only once the caller may send it.
+  const bodies: [string, { raw?: string; headers: Record<string, string> }][] = [
+    ["malformed JSON", { raw: "{bad", headers: { "content-type": "application/json" } }],
+    ["an array", { raw: "[]", headers: { "content-type": "application/json" } }],
+    ["null", { raw: "null", headers: { "content-type": "application/json" } }],
+    ["no body", { headers: { "content-type": "application/json" } }],
+    ["text/plain", { raw: "a=b", headers: { "content-type": "text/plain" } }],
+    ["a form", { raw: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }],
+  ];
+  const unauthenticated = errorBody(
+    401,
+    "authentication_required",
+    "Authentication credentials were not provided or are invalid.",
+  );
+
+  test("without a token: 401, never a 400 or 415 about the body", async () => {
+    for (const [what, b] of bodies) {
+      const r = await call(s, "POST", WORKFLOWS, b);
+      expect({ what, status: r.status, code: r.json.code }).toEqual({
+        what,
+        status: 401,
+        code: "authentication_required",
+      });
+    }
+    expect((await call(s, "POST", WORKFLOWS, bodies[0]![1])).json).toEqual(unauthenticated);
+    const bad = await call(s, "POST", WORKFLOWS, { ...bodies[1]![1], token: "assay_not-a-token" });
+    expect(bad.status).toBe(401);
+  });
+
+  test("a viewer, an outsider, a non-admin on /admin/: their 403 or 404, whatever the body", async () => {
+    for (const [what, b] of bodies) {
+      const asViewer = await call(s, "POST", WORKFLOWS, { ...b, token: viewer });
+      expect({ what, body: asViewer.json }).toEqual({
+        what,
+        body: errorBody(403, "permission_denied", "This action needs the author role or higher."),
+      });
+      const asOutsider = await call(s, "POST", WORKFLOWS, { ...b, token: outsider });
+      expect({ what, body: asOutsider.json }).toEqual({ what, body: notMember });
+      const unknownOrg = await call(s, "POST", "/api/v1/orgs/nowhere/workflows/", { ...b, token: outsider });
+      expect({ what, status: unknownOrg.status }).toEqual({ what, status: 404 });
+      const settings = await call(s, "PATCH", "/api/v1/admin/settings/", { ...b, token: admin });
+      expect({ what, body: settings.json }).toEqual({
+        what,
+        body: errorBody(403, "permission_denied", "This action needs an instance administrator."),
+      });
+    }
+  });
+
+  test("a caller with access gets the body's own answer, and nothing is written", async () => {
+    const before = await s.count("workflows");
+    const answers = [];
+    for (const [, b] of bodies) answers.push((await call(s, "POST", WORKFLOWS, { ...b, token: admin })).json);
+    expect(answers).toEqual([
+      errorBody(400, "invalid_request", "The request body is malformed.", [
+        {
+          field: "body",
+          code: "parse_error",
+          message: "The body could not be parsed as its Content-Type says.",
+        },
+      ]),
+      errorBody(400, "invalid_request", "The request body must be a JSON object.", [
+        { field: "body", code: "invalid", message: "The body must be a JSON object ({…})." },
+      ]),
+      errorBody(400, "invalid_request", "The request body must be a JSON object.", [
+        { field: "body", code: "invalid", message: "The body must be a JSON object ({…})." },
+      ]),
+      errorBody(400, "invalid_request", "The request body is missing.", [
+        { field: "body", code: "required", message: "This endpoint takes a JSON object ({…})." },
+      ]),
+      errorBody(
+        415,
+        "unsupported_media_type",
+        'This endpoint takes a JSON object: send it as Content-Type: application/json, not "text/plain".',
+      ),
+      errorBody(
+        415,
+        "unsupported_media_type",
+        'This endpoint takes a JSON object: send it as Content-Type: application/json, not "application/x-www-form-urlencoded".',
+      ),
+    ]);
+    expect(await s.count("workflows")).toBe(before);
+  });
+
+  test("a route without a body ignores one: routing answers 404 or 405, not 415", async () => {
+    const text = { raw: "hello", headers: { "content-type": "text/plain" }, token: admin };
+    expect((await call(s, "POST", "/api/v1/nothing/", text)).json).toEqual(
+      errorBody(404, "not_found", "Not found."),
+    );
+    const runs = await call(s, "POST", "/api/v1/orgs/acme/runs/", text);
+    expect([runs.status, runs.json.code, runs.headers.get("allow")]).toEqual([
+      405,
+      "method_not_allowed",
+      "GET, HEAD, OPTIONS",
+    ]);
+    const token = await call(s, "DELETE", "/api/v1/users/me/tokens/999999/", text);
+    expect([token.status, token.json.code]).toEqual([404, "not_found"]);
+  });
+});

@@ -50,10 +50,32 @@ describe("OPTIONS and Allow", () => {
     expect(r.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+, "user";r=\d+;t=\d+$/);
     const o = await fetch(`${off.url}/api/v1/nothing-here/`, { method: "OPTIONS" });
     expect(o.status).toBe(404);
-    // Without a valid token there is no budget to show.
-    const anon = await call(off, "PUT", "/api/v1/orgs/", { token: "assay_unknown" });
-    expect(anon.status).toBe(405);
-    expect(anon.headers.get("ratelimit")).toBeNull();
+    // A token that fails is a 401 here too, counted against the address like on any route: an
+    // unknown path is no oracle for guesses (it answered 404, uncounted, with or without budget).
+    for (const [method, path] of [
+      ["PUT", "/api/v1/orgs/"],
+      ["GET", "/api/v1/nothing-here/"],
+    ] as const) {
+      const anon = await call(off, method, path, { token: "assay_unknown" });
+      expect({ status: anon.status, code: anon.json.code, errors: anon.json.errors }).toEqual({
+        status: 401,
+        code: "authentication_required",
+        errors: [],
+      });
+      expect(anon.headers.get("ratelimit")).toMatch(/^"ip";r=\d+;t=\d+$/);
+    }
+    // Without an Authorization header: the 404 or 405 as it is.
+    expect((await call(off, "PUT", "/api/v1/orgs/")).status).toBe(405);
+    // A route's "." is a dot: /api/v1/openapiXjson is no path (it was a 405, and OPTIONS a 204).
+    for (const method of ["DELETE", "OPTIONS"]) {
+      const r = await fetch(`${off.url}/api/v1/openapiXjson`, { method });
+      expect({ method, status: r.status, allow: r.headers.get("allow") }).toEqual({
+        method,
+        status: 404,
+        allow: null,
+      });
+    }
+    expect((await fetch(`${off.url}/api/v1/openapi.json`, { method: "DELETE" })).status).toBe(405);
   });
 });
 

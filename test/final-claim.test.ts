@@ -63,7 +63,11 @@ describe("the final write of a node whose claim ran out", () => {
   });
   test("while it holds the claim, its write lands", async () => {
     const id = await heldByGhost(0);
-    await s.sql("UPDATE runs SET lease_until = ? WHERE id = ?", new Date(Date.now() + 60_000).toISOString(), id);
+    await s.sql(
+      "UPDATE runs SET lease_until = ? WHERE id = ?",
+      new Date(Date.now() + 60_000).toISOString(),
+      id,
+    );
     expect(await ghostWrites(id, "succeeded")).toBe(true);
     expect(await statusOf(id)).toBe("succeeded");
   });

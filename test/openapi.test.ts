@@ -188,6 +188,12 @@ describe("operations", () => {
       expect(o.responses[status].$ref).toStartWith("#/components/responses/");
   });
 
+  test("a token beyond the user's 100 active ones: createToken documents its 409", () => {
+    expect(op("/api/v1/users/me/tokens/", "post").responses["409"]).toEqual({
+      $ref: "#/components/responses/Conflict",
+    });
+  });
+
   test("JSON bodies are advertised as JSON only", () => {
     for (const [path, item] of Object.entries(doc.paths as J))
       for (const [method, o] of Object.entries(item as J) as [string, J][]) {

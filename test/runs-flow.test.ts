@@ -360,6 +360,27 @@ describe("reading runs", () => {
         { field: "created_after", code: "invalid", message: expect.any(String) },
       ]),
     );
+    // Date.parse reads "1" as the year 2001 and "March 7, 2026" in the server's zone: not ISO 8601.
+    for (const v of [
+      "1",
+      "March%207%2C%202026",
+      "2026-03-07T10",
+      "Sat%2C%2007%20Mar%202026%2010%3A00%3A00%20GMT",
+    ]) {
+      const r = await at(`created_after=${v}`);
+      expect({ v, body: r.json }).toEqual({
+        v,
+        body: errorBody(400, "invalid_request", "Invalid filters.", [
+          {
+            field: "created_after",
+            code: "invalid",
+            message: "created_after must be an ISO 8601 date-time.",
+          },
+        ]),
+      });
+    }
+    for (const v of ["2000-01-01", "2000-01-01T00:00Z", "2000-01-01t00:00:00.123456%2B02:00"])
+      expect((await at(`created_after=${v}`)).json.count).toBe(total);
   });
   test("404 for an unknown run id, a malformed id, and another org's run", async () => {
     expect(

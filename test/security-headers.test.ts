@@ -58,7 +58,8 @@ describe("every API answer carries the security headers", () => {
   for (const [name, method, path, status, headers] of cases)
     test(name, async () => {
       const r = await call(s, method, path, {
-        token: headers ? null : token,
+        // The 401 case sends none; the malformed body needs a token to be read at all.
+        token: name === "401" ? null : token,
         headers,
         raw: method === "POST" ? "{" : undefined,
       });

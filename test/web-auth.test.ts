@@ -279,7 +279,11 @@ describe("POST /api/v1/users/me/password/", () => {
     const write = (csrf: string) =>
       call(s, "POST", "/api/v1/auth/logout/", { headers: { cookie: renewed, "x-csrf-token": csrf } });
     expect((await write(here.csrf)).json).toEqual(
-      errorBody(403, "permission_denied", "CSRF check failed: the X-CSRF-Token header does not match this session."),
+      errorBody(
+        403,
+        "permission_denied",
+        "CSRF check failed: the X-CSRF-Token header does not match this session.",
+      ),
     );
     expect((await login("dave")).json).toEqual(BAD_LOGIN);
     expect((await login("dave", "a brand new secret")).status).toBe(200);
@@ -294,7 +298,15 @@ describe("assay users set-password (an administrator's reset)", () => {
     const a = await login("erin");
     const b = await login("erin");
     const p = Bun.spawn(
-      [process.execPath, join(import.meta.dir, "../src/main.ts"), "users", "set-password", "erin", "--password-stdin", ...s.cliArgs],
+      [
+        process.execPath,
+        join(import.meta.dir, "../src/main.ts"),
+        "users",
+        "set-password",
+        "erin",
+        "--password-stdin",
+        ...s.cliArgs,
+      ],
       { stdin: new TextEncoder().encode("a reset password\n"), stdout: "pipe", stderr: "pipe" },
     );
     expect([await p.exited, await new Response(p.stdout).text()]).toEqual([0, "Password set for erin.\n"]);

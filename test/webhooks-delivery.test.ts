@@ -156,7 +156,9 @@ describe("a workflow renamed", () => {
     const logged = (await call(s, "GET", `${path}deliveries/`, { token: admin })).json.results;
     expect(logged.map((d: { run_id: string }) => d.run_id)).toEqual([chosen.json.id]);
     expect(got.map((g) => (g.json.data.run as { id: string }).id)).toEqual([chosen.json.id]);
-    const audit = await call(s, "GET", "/api/v1/orgs/ev-rename/audit/?action=webhook.update", { token: admin });
+    const audit = await call(s, "GET", "/api/v1/orgs/ev-rename/audit/?action=webhook.update", {
+      token: admin,
+    });
     expect(audit.json.results[0]).toMatchObject({
       action: "webhook.update",
       changes: {
@@ -293,9 +295,12 @@ describe("ping, rotation, transport rules", () => {
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     const d = await settled(ping.json.id);
     expect(d.status).toBe("succeeded");
-    expect(d.attempts.map((a: { http_status: number; response_excerpt: string }) => [a.http_status, a.response_excerpt])).toEqual([
-      [200, "bad\uFFFDthing"],
-    ]);
+    expect(
+      d.attempts.map((a: { http_status: number; response_excerpt: string }) => [
+        a.http_status,
+        a.response_excerpt,
+      ]),
+    ).toEqual([[200, "bad\uFFFDthing"]]);
     expect(rx.received.length).toBe(1);
   });
   test("410 Gone: no retry, and the endpoint is deactivated with the reason", async () => {
@@ -303,7 +308,10 @@ describe("ping, rotation, transport rules", () => {
     rx.respond(() => new Response("gone", { status: 410 }));
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     const d = await settled(ping.json.id);
-    expect([d.status, d.attempts.map((a: { http_status: number }) => a.http_status)]).toEqual(["failed", [410]]);
+    expect([d.status, d.attempts.map((a: { http_status: number }) => a.http_status)]).toEqual([
+      "failed",
+      [410],
+    ]);
     const w = (await call(s, "GET", path, { token: admin })).json;
     expect(w).toMatchObject({ is_active: false, disabled_at: expect.any(String) });
     expect(w.disabled_reason).toMatch(/410 Gone/);

@@ -8,7 +8,7 @@ import { describe } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
-import { storedTime } from "../lib/filter-time.ts";
+import { filterTime, storedTime } from "../lib/filter-time.ts";
 import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
 import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
 import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
@@ -43,8 +43,8 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
   for (const k of ["created_after", "created_before"] as const) {
     const v = q[k];
     if (v === undefined) continue;
-    const ms = Date.parse(v);
-    if (Number.isNaN(ms))
+    const ms = filterTime(v);
+    if (ms === null)
       errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
     else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
   }

@@ -2,7 +2,7 @@
 // with `{ auth: true }`. Session cookies of the web app plug in through `sessions`.
 import { Elysia } from "elysia";
 import { actorOf } from "../audit/actor.ts";
-import { unauthenticated } from "../errors.ts";
+import { type AppError, unauthenticated } from "../errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TokenRecord } from "../tokens/store.ts";
 import type { User } from "../users/store.ts";
@@ -39,6 +39,8 @@ export interface AuthDeps {
   ) => void | Promise<void>;
   /** Called when authentication fails (per-IP budget for failed attempts). */
   onAuthFailure?: (request: Request) => void | Promise<void>;
+  /** A refusal of the request's body kept for after authentication and the gate. */
+  deferredBodyError?: (request: Request) => AppError | undefined;
   /** Take the client address from X-Forwarded-For (ASSAY_TRUST_PROXY): recorded in the audit log. */
   trustProxy?: boolean;
   /**
@@ -88,13 +90,31 @@ export function createAuthenticate(deps: AuthDeps) {
   };
 }
 
+interface TransformContext {
+  request: Request;
+  set: { headers: unknown };
+  path?: string;
+  params?: unknown;
+}
+
+/** The transforms of the `auth` macro: a route whose hooks hold one authenticates (bodyMatcher). */
+const authTransforms = new WeakSet<object>();
+const marked = <F extends object>(fn: F): F => {
+  authTransforms.add(fn);
+  return fn;
+};
+/** Whether a route's transform hooks include authentication. */
+export const authenticates = (transforms: unknown): boolean =>
+  Array.isArray(transforms) &&
+  transforms.some((h) => authTransforms.has(((h as { fn?: object })?.fn ?? h) as object));
+
 export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(deps)) {
   // Authentication runs in `transform`, before body and query validation: a request without a
   // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
   const authenticated = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth" }).macro({
     auth: (need: AuthNeed) => ({
-      async transform({ request, set, path, params }) {
+      transform: marked(async ({ request, set, path, params }: TransformContext) => {
         const principal = await authenticate(request, set.headers as Record<string, unknown>);
         authenticated.set(request, principal);
         // `path` is not set in every route's transform (a route outside a prefixed group: /metrics).
@@ -105,7 +125,11 @@ export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(dep
             path ?? new URL(request.url).pathname,
             (params ?? {}) as Record<string, string>,
           );
-      },
+        // A body the route cannot take, found on entry (src/http/limits.ts): refused now, once
+        // the caller is known to be allowed here.
+        const refused = deps.deferredBodyError?.(request);
+        if (refused) throw refused;
+      }),
       // `actor`: who and from where, for the audit entry of every write (src/audit/).
       resolve: ({ request, server }) => {
         const principal = authenticated.get(request)!;

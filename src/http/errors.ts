@@ -6,6 +6,7 @@ import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/pr
 import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
+import { authenticates } from "./auth.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -52,13 +53,18 @@ function collectItems(err: ValidationError): ErrorItem[] {
   return [...items.values()];
 }
 
-type RouteInfo = { method: string; path: string; hooks?: { body?: unknown } };
+type RouteInfo = { method: string; path: string; hooks?: { body?: unknown; transform?: unknown } };
+// A route's path as a pattern: `:param` one segment, `*` the rest, every other character itself
+// (the `.` of /api/v1/openapi.json matched any character: /api/v1/openapiXjson was a 405).
 const pathPattern = (path: string) =>
   new RegExp(
     `^${path
       .replace(/\/$/, "")
-      .replace(/:[^/]+/g, "[^/]+")
-      .replace(/\*/g, ".*")}/?$`,
+      .split(/(:[^/]+|\*)/)
+      .map((part) =>
+        part === "*" ? ".*" : part.startsWith(":") ? "[^/]+" : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"),
+      )
+      .join("")}/?$`,
   );
 
 /** A route table for telling 405 from 404: path patterns with their allowed methods. */
@@ -72,12 +78,18 @@ export function methodMatcher(routes: RouteInfo[]) {
 /** Retry-After (seconds) of a 503 caused by the database. */
 export const DB_RETRY_AFTER_S = 2;
 
-/** Whether a request goes to a route with a body schema (src/http/limits.ts: a body is required). */
+/**
+ * Whether a request goes to a route with a body schema (src/http/limits.ts: a body is required),
+ * and whether that route authenticates first ("authed") or not ("open": sign-in, setup).
+ */
 export function bodyMatcher(routes: RouteInfo[]) {
   const table = routes
     .filter((r) => r.hooks?.body)
-    .map((r) => ({ method: r.method, re: pathPattern(r.path) }));
-  return (method: string, path: string): boolean => table.some((t) => t.method === method && t.re.test(path));
+    .map((r) => ({ method: r.method, re: pathPattern(r.path), authed: authenticates(r.hooks?.transform) }));
+  return (method: string, path: string): "none" | "open" | "authed" => {
+    const hit = table.find((t) => t.method === method && t.re.test(path));
+    return !hit ? "none" : hit.authed ? "authed" : "open";
+  };
 }
 
 export interface UnmatchedOptions {

@@ -58,6 +58,10 @@ interface RequestState {
   headers: Record<string, unknown>;
   isRun: boolean;
   ip: string;
+  /** The route's body: none, without authentication, or with it. */
+  route?: "none" | "open" | "authed";
+  /** The body's refusal, answered once authentication and the access gate passed. */
+  deferred?: AppError;
   /** The per-token and per-user decisions, once counted (shown again beside a route's own budget). */
   general?: Pair;
 }
@@ -198,13 +202,36 @@ export function clientAddress(request: Request, server: Server, trustProxy: bool
 const principalKey = (p: Principal) =>
   p.token ? `t:${p.token.id}` : p.session ? `s:${p.session.id}` : `u:${p.user.id}`;
 
+const malformed = () =>
+  new AppError(400, "invalid_request", "The request body is malformed.", [
+    { field: "body", code: "parse_error", message: "The body could not be parsed as its Content-Type says." },
+  ]);
+
+/** What a refused or ignored body is relabelled as: no framework parser reads it. */
+// (The framework picks its parser by the 13th character: "v" is none of its own.)
+const UNREAD_TYPE = "application/vnd.assay.unread";
+const utf8 = new TextDecoder();
+const parsesAsJson = (bytes: Uint8Array) => {
+  try {
+    JSON.parse(utf8.decode(bytes)); // the decoder drops a leading BOM, as the framework's does
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
- * `takesBody(method, path)`: whether the route has a body schema (a JSON object to send); known
- * once the app's routes are (src/app.ts).
+ * `takesBody(method, path)`: "none" when the route has no body schema, "open" when it has one and
+ * no authentication (sign-in, setup), "authed" when it has both; known once the app's routes are
+ * (src/app.ts). A body an authenticated route cannot take (not JSON, not an object, missing,
+ * malformed) is refused only after authentication and the access gate (`deferredBodyError`,
+ * thrown by src/http/auth.ts): without a valid token it is a 401, and a caller who may not use
+ * the route gets its 403 or 404, never a 400 about a body it may not send (docs/access.md).
+ * Size, nesting and breadth are refused at once: they protect the parser itself.
  */
 export function createLimits(
   config: Config,
-  takesBody: (method: string, path: string) => boolean = () => false,
+  takesBody: (method: string, path: string) => "none" | "open" | "authed" = () => "none",
   shared: SharedBudgets | null = null,
 ) {
   const enabled = !config.rate_limit_disabled;
@@ -302,23 +329,41 @@ export function createLimits(
       }
       const ct = request.headers.get("content-type");
       const json = JSON_TYPE.test(ct ?? "");
+      const route = takesBody(request.method, path);
+      let problem: AppError | null = null;
+      /** Not JSON, to an API path: never parsed (a refusal, or ignored by a route without a body). */
+      let unread = false;
       if (bytes.length && path.startsWith("/api/")) {
-        if (!API_JSON.test(ct ?? "")) throw notJson(ct);
-        // Media types are case-insensitive (RFC 9110 §8.3.1), but the framework's parser knows
-        // `application/json` by its lowercase letters: `Application/JSON` left the body unparsed,
-        // a 400 "Expected object". Written as it knows it, for every route at once (a parse hook
-        // of our own would run on the run endpoint too, whose body its handler reads itself).
-        const known = ct!.replace(API_JSON_TYPE, "application/json");
-        if (known !== ct) request.headers.set("content-type", known);
-        if (firstSignificant(bytes) !== 0x7b && takesBody(request.method, path)) throw notAnObject();
-      } else if (!bytes.length && takesBody(request.method, path)) throw missingBody();
-      const shape = scanBody(bytes, MAX_BODY_DEPTH, MAX_BODY_TOKENS, json);
-      if (shape === "too_deep") throw tooDeep();
-      if (shape === "too_many_values") throw tooManyValues();
+        // A route without a body schema ignores a body: routing answers (404, 405, the route).
+        if (!API_JSON.test(ct ?? "")) {
+          unread = true;
+          if (route !== "none") problem = notJson(ct);
+        } else {
+          // Media types are case-insensitive (RFC 9110 §8.3.1), but the framework's parser knows
+          // `application/json` by its lowercase letters: `Application/JSON` left the body unparsed,
+          // a 400 "Expected object". Written as it knows it, for every route at once.
+          const known = ct!.replace(API_JSON_TYPE, "application/json");
+          if (known !== ct) request.headers.set("content-type", known);
+          if (firstSignificant(bytes) !== 0x7b && route !== "none") problem = notAnObject();
+        }
+      } else if (!bytes.length && route !== "none") problem = missingBody();
+      if (!unread) {
+        const shape = scanBody(bytes, MAX_BODY_DEPTH, MAX_BODY_TOKENS, json);
+        if (shape === "too_deep") throw tooDeep();
+        if (shape === "too_many_values") throw tooManyValues();
+      }
+      if (problem && route !== "authed") throw problem;
+      // Malformed JSON for an authenticated route waits for authentication too: checked here,
+      // where the bytes are (the framework would refuse it while parsing, before any hook).
+      if (!problem && route === "authed" && bytes.length && !unread && !parsesAsJson(bytes))
+        problem = malformed();
+      // A body refused or ignored is not parsed at all: a media type the framework has no parser for.
+      if (problem || unread) request.headers.set("content-type", UNREAD_TYPE);
+      requests.set(request, { headers: set.headers, isRun, ip, deferred: problem ?? undefined, route });
+      return;
     }
     requests.set(request, { headers: set.headers, isRun, ip });
   });
-
   const afterGeneral = (p: Principal, request: Request, headers: Record<string, unknown>, general: Pair) => {
     show(headers, generalPolicy, general);
     const st = requests.get(request);
@@ -334,6 +379,8 @@ export function createLimits(
 
   return {
     plugin,
+    /** The body's refusal kept for after authentication and the access gate (src/http/auth.ts). */
+    deferredBodyError: (request: Request): AppError | undefined => requests.get(request)?.deferred,
     /**
      * What the plugin does first for a run start (`path` is one), for the sync-run lane
      * (src/http/threads/lane.ts), which answers without the framework: the address's budget, and

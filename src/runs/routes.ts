@@ -13,7 +13,7 @@ import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
 import { START_RUN_DOC } from "./docs.ts";
 import { startRunHandler } from "./start-handler.ts";
-import { storedTime } from "../lib/filter-time.ts";
+import { filterTime, storedTime } from "../lib/filter-time.ts";
 import { RunListQuery, RunOut } from "./model.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
@@ -78,8 +78,8 @@ export function runRoutes(
         for (const k of ["created_after", "created_before"] as const) {
           const v = query[k];
           if (v === undefined) continue;
-          const ms = Date.parse(v);
-          if (Number.isNaN(ms))
+          const ms = filterTime(v);
+          if (ms === null)
             errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
           else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
         }

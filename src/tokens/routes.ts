@@ -95,7 +95,8 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
             "NewToken",
             t.Composite([TokenOut, t.Object({ token: t.String({ description: "The secret: shown once" }) })]),
           ),
-          ...errorResponses(...AUTHED),
+          // 409: the user holds the most active tokens allowed (docs/access.md).
+          ...errorResponses(...AUTHED, 409),
         },
         detail: {
           ...detail,

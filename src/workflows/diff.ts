@@ -75,7 +75,14 @@ export function diffVersions(from: WorkflowVersion, to: WorkflowVersion): Versio
     const step = { id, name: (b ?? a)!.name };
     if (!a) push({ path: `/steps/${id}`, op: "added", after: stepShape(b!), step });
     else if (!b) push({ path: `/steps/${id}`, op: "removed", before: stepShape(a), step });
-    else walk(`/steps/${id}`, stepShape(a), stepShape(b), (c) => push({ ...c, step }), () => truncated);
+    else
+      walk(
+        `/steps/${id}`,
+        stepShape(a),
+        stepShape(b),
+        (c) => push({ ...c, step }),
+        () => truncated,
+      );
   }
   return { changes: out, truncated, unrecorded };
 }

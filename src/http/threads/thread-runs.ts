@@ -159,7 +159,7 @@ export async function createThreadRuns(index: number, init: ThreadRunsInit, wake
   });
   const limits = createLimits(
     config,
-    () => false,
+    () => "none",
     db.dialect === "postgres" ? createSharedLimiter(db) : init.budgets && MemoryBudgets.attach(init.budgets),
   );
 
