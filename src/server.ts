@@ -221,6 +221,8 @@ async function startOn(
   sharing?.reportTo(metrics);
   instrument(deps, metrics, sharing?.totals);
   await deps.executor.start();
+  // One server per SQLite database: a key left in progress was this process's before it stopped.
+  if (db.dialect === "sqlite") await deps.idempotency.releaseAbandoned();
   // Several nodes on one database (PostgreSQL): runs queued by one wake the others.
   const queueSignal = createQueueSignal(db, log);
   undo.push(() => queueSignal.stop());

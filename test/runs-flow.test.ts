@@ -3,7 +3,8 @@ import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
-import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { onPostgres } from "./helpers/backend.ts";
+import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 let exec: string;
@@ -232,6 +233,44 @@ describe("Idempotency-Key", () => {
     expect(second.json).toEqual(errorBody(409, "idempotency_key_in_progress", expect.any(String)));
     gate.open();
     expect((await first).status).toBe(201);
+  });
+  test("a key left in progress by a server that died: free at a SQLite restart, after 5 minutes on PostgreSQL", async () => {
+    let t = await startTestServer();
+    try {
+      await createWorkflow(t, t.rootToken, {
+        slug: "idem",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      const retry = () =>
+        call(t, "POST", "/api/v1/orgs/acme/workflows/idem/runs/", {
+          token: t.rootToken,
+          raw: '{"id":1}',
+          headers: { ...JSON_CT, "idempotency-key": "k-died" },
+        });
+      expect((await retry()).status).toBe(201);
+      // Its key as a request leaves it when its server is killed between the claim and the answer.
+      await t.sql(
+        "UPDATE idempotency_keys SET state = 'in_progress', status = NULL, headers = NULL, body = NULL, created_at = ? WHERE key = 'k-died'",
+        new Date().toISOString(),
+      );
+      t = await restartTestServer(t);
+      const first = await retry();
+      // Several PostgreSQL nodes share the keys: one node's start cannot know the key was its own.
+      expect(first.status).toBe(onPostgres ? 409 : 201);
+      if (onPostgres) {
+        await t.sql(
+          "UPDATE idempotency_keys SET created_at = ? WHERE key = 'k-died'",
+          new Date(Date.now() - 6 * 60_000).toISOString(),
+        );
+        expect((await retry()).status).toBe(201);
+      }
+      // Answered now: replayed, as any key.
+      const replay = await retry();
+      expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    } finally {
+      await t.close();
+    }
   });
   test("a retry replays the run it started even after the workflow was deactivated; a new request is 409", async () => {
     const wf = {

@@ -6,6 +6,13 @@ import { type Db, forUpdate, get, run } from "../db/program.ts";
 import { AppError } from "../errors.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/**
+ * A key still `in_progress` after this long was left by a request whose server died before it
+ * answered (a request holds it for its body, its write and a sync wait of at most 60 s): free
+ * again, so the retry goes through instead of a 409 for 24 h. On SQLite a server's start frees
+ * them at once (`releaseAbandoned`): no other server holds any.
+ */
+export const IN_PROGRESS_STALE_MS = 5 * 60 * 1000;
 
 export interface StoredAnswer {
   status: number;
@@ -54,8 +61,12 @@ export function createIdempotencyStore(db: Db) {
           userId,
           key,
         ))!;
-        if (row.created_at < expired) {
-          // A key older than the window is free again: this request takes it over.
+        const abandoned =
+          row.state === "in_progress" &&
+          row.created_at < new Date(nowMs - IN_PROGRESS_STALE_MS).toISOString();
+        if (row.created_at < expired || abandoned) {
+          // A key older than the window, or left in progress by a server that died, is free
+          // again: this request takes it over.
           yield* run(
             "UPDATE idempotency_keys SET request_hash = ?, state = 'in_progress', status = NULL, headers = NULL, body = NULL, created_at = ? WHERE user_id = ? AND key = ?",
             hash,
@@ -109,6 +120,10 @@ export function createIdempotencyStore(db: Db) {
           key,
         ),
       );
+    },
+    /** At a single server's start (SQLite): keys its previous life left in progress are free. */
+    async releaseAbandoned(): Promise<number> {
+      return db.exec(run("DELETE FROM idempotency_keys WHERE state = 'in_progress'"));
     },
     async release(userId: number, key: string): Promise<void> {
       await db.exec(
