@@ -44,6 +44,12 @@ export interface RunningServer {
   threadCounts: ThreadCounts | null;
   /** Graceful: stop accepting, finish in-flight requests, checkpoint and close the database. */
   stop(): Promise<void>;
+  /**
+   * Settles (with the reason) when the server stopped itself because it must not go on serving:
+   * another build migrated its PostgreSQL database to a schema this one cannot run on while the
+   * schema hold's session was lost. `assay serve` then exits 1.
+   */
+  fatal: Promise<string>;
 }
 
 /**
@@ -153,8 +159,13 @@ async function startOn(
   // PostgreSQL: held while this server runs, so that no newer build changes the schema under it in
   // a way it cannot run on (src/db/schema-hold.ts).
   let schemaHold: SchemaHold | null = null;
+  let schemaTooNew: (e: Error) => void = () => {};
+  let endFatally: (why: string) => void = () => {};
+  const fatal = new Promise<string>((resolve) => {
+    endFatally = resolve;
+  });
   if (db.dialect === "postgres") {
-    schemaHold = await holdSchema(config.database_url!, log);
+    schemaHold = await holdSchema(config.database_url!, log, { onTooNew: (e) => schemaTooNew(e) });
     undo.push(() => schemaHold?.stop());
   }
   // SQLite only: WAL checkpoints on their own thread (PostgreSQL checkpoints itself).
@@ -327,7 +338,8 @@ async function startOn(
   // After the executor: run URLs in webhook bodies need the public origin, known once listening.
   await deps.webhookDispatcher.start(config.base_url ?? url);
   let stopped: Promise<void> | null = null;
-  return {
+  const running: RunningServer = {
+    fatal,
     url,
     port: server.port!,
     setupCode: setup.code,
@@ -388,6 +400,12 @@ async function startOn(
       return stopped;
     },
   };
+  // The schema changed under this server into one it cannot run on: not ready, then stopped.
+  schemaTooNew = (e) => {
+    draining = true;
+    void running.stop().then(() => endFatally(e.message));
+  };
+  return running;
 }
 
 /** A connection's wal_autocheckpoint: 0 while the checkpoint thread copies the WAL (checkpointer.ts). */

@@ -3,7 +3,10 @@
 // the queue (the old node's stopped job would end it `canceled`). The store's final write, on
 // the real database of a real server (both backends).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWorkflow } from "./helpers/fixtures.ts";
+import { SQL } from "bun";
+import { onPostgres } from "./helpers/backend.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -70,5 +73,59 @@ describe("the final write of a node whose claim ran out", () => {
     );
     expect(await ghostWrites(id, "succeeded")).toBe(true);
     expect(await statusOf(id)).toBe("succeeded");
+  });
+});
+
+describe.skipIf(!onPostgres)("claims on PostgreSQL", () => {
+  test("a queued run another transaction holds is skipped, not waited for: the next one runs", async () => {
+    const t = await startTestServer({ workers: 1 });
+    const other = new SQL(t.databaseUrl!);
+    try {
+      await createWorkflow(t, t.rootToken, HOLD_WORKFLOW);
+      const post = (raw: string) =>
+        call(t, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+          token: t.rootToken,
+          raw,
+          headers: { "content-type": "application/json", prefer: "respond-async" },
+        });
+      const statusOf = async (id: string) =>
+        (await t.row<{ status: string }>("SELECT status FROM runs WHERE id = ?", id))!.status;
+      // Two held runs fill the pool (one worker, one job handed ahead); the next two wait queued.
+      const busy = [];
+      for (let i = 0; i < 2; i++) {
+        const g = t.gates.gate();
+        busy.push({ g, r: await post(g.doc()) });
+      }
+      const lockedGate = t.gates.gate();
+      const locked = { g: lockedGate, r: await post(lockedGate.doc()) };
+      const free = t.gates.gate();
+      const next = await post(free.doc());
+      free.open();
+      await until(
+        async () => (await t.count("runs WHERE status = 'running'")) === 2,
+        "the two held runs running",
+      );
+      expect([await statusOf(locked.r.json.id), await statusOf(next.json.id)]).toEqual(["queued", "queued"]);
+      // A transaction (a psql session, another node's slow claim) holds the oldest queued run.
+      const release = Promise.withResolvers<void>();
+      const locking = Promise.withResolvers<void>();
+      const holding = other.begin(async (tx) => {
+        await tx.unsafe("SELECT id FROM runs WHERE id = $1 FOR UPDATE", [locked.r.json.id]);
+        locking.resolve();
+        await release.promise;
+      });
+      await locking.promise;
+      for (const b of busy) b.g.open();
+      expect((await waitForRun(t, t.rootToken, next.json.url)).status).toBe("succeeded");
+      for (const b of busy) expect((await waitForRun(t, t.rootToken, b.r.json.url)).status).toBe("succeeded");
+      expect(await statusOf(locked.r.json.id)).toBe("queued");
+      release.resolve();
+      await holding;
+      locked.g.open();
+      expect((await waitForRun(t, t.rootToken, locked.r.json.url)).status).toBe("succeeded");
+    } finally {
+      await other.close();
+      await t.close();
+    }
   });
 });

@@ -145,6 +145,29 @@ describe.skipIf(!onPostgres)("servers hold their PostgreSQL schema", () => {
     expect(now[0]).not.toBe(first);
   });
 
+  test("a migration it cannot run on, committed while its session was lost: the server is told to stop", async () => {
+    const { url, sql } = await databaseAt(LATEST);
+    const told: string[] = [];
+    const hold = await holdSchema(url, silent, { everyMs: 50, onTooNew: (e) => told.push(e.message) });
+    cleanups.push(hold.stop);
+    const [held] = (await sql.unsafe(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = ${SERVING_LOCK}
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    )) as { pid: number }[];
+    // In one transaction: the session ends and a newer build's migration commits before it is back.
+    await sql.begin(async (tx) => {
+      await tx.unsafe("SELECT pg_terminate_backend($1)", [Number(held!.pid)]);
+      await tx.unsafe(
+        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES ($1, 'from_a_newer_release', 'x', 0)",
+        [LATEST + 1],
+      );
+    });
+    for (let i = 0; i < 400 && !told.length; i++) await Bun.sleep(25);
+    expect(told).toEqual([expect.stringContaining(`schema ${LATEST + 1}, this build knows ${LATEST}`)]);
+    await Bun.sleep(200); // a few more checks' worth: told once, not at every check
+    expect(told.length).toBe(1);
+  });
+
   test("a server that takes the lock after a migration it cannot run on refuses", async () => {
     const { url, sql } = await databaseAt(LATEST);
     await sql.unsafe(

@@ -32,6 +32,10 @@ async function serve(flags: Record<string, string>) {
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  void server.fatal.then((why) => {
+    process.stderr.write(`assay serve: stopped: ${why}\n`);
+    process.exit(1);
+  });
   process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
   process.stdout.write(
     `${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`,

@@ -25,7 +25,14 @@ export interface SchemaHold {
 export async function holdSchema(
   url: string,
   log: ReturnType<typeof createLogger>,
-  opts: { everyMs?: number } = {},
+  opts: {
+    everyMs?: number;
+    /**
+     * The lock was lost and, before it was taken again, a migration this build cannot run on
+     * committed: the server must stop serving (src/server.ts stops it). Called once.
+     */
+    onTooNew?: (e: Error) => void;
+  } = {},
 ): Promise<SchemaHold> {
   // A client of its own with one connection that never idles out: the pool's may be closed.
   const sql = new SQL({ url, max: 1, idleTimeout: 0, connectionTimeout: 10 });
@@ -65,8 +72,11 @@ export async function holdSchema(
     } catch (e) {
       // Unreachable now: tried again next time. A schema this build cannot run on is an error.
       const name = (e as Error)?.name;
-      if (name === "SchemaTooNew")
-        log.error("the schema was upgraded under this server", { error: String(e) });
+      if (name === "SchemaTooNew") {
+        log.error("the schema was upgraded under this server; it stops serving", { error: String(e) });
+        clearInterval(timer);
+        opts.onTooNew?.(e as Error);
+      }
     } finally {
       checking = false;
     }

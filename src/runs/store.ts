@@ -563,8 +563,14 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         if (!chosen.length) return [];
         const SET =
           "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ?";
+        // PostgreSQL: rows another transaction holds (another node's claim, a cancel) are skipped,
+        // never waited for: a wait held this node's whole dispatch.
+        const ids = chosen.map(() => "?").join(", ");
+        const pick = shared
+          ? `id IN (SELECT id FROM runs WHERE status = 'queued' AND id IN (${ids}) FOR UPDATE SKIP LOCKED)`
+          : `id IN (${ids})`;
         const got = yield* all<ClaimedRow>(
-          `${SET} WHERE status = 'queued' AND id IN (${chosen.map(() => "?").join(", ")}) RETURNING id, attempts, org_id, created_at`,
+          `${SET} WHERE status = 'queued' AND ${pick} RETURNING id, attempts, org_id, created_at`,
           ts,
           claim.node,
           claim.leaseUntil,
