@@ -332,18 +332,27 @@ describe("an entry for each kind of change", () => {
     });
     expect(ok!.actor.session_id).toEqual(expect.any(Number));
     const session = { cookie, "x-csrf-token": csrf, ...PROXY };
-    const [pw] = await logged(204, () =>
-      call(s, "POST", "/api/v1/users/me/password/", {
+    let renewed = "";
+    const [pw] = await logged(204, async () => {
+      const r = await call(s, "POST", "/api/v1/users/me/password/", {
         headers: session,
         body: { current_password: PASSWORD, new_password: "another long password" },
+      });
+      renewed = /^assay_session=[^;]*/.exec(r.headers.get("set-cookie") ?? "")![0];
+      return r;
+    });
+    expect(pw).toMatchObject({ action: "user.password_change", actor: { session_id: ok!.actor.session_id } });
+    // The browser's session was replaced by the change (one entry: the change itself).
+    const now = await call(s, "GET", "/api/v1/auth/session/", { headers: { cookie: renewed } });
+    secrets.push(renewed.split("=")[1]!, now.json.csrf_token);
+    const [out] = await logged(204, () =>
+      call(s, "POST", "/api/v1/auth/logout/", {
+        headers: { cookie: renewed, "x-csrf-token": now.json.csrf_token, ...PROXY },
       }),
     );
-    expect(pw).toMatchObject({ action: "user.password_change", actor: { session_id: ok!.actor.session_id } });
-    const [out] = await logged(204, () => call(s, "POST", "/api/v1/auth/logout/", { headers: session }));
-    expect(out).toMatchObject({
-      action: "auth.logout",
-      actor: { username: "wes", session_id: ok!.actor.session_id },
-    });
+    expect(out).toMatchObject({ action: "auth.logout", actor: { username: "wes" } });
+    expect(out!.actor.session_id).toEqual(expect.any(Number));
+    expect(out!.actor.session_id).not.toBe(ok!.actor.session_id);
   });
 
   test("run cancels", async () => {
