@@ -278,6 +278,29 @@ describe("an entry for each kind of change", () => {
     expect(ud).toMatchObject({ action: "user.delete", target: { type: "user", name: "ugo" } });
   });
 
+  test("a request that changes nothing writes no entry", async () => {
+    await s.user("noop", "acme", "viewer");
+    const head = await headSeq();
+    for (const [method, path, body, status] of [
+      ["PATCH", "/api/v1/orgs/acme/members/noop/", { role: "viewer" }, 200],
+      ["PATCH", "/api/v1/orgs/acme/", {}, 200],
+      ["POST", "/api/v1/admin/orgs/acme/restore/", undefined, 200],
+      ["PATCH", "/api/v1/admin/settings/", {}, 200],
+    ] as const) {
+      const r = await call(s, method, path, { ...as(root), body });
+      expect({ path, status: r.status }).toEqual({ path, status });
+    }
+    expect(await headSeq()).toBe(head);
+    // A real change still writes its one entry.
+    const [e] = await logged(200, () =>
+      call(s, "PATCH", "/api/v1/orgs/acme/members/noop/", { ...as(root), body: { role: "author" } }),
+    );
+    expect(e).toMatchObject({
+      action: "member.update",
+      changes: { before: { role: "viewer" }, after: { role: "author" } },
+    });
+  });
+
   test("a deleted user's memberships: one member.remove in each org's log", async () => {
     await s.user("uli");
     const added = await call(s, "POST", "/api/v1/orgs/acme/members/", {

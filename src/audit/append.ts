@@ -5,7 +5,7 @@
 // committed head), on SQLite the database's write lock. The chain stays one line.
 import { type Program, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
-import { changesText } from "./changes.ts";
+import { changesNothing, changesText } from "./changes.ts";
 import { GENESIS, hashOf } from "./chain.ts";
 import type { Actor, AuditRow, Change } from "./types.ts";
 
@@ -43,8 +43,14 @@ export const auditValues = (row: AuditRow) => AUDIT_COLUMNS.map((c) => row[c]);
  */
 const storable = (s: string | null): string | null => (s === null ? null : s.replaceAll("\u0000", "\uFFFD"));
 
-/** Appends one entry; returns it. Run it last in the transaction: the head stays locked until commit. */
-export function* audit(actor: Actor, change: Change): Program<AuditRow> {
+/**
+ * Appends one entry; returns it (null: the change changed nothing, no entry). Run it last in the
+ * transaction: the head stays locked until commit.
+ */
+export function* audit(actor: Actor, change: Change): Program<AuditRow | null> {
+  // A request that changed nothing (a role set to the one it was, a restore of an active org):
+  // no state changed, so no entry (docs/audit.md: "every request that changes state").
+  if (changesNothing(change)) return null;
   // The head's seq is already the new entry's; its hash is still the previous entry's.
   const head = (yield* get<{ seq: number | string; hash: string }>(TAKE_HEAD, GENESIS))!;
   const e: Omit<AuditRow, "hash"> = {

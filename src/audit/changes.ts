@@ -59,6 +59,16 @@ export function diffRecords(
   return { before: b, after: a };
 }
 
+/**
+ * An update that changed nothing: both sides given, equal once secrets are left out, and no fact
+ * beside them. Such a request changes no state, so it writes no entry (docs/audit.md).
+ */
+export function changesNothing(c: Change): boolean {
+  if (!c.before || !c.after || (c.context && Object.keys(redact(c.context) ?? {}).length)) return false;
+  const d = diffRecords(redact(c.before)!, redact(c.after)!);
+  return !Object.keys(d.before).length && !Object.keys(d.after).length;
+}
+
 /** The `changes` column: canonical JSON of {before, after, …context}, or null when empty. */
 export function changesText(c: Change): string | null {
   const before = redact(c.before);
