@@ -71,6 +71,18 @@ describe("assay CLI", () => {
       err: 'assay members: ROLE is one of viewer, executor, author, admin, not "king"\nRun "assay members -h" for help.\n',
     });
     expect(assay(["members", "list", "beta"]).out).toMatch(/bob\s+executor/);
+    // An existing member's role: `add` refuses a second membership, `set-role` changes it.
+    expect(assay(["users", "create", "carol"]).code).toBe(0);
+    expect(assay(["members", "add", "beta", "carol", "viewer"]).code).toBe(0);
+    expect(assay(["members", "add", "beta", "carol", "author"]).code).toBe(1);
+    expect(assay(["members", "set-role", "beta", "carol", "author"])).toEqual({
+      code: 0,
+      out: "carol is now author of beta.\n",
+      err: "",
+    });
+    expect(assay(["members", "list", "beta"]).out).toMatch(/carol\s+author/);
+    expect(assay(["members", "set-role", "beta", "nobody", "admin"]).code).toBe(1);
+    expect(assay(["members", "set-role", "beta", "carol", "king"]).code).toBe(2);
     for (const [bad, why] of [
       ["banana", '"banana" is not a duration like 30d, 2w or 12h'],
       ["0", "the duration must be positive"],

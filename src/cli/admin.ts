@@ -187,6 +187,13 @@ export async function members(p: Parsed) {
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
       const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
+    } else if (sub === "set-role") {
+      // An existing member's role: how an org whose last Admin was deleted gets one again.
+      const [slug, username, role] = need(q, 3, "members set-role ORG USERNAME ROLE");
+      if (!(ROLES as readonly string[]).includes(role!))
+        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
+      const m = await svc.setRole((await org(slug!))!.id, username!, role!, cli);
+      print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");
       await svc.removeMember((await org(slug!))!.id, username!, cli);
@@ -200,7 +207,7 @@ export async function members(p: Parsed) {
         >[],
         ["username", "role", "created_at"],
       );
-    } else throw new UsageError("usage: assay members add|remove|list …");
+    } else throw new UsageError("usage: assay members add|set-role|remove|list …");
   });
 }
 

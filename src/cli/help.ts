@@ -79,6 +79,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     summary: "manage memberships",
     usage: [
       "assay members add ORG USERNAME ROLE      (ROLE: viewer, executor, author, admin)",
+      "assay members set-role ORG USERNAME ROLE (an existing member's role)",
       "assay members remove ORG USERNAME",
       "assay members list ORG",
     ],
