@@ -11,7 +11,8 @@ import { type Config, testConfig } from "../src/config.ts";
 import { get as getSql, run as runSql } from "../src/db/program.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { seedAcme, waitForRun } from "./helpers/fixtures.ts";
+import { createWorkflow, seedAcme, until, waitForRun } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { call, errorBody } from "./helpers/server.ts";
 
 const nodes: RunningServer[] = [];
@@ -192,4 +193,63 @@ describe.skipIf(!onPostgres)("several nodes on one database", () => {
       expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
     });
   });
+});
+
+describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () => {
+  const pair: RunningServer[] = [];
+  const gates = createGates();
+  let dropPair: () => Promise<void> = async () => {};
+  afterAll(async () => {
+    gates.openAll();
+    for (const n of pair) await n.stop();
+    await dropPair();
+    gates.remove();
+  });
+
+  test("ends when that node finishes it, not when the wait runs out", async () => {
+    const pg = await freshPgDatabase();
+    dropPair = pg.drop;
+    for (const id of ["wa", "wb"]) {
+      const dir = mkdtempSync(join(tmpdir(), "assay-nodes-"));
+      dirs.push(dir);
+      const cfg = { port: 0, log_level: "silent", rate_limit_disabled: true, workers: 1, data_dir: dir };
+      pair.push(
+        await startServer(
+          testConfig({ ...cfg, database_url: pg.url, node_id: id, test_gates_dir: gates.dir }),
+        ),
+      );
+    }
+    const [a, b] = pair as [RunningServer, RunningServer];
+    const t = (await seedAcme(a, PASSWORD)).token;
+    await createWorkflow(a, t, HOLD_WORKFLOW);
+    await createWorkflow(a, t, {
+      slug: "big",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "s", validator: "syntax", config: {} }],
+    });
+    const sync = { "content-type": "application/json", prefer: "wait=60" };
+    // Node a's pool is taken by two sync runs held in its memory (no other node can take those).
+    const held = [gates.gate(), gates.gate()];
+    const holding = held.map((g) =>
+      call(a, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", { token: t, raw: g.doc(), headers: sync }),
+    );
+    // One runs on its worker, the other is handed to that worker ahead: the pool is full.
+    await until(() => held.some((g) => g.entered() > 0), "one held run on node a's worker");
+    await until(() => a.deps.executor.stats().inFlight === 2, "node a's pool full");
+    // Over 1 MiB: written queued before it runs, so node b (idle) claims and finishes it.
+    const big = JSON.stringify({ pad: "x".repeat(1_100_000) });
+    const r = await call(a, "POST", "/api/v1/orgs/acme/workflows/big/runs/", {
+      token: t,
+      raw: big,
+      headers: sync,
+    });
+    // Within the test's time limit, far below the 60 s wait: a's wait ended with b's write.
+    expect([r.status, r.json.status]).toEqual([201, "succeeded"]);
+    const row = await b.deps.db.exec(
+      getSql<{ node_id: string }>("SELECT node_id FROM runs WHERE id = ?", r.json.id),
+    );
+    expect(row!.node_id).toBe("wb");
+    for (const g of held) g.open();
+    for (const h of await Promise.all(holding)) expect(h.status).toBe(201);
+  }, 30_000);
 });

@@ -651,14 +651,20 @@ export function createExecutor(
       if (ms <= 0 || signal?.aborted || (closed && !flights.has(id))) return Promise.resolve(false);
       return new Promise((resolve) => {
         const set = waiters.get(id) ?? new Set();
+        let poll: ReturnType<typeof setTimeout> | undefined;
+        let ended = false;
         const done = () => {
+          ended = true;
           clearTimeout(timer);
+          clearTimeout(poll);
           signal?.removeEventListener("abort", giveUp);
           giveUps.delete(giveUp);
           resolve(true);
         };
         const giveUp = () => {
+          ended = true;
           clearTimeout(timer);
+          clearTimeout(poll);
           signal?.removeEventListener("abort", giveUp);
           giveUps.delete(giveUp);
           set.delete(done);
@@ -680,6 +686,28 @@ export function createExecutor(
               done();
             }
           });
+        // Several nodes: a queued run (over 1 MiB, written before it runs) may be claimed and
+        // finished by another node, whose end wakes nobody here. While it is not executing here,
+        // its status is read now and then (one indexed read), so the wait ends when it does.
+        if (opts.shared) {
+          let every = 100;
+          const look = () => {
+            poll = setTimeout(async () => {
+              if (ended) return;
+              if (!flights.has(id) && !directs.has(id)) {
+                const status = await store.status(id).catch(() => null);
+                if (ended) return;
+                if (status && status !== "queued" && status !== "running") {
+                  set.delete(done);
+                  return done();
+                }
+              }
+              every = Math.min(every * 2, 1000);
+              look();
+            }, every);
+          };
+          look();
+        }
       });
     },
     /** Live step states of a running run, for GET while it executes. */
