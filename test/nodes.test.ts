@@ -212,7 +212,15 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     for (const id of ["wa", "wb"]) {
       const dir = mkdtempSync(join(tmpdir(), "assay-nodes-"));
       dirs.push(dir);
-      const cfg = { port: 0, log_level: "silent", rate_limit_disabled: true, workers: 1, data_dir: dir };
+      const cfg = {
+        port: 0,
+        log_level: "silent",
+        rate_limit_disabled: true,
+        workers: 1,
+        data_dir: dir,
+        // Claims renewed every second: a node finds a run canceled elsewhere within a second.
+        run_lease_ms: 3000,
+      };
       pair.push(
         await startServer(
           testConfig({ ...cfg, database_url: pg.url, node_id: id, test_gates_dir: gates.dir }),
@@ -251,5 +259,32 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     expect(row!.node_id).toBe("wb");
     for (const g of held) g.open();
     for (const h of await Promise.all(holding)) expect(h.status).toBe(201);
+  }, 30_000);
+
+  test("a cancel through another node ends the run at once; the executing node stops its job", async () => {
+    const [a, b] = pair as [RunningServer, RunningServer];
+    const t = (await b.deps.tokens.create((await b.deps.users.getByUsername("root"))!.id, "c", null, SYSTEM))
+      .token;
+    const g = gates.gate();
+    // A sync request whose wait runs out: its run is written running, claimed by node a.
+    const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+      token: t,
+      raw: g.doc(),
+      headers: { "content-type": "application/json", prefer: "wait=1" },
+    });
+    await g.held();
+    expect([started.status, started.json.status]).toEqual([202, "running"]);
+    const r = await call(b, "POST", `/api/v1/orgs/acme/runs/${started.json.id}/cancel/`, { token: t });
+    expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+    const audit = await call(b, "GET", "/api/v1/orgs/acme/audit/?action=run.cancel", { token: t });
+    expect(audit.json.results[0]).toMatchObject({
+      target: { id: started.json.id },
+      changes: { before: { status: "running" }, after: { status: "canceled" } },
+    });
+    // Node a finds its claim gone at its next renewal and stops the job; nothing overwrites it.
+    await until(() => a.deps.executor.stats().inFlight === 0, "node a's job stopped", 15_000);
+    expect(
+      (await call(a, "GET", `/api/v1/orgs/acme/runs/${started.json.id}/`, { token: t })).json.status,
+    ).toBe("canceled");
   }, 30_000);
 });

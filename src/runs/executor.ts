@@ -170,6 +170,8 @@ export function createExecutor(
     startedMs: number,
     onlyIf?: RunStatus,
     extra?: () => Program<unknown>,
+    /** Whoever holds the run (a cancel of a run another node executes). */
+    anyNode = false,
   ) {
     const durationMs = Math.round(performance.now() - startedMs);
     const summary = summarize(steps);
@@ -182,7 +184,7 @@ export function createExecutor(
         { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
         withExtra(inFinalTx(ev), extra),
         onlyIf,
-        opts.node,
+        anyNode ? undefined : opts.node,
       ),
     );
     held.delete(id);
@@ -735,10 +737,21 @@ export function createExecutor(
         return true;
       }
       const src = await store.state(id);
-      if (src?.status !== "queued") return false;
-      const steps = (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }));
-      // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
+      const steps = src
+        ? (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }))
+        : [];
       const logged = () => log("canceled");
+      if (src?.status === "running" && opts.shared) {
+        // Another node executes it (several nodes): its canceled state is written here, with the
+        // run still running. That node's claim then finds the run no longer its own at its next
+        // renewal and stops the job; its final write is refused (the run is not running any more).
+        // Its duration counts from its start there (clocks of nodes agree closely enough for this).
+        const ranMs = src.started_at ? Math.max(0, Date.now() - Date.parse(src.started_at)) : 0;
+        const startedMs = performance.now() - ranMs;
+        return finish(id, orgId, workflowId, "canceled", steps, reason, startedMs, "running", logged, true);
+      }
+      if (src?.status !== "queued") return false;
+      // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
       if (
         await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued", logged)
       ) {

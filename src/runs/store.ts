@@ -645,11 +645,11 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       if (slices > 0) src.content = await contents.read(id, slices, Number(size));
       return src;
     },
-    /** Status and step list of a run, without its content (a cancel of a queued run). */
-    async state(id: string): Promise<{ status: RunStatus; steps: string } | null> {
+    /** Status, step list and start of a run, without its content (a cancel). */
+    async state(id: string): Promise<{ status: RunStatus; steps: string; started_at: string | null } | null> {
       return db.exec(
-        get<{ status: RunStatus; steps: string }>(
-          "SELECT status, steps FROM runs WHERE id = CAST(? AS TEXT)",
+        get<{ status: RunStatus; steps: string; started_at: string | null }>(
+          "SELECT status, steps, started_at FROM runs WHERE id = CAST(? AS TEXT)",
           id,
         ),
       );
