@@ -129,11 +129,13 @@ export function badge(status: string, label = status.replace("_", " ")): HTMLSpa
 /** Previous/next links for a paginated list. */
 export function pager(count: number, page: number, pageSize: number, href: (p: number) => string): Child {
   const pages = Math.max(1, Math.ceil(count / pageSize));
-  if (pages <= 1) return null;
+  // A page past the end (its last row just deleted, or an old link) still leads back, to the last
+  // page rather than to more empty ones.
+  if (pages <= 1 && page <= 1) return null;
   return h(
     "nav",
     { class: "pager", "aria-label": "Pages" },
-    page > 1 ? h("a", { href: href(page - 1), rel: "prev" }, "← Previous") : null,
+    page > 1 ? h("a", { href: href(Math.min(page - 1, pages)), rel: "prev" }, "← Previous") : null,
     h("span", null, `Page ${page} of ${pages} (${count} items)`),
     page < pages ? h("a", { href: href(page + 1), rel: "next" }, "Next →") : null,
   );

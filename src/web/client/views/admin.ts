@@ -5,7 +5,7 @@ import { showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, reload } from "../router.ts";
 import { me } from "../session.ts";
 import type { Org, User } from "../types.ts";
-import { badge, busy, confirmDialog, errorNotice, flash, heading, table, time } from "../ui.ts";
+import { badge, busy, confirmDialog, errorNotice, flash, heading, pager, table, time } from "../ui.ts";
 
 function tabs(path: string): HTMLElement {
   const tab = (href: string, label: string) =>
@@ -22,6 +22,11 @@ function tabs(path: string): HTMLElement {
     ),
   );
 }
+
+// One page of a list at a time, with Previous/Next, as the other lists: the API gives at most 200
+// items a request, and a page that asked for 200 hid every row past the 200th.
+const SIZE = 50;
+const pageNumber = (ctx: Ctx) => Math.max(1, Number(ctx.query.get("page")) || 1);
 
 function guard() {
   if (!me().is_admin)
@@ -103,7 +108,8 @@ function createForm(
 
 export async function adminUsersView(ctx: Ctx): Promise<Rendered> {
   guard();
-  const data = await get<Page<User>>("admin/users/?page_size=200", ctx.signal);
+  const n = pageNumber(ctx);
+  const data = await get<Page<User>>(`admin/users/?page=${n}&page_size=${SIZE}`, ctx.signal);
   const status = h("div");
   const input = (name: string, attrs: Record<string, unknown> = {}) =>
     h("input", { name, "data-field": name, autocomplete: "off", ...attrs });
@@ -162,13 +168,15 @@ export async function adminUsersView(ctx: Ctx): Promise<Rendered> {
       ]),
       "Users",
     ),
+    pager(data.count, n, SIZE, (p) => `/app/admin/?page=${p}`),
     form,
   );
 }
 
 export async function adminOrgsView(ctx: Ctx): Promise<Rendered> {
   guard();
-  const data = await get<Page<Org>>("admin/orgs/?page_size=200", ctx.signal);
+  const n = pageNumber(ctx);
+  const data = await get<Page<Org>>(`admin/orgs/?page=${n}&page_size=${SIZE}`, ctx.signal);
   const status = h("div");
   const slug = h("input", {
     name: "org_slug",
@@ -241,6 +249,7 @@ export async function adminOrgsView(ctx: Ctx): Promise<Rendered> {
     "/app/admin/orgs/",
     status,
     table(["Slug", "Name", "Status", "Created", ""], data.results.map(row), "Organizations"),
+    pager(data.count, n, SIZE, (p) => `/app/admin/orgs/?page=${p}`),
     form,
   );
 }

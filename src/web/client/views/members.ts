@@ -6,14 +6,20 @@ import { showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, reload } from "../router.ts";
 import { can, me, refreshMe } from "../session.ts";
 import { type Member, ROLES } from "../types.ts";
-import { busy, confirmDialog, errorNotice, flash, heading, notice, table, time } from "../ui.ts";
+import { busy, confirmDialog, errorNotice, flash, heading, notice, pager, table, time } from "../ui.ts";
 
 const ROLE_HELP =
   "Viewer reads; Executor also starts runs; Author also edits workflows; Admin also manages members and webhooks.";
 
 export async function membersView(ctx: Ctx): Promise<Rendered> {
   const org = ctx.params.org!;
-  const data = await get<Page<Member>>(`orgs/${enc(org)}/members/?page_size=200`, ctx.signal);
+  // A page at a time with Previous/Next: one request of 200 hid every member past the 200th.
+  const page = Math.max(1, Number(ctx.query.get("page")) || 1);
+  const size = 50;
+  const data = await get<Page<Member>>(
+    `orgs/${enc(org)}/members/?page=${page}&page_size=${size}`,
+    ctx.signal,
+  );
   const admin = can(org, "admin");
   const status = h("div");
   const base = `orgs/${enc(org)}/members/`;
@@ -149,6 +155,7 @@ export async function membersView(ctx: Ctx): Promise<Rendered> {
         }),
         "Members",
       ),
+      pager(data.count, page, size, (p) => `/app/orgs/${org}/members/?page=${p}`),
       addForm,
     ),
   };

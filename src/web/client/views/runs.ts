@@ -45,6 +45,20 @@ function toLocalInput(iso: string | null): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
+/**
+ * Every workflow of the org, for the filter's list: page after page until `next` is null. One
+ * request of 200 left the 201st workflow out of the list, and its runs could not be filtered for.
+ * A select rather than a free-text slug: a slug the user mistypes would match nothing silently.
+ */
+async function allWorkflows(org: string, signal: AbortSignal): Promise<Workflow[]> {
+  const out: Workflow[] = [];
+  for (let page = 1; ; page++) {
+    const p = await get<Page<Workflow>>(`orgs/${enc(org)}/workflows/?page=${page}&page_size=200`, signal);
+    out.push(...p.results);
+    if (!p.next || !p.results.length) return out;
+  }
+}
+
 export async function runListView(ctx: Ctx): Promise<Rendered> {
   const org = ctx.params.org!;
   const q = ctx.query;
@@ -59,14 +73,14 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
   const url = (p: number) => `orgs/${enc(org)}/runs/${qs({ ...filters, page: p, page_size: size })}`;
   const [data, wfs] = await Promise.all([
     get<Page<Run>>(url(page), ctx.signal),
-    get<Page<Workflow>>(`orgs/${enc(org)}/workflows/?page_size=200`, ctx.signal),
+    allWorkflows(org, ctx.signal),
   ]);
 
   const wf = h(
     "select",
     { name: "workflow", value: filters.workflow ?? "" },
     option("", "All workflows"),
-    wfs.results.map((w) => option(w.slug, w.name)),
+    wfs.map((w) => option(w.slug, w.name)),
   );
   const st = h(
     "select",

@@ -4,7 +4,18 @@ import { field, h, mount, option } from "../dom.ts";
 import { showErrors } from "../forms.ts";
 import type { Ctx, Rendered } from "../router.ts";
 import type { Token } from "../types.ts";
-import { badge, busy, confirmDialog, empty, errorNotice, heading, notice, table, time } from "../ui.ts";
+import {
+  badge,
+  busy,
+  confirmDialog,
+  empty,
+  errorNotice,
+  heading,
+  notice,
+  pager,
+  table,
+  time,
+} from "../ui.ts";
 
 const EXPIRY = [
   ["", "Instance default"],
@@ -138,8 +149,11 @@ function createDialog(onCreated: (t: Token) => void): HTMLDialogElement {
 export async function tokensView(ctx: Ctx): Promise<Rendered> {
   const list = h("div");
   const top = h("div");
+  // A page at a time with Previous/Next: one request of 200 hid every token past the 200th.
+  const n = Math.max(1, Number(ctx.query.get("page")) || 1);
+  const size = 50;
   const refresh = async () => {
-    const page = await get<Page<Token>>("users/me/tokens/?page_size=200", ctx.signal);
+    const page = await get<Page<Token>>(`users/me/tokens/?page=${n}&page_size=${size}`, ctx.signal);
     mount(
       list,
       page.results.length
@@ -157,6 +171,7 @@ export async function tokensView(ctx: Ctx): Promise<Rendered> {
             "Your API tokens",
           )
         : empty("You have no API tokens yet."),
+      pager(page.count, n, size, (p) => `/app/settings/tokens/?page=${p}`),
     );
   };
   const revokeButton = (t: Token) =>

@@ -99,6 +99,7 @@ export function webhookFields(w: Partial<Webhook>) {
 export async function webhookListView(ctx: Ctx): Promise<Rendered> {
   const org = ctx.params.org!;
   guard(org);
+  // One page holds them all: an org has at most 20 webhooks (MAX_WEBHOOKS_PER_ORG), so no pager.
   const data = await get<Page<Webhook>>(`orgs/${enc(org)}/webhooks/?page_size=200`, ctx.signal);
   const top = h("div");
   const f = webhookFields({});

@@ -1,0 +1,103 @@
+// Long lists in the web app: every row can be reached. The lists once asked for one page of 200
+// (the API's largest) and showed no pager, so row 201 could not be seen or acted on; now each
+// shows 50 a page with Previous/Next, and the runs page's workflow filter reads every page.
+import { SYSTEM } from "../../src/audit/actor.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { type TestServer, startTestServer } from "../helpers/server.ts";
+import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+
+const PASSWORD = "root password 1";
+const pad = (i: number) => String(i).padStart(3, "0");
+
+describe.skipIf(!hasChromium)("long lists in Chromium", () => {
+  let s: TestServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    const d = s.deps;
+    const root = (await d.users.getByUsername("root"))!;
+    await d.users.setPassword(root.id, await Bun.password.hash(PASSWORD), SYSTEM);
+    const acme = await s.org("acme");
+    // 201 users besides root; the first 50 also members of acme (51 members with root).
+    for (let i = 1; i <= 201; i++) {
+      const u = await d.users.create({ username: `u${pad(i)}` }, SYSTEM);
+      if (i <= 50) await d.orgs.addMember(acme, u.id, "viewer", SYSTEM);
+    }
+    // 51 orgs with acme; 51 tokens of root with the harness's; 201 workflows in acme.
+    for (let i = 1; i <= 50; i++) await d.orgs.create(`org-${pad(i)}`, `Org ${i}`, SYSTEM);
+    for (let i = 1; i <= 50; i++) await d.tokens.create(root.id, `t${pad(i)}`, null, SYSTEM);
+    for (let i = 1; i <= 201; i++)
+      await d.workflows.create(
+        acme,
+        { slug: `wf-${pad(i)}`, name: `Workflow ${pad(i)}`, allowed_file_types: ["JSON"], steps: [] },
+        SYSTEM,
+      );
+    browser = await launch();
+    page = await newPage(browser, s.url);
+    await signIn(page, "root", PASSWORD);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  const firstColumn = () => page.locator("table tbody tr td:first-child").allTextContents();
+  const pagerText = () => page.locator("nav.pager span").textContent();
+  /** Opens `path` and waits for its pager, then returns the page's first column. */
+  async function open(path: string, pages: number) {
+    await page.goto(path);
+    await page.getByText(new RegExp(`^Page 1 of ${pages} `)).waitFor();
+    return firstColumn();
+  }
+  async function next(n: number, pages: number) {
+    await page.getByRole("link", { name: "Next →" }).click();
+    await page.getByText(new RegExp(`^Page ${n} of ${pages} `)).waitFor();
+    return firstColumn();
+  }
+
+  test("the admin's user list pages through all 202 users; user 201 can be deleted", async () => {
+    const seen = await open("/app/admin/", 5);
+    expect(seen.length).toBe(50);
+    for (let n = 2; n <= 5; n++) seen.push(...(await next(n, 5)));
+    expect(await pagerText()).toBe("Page 5 of 5 (202 items)");
+    expect(await page.getByRole("link", { name: "Next →" }).count()).toBe(0);
+    expect(seen).toEqual(["root", ...Array.from({ length: 201 }, (_, i) => `u${pad(i + 1)}`)]);
+
+    await page.getByRole("row", { name: /u201/ }).getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("User u201 deleted.").waitFor();
+    expect(await firstColumn()).toEqual(["u200"]);
+    expect(await s.deps.users.getByUsername("u201")).toBeNull();
+  });
+
+  test("a page past the end links back to the last page", async () => {
+    await page.goto("/app/admin/?page=99");
+    const prev = page.getByRole("link", { name: "← Previous" });
+    await prev.waitFor();
+    expect(await prev.getAttribute("href")).toBe("/app/admin/?page=5");
+    expect(await firstColumn()).toEqual([]);
+  });
+
+  test("organizations, members and tokens page too", async () => {
+    expect((await open("/app/admin/orgs/", 2))[0]).toBe("acme");
+    expect(await next(2, 2)).toEqual(["org-050"]);
+
+    expect((await open("/app/orgs/acme/members/", 2))[0]).toBe("root");
+    expect(await next(2, 2)).toEqual(["u050"]);
+
+    // Newest first: the harness's token, the oldest, is alone on page 2.
+    expect((await open("/app/settings/tokens/", 2))[0]).toBe("t050");
+    expect(await next(2, 2)).toEqual(["root-token"]);
+  });
+
+  test("the runs page's workflow filter offers all 201 workflows", async () => {
+    await page.goto("/app/orgs/acme/runs/");
+    const options = page.locator('select[name="workflow"] option');
+    await options.first().waitFor({ state: "attached" });
+    const values = await options.evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(values).toEqual(["", ...Array.from({ length: 201 }, (_, i) => `wf-${pad(i + 1)}`)]);
+  });
+});
