@@ -55,6 +55,8 @@ describe.skipIf(!onPostgres)("rate limits in PostgreSQL", () => {
       { policy: user, key: "u:9" },
     ]);
     expect([t2!.allowed, u2!.allowed]).toEqual([true, false]);
+    // The token's budget as it stands: the refused request is not in it (limit − 1 left, not − 2).
+    expect(t2!.remaining).toBe(policy.limit - 1);
     // The refused request cost the token nothing: it still has limit − 1 left.
     const [t3] = await nodes[0]!.take([{ policy, key }]);
     expect(t3!.remaining).toBe(policy.limit - 2);

@@ -215,8 +215,9 @@ describe("per user: all of a user's tokens share 8 requests and 3 run starts a m
         `Too many requests by this user (all tokens together); retry in ${wait} s.`,
       ),
     );
-    // t: seconds until the user's budget is whole again (8 requests' worth: up to 60 s).
-    const [, t] = /^"default";r=5;t=10, "user";r=0;t=(\d+)$/.exec(last!.headers.get("ratelimit")!)!;
+    // The token, never counted (its only request refused), is whole: r=6, t=0. The user's t:
+    // seconds until that budget is whole again (8 requests' worth: up to 60 s).
+    const [, t] = /^"default";r=6;t=0, "user";r=0;t=(\d+)$/.exec(last!.headers.get("ratelimit")!)!;
     expect(Number(t)).toBeGreaterThanOrEqual(wait);
     expect(Number(t)).toBeLessThanOrEqual(60);
     // Another user is not affected.
@@ -243,9 +244,113 @@ describe("per user: all of a user's tokens share 8 requests and 3 run starts a m
       ),
     );
     expect(r.headers.get("ratelimit")).toMatch(
-      /^"default";r=5;t=\d+, "user";r=\d+;t=\d+, "runs";r=1;t=\d+, "user-runs";r=0;t=(\d+)$/,
+      /^"default";r=5;t=\d+, "user";r=\d+;t=\d+, "runs";r=2;t=0, "user-runs";r=0;t=(\d+)$/,
     );
     expect([await s.count("runs"), await s.count("submissions")]).toEqual(before);
+  });
+});
+
+// A refused request costs nothing, and its RateLimit says so: the budget that did not refuse it is
+// shown as it stands, not as if the request had been counted (which showed one request less than
+// the 200 before it, and the same again on every retry). In memory, in shared memory (HTTP
+// threads on SQLite) and, with ASSAY_TEST_DATABASE=postgres, in PostgreSQL.
+describe.each([
+  ["one thread", {}],
+  ["HTTP threads", { http_threads: 2 }],
+])("a 429's RateLimit shows what is left now (%s)", (_name, extra) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      ...extra,
+      rate_limit_disabled: false,
+      rate_limit_per_minute: 6,
+      rate_limit_runs_per_minute: 2,
+      rate_limit_user_per_minute: 8,
+      rate_limit_user_runs_per_minute: 3,
+      rate_limit_ip_per_minute: 1000,
+    });
+    await createWorkflow(s, s.rootToken, {
+      slug: "doc",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+  });
+  afterAll(() => s.close());
+
+  /** [status, RateLimit with each t replaced by what the request's second should show]. */
+  const parse = (h: string) =>
+    h.split(", ").map((item) => {
+      const [, name, r, t] = /^"([\w-]+)";r=(\d+);t=(\d+)$/.exec(item)!;
+      return { name: name!, r: Number(r), t: Number(t) };
+    });
+  /** t counts down from `full` seconds at the first request: at most that, less what has passed. */
+  const expectT = (t: number, full: number, since: number) => {
+    expect(t).toBeLessThanOrEqual(full);
+    expect(t).toBeGreaterThanOrEqual(full - Math.ceil((Date.now() - since) / 1000));
+  };
+
+  test("the token's budget refuses: the user's is shown as the 200 before left it, retry after retry", async () => {
+    const { token } = await s.user(`left${++n}`, "acme", "viewer");
+    const since = Date.now();
+    const seen: { status: number; limits: ReturnType<typeof parse> }[] = [];
+    for (let i = 0; i < 9; i++) {
+      const r = await call(s, "GET", "/api/v1/orgs/", { token });
+      seen.push({ status: r.status, limits: parse(r.headers.get("ratelimit")!) });
+    }
+    // The user's budget (8/min) refills one every 7.5 s: the nine took less on any host we run.
+    expect(Date.now() - since).toBeLessThan(7500);
+    expect(seen.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(seen.map((x) => x.limits.map((l) => `${l.name} r=${l.r}`).join(", "))).toEqual([
+      ...[5, 4, 3, 2, 1, 0].map((r, i) => `default r=${r}, user r=${7 - i}`),
+      ...Array(3).fill("default r=0, user r=2"),
+    ]);
+    // t: 10 s a request of the token's, 7.5 s of the user's; the 429s' is the sixth 200's.
+    seen.forEach((x, i) => {
+      const done = Math.min(i + 1, 6);
+      expectT(x.limits[0]!.t, 10 * done, since);
+      expectT(x.limits[1]!.t, Math.ceil(7.5 * done), since);
+    });
+  });
+
+  test("the user's budget refuses: a fresh token of theirs is shown whole", async () => {
+    const user = `whole${++n}`;
+    const first = (await s.user(user, "acme", "viewer")).token;
+    for (let i = 0; i < 6; i++) await call(s, "GET", "/api/v1/orgs/", { token: first });
+    const second = (await s.user(user)).token;
+    for (let i = 0; i < 2; i++)
+      expect((await call(s, "GET", "/api/v1/orgs/", { token: second })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const r = await call(s, "GET", "/api/v1/orgs/", { token: second });
+      expect(r.status).toBe(429);
+      expect(parse(r.headers.get("ratelimit")!).map((l) => `${l.name} r=${l.r}`)).toEqual([
+        "default r=4",
+        "user r=0",
+      ]);
+    }
+  });
+
+  test("a run start refused by the user's run budget shows the token's run budget whole", async () => {
+    const user = `starter${++n}`;
+    const tokens: string[] = [];
+    for (let i = 0; i < 2; i++) tokens.push((await s.user(user, i ? undefined : "acme", "executor")).token);
+    const since = Date.now();
+    const start = (token: string) => call(s, "POST", runs("doc"), { token, raw: "{}", headers: JSON_CT });
+    for (let i = 0; i < 2; i++) expect([201, 202]).toContain((await start(tokens[0]!)).status);
+    expect([201, 202]).toContain((await start(tokens[1]!)).status);
+    for (let i = 0; i < 2; i++) {
+      const r = await start(tokens[1]!);
+      expect(r.status).toBe(429);
+      const limits = parse(r.headers.get("ratelimit")!);
+      // The requests themselves were counted (a refusal at step 4 comes after them); the starts not.
+      expect(limits.map((l) => `${l.name} r=${l.r}`)).toEqual([
+        `default r=${4 - i}`,
+        `user r=${4 - i}`,
+        "runs r=1",
+        "user-runs r=0",
+      ]);
+      expectT(limits[2]!.t, 30, since);
+      expectT(limits[3]!.t, 60, since);
+    }
   });
 });
 

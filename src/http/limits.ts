@@ -170,7 +170,9 @@ function takeBoth(
     ]) as Promise<unknown> as Promise<Pair>;
   const t = token.peek(tokenKey);
   const u = user.peek(userKey);
-  if (!t.allowed || !u.allowed) return [t, u];
+  // Refused: neither budget counts it, so both are shown as they stand (peek shows what would be
+  // left had it been counted: the budget that allowed it one request short).
+  if (!t.allowed || !u.allowed) return [token.uncounted(tokenKey), user.uncounted(userKey)];
   return [token.take(tokenKey), user.take(userKey)];
 }
 

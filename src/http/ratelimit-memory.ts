@@ -11,7 +11,7 @@
 // generations). When a key's probe window has no free slot, the entry with the smallest TAT there
 // — the closest to whole — goes.
 import { createHash } from "node:crypto";
-import { type Decision, type Policy, decisionOf } from "./ratelimit.ts";
+import { type Decision, type Policy, decisionOf, uncountedOf } from "./ratelimit.ts";
 import type { Budget } from "./ratelimit-shared.ts";
 
 /** What a thread needs to attach to the same budgets (posted with postMessage). */
@@ -84,8 +84,8 @@ export class MemoryBudgets {
   /**
    * One request against every budget given: counted in all only when all allow it. Same answers
    * as createSharedLimiter(...).take(budgets): each decision from decisionOf with the TAT as stored
-   * before this request; `tat` is max(that, now), plus one interval when counted — as there, a
-   * TAT ≤ now (a whole budget) is reported as now.
+   * before this request (uncountedOf when the request is refused); `tat` is max(that, now), plus
+   * one interval when counted — as there, a TAT ≤ now (a whole budget) is reported as now.
    */
   take(budgets: Budget[], now: number = Date.now()): (Decision & { tat: number })[] {
     const n = budgets.length;
@@ -114,7 +114,11 @@ export class MemoryBudgets {
     } finally {
       this.release();
     }
-    for (let i = 0; i < n; i++) out[i]!.tat = all ? cur[i]! + interval(budgets[i]!.policy) : cur[i]!;
+    for (let i = 0; i < n; i++) {
+      // Refused: counted nowhere, so every budget is shown as it stands (uncountedOf).
+      if (!all) out[i] = uncountedOf(budgets[i]!.policy, now, cur[i]!) as Decision & { tat: number };
+      out[i]!.tat = all ? cur[i]! + interval(budgets[i]!.policy) : cur[i]!;
+    }
     return out;
   }
 

@@ -9,7 +9,7 @@ import type { AnyDb } from "../db/open.ts";
 import type { PgDb } from "../db/postgres.ts";
 import type { Logger } from "../lib/log.ts";
 import { DatabaseUnavailable } from "../db/program.ts";
-import { type Decision, type Policy, decisionOf } from "./ratelimit.ts";
+import { type Decision, type Policy, decisionOf, uncountedOf } from "./ratelimit.ts";
 
 /** Sign-in attempts are kept this long at most (windows are a minute; docs/scaling.md). */
 const EVENTS_KEPT_MS = 60 * 60_000;
@@ -30,7 +30,8 @@ export function createSharedLimiter(db: PgDb, now: () => number = Date.now) {
   return {
     /**
      * Checks one request against every budget given; counted in all only when all allow it.
-     * Each decision carries the budget's TAT as stored after the request.
+     * Each decision carries the budget's TAT as stored after the request. A refused request shows
+     * each budget as it stands (uncountedOf), as the in-memory limiters do.
      */
     async take(budgets: Budget[]): Promise<(Decision & { tat: number })[]> {
       const t = now();
@@ -52,8 +53,8 @@ export function createSharedLimiter(db: PgDb, now: () => number = Date.now) {
         const r = rows[i]!;
         // The TAT as it stood before this request: advanced by one interval when it was taken.
         const interval = (b.policy.windowSeconds * 1000) / b.policy.limit;
-        const before = all ? Number(r.tat) - interval : Number(r.tat);
-        return { ...decisionOf(b.policy, t, before), tat: Number(r.tat) };
+        if (!all) return { ...uncountedOf(b.policy, t, Number(r.tat)), tat: Number(r.tat) };
+        return { ...decisionOf(b.policy, t, Number(r.tat) - interval), tat: Number(r.tat) };
       });
     },
     /**

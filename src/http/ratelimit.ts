@@ -78,6 +78,12 @@ export class RateLimiter {
     return this.decide(key, this.now()).decision;
   }
 
+  /** The budget as it stands, for a request counted nowhere (see uncountedOf). */
+  uncounted(key: string): Decision {
+    const now = this.now();
+    return uncountedOf(this.policy, now, this.young.get(key) ?? this.old.get(key) ?? now);
+  }
+
   /** Entries held (a key may be counted in both generations): at most maxKeys. */
   get size(): number {
     return this.young.size + this.old.size;
@@ -123,6 +129,21 @@ export function decisionOf(policy: Policy, now: number, storedTat: number): Deci
     resetSeconds: seconds(ahead),
     retryAfterSeconds: 0,
   };
+}
+
+/**
+ * decisionOf for a request that was not counted, because this budget or another one checked with
+ * it refused it: `allowed` is still this budget's own answer (which one refused), but `r` and `t`
+ * are the budget as it stands now, without this request. decisionOf's are what would be left
+ * after it, which a refused request never takes: a 429 showed one request less than the 200
+ * before it, and the same again on every retry, though a refused request costs nothing
+ * (docs/limits.md). A refused budget's own values already are as it stands (r=0).
+ */
+export function uncountedOf(policy: Policy, now: number, storedTat: number): Decision {
+  const d = decisionOf(policy, now, storedTat);
+  if (!d.allowed) return d;
+  // One interval less ahead than decisionOf counted: exactly one more request left.
+  return { ...d, remaining: d.remaining + 1, resetSeconds: seconds(Math.max(storedTat, now) - now) };
 }
 
 /** `RateLimit-Policy` value: a structured-field List of policy Items, e.g. "default";q=1200;w=60. */

@@ -86,6 +86,28 @@ describe("counting in a window", () => {
     expect(l.peek("k")).toMatchObject({ allowed: false, retryAfterSeconds: 60 });
   });
 
+  test("uncounted shows the budget as it stands: what a refused request leaves (nothing taken)", () => {
+    const { l, clock } = limiter(8); // one per 7.5 s
+    for (let i = 0; i < 6; i++) l.take("k");
+    // peek: what would be left after one more; uncounted: what is left now, as the last take said.
+    expect(l.peek("k")).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 53 });
+    expect(l.uncounted("k")).toEqual({
+      policy: l.policy,
+      allowed: true,
+      remaining: 2,
+      resetSeconds: 45,
+      retryAfterSeconds: 0,
+    });
+    expect(l.uncounted("fresh")).toMatchObject({ allowed: true, remaining: 8, resetSeconds: 0 });
+    l.take("k");
+    l.take("k");
+    // A refused budget reads the same either way: nothing left, whole in 60 s.
+    expect(l.uncounted("k")).toEqual(l.peek("k"));
+    expect(l.uncounted("k")).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 60 });
+    clock.ms += 7500;
+    expect(l.uncounted("k")).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 53 });
+  });
+
   test("reset counts the seconds until the budget is whole again", () => {
     const { l, clock } = limiter(1200); // one per 50 ms
     for (let i = 0; i < 13; i++) l.take("k");

@@ -4,7 +4,13 @@
 import { describe, expect, test } from "bun:test";
 import { MemoryBudgets } from "../../../src/http/ratelimit-memory.ts";
 import type { Budget } from "../../../src/http/ratelimit-shared.ts";
-import { type Decision, type Policy, RateLimiter, decisionOf } from "../../../src/http/ratelimit.ts";
+import {
+  type Decision,
+  type Policy,
+  RateLimiter,
+  decisionOf,
+  uncountedOf,
+} from "../../../src/http/ratelimit.ts";
 import type { Job } from "./ratelimit-memory-worker.ts";
 import { random } from "../../helpers/random.ts";
 
@@ -38,7 +44,11 @@ function pgModel() {
     if (all) for (const [i, k] of keys.entries()) rows.set(k, nxt[i]!);
     return budgets.map((b, i) => {
       const tat = all ? nxt[i]! : cur[i]!;
-      return { ...decisionOf(b.policy, now, all ? tat - interval(b.policy) : tat), tat };
+      // Refused: every budget as it stands (uncountedOf), the request counted in none.
+      return {
+        ...(all ? decisionOf(b.policy, now, tat - interval(b.policy)) : uncountedOf(b.policy, now, tat)),
+        tat,
+      };
     });
   };
 }
@@ -46,7 +56,7 @@ function pgModel() {
 const keysOf = ["t:1", "t:2", "s:3", "u:1"];
 
 describe("the answers of the other limiters", () => {
-  test("RateLimiter's, request by request, for single budgets and pairs (peek both, then take)", () => {
+  test("RateLimiter's, request by request, for single budgets and pairs (peek both, then take or show)", () => {
     const rnd = random(7);
     let clock = T0;
     const limiters = new Map([token, user].map((p) => [p, new RateLimiter(p, { now: () => clock })]));
@@ -61,7 +71,7 @@ describe("the answers of the other limiters", () => {
       const peeks = budgets.map((b) => limiters.get(b.policy)!.peek(b.key));
       const want = peeks.every((d) => d.allowed)
         ? budgets.map((b) => limiters.get(b.policy)!.take(b.key))
-        : peeks;
+        : budgets.map((b) => limiters.get(b.policy)!.uncounted(b.key));
       expect(got.map(({ tat, ...d }) => d)).toEqual(want);
       budgets.forEach((b, j) => {
         const id = `${b.policy.name}:${b.key}`;
@@ -90,12 +100,13 @@ describe("the answers of the other limiters", () => {
       ],
       T0 + 1000,
     );
-    // The token's decision as if counted (allowed, 3 left after it), its TAT as stored before.
+    // The token's budget as it stands (allowed, 4 left: the refused request is not in it, and it
+    // is whole in 1 s), its TAT as stored before.
     expect(t).toEqual({
       policy: token,
       allowed: true,
-      remaining: 3,
-      resetSeconds: 3,
+      remaining: 4,
+      resetSeconds: 1,
       retryAfterSeconds: 0,
       tat: T0 + 2000,
     });
@@ -116,7 +127,7 @@ describe("the answers of the other limiters", () => {
       ],
       T0 + 1000,
     );
-    expect(fresh).toMatchObject({ allowed: true, remaining: 4, tat: T0 + 1000 });
+    expect(fresh).toMatchObject({ allowed: true, remaining: 5, resetSeconds: 0, tat: T0 + 1000 });
     expect(m.tat(token, "t:new")).toBe(0);
     // Once the user's budget refills by one, the pair is counted in both.
     const later = T0 + Math.ceil(interval(user));
