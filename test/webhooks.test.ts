@@ -93,6 +93,16 @@ describe("validation", () => {
     refused(hook({ url: "ftp://127.0.0.1/x" }), [item("url", "invalid")]));
   test("400 for a URL that is not absolute", () =>
     refused(hook({ url: "/relative" }), [item("url", "invalid")]));
+  test("400 for a URL with spaces or a tab (the parser would drop them: not the URL called)", async () => {
+    for (const url of ["  http://127.0.0.1/x  ", "http://127.0.0.1/\t/x", "http://127.0.0.1/a b"])
+      await refused(hook({ url }), [
+        {
+          field: "url",
+          code: "invalid",
+          message: "The URL may not contain spaces, tabs or other control characters.",
+        },
+      ]);
+  });
   test("400 for a URL over 2048 characters", () =>
     refused(hook({ url: `http://127.0.0.1/${"a".repeat(2040)}` }), [item("url", "too_long")]));
   test("400 for a host name that does not resolve", () =>

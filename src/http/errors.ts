@@ -113,7 +113,9 @@ export function errorAnswer(
   headers: Record<string, string>,
 ): Response {
   if (error instanceof AppError) return errorResponse(error, headers);
-  if (error instanceof ValidationError)
+  // An answer that breaks its own response schema is our bug, not the client's: a 500 (logged
+  // below with the rest), never a 400 listing `response.*` fields.
+  if (error instanceof ValidationError && error.type !== "response")
     return errorResponse(
       new AppError(400, "invalid_request", "The request is invalid.", validationItems(error)),
       headers,

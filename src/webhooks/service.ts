@@ -49,6 +49,10 @@ export function createWebhookService(d: WebhookServiceDeps) {
     const item = (code: string, message: string) => [{ field: "url", code, message }];
     if (raw.length > MAX_URL_LENGTH)
       return item("too_long", `The URL may hold at most ${MAX_URL_LENGTH} characters.`);
+    // The URL parser drops surrounding spaces and any tab or newline; the stored URL would then
+    // not be the one called. Refused instead of kept as sent.
+    if (/[\s\u0000-\u001f\u007f]/.test(raw))
+      return item("invalid", "The URL may not contain spaces, tabs or other control characters.");
     let u: URL;
     try {
       u = new URL(raw);
