@@ -40,6 +40,9 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 
 /** Line and column (UTF-16 units of the decoded line prefix) of a byte offset. */
 export function bytePosition(bytes: Uint8Array, offset: number): Position {
+  // An offset inside a character (a limit that falls in a multi-byte one) names that character:
+  // decoding its first bytes alone added a U+FFFD, a column too far.
+  while (offset > 0 && offset < bytes.length && ((bytes[offset] ?? 0) & 0xc0) === 0x80) offset--;
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset; i++) {

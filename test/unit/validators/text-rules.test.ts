@@ -11,6 +11,8 @@ describe("text_rules: limits", () => {
       { code: "text.max_bytes", line: 2, column: 3 },
     ]);
     expect(rules({ max_bytes: 8 }, "abc\ndefg").findings).toEqual([]);
+    // A limit inside a multi-byte character names that character (its column, not one past it).
+    expect(brief(rules({ max_bytes: 3 }, "abéc"))).toEqual([{ code: "text.max_bytes", line: 1, column: 3 }]);
   });
   test("max_lines: a final line break does not count as a line", () => {
     expect(rules({ max_lines: 2 }, "a\nb\n").findings).toEqual([]);
