@@ -72,7 +72,7 @@ function checkConfig(config: unknown): ConfigIssue[] {
     // Anything else the parsers throw on odd input is still the schema's problem, never a 500.
     return [issue("schema", "invalid_schema", `could not be read: ${(e as Error)?.message ?? String(e)}`)];
   }
-  const issues = expressionIssues(schema);
+  const issues = expressionIssues(schema, cfg.phase);
   const phase = cfg.phase;
   if (
     phase !== undefined &&

@@ -113,15 +113,19 @@ function functionExists(uri: string, local: string, arity: number): boolean {
   return hit;
 }
 
+/** What the save-time check needs to know of one expression. */
+export interface ExpressionFacts {
+  /** Problems whatever lets are in scope, as sentences; [] when it parses and its names resolve. */
+  problems: string[];
+  /** The variables it refers to without binding them itself: each must be a let in scope. */
+  variables: string[];
+}
+
 /**
- * Problems of one expression, as sentences; [] when it parses and every name in it resolves.
- * `variables`: the names of the lets in scope.
+ * Parses one expression once; check.ts then checks its variables against each scope it runs in
+ * (a pattern may run in several phases) without parsing it again.
  */
-export function checkExpression(
-  text: string,
-  namespaces: Record<string, string>,
-  variables: ReadonlySet<string>,
-): string[] {
+export function analyseExpression(text: string, namespaces: Record<string, string>): ExpressionFacts {
   let ast: Element;
   try {
     ast = fx.parseScript(
@@ -131,9 +135,13 @@ export function checkExpression(
     ) as unknown as Element;
   } catch (e) {
     const first = ((e as Error).message ?? String(e)).split("\n")[0].replace(/^\d+:\s*/, "");
-    return [`is not a valid XPath expression (${first.trim() || "syntax error"})`];
+    return {
+      problems: [`is not a valid XPath expression (${first.trim() || "syntax error"})`],
+      variables: [],
+    };
   }
   const problems: string[] = [];
+  const variables = new Set<string>();
   const prefixOk = (p: string | null) =>
     !p || Object.hasOwn(namespaces, p) || Object.hasOwn(BUILTIN_PREFIXES, p);
   const bound = new Set<string>();
@@ -147,15 +155,14 @@ export function checkExpression(
     }
     if (e.localName === "varRef") {
       const name = Array.from(e.children).find((c) => c.localName === "name")?.textContent ?? "";
-      if (!variables.has(name) && !bound.has(name))
-        problems.push(`refers to $${name}, which no sch:let declares`);
+      if (!bound.has(name)) variables.add(name);
     }
     if (e.localName === "functionCallExpr" || e.localName === "namedFunctionRef") {
       const problem = functionProblem(e, namespaces);
       if (problem) problems.push(problem);
     }
   }
-  return [...new Set(problems)];
+  return { problems: [...new Set(problems)], variables: [...variables] };
 }
 
 function functionProblem(call: Element, namespaces: Record<string, string>): string | null {

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
-import { run } from "./helpers.ts";
+import { codes, run } from "./helpers.ts";
 
 beforeAll(() => loadLibxml());
 
@@ -257,6 +257,51 @@ describe("schematron: variables, diagnostics, phases, parameters, includes", () 
         code: "unknown_parameter",
         message: "names no global sch:let of the schema",
       },
+    ]);
+  });
+
+  test("a let sees only the lets before it (schema, pattern, rule): a later one is refused at save time", () => {
+    const x = '<sch:let name="x" value="$y + 1"/>';
+    const y = '<sch:let name="y" value="1"/>';
+    const report = '<sch:report id="X" test="$x = 2">x</sch:report>';
+    const refusal = [
+      {
+        field: "schema",
+        code: "invalid_expression",
+        message: 'line 3: the let "x" "$y + 1" refers to $y, which no sch:let in scope declares',
+      },
+    ];
+    const at = {
+      schema: (l: string) =>
+        sch(`\n${l}<sch:pattern><sch:rule context="order">${report}</sch:rule></sch:pattern>`),
+      pattern: (l: string) =>
+        sch(`<sch:pattern>\n${l}<sch:rule context="order">${report}</sch:rule></sch:pattern>`),
+      rule: (l: string) =>
+        sch(`<sch:pattern><sch:rule context="order">\n${l}${report}</sch:rule></sch:pattern>`),
+    };
+    for (const [level, schema] of Object.entries(at)) {
+      expect([level, checkStepConfig("schematron", { schema: schema(x + y) })]).toEqual([level, refusal]);
+      expect([level, codes(validate(schema(y + x), order))]).toEqual([level, ["schematron.X"]]);
+    }
+  });
+
+  test("a phase's lets are in scope only when that phase runs: checked for the phase the step runs", () => {
+    const schema = sch(`<sch:phase id="p1"><sch:active pattern="a"/></sch:phase>
+      <sch:phase id="p2"><sch:let name="z" value="2"/><sch:active pattern="a"/><sch:active pattern="b"/></sch:phase>
+      <sch:pattern id="a"><sch:rule context="order"><sch:report id="Z" test="$z = 2">z</sch:report></sch:rule></sch:pattern>
+      <sch:pattern id="b"><sch:rule context="total"><sch:report id="B" test="$z = 2">b</sch:report></sch:rule></sch:pattern>`);
+    const missing = (line: number, phase: string) => ({
+      field: "schema",
+      code: "invalid_expression",
+      message: `line ${line}: the report test "$z = 2" refers to $z, which no sch:let in scope declares when ${phase}`,
+    });
+    expect(codes(validate(schema, order, { phase: "p2" }))).toEqual(["schematron.Z", "schematron.B"]);
+    // p1 runs pattern a without $z; b does not run under p1, and p2 (which runs it) declares $z.
+    expect(checkStepConfig("schematron", { schema, phase: "p1" })).toEqual([missing(4, 'phase "p1" runs')]);
+    // #ALL runs every pattern with the schema's lets alone.
+    expect(checkStepConfig("schematron", { schema })).toEqual([
+      missing(4, "all patterns run (#ALL)"),
+      missing(5, "all patterns run (#ALL)"),
     ]);
   });
 
