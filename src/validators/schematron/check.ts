@@ -7,6 +7,7 @@
 import { MAX_CONFIG_ISSUES } from "../limits.ts";
 import type { ConfigIssue } from "../types.ts";
 import type { Let, Part, Pattern, Schematron } from "./schema.ts";
+import { DescendantVars } from "./descendants.ts";
 import { CANDIDATES, planContext, planExpression } from "./match.ts";
 import { analyseExpression, type ExpressionFacts } from "./xpath.ts";
 
@@ -48,11 +49,30 @@ export function expressionIssues(s: Schematron, phase?: string): ConfigIssue[] {
     }
     return f.problems.length === 0 && missing.length === 0;
   };
+  // What runs of a rule's lets and tests is their `//name` searches rewritten (descendants.ts):
+  // that must parse too, or every run would fail. The message never shows the rewrite.
+  const descendants = new DescendantVars();
+  const checkRewritten = (where: string, what: string, expr: string, scope: Scope) => {
+    if (!check(where, what, expr, scope)) return;
+    const rewritten = descendants.rewrite(expr, s.namespaces);
+    if (rewritten === expr) return;
+    const f = analyseExpression(rewritten, s.namespaces);
+    const unbound = f.variables.some((v) => !scope.names.has(v) && !descendants.keys.has(v));
+    if (f.problems.length === 0 && !unbound) return;
+    const message = `${where ? `${where}: ` : ""}${what} "${expr.trim()}" uses // where Assay's name index cannot stand in for it: write /descendant::name for //name`;
+    if (issues.length < MAX_CONFIG_ISSUES && !seen.has(message)) {
+      seen.add(message);
+      issues.push({ field: fieldOf(where), code: "invalid_expression", message });
+    }
+  };
   /** Each let against the scope before it; the scope after the last. */
-  const checkLets = (lets: Let[], outer: Scope): Scope => {
+  const checkLets = (lets: Let[], outer: Scope, rewritten = false): Scope => {
     const names = new Set(outer.names);
     for (const l of lets) {
-      check(l.where, `the let "${l.name}"`, l.value, { names, note: outer.note });
+      (rewritten ? checkRewritten : check)(l.where, `the let "${l.name}"`, l.value, {
+        names,
+        note: outer.note,
+      });
       names.add(l.name);
     }
     return { names, note: outer.note };
@@ -73,9 +93,9 @@ export function expressionIssues(s: Schematron, phase?: string): ConfigIssue[] {
         for (const plan of planContext(rule.context, s.namespaces))
           check(rule.where, "the rule context", planExpression(plan), { names, note: outer.note });
       }
-      const scope = checkLets(rule.lets, patternScope);
+      const scope = checkLets(rule.lets, patternScope, true);
       for (const c of rule.checks) {
-        check(c.where, `the ${c.kind} test`, c.test, scope);
+        checkRewritten(c.where, `the ${c.kind} test`, c.test, scope);
         if (c.subject !== null) check(c.where, "the subject", c.subject, scope);
         checkParts(c.where, c.message, scope);
         for (const d of c.diagnostics) checkParts(c.where, d, scope);

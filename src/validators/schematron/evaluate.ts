@@ -17,12 +17,16 @@ type Variables = Record<string, unknown>;
 /** Types a let's value can keep when handed back to fontoxpath as a variable. */
 const PASSABLE = ["node()*", "xs:string*", "xs:boolean*", "xs:integer*"] as const;
 
-// A custom function's error comes as "Custom XPath function Q{…}name raised:\n<its message>".
-const errorText = (e: unknown) =>
-  ((e as Error)?.message ?? String(e))
+// A custom function's error comes as "Custom XPath function Q{…}name raised:\n<its message>". A
+// parse error starts with the expression evaluated, which may be our rewrite of the author's
+// (descendants.ts: `$assay-d0`), and a caret line: only its "Error: " line is shown.
+const errorText = (e: unknown) => {
+  const lines = ((e as Error)?.message ?? String(e))
     .replace(/^Custom XPath function \S+ raised:\s*/, "")
-    .split("\n")[0]
-    .trim();
+    .split("\n");
+  const error = lines.find((l) => l.startsWith("Error: "));
+  return (error === undefined ? lines[0] : error.slice("Error: ".length)).trim();
+};
 
 interface PreparedRule {
   rule: Rule;

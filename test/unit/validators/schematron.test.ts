@@ -157,6 +157,19 @@ describe("schematron: rules and patterns", () => {
     ]);
   });
 
+  test("`//name` after a step named like an operator (to, div, and …) stays relative to that step", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="mail">
+      <sch:let name="paras" value="count(div//p)"/>
+      <sch:assert id="TO" test="count(to//addr) = 1 and $paras = 1 and count(and//x) = 0 and count(//addr) = 2">to: <sch:value-of select="count(to//addr)"/></sch:assert>
+    </sch:rule></sch:pattern>`);
+    const xml = "<mail><to><addr/></to><cc><addr/></cc><div><p/></div><p/></mail>";
+    expect(validate(schema, xml).findings).toEqual([]);
+    const twice = xml.replace("<cc><addr/></cc>", "<to><addr/></to>");
+    expect(slim(validate(schema, twice)).map((f) => `${f.code} ${f.message}`)).toEqual([
+      "schematron.TO to: 2",
+    ]);
+  });
+
   test("abstract rules are copied where sch:extends names them, and never run themselves", () => {
     const schema = sch(`<sch:pattern>
         <sch:rule abstract="true" id="has-sku"><sch:assert id="SKU" test="@sku">sku</sch:assert></sch:rule>
