@@ -136,19 +136,58 @@ export function parseYaml(text: string): ParsedYaml {
   return { docs, problems, lines };
 }
 
-/** Offset of the first node nested deeper than MAX_JSON_DEPTH, or -1 (iterative walk). */
+/**
+ * Offset of the first node nested deeper than MAX_JSON_DEPTH in the value the document builds, or
+ * -1 (iterative walk). An alias stands for its anchor's node, so it reaches as deep as its own
+ * depth plus that node's height: without counting it, a few aliases of aliases, each adding 500
+ * literal levels, build data thousands of levels deep. Heights are computed once per node (post
+ * order: an anchor always comes before its aliases); an alias inside its own anchor's node builds
+ * a cycle, data without end, and is too deep as well.
+ */
 export function yamlDepthExceededAt(doc: Document.Parsed): number {
-  const stack: Array<[unknown, number]> = [[doc.contents, 1]];
+  /** Height (levels of collections, a scalar 0) of each finished anchored node. */
+  const heights = new Map<unknown, number>();
+  const anchors = new Map<string, unknown>();
+  /** Collections being walked, with the greatest height of their finished children so far. */
+  const open: { node: unknown; anchored: boolean; children: number }[] = [];
+  const finish = (height: number) => {
+    const parent = open[open.length - 1];
+    if (parent) parent.children = Math.max(parent.children, height);
+  };
+  // [node, depth] to enter, or null: leave the innermost open collection.
+  const stack: Array<[unknown, number] | null> = [[doc.contents, 1]];
   while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (isMap(node) || isSeq(node)) {
+    const top = stack.pop() as [unknown, number] | null;
+    if (top === null) {
+      const done = open.pop() as (typeof open)[number];
+      if (done.anchored) heights.set(done.node, done.children + 1);
+      finish(done.children + 1);
+      continue;
+    }
+    const [node, depth] = top;
+    const anchor = (node as { anchor?: string } | null)?.anchor;
+    if (anchor) anchors.set(anchor, node);
+    if (isAlias(node)) {
+      // yaml resolves an alias to the last anchor of that name before it, as this walk's order does.
+      const target = anchors.get(node.source);
+      const height = target === undefined ? 0 : heights.get(target);
+      if (height === undefined || depth + height - 1 > MAX_JSON_DEPTH) return node.range?.[0] ?? 0;
+      finish(height);
+    } else if (isMap(node) || isSeq(node)) {
       if (depth > MAX_JSON_DEPTH) return node.range?.[0] ?? 0;
-      for (const item of node.items as unknown[]) {
+      open.push({ node, anchored: Boolean(anchor), children: 0 });
+      stack.push(null);
+      // Children in reverse: popped in document order, so anchors are met before their aliases.
+      const items = node.items as unknown[];
+      for (let i = items.length - 1; i >= 0; i--) {
         if (isMap(node)) {
-          const pair = item as { key: unknown; value: unknown };
-          stack.push([pair.key, depth + 1], [pair.value, depth + 1]);
-        } else stack.push([item, depth + 1]);
+          const pair = items[i] as { key: unknown; value: unknown };
+          stack.push([pair.value, depth + 1], [pair.key, depth + 1]);
+        } else stack.push([items[i], depth + 1]);
       }
+    } else {
+      if (anchor) heights.set(node, 0);
+      finish(0);
     }
   }
   return -1;

@@ -82,6 +82,36 @@ describe("JSON and YAML pointers", () => {
       "yaml.max_depth",
     ]);
   });
+  test("depth limits: an alias reaches as deep as its anchor's node, counted where it stands", () => {
+    const nest = (n: number, inner: string) => `${"[".repeat(n)}${inner}${"]".repeat(n)}`;
+    // a1 is 300 levels around a0's 300: 600 in the value, each line far under the parser's bound.
+    const yaml = (levels: number) => `a0: &a0 ${nest(300, "1")}\na1: ${nest(levels, "*a0")}\n`;
+    const at = (text: string) => {
+      const r = parseYaml(text);
+      expect(r.problems).toEqual([]);
+      return yamlValue(r.docs[0], r.lines);
+    };
+    // 1 (the root map) + 211 + 300 = 512 levels; one more is too deep, at the alias.
+    expect(at(yaml(211))).not.toHaveProperty("code");
+    expect(at(yaml(212))).toEqual({
+      code: "yaml.max_depth",
+      message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+      position: { line: 2, column: 5 + 212 },
+      severity: "error",
+    });
+    // A chain of aliases, each adding 300 levels, and an alias inside its own anchor (a cycle).
+    const chain = [`a0: &a0 ${nest(300, "1")}`, `a1: &a1 ${nest(300, "*a0")}`, `a2: ${nest(300, "*a1")}`];
+    expect(at(chain.join("\n"))).toMatchObject({ code: "yaml.max_depth", position: { line: 2 } });
+    expect(at("a: &a [1, *a]\n")).toMatchObject({
+      code: "yaml.max_depth",
+      position: { line: 1, column: 11 },
+    });
+    // A document whose anchor is used at a shallow depth many times is not.
+    expect(at(`a: &a ${nest(500, "1")}\nb: [*a, *a, *a]\n`)).not.toHaveProperty("code");
+    expect(run("json_schema", { schema: {} }, yaml(212), "YAML").findings.map((f) => f.code)).toEqual([
+      "yaml.max_depth",
+    ]);
+  });
 });
 
 describe("FindingCollector", () => {
