@@ -317,6 +317,35 @@ describe("XML declares its own encoding", () => {
       errors: [{ field: "charset", code: "invalid_encoding", message: "The content is not valid utf-8." }],
     });
   });
+  test("a charset parameter or an envelope's string wins over the declaration: libxml2 and Schematron agree", async () => {
+    // xml_schema reads bytes (libxml2), schematron the decoded text: both must see café.
+    const xsd = `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a"><xs:simpleType><xs:restriction base="xs:string"><xs:enumeration value="caf\u00e9"/></xs:restriction></xs:simpleType></xs:element></xs:schema>`;
+    const sch = `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" queryBinding="xslt2"><sch:pattern><sch:rule context="a"><sch:assert id="E" test=". = 'caf\u00e9'">got <sch:value-of select="."/></sch:assert></sch:rule></sch:pattern></sch:schema>`;
+    await createWorkflow(s, s.rootToken, {
+      slug: "cafe",
+      allowed_file_types: ["XML"],
+      steps: [
+        { name: "xsd", validator: "xml_schema", config: { schema_type: "xsd", schema: xsd } },
+        { name: "rules", validator: "schematron", config: { schema: sch } },
+      ],
+    });
+    const doc = '<?xml version="1.0" encoding="ISO-8859-1"?><a>caf\u00e9</a>';
+    const runs = "/api/v1/orgs/acme/workflows/cafe/runs/";
+    const raw = await call(s, "POST", runs, {
+      token,
+      raw: doc,
+      headers: { "content-type": "application/xml; charset=utf-8" },
+    });
+    const envelope = await call(s, "POST", runs, {
+      token,
+      body: { content: doc, content_type: "application/xml" },
+    });
+    for (const r of [raw, envelope]) {
+      expect(r.status).toBe(201);
+      expect(r.json.steps.map((step: { findings: unknown[] }) => step.findings)).toEqual([[], []]);
+      expect(r.json.status).toBe("succeeded");
+    }
+  });
   test('a latin-1 document with encoding="ISO-8859-1" and no charset parameter is accepted', async () => {
     const head = new TextEncoder().encode('<?xml version="1.0" encoding="ISO-8859-1"?><a>');
     const bytes = new Uint8Array([...head, 0xe9, ...new TextEncoder().encode("</a>")]);

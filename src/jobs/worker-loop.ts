@@ -1,6 +1,7 @@
 // The body of a validation worker: receive jobs, run each one's steps in order, report each step.
 // Pure compute, no database. The validator lookup is injected so tests can run the real loop with
 // fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
+import { decodes, normaliseCharset, xmlEncoding } from "../runs/intake/filetypes.ts";
 import { boundFindings } from "../validators/shared/findings.ts";
 import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
@@ -48,17 +49,7 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
       // Decode once per job, lazily, so the cost falls inside the first step's time limit.
       if (!text) {
         text = decode(stored, job.charset);
-        // The HTTP charset wins over what the bytes might say (RFC 7303 §3): engines that read
-        // bytes (libxml2) get the text as UTF-8, so a latin-1 body declared as such validates.
-        if ("value" in text && !/^utf-?8$/i.test(job.charset)) {
-          // An XML declaration naming the old encoding would now lie: it says UTF-8 instead
-          // (same line, so positions hold).
-          const utf8 =
-            job.fileType === "XML"
-              ? text.value.replace(/^(\uFEFF?<\?xml[^>]*?encoding\s*=\s*["'])[^"']+/, "$1UTF-8")
-              : text.value;
-          bytes = new TextEncoder().encode(utf8);
-        }
+        if ("value" in text) bytes = bytesToRead(stored, text.value, job);
       }
       if ("error" in text) throw new Error(text.error);
       const result = validate(
@@ -108,6 +99,30 @@ async function compiled(jobId: string, step: JobStep, deps: JobDeps): Promise<Co
     entry.compiled = def.compile(entry.config);
   }
   return entry.compiled;
+}
+
+const DECLARED_ENCODING = /^(\uFEFF?<\?xml[^>]*?encoding\s*=\s*["'])[^"']+/;
+
+/**
+ * The bytes engines that read bytes (libxml2) get. The submission's charset wins over what the
+ * bytes might say (RFC 7303 §3), so they get the text as UTF-8 and an XML declaration naming
+ * another encoding, which would now lie, says UTF-8 instead (same line, so positions hold).
+ * Otherwise libxml2 would follow the declaration and read `café` as `cafÃ©` where the steps that
+ * read the text (Schematron) read `café`.
+ */
+function bytesToRead(stored: Uint8Array<ArrayBuffer>, text: string, job: RunJob): Uint8Array<ArrayBuffer> {
+  const utf8 = (value: string) => new TextEncoder().encode(value);
+  if (!/^utf-?8$/i.test(job.charset))
+    return utf8(job.fileType === "XML" ? text.replace(DECLARED_ENCODING, "$1UTF-8") : text);
+  if (job.fileType !== "XML") return stored;
+  // Stored as UTF-8 under a declaration of an encoding the bytes are also in: a charset=utf-8
+  // parameter or a JSON envelope's string said so, since without either intake stores the declared
+  // encoding (src/runs/intake/modes.ts). Bytes not in the declared encoding, or an encoding the
+  // server cannot read, are a document without a charset that intake kept for libxml2 to judge.
+  const declared = xmlEncoding(stored);
+  const usable = declared === null ? null : normaliseCharset(declared);
+  if (usable === null || usable === "utf-8" || !decodes(stored, usable)) return stored;
+  return utf8(text.replace(DECLARED_ENCODING, "$1UTF-8"));
 }
 
 function decode(bytes: Uint8Array, charset: string): { value: string } | { error: string } {

@@ -1,5 +1,6 @@
 // Content type → logical file type (CONTRACT §4), and the re-inspection of stored content:
 // text/plain that is clearly a JSON object or array is classified JSON (spec, Submission).
+import { isUtf8 } from "node:buffer";
 import type { FileType } from "../../validators/types.ts";
 
 const EXACT: Record<string, FileType> = {
@@ -91,5 +92,26 @@ export function normaliseCharset(label: string): string | null {
     return new TextDecoder(label).encoding;
   } catch {
     return null;
+  }
+}
+
+/** The encoding an XML document declares for itself: a UTF-16 BOM or <?xml … encoding="…"?>. */
+export function xmlEncoding(bytes: Uint8Array): string | null {
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 200));
+  return (
+    /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
+  );
+}
+
+/** Whether the bytes decode in this (supported) charset without a replacement. */
+export function decodes(bytes: Uint8Array, charset: string): boolean {
+  if (charset === "utf-8") return isUtf8(bytes);
+  try {
+    new TextDecoder(charset, { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -7,7 +7,15 @@ import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
 import { MAX_METADATA_DEPTH, nestedDeeperThan } from "./depth.ts";
-import { classify, fileTypeOf, normaliseCharset, parseMediaType, typeFromFilename } from "./filetypes.ts";
+import {
+  classify,
+  decodes,
+  fileTypeOf,
+  normaliseCharset,
+  parseMediaType,
+  typeFromFilename,
+  xmlEncoding,
+} from "./filetypes.ts";
 import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
 
 export interface Intake {
@@ -390,6 +398,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     filename,
     metadata,
     ct as string,
+    decodedFromString,
   );
 }
 
@@ -418,27 +427,6 @@ function fromRaw(
   return finish("raw", bytes!, media, media.charset ?? "utf-8", filename, {}, headers.get("content-type")!);
 }
 
-/** Whether the bytes decode in this (supported) charset without a replacement. */
-function decodes(bytes: Uint8Array, charset: string): boolean {
-  if (charset === "utf-8") return isUtf8(bytes);
-  try {
-    new TextDecoder(charset, { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The encoding an XML document declares for itself: a UTF-16 BOM or <?xml … encoding="…"?>. */
-function xmlEncoding(bytes: Uint8Array): string | null {
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
-  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 200));
-  return (
-    /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
-  );
-}
-
 function finish(
   mode: Intake["mode"],
   bytes: Uint8Array,
@@ -447,6 +435,8 @@ function finish(
   filename: string | null,
   metadata: Record<string, unknown>,
   declared: string,
+  /** The content came as a JSON string: already decoded, whatever its declaration says. */
+  fromText = false,
 ): Intake {
   const declaredType = fileTypeOf(media.mime);
   if (!declaredType)
@@ -457,7 +447,7 @@ function finish(
   // declaration is content, not envelope: an encoding the server cannot use, or bytes that do not
   // decode in it, make the document not well-formed (XML 1.0 §4.3.3), so the bytes are kept as
   // they are and the XML parser, which reads them itself, reports it as a finding.
-  if (declaredType === "XML" && !media.charset && charsetLabel === "utf-8") {
+  if (declaredType === "XML" && !media.charset && !fromText && charsetLabel === "utf-8") {
     const own = xmlEncoding(bytes);
     const usable = own === null ? "utf-8" : normaliseCharset(own);
     // "utf-8" for bytes the worker must not re-encode: libxml2 then reads the declaration.
