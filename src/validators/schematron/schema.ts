@@ -86,6 +86,13 @@ export function severityOf(...words: (string | null)[]): Severity {
   return "error";
 }
 
+const XSL = "http://www.w3.org/1999/XSL/Transform";
+
+// Anywhere in the schema (an xsl:key in a pattern, an xsl:value-of in a message): ignoring one
+// would run the schema without what its author wrote.
+const xslProblem = (c: Located) =>
+  problem(c, `xsl:${c.el.localName} is not supported: Assay evaluates the XPath of the schema, not XSLT`);
+
 type Subst = (s: string) => string;
 const same: Subst = (s) => s;
 
@@ -110,7 +117,9 @@ class Builder {
   }
 
   kids(n: Located, name?: string): Located[] {
-    return [...children(n, this.includes)].filter((c) => isSch(c.el, name));
+    const all = [...children(n, this.includes)];
+    for (const c of all) if (c.el.namespaceURI === XSL) throw xslProblem(c);
+    return all.filter((c) => isSch(c.el, name));
   }
 
   /** Abstract patterns, abstract rules, diagnostics and namespaces: anything may refer to them. */
@@ -265,6 +274,7 @@ class Builder {
       if (node.nodeType !== 1) continue;
       const el = node as SchElement;
       const child = { el, doc: n.doc, chain: n.chain };
+      if (el.namespaceURI === XSL) throw xslProblem(child);
       if (isSch(el, "value-of")) {
         const select = el.getAttribute("select");
         if (!select?.trim()) throw problem(child, "sch:value-of needs a select");
@@ -294,13 +304,7 @@ export function buildSchema(text: string, includes: Record<string, string> = {})
       `queryBinding "${queryBinding}" is not supported (supported: ${QUERY_BINDINGS.join(", ")})`,
     );
   const b = new Builder(includes);
-  for (const c of children(root, b.includes)) {
-    if (c.el.namespaceURI === "http://www.w3.org/1999/XSL/Transform")
-      throw problem(
-        c,
-        `xsl:${c.el.localName} is not supported: Assay evaluates the XPath of the schema, not XSLT`,
-      );
-  }
+  for (const c of children(root, b.includes)) if (c.el.namespaceURI === XSL) throw xslProblem(c);
   b.collect(root);
   const patterns = b.kids(root, "pattern").filter((p) => p.el.getAttribute("abstract") !== "true");
   const phases: Record<string, Phase> = {};

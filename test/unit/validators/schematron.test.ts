@@ -360,6 +360,32 @@ describe("schematron: query bindings", () => {
     expect(validate(schema, order).findings.map((f) => f.code)).toEqual(["schematron.Q"]);
   });
 
+  test("xsl:* elements are refused at save time wherever they are, named with their line", () => {
+    const XSL = 'xmlns:xsl="http://www.w3.org/1999/XSL/Transform"';
+    const refused = (body: string, line: number, name: string) =>
+      expect(checkStepConfig("schematron", { schema: sch(body, `queryBinding="xslt2" ${XSL}`) })).toEqual([
+        {
+          field: "schema",
+          code: "invalid_schema",
+          message: `line ${line}: xsl:${name} is not supported: Assay evaluates the XPath of the schema, not XSLT`,
+        },
+      ]);
+    const rule = (inside: string) =>
+      `<sch:pattern>\n<sch:rule context="line">${inside}<sch:assert test="@qty">q</sch:assert></sch:rule></sch:pattern>`;
+    refused('<xsl:key name="k" match="line" use="@sku"/>', 2, "key");
+    refused(
+      '<sch:pattern>\n<xsl:key name="k" match="line" use="@sku"/><sch:rule context="line"/></sch:pattern>',
+      3,
+      "key",
+    );
+    refused(rule('<xsl:variable name="v" select="1"/>'), 3, "variable");
+    refused(
+      '<sch:pattern><sch:rule context="line">\n<sch:assert test="@qty">q <xsl:value-of select="@sku"/></sch:assert></sch:rule></sch:pattern>',
+      3,
+      "value-of",
+    );
+  });
+
   test("no queryBinding means xslt (XPath 1.0 expressions)", () => {
     const schema = sch(
       '<sch:pattern><sch:rule context="line"><sch:assert test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>',
