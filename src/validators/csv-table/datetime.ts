@@ -112,18 +112,36 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
     ms: g.f ? Math.floor(Number(`0.${g.f}`) * 1000) : 0,
     offsetMin,
   };
-  const dim = new Date(Date.UTC(p.year, p.month, 0)).getUTCDate();
-  if (p.month < 1 || p.month > 12 || p.day < 1 || p.day > dim) return null;
+  if (!inYearRange(p.year) || p.month < 1 || p.month > 12) return null;
+  if (p.day < 1 || p.day > daysInMonth(p.year, p.month)) return null;
   if (p.hour > 23 || p.minute > 59 || p.second > 59) return null;
   return p;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** Python's datetime (what Frictionless builds) has years 1 to 9999: "0000-01-01" is no date. */
+const inYearRange = (year: number) => year >= 1 && year <= 9999;
+
+function daysInMonth(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+}
+
+/**
+ * Milliseconds since 1970 of a UTC date and time (proleptic Gregorian). Date.UTC alone reads years
+ * 0 to 99 as 1900 to 1999, so 0050-06-01 would sort after 1900-01-01 and be 1950-06-01 to
+ * `unique`; setUTCFullYear takes the year as it is. Date.UTC stays for the other years: it
+ * allocates nothing, and dates are read once per cell.
+ */
+function utcMs(year: number, month: number, day: number, h = 0, mi = 0, s = 0, ms = 0): number {
+  if (year >= 100) return Date.UTC(year, month - 1, day, h, mi, s, ms);
+  return new Date(Date.UTC(2000, 0, 1, h, mi, s, ms)).setUTCFullYear(year, month - 1, day);
+}
+
 /**
  * An ISO date (YYYY-MM-DD) without a regex match and its groups object: what parseTemporal
- * returns for it, or undefined to let parseTemporal decide. Years below 100 are left to it
- * because Date.UTC maps them to 19xx, and the result must stay the same.
+ * returns for it, or undefined to let parseTemporal decide.
  */
 function isoDate(raw: string): number | null | undefined {
   if (raw.length !== 10 || raw.charCodeAt(4) !== 45 || raw.charCodeAt(7) !== 45) return undefined;
@@ -138,11 +156,9 @@ function isoDate(raw: string): number | null | undefined {
     else if (i < 7) month = month * 10 + digit;
     else day = day * 10 + digit;
   }
-  if (year < 100) return undefined;
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  if (month < 1 || month > 12 || day < 1) return null;
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])) return null;
-  return Date.UTC(year, month - 1, day) / 86_400_000;
+  if (!inYearRange(year) || month < 1 || month > 12 || day < 1) return null;
+  if (day > daysInMonth(year, month)) return null;
+  return utcMs(year, month, day) / 86_400_000;
 }
 
 /**
@@ -157,6 +173,7 @@ function anyParts(kind: Kind, raw: string): Parts | null {
   const t = Date.parse(raw);
   if (Number.isNaN(t)) return null;
   const d = new Date(t);
+  if (!inYearRange(d.getUTCFullYear())) return null;
   return {
     year: d.getUTCFullYear(),
     month: d.getUTCMonth() + 1,
@@ -231,7 +248,7 @@ export function parseTemporal(
   const m = re?.exec(raw);
   const p = m?.groups ? toParts(m.groups) : format === "any" ? anyParts(kind, raw) : null;
   if (!p) return null;
-  if (kind === "date") return Date.UTC(p.year, p.month - 1, p.day) / 86_400_000;
+  if (kind === "date") return utcMs(p.year, p.month, p.day) / 86_400_000;
   if (kind === "time") return p.hour * 3600 + p.minute * 60 + p.second + p.ms / 1000 - p.offsetMin * 60;
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second, p.ms) - p.offsetMin * 60_000;
+  return utcMs(p.year, p.month, p.day, p.hour, p.minute, p.second, p.ms) - p.offsetMin * 60_000;
 }

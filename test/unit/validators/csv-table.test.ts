@@ -102,6 +102,40 @@ describe("csv_table: rows", () => {
     ]);
   });
 
+  test("years 1 to 99 are those years, not 1900 to 1999; year 0 is no date", () => {
+    const s = {
+      fields: [
+        { name: "d", type: "date", constraints: { unique: true, maximum: "1900-01-01" } },
+        { name: "t", type: "datetime", constraints: { unique: true, maximum: "1900-01-01T00:00:00Z" } },
+        { name: "p", type: "date", format: "%d/%m/%Y", constraints: { unique: true, maximum: "01/01/1900" } },
+      ],
+    };
+    const ok = table(
+      "d,t,p\n0050-06-01,0050-06-01T00:00:00Z,01/06/0050\n1850-06-01,1850-06-01T00:00:00Z,01/06/1850\n" +
+        "0004-02-29,0004-02-29T12:00:00Z,29/02/0004\n0001-01-01,0001-01-01T00:00:00Z,01/01/0001\n",
+      {},
+      s,
+    );
+    expect(ok.findings).toEqual([]);
+    const r = table(
+      "d,t,p\n0050-06-01,0050-06-01T00:00:00Z,01/06/0050\n1950-06-01,1950-06-01T00:00:00Z,01/06/1950\n" +
+        "0000-01-01,0000-01-01T00:00:00Z,01/01/0000\n0003-02-29,,\n",
+      {},
+      s,
+    );
+    expect(brief(r, true)).toEqual([
+      { code: "csv.constraint_error", line: 3, column: 1, path: "/rows/3/d" },
+      { code: "csv.constraint_error", line: 3, column: 12, path: "/rows/3/t" },
+      { code: "csv.constraint_error", line: 3, column: 33, path: "/rows/3/p" },
+      { code: "csv.type_error", line: 4, column: 1, path: "/rows/4/d" },
+      { code: "csv.type_error", line: 4, column: 12, path: "/rows/4/t" },
+      { code: "csv.type_error", line: 4, column: 33, path: "/rows/4/p" },
+      { code: "csv.type_error", line: 5, column: 1, path: "/rows/5/d" },
+    ]);
+    expect(r.findings[0].message).toBe('"1950-06-01" is greater than the maximum 1900-01-01');
+    expect(r.findings[3].message).toBe('"0000-01-01" is not a valid date');
+  });
+
   test("quoted multi-line cells keep positions right", () => {
     const s = { fields: [{ name: "a" }, { name: "n", type: "integer" }] };
     expect(brief(table('a,n\n"x\ny",1\n"z",q\n', {}, s), true)).toEqual([
