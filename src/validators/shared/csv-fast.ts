@@ -14,9 +14,10 @@ export interface FastRecord {
 }
 
 /**
- * True when readRecord reads this text as csv-parse would. csv-parse takes the first line break
- * it meets as the only one, so mixed line breaks go to it; so do lone surrogates (it would see
- * U+FFFD) and multi-unit or line-break delimiters and quotes.
+ * True when readRecord reads this text as csv-parse would. readRecord takes every "\r" for the
+ * first half of "\r\n", so a lone "\r" goes to csv-parse (mixed "\n" and "\r\n" too, kept
+ * simple: they are rare); so do lone surrogates (it would see U+FFFD) and multi-unit or
+ * line-break delimiters and quotes.
  */
 export function fastReadable(text: string, delimiter: string, quote: string): boolean {
   if (delimiter.length !== 1 || quote.length !== 1 || delimiter === quote) return false;

@@ -1,7 +1,7 @@
 // CSV records with positions. The plain case is read by csv-fast.ts; otherwise csv-parse is the
 // engine (values, quoting, syntax errors) and a small locator walks the same text in lockstep to
 // find where each record and cell starts, because csv-parse reports line numbers only, and counts
-// bytes rather than characters.
+// bytes rather than characters. Both end a record at "\r\n", "\n" and a lone "\r", even mixed.
 import { CsvError, parse } from "csv-parse/sync";
 import { MAX_CSV_COLUMNS, MAX_CSV_ROWS } from "../limits.ts";
 import { fastReadable, readRecord } from "./csv-fast.ts";
@@ -165,6 +165,11 @@ export function parseCsv(
       delimiter: dialect.delimiter,
       quote: dialect.quoteChar,
       escape: dialect.quoteChar,
+      // Left to itself, csv-parse adopts the first line break it meets as the only one, and a
+      // file mixing them then has records (and positions, which the locator finds at every
+      // break) a reader does not see. Python's csv module, Frictionless's reader, ends a record
+      // at each of the three; "\r\n" first, so that it is one break and not two.
+      record_delimiter: ["\r\n", "\n", "\r"],
       bom: true,
       relax_column_count: true, // ragged rows are a table problem (csv_table), not a syntax error
       skip_empty_lines: false,

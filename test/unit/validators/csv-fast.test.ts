@@ -9,9 +9,11 @@ import {
   scanCsv,
 } from "../../../src/validators/shared/csv.ts";
 import { fastReadable } from "../../../src/validators/shared/csv-fast.ts";
+import { LineIndex } from "../../../src/validators/shared/position.ts";
 import { random } from "../../helpers/random.ts";
 
 type Scan = typeof scanCsv;
+const pos = (line: number, column: number) => ({ line, column });
 
 /** Every record the scan delivers (stopping after `stopAfter`), and the problem it returns. */
 function trace(scan: Scan, text: string, dialect: CsvDialect, stopAfter = Infinity) {
@@ -47,7 +49,7 @@ describe("fast CSV reader", () => {
   });
 
   test("a stray or unclosed quote: csv-parse reports it, records before it are not repeated", () => {
-    for (const text of ['a,b\n1,2\n3,x"y\n4,5\n', 'a,b\n1,"2\n', 'a,b\n"1"x,2\n', 'a\n1\n"2"\r\n']) {
+    for (const text of ['a,b\n1,2\n3,x"y\n4,5\n', 'a,b\n1,"2\n', 'a,b\n"1"x,2\n', 'a\n1\n"2"x\r\n']) {
       expectSame(text);
       const { records, problem } = trace(scanCsv, text, resolveDialect(text));
       expect(problem?.code).toBe("csv.syntax_error");
@@ -63,6 +65,30 @@ describe("fast CSV reader", () => {
     expect(fastReadable("a\r\nb\r\n", ",", '"')).toBe(true);
     for (const text of ["a\nb\r\nc\n", "a\rb\rc", "a,\ud800\nb,c\n", "x😀y\n1😀2\n"]) expectSame(text);
     expectSame("x😀y\n1😀2\n", { delimiter: "😀", quoteChar: '"', header: true });
+  });
+
+  test("mixed line breaks: every \\r\\n, \\n and lone \\r ends a record, at the offsets found", () => {
+    const text = 'a,b\r\n1,x\n2,"y\rz"\r3,w\r\n\n4,v\r';
+    const { records, problem } = trace(scanCsv, text, resolveDialect(text));
+    expect(problem).toBeNull();
+    expectSame(text);
+    // A closing quote before "\r\n" in a file that began with "\n" closes the cell.
+    expect(trace(scanCsv, 'a\n1\n"2"\r\n', resolveDialect("a")).problem).toBeNull();
+    const lines = new LineIndex(text);
+    expect(
+      records.map((r) => ({
+        cells: r.cells,
+        at: r.cellStarts.map((o) => lines.position(o)),
+        end: text.slice(r.end, r.end + 2),
+      })),
+    ).toEqual([
+      { cells: ["a", "b"], at: [pos(1, 1), pos(1, 3)], end: "\r\n" },
+      { cells: ["1", "x"], at: [pos(2, 1), pos(2, 3)], end: "\n2" },
+      { cells: ["2", "y\rz"], at: [pos(3, 1), pos(3, 3)], end: "\r3" },
+      { cells: ["3", "w"], at: [pos(5, 1), pos(5, 3)], end: "\r\n" },
+      { cells: [""], at: [pos(6, 1)], end: "\n4" },
+      { cells: ["4", "v"], at: [pos(7, 1), pos(7, 3)], end: "\r" },
+    ]);
   });
 
   test("stopping early stops both alike", () => {

@@ -182,6 +182,22 @@ describe("csv_table: dialect", () => {
   test("explicit delimiter and quote", () => {
     expect(table("a;n\n'x;y';3\n", { dialect: { delimiter: ";", quoteChar: "'" } }, s).findings).toEqual([]);
   });
+  test("mixed line breaks: each of \\r\\n, \\n and \\r ends a row, as in Python's csv", () => {
+    const s = {
+      fields: [
+        { name: "a", type: "integer" },
+        { name: "d", type: "date", constraints: { minimum: "1900-01-01" } },
+        { name: "n" },
+      ],
+    };
+    const csv = "a,d,n\r\n1,2000-01-01,x\n2,2000-01-02,y\r\n3,2000-01-03,z\r4,1800-01-01,w,extra\r\nq,,\n";
+    expect(brief(table(csv, {}, s), true)).toEqual([
+      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/d" },
+      { code: "csv.extra_cell", line: 5, column: 16, path: "/rows/5" },
+      { code: "csv.type_error", line: 6, column: 1, path: "/rows/6/a" },
+    ]);
+  });
+
   test("syntax errors surface as csv.syntax_error", () => {
     expect(brief(table('a,n\n"x,1\n', {}, s))).toEqual([{ code: "csv.syntax_error", line: 2, column: 1 }]);
   });
