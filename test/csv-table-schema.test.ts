@@ -160,6 +160,28 @@ describe("400 at save: foreign keys and package resources", () => {
     });
     expect(r.json).toEqual(refused("resources[0].data", "invalid", "quoted field is never closed (line 2)"));
   });
+  test("a resource whose CSV does not parse, though its schema names the fields", async () => {
+    const r = await save("fk", {
+      ...fk({ resource: "parents", fields: "id" }),
+      resources: [{ name: "parents", data: 'id\n1\n"2\n', schema: { fields: [{ name: "id" }] } }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(refused("resources[0].data", "invalid", "quoted field is never closed (line 3)"));
+  });
+  test("a resource whose CSV does not parse, though no key refers to it yet", async () => {
+    const r = await save("fk", {
+      schema: { fields },
+      resources: [{ name: "parents", data: 'id\n1"x\n' }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      refused(
+        "resources[0].data",
+        "invalid",
+        'a quote inside an unquoted field; quote the whole field and double inner quotes ("") (line 2)',
+      ),
+    );
+  });
   test("two resources with one name", async () => {
     const r = await save("fk", {
       schema: { fields },

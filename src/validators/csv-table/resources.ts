@@ -99,13 +99,15 @@ export function compileForeignKeys(
     else {
       const r = resources.find((x) => x.name === fk.reference.resource)!;
       const read = readResource(r);
-      if (!("problem" in read))
-        check.keys = typedRows(
-          r,
-          read,
-          refNames,
-          columns.map((c) => fields[c]!),
-        );
+      // Checked at save; an empty key set instead would fail every row with a misleading message.
+      if ("problem" in read)
+        throw new Error(`csv_table config not checked: resource "${r.name}": ${read.problem}`);
+      check.keys = typedRows(
+        r,
+        read,
+        refNames,
+        columns.map((c) => fields[c]!),
+      );
     }
     return check;
   });

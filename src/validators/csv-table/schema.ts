@@ -7,7 +7,7 @@ import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import type { ConfigIssue } from "../types.ts";
 import { compileField, type FieldDef, FIELD_TYPES } from "./fields.ts";
-import { readResource } from "./resources.ts";
+import { type ReadResource, readResource } from "./resources.ts";
 
 const scalar = { type: ["string", "number", "boolean"] };
 const names = { type: ["string", "array"], items: { type: "string" } };
@@ -183,13 +183,12 @@ function dialectIssues(d: Dialect, at: string): ConfigIssue[] {
 }
 
 /** The field names of a package resource: its schema's, else its header's. */
-function resourceFields(r: PackageResource): string[] | ConfigIssue {
-  if (r.schema) return r.schema.fields.map((f) => f.name);
-  const read = readResource(r);
-  return "problem" in read ? issue("data", "invalid", read.problem) : read.header;
+function resourceFields(r: PackageResource, read: ReadResource): string[] {
+  return r.schema ? r.schema.fields.map((f) => f.name) : read.header;
 }
 
-function foreignKeyIssues(cfg: CsvTableConfig): ConfigIssue[] {
+/** `reads`: each resource's data as read at save, in the order of `resources`. */
+function foreignKeyIssues(cfg: CsvTableConfig, reads: ReadResource[]): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const own = cfg.schema.fields.map((f) => f.name);
   const resources = cfg.resources ?? [];
@@ -206,7 +205,7 @@ function foreignKeyIssues(cfg: CsvTableConfig): ConfigIssue[] {
       issues.push(
         issue(`${at}.reference.fields`, "invalid", `must name as many fields as fields (${fields.length})`),
       );
-    let target: string[] | ConfigIssue;
+    let target: string[];
     if (fk.reference.resource === "") target = own;
     else {
       const k = resources.findIndex((r) => r.name === fk.reference.resource);
@@ -220,14 +219,10 @@ function foreignKeyIssues(cfg: CsvTableConfig): ConfigIssue[] {
         );
         return;
       }
-      target = resourceFields(resources[k]!);
-      if (!Array.isArray(target)) {
-        issues.push({ ...target, field: `resources[${k}].${target.field}` });
-        return;
-      }
+      target = resourceFields(resources[k]!, reads[k]!);
     }
     refs.forEach((f, j) => {
-      if (!(target as string[]).includes(f))
+      if (!target.includes(f))
         issues.push(
           issue(
             `${at}.reference.fields[${j}]`,
@@ -247,13 +242,21 @@ export function checkCsvTableConfig(config: unknown): ConfigIssue[] {
   const cfg = config as unknown as CsvTableConfig;
   const issues = [...schemaIssues(cfg.schema, "schema"), ...dialectIssues(cfg.dialect ?? {}, "dialect")];
   const seen = new Set<string>();
+  const reads: ReadResource[] = [];
   (cfg.resources ?? []).forEach((r, k) => {
     if (seen.has(r.name))
       issues.push(issue(`resources[${k}].name`, "duplicate", `"${r.name}" is used twice`));
     seen.add(r.name);
     if (r.schema) issues.push(...schemaIssues(r.schema, `resources[${k}].schema`));
-    issues.push(...dialectIssues(r.dialect ?? {}, `resources[${k}].dialect`));
+    const dialect = dialectIssues(r.dialect ?? {}, `resources[${k}].dialect`);
+    issues.push(...dialect);
+    // Read whether or not a schema names the fields, and whether or not a key refers to it yet:
+    // data that does not parse would give a foreign key no values, and every row would fail it.
+    if (dialect.length > 0) return;
+    const read = readResource(r);
+    if ("problem" in read) issues.push(issue(`resources[${k}].data`, "invalid", read.problem));
+    else reads[k] = read;
   });
   if (issues.length > 0) return issues;
-  return foreignKeyIssues(cfg);
+  return foreignKeyIssues(cfg, reads);
 }

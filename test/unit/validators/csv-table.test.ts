@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_CSV_COLUMNS } from "../../../src/validators/limits.ts";
-import { checkStepConfig } from "../../../src/validators/registry.ts";
+import { checkStepConfig, getValidator } from "../../../src/validators/registry.ts";
 import { brief, codes, run } from "./helpers.ts";
 
 const schema = {
@@ -248,5 +248,28 @@ describe("csv_table: save-time checks", () => {
       field: "schema.fields[0].constraints.unknown",
       code: "unknown_key",
     });
+  });
+});
+
+describe("csv_table: foreign keys into package resources", () => {
+  const config = (data: string) => ({
+    schema: {
+      fields: [{ name: "id", type: "integer" }],
+      foreignKeys: [{ fields: "id", reference: { resource: "ids", fields: "id" } }],
+    },
+    resources: [{ name: "ids", data, schema: { fields: [{ name: "id", type: "integer" }] } }],
+  });
+  test("a referenced resource that parses gives its keys", () => {
+    const r = table("id\n1\n3\n", config("id\n1\n2\n"), config("").schema);
+    expect(brief(r, true)).toEqual([{ code: "csv.foreign_key_error", line: 3, column: 1, path: "/rows/3" }]);
+  });
+  test("one that does not parse is refused at save, and never compiles to an empty key set", () => {
+    const bad = config('id\n1\n"2\n');
+    expect(checkStepConfig("csv_table", bad)).toEqual([
+      { field: "resources[0].data", code: "invalid", message: "quoted field is never closed (line 3)" },
+    ]);
+    expect(() => getValidator("csv_table")!.compile(bad)).toThrow(
+      'csv_table config not checked: resource "ids": quoted field is never closed (line 3)',
+    );
   });
 });
