@@ -4,6 +4,8 @@
 // property applies to which type is checked when the schema is saved.
 import { compileUserRegex } from "../shared/user-regex.ts";
 import {
+  compareValues,
+  ExactNumber,
   type FieldOptions,
   type FieldType,
   type Parser,
@@ -87,8 +89,6 @@ function schemaValue(parse: Parser, v: unknown): Value | null {
   return null;
 }
 
-const ordinal = (v: Value): number | bigint => (typeof v === "bigint" ? v : Number(v));
-
 /** Compiles a field; returns the reader or a config problem (field: the property at fault). */
 export function compileField(
   f: FieldDef,
@@ -111,13 +111,13 @@ export function compileField(
   }
   const pattern = c.pattern !== undefined ? compileUserRegex(`^(?:${c.pattern})$`) : undefined;
   if (pattern && !pattern.ok) return { field: "constraints.pattern", message: pattern.message };
-  const bounds: Record<"minimum" | "maximum", number | bigint | null> = { minimum: null, maximum: null };
+  const bounds: Record<"minimum" | "maximum", Value | null> = { minimum: null, maximum: null };
   for (const b of ["minimum", "maximum"] as const) {
     if (c[b] === undefined) continue;
     const v = schemaValue(parse, c[b]);
-    if (v === null || typeof v === "object" || typeof v === "boolean" || typeof v === "string")
-      return { field: `constraints.${b}`, message: `is not a valid ${describeType(f)}` };
-    bounds[b] = ordinal(v);
+    const ordered = typeof v === "number" || typeof v === "bigint" || v instanceof ExactNumber;
+    if (!ordered) return { field: `constraints.${b}`, message: `is not a valid ${describeType(f)}` };
+    bounds[b] = v;
   }
   let allowed: Set<string> | undefined;
   if (c.enum) {
@@ -156,8 +156,10 @@ export function compileField(
       ]);
     else if (name === "pattern" && pattern?.ok)
       checks.push([name, (v, raw) => v === null || pattern.regex.test(raw)]);
-    else if (name === "minimum") checks.push([name, (v) => v === null || ordinal(v) >= bounds.minimum!]);
-    else if (name === "maximum") checks.push([name, (v) => v === null || ordinal(v) <= bounds.maximum!]);
+    else if (name === "minimum")
+      checks.push([name, (v) => v === null || compareValues(v, bounds.minimum!) >= 0]);
+    else if (name === "maximum")
+      checks.push([name, (v) => v === null || compareValues(v, bounds.maximum!) <= 0]);
     else if (name === "enum") checks.push([name, (v) => v === null || allowed!.has(valueKey(v))]);
   }
   const message = (name: string, raw: string) => {

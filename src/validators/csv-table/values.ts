@@ -1,7 +1,8 @@
 // Reading a cell as a Table Schema v1 value, the way Frictionless reads it (frictionless-py's
 // field readers are the reference; test/conformance/frictionless.test.ts measures the match).
 // Values are numbers wherever the type is ordered (dates as days, datetimes as ms, times as
-// seconds, year-months as months), so minimum, maximum, enum and keys compare them directly.
+// seconds, year-months as months), so minimum, maximum, enum and keys compare them directly;
+// integers past 2^53 are bigints and long or exponent numbers ExactNumbers, to stay exact.
 import { compilePattern, type Kind, parseTemporal } from "./datetime.ts";
 import { isGeojson, isTopojson } from "./geojson.ts";
 import { isWkt } from "./wkt.ts";
@@ -76,6 +77,114 @@ const SPECIAL_NUMBERS: Record<string, number> = {
   "-infinity": -Infinity,
 };
 
+/**
+ * A number cell that a double may not hold: more than 15 characters, or an exponent
+ * (9007199254740993, 0.10000000000000001, 1e400). Frictionless reads numbers as Python Decimals,
+ * so unique, keys and enum compare their exact value (`decimal`, worked out when a key asks);
+ * valueOf is the nearest double, which minimum and maximum compare first. Shorter cells are
+ * doubles: up to 15 significant digits a double keeps the decimal (IEEE 754), and the common
+ * cell then costs what it did.
+ */
+export class ExactNumber {
+  private exact: string | undefined = undefined;
+  constructor(
+    readonly text: string,
+    readonly approx: number,
+  ) {}
+  get decimal(): string {
+    this.exact ??= exactDecimal(this.text);
+    return this.exact;
+  }
+  valueOf(): number {
+    return this.approx;
+  }
+}
+
+const DECIMAL_PARTS = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * The one text of a decimal's value: no sign on zero, no leading or trailing zeros, digits then
+ * the exponent ("1.50" and "15e-1" are "15e-1"), written out as an integer up to 20 zeros so that
+ * integers read as such ("100", "1E2" and 100n are "100"); further out the exponent stays, so that
+ * "1e999999" is no million-character key. `s` is a decimal (DECIMAL) or a finite double's String.
+ */
+export function exactDecimal(s: string): string {
+  const m = DECIMAL_PARTS.exec(s);
+  if (!m) return s;
+  const fraction = m[3] ?? "";
+  const digits = (m[2]! + fraction).replace(/^0+/, "");
+  if (digits === "") return "0";
+  const kept = digits.replace(/0+$/, "");
+  const shift = digits.length - kept.length - fraction.length;
+  // A written exponent of 16 digits or more is beyond what a double counts exactly.
+  const exp =
+    m[4] === undefined || m[4].length < 16 ? Number(m[4] ?? 0) + shift : BigInt(m[4]) + BigInt(shift);
+  const sign = m[1] === "-" ? "-" : "";
+  return exp >= 0 && exp <= 20 ? sign + kept + "0".repeat(Number(exp)) : `${sign}${kept}e${exp}`;
+}
+
+/** A decimal number cell: a double, or an ExactNumber when a double may not hold it. */
+function decimalValue(s: string): number | ExactNumber {
+  const n = Number(s);
+  return s.length <= 15 && !s.includes("e") && !s.includes("E") ? n : new ExactNumber(s, n);
+}
+
+/** The decimal of a finite number-like value, for comparing two of them exactly. */
+const decimalOf = (v: number | bigint | ExactNumber) =>
+  v instanceof ExactNumber ? v.decimal : exactDecimal(String(v));
+
+function decimalParts(d: string) {
+  const negative = d.startsWith("-");
+  const body = negative ? d.slice(1) : d;
+  const e = body.indexOf("e");
+  const digits = e < 0 ? body : body.slice(0, e);
+  const exp = e < 0 ? 0n : BigInt(body.slice(e + 1));
+  return { sign: digits === "0" ? 0 : negative ? -1 : 1, digits, magnitude: BigInt(digits.length) + exp };
+}
+
+/** Orders two exactDecimal texts. */
+function compareDecimals(p: string, q: string): number {
+  if (p === q) return 0;
+  const a = decimalParts(p);
+  const b = decimalParts(q);
+  if (a.sign !== b.sign) return a.sign < b.sign ? -1 : 1;
+  if (a.sign === 0) return 0;
+  let r: number;
+  if (a.magnitude !== b.magnitude) r = a.magnitude < b.magnitude ? -1 : 1;
+  else {
+    const width = Math.max(a.digits.length, b.digits.length);
+    const x = a.digits.padEnd(width, "0");
+    const y = b.digits.padEnd(width, "0");
+    r = x < y ? -1 : x > y ? 1 : 0;
+  }
+  return a.sign * r;
+}
+
+/**
+ * Orders two values of an ordered type (minimum, maximum): negative, 0, positive, or NaN when
+ * either is NaN (so that a bound test fails, as it did comparing doubles). Exact for integers
+ * past 2^53 (bigint) and for ExactNumbers: their doubles decide when they differ (rounding keeps
+ * order), their decimals when they are one double.
+ */
+export function compareValues(a: Value, b: Value): number {
+  if (!(a instanceof ExactNumber) && !(b instanceof ExactNumber)) {
+    // number and bigint compare exactly with each other.
+    const x = a as number | bigint;
+    const y = b as number | bigint;
+    return x < y ? -1 : x > y ? 1 : Number.isNaN(Number(x)) || Number.isNaN(Number(y)) ? NaN : 0;
+  }
+  const x = Number(a);
+  const y = Number(b);
+  if (x !== y) return x < y ? -1 : x > y ? 1 : NaN;
+  // One double: an ExactNumber is finite, so an infinite plain number is beyond it.
+  if (typeof a === "number" && !Number.isFinite(a)) return a > 0 ? 1 : -1;
+  if (typeof b === "number" && !Number.isFinite(b)) return b > 0 ? -1 : 1;
+  return compareDecimals(
+    decimalOf(a as number | bigint | ExactNumber),
+    decimalOf(b as number | bigint | ExactNumber),
+  );
+}
+
 /** bareNumber: false drops leading text other than "-" and digits, and trailing non-digits. */
 const strip = (s: string) => s.replace(/^[^-\d]*/, "").replace(/\D*$/, "");
 
@@ -102,7 +211,7 @@ function numberParser(f: FieldOptions): Parser {
       if (s.includes(".")) return null;
       s = s.split(decimal).join(".");
     }
-    if (DECIMAL.test(s)) return Number(s);
+    if (DECIMAL.test(s)) return decimalValue(s);
     const special = SPECIAL_NUMBERS[s.toLowerCase()];
     return special === undefined ? null : special;
   };
@@ -239,19 +348,26 @@ export function typeParser(f: FieldOptions): Parser | string {
   }
 }
 
-/** Canonical text of a value, for keys: 1 and 1.0 are one number, {"a":1} is one object. */
+/**
+ * Canonical text of a value, for keys: 1 and 1.0 are one number, {"a":1} is one object. Numbers
+ * are keyed by their exact decimal (exactDecimal), as Frictionless's Decimals compare, so that a
+ * double, a bigint (integers past 2^53) and an ExactNumber of one value are one key. A double
+ * counts as the decimal it prints as (0.1 is 0.1); a safe integer prints as that decimal already.
+ */
 export function valueKey(v: Value): string {
   switch (typeof v) {
     case "number":
-      return `n:${Object.is(v, -0) ? 0 : v}`;
+      // `${-0}` is "0"; NaN and the infinities key as they print.
+      if (Number.isSafeInteger(v) || !Number.isFinite(v)) return `n:${v}`;
+      return `n:${exactDecimal(String(v))}`;
     case "bigint":
-      return `n:${v}`;
+      return `n:${exactDecimal(String(v))}`;
     case "string":
       return `s:${v}`;
     case "boolean":
       return `b:${v}`;
     default:
-      return `j:${stableJson(v)}`;
+      return v instanceof ExactNumber ? `n:${v.decimal}` : `j:${stableJson(v)}`;
   }
 }
 

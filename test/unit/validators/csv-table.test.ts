@@ -57,6 +57,85 @@ describe("csv_table: rows", () => {
     expect(r.findings[0].message).toContain("row 2");
   });
 
+  test("numbers are compared as exact decimals, as Frictionless's Decimal compares them", () => {
+    const s = {
+      fields: [
+        { name: "x", type: "number", constraints: { unique: true } },
+        { name: "i", type: "integer", constraints: { unique: true } },
+      ],
+    };
+    const distinct = [
+      ["9007199254740993", "9007199254740993"],
+      ["9007199254740992", "9007199254740992"],
+      ["0.1", "1"],
+      ["0.10000000000000001", "2"],
+      ["1e400", "3"],
+      ["2e400", "4"],
+      ["1e-400", "5"],
+      ["0", "100000000000000000000000000001"],
+      ["12345678901234567890.5", "100000000000000000000000000002"],
+      ["12345678901234567890.25", "-9007199254740993"],
+    ];
+    expect(table(`x,i\n${distinct.map((r) => r.join(",")).join("\n")}\n`, {}, s).findings).toEqual([]);
+    // One value, written differently; a number and an integer field agree on keys.
+    const same = [
+      ["1.0", "1"],
+      ["1", "01"],
+      ["-0", "0"],
+      ["0.000", "-0"],
+      ["1E2", "100"],
+      ["100.00", "+100"],
+      ["1e30", "1000000000000000000000000000000"],
+      ["1000000000000000000000000000000.0", "9007199254740993"],
+      ["0.10", "9007199254740993"],
+      ["1e-1", "9007199254740994"],
+      ["9007199254740993.000", "9007199254740994"],
+      ["9.007199254740993e15", "11"],
+    ];
+    const r = table(`x,i\n${same.map((row) => row.join(",")).join("\n")}\n`, {}, s);
+    expect(r.findings.map((f) => [f.path, f.message])).toEqual([
+      ["/rows/3/x", '"1" already appears in row 2'],
+      ["/rows/3/i", '"01" already appears in row 2'],
+      ["/rows/5/x", '"0.000" already appears in row 4'],
+      ["/rows/5/i", '"-0" already appears in row 4'],
+      ["/rows/7/x", '"100.00" already appears in row 6'],
+      ["/rows/7/i", '"+100" already appears in row 6'],
+      ["/rows/9/x", '"1000000000000000000000000000000.0" already appears in row 8'],
+      ["/rows/10/i", '"9007199254740993" already appears in row 9'],
+      ["/rows/11/x", '"1e-1" already appears in row 10'],
+      ["/rows/12/i", '"9007199254740994" already appears in row 11'],
+      ["/rows/13/x", '"9.007199254740993e15" already appears in row 12'],
+    ]);
+  });
+
+  test("exact numbers in primary and foreign keys, enum and bounds", () => {
+    const s = {
+      fields: [
+        { name: "id", type: "number" },
+        {
+          name: "ref",
+          type: "integer",
+          constraints: { enum: ["9007199254740993", "9007199254740992", "1"], maximum: "9007199254740992" },
+        },
+        { name: "v", type: "number", constraints: { minimum: "0.1", maximum: 1e21 } },
+      ],
+      primaryKey: "id",
+      foreignKeys: [{ fields: "ref", reference: { resource: "", fields: "id" } }],
+    };
+    const csv =
+      "id,ref,v\n9007199254740992,9007199254740992,0.1\n9007199254740993,1,1e21\n" +
+      "9007199254740992.0,9007199254740993,0.099999999999999999\n1,9007199254740994,1000000000000000000000.1\n";
+    expect(brief(table(csv, {}, s), true)).toEqual([
+      { code: "csv.constraint_error", line: 4, column: 20, path: "/rows/4/ref" },
+      { code: "csv.constraint_error", line: 4, column: 37, path: "/rows/4/v" },
+      { code: "csv.primary_key_error", line: 4, column: 1, path: "/rows/4" },
+      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/ref" },
+      { code: "csv.constraint_error", line: 5, column: 3, path: "/rows/5/ref" },
+      { code: "csv.constraint_error", line: 5, column: 20, path: "/rows/5/v" },
+      { code: "csv.foreign_key_error", line: 5, column: 1, path: "/rows/5" },
+    ]);
+  });
+
   test("missing and extra cells, blank rows", () => {
     const r = table(`${HEADER}1,Ada\n\n2,Bob,,,,x\n`);
     expect(brief(r, true)).toEqual([
