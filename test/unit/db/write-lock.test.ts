@@ -109,6 +109,12 @@ test("threads writing one file on connections of their own never meet SQLite's l
   const path = freshFile();
   const lock = WriteLock.create(1);
   const rows = 3000;
+  // This thread's connection is open (and has read) before any other: the last close had removed
+  // the WAL, and connections opening it at once meet SQLite's recovery lock (SQLITE_BUSY with a
+  // busy timeout of 0), which is not the write lock under test (a failure seen on a busy CI host).
+  const raw = new Database(path, { strict: true });
+  raw.exec("PRAGMA busy_timeout = 0");
+  raw.query("SELECT count(*) FROM t").get();
   const threads = [2, 3, 4].map((owner) => {
     const w = new Worker(new URL("../../fixtures/write-lock-writer.ts", import.meta.url));
     const done = new Promise<{ failed: number }>((resolve, reject) => {
@@ -119,8 +125,6 @@ test("threads writing one file on connections of their own never meet SQLite's l
     return { w, done };
   });
   // This thread writes too, as the main thread does.
-  const raw = new Database(path, { strict: true });
-  raw.exec("PRAGMA busy_timeout = 0");
   writeGateOf(raw).share(lock);
   const db = createSqliteDb(raw);
   db.beginImmediate();
@@ -131,9 +135,14 @@ test("threads writing one file on connections of their own never meet SQLite's l
     mine.push(batch.write(() => lift(() => insert.run(i))));
     if (i % 5 === 4) await new Promise((r) => setImmediate(r));
   }
-  await Promise.all(mine);
-  const results = await Promise.all(threads.map((t) => t.done));
-  for (const t of threads) t.w.terminate();
+  let results: { failed: number }[];
+  try {
+    await Promise.all(mine);
+    results = await Promise.all(threads.map((t) => t.done));
+  } finally {
+    // Even after a failure: a thread left writing would hold the lock in the next test.
+    for (const t of threads) t.w.terminate();
+  }
   // With a busy timeout of 0, a transaction begun while another connection wrote would have
   // failed (SQLITE_BUSY): none did, and every row of every thread is there once.
   expect(results).toEqual([{ failed: 0 }, { failed: 0 }, { failed: 0 }]);
