@@ -67,5 +67,10 @@ export const invalidField = (field: string, message: string, code = "invalid") =
 export const conflict = (detail: string, errors: ErrorItem[] = []) =>
   new AppError(409, "conflict", detail, errors);
 
+/** A body its Content-Type does not describe (the framework's parse error, or ours before it). */
+export const malformedBody = () =>
+  invalid("The request body is malformed.", [
+    { field: "body", code: "parse_error", message: "The body could not be parsed as its Content-Type says." },
+  ]);
 export const serviceUnavailable = (detail: string, retryAfterS: number) =>
   new AppError(503, "service_unavailable", detail, [], { "Retry-After": String(retryAfterS) });

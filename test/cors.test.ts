@@ -57,10 +57,10 @@ describe("OPTIONS and Allow", () => {
       ["GET", "/api/v1/nothing-here/"],
     ] as const) {
       const anon = await call(off, method, path, { token: "assay_unknown" });
-      expect({ status: anon.status, code: anon.json.code, errors: anon.json.errors }).toEqual({
+      // The same answer as a route gives for that token.
+      expect({ status: anon.status, body: anon.json }).toEqual({
         status: 401,
-        code: "authentication_required",
-        errors: [],
+        body: errorBody(401, "authentication_required", "Invalid token."),
       });
       expect(anon.headers.get("ratelimit")).toMatch(/^"ip";r=\d+;t=\d+$/);
     }

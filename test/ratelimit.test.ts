@@ -165,16 +165,21 @@ describe("per token: 6 requests per minute, 2 run starts", () => {
   });
 });
 
+/** 6 requests and 2 run starts a minute per token, 8 and 3 per user. */
+const PER_USER_LIMITS = {
+  rate_limit_disabled: false,
+  rate_limit_per_minute: 6,
+  rate_limit_runs_per_minute: 2,
+  rate_limit_user_per_minute: 8,
+  rate_limit_user_runs_per_minute: 3,
+  rate_limit_ip_per_minute: 1000,
+};
+
 describe("per user: all of a user's tokens share 8 requests and 3 run starts a minute", () => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer({
-      rate_limit_disabled: false,
-      rate_limit_per_minute: 6,
-      rate_limit_runs_per_minute: 2,
-      rate_limit_user_per_minute: 8,
-      rate_limit_user_runs_per_minute: 3,
-      rate_limit_ip_per_minute: 1000,
+      ...PER_USER_LIMITS,
     });
     const author = await fresh(s, "author");
     await createWorkflow(s, author, {
@@ -262,12 +267,7 @@ describe.each([
   beforeAll(async () => {
     s = await startTestServer({
       ...extra,
-      rate_limit_disabled: false,
-      rate_limit_per_minute: 6,
-      rate_limit_runs_per_minute: 2,
-      rate_limit_user_per_minute: 8,
-      rate_limit_user_runs_per_minute: 3,
-      rate_limit_ip_per_minute: 1000,
+      ...PER_USER_LIMITS,
     });
     await createWorkflow(s, s.rootToken, {
       slug: "doc",

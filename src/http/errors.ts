@@ -3,7 +3,7 @@
 // copies any thrown object's `code` field, and a SQLite error's code must not reach a client.
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
 import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/program.ts";
-import { AppError, type ErrorItem, serviceUnavailable } from "../errors.ts";
+import { AppError, type ErrorItem, malformedBody, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
@@ -120,17 +120,7 @@ export function errorAnswer(
       new AppError(400, "invalid_request", "The request is invalid.", validationItems(error)),
       headers,
     );
-  if (error instanceof ParseError)
-    return errorResponse(
-      new AppError(400, "invalid_request", "The request body is malformed.", [
-        {
-          field: "body",
-          code: "parse_error",
-          message: "The body could not be parsed as its Content-Type says.",
-        },
-      ]),
-      headers,
-    );
+  if (error instanceof ParseError) return errorResponse(malformedBody(), headers);
   // The database is down, restarting, or gave up on a statement: the client may retry; the
   // pool reconnects by itself. Logged without the driver's text in the answer.
   if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {

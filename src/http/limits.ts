@@ -17,7 +17,7 @@
 //   runs (src/http/ratelimit-memory.ts). The same GCRA, the same answers.
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
-import { AppError } from "../errors.ts";
+import { AppError, malformedBody } from "../errors.ts";
 import type { Principal } from "./auth.ts";
 import { scanBody } from "./body-shape.ts";
 import { readBody, tooLarge } from "./body.ts";
@@ -204,11 +204,6 @@ export function clientAddress(request: Request, server: Server, trustProxy: bool
 const principalKey = (p: Principal) =>
   p.token ? `t:${p.token.id}` : p.session ? `s:${p.session.id}` : `u:${p.user.id}`;
 
-const malformed = () =>
-  new AppError(400, "invalid_request", "The request body is malformed.", [
-    { field: "body", code: "parse_error", message: "The body could not be parsed as its Content-Type says." },
-  ]);
-
 /** What a refused or ignored body is relabelled as: no framework parser reads it. */
 // (The framework picks its parser by the 13th character: "v" is none of its own.)
 const UNREAD_TYPE = "application/vnd.assay.unread";
@@ -358,7 +353,7 @@ export function createLimits(
       // Malformed JSON for an authenticated route waits for authentication too: checked here,
       // where the bytes are (the framework would refuse it while parsing, before any hook).
       if (!problem && route === "authed" && bytes.length && !unread && !parsesAsJson(bytes))
-        problem = malformed();
+        problem = malformedBody();
       // A body refused or ignored is not parsed at all: a media type the framework has no parser for.
       if (problem || unread) request.headers.set("content-type", UNREAD_TYPE);
       requests.set(request, { headers: set.headers, isRun, ip, deferred: problem ?? undefined, route });
