@@ -1,16 +1,26 @@
 // Names shown to people (org, workflow, step, token and user display names) are one line of text:
 // no control characters (a NUL, which PostgreSQL cannot store and SQLite would, so the backends
-// answered differently), no bidirectional overrides or isolates (a name displayed as another), no
+// answered differently), no line or paragraph separator (U+2028, U+2029: stored until 2026-11-28,
+// though a name is "one line"), no bidirectional overrides or isolates (a name displayed as another), no
 // unpaired surrogates (stored as U+FFFD). A description may hold line breaks, not a NUL
 // (src/lib/text.ts). Each refusal is the whole error object and stores nothing; scripts written
 // right to left, with their marks, are names.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
-const BAD = ["a\u0000b", "Acme\u202etset", "a\u2066b\u2069", "a\nb", "a\u0085b", "a\ud800b"];
+const BAD = [
+  "a\u0000b",
+  "Acme\u202etset",
+  "a\u2066b\u2069",
+  "a\nb",
+  "a\u0085b",
+  "a\ud800b",
+  "a\u2028b",
+  "a\u2029b",
+];
 const GOOD = ["\u05d0\u05e7\u05de\u05d4 \u200f2026", "\u0634\u0631\u0643\u0629", "Acme \u2014 QA"];
 const MESSAGE =
-  "may not contain control characters, bidirectional overrides or isolates, or unpaired surrogates";
+  "may not contain control characters, line separators, bidirectional overrides or isolates, or unpaired surrogates";
 const field = (f: string, message: string, detail = `Invalid value for ${f}.`) =>
   errorBody(400, "invalid_request", detail, [{ field: f, code: "invalid", message }]);
 
@@ -119,4 +129,27 @@ test("user display names", async () => {
   });
   expect(r.status).toBe(201);
   expect(r.json.name).toBe(GOOD[0]);
+});
+
+// A schema URI and an email are one line too. The URI's controls were dropped by the URL parser
+// ("\u0001urn:zz\u001f" stored as "urn:zz"); an email's NUL was stored on SQLite and a generic 400
+// on PostgreSQL. Now the same 400 naming the field on both.
+test("a schema URI with a control character is refused, not stored without it", async () => {
+  for (const uri of ["\u0001urn:zz\u001f", "urn:zz\u0002", "urn:z\u0000z", "urn:a\tb", "urn:a\u2028b"])
+    await refusedWithNothingStored(
+      ["org_schemas"],
+      () => call(s, "POST", "/api/v1/orgs/acme/schemas/", { token: admin, body: { uri, schema: {} } }),
+      errorBody(400, "invalid_request", "The schema is invalid.", [
+        { field: "uri", code: "invalid", message: `A URI ${MESSAGE}.` },
+      ]),
+    );
+});
+
+test("an email with a control character is refused", async () => {
+  for (const email of ["a\u0000@b", "a@b\u0001", "a\u0085@b", "a@\u202eb"])
+    await refusedWithNothingStored(
+      ["users"],
+      () => call(s, "POST", "/api/v1/admin/users/", { token: admin, body: { username: "mailer", email } }),
+      field("email", "Not an email address."),
+    );
 });

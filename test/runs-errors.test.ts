@@ -399,18 +399,21 @@ describe("400 invalid_request with errors[]", () => {
     bad({ raw: "{}", headers: { "content-type": "application/json", "x-filename": "../etc/passwd" } }, [
       item("X-Filename", "invalid"),
     ]));
-  test('a filename that is "." or "..", or holds a bidirectional control or an unpaired surrogate', async () => {
+  test('a filename that is "." or "..", or holds a bidirectional control, a line separator or an unpaired surrogate', async () => {
     const named = (filename: string) => ({
       body: { content: "{}", content_type: "application/json", filename },
     });
     const whole = (message: string) => [{ field: "filename", code: "invalid", message }];
     const chars =
-      "filename may not contain control characters (bidirectional ones too), unpaired surrogates or path separators.";
+      "filename may not contain control characters (bidirectional ones too), line separators, unpaired surrogates or path separators.";
     await bad(named("."), whole('filename may not be "." or "..".'));
     await bad(named(".."), whole('filename may not be "." or "..".'));
     await bad(named("invoice\u202efdp.exe"), whole(chars));
     await bad(named("a\u2066b.json"), whole(chars));
     await bad(named("a\ud800.json"), whole(chars));
+    // U+2028/U+2029 break the line in every Unicode-aware display: a filename is one line.
+    await bad(named("report\u2028evil.json"), whole(chars));
+    await bad(named("a\u2029b.json"), whole(chars));
     await bad({ raw: "{}", headers: { "content-type": "application/json", "x-filename": ".." } }, [
       { field: "X-Filename", code: "invalid", message: 'filename may not be "." or "..".' },
     ]);

@@ -1,6 +1,7 @@
 // What a name shown to people may hold (org, workflow, step, token, user display names), and what
 // any stored text may. A name is one line of text: no control characters (C0 and C1: a NUL, which
 // PostgreSQL cannot store and SQLite would, a line break or an escape that rewrites a terminal),
+// no line or paragraph separator (U+2028, U+2029: a line break to every Unicode-aware display),
 // no bidirectional embeddings, overrides or isolates (U+202A–U+202E, U+2066–U+2069: they make a
 // name display as another, "Acme\u202Etset" as "Acmetest"; the marks U+200E/U+200F stay, mixed
 // scripts need them), and no unpaired surrogates (no encoding stores one: they came back as
@@ -8,10 +9,10 @@
 // surrogates are refused there, for the same reasons.
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-const NOT_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const NOT_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 export const NAME_CHARACTERS =
-  "may not contain control characters, bidirectional overrides or isolates, or unpaired surrogates";
+  "may not contain control characters, line separators, bidirectional overrides or isolates, or unpaired surrogates";
 
 /** True when `s` may be a name (its length is the caller's to check). */
 export const nameCharactersOk = (s: string): boolean => !NOT_IN_NAMES.test(s) && s.isWellFormed();

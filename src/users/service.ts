@@ -28,7 +28,8 @@ export async function createUser(
   if (u.password != null) checkPassword(u.password);
   if (u.name !== undefined && !nameCharactersOk(u.name))
     throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
-  if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email)))
+  // Control characters too: a NUL was stored on SQLite and a generic 400 on PostgreSQL.
+  if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email) || !nameCharactersOk(u.email)))
     throw invalidField("email", "Not an email address.");
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
   const { password: _, ...fields } = u;

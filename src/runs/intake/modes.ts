@@ -243,6 +243,13 @@ function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimi
   );
 }
 
+// Control characters and path separators; also the bidirectional controls, which make a download
+// prompt show another name than the file has ("invoice\u202Efdp.exe"), U+2028/U+2029, line breaks
+// to every Unicode-aware display (a filename is one line), and lone surrogates (checked apart),
+// which no encoding stores (they came back as U+FFFD).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const NOT_IN_FILENAMES = /[\u0000-\u001f\u007f/\\\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
 function checkFilename(
   v: unknown,
   limits: IntakeLimits,
@@ -257,16 +264,12 @@ function checkFilename(
       code: "too_long",
       message: `filename may hold at most ${limits.maxFilenameLength} characters.`,
     });
-  // Control characters and path separators; also the bidirectional controls, which make a download
-  // prompt show another name than the file has ("invoice\u202Efdp.exe"), and lone surrogates,
-  // which no encoding stores (they came back as U+FFFD).
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  else if (/[\u0000-\u001f\u007f/\\\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(v) || !v.isWellFormed())
+  else if (NOT_IN_FILENAMES.test(v) || !v.isWellFormed())
     errors.push({
       field,
       code: "invalid",
       message:
-        "filename may not contain control characters (bidirectional ones too), unpaired surrogates or path separators.",
+        "filename may not contain control characters (bidirectional ones too), line separators, unpaired surrogates or path separators.",
     });
   else if (v === "." || v === "..")
     errors.push({ field, code: "invalid", message: 'filename may not be "." or "..".' });
