@@ -18,6 +18,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import { AppError, malformedBody } from "../errors.ts";
+import { quote } from "../lib/text.ts";
 import type { Principal } from "./auth.ts";
 import { scanBody } from "./body-shape.ts";
 import { readBody, tooLarge } from "./body.ts";
@@ -106,7 +107,7 @@ const notJson = (contentType: string | null) =>
     415,
     "unsupported_media_type",
     `This endpoint takes a JSON object: send it as Content-Type: application/json${
-      contentType ? `, not "${contentType.slice(0, 100)}"` : ""
+      contentType ? `, not ${quote(contentType)}` : ""
     }.`,
   );
 const notAnObject = () =>

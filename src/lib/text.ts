@@ -19,3 +19,22 @@ export const nameCharactersOk = (s: string): boolean => !NOT_IN_NAMES.test(s) &&
 
 /** True when `s` may be stored as multi-line text. */
 export const textCharactersOk = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed();
+
+/** Longest piece of a client's input an error message repeats. */
+export const ECHO_MAX = 100;
+
+/**
+ * The client's input as an error message repeats it: quoted, and cut to ECHO_MAX characters
+ * with "…". Messages are built from input of any length (a 1 MB username made a 1 MB answer);
+ * the cut never splits a surrogate pair.
+ */
+export function quote(input: unknown): string {
+  return `"${clip(String(input))}"`;
+}
+
+/** `s` cut to ECHO_MAX characters with "…" (for a field name taken from the client's keys). */
+export function clip(s: string): string {
+  if (s.length <= ECHO_MAX) return s;
+  const cut = s.slice(0, ECHO_MAX);
+  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}

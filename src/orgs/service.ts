@@ -3,7 +3,7 @@ import type { Actor } from "../audit/types.ts";
 import { conflict, invalid, invalidField, notFound } from "../errors.ts";
 import type { UserStore } from "../users/store.ts";
 import { type OrgStore, ROLES, type Role } from "./store.ts";
-import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { NAME_CHARACTERS, nameCharactersOk, quote } from "../lib/text.ts";
 
 const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
 
@@ -54,7 +54,7 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       const user = await users.getByUsername(username);
       if (!user)
         throw invalid("No such user.", [
-          { field: "username", code: "not_found", message: `There is no user "${username}".` },
+          { field: "username", code: "not_found", message: `There is no user ${quote(username)}.` },
         ]);
       await orgs.addMember(orgId, user.id, r, actor);
       return (await orgs.member(orgId, username))!;

@@ -3,6 +3,7 @@ import { assertionsValidator } from "./assertions/index.ts";
 import { csvTableValidator } from "./csv-table/index.ts";
 import { createJsonSchemaValidator, jsonSchemaValidator } from "./json-schema/index.ts";
 import { referencedResources, schemaRefs } from "./json-schema/resources.ts";
+import { quote } from "../lib/text.ts";
 import { DEFAULT_MAX_FINDINGS, MAX_MAX_FINDINGS, MAX_TIMEOUT_MS } from "./limits.ts";
 import { isPlainObject } from "./shared/config-shape.ts";
 import { withoutCommonKeys } from "./shared/common.ts";
@@ -107,7 +108,9 @@ export function checkStepConfig(slug: string, config: unknown, ctx: StepConfigCo
         ? { ...found, checkConfig: (c: unknown) => checkXmlSchemaConfig(c, ctx.xsdDocuments) }
         : found;
   if (!def)
-    return [{ field: "validator", code: "unknown_validator", message: `"${slug}" is not a known validator` }];
+    return [
+      { field: "validator", code: "unknown_validator", message: `${quote(slug)} is not a known validator` },
+    ];
   if (!isPlainObject(config)) return [{ field: "", code: "invalid", message: "config must be an object" }];
   const issues: ConfigIssue[] = [];
   for (const [key, max] of [

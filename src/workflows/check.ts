@@ -3,7 +3,7 @@
 // Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
 // drafts and on the workflow check thread for heavy ones (check-thread.ts).
 import { type ErrorItem, invalid } from "../errors.ts";
-import { NAME_CHARACTERS, nameCharactersOk, textCharactersOk } from "../lib/text.ts";
+import { NAME_CHARACTERS, nameCharactersOk, quote, textCharactersOk } from "../lib/text.ts";
 import {
   type StepConfigContext,
   authoredConfig,
@@ -49,7 +49,7 @@ function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConf
     errors.push({
       field: f("validator"),
       code: "unknown_validator",
-      message: `Unknown validator "${s.validator ?? ""}"; see GET /api/v1/validators/.`,
+      message: `Unknown validator ${quote(s.validator ?? "")}; see GET /api/v1/validators/.`,
     });
     return null;
   }

@@ -3,6 +3,7 @@
 // charset, filename and metadata. Problems in the request are collected into errors[] items.
 import { isUtf8 } from "node:buffer";
 import { AppError, type ErrorItem } from "../../errors.ts";
+import { clip, quote } from "../../lib/text.ts";
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
@@ -57,7 +58,7 @@ function checkCharset(media: NonNullable<ReturnType<typeof parseMediaType>>) {
   if (media.conflicting.includes("charset"))
     throw unsupported("The content type names more than one charset; name one.");
   if (media.charset !== null && !normaliseCharset(media.charset))
-    throw unsupported(`The charset "${media.charset}" is not supported.`);
+    throw unsupported(`The charset ${quote(media.charset)} is not supported.`);
 }
 /** Limits are in bytes of UTF-8, not UTF-16 code units ("é" counts 2). */
 const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
@@ -90,7 +91,7 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
       { field: "X-Submission-Mode", code: "invalid", message: "X-Submission-Mode is raw or envelope." },
     ]);
   if (!media) {
-    if (header) throw unsupported(`"${header}" is not a media type.`);
+    if (header) throw unsupported(`${quote(header)} is not a media type.`);
     throw badRequest([
       { field: "Content-Type", code: "required", message: "Set Content-Type to the payload's media type." },
     ]);
@@ -100,7 +101,7 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
   // ignored and the envelope's own text was stored as the document (F4, docs/decisions.md).
   if (forced === "envelope" && media.mime !== "application/json" && media.mime !== "multipart/form-data")
     throw unsupported(
-      `An envelope (X-Submission-Mode: envelope) is sent as Content-Type: application/json, not "${media.mime.slice(0, 100)}".`,
+      `An envelope (X-Submission-Mode: envelope) is sent as Content-Type: application/json, not ${quote(media.mime)}.`,
     );
   if (forced === "raw" && media.mime === "multipart/form-data")
     throw unsupported(
@@ -166,7 +167,11 @@ function parseEnvelope(body: Uint8Array, required: boolean, charset: string): Fi
         errors.push({ field: "content", code: "required", message: "The envelope needs content." });
       for (const k of Object.keys(v))
         if (!ENVELOPE_KEYS.has(k))
-          errors.push({ field: k, code: "unknown_field", message: `Unknown envelope field "${k}".` });
+          errors.push({
+            field: clip(k),
+            code: "unknown_field",
+            message: `Unknown envelope field ${quote(k)}.`,
+          });
     }
     throw badRequest(errors);
   }
@@ -200,7 +205,7 @@ function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimi
   const byName = new Map<string, Part>();
   for (const p of parts) {
     if (!known.has(p.name))
-      errors.push({ field: p.name, code: "unknown_field", message: `Unknown part "${p.name}".` });
+      errors.push({ field: clip(p.name), code: "unknown_field", message: `Unknown part ${quote(p.name)}.` });
     else if (byName.has(p.name))
       errors.push({ field: p.name, code: "duplicate", message: `The part "${p.name}" is sent twice.` });
     else byName.set(p.name, p);
@@ -416,7 +421,7 @@ function fromRaw(
   let bytes: Uint8Array | null = body;
   if (enc && enc !== "identity") {
     if (enc !== "base64")
-      throw unsupported(`Content-Encoding "${enc}" is not supported; use base64 or none.`);
+      throw unsupported(`Content-Encoding ${quote(enc)} is not supported; use base64 or none.`);
     bytes = decodeBase64(new TextDecoder().decode(body));
     if (!bytes)
       errors.push({
@@ -444,7 +449,7 @@ function finish(
   const declaredType = fileTypeOf(media.mime);
   if (!declaredType)
     throw unsupported(
-      `The content type "${media.mime}" is not supported; use JSON, XML, YAML, CSV or text types.`,
+      `The content type ${quote(media.mime)} is not supported; use JSON, XML, YAML, CSV or text types.`,
     );
   // XML without a charset parameter: its own declaration (or BOM) governs (RFC 7303 §3). That
   // declaration is content, not envelope: an encoding the server cannot use, or bytes that do not
@@ -458,7 +463,7 @@ function finish(
     return { bytes, contentType: declared.trim(), charset, filename, metadata, fileType: "XML", mode };
   }
   const charset = normaliseCharset(charsetLabel);
-  if (!charset) throw unsupported(`The charset "${charsetLabel}" is not supported.`);
+  if (!charset) throw unsupported(`The charset ${quote(charsetLabel)} is not supported.`);
   // The text itself is needed only to tell JSON from plain text; otherwise checking that the
   // bytes decode is enough, and for UTF-8 that check allocates nothing (a 10 MiB document was a
   // 10–20 MiB string on the main thread, and ~4 µs of a 1 KB sync run). isUtf8 accepts exactly
