@@ -3,7 +3,7 @@
 // charset, filename and metadata. Problems in the request are collected into errors[] items.
 import { isUtf8 } from "node:buffer";
 import { AppError, type ErrorItem } from "../../errors.ts";
-import { clip, quote } from "../../lib/text.ts";
+import { NAME_CHARACTERS, clip, nameCharactersOk, quote } from "../../lib/text.ts";
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
@@ -282,6 +282,27 @@ function checkFilename(
   return null;
 }
 
+/**
+ * A content type is stored and returned with every read of the run (and a list page holds 50):
+ * bounded, and one line of text like a name. RFC 6838 §4.2 bounds type and subtype at 127
+ * characters each; 255 leaves room for a charset and a parameter or two. A TAB stays: HTTP
+ * allows it around a header's parameters (RFC 9110 §5.6.3).
+ */
+export const MAX_CONTENT_TYPE_LENGTH = 255;
+
+function contentTypeOk(v: string, field: string, errors: ErrorItem[]): boolean {
+  if (v.length > MAX_CONTENT_TYPE_LENGTH)
+    errors.push({
+      field,
+      code: "too_long",
+      message: `${field} may hold at most ${MAX_CONTENT_TYPE_LENGTH} characters.`,
+    });
+  else if (!nameCharactersOk(v.replaceAll("\t", " ")))
+    errors.push({ field, code: "invalid", message: `${field} ${NAME_CHARACTERS}.` });
+  else return true;
+  return false;
+}
+
 function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLimits): Intake {
   const errors: ErrorItem[] = [];
   // content_type: required for text content; objects and arrays are JSON by nature.
@@ -302,9 +323,9 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     });
   else if (typeof ct !== "string")
     errors.push({ field: "content_type", code: "invalid", message: "content_type must be a string." });
-  else {
+  else if (contentTypeOk(ct, "content_type", errors)) {
     media = parseMediaType(ct);
-    if (!media) throw unsupported(`"${ct}" is not a media type.`);
+    if (!media) throw unsupported(`${quote(ct)} is not a media type.`);
     checkCharset(media);
   }
   const filename = checkFilename(f.filename, limits, errors);
@@ -431,6 +452,8 @@ function fromRaw(
       });
   }
   const filename = checkFilename(headers.get("x-filename"), limits, errors, "X-Filename");
+  // The header is stored as the submission's content type, as in the other modes.
+  contentTypeOk(headers.get("content-type")!, "Content-Type", errors);
   if (errors.length) throw badRequest(errors);
   return finish("raw", bytes!, media, media.charset ?? "utf-8", filename, {}, headers.get("content-type")!);
 }
