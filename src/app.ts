@@ -20,6 +20,7 @@ import { healthRoutes } from "./http/health.ts";
 import { type SharedBudgets, createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
+import { pathParams } from "./http/path-params.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
 import { createRunLane, lanePath } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
@@ -112,6 +113,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       return answer === null ? handle : () => answer;
     })
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
+    // Before the routes' own transforms (authentication, the org gate): a path that names nothing.
+    .use(pathParams)
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
