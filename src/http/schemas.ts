@@ -52,3 +52,17 @@ export function errorResponses(...statuses: number[]) {
 export const AUTHED = [400, 401, 403, 404, 429, 500] as const;
 
 export const OkSchema = t.Object({ detail: t.String() });
+
+/**
+ * The bounds that services check on names and identifiers, for documentedWith()
+ * (src/http/openapi/named.ts): the OpenAPI document states them, the service's check (which
+ * reports every problem of a body together) stays the one that refuses. `\S`: not blank.
+ */
+export const BOUNDS = {
+  tokenName: { minLength: 1, maxLength: 100, pattern: "\\S" },
+  name: { minLength: 1, maxLength: 200, pattern: "\\S" },
+  username: { minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$" },
+  orgSlug: { minLength: 1, maxLength: 63, pattern: "^[a-z][a-z0-9-]{0,62}$" },
+  workflowSlug: { minLength: 1, maxLength: 63, pattern: "^[a-z][a-z0-9_-]{0,62}$" },
+  password: { minLength: 8, maxLength: 1024 },
+} as const;

@@ -112,12 +112,30 @@ export const HEADERS = {
     'What is left of each policy, e.g. `"default";r=1187;t=12`: r requests remain; t is the number of seconds until the budget is whole again (in every answer, 429 included).',
   ),
   WWWAuthenticate: str("The authentication scheme to use: `Bearer`."),
+  Warning: str(
+    'On answers to a token within 7 days of its rotation deadline (RFC 7234 §5.5, code 299), e.g. `299 assay "This token must be rotated before 2026-12-01T00:00:00.000Z"`.',
+  ),
+  ContentDisposition: str(
+    'How to save the body: `attachment; filename="…"` (a download) or `inline; filename="…"`.',
+  ),
+  SetCookie: str(
+    "The web session cookie `assay_session` (HttpOnly, SameSite=Strict; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
+  ),
 };
 
 /** The headers that every answer to an authenticated request carries. */
 export const RATE_LIMIT_HEADERS = {
   "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
   RateLimit: { $ref: "#/components/headers/RateLimit" },
+};
+
+/**
+ * The headers of answers to an authenticated request: the rate-limit headers always, Warning when
+ * the token is close to its rotation deadline (set while authenticating, so errors after it too).
+ */
+export const AUTHENTICATED_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  Warning: { $ref: "#/components/headers/Warning" },
 };
 
 /** One response per error status: [component name, description, extra headers]. */
@@ -154,19 +172,41 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
   ],
 };
 
-export const errorResponseName = (status: number): string | undefined => ERRORS[status]?.[0];
+/**
+ * The component for an error status. Answers to requests that are not authenticated (the public
+ * operations: sign-in, sign-out, setup) carry no rate-limit headers (docs/limits.md): theirs are
+ * the `Public…` variants.
+ */
+export const errorResponseName = (status: number, authenticated = true): string | undefined => {
+  const name = ERRORS[status]?.[0];
+  return name && !authenticated ? `Public${name}` : name;
+};
 
-/** components.responses: each error status with the Error object and its headers. */
+/** A public 429 comes from the address's budget (with its "ip" policy) or the sign-in limiter. */
+const PUBLIC_429 =
+  'rate_limited: wait Retry-After seconds. Too many failed authentications from this address (then with RateLimit-Policy and RateLimit of the `"ip"` policy), or too many sign-in attempts (no RateLimit headers).';
+
+/** components.responses: each error status with the Error object and its headers, twice. */
 export function errorResponses(): Record<string, unknown> {
+  const content = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
   return Object.fromEntries(
-    Object.values(ERRORS).map(([name, description, headers]) => [
-      name,
-      {
-        description,
-        headers: { ...headers, ...RATE_LIMIT_HEADERS },
-        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-      },
-    ]),
+    Object.entries(ERRORS).flatMap(([status, [name, description, headers]]) => {
+      const authed = { ...headers, ...AUTHENTICATED_HEADERS };
+      // An authentication that failed has no token to warn about.
+      if (status === "401") delete (authed as Record<string, unknown>).Warning;
+      const open = status === "429" ? { ...headers, ...RATE_LIMIT_HEADERS } : headers;
+      return [
+        [name, { description, headers: authed, content }],
+        [
+          `Public${name}`,
+          {
+            description: status === "429" ? PUBLIC_429 : description,
+            ...(open ? { headers: open } : {}),
+            content,
+          },
+        ],
+      ];
+    }),
   );
 }
 

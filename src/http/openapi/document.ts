@@ -3,15 +3,17 @@
 // responses); this file then applies what the route's `detail` declares beyond that (header
 // parameters, a hand-written requestBody, answer headers, response content), cleans every schema
 // (./normalize.ts), refers error statuses to components.responses, and adds what global layers
-// do to every route: rate-limit headers, 413 and 415 on JSON bodies. How to declare a route so
-// that the document stays lint-clean: docs/api.md.
+// do to every route (src/http/limits.ts, src/http/errors.ts): rate-limit headers, 413 on every
+// method that may carry a body, 415 on JSON bodies, 429 everywhere but the probes, 503 wherever
+// the database is reached, Location on every 201. How to declare a route so that the document
+// stays lint-clean: docs/api.md.
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import type { AnyElysia } from "elysia";
 import { ErrorSchema } from "../schemas.ts";
 import {
+  AUTHENTICATED_HEADERS,
   HEADERS,
   PARAMETERS,
-  RATE_LIMIT_HEADERS,
   SECURITY_SCHEMES,
   TAGS,
   errorResponseName,
@@ -22,6 +24,15 @@ import { type Obj, SchemaRegistry, isObj } from "./normalize.ts";
 
 export const OPENAPI_VERSION = "3.1.1";
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+/** Methods whose body the limits never read: every other one may be refused 413 before routing. */
+const BODYLESS = new Set(["get", "head", "options"]);
+/** Probes are never rate limited (src/http/limits.ts UNLIMITED_PATHS). */
+const PROBES = new Set(["/healthz", "/readyz"]);
+/**
+ * Operations that never reach the database: the rest may answer 503 when it is unavailable, busy
+ * or locked (src/http/errors.ts), authentication included.
+ */
+const NO_DATABASE = new Set(["/healthz"]);
 const STATUS_TEXT: Record<string, string> = {
   "200": "OK",
   "201": "Created",
@@ -78,7 +89,7 @@ export function buildDocument(app: AnyElysia, version: string): Obj {
     const out: Obj = {};
     for (const method of METHODS) {
       const op = item[method];
-      if (op) out[method] = operation(op, details.get(`${method} ${path}`) ?? {}, reg);
+      if (op) out[method] = operation(op, details.get(`${method} ${path}`) ?? {}, reg, { path, method });
     }
     if (Object.keys(out).length) paths[path] = out;
   }
@@ -128,7 +139,7 @@ function pruned(paths: Obj, components: Record<string, Record<string, unknown>>)
   );
 }
 
-function operation(op: Obj, d: Detail, reg: SchemaRegistry): Obj {
+function operation(op: Obj, d: Detail, reg: SchemaRegistry, at: { path: string; method: string }): Obj {
   // Authenticated unless the route says otherwise: `security: []` (public) or a list holding {}
   // (anonymous allowed). Only authenticated requests carry the rate-limit headers.
   const authenticated =
@@ -154,18 +165,25 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry): Obj {
   const responses: Record<string, Obj> = {};
   const generated = (op.responses as Record<string, Obj> | undefined) ?? {};
   const statuses = new Set([...Object.keys(generated), ...Object.keys(d.responses ?? {})]);
-  if (jsonBody) for (const s of ["400", "413", "415"]) statuses.add(s);
+  if (jsonBody) for (const s of ["400", "415"]) statuses.add(s);
+  // The body limit is checked before routing, for any method that may carry a body.
+  if (!BODYLESS.has(at.method)) statuses.add("413");
+  // The address's budget for failed authentication is checked before routing, on every path.
+  if (!PROBES.has(at.path)) statuses.add("429");
+  if (!NO_DATABASE.has(at.path)) statuses.add("503");
   for (const status of [...statuses].sort()) {
     const g = generated[status];
     const schema = firstSchema(g);
-    const component = errorResponseName(Number(status));
+    const component = errorResponseName(Number(status), authenticated);
     if (component && (!g || nameOf(schema) === "Error") && !d.responses?.[status]) {
       responses[status] = { $ref: `#/components/responses/${component}` };
       continue;
     }
     const custom = d.responses?.[status] ?? {};
     if (custom.$ref) {
-      responses[status] = custom;
+      // errorRefs() names the authenticated variant; a public operation's has no rate-limit headers.
+      const publicName = authenticated ? undefined : errorResponseName(Number(status), false);
+      responses[status] = publicName ? { $ref: `#/components/responses/${publicName}` } : custom;
       continue;
     }
     const r: Obj = {
@@ -175,7 +193,12 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry): Obj {
           ? schema.description
           : (STATUS_TEXT[status] ?? "See the error object")),
     };
-    const headers = { ...(custom.headers as Obj | undefined), ...(authenticated ? RATE_LIMIT_HEADERS : {}) };
+    const headers = {
+      // Every 201 names what it created (the routes set it with publicOrigin: ASSAY_BASE_URL).
+      ...(status === "201" ? { Location: { $ref: "#/components/headers/Location" } } : {}),
+      ...(custom.headers as Obj | undefined),
+      ...(authenticated ? AUTHENTICATED_HEADERS : {}),
+    };
     if (Object.keys(headers).length) r.headers = headers;
     if (custom.content) r.content = cleanContent(custom.content, reg);
     else if (status !== "204" && schema) r.content = { "application/json": { schema: reg.clean(schema) } };
@@ -216,7 +239,8 @@ export function conventionProblems(doc: Obj): string[] {
     for (const [method, op] of Object.entries(item)) {
       const where = `${method.toUpperCase()} ${path}`;
       const id = op.operationId as string | undefined;
-      if (!id || !/^[a-z][A-Za-z0-9]*$/.test(id))
+      // The framework's own ids spell out the method and path (getApiV1Setup): a route without one.
+      if (!id || !/^[a-z][A-Za-z0-9]*$/.test(id) || /^[a-z]+ApiV\d/.test(id))
         problems.push(`${where}: detail.operationId must be a camelCase verb phrase (got ${id})`);
       else if (ids.has(id)) problems.push(`${where}: operationId ${id} is also used by ${ids.get(id)}`);
       else ids.set(id, where);

@@ -29,3 +29,13 @@ export function documentedAs<S extends TSchema>(schema: S, json: Record<string, 
   Object.defineProperty(schema, DOCUMENTED_AS, { value: json, enumerable: true, configurable: true });
   return schema;
 }
+
+/**
+ * Validates with `schema`, documents it with `bounds` added: for limits that a service checks
+ * itself, so that every problem of a body is reported together, with the service's message (the
+ * service stays the authority). Lengths there count UTF-16 code units (String.length), as the
+ * services do; JSON Schema counts code points, the same outside the astral planes.
+ */
+export function documentedWith<S extends TSchema>(schema: S, bounds: Record<string, unknown>): S {
+  return documentedAs(schema, { ...schema, ...bounds });
+}
