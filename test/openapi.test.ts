@@ -183,7 +183,12 @@ describe("operations", () => {
     }
     expect(Object.keys(o.responses["202"].headers)).toContain("Retry-After");
     const tooMany = doc.components.responses.TooManyRequests;
-    expect(Object.keys(tooMany.headers).sort()).toEqual(["RateLimit", "RateLimit-Policy", "Retry-After"]);
+    expect(Object.keys(tooMany.headers).sort()).toEqual([
+      "RateLimit",
+      "RateLimit-Policy",
+      "Retry-After",
+      "Warning",
+    ]);
     for (const status of ["401", "403", "404", "409", "413", "415", "422", "429"])
       expect(o.responses[status].$ref).toStartWith("#/components/responses/");
   });
@@ -202,8 +207,8 @@ describe("operations", () => {
           at: `${method} ${path}`,
           types: ["application/json"],
         });
-        // and a non-JSON body is answered 415
-        expect(o.responses["415"]).toEqual({ $ref: "#/components/responses/UnsupportedMediaType" });
+        // and a non-JSON body is answered 415 (without rate-limit headers on a public operation)
+        expect(o.responses["415"].$ref).toMatch(/^#\/components\/responses\/(Public)?UnsupportedMediaType$/);
       }
     expect(
       op("/api/v1/orgs/{org_slug}/workflows/", "post").requestBody.content["application/json"].schema,
@@ -233,7 +238,8 @@ describe("operations", () => {
       for (const [method, o] of Object.entries(item as J) as [string, J][])
         if (!Object.keys(o.responses).some((st) => st.startsWith("4"))) without.push(`${method} ${path}`);
     // The probes and the setup check cannot fail: they read one flag.
-    expect(without.sort()).toEqual(["get /api/v1/setup/", "get /healthz", "get /readyz"]);
+    // The probes are never rate limited; the setup check can be (src/http/limits.ts).
+    expect(without.sort()).toEqual(["get /healthz", "get /readyz"]);
     expect(Object.keys(op("/api/v1/orgs/{org_slug}/runs/{run_id}/content/", "get").responses)).toContain(
       "410",
     );
@@ -254,10 +260,11 @@ describe("operations", () => {
       'post /api/v1/auth/logout/ [{"session":[]},{}]',
       "post /api/v1/setup/ []",
     ]);
-    // Authenticated answers carry the rate-limit headers.
+    // Authenticated answers carry the rate-limit headers, and Warning near a token's rotation deadline.
     expect(Object.keys(op("/api/v1/orgs/", "get").responses["200"].headers)).toEqual([
       "RateLimit-Policy",
       "RateLimit",
+      "Warning",
     ]);
     expect(op("/healthz", "get").responses["200"].headers).toBeUndefined();
   });
@@ -273,5 +280,177 @@ describe("operations", () => {
     });
     expect(byName.page_size.schema.maximum).toBe(200);
     expect(byName.status.schema.enum).toContain("succeeded");
+  });
+});
+
+// What global layers answer on every route, as the document must say (src/http/limits.ts,
+// src/http/errors.ts); the live answers are in test/openapi-answers.test.ts.
+describe("statuses and headers from the global layers", () => {
+  const ops = (): [string, string, J][] =>
+    Object.entries(doc.paths as J).flatMap(([path, item]) =>
+      Object.entries(item as J).map(([method, o]) => [path, method, o] as [string, string, J]),
+    );
+  const ref = (o: J, status: string) => o.responses[status]?.$ref as string | undefined;
+  const isPublic = (o: J) => Array.isArray(o.security) && !o.security.every((x: J) => Object.keys(x).length);
+
+  test("503 (with Retry-After) wherever the database is reached: all but /healthz", () => {
+    const without = ops()
+      .filter(([, , o]) => !ref(o, "503")?.endsWith("ServiceUnavailable"))
+      .map(([p, m]) => `${m} ${p}`);
+    expect(without).toEqual(["get /healthz"]);
+    expect(Object.keys(doc.components.responses.ServiceUnavailable.headers)).toContain("Retry-After");
+  });
+
+  test("413 on every method that may carry a body; 429 everywhere but the probes", () => {
+    const no413 = ops().filter(([, m, o]) => !["get", "head"].includes(m) && !o.responses["413"]);
+    expect(no413.map(([p, m]) => `${m} ${p}`)).toEqual([]);
+    const no429 = ops().filter(([, , o]) => !o.responses["429"]);
+    expect(no429.map(([p, m]) => `${m} ${p}`).sort()).toEqual(["get /healthz", "get /readyz"]);
+    for (const path of ["/api/v1/users/me/tokens/{id}/", "/api/v1/admin/orgs/{org_slug}/suspend/"]) {
+      const o = doc.paths[path].delete ?? doc.paths[path].post;
+      expect(ref(o, "413")).toBe("#/components/responses/PayloadTooLarge");
+    }
+    expect(ref(op("/api/v1/auth/logout/", "post"), "413")).toBe(
+      "#/components/responses/PublicPayloadTooLarge",
+    );
+    expect(ref(op("/api/v1/setup/", "get"), "429")).toBe("#/components/responses/PublicTooManyRequests");
+  });
+
+  test("every 201 documents the Location of what it created", () => {
+    const created = ops().filter(([, , o]) => o.responses["201"]);
+    expect(created.map(([, , o]) => o.operationId).sort()).toEqual(
+      [
+        "addMember",
+        "addStep",
+        "adminCreateOrg",
+        "adminCreateUser",
+        "createSchema",
+        "createToken",
+        "createWebhook",
+        "createWorkflow",
+        "restoreWorkflowVersion",
+        "setUpInstance",
+        "startRun",
+      ].sort(),
+    );
+    for (const [, , o] of created)
+      expect({ id: o.operationId, location: o.responses["201"].headers?.Location }).toEqual({
+        id: o.operationId,
+        location: { $ref: "#/components/headers/Location" },
+      });
+  });
+
+  test("public operations' errors carry no rate-limit headers but their 429 may", () => {
+    const pub = ops().filter(([, , o]) => isPublic(o));
+    for (const [, , o] of pub)
+      for (const r of Object.values(o.responses) as J[])
+        if (r.$ref) expect(r.$ref).toStartWith("#/components/responses/Public");
+        else expect(Object.keys(r.headers ?? {})).not.toContain("RateLimit");
+    const responses = doc.components.responses;
+    for (const name of ["PublicUnauthorized", "PublicBadRequest", "PublicConflict", "PublicForbidden"])
+      expect(Object.keys(responses[name].headers ?? {})).not.toContain("RateLimit");
+    expect(Object.keys(responses.PublicTooManyRequests.headers).sort()).toEqual([
+      "RateLimit",
+      "RateLimit-Policy",
+      "Retry-After",
+    ]);
+    expect(ref(op("/api/v1/auth/login/", "post"), "401")).toBe("#/components/responses/PublicUnauthorized");
+    expect(ref(op("/api/v1/setup/", "post"), "409")).toBe("#/components/responses/PublicConflict");
+    expect(ref(op("/api/v1/auth/logout/", "post"), "403")).toBe("#/components/responses/PublicForbidden");
+  });
+
+  test("answer headers the server sends: Warning, Content-Disposition, Set-Cookie", () => {
+    expect(doc.components.headers.Warning.schema.type).toBe("string");
+    expect(Object.keys(doc.components.responses.NotFound.headers)).toContain("Warning");
+    expect(Object.keys(doc.components.responses.Unauthorized.headers)).not.toContain("Warning");
+    const content = op("/api/v1/orgs/{org_slug}/runs/{run_id}/content/", "get").responses["200"];
+    expect(Object.keys(content.content)).toEqual(["application/octet-stream"]);
+    expect(content.description).toContain("attachment");
+    const disposition = { $ref: "#/components/headers/ContentDisposition" };
+    expect(content.headers["Content-Disposition"]).toEqual(disposition);
+    expect(
+      op("/api/v1/orgs/{org_slug}/runs/{run_id}/report/", "get").responses["200"].headers[
+        "Content-Disposition"
+      ],
+    ).toEqual(disposition);
+    for (const path of ["/api/v1/orgs/{org_slug}/audit/", "/api/v1/admin/audit/"])
+      expect(op(path, "get").responses["200"].headers["Content-Disposition"]).toEqual(disposition);
+    const cookie = { $ref: "#/components/headers/SetCookie" };
+    expect(op("/api/v1/auth/login/", "post").responses["200"].headers["Set-Cookie"]).toEqual(cookie);
+    expect(op("/api/v1/auth/logout/", "post").responses["204"].headers["Set-Cookie"]).toEqual(cookie);
+    expect(op("/api/v1/users/me/password/", "post").responses["204"].headers["Set-Cookie"]).toEqual(cookie);
+    expect(op("/api/v1/setup/", "post").responses["201"].headers["Set-Cookie"]).toEqual(cookie);
+  });
+});
+
+describe("bounds and types the server enforces", () => {
+  const body = (path: string, method: string) => {
+    const s = op(path, method).requestBody.content["application/json"].schema;
+    return s.$ref ? doc.components.schemas[s.$ref.split("/").pop()] : s;
+  };
+  const param = (path: string, method: string, name: string) =>
+    op(path, method).parameters.find((p: J) => p.name === name)?.schema;
+
+  test("request bodies state the bounds the services check", () => {
+    expect(body("/api/v1/users/me/password/", "post").properties.new_password).toEqual({
+      type: "string",
+      minLength: 8,
+      maxLength: 1024,
+    });
+    expect(body("/api/v1/users/me/tokens/", "post").properties.name).toMatchObject({
+      minLength: 1,
+      maxLength: 100,
+    });
+    expect(body("/api/v1/orgs/{org_slug}/", "patch").properties.name).toMatchObject({ maxLength: 200 });
+    expect(body("/api/v1/orgs/{org_slug}/members/", "post").properties.username).toMatchObject({
+      maxLength: 64,
+      pattern: "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$",
+    });
+    const user = body("/api/v1/admin/users/", "post").properties;
+    expect(user.password).toMatchObject({ minLength: 8, maxLength: 1024 });
+    expect(body("/api/v1/admin/orgs/", "post").properties.org_slug).toMatchObject({
+      maxLength: 63,
+      pattern: "^[a-z][a-z0-9-]{0,62}$",
+    });
+    const wf = doc.components.schemas.WorkflowInput.properties;
+    expect(wf.slug).toMatchObject({ maxLength: 63, pattern: "^[a-z][a-z0-9_-]{0,62}$" });
+    expect(wf.description).toMatchObject({ maxLength: 5000 });
+    expect(wf.steps).toMatchObject({ maxItems: 50 });
+    expect(wf.allowed_file_types).toMatchObject({ minItems: 1, uniqueItems: true });
+    expect(doc.components.schemas.StoredSchemaInput.properties.uri).toMatchObject({ maxLength: 500 });
+    expect(
+      op("/api/v1/orgs/{org_slug}/workflows/{workflow}/runs/", "post").requestBody.content["text/x-yaml"],
+    ).toBeDefined();
+  });
+
+  test("query parameters are documented as what the server parses them as", () => {
+    const integer = { type: "integer", minimum: 1 };
+    expect(param("/api/v1/orgs/{org_slug}/workflows/{workflow}/runs/", "post", "version")).toMatchObject(
+      integer,
+    );
+    expect(
+      param("/api/v1/orgs/{org_slug}/workflows/{workflow}/versions/{version}/diff/", "get", "against"),
+    ).toMatchObject(integer);
+    expect(param("/api/v1/orgs/{org_slug}/runs/{run_id}/findings/", "get", "step")).toMatchObject(integer);
+    for (const path of ["/api/v1/orgs/{org_slug}/audit/", "/api/v1/admin/audit/"]) {
+      expect(param(path, "get", "created_after")).toMatchObject({ type: "string", format: "date-time" });
+      expect(param(path, "get", "created_before")).toMatchObject({ type: "string", format: "date-time" });
+      expect(param(path, "get", "format").enum).toEqual(["json", "csv", "jsonl"]);
+    }
+  });
+});
+
+describe("conventionProblems", () => {
+  test("refuses the framework's generated operationIds", () => {
+    const one = (operationId: string) => ({
+      openapi: "3.1.1",
+      paths: { "/api/v1/setup/": { get: { operationId, tags: ["Web session"], summary: "s" } } },
+    });
+    expect(conventionProblems(one("getApiV1Setup"))).toEqual([
+      "GET /api/v1/setup/: detail.operationId must be a camelCase verb phrase (got getApiV1Setup)",
+    ]);
+    expect(conventionProblems(one("getSetupStatus"))).toEqual([]);
+    expect(op("/api/v1/setup/", "get").operationId).toBe("getSetupStatus");
+    expect(op("/api/v1/setup/", "post").operationId).toBe("setUpInstance");
   });
 });

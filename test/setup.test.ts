@@ -109,6 +109,8 @@ describe("the setup", () => {
   test("201: the admin, the org and the membership in one go, signed in by a session cookie", async () => {
     const r = await call(s, "POST", SETUP, { body: body() });
     expect(r.status).toBe(201);
+    // What was created that a client can read: the org (the setup test server sets no base URL).
+    expect(r.headers.get("location")).toBe(`${s.url}/api/v1/orgs/acme/`);
     expect(r.json).toEqual({
       user: expect.objectContaining({ username: "ada", is_admin: true }),
       csrf_token: expect.any(String),

@@ -4,9 +4,9 @@ import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
-import { named } from "../http/openapi/named.ts";
-import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
-import { publicUrl } from "../http/url.ts";
+import { documentedWith, named } from "../http/openapi/named.ts";
+import { AUTHED, BOUNDS, errorResponses, Int } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { OrgOut, presentOrg } from "../orgs/model.ts";
 import { createOrgService } from "../orgs/service.ts";
@@ -57,17 +57,19 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/users/",
-      async ({ body, set, principal, actor }) => {
+      async ({ body, set, principal, actor, request }) => {
         requireInstanceAdmin(principal);
+        const user = presentUser(await createUser(users, body, actor));
         set.status = 201;
-        return presentUser(await createUser(users, body, actor));
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/admin/users/${encodeURIComponent(user.username)}/`;
+        return user;
       },
       {
         auth: true,
         body: t.Object(
           {
-            username: t.String({ error: "must be a string" }),
-            password: t.Optional(t.String({ error: "must be a string" })),
+            username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
+            password: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.password)),
             name: t.Optional(
               t.String({ maxLength: 200, error: "must be a string of at most 200 characters" }),
             ),
@@ -129,21 +131,23 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/",
-      async ({ body, set, principal, actor }) => {
+      async ({ body, set, principal, actor, request }) => {
         requireInstanceAdmin(principal);
         // An org needs an Admin to be managed through the API: the named user, else the caller.
         const admin = body.admin === undefined ? principal.user : await users.getByUsername(body.admin);
         if (!admin) throw invalidField("admin", `There is no user "${body.admin}".`, "not_found");
         const org = await orgService.create(body.org_slug, body.name, actor, admin);
         set.status = 201;
+        // The org's own resource: /admin/orgs/{slug}/ has no GET.
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/`;
         return presentOrg(org, false);
       },
       {
         auth: true,
         body: t.Object(
           {
-            org_slug: t.String({ error: "must be a string" }),
-            name: t.Optional(t.String({ error: "must be a string" })),
+            org_slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.orgSlug),
+            name: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.name)),
             admin: t.Optional(
               t.String({ maxLength: 64, error: "must be a username", description: "Default: you" }),
             ),

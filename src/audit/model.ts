@@ -1,7 +1,7 @@
 // Request and response schemas of the audit API (docs/audit.md). Responses use Int(): no
 // TypeBox transforms in response schemas (test/response-schemas.test.ts).
 import { t } from "elysia";
-import { named } from "../http/openapi/named.ts";
+import { documentedAs, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 import { PageQuery } from "../http/pagination.ts";
 
@@ -12,10 +12,28 @@ const filters = {
   ),
   target_type: t.Optional(t.String({ description: "workflow, step, member, token, user, org, webhook …" })),
   target_id: t.Optional(t.String()),
-  created_after: t.Optional(t.String({ description: "ISO 8601; entries at or after" })),
-  created_before: t.Optional(t.String({ description: "ISO 8601; entries before" })),
+  // Parsed by hand in routes.ts (one errors[] item per bad filter): documented as what they are.
+  created_after: t.Optional(
+    documentedAs(t.String(), {
+      type: "string",
+      format: "date-time",
+      description: "ISO 8601; entries at or after",
+    }),
+  ),
+  created_before: t.Optional(
+    documentedAs(t.String(), {
+      type: "string",
+      format: "date-time",
+      description: "ISO 8601; entries before",
+    }),
+  ),
   format: t.Optional(
-    t.String({ description: "json (a page, the default), csv or jsonl (every matching entry, streamed)" }),
+    documentedAs(t.String(), {
+      type: "string",
+      enum: ["json", "csv", "jsonl"],
+      default: "json",
+      description: "json (a page, the default), csv or jsonl (every matching entry, streamed)",
+    }),
   ),
 };
 

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
-import { describe } from "../http/openapi/components.ts";
+import { describe, header } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
@@ -123,6 +123,8 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const listContent = {
     200: {
       description: "A page of entries, newest first; with `format=csv|jsonl` every matching entry as a file",
+      // Sent with the csv and jsonl downloads only.
+      headers: { "Content-Disposition": header("ContentDisposition") },
       content: {
         "application/json": { schema: EnvelopeOf(AuditEntryOut) },
         "text/csv": { schema: { type: "string", description: "A header row, then one row per entry" } },

@@ -4,8 +4,9 @@ import type { Deps } from "../deps.ts";
 import { invalidField } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
-import { publicUrl } from "../http/url.ts";
+import { documentedWith } from "../http/openapi/named.ts";
+import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "./access.ts";
 import { MemberOut, OrgOut, RoleSchema, presentMember, presentOrg } from "./model.ts";
 import { createOrgService } from "./service.ts";
@@ -68,7 +69,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: "admin",
         params: OrgParams,
         body: t.Object(
-          { name: t.Optional(t.String({ error: "must be a string" })) },
+          { name: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.name)) },
           { additionalProperties: false },
         ),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
@@ -111,16 +112,21 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/:org_slug/members/",
-      async ({ params, body, principal, actor, set }) => {
+      async ({ params, body, principal, actor, set, request }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
+        const member = presentMember(await service.addMember(org.id, body.username, body.role, actor));
         set.status = 201;
-        return presentMember(await service.addMember(org.id, body.username, body.role, actor));
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/members/${encodeURIComponent(member.username)}/`;
+        return member;
       },
       {
         auth: "admin",
         params: OrgParams,
         body: t.Object(
-          { username: t.String({ error: "must be a string" }), role: RoleSchema },
+          {
+            username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
+            role: RoleSchema,
+          },
           { additionalProperties: false },
         ),
         response: { 201: MemberOut, ...errorResponses(...AUTHED, 409) },

@@ -87,7 +87,10 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         responses: {
           200: {
             description: "The report; while the run is not final, Retry-After says when to ask again",
-            headers: { "Retry-After": header("RetryAfter") },
+            headers: {
+              "Retry-After": header("RetryAfter"),
+              "Content-Disposition": header("ContentDisposition"),
+            },
             content: {
               "application/json": { schema: RunOut },
               "application/xml": { schema: { type: "string", description: "JUnit XML" } },

@@ -25,6 +25,7 @@ const RUN_BODY = {
   "application/yaml": TEXT_BODY,
   "application/x-yaml": TEXT_BODY,
   "text/yaml": TEXT_BODY,
+  "text/x-yaml": TEXT_BODY,
   "text/csv": TEXT_BODY,
   "application/csv": TEXT_BODY,
   "text/tab-separated-values": TEXT_BODY,
@@ -48,7 +49,13 @@ export const START_RUN_DOC: Omit<OperationDetail, "tags"> = {
     param("ContentEncoding"),
     param("XSubmissionMode"),
   ],
-  requestBody: { required: true, content: RUN_BODY },
+  requestBody: {
+    required: true,
+    // A media type map cannot hold a structured-suffix family (`application/*+json` is no range).
+    description:
+      "Raw mode also takes every `application/*+json` type (read as JSON) and every `application/*+xml` type (read as XML), each with an optional charset (CONTRACT §4).",
+    content: RUN_BODY,
+  },
   responses: {
     201: { description: "The run finished within the wait: its results", headers: RUN_HEADERS },
     202: {

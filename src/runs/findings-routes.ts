@@ -7,6 +7,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { documentedAs } from "../http/openapi/named.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, Int, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
@@ -75,7 +76,13 @@ export function findingRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       query: t.Object(
         {
           ...PageQuery,
-          step: t.Optional(t.String({ description: "Only this step's findings (its order)" })),
+          step: t.Optional(
+            documentedAs(t.String(), {
+              type: "integer",
+              minimum: 1,
+              description: "Only this step's findings (its order)",
+            }),
+          ),
         },
         { additionalProperties: true },
       ),

@@ -6,6 +6,7 @@ import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../erro
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
+import { documentedAs } from "../http/openapi/named.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
 import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
@@ -46,8 +47,11 @@ export function runRoutes(
       params: t.Object({ org_slug: t.String(), workflow: t.String() }),
       query: t.Object(
         {
+          // Parsed by the run service (a positive integer, else 400): documented as what it is.
           version: t.Optional(
-            t.String({
+            documentedAs(t.String(), {
+              type: "integer",
+              minimum: 1,
               description:
                 "Run this version of the workflow (default: the current one); 409 workflow_version_unavailable if it has none such",
             }),
@@ -174,9 +178,13 @@ export function runRoutes(
           summary: "The submitted content, byte for byte",
           responses: {
             200: {
-              description: "The submitted bytes, with the content type they were submitted as",
+              description:
+                "The submitted bytes as a download (Content-Disposition: attachment), whatever type they were submitted as (the run's submission.content_type)",
+              headers: { "Content-Disposition": header("ContentDisposition") },
               content: {
-                "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
+                "application/octet-stream": {
+                  schema: { type: "string", contentMediaType: "application/octet-stream" },
+                },
               },
             },
           },

@@ -2,7 +2,7 @@
 // kind (a JSON object for a JSON Schema, a string of XML for an XSD) and its validity are checked
 // in service.ts.
 import { t } from "elysia";
-import { named } from "../http/openapi/named.ts";
+import { documentedWith, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 
 const Kind = t.Union([t.Literal("json_schema"), t.Literal("xsd")], {
@@ -14,11 +14,15 @@ export const SchemaIn = named(
   "StoredSchemaInput",
   t.Object(
     {
-      uri: t.String({
-        error: "must be a string",
-        description:
-          "Absolute URI, e.g. https://schemas.example.com/address.json or urn:…; for an XSD, the URI that schemaLocations resolve to (relative ones against the including document's URI)",
-      }),
+      // At most MAX_URI_LENGTH characters: checked in service.ts with the URI's syntax.
+      uri: documentedWith(
+        t.String({
+          error: "must be a string",
+          description:
+            "Absolute URI, e.g. https://schemas.example.com/address.json or urn:…; for an XSD, the URI that schemaLocations resolve to (relative ones against the including document's URI)",
+        }),
+        { minLength: 1, maxLength: 500 },
+      ),
       kind: t.Optional(Kind),
       schema: t.Union([t.Record(t.String(), t.Unknown()), t.String()], {
         error: "must be a JSON object (json_schema) or a string of XML (xsd)",

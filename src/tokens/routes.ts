@@ -4,9 +4,9 @@ import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
-import { named } from "../http/openapi/named.ts";
-import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
-import { publicUrl } from "../http/url.ts";
+import { documentedWith, named } from "../http/openapi/named.ts";
+import { AUTHED, BOUNDS, errorResponses, Int } from "../http/schemas.ts";
+import { publicOrigin, publicUrl } from "../http/url.ts";
 import type { TokenRecord } from "./store.ts";
 import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 
@@ -64,7 +64,7 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/",
-      async ({ body, principal, actor, set }) => {
+      async ({ body, principal, actor, set, request }) => {
         checkTokenName(body.name);
         const { record, token } = await tokens.create(
           principal.user.id,
@@ -74,13 +74,14 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         );
         set.status = 201;
         set.headers["cache-control"] = "no-store";
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/users/me/tokens/${record.id}/`;
         return { ...presentToken(record), token };
       },
       {
         auth: true,
         body: t.Object(
           {
-            name: t.String({ error: "must be a string" }),
+            name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.tokenName),
             expires_in_days: t.Optional(
               t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
                 error: "must be an integer from 1 to 36500 or null",

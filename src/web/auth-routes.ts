@@ -8,8 +8,9 @@ import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { peerAddress } from "../http/peer.ts";
-import { named } from "../http/openapi/named.ts";
-import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { describe, header } from "../http/openapi/components.ts";
+import { documentedWith, named } from "../http/openapi/named.ts";
+import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
 import { MIN_PASSWORD } from "../users/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
@@ -42,6 +43,7 @@ async function passwordMatches(hash: string | null | undefined, password: string
 }
 
 const BAD_LOGIN = "Invalid username or password.";
+const SET_COOKIE = { "Set-Cookie": header("SetCookie") };
 
 export function webAuthRoutes(
   deps: Deps,
@@ -96,18 +98,27 @@ export function webAuthRoutes(
       {
         body: t.Object(
           {
-            username: t.String({ minLength: 1, maxLength: 200, error: "must be a non-empty string" }),
-            password: t.String({ minLength: 1, maxLength: 1024, error: "must be a non-empty string" }),
+            username: t.String({
+              minLength: 1,
+              maxLength: 200,
+              error: "must be a string of 1 to 200 characters",
+            }),
+            password: t.String({
+              minLength: 1,
+              maxLength: 1024,
+              error: "must be a string of 1 to 1024 characters",
+            }),
           },
           { additionalProperties: false },
         ),
         response: { 200: SessionOut, ...errorResponses(400, 401, 429, 500) },
-        detail: {
+        detail: describe({
           ...detail,
           operationId: "login",
           security: [],
           summary: "Sign in with username and password: sets the session cookie, returns the CSRF token",
-        },
+          responses: { 200: { headers: SET_COOKIE } },
+        }),
       },
     )
     .post(
@@ -124,13 +135,14 @@ export function webAuthRoutes(
       },
       {
         response: { 204: t.Void(), ...errorResponses(403, 500) },
-        detail: {
+        detail: describe({
           ...detail,
           operationId: "logout",
           // Answers 204 with or without a session: the cookie is optional.
           security: [{ session: [] }, {}],
           summary: "Sign out: ends the session (needs X-CSRF-Token) and clears the cookie",
-        },
+          responses: { 204: { headers: SET_COOKIE } },
+        }),
       },
     )
     .get(
@@ -196,18 +208,26 @@ export function webAuthRoutes(
         auth: true,
         body: t.Object(
           {
-            current_password: t.String({ maxLength: 1024, error: "must be a string" }),
-            new_password: t.String({ maxLength: 4096, error: "must be a string" }),
+            current_password: t.String({
+              maxLength: 1024,
+              error: "must be a string of at most 1024 characters",
+            }),
+            // The handler refuses a short one after checking the current password: documented here.
+            new_password: documentedWith(
+              t.String({ maxLength: 1024, error: `A password has ${MIN_PASSWORD} to 1024 characters.` }),
+              BOUNDS.password,
+            ),
           },
           { additionalProperties: false },
         ),
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: {
+        detail: describe({
           ...detail,
           operationId: "changePassword",
           summary:
             "Change your password; every web session ends, this one is replaced (new cookie; read the new CSRF token from GET /auth/session/)",
-        },
+          responses: { 204: { headers: SET_COOKIE } },
+        }),
       },
     );
 }

@@ -7,8 +7,11 @@ import { anonymousActor } from "../audit/actor.ts";
 import type { Deps } from "../deps.ts";
 import { conflict, invalid } from "../errors.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { describe, header } from "../http/openapi/components.ts";
 import { peerAddress } from "../http/peer.ts";
-import { errorResponses } from "../http/schemas.ts";
+import { documentedWith } from "../http/openapi/named.ts";
+import { BOUNDS, errorResponses } from "../http/schemas.ts";
+import { publicOrigin } from "../http/url.ts";
 import { codeMatches } from "../setup/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
@@ -36,6 +39,7 @@ export function setupRoutes(
       response: { 200: t.Object({ needed: t.Boolean() }), ...errorResponses(500) },
       detail: {
         ...detail,
+        operationId: "getSetupStatus",
         summary: "Whether the instance still needs its first administrator (no user yet)",
       },
     })
@@ -73,6 +77,8 @@ export function setupRoutes(
           isHttps(request, deps.config.base_url),
         );
         set.status = 201;
+        // What was created that a client can read: the first organization.
+        set.headers.location = `${publicOrigin(deps.config.base_url, request)}/api/v1/orgs/${body.org_slug}/`;
         return {
           user: presentUser(user),
           csrf_token: session.csrf,
@@ -83,11 +89,12 @@ export function setupRoutes(
       {
         body: t.Object(
           {
+            // The service checks the real bounds (and reports them together): documented here.
             setup_code: str(100),
-            username: str(200),
-            password: str(1024),
-            org_slug: str(100),
-            org_name: t.Optional(str(200)),
+            username: documentedWith(str(200), BOUNDS.username),
+            password: documentedWith(str(1024), BOUNDS.password),
+            org_slug: documentedWith(str(100), BOUNDS.orgSlug),
+            org_name: t.Optional(documentedWith(str(200), BOUNDS.name)),
           },
           { additionalProperties: false },
         ),
@@ -100,11 +107,13 @@ export function setupRoutes(
           }),
           ...errorResponses(400, 409, 429, 500),
         },
-        detail: {
+        detail: describe({
           ...detail,
+          operationId: "setUpInstance",
           summary:
             "First run: create the instance administrator and the first org with the setup code from the server log; signs in",
-        },
+          responses: { 201: { headers: { "Set-Cookie": header("SetCookie") } } },
+        }),
       },
     );
 }

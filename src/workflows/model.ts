@@ -1,8 +1,8 @@
 // Request and response schemas of the workflow API: the single source for validation, types
 // and OpenAPI. Semantic checks (slug syntax, step configs) live in check.ts.
 import { t } from "elysia";
-import { documentedAs, named } from "../http/openapi/named.ts";
-import { Int } from "../http/schemas.ts";
+import { documentedAs, documentedWith, named } from "../http/openapi/named.ts";
+import { BOUNDS, Int } from "../http/schemas.ts";
 import { FILE_TYPES } from "../validators/types.ts";
 import { MAX_RETENTION_DAYS, MAX_STEPS } from "./check.ts";
 
@@ -29,11 +29,14 @@ const RetentionDays = t.Nullable(Int({ minimum: 0, maximum: MAX_RETENTION_DAYS }
   error: `must be an integer from 0 to ${MAX_RETENTION_DAYS} or null`,
 });
 
+/** Checked in check.ts: 1 to 200 characters (blank allowed, unlike a workflow's name). */
+const StepName = documentedWith(t.String({ error: "must be a string" }), { minLength: 1, maxLength: 200 });
+
 export const StepIn = named(
   "StepInput",
   t.Object(
     {
-      name: t.String({ error: "must be a string" }),
+      name: StepName,
       validator: t.String({ error: "must be a validator slug" }),
       config: t.Optional(Config),
       is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
@@ -46,7 +49,7 @@ export const StepPatch = named(
   "StepPatch",
   t.Object(
     {
-      name: t.Optional(t.String({ error: "must be a string" })),
+      name: t.Optional(StepName),
       validator: t.Optional(t.String({ error: "must be a validator slug" })),
       config: t.Optional(Config),
       is_active: t.Optional(t.Boolean({ error: "must be true or false" })),
@@ -56,15 +59,22 @@ export const StepPatch = named(
   ),
 );
 
+// The bounds below are checked in check.ts, which reports a draft's problems together: here they
+// are documented only (documentedWith).
 const fields = {
-  slug: t.String({ error: "must be a string" }),
-  name: t.String({ error: "must be a string" }),
-  description: t.Optional(t.String({ error: "must be a string" })),
-  allowed_file_types: t.Array(FileTypeName, { error: "must be an array of file types" }),
+  slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.workflowSlug),
+  name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.name),
+  description: t.Optional(documentedWith(t.String({ error: "must be a string" }), { maxLength: 5000 })),
+  allowed_file_types: documentedWith(t.Array(FileTypeName, { error: "must be an array of file types" }), {
+    minItems: 1,
+    uniqueItems: true,
+  }),
   fail_fast: t.Optional(t.Boolean({ error: "must be true or false" })),
   status: t.Optional(Status),
   retention_days: t.Optional(RetentionDays),
-  steps: t.Optional(t.Array(StepIn, { error: "must be an array of steps" })),
+  steps: t.Optional(
+    documentedWith(t.Array(StepIn, { error: "must be an array of steps" }), { maxItems: MAX_STEPS }),
+  ),
 };
 
 export const WorkflowIn = named("WorkflowInput", t.Object(fields, { additionalProperties: false }));

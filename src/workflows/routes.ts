@@ -18,7 +18,7 @@ import {
   WorkflowParams,
   WorkflowPatch,
 } from "./model.ts";
-import { presentDetail, presentStep, presentWorkflow } from "./present.ts";
+import { presentDetail, presentStep, presentWorkflow, workflowUrl } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 
@@ -133,10 +133,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .post(
       "/:workflow/steps/",
-      async ({ params, body, principal, actor, set }) => {
+      async ({ params, body, principal, actor, set, request }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { step } = await workflows.addStep(org.id, params.workflow, body, actor);
+        const { step, workflow } = await workflows.addStep(org.id, params.workflow, body, actor);
         set.status = 201;
+        set.headers.location = `${workflowUrl(origin(request), org.slug, workflow.slug)}steps/${step.id}/`;
         return presentStep(step);
       },
       {

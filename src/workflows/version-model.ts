@@ -1,6 +1,6 @@
 // Response schemas of the versions API (docs/audit.md). Int() in responses, never a transform.
 import { t } from "elysia";
-import { named } from "../http/openapi/named.ts";
+import { documentedAs, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 import { StepOut } from "./model.ts";
 
@@ -44,7 +44,16 @@ export const VersionDetail = named(
 );
 
 export const DiffQuery = t.Object(
-  { against: t.Optional(t.String({ description: "The version to compare with (default: n − 1)" })) },
+  {
+    // Parsed by the service (a positive integer, else 400): documented as what it is.
+    against: t.Optional(
+      documentedAs(t.String(), {
+        type: "integer",
+        minimum: 1,
+        description: "The version to compare with (default: n − 1)",
+      }),
+    ),
+  },
   { additionalProperties: true },
 );
 
