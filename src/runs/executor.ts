@@ -17,7 +17,7 @@ import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direc
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
 import type { JobSource, RunStore } from "./store.ts";
-import { applyOutcome, finalStatus, summarize } from "./summary.ts";
+import { applyOutcome, finalStatus, stepState, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
 
 export type { AfterFinal, FinalEvent, FinalHook, FinalTx } from "./final-commit.ts";
@@ -279,7 +279,12 @@ export function createExecutor(
   /** Runs one launched run on the pool and writes its end. `d` is set for a direct run. */
   async function execute(src: FreshRun | JobSource, owned: boolean, d: DirectRun | null) {
     const id = src.id;
-    const steps = typeof src.steps === "string" ? (JSON.parse(src.steps) as RunStep[]) : src.steps;
+    // A stored row's steps are pending, each with a findings_count of 0: only their identity is
+    // kept, so nothing of the row outlives what this attempt reports (stepState).
+    const steps =
+      typeof src.steps === "string"
+        ? (JSON.parse(src.steps) as RunStep[]).map((s) => stepState(s))
+        : src.steps;
     // The slot reserved by track(): the same object, so a cancel that came in meanwhile (it set
     // `canceled` on it) is not lost.
     const flight: Flight = flights.get(id) ?? {
@@ -336,16 +341,16 @@ export function createExecutor(
       org: orgId,
       stepTimeoutsMs: timeouts,
       onStepStart: (i) => {
-        flight.steps[i] = { ...flight.steps[i]!, status: "running" };
+        flight.steps[i] = stepState(flight.steps[i]!, { status: "running" });
       },
       onStepEnd: (i, o: StepOutcome) => {
-        flight.steps[i] = {
-          ...flight.steps[i]!,
+        flight.steps[i] = stepState(flight.steps[i]!, {
           status: o.status,
           duration_ms: o.durationMs,
           findings: o.findings,
           error: o.error ?? null,
-        };
+          truncated: o.truncated,
+        });
       },
     };
     // Graceful shutdown: the next start runs it. A direct run not yet on disk is written queued
@@ -738,7 +743,7 @@ export function createExecutor(
       }
       const src = await store.state(id);
       const steps = src
-        ? (JSON.parse(src.steps) as RunStep[]).map((s) => ({ ...s, status: "skipped" as const }))
+        ? (JSON.parse(src.steps) as RunStep[]).map((s) => stepState(s, { status: "skipped" }))
         : [];
       const logged = () => log("canceled");
       if (src?.status === "running" && opts.shared) {

@@ -5,16 +5,33 @@ import type { RunStatus, RunStep, RunSummary } from "./types.ts";
 
 /** The step list of a new run: one pending entry per active step of the workflow version. */
 export function pendingSteps(active: readonly StepDef[]): RunStep[] {
-  return active.map((s) => ({
-    step_id: s.id,
+  return active.map((s) => stepState({ step_id: s.id, order: s.order, name: s.name, validator: s.validator }));
+}
+
+type StepIdentity = Pick<RunStep, "step_id" | "order" | "name" | "validator">;
+
+/**
+ * A step's state built from its identity and what it is now, nothing else: a step read back from
+ * the stored row carries `findings_count` (0 while pending, src/runs/store.ts), and a spread of it
+ * kept that 0 over the findings an attempt then reported (hidden from the run, its findings page
+ * and counts). Without `findings_count` the findings themselves say how many there are.
+ */
+export function stepState(
+  s: StepIdentity,
+  now: Partial<Pick<RunStep, "status" | "duration_ms" | "findings" | "error" | "truncated">> = {},
+): RunStep {
+  const step: RunStep = {
+    step_id: s.step_id,
     order: s.order,
     name: s.name,
     validator: s.validator,
-    status: "pending",
-    duration_ms: null,
-    findings: [],
-    error: null,
-  }));
+    status: now.status ?? "pending",
+    duration_ms: now.duration_ms ?? null,
+    findings: now.findings ?? [],
+    error: now.error ?? null,
+  };
+  if (now.truncated !== undefined) step.truncated = now.truncated;
+  return step;
 }
 
 export function summarize(steps: RunStep[]): RunSummary {
@@ -53,14 +70,13 @@ export function finalStatus(pool: PoolStatus, steps: RunStep[]): RunStatus {
 export function applyOutcome(steps: RunStep[], outcome: RunOutcome): RunStep[] {
   return steps.map((s, i) => {
     const o = outcome.steps[i];
-    if (!o) return { ...s, status: "skipped" };
-    return {
-      ...s,
+    if (!o) return stepState(s, { status: "skipped" });
+    return stepState(s, {
       status: o.status,
       duration_ms: o.durationMs,
       findings: o.findings,
       error: o.error ?? null,
       truncated: o.truncated,
-    };
+    });
   });
 }
