@@ -249,7 +249,8 @@ describe("Idempotency-Key", () => {
           headers: { ...JSON_CT, "idempotency-key": "k-died" },
         });
       expect((await retry()).status).toBe(201);
-      // Its key as a request leaves it when its server is killed between the claim and the answer.
+      // Its key as a request leaves it when its server is killed between the claim and the run's
+      // commit (after it, the key links the run: test/runs-restart.test.ts).
       await t.sql(
         "UPDATE idempotency_keys SET state = 'in_progress', status = NULL, headers = NULL, body = NULL, created_at = ? WHERE key = 'k-died'",
         new Date().toISOString(),

@@ -6,7 +6,8 @@ import { SQL } from "bun";
 import { join } from "node:path";
 import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
-import { type TestServer, call, restartTestServer, startTestServer } from "./helpers/server.ts";
+import { onPostgres } from "./helpers/backend.ts";
+import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
 const ASYNC = { "content-type": "application/json", prefer: "respond-async" };
 /** A step that fails with two findings (no id, no name), then a held one. */
@@ -24,7 +25,7 @@ const submit = (s: TestServer, slug: string, doc: string) =>
   call(s, "POST", `/api/v1/orgs/acme/workflows/${slug}/runs/`, { token: s.rootToken, raw: doc, headers: ASYNC });
 
 /** SQL on a stopped server's database (either backend): what a crash would have left there. */
-async function whileStopped(s: TestServer, text: string, ...params: (string | number)[]) {
+async function whileStopped(s: TestServer, text: string, ...params: (string | number | null)[]) {
   if (s.databaseUrl) {
     const pg = new SQL(s.databaseUrl);
     let n = 0;
@@ -74,4 +75,67 @@ describe("a run executed again after a restart", () => {
         await s.close();
       }
     });
+});
+
+describe("Idempotency-Key of a request whose server died while it waited", () => {
+  test("the retry replays the run the request committed (202, then 201 once final); never a second run", async () => {
+    let s = await startTestServer({ workers: 1, shutdown_grace_ms: 50 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const gate = s.gates.gate();
+      // Over 1 MiB: the run is written before the wait, its answer recorded after it.
+      const doc = gate.doc(1_100_000);
+      const headers = { "content-type": "application/json", "idempotency-key": "k-crash", prefer: "wait=30" };
+      const send = () =>
+        call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", { token: s.rootToken, raw: doc, headers });
+      const first = send().catch(() => null);
+      await gate.held();
+      type Key = { state: string; status: number | null; headers: string | null; body: string | null };
+      const key = (await s.row<Key>(
+        "SELECT state, status, headers, body FROM idempotency_keys WHERE key = 'k-crash'",
+      ))!;
+      const { id } = (await s.row<{ id: string }>("SELECT id FROM runs"))!;
+      await s.stop();
+      await first;
+      // What a kill -9 during the wait leaves: the key as it was then, the run running.
+      await whileStopped(
+        s,
+        "UPDATE idempotency_keys SET state = ?, status = ?, headers = ?, body = ? WHERE key = 'k-crash'",
+        key.state,
+        key.status,
+        key.headers,
+        key.body,
+      );
+      await asCrashed(s, [id]);
+      s = await restartTestServer(s, { workers: 1 });
+      if (onPostgres) {
+        // Several nodes share the keys: in progress for 5 minutes (the request may be alive elsewhere).
+        expect((await send()).json).toEqual(
+          errorBody(
+            409,
+            "idempotency_key_in_progress",
+            "A request with this Idempotency-Key is still in progress; retry shortly.",
+          ),
+        );
+        await s.sql(
+          "UPDATE idempotency_keys SET created_at = ? WHERE key = 'k-crash'",
+          new Date(Date.now() - 6 * 60_000).toISOString(),
+        );
+      }
+      const retry = await send();
+      expect([retry.status, retry.json.id, retry.json.status]).toEqual([202, id, "running"]);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(retry.headers.get("location")).toBe(retry.json.url);
+      expect(retry.headers.get("retry-after")).toBe("1");
+      gate.open();
+      expect((await waitForRun(s, s.rootToken, retry.json.url)).status).toBe("succeeded");
+      const after = await send();
+      expect([after.status, after.json.id, after.json.status]).toEqual([201, id, "succeeded"]);
+      expect(after.headers.get("idempotent-replayed")).toBe("true");
+      expect(await s.count("runs")).toBe(1);
+      expect(gate.entered()).toBe(2); // the one run, started twice; no other
+    } finally {
+      await s.close();
+    }
+  });
 });

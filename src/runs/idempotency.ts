@@ -1,7 +1,9 @@
 // Idempotency-Key on run creation (CONTRACT §4): the same key and the same request within 24 h
 // replays the first answer; the same key with another request is 422; while the first request
 // is still being answered, 409. Keys are scoped to the user. Only 201/202 answers are recorded:
-// a refused request stores nothing, so a corrected retry with the same key goes through.
+// a refused request stores nothing, so a corrected retry with the same key goes through. A key is
+// linked to its run in the run's transaction (LINK_RUN): a request that dies after that commit
+// leaves a key answered from its run, never a free one (a second run).
 import { type Db, forUpdate, get, run } from "../db/program.ts";
 import { AppError } from "../errors.ts";
 
@@ -20,7 +22,22 @@ export interface StoredAnswer {
   body: string;
 }
 
-export type Begin = { state: "new" } | { state: "replay"; answer: StoredAnswer };
+/**
+ * `run`: the key's run exists but its request never recorded an answer (its server died, or it is
+ * past IN_PROGRESS_STALE_MS): the retry is answered from the run as it is now, as a replay.
+ */
+export type Begin = { state: "new" } | { state: "replay"; answer: StoredAnswer } | { state: "run"; runId: string };
+
+/**
+ * A key's row links its run from the run's own transaction (src/runs/store.ts): `body` holds the
+ * run's id while `status` is null (no answer recorded yet). A key whose run exists is never freed:
+ * its retry replays that run instead of starting a second one.
+ */
+export const LINK_RUN =
+  "UPDATE idempotency_keys SET body = ? WHERE user_id = ? AND key = ? AND state = 'in_progress'";
+export const linkParams = (userId: number, key: string, runId: string) => [runId, userId, key];
+/** The run a row links and has not answered for, or null. */
+const linkedRun = (row: Pick<KeyRow, "status" | "body">) => (row.status === null ? row.body : null);
 
 interface KeyRow {
   request_hash: string;
@@ -61,9 +78,12 @@ export function createIdempotencyStore(db: Db) {
           userId,
           key,
         ))!;
-        const abandoned =
+        const stale =
           row.state === "in_progress" &&
           row.created_at < new Date(nowMs - IN_PROGRESS_STALE_MS).toISOString();
+        const linked = linkedRun(row);
+        // Left in progress with no run: the request died before it committed one.
+        const abandoned = stale && linked === null;
         if (row.created_at < expired || abandoned) {
           // A key older than the window, or left in progress by a server that died, is free
           // again: this request takes it over.
@@ -82,6 +102,9 @@ export function createIdempotencyStore(db: Db) {
             "idempotency_key_reused",
             "This Idempotency-Key was used with a different request.",
           );
+        // Its request died after the run's commit (or a restart freed it: releaseAbandoned).
+        if (linked !== null && (stale || row.state === "done"))
+          return { state: "run", runId: linked } as Begin;
         if (row.state === "in_progress")
           throw new AppError(
             409,
@@ -97,7 +120,11 @@ export function createIdempotencyStore(db: Db) {
       });
     },
     /** The answer recorded for this key and request within the window, or null (nothing claimed). */
-    async peek(userId: number, key: string, hash: string): Promise<StoredAnswer | null> {
+    async peek(
+      userId: number,
+      key: string,
+      hash: string,
+    ): Promise<Exclude<Begin, { state: "new" }> | null> {
       const row = await db.exec(
         get<KeyRow>(
           "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
@@ -107,7 +134,12 @@ export function createIdempotencyStore(db: Db) {
       );
       const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
       if (row?.state !== "done" || row.request_hash !== hash || row.created_at < expired) return null;
-      return { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" };
+      const linked = linkedRun(row);
+      if (linked !== null) return { state: "run", runId: linked };
+      return {
+        state: "replay",
+        answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" },
+      };
     },
     async complete(userId: number, key: string, a: StoredAnswer): Promise<void> {
       await db.exec(
@@ -121,14 +153,21 @@ export function createIdempotencyStore(db: Db) {
         ),
       );
     },
-    /** At a single server's start (SQLite): keys its previous life left in progress are free. */
+    /**
+     * At a single server's start (SQLite): keys its previous life left in progress are free, but
+     * those whose run was committed stay taken, answered from their run (begin).
+     */
     async releaseAbandoned(): Promise<number> {
-      return db.exec(run("DELETE FROM idempotency_keys WHERE state = 'in_progress'"));
+      return db.tx(function* () {
+        yield* run("UPDATE idempotency_keys SET state = 'done' WHERE state = 'in_progress' AND body IS NOT NULL");
+        return yield* run("DELETE FROM idempotency_keys WHERE state = 'in_progress'");
+      });
     },
+    /** A refused request's key is free again, unless its run was committed meanwhile. */
     async release(userId: number, key: string): Promise<void> {
       await db.exec(
         run(
-          "DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_progress'",
+          "DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_progress' AND body IS NULL",
           userId,
           key,
         ),

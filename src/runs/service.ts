@@ -14,7 +14,7 @@ import { uuidv7 } from "../lib/uuid.ts";
 import { offers } from "../http/threads/handoff.ts";
 import type { DirectRun, FinalState } from "./direct.ts";
 import type { Executor } from "./executor.ts";
-import type { IdempotencyStore, StoredAnswer } from "./idempotency.ts";
+import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
 import { isSliced } from "./content-store.ts";
 import { type IntakeRunner, OFFLOAD_MIN_BYTES } from "./intake/offload.ts";
@@ -36,6 +36,8 @@ export interface StartLimits {
 export interface StartOutcome {
   runId: string;
   replay: { status: number; headers: Record<string, string>; body: string } | null;
+  /** A retry of a request whose run exists but was never answered: answered from that run. */
+  replayRun?: string;
   idempotencyKey: string | null;
   /** The run, already final and written: it ran in the inline lane (executor.runInline). */
   run?: Run;
@@ -195,7 +197,9 @@ export function createRunService(deps: {
     pinned: string | null,
   ): Promise<StartOutcome> {
     const replay = await replayOf(p, orgId, wf, request, pinned);
-    if (replay) return { runId: "", replay, idempotencyKey: request.headers.get("idempotency-key") };
+    const key = request.headers.get("idempotency-key");
+    if (replay?.state === "replay") return { runId: "", replay: replay.answer, idempotencyKey: key };
+    if (replay?.state === "run") return { runId: replay.runId, replay: null, replayRun: replay.runId, idempotencyKey: key };
     throw refusal;
   }
 
@@ -206,7 +210,7 @@ export function createRunService(deps: {
     wf: Workflow,
     request: Request,
     pinned: string | null,
-  ): Promise<StoredAnswer | null> {
+  ): Promise<Awaited<ReturnType<IdempotencyStore["peek"]>>> {
     const key = request.headers.get("idempotency-key");
     if (key === null || !IDEMPOTENCY_KEY_RE.test(key)) return null;
     const version = pinned === null ? wf.version : versionNumber(pinned);
@@ -278,6 +282,8 @@ export function createRunService(deps: {
       const hash = requestHash(request, orgId, wf.id, pinned, version, body);
       const begun = await idempotency.begin(p.user.id, key, hash);
       if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
+      if (begun.state === "run")
+        return { runId: begun.runId, replay: null, replayRun: begun.runId, idempotencyKey: key };
     }
     try {
       // 7. mode and fields; 8. file type
@@ -301,6 +307,7 @@ export function createRunService(deps: {
         workflowVersion: version,
         steps,
         user: { id: p.user.id, username: p.user.username },
+        idempotencyKey: key,
         // Bun's hasher: node:crypto's Hash is a stream Transform, built per call (~2 % of a sync run).
         // A large body was hashed on the intake thread.
         submission: {

@@ -58,6 +58,7 @@ export function startRunHandler(
       const r = started.replay;
       return answer(r.status, r.body, { ...r.headers, "idempotent-replayed": "true" }, set);
     }
+    if (started.replayRun) return replayRun(started.replayRun, org, request, principal.user.id, set);
     let done = started.run ?? null;
     if (!done) {
       await executor.waitFinal(started.runId, waitMs, request.signal);
@@ -90,6 +91,29 @@ export function startRunHandler(
     if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
     return answer(status, text, headers, set);
   };
+
+  /**
+   * A retry of a request whose run was committed but never answered (its server died in between):
+   * the run as it is now, 201 once final (then recorded as the key's answer) or 202, as a replay.
+   */
+  async function replayRun(
+    id: string,
+    org: { id: number; slug: string },
+    request: Request,
+    userId: number,
+    set: StartRunContext["set"],
+  ): Promise<Response> {
+    const run = await runs.get(org.id, id);
+    if (!run) throw notFound("Run");
+    const final = isFinal(run.status);
+    const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
+    const headers: Record<string, string> = { location: body.url };
+    if (!final) headers["retry-after"] = RETRY_AFTER_S;
+    const text = JSON.stringify(body);
+    const key = request.headers.get("idempotency-key");
+    if (final && key) await deps.idempotency.complete(userId, key, { status: 201, headers, body: text });
+    return answer(final ? 201 : 202, text, { ...headers, "idempotent-replayed": "true" }, set);
+  }
 }
 
 /** What every answer of this route carries: the security headers, JSON, and no shared caching. */

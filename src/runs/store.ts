@@ -7,6 +7,7 @@ import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
 import { type FinalRows, alone, createFinalRowsWriter } from "./final-rows.ts";
 import { createFindingStore } from "./findings-store.ts";
+import { LINK_RUN, linkParams } from "./idempotency.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
 import {
@@ -120,6 +121,8 @@ export interface NewRun {
     /** Written beforehand in this many slices (src/runs/content-store.ts): not stored inline. */
     slices?: number;
   };
+  /** The request's Idempotency-Key (its user's): linked to the run in the run's transaction. */
+  idempotencyKey?: string | null;
 }
 
 export interface FinalUpdate {
@@ -228,6 +231,14 @@ export interface Claim {
   leaseUntil: string;
 }
 
+/**
+ * Links the request's Idempotency-Key to its run, in the run's own transaction: from the commit on,
+ * a retry replays this run whatever happens to the request (src/runs/idempotency.ts).
+ */
+function* linkKey(n: NewRun): Program<void> {
+  if (n.idempotencyKey) yield* run(LINK_RUN, ...linkParams(n.user.id, n.idempotencyKey, n.id));
+}
+
 function* insertBoth(
   n: NewRun,
   ts: string,
@@ -253,6 +264,7 @@ function* insertBoth(
     claim?.node ?? null,
     claim?.leaseUntil ?? null,
   );
+  yield* linkKey(n);
   return sid;
 }
 
@@ -356,6 +368,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         ],
         *after() {
           if (chunks.length) yield* findings.insert(n.id, chunks);
+          yield* linkKey(n);
           if (inTx) yield* inTx();
         },
         wire() {
@@ -368,7 +381,12 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
             reads,
             submission: { sql: INSERT_SUBMISSION, params: submissionParams(n, ts) },
             row: rows.row(0),
-            after: findings.statements(n.id, chunks),
+            after: n.idempotencyKey
+              ? [
+                  ...findings.statements(n.id, chunks),
+                  { sql: LINK_RUN, params: linkParams(n.user.id, n.idempotencyKey, n.id) },
+                ]
+              : findings.statements(n.id, chunks),
           };
         },
       };
