@@ -11,7 +11,7 @@ import { startServer } from "../src/server.ts";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { onPostgres } from "./helpers/backend.ts";
-import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
 const JSON_CT = { "content-type": "application/json" };
 const dirs: string[] = [];
@@ -278,6 +278,40 @@ describe("retention", () => {
         (await call(s, "GET", `/api/v1/orgs/acme/runs/${kept.json.id}/content/`, { token: s.rootToken }))
           .status,
       ).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("retention after a restart", () => {
+  test("a server restarted more often than hourly still sweeps: once soon after its start", async () => {
+    let s = await startTestServer();
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "short",
+        retention_days: 1,
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      const old = await call(s, "POST", "/api/v1/orgs/acme/workflows/short/runs/", {
+        token: s.rootToken,
+        raw: "{}",
+        headers: JSON_CT,
+      });
+      // Aged by two days (the sweep compares created_at with now).
+      await s.sql(
+        "UPDATE submissions SET created_at = ? WHERE id = ?",
+        new Date(Date.now() - 2 * 86_400_000).toISOString(),
+        old.json.submission.id,
+      );
+      s = await restartTestServer(s);
+      await until(
+        async () =>
+          (await s.row<{ p: string | null }>("SELECT purged_at AS p FROM submissions WHERE id = ?", old.json.submission.id))
+            ?.p != null,
+        "the first sweep after the start",
+      );
     } finally {
       await s.close();
     }

@@ -10,6 +10,8 @@ import type { Logger } from "../lib/log.ts";
 
 export const RETENTION_BATCH = 500;
 const DAY_MS = 86_400_000;
+/** The first sweep after a start: soon, but out of the way of the start's own work (recovery). */
+export const FIRST_SWEEP_AFTER_MS = 2_000;
 
 // Content over 1 MiB is not in submissions.content but in slices keyed by the run
 // (src/runs/content-store.ts): content_chunks > 0.
@@ -36,6 +38,7 @@ export function createRetention(
   auditDays: () => Promise<number | null> = async () => null,
 ) {
   let timer: ReturnType<typeof setInterval> | null = null;
+  let first: ReturnType<typeof setTimeout> | null = null;
 
   /**
    * Candidates: content still present, run final, older than the applicable retention. The
@@ -100,18 +103,23 @@ export function createRetention(
 
   return {
     sweep,
-    start(intervalMs = DAY_MS / 24) {
-      timer = setInterval(
-        // Every node has this timer; one sweeps at a time (src/db/exclusive.ts).
-        () =>
-          void runExclusive(db, JOBS.retention, () => sweep()).catch((e) =>
-            log.error("retention sweep failed", { error: String(e) }),
-          ),
-        intervalMs,
-      );
+    /**
+     * A sweep `firstAfterMs` after the start, then every `intervalMs`: with the interval alone, a
+     * server restarted more often than that (a deploy, a crash loop) never swept.
+     */
+    start(intervalMs = DAY_MS / 24, firstAfterMs = FIRST_SWEEP_AFTER_MS) {
+      // Every node has these timers; one sweeps at a time (src/db/exclusive.ts).
+      const tick = () =>
+        void runExclusive(db, JOBS.retention, () => sweep()).catch((e) =>
+          log.error("retention sweep failed", { error: String(e) }),
+        );
+      first = setTimeout(tick, firstAfterMs);
+      first.unref?.();
+      timer = setInterval(tick, intervalMs);
       timer.unref?.();
     },
     stop() {
+      if (first) clearTimeout(first);
       if (timer) clearInterval(timer);
     },
   };
