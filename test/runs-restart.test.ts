@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { join } from "node:path";
-import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
@@ -36,6 +36,20 @@ async function whileStopped(s: TestServer, text: string, ...params: (string | nu
   const db = new Database(join(s.dataDir, "assay.db"));
   db.query(text).run(...params);
   db.close();
+}
+
+/** Rows of a stopped server's database (either backend). */
+async function readStopped<T>(s: TestServer, text: string): Promise<T[]> {
+  if (s.databaseUrl) {
+    const pg = new SQL(s.databaseUrl);
+    const rows = (await pg.unsafe(text)) as T[];
+    await pg.close();
+    return [...rows];
+  }
+  const db = new Database(join(s.dataDir, "assay.db"));
+  const rows = db.query(text).all() as T[];
+  db.close();
+  return rows;
 }
 
 /** What a kill -9 leaves of runs it interrupted: `running`, claimed by the dead process. */
@@ -134,6 +148,61 @@ describe("Idempotency-Key of a request whose server died while it waited", () =>
       expect(after.headers.get("idempotent-replayed")).toBe("true");
       expect(await s.count("runs")).toBe(1);
       expect(gate.entered()).toBe(2); // the one run, started twice; no other
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("attempts", () => {
+  test("graceful: a run handed to a busy worker but never begun goes back to the queue with its attempt given back", async () => {
+    let s = await startTestServer({ workers: 1, shutdown_grace_ms: 50 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const a = s.gates.gate();
+      const b = s.gates.gate();
+      const ra = await submit(s, "hold", a.doc());
+      await a.held();
+      const rb = await submit(s, "hold", b.doc());
+      // B is claimed and handed to the worker behind A (pipelined): running, never begun.
+      await until(
+        async () => (await s.row<{ st: string }>("SELECT status AS st FROM runs WHERE id = ?", rb.json.id))?.st === "running",
+        "B to be claimed",
+      );
+      await s.stop();
+      const rows = await readStopped<{ id: string; status: string; attempts: number }>(
+        s,
+        "SELECT id, status, attempts FROM runs ORDER BY created_at",
+      );
+      expect(rows.map((r) => [r.id, r.status, Number(r.attempts)])).toEqual([
+        [ra.json.id, "queued", 1],
+        [rb.json.id, "queued", 0],
+      ]);
+      s = await restartTestServer(s, { workers: 1 });
+      a.open();
+      b.open();
+      for (const r of [ra, rb]) expect((await waitForRun(s, s.rootToken, r.json.url)).status).toBe("succeeded");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("times", () => {
+  test("a run canceled while queued never started: started_at and duration_ms are null", async () => {
+    const s = await startTestServer({ workers: 1 });
+    try {
+      await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+      const gate = s.gates.gate();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await submit(s, "hold", gate.doc())).json.id);
+      await gate.held();
+      // One worker: one run held, one handed to it behind; the third stays queued.
+      await until(async () => (await s.count("runs WHERE status = 'queued'")) === 1, "one queued run");
+      const queued = (await s.row<{ id: string }>("SELECT id FROM runs WHERE status = 'queued'"))!.id;
+      const c = await call(s, "POST", `/api/v1/orgs/acme/runs/${queued}/cancel/`, { token: s.rootToken });
+      expect([c.status, c.json.status, c.json.started_at, c.json.duration_ms]).toEqual([200, "canceled", null, null]);
+      gate.open();
     } finally {
       await s.close();
     }

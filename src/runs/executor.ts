@@ -30,6 +30,8 @@ interface Flight {
   startedMs: number;
   startedAt: string;
   canceled: string | null;
+  /** A step of it began on a worker: the attempt the claim counted was used. */
+  began?: boolean;
   /** The cancel's audit entry: written with the final state if the run did end canceled. */
   cancelLog?: CancelLog;
 }
@@ -167,13 +169,14 @@ export function createExecutor(
     status: RunStatus,
     steps: RunStep[],
     error: string | null,
-    startedMs: number,
+    /** null: it never started (a queued run canceled), so it has no duration. */
+    startedMs: number | null,
     onlyIf?: RunStatus,
     extra?: () => Program<unknown>,
     /** Whoever holds the run (a cancel of a run another node executes). */
     anyNode = false,
   ) {
-    const durationMs = Math.round(performance.now() - startedMs);
+    const durationMs = startedMs === null ? null : Math.round(performance.now() - startedMs);
     const summary = summarize(steps);
     const ev = { runId: id, orgId, workflowId, status };
     // The outcome exists only in memory: kept until the database takes it (an outage of
@@ -189,7 +192,7 @@ export function createExecutor(
     );
     held.delete(id);
     if (!wrote) return false;
-    for (const h of afterFinal) h(ev, durationMs, steps);
+    for (const h of afterFinal) h(ev, durationMs ?? 0, steps);
     wake(id);
     return true;
   }
@@ -260,7 +263,7 @@ export function createExecutor(
     const kept = takeFresh(id);
     if (closed) {
       held.delete(id);
-      await store.requeue(id, opts.node); // shutdown began during the write: the next start runs it
+      await store.requeue(id, opts.node, true); // shutdown began during the write: the next start runs it
       return;
     }
     // Marked running: from here the run must not be dropped by a database outage.
@@ -341,6 +344,7 @@ export function createExecutor(
       org: orgId,
       stepTimeoutsMs: timeouts,
       onStepStart: (i) => {
+        flight.began = true;
         flight.steps[i] = stepState(flight.steps[i]!, { status: "running" });
       },
       onStepEnd: (i, o: StepOutcome) => {
@@ -363,7 +367,9 @@ export function createExecutor(
         wake(id);
       } else {
         held.delete(id);
-        await store.requeue(id, opts.node);
+        // Never begun (it waited behind another job, or in the pool): its attempt is given back,
+        // or every restart would count one against a run that never ran (max_attempts).
+        await store.requeue(id, opts.node, !flight.began);
       }
     };
     if (closed) {
@@ -758,7 +764,7 @@ export function createExecutor(
       if (src?.status !== "queued") return false;
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
       if (
-        await finish(id, orgId, workflowId, "canceled", steps, reason, performance.now(), "queued", logged)
+        await finish(id, orgId, workflowId, "canceled", steps, reason, null, "queued", logged)
       ) {
         takeFresh(id);
         return true;

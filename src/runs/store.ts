@@ -131,7 +131,8 @@ export interface FinalUpdate {
   summary: RunSummary | null;
   error: string | null;
   finishedAt: string;
-  durationMs: number;
+  /** null for a run that never started (canceled while queued). */
+  durationMs: number | null;
 }
 
 export interface JobSource {
@@ -635,10 +636,12 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       );
       return new Set(rows.map((r) => r.id));
     },
-    async requeue(id: string, node: string): Promise<void> {
+    /** Back to the queue; `unstarted`: it never began, so the claim's attempt is given back. */
+    async requeue(id: string, node: string, unstarted = false): Promise<void> {
+      const back = unstarted ? ", attempts = attempts - 1" : "";
       const n = await batch.write(() =>
         run(
-          "UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL WHERE id = ? AND status = 'running' AND (node_id IS NULL OR node_id = ?)",
+          `UPDATE runs SET status = 'queued', node_id = NULL, lease_until = NULL${back} WHERE id = ? AND status = 'running' AND (node_id IS NULL OR node_id = ?)`,
           id,
           node,
         ),
