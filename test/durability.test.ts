@@ -308,8 +308,12 @@ describe("retention after a restart", () => {
       s = await restartTestServer(s);
       await until(
         async () =>
-          (await s.row<{ p: string | null }>("SELECT purged_at AS p FROM submissions WHERE id = ?", old.json.submission.id))
-            ?.p != null,
+          (
+            await s.row<{ p: string | null }>(
+              "SELECT purged_at AS p FROM submissions WHERE id = ?",
+              old.json.submission.id,
+            )
+          )?.p != null,
         "the first sweep after the start",
       );
     } finally {

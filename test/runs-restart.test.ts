@@ -22,14 +22,21 @@ const TWO = {
 };
 
 const submit = (s: TestServer, slug: string, doc: string) =>
-  call(s, "POST", `/api/v1/orgs/acme/workflows/${slug}/runs/`, { token: s.rootToken, raw: doc, headers: ASYNC });
+  call(s, "POST", `/api/v1/orgs/acme/workflows/${slug}/runs/`, {
+    token: s.rootToken,
+    raw: doc,
+    headers: ASYNC,
+  });
 
 /** SQL on a stopped server's database (either backend): what a crash would have left there. */
 async function whileStopped(s: TestServer, text: string, ...params: (string | number | null)[]) {
   if (s.databaseUrl) {
     const pg = new SQL(s.databaseUrl);
     let n = 0;
-    await pg.unsafe(text.replace(/\?/g, () => `$${++n}`), params);
+    await pg.unsafe(
+      text.replace(/\?/g, () => `$${++n}`),
+      params,
+    );
     await pg.close();
     return;
   }
@@ -79,12 +86,19 @@ describe("a run executed again after a restart", () => {
         const run = await waitForRun(s, s.rootToken, r.json.url);
         expect(run.summary.errors).toBe(2);
         expect(run.steps.map((x: { findings_count: number }) => x.findings_count)).toEqual([2, 0]);
-        expect(run.steps[0].findings.map((f: { severity: string }) => f.severity)).toEqual(["error", "error"]);
-        const f = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/findings/`, { token: s.rootToken });
+        expect(run.steps[0].findings.map((f: { severity: string }) => f.severity)).toEqual([
+          "error",
+          "error",
+        ]);
+        const f = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/findings/`, {
+          token: s.rootToken,
+        });
         expect(f.json.count).toBe(2);
         expect(f.json.results.map((x: { step_order: number }) => x.step_order)).toEqual([1, 1]);
         const list = await call(s, "GET", "/api/v1/orgs/acme/runs/", { token: s.rootToken });
-        expect(list.json.results[0].steps.map((x: { findings_count: number }) => x.findings_count)).toEqual([2, 0]);
+        expect(list.json.results[0].steps.map((x: { findings_count: number }) => x.findings_count)).toEqual([
+          2, 0,
+        ]);
       } finally {
         await s.close();
       }
@@ -166,7 +180,9 @@ describe("attempts", () => {
       const rb = await submit(s, "hold", b.doc());
       // B is claimed and handed to the worker behind A (pipelined): running, never begun.
       await until(
-        async () => (await s.row<{ st: string }>("SELECT status AS st FROM runs WHERE id = ?", rb.json.id))?.st === "running",
+        async () =>
+          (await s.row<{ st: string }>("SELECT status AS st FROM runs WHERE id = ?", rb.json.id))?.st ===
+          "running",
         "B to be claimed",
       );
       await s.stop();
@@ -181,7 +197,8 @@ describe("attempts", () => {
       s = await restartTestServer(s, { workers: 1 });
       a.open();
       b.open();
-      for (const r of [ra, rb]) expect((await waitForRun(s, s.rootToken, r.json.url)).status).toBe("succeeded");
+      for (const r of [ra, rb])
+        expect((await waitForRun(s, s.rootToken, r.json.url)).status).toBe("succeeded");
     } finally {
       await s.close();
     }
@@ -201,7 +218,12 @@ describe("times", () => {
       await until(async () => (await s.count("runs WHERE status = 'queued'")) === 1, "one queued run");
       const queued = (await s.row<{ id: string }>("SELECT id FROM runs WHERE status = 'queued'"))!.id;
       const c = await call(s, "POST", `/api/v1/orgs/acme/runs/${queued}/cancel/`, { token: s.rootToken });
-      expect([c.status, c.json.status, c.json.started_at, c.json.duration_ms]).toEqual([200, "canceled", null, null]);
+      expect([c.status, c.json.status, c.json.started_at, c.json.duration_ms]).toEqual([
+        200,
+        "canceled",
+        null,
+        null,
+      ]);
       gate.open();
     } finally {
       await s.close();

@@ -763,9 +763,7 @@ export function createExecutor(
       }
       if (src?.status !== "queued") return false;
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
-      if (
-        await finish(id, orgId, workflowId, "canceled", steps, reason, null, "queued", logged)
-      ) {
+      if (await finish(id, orgId, workflowId, "canceled", steps, reason, null, "queued", logged)) {
         takeFresh(id);
         return true;
       }

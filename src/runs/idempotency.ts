@@ -26,7 +26,10 @@ export interface StoredAnswer {
  * `run`: the key's run exists but its request never recorded an answer (its server died, or it is
  * past IN_PROGRESS_STALE_MS): the retry is answered from the run as it is now, as a replay.
  */
-export type Begin = { state: "new" } | { state: "replay"; answer: StoredAnswer } | { state: "run"; runId: string };
+export type Begin =
+  | { state: "new" }
+  | { state: "replay"; answer: StoredAnswer }
+  | { state: "run"; runId: string };
 
 /**
  * A key's row links its run from the run's own transaction (src/runs/store.ts): `body` holds the
@@ -120,11 +123,7 @@ export function createIdempotencyStore(db: Db) {
       });
     },
     /** The answer recorded for this key and request within the window, or null (nothing claimed). */
-    async peek(
-      userId: number,
-      key: string,
-      hash: string,
-    ): Promise<Exclude<Begin, { state: "new" }> | null> {
+    async peek(userId: number, key: string, hash: string): Promise<Exclude<Begin, { state: "new" }> | null> {
       const row = await db.exec(
         get<KeyRow>(
           "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
@@ -159,7 +158,9 @@ export function createIdempotencyStore(db: Db) {
      */
     async releaseAbandoned(): Promise<number> {
       return db.tx(function* () {
-        yield* run("UPDATE idempotency_keys SET state = 'done' WHERE state = 'in_progress' AND body IS NOT NULL");
+        yield* run(
+          "UPDATE idempotency_keys SET state = 'done' WHERE state = 'in_progress' AND body IS NOT NULL",
+        );
         return yield* run("DELETE FROM idempotency_keys WHERE state = 'in_progress'");
       });
     },

@@ -199,7 +199,8 @@ export function createRunService(deps: {
     const replay = await replayOf(p, orgId, wf, request, pinned);
     const key = request.headers.get("idempotency-key");
     if (replay?.state === "replay") return { runId: "", replay: replay.answer, idempotencyKey: key };
-    if (replay?.state === "run") return { runId: replay.runId, replay: null, replayRun: replay.runId, idempotencyKey: key };
+    if (replay?.state === "run")
+      return { runId: replay.runId, replay: null, replayRun: replay.runId, idempotencyKey: key };
     throw refusal;
   }
 

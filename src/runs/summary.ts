@@ -5,7 +5,9 @@ import type { RunStatus, RunStep, RunSummary } from "./types.ts";
 
 /** The step list of a new run: one pending entry per active step of the workflow version. */
 export function pendingSteps(active: readonly StepDef[]): RunStep[] {
-  return active.map((s) => stepState({ step_id: s.id, order: s.order, name: s.name, validator: s.validator }));
+  return active.map((s) =>
+    stepState({ step_id: s.id, order: s.order, name: s.name, validator: s.validator }),
+  );
 }
 
 type StepIdentity = Pick<RunStep, "step_id" | "order" | "name" | "validator">;
