@@ -79,7 +79,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   const authenticate = createAuthenticate(authDeps);
   const auth = authPlugin(authDeps, authenticate);
   const cors = createCors(deps.config);
-  const startRun = startRunHandler(deps, { beforeRun: limits.beforeRun });
+  const startRun = startRunHandler(deps, { beforeRun: limits.beforeRun, session: opts.sessions });
   // A request that matches no route still counts against its token, and says so (RateLimit); a
   // token that fails is a 401 counted against the address like on any route, so an unknown path
   // is no free oracle for guesses. Without an Authorization header: the 404 or 405 as it is.

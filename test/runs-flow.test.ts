@@ -339,6 +339,45 @@ describe("the waiting request re-checks its token", () => {
     expect(r.json).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
   });
 
+  test("401 when the web session ends during the wait (sign-out), as for a revoked token", async () => {
+    const u = await s.user("sessioned", "acme", "executor");
+    await s.deps.users.setPassword(u.id, await Bun.password.hash("correct horse battery"), SYSTEM);
+    const login = await call(s, "POST", "/api/v1/auth/login/", {
+      body: { username: "sessioned", password: "correct horse battery" },
+    });
+    const cookie = /^assay_session=([^;]*)/.exec(login.headers.get("set-cookie") ?? "")?.[0] ?? "";
+    const session = { cookie, "x-csrf-token": login.json.csrf_token as string };
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", runs("hold"), {
+      raw: gate.doc(),
+      headers: { ...JSON_CT, ...session, prefer: "wait=60" },
+    });
+    await gate.held();
+    expect((await call(s, "POST", "/api/v1/auth/logout/", { headers: session })).status).toBe(204);
+    gate.open();
+    const r = await pending;
+    expect(r.json).toEqual(errorBody(401, "authentication_required", "The session has ended."));
+  });
+
+  test("a web session still valid after the wait gets its 201", async () => {
+    const u = await s.user("sessioned2", "acme", "executor");
+    await s.deps.users.setPassword(u.id, await Bun.password.hash("correct horse battery"), SYSTEM);
+    const login = await call(s, "POST", "/api/v1/auth/login/", {
+      body: { username: "sessioned2", password: "correct horse battery" },
+    });
+    const cookie = /^assay_session=([^;]*)/.exec(login.headers.get("set-cookie") ?? "")?.[0] ?? "";
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", runs("hold"), {
+      raw: gate.doc(),
+      headers: { ...JSON_CT, cookie, "x-csrf-token": login.json.csrf_token, prefer: "wait=60" },
+    });
+    await gate.held();
+    gate.open();
+    const r = await pending;
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+  });
+
   test("with an Idempotency-Key, the user's retry with another token replays the run, not a 409", async () => {
     const u = await s.user("waiter2", "acme", "executor");
     const other = await s.deps.tokens.create(u.id, "second", null, SYSTEM);

@@ -3,7 +3,7 @@
 // route runs it (routes.ts), and so does the sync-run lane of the HTTP threads
 // (src/http/threads/lane.ts), which reaches it without the framework: one implementation.
 import type { Deps } from "../deps.ts";
-import { notFound } from "../errors.ts";
+import { notFound, unauthenticated } from "../errors.ts";
 import type { Principal } from "../http/auth.ts";
 import { DEFAULT_HEADERS } from "../http/security.ts";
 import { publicOrigin } from "../http/url.ts";
@@ -32,7 +32,11 @@ export type StartDeps = Pick<
 
 export function startRunHandler(
   deps: StartDeps,
-  hooks: { beforeRun?: (p: Principal) => void | Promise<void> } = {},
+  hooks: {
+    beforeRun?: (p: Principal) => void | Promise<void>;
+    /** The web session's principal again (null: signed out, expired, user gone): src/web/sessions.ts. */
+    session?: (request: Request) => Promise<Principal | null>;
+  } = {},
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
@@ -88,7 +92,12 @@ export function startRunHandler(
       });
     // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
     // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
-    if (waitMs > 0 && principal.token && !started.run) await tokens.recheck(principal.token.id);
+    if (waitMs > 0 && !started.run) {
+      if (principal.token) await tokens.recheck(principal.token.id);
+      // A session ended meanwhile (sign-out, password change, user deleted) likewise: CONTRACT §4.
+      else if (principal.session && hooks.session && !(await hooks.session(request)))
+        throw unauthenticated("The session has ended.");
+    }
     return answer(status, text, headers, set);
   };
 
