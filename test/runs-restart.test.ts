@@ -77,14 +77,24 @@ describe("a run executed again after a restart", () => {
         const r = await submit(s, "two", gate.doc());
         expect(r.status).toBe(202);
         await gate.held();
+        // The list shows a running run's steps as GET of the run does (live), not as pending.
+        const one = await call(s, "GET", `/api/v1/orgs/acme/runs/${r.json.id}/`, { token: s.rootToken });
+        const listed = await call(s, "GET", "/api/v1/orgs/acme/runs/", { token: s.rootToken });
+        const statuses = (x: { steps: { status: string }[] }) => x.steps.map((st) => st.status);
+        expect(statuses(one.json)).toEqual(["failed", "running"]);
+        expect(statuses(listed.json.results[0])).toEqual(["failed", "running"]);
         // Graceful: past its grace period the held step goes back to the queue.
         await s.stop();
         if (how === "crash") await asCrashed(s, [r.json.id]);
+        const restartedAt = Date.now();
         s = await restartTestServer(s, { workers: 1 });
         await gate.held(2);
         gate.open();
         const run = await waitForRun(s, s.rootToken, r.json.url);
         expect(run.summary.errors).toBe(2);
+        // Its times are those of the attempt that finished it, as duration_ms counts it.
+        expect(Date.parse(run.started_at)).toBeGreaterThanOrEqual(restartedAt);
+        expect(Date.parse(run.finished_at)).toBeGreaterThanOrEqual(Date.parse(run.started_at));
         expect(run.steps.map((x: { findings_count: number }) => x.findings_count)).toEqual([2, 0]);
         expect(run.steps[0].findings.map((f: { severity: string }) => f.severity)).toEqual([
           "error",

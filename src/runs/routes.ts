@@ -99,7 +99,10 @@ export function runRoutes(
           publicUrl(config.base_url, request),
           p,
           count,
-          items.map((r) => presentRun(origin(request), org.slug, r)),
+          // A running run's steps as GET of the run shows them (this node's live states).
+          items.map((r) =>
+            presentRun(origin(request), org.slug, r, r.status === "running" ? executor.live(r.id) : null),
+          ),
         );
       },
       {

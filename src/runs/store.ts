@@ -581,7 +581,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         const chosen = fairPick([...candidates, ...next], limit, load);
         if (!chosen.length) return [];
         const SET =
-          "UPDATE runs SET status = 'running', started_at = coalesce(started_at, ?), attempts = attempts + 1, node_id = ?, lease_until = ?";
+          "UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1, node_id = ?, lease_until = ?";
         // PostgreSQL: rows another transaction holds (another node's claim, a cancel) are skipped,
         // never waited for: a wait held this node's whole dispatch.
         const ids = chosen.map(() => "?").join(", ");
