@@ -6,7 +6,7 @@ import { finding, pointerJoin } from "../shared/findings.ts";
 import type { Position } from "../shared/position.ts";
 import type { Finding } from "../types.ts";
 import { evaluationPath } from "./ref-paths.ts";
-import { lastKeyword } from "./walk.ts";
+import { keywordsAlong, lastKeyword } from "./walk.ts";
 
 export interface TbError {
   keyword: string;
@@ -149,6 +149,45 @@ function closest(e: TbError, children: TbError[]): { index: number; errors: TbEr
   return best && { index: best.index, errors: best.errors, of };
 }
 
+/** The speculative keyword a schema-path segment belongs to (`then`/`else` go with their `if`). */
+const SEGMENT_OWNER = new Map(
+  Object.entries(SPECULATIVE).flatMap(([kw, prefixes]) => prefixes.map((p) => [p.replace(/\/$/, ""), kw])),
+);
+
+/** A pointer and each of its ancestors: "/1/k" → "/1/k", "/1", "". */
+function pointerAncestors(p: string): string[] {
+  const out = [p];
+  for (let i = p.lastIndexOf("/"); i >= 0; i = i === 0 ? -1 : p.lastIndexOf("/", i - 1))
+    out.push(p.slice(0, i));
+  return out;
+}
+
+/**
+ * The errors below each speculative keyword, found in one pass: an error belongs to keyword `kw`
+ * of the schema object at `base`, evaluated at instance location `at`, when its schema path runs
+ * through `base/kw` and its instance path is `at` or below it. Matching on the schema path alone
+ * would give one array item's anyOf the branch errors of every other item.
+ */
+function childIndex(errors: TbError[]): (e: TbError) => TbError[] {
+  const buckets = new Map<string, TbError[]>();
+  for (const c of errors) {
+    const segments = c.schemaPath.split("/");
+    const instances = pointerAncestors(c.instancePath);
+    for (let j = 1; j < segments.length; j++) {
+      const owner = SEGMENT_OWNER.get(segments[j]);
+      if (!owner) continue;
+      const base = segments.slice(0, j).join("/");
+      for (const at of instances) {
+        const key = `${base}\u0000${owner}\u0000${at}`;
+        const bucket = buckets.get(key);
+        if (bucket) bucket.push(c);
+        else buckets.set(key, [c]);
+      }
+    }
+  }
+  return (e) => buckets.get(`${e.schemaPath}\u0000${e.keyword}\u0000${e.instancePath}`) ?? [];
+}
+
 /**
  * The errors to report: a speculative keyword's failing branches are not problems of the data,
  * except that of anyOf/oneOf the branch that came closest says best what is wrong, and `if`'s
@@ -159,17 +198,21 @@ function select(errors: TbError[], ctx: ErrorContext, notes: Map<TbError, string
     if (!rank.has(e)) rank.set(e, i);
   });
   const out: TbError[] = [];
-  let pool = [...errors].sort((a, b) => depth(a.schemaPath) - depth(b.schemaPath));
-  while (pool.length > 0) {
-    const e = pool.shift() as TbError;
-    const prefixes = SPECULATIVE[e.keyword];
-    if (!prefixes) {
+  // Shallowest first, so a keyword claims its branches before a nested keyword among them does.
+  const depths = new Map(errors.map((e) => [e, depth(e.schemaPath)]));
+  const sorted = [...errors].sort((a, b) => (depths.get(a) ?? 0) - (depths.get(b) ?? 0));
+  let childrenOf: ((e: TbError) => TbError[]) | undefined;
+  const taken = new Set<TbError>();
+  for (const e of sorted) {
+    if (taken.has(e)) continue;
+    taken.add(e);
+    if (!SPECULATIVE[e.keyword]) {
       out.push(e);
       continue;
     }
-    const base = e.schemaPath === "#" ? "#" : e.schemaPath;
-    const children = pool.filter((o) => prefixes.some((p) => under(o, `${base}/${p}`)));
-    pool = pool.filter((o) => !children.includes(o));
+    childrenOf ??= childIndex(sorted);
+    const children = childrenOf(e).filter((o) => !taken.has(o));
+    for (const c of children) taken.add(c);
     if (e.keyword === "anyOf" || e.keyword === "oneOf") {
       const passing = e.params.passingSchemas;
       const best = Array.isArray(passing) && passing.length > 1 ? null : closest(e, children);
@@ -282,7 +325,9 @@ export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {
       push(e, kw ?? "false_schema", messageFor(e), e.instancePath, kw === "additionalProperties");
       continue;
     }
-    push(e, e.keyword, messageFor(e), e.instancePath);
+    // Under propertyNames the value checked is the member's name: the finding goes on the key.
+    const onName = keywordsAlong(evaluationPath(e.schemaPath)).includes("propertyNames");
+    push(e, e.keyword, messageFor(e), e.instancePath, onName);
   }
   return out;
 }

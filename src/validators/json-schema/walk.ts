@@ -62,18 +62,26 @@ export function walkSchemas(schema: unknown, visit: Visit, pointer = ""): void {
 const REFS = new Set(["$ref", "$dynamicRef", "$recursiveRef"]);
 
 /**
+ * The keywords a schema location goes through, names and indexes skipped, references too:
+ * "#/properties/a/$ref/items/anyOf/0" → ["properties", "items", "anyOf"].
+ */
+export function keywordsAlong(schemaPath: string): string[] {
+  const segs = schemaPath.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const out: string[] = [];
+  for (let i = 0; i < segs.length; i++) {
+    if (REFS.has(segs[i])) continue;
+    out.push(segs[i]);
+    if (MAP.has(segs[i]) || (ARRAY.has(segs[i]) && /^\d+$/.test(segs[i + 1] ?? ""))) i++;
+  }
+  return out;
+}
+
+/**
  * The keyword a schema location ends in: "#/properties/a/items" → "items"; "#" → null. A
  * reference is not the place's keyword: "#/properties/a/$ref" → "properties".
  */
 export function lastKeyword(schemaPath: string): string | null {
-  const segs = schemaPath.replace(/^#\/?/, "").split("/").filter(Boolean);
-  let kw: string | null = null;
-  for (let i = 0; i < segs.length; i++) {
-    if (REFS.has(segs[i])) continue;
-    kw = segs[i];
-    if (MAP.has(kw) || (ARRAY.has(kw) && /^\d+$/.test(segs[i + 1] ?? ""))) i++;
-  }
-  return kw;
+  return keywordsAlong(schemaPath).at(-1) ?? null;
 }
 
 /**
