@@ -141,6 +141,82 @@ describe("schemas", () => {
   });
 });
 
+describe("format-assertion vocabulary", () => {
+  const meta = "https://schemas.example.com/meta/format-assertion.json";
+  const save = (slug: string, schema: Record<string, unknown>) =>
+    call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+      token: s.rootToken,
+      body: {
+        slug,
+        name: "x",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "json_schema", config: { schema } }],
+      },
+    });
+
+  beforeAll(async () => {
+    const r = await store(meta, {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      $vocabulary: {
+        "https://json-schema.org/draft/2020-12/vocab/core": true,
+        "https://json-schema.org/draft/2020-12/vocab/applicator": true,
+        "https://json-schema.org/draft/2020-12/vocab/format-assertion": true,
+      },
+      $dynamicAnchor: "meta",
+      allOf: [
+        { $ref: "https://json-schema.org/draft/2020-12/meta/core" },
+        { $ref: "https://json-schema.org/draft/2020-12/meta/applicator" },
+      ],
+    });
+    expect(r.status).toBe(201);
+  });
+
+  test("400 unknown_format for a format Assay does not check (was: ignored)", async () => {
+    const r = await save("unknown-format", {
+      $schema: meta,
+      properties: { email: { format: "emial" }, at: { format: "date-time" } },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps[0].config.schema",
+          code: "unknown_format",
+          message:
+            '#/properties/email/format: "emial" is not a format Assay checks, and the meta-schema\'s ' +
+            "format-assertion vocabulary requires every format to be checked",
+        },
+      ]),
+    );
+  });
+
+  test("400 unknown_format for a stored schema in that dialect, too", async () => {
+    const r = await store("https://schemas.example.com/typo.json", { $schema: meta, format: "emial" });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The schema is invalid.", [
+        {
+          field: "schema",
+          code: "unknown_format",
+          message:
+            '#/format: "emial" is not a format Assay checks, and the meta-schema\'s ' +
+            "format-assertion vocabulary requires every format to be checked",
+        },
+      ]),
+    );
+  });
+
+  test("known formats are accepted and asserted", async () => {
+    expect(
+      (await save("known-format", { $schema: meta, properties: { m: { format: "email" } } })).status,
+    ).toBe(201);
+    expect((await run("known-format", { m: "a@example.com" })).status).toBe("succeeded");
+    expect(brief(await run("known-format", { m: "nope" }))).toEqual([
+      expect.objectContaining({ code: "json_schema.format", path: "/m" }),
+    ]);
+  });
+});
+
 describe("findings name the most specific cause", () => {
   test("oneOf/anyOf: the branch that came closest (was: only 'must match exactly one')", async () => {
     await workflow("closest", {

@@ -2,6 +2,7 @@
 // registry is typebox's global one, so importing this module (index.ts does) applies it to every
 // compiled schema in this thread.
 import Format from "typebox/format";
+import { walkSchemas } from "./walk.ts";
 
 /** RFC 1123 host name: letters, digits and hyphens, labels of 1-63, 253 in all. */
 const LDH =
@@ -25,4 +26,18 @@ for (const [name, check] of [
   ["uri-reference", Format.IsUriReference],
 ] as const) {
   Format.Set(name, (v: string) => check(v) || (IPV_FUTURE.test(v) && check(ipvFuture(v))));
+}
+
+/**
+ * `format` values no check exists for, as "#/pointer/format": "name". JSON Schema 2020-12
+ * Validation §7.2.3: with the format-assertion vocabulary, implementations MUST fail upon
+ * encountering unknown formats (a misspelt "emial" would otherwise assert nothing).
+ */
+export function unknownFormats(schema: unknown): string[] {
+  const out: string[] = [];
+  walkSchemas(schema, (s, pointer) => {
+    if (typeof s.format === "string" && !Format.Has(s.format))
+      out.push(`#${pointer}/format: ${JSON.stringify(s.format)}`);
+  });
+  return out;
 }

@@ -10,7 +10,7 @@ import { StepLimitError } from "../limit-error.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
-import "./formats.ts";
+import { unknownFormats } from "./formats.ts";
 import { DEFAULT_DRAFT, DRAFTS, type Draft, META_URIS, metaResources, normalise } from "./drafts.ts";
 import { type TbError, toFindings } from "./errors.ts";
 import { refCycle } from "./cycles.ts";
@@ -153,6 +153,33 @@ function metaIssues(validator: Compiled, schema: unknown, field: string, prefix 
     );
 }
 
+/**
+ * Unknown `format` names where a meta-schema's format-assertion vocabulary is in force (the
+ * schema's own dialect, or a stored resource's). Under `assert_formats` alone they stay ignored,
+ * as the JSON-Schema-Test-Suite's optional/format/unknown.json expects of format-annotation.
+ */
+function unknownFormatIssues(
+  cfg: JsonSchemaConfig,
+  dialect: Dialect,
+  resources: Record<string, unknown>,
+  draft: Draft,
+): ConfigIssue[] {
+  const unknown = (field: string, prefix: string, schema: unknown) =>
+    unknownFormats(schema).map((at) =>
+      issue(
+        field,
+        "unknown_format",
+        `${prefix}${at} is not a format Assay checks, and the meta-schema's format-assertion vocabulary requires every format to be checked`,
+      ),
+    );
+  const out = dialect.formatAssertion ? unknown("schema", "", cfg.schema) : [];
+  for (const [uri, res] of Object.entries(cfg.resources ?? {})) {
+    const d = dialectOf(res, resources, draft);
+    if (!("code" in d) && d.formatAssertion) out.push(...unknown("resources", `${uri}: `, res));
+  }
+  return out;
+}
+
 export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions = {}): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
   const shape = shapeIssues(jsonSchemaConfigSchema, config);
@@ -183,6 +210,8 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
     else if (!d.meta) invalid.push(...metaIssues(metaValidator(d.draft), res, "resources", `${uri}: `));
   }
   if (invalid.length > 0) return invalid.slice(0, MAX_CONFIG_ISSUES);
+  const formats = unknownFormatIssues(cfg, p.dialect, resources, p.draft);
+  if (formats.length > 0) return formats.slice(0, MAX_CONFIG_ISSUES);
   const patterns = [cfg.schema, ...Object.values(cfg.resources ?? {})].flatMap(patternIssues);
   if (patterns.length > 0)
     return patterns.slice(0, MAX_CONFIG_ISSUES).map((i) => issue("schema", i.code, i.message));
