@@ -17,6 +17,11 @@ const TYPE_NAMES = new Set([
   ...["int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"],
   ...["google.protobuf.Timestamp", "google.protobuf.Duration"],
 ]);
+/** cel-go's macros over an index or key and a value (cel-spec's two-variable comprehensions). */
+const TWO_VARIABLE_MACROS = new Set([
+  ...["all", "exists", "existsOne", "exists_one", "map", "filter"],
+  ...["transformList", "transformMap", "transformMapEntry"],
+]);
 const MAP_KEYS = new Set(["int", "uint", "bool", "string", "dyn"]);
 const WRAPPERS: Record<string, string> = {
   "google.protobuf.BoolValue": "bool",
@@ -104,6 +109,19 @@ class Checker {
     const qualified = target ? qualifiedName(target, scope) : null;
     if (qualified && functionsNamed(`${qualified}.${fn}`).length > 0)
       return this.#call(`${qualified}.${fn}`, undefined, args, scope);
+    // `l.all(i, v, p)` is no macro here (only the one-variable forms are expanded): without this,
+    // its first argument reads as an unknown name 'i', which tells the author nothing.
+    const [first, second] = args;
+    if (
+      target &&
+      TWO_VARIABLE_MACROS.has(fn) &&
+      args.length >= 3 &&
+      first?.exprKind.case === "identExpr" &&
+      second?.exprKind.case === "identExpr"
+    )
+      throw new CheckError(
+        `two-variable comprehensions (${fn}(${first.exprKind.value.name}, ${second.exprKind.value.name}, …)) are not supported`,
+      );
     const argTypes = args.map((a) => this.check(a, scope));
     const targetType = target ? this.check(target, scope) : undefined;
     switch (fn) {

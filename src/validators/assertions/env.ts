@@ -20,6 +20,7 @@ import { listsExt } from "./ext/lists.ts";
 import { mathExt } from "./ext/math.ts";
 import { stdFixes } from "./ext/std.ts";
 import { encodersExt, stringsExt } from "./ext/strings.ts";
+import { timeFixes } from "./ext/time.ts";
 import { chargeCall } from "./costs.ts";
 import { buildCost, charge, checkLength, walkCost } from "./meter.ts";
 
@@ -97,7 +98,7 @@ const internal: CelFunc[] = [
   }),
 ];
 
-const extensions = [...stdFixes, ...stringsExt, ...encodersExt, ...mathExt, ...listsExt];
+const extensions = [...stdFixes, ...timeFixes, ...stringsExt, ...encodersExt, ...mathExt, ...listsExt];
 
 function build(): CelEnv {
   const all = [...celEnv({ funcs: extensions }).funcs];

@@ -1,9 +1,8 @@
 // Between the submission and CEL: parsed data → CEL values, and CEL values → text for messages.
 import { isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
-import { toJson } from "@bufbuild/protobuf";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
-import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { MAX_INT, MIN_INT } from "./ext/numbers.ts";
+import { durationText, timestampText } from "./ext/time.ts";
 import { view } from "./views.ts";
 
 /** Number literals with a fraction or an exponent, and plain integer literals (strings too). */
@@ -82,10 +81,9 @@ function literal(v: unknown, depth: number): string {
     );
   if (isCelType(v)) return v.name;
   if (isReflectMessage(v)) {
-    if (v.desc.typeName === "google.protobuf.Timestamp")
-      return String(toJson(TimestampSchema, v.message as never));
-    if (v.desc.typeName === "google.protobuf.Duration")
-      return String(toJson(DurationSchema, v.message as never));
+    // As string() writes them (ext/time.ts), so a message reads as the rule's author would.
+    if (v.desc.typeName === "google.protobuf.Timestamp") return timestampText(v.message as never);
+    if (v.desc.typeName === "google.protobuf.Duration") return durationText(v.message as never);
     return v.desc.typeName;
   }
   return String(v);

@@ -52,11 +52,14 @@ export function charAt(this: string, index: bigint): string {
   return this.slice(offsetOf(this, i), offsetOf(this, i + 1));
 }
 
+// The empty string is found where the search starts, the end included: cel-go returns the offset
+// ('abc'.indexOf('', 3) == 3) where a non-empty search from the end is out of bounds.
 export function indexOf(this: string, sub: string, start?: bigint): bigint {
   const { length, wide } = measure(this);
   if (start === undefined) return BigInt(wide ? indexOfOffset(this, this.indexOf(sub)) : this.indexOf(sub));
   const i = Number(start);
-  inBounds(i, length, length - 1);
+  inBounds(i, length, sub === "" ? length : length - 1);
+  if (sub === "") return start;
   if (!wide) return BigInt(this.indexOf(sub, i));
   return BigInt(indexOfOffset(this, this.indexOf(sub, offsetOf(this, i))));
 }
@@ -66,7 +69,8 @@ export function lastIndexOf(this: string, sub: string, start?: bigint): bigint {
   if (start === undefined)
     return BigInt(wide ? indexOfOffset(this, this.lastIndexOf(sub)) : this.lastIndexOf(sub));
   const i = Number(start);
-  inBounds(i, length, length - 1);
+  inBounds(i, length, sub === "" ? length : length - 1);
+  if (sub === "") return start;
   if (!wide) return BigInt(this.lastIndexOf(sub, i));
   return BigInt(indexOfOffset(this, this.lastIndexOf(sub, offsetOf(this, i))));
 }
