@@ -5,8 +5,8 @@
 // `rows` are what per-row rules iterate: CSV records or a top-level array.
 import { celList, isCelList } from "@bufbuild/cel";
 import { XMLParser } from "fast-xml-parser";
-import { resolveDialect, scanCsv } from "../shared/csv.ts";
-import { finding } from "../shared/findings.ts";
+import { type CsvRecord, resolveDialect, scanCsv } from "../shared/csv.ts";
+import { finding, pointerJoin } from "../shared/findings.ts";
 import { isJsonProblem, parseJson } from "../shared/json.ts";
 import { LineIndex, type Position } from "../shared/position.ts";
 import { parseXml, problemFinding } from "../shared/xml.ts";
@@ -25,7 +25,10 @@ export interface Row {
 export interface Subject {
   data?: unknown;
   rows?: Iterable<Row>;
+  /** The data could not be read: these are reported and no rule runs. */
   problems?: Finding[];
+  /** Reported before the rules' findings; the rules still run. */
+  notes?: Finding[];
 }
 
 /**
@@ -86,26 +89,55 @@ const xmlParser = new XMLParser({
   parseAttributeValue: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
+  // An element's text as written: `<sku> A-1 </sku>` is " A-1 ", as XPath's string() reads it
+  // (the parser's default trimmed it, and made mixed content "a <b/> c" read "ac"). The
+  // indentation between child elements is dropped in xml-lists.ts.
+  trimValues: false,
 });
 
 export interface DataOptions {
   xmlLists: XmlLists;
 }
 
+/**
+ * A label used twice: a record's map can hold one value under it (the last column's). Reported as
+ * csv_table reports it, an error on the repeated label, so the author knows `row.qty` hides one.
+ */
+function duplicateLabels(header: CsvRecord, lines: LineIndex): Finding[] {
+  const first = new Map<string, number>();
+  const out: Finding[] = [];
+  header.cells.forEach((label, i) => {
+    const earlier = first.get(label);
+    if (earlier === undefined) first.set(label, i);
+    else
+      out.push(
+        finding(
+          "csv.duplicate_label",
+          `label "${label}" repeats column ${earlier + 1} (rules read column ${header.cells.lastIndexOf(label) + 1}'s value under "${label}")`,
+          { path: pointerJoin("/rows/1", label), ...lines.position(header.cellStarts[i] ?? header.start) },
+        ),
+      );
+  });
+  return out;
+}
+
 function csvSubject(input: ValidationInput): Subject {
   const lines = new LineIndex(input.text);
   let record = recordViews([]);
+  let notes: Finding[] = [];
   const rows: Row[] = [];
   const problem = scanCsv(input.text, resolveDialect(input.text), (rec) => {
-    if (rec.number === 1) record = recordViews(rec.cells);
-    else {
+    if (rec.number === 1) {
+      record = recordViews(rec.cells);
+      notes = duplicateLabels(rec, lines);
+    } else {
       const value = record(rec.cells);
       rows.push({ value, path: `/rows/${rec.number}`, position: lines.position(rec.start) });
     }
     return true;
   });
   if (problem) return { problems: [finding(problem.code, problem.message, { ...problem.position })] };
-  return { data: celList(rows.map((r) => r.value) as never[]), rows };
+  return { data: celList(rows.map((r) => r.value) as never[]), rows, notes };
 }
 
 /** One subject per document (a YAML stream may hold several). */

@@ -94,6 +94,7 @@ function compile(config: unknown) {
       for (const subject of subjects(input, options)) {
         for (const p of subject.problems ?? []) out.add(p);
         if (subject.problems) continue;
+        for (const n of subject.notes ?? []) out.add(n);
         const data = subject.data;
         for (const rule of rules) {
           if (out.truncated) return out.result();

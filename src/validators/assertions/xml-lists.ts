@@ -36,8 +36,12 @@ export function xmlToCel(doc: unknown, lists: XmlLists): unknown {
     if (Array.isArray(v)) return celList(v.map((x) => convert(x, path)) as never[]);
     if (v === null || typeof v !== "object") return v;
     const m = new Map<string, unknown>();
-    for (const key of Object.keys(v)) {
+    const keys = Object.keys(v);
+    const hasElements = keys.some((k) => !k.startsWith("@") && k !== "#text");
+    for (const key of keys) {
       const child = (v as Record<string, unknown>)[key];
+      // Whitespace between child elements is layout, not text (the parser keeps all text as is).
+      if (key === "#text" && hasElements && typeof child === "string" && child.trim() === "") continue;
       // Attributes ("@id") and text ("#text") are never lists.
       if (key.startsWith("@") || key === "#text") {
         m.set(key, child);
