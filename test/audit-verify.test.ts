@@ -7,6 +7,8 @@ import { INSERT_AUDIT, auditValues } from "../src/audit/append.ts";
 import { hashOf } from "../src/audit/chain.ts";
 import { toRow } from "../src/audit/store.ts";
 import type { AuditRow } from "../src/audit/types.ts";
+import { verifyChain } from "../src/audit/verify.ts";
+import { openDb } from "../src/db/open.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -176,6 +178,71 @@ describe("the head, recorded elsewhere", () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain("assay audit verify [--anchor SEQ:HASH]");
     expect(r.out).toContain("--database-url URL");
+  });
+});
+
+describe("verify while others write (a snapshot: the chain as it was when the check began)", () => {
+  const main = join(import.meta.dir, "../src/main.ts");
+  /** Another process's write, finished before this returns: between two of verify's chunks. */
+  const inAnotherProcess = (args: string[]) => {
+    const p = Bun.spawnSync([process.execPath, ...args], { stdout: "pipe", stderr: "pipe" });
+    if (p.exitCode !== 0) throw new Error(`${args.join(" ")}: ${p.stderr.toString()}`);
+  };
+  const purgeScript = `
+    import { openDb } from ${JSON.stringify(join(import.meta.dir, "../src/db/open.ts"))};
+    import { purgeAudit } from ${JSON.stringify(join(import.meta.dir, "../src/audit/retention.ts"))};
+    const db = await openDb(JSON.parse(process.argv[1]), { migrate: false });
+    await purgeAudit(db, 1, new Date(Date.now() + 10 * 86400000));
+    await db.close();`;
+
+  async function verifyWith(afterChunk: (chunk: number) => void) {
+    const db = await openDb({ data_dir: s.dataDir, database_url: s.databaseUrl }, { migrate: false });
+    try {
+      let chunk = 0;
+      return await verifyChain(db, undefined, { chunk: 2, afterChunk: () => afterChunk(++chunk) });
+    } finally {
+      await db.close();
+    }
+  }
+
+  test("entries appended between chunks: intact, up to the head it started from", async () => {
+    const n = await s.count("audit_log");
+    const head = await rowAt(n);
+    let made = 0;
+    const r = await verifyWith((chunk) => {
+      if (chunk <= 2) inAnotherProcess([main, "orgs", "create", `late-${++made}`, ...s.cliArgs]);
+    });
+    expect(made).toBe(2);
+    expect(r).toEqual({
+      ok: true,
+      checked: n,
+      first: 1,
+      head: { seq: n, hash: head.hash },
+      broken: null,
+      anchor: null,
+    });
+    expect(await s.count("audit_log")).toBe(n + 2);
+  });
+
+  test("a purge between chunks: intact, as the log was before it", async () => {
+    const n = await s.count("audit_log");
+    const head = await rowAt(n);
+    const config = JSON.stringify({ data_dir: s.dataDir, database_url: s.databaseUrl });
+    const r = await verifyWith((chunk) => {
+      if (chunk === 1) inAnotherProcess(["-e", purgeScript, config]);
+    });
+    expect(r).toEqual({
+      ok: true,
+      checked: n,
+      first: 1,
+      head: { seq: n, hash: head.hash },
+      broken: null,
+      anchor: null,
+    });
+    expect(await s.count("audit_log")).toBeLessThan(n);
+    // And after it, the purged log verifies from its floor.
+    const after = await assay("audit", "verify");
+    expect(after.code).toBe(0);
   });
 });
 

@@ -1,6 +1,10 @@
 // `assay audit verify`: walks the chain from its oldest entry to the head and reports the first
 // broken link. What a pass proves, and what it does not, is in docs/audit.md.
-import { type Db, all, get } from "../db/program.ts";
+//
+// The whole walk reads one snapshot (a read transaction; REPEATABLE READ on PostgreSQL): read in
+// chunks outside one, an entry appended between the head's read and the last chunk's, or a purge
+// between two chunks, was reported as a broken chain.
+import { type Db, type Program, all, get, run } from "../db/program.ts";
 import { parseJson } from "../db/util.ts";
 import { GENESIS, hashOf } from "./chain.ts";
 import { toRow } from "./store.ts";
@@ -23,6 +27,13 @@ export interface VerifyResult {
 
 const CHUNK = 1000;
 
+export interface VerifyOptions {
+  /** Entries read per statement. */
+  chunk?: number;
+  /** Called after each chunk is read, inside the snapshot (tests append or purge here). */
+  afterChunk?: () => void;
+}
+
 interface HeadRow {
   seq: number;
   hash: string;
@@ -31,10 +42,24 @@ interface HeadRow {
 }
 
 /** `anchor`: an entry's seq and hash recorded elsewhere earlier (the exported head). */
-export async function verifyChain(db: Db, anchor?: { seq: number; hash: string }): Promise<VerifyResult> {
-  const h = await db.exec(
-    get<HeadRow>("SELECT seq, hash, floor_seq, floor_hash FROM audit_head WHERE id = 1"),
-  );
+export function verifyChain(
+  db: Db,
+  anchor?: { seq: number; hash: string },
+  opts: VerifyOptions = {},
+): Promise<VerifyResult> {
+  return db.tx(() => walk(db, anchor, opts));
+}
+
+function* walk(
+  db: Db,
+  anchor: { seq: number; hash: string } | undefined,
+  opts: VerifyOptions,
+): Program<VerifyResult> {
+  const chunk = opts.chunk ?? CHUNK;
+  // First in the transaction, as PostgreSQL requires; SQLite's deferred BEGIN takes its snapshot
+  // at the first read, which is the head's.
+  if (db.dialect === "postgres") yield* run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+  const h = yield* get<HeadRow>("SELECT seq, hash, floor_seq, floor_hash FROM audit_head WHERE id = 1");
   const head = h ? { seq: Number(h.seq), hash: h.hash } : null;
   const floorSeq = h ? Number(h.floor_seq) : 0;
   let expectSeq = floorSeq + 1;
@@ -55,15 +80,12 @@ export async function verifyChain(db: Db, anchor?: { seq: number; hash: string }
 
   for (let after = Number.MIN_SAFE_INTEGER; ; ) {
     // From the very start: an entry below the floor (the purge removed those) is itself a finding.
-    const rows = (
-      await db.exec(
-        all<AuditRow>(
-          "SELECT * FROM audit_log WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)",
-          after,
-          CHUNK,
-        ),
-      )
-    ).map(toRow);
+    const rows = (yield* all<AuditRow>(
+      "SELECT * FROM audit_log WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)",
+      after,
+      chunk,
+    )).map(toRow);
+    opts.afterChunk?.();
     for (const e of rows) {
       first ??= e.seq;
       if (e.seq < expectSeq)
@@ -104,7 +126,7 @@ export async function verifyChain(db: Db, anchor?: { seq: number; hash: string }
       expectSeq = e.seq + 1;
       last = e;
     }
-    if (rows.length < CHUNK) break;
+    if (rows.length < chunk) break;
     after = rows.at(-1)!.seq;
   }
 
@@ -120,16 +142,14 @@ export async function verifyChain(db: Db, anchor?: { seq: number; hash: string }
   if (!head && !last) {
     // An empty log is fine on an instance with nothing made since the log began (an upgrade from a
     // release before it); a user or org created since wrote an entry, so the log was emptied.
-    const since = await db.exec(
-      get<{ applied_at: string }>("SELECT applied_at FROM assay_schema_migrations WHERE version = 16"),
+    const since = yield* get<{ applied_at: string }>(
+      "SELECT applied_at FROM assay_schema_migrations WHERE version = 16",
     );
     const made = since
-      ? await db.exec(
-          get<{ n: number }>(
-            "SELECT (SELECT count(*) FROM users WHERE created_at >= ?) + (SELECT count(*) FROM orgs WHERE created_at >= ?) AS n",
-            since.applied_at,
-            since.applied_at,
-          ),
+      ? yield* get<{ n: number }>(
+          "SELECT (SELECT count(*) FROM users WHERE created_at >= ?) + (SELECT count(*) FROM orgs WHERE created_at >= ?) AS n",
+          since.applied_at,
+          since.applied_at,
         )
       : null;
     if (made && Number(made.n) > 0)
