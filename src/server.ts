@@ -69,13 +69,46 @@ export class PortInUseError extends Error {
   }
 }
 
+/**
+ * The address could not be listened on for another reason than a process holding it: a host that
+ * does not resolve or is not this machine's, a privileged port. Said with the address: the
+ * system's words alone ("EINVAL: invalid argument, listen") name neither.
+ */
+export class ListenError extends Error {
+  override name = "ListenError";
+  constructor(host: string, port: number, cause: unknown) {
+    const why = (cause as Error)?.message ?? String(cause);
+    const code = (cause as { code?: string | null })?.code;
+    const hint =
+      code === "EINVAL" || code === "EADDRNOTAVAIL" || code === "ENOTFOUND"
+        ? " (is --host a name or address of this machine?)"
+        : code === "EACCES"
+          ? " (a port below 1024 needs privileges)"
+          : "";
+    super(`cannot listen on ${host.includes(":") ? `[${host}]` : host}:${port}: ${why}${hint}`);
+  }
+}
+
+/** A failure of a listen (the probe's, the app's, an HTTP thread's) as the error the CLI reports. */
+function listenError(config: Config, e: unknown): unknown {
+  const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
+  if (code === "EADDRINUSE") return new PortInUseError(config.host, config.port);
+  if (e instanceof ThreadListenError || (e as { syscall?: string })?.syscall === "listen")
+    return new ListenError(config.host, config.port, e);
+  return e;
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config.log_level);
   // First, before anything is written: a second server on this data dir stops here
   // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
   // A port another process holds is found before the data dir is created or migrated, so that
   // start leaves nothing behind (a mistyped --data-dir with a port in use left a new database).
-  probePort(config.host, config.port);
+  try {
+    probePort(config.host, config.port);
+  } catch (e) {
+    throw listenError(config, e);
+  }
   const lock = config.database_url ? null : lockDataDir(config.data_dir);
   try {
     return await start(config, log, lock);
@@ -89,11 +122,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * Listens on `host:port` for an instant, as the app will (without SO_REUSEPORT, so it cannot join a
  * running server's group): a port in use is PortInUseError, any other failure (an address not on
  * this machine, a privileged port, a host that does not resolve) the listen's own error, before
- * anything is written. The listen still decides: the port can be taken in between. Port 0: the
- * listen's.
+ * anything is written. The listen still decides: the port can be taken in between. Port 0 is
+ * probed too (on a port the kernel picks): the host is what can be wrong with it.
  */
 function probePort(host: string, port: number): void {
-  if (port === 0) return;
   let probe: { stop(closeActive?: boolean): void } | null = null;
   try {
     // Bun.serve, as the app's listen: the same failures with the same words.
@@ -103,9 +135,6 @@ function probePort(host: string, port: number): void {
       reusePort: false,
       fetch: () => new Response(null, { status: 503 }),
     });
-  } catch (e) {
-    if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUseError(host, port);
-    throw e;
   } finally {
     probe?.stop(true);
   }
@@ -131,9 +160,7 @@ async function start(
       } catch (u) {
         log.warn("while undoing a failed start", { error: String(u) });
       }
-    const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
-    if (code === "EADDRINUSE") throw new PortInUseError(config.host, config.port);
-    throw e;
+    throw listenError(config, e);
   }
 }
 
