@@ -385,13 +385,20 @@ function distance(a: string, b: string): number {
 }
 
 export function loadConfig(
-  env: Record<string, string | undefined>,
+  environment: Record<string, string | undefined>,
   flags: Record<string, string> = {},
 ): Config {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   const known = new Set<string>(SETTINGS.map((s) => s.key));
   for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown option ${flagName(f)}`);
+  // --data-dir and --database-url both say where the database is: given on the command line, one
+  // of them is the answer, whatever the environment says (ASSAY_DATABASE_URL silently won over an
+  // explicit --data-dir, and a command meant for a data dir ran on PostgreSQL). Both given: refused.
+  if (flags.data_dir !== undefined && flags.database_url !== undefined)
+    problems.push("--data-dir and --database-url name two databases: give one of them");
+  const env =
+    flags.data_dir === undefined ? environment : { ...environment, [envName("database_url")]: undefined };
   for (const s of SETTINGS as readonly SettingDef[]) {
     const raw = flags[s.key] ?? env[envName(s.key)];
     const where = flags[s.key] !== undefined ? flagName(s.key) : envName(s.key);

@@ -31,7 +31,8 @@ for (const threads of [1, 2])
       ASSAY_HTTP_THREADS: String(threads),
       ...(pg ? { ASSAY_DATABASE_URL: pg.url } : {}),
     };
-    const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir], {
+    const where = pg ? [] : ["--data-dir", dataDir];
+    const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", ...where], {
       env: { ...process.env, ...env },
     });
     expect(init.exitCode).toBe(0);

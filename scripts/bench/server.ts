@@ -76,7 +76,9 @@ export function initDataDir(
   env: Record<string, string> = {},
   command: string[] = [BIN],
 ): string {
-  const p = Bun.spawnSync([...command, "init", "--org", org, "--admin", "bench", "--data-dir", dataDir], {
+  // An explicit --data-dir wins over ASSAY_DATABASE_URL: given only when the data is in SQLite.
+  const where = env.ASSAY_DATABASE_URL ? [] : ["--data-dir", dataDir];
+  const p = Bun.spawnSync([...command, "init", "--org", org, "--admin", "bench", ...where], {
     env: { ...cleanEnv(), ASSAY_LOG_LEVEL: "warn", ...env },
   });
   if (p.exitCode !== 0) throw new Error(`assay init failed: ${p.stderr.toString()}`);
@@ -116,8 +118,7 @@ export async function startAssay(o: ServeOptions): Promise<Proc & { startMs: num
       "serve",
       "--port",
       "0",
-      "--data-dir",
-      o.dataDir,
+      ...(o.env?.ASSAY_DATABASE_URL ? [] : ["--data-dir", o.dataDir]),
     ],
     {
       env: {
