@@ -6,5 +6,11 @@ import { tuneAllocator } from "./lib/allocator.ts";
 
 if (process.argv[2] === "serve") tuneAllocator();
 const { main } = await import("./cli/main.ts");
+const { drained } = await import("./cli/out.ts");
 const code = await main(process.argv.slice(2));
-if (code >= 0) process.exit(code);
+// Exit only once stdout and stderr are out: an exit with output still buffered cut a piped export
+// at 64 KiB (src/cli/out.ts). Exit at all, because a command may leave a handle open.
+if (code >= 0) {
+  await drained();
+  process.exit(code);
+}

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { GenerationCache } from "../src/db/generation.ts";
+import { describeDb } from "../src/db/open.ts";
 import { type Db, type Program, lift } from "../src/db/program.ts";
 import type { SqliteDb } from "../src/db/sqlite.ts";
 import { type OtherConnection, onPostgres, otherConnection } from "./helpers/backend.ts";
@@ -72,7 +73,9 @@ describe("tokens", () => {
       { env: cliEnv(), stdout: "pipe", stderr: "pipe" },
     );
     expect(await cli.exited).toBe(0);
-    expect(await new Response(cli.stdout).text()).toBe(`Token ${u.tokenId} revoked.\n`);
+    expect(await new Response(cli.stdout).text()).toBe(
+      `Token ${u.tokenId} revoked (${describeDb({ data_dir: s.dataDir, database_url: s.databaseUrl })}).\n`,
+    );
     expect((await get(u.token)).json).toEqual(unauthBody("The token has been revoked."));
   });
 

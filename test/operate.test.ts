@@ -159,7 +159,7 @@ describe("assay init writes everything or nothing", () => {
     expect((await assay(["orgs", "create", "beta", "--data-dir", data])).code).toBe(0);
     const del = await assay(["orgs", "delete", "beta", "--data-dir", data]);
     expect(del.out).toBe(
-      "Organization beta: deleted. Its runs and history are kept and the slug stays reserved; `assay orgs restore beta` brings it back.\n",
+      `Organization beta: deleted (SQLite in ${data}). Its runs and history are kept and the slug stays reserved; \`assay orgs restore beta\` brings it back.\n`,
     );
     const again = await assay(["orgs", "create", "beta", "--data-dir", data]);
     expect(again.code).toBe(1);

@@ -155,6 +155,35 @@ describe("exit codes and the text summary", () => {
     expect(html.headers.get("content-type")).toBe("text/html; charset=utf-8");
   });
 
+  test("user:password in --server never appears in the report link", async () => {
+    const withCredentials = s.url.replace("http://", "http://ciuser:s3cretpw@");
+    const r = await assay([
+      "validate",
+      "--workflow",
+      "orders",
+      "--org",
+      "acme",
+      "--server",
+      withCredentials,
+      "--token",
+      token,
+      "data/bad.json",
+    ]);
+    expect(r.code).toBe(1);
+    const link = r.out.split("\n").find((l) => l.startsWith("  report: "));
+    expect(link).toMatch(
+      new RegExp(`^  report: ${s.url}/api/v1/orgs/acme/runs/[0-9a-f-]{36}/report/\\?format=html$`),
+    );
+    expect(`${r.out}${r.err}`).not.toContain("s3cretpw");
+  });
+
+  test("--format text --output: the report in the file, the same text summary on stdout", async () => {
+    const r = await remote("orders", "data/good.json", "--output", "out/report.txt");
+    const text = "PASS data/good.json: succeeded (no findings)\n1 file: 1 passed, 0 failed.\n";
+    expect(r).toEqual({ code: 0, out: text, err: "" });
+    expect(readFileSync(join(dir, "out/report.txt"), "utf8")).toBe(text);
+  });
+
   test("--fail-on warning turns a warning into exit 1; without it the run passes", async () => {
     const plain = await remote("notes", "notes/todo.txt", "notes/clean.txt");
     expect(plain.code).toBe(0);

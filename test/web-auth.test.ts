@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppError } from "../src/errors.ts";
+import { describeDb } from "../src/db/open.ts";
 import type { PgDb } from "../src/db/postgres.ts";
 import { createLoginLimiter } from "../src/web/login-limit.ts";
 import { onPostgres } from "./helpers/backend.ts";
@@ -309,7 +310,10 @@ describe("assay users set-password (an administrator's reset)", () => {
       ],
       { stdin: new TextEncoder().encode("a reset password\n"), stdout: "pipe", stderr: "pipe" },
     );
-    expect([await p.exited, await new Response(p.stdout).text()]).toEqual([0, "Password set for erin.\n"]);
+    expect([await p.exited, await new Response(p.stdout).text()]).toEqual([
+      0,
+      `Password set for erin (${describeDb({ data_dir: s.dataDir, database_url: s.databaseUrl })}).\n`,
+    ]);
     for (const cookie of [a.cookie, b.cookie])
       expect((await call(s, "GET", "/api/v1/users/me/", { headers: { cookie } })).status).toBe(401);
     expect((await login("erin", "a reset password")).status).toBe(200);

@@ -113,7 +113,7 @@ export async function users(p: Parsed) {
       if (u!.is_admin && (await d.users.countAdmins()) <= 1)
         fail("The last instance administrator cannot be deleted; make another user admin first.");
       await d.users.delete(u!.id, cli);
-      print(`Deleted user ${username}; their tokens no longer work.`);
+      print(`Deleted user ${username} (${describeDb(d.config)}); their tokens no longer work.`);
     } else if (sub === "set-password") {
       allowOnly(p, ["password_stdin", "data_dir"]);
       const [username] = need(q, 1, "users set-password USERNAME --password-stdin");
@@ -128,7 +128,7 @@ export async function users(p: Parsed) {
       await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli, "user.set_password", () =>
         deleteOtherSessions(u!.id, null),
       );
-      print(`Password set for ${username}.`);
+      print(`Password set for ${username} (${describeDb(d.config)}).`);
     } else throw new UsageError("usage: assay users create|list|delete|set-password …");
   });
 }
@@ -166,8 +166,8 @@ export async function orgs(p: Parsed) {
       await d.orgs.update(o!.id, patch, cli, `org.${sub}`);
       print(
         sub === "delete"
-          ? `Organization ${slug}: deleted. Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`
-          : `Organization ${slug}: ${sub === "suspend" ? "suspended" : "restored"}.`,
+          ? `Organization ${slug}: deleted (${describeDb(d.config)}). Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`
+          : `Organization ${slug}: ${sub === "suspend" ? "suspended" : "restored"} (${describeDb(d.config)}).`,
       );
     } else throw new UsageError("usage: assay orgs create|list|suspend|restore|delete …");
   });
@@ -197,7 +197,7 @@ export async function members(p: Parsed) {
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");
       await svc.removeMember((await org(slug!))!.id, username!, cli);
-      print(`Removed ${username} from ${slug}.`);
+      print(`Removed ${username} from ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "list") {
       const [slug] = need(q, 1, "members list ORG");
       table(
@@ -242,7 +242,7 @@ export async function tokens(p: Parsed) {
       const [id] = need(q, 1, "tokens revoke ID");
       if (!/^\d+$/.test(id!) || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
       await d.tokenStore.revoke(Number(id), cli);
-      print(`Token ${id} revoked.`);
+      print(`Token ${id} revoked (${describeDb(d.config)}).`);
     } else throw new UsageError("usage: assay tokens create|list|revoke …");
   });
 }
@@ -270,7 +270,7 @@ export async function settings(p: Parsed) {
                 throw new UsageError("VALUE must be a number of days (1..36500) or null");
               })();
       await d.settings.update({ [key]: v }, cli);
-      print(`${key} = ${value}`);
+      print(`${key} = ${value} (${describeDb(d.config)})`);
     } else throw new UsageError("usage: assay settings get | set KEY VALUE");
   });
 }

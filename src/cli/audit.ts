@@ -4,6 +4,7 @@ import { createAuditStore } from "../audit/store.ts";
 import { verifyChain } from "../audit/verify.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
+import { err } from "./out.ts";
 
 /** Exit code: 0 intact, 1 broken (the first broken link is printed). */
 export async function audit(p: Parsed): Promise<number> {
@@ -22,7 +23,7 @@ export async function audit(p: Parsed): Promise<number> {
       const head = await createAuditStore(d.db).head();
       // A failure, not a head: on stderr, so a script that records the head never records this.
       if (!head) {
-        process.stderr.write("assay audit: The audit log is empty.\n");
+        void err("assay audit: The audit log is empty.\n");
         return 1;
       }
       print(JSON.stringify(head));

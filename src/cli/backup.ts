@@ -1,16 +1,20 @@
 // `assay backup FILE`: a consistent online copy (VACUUM INTO reads one snapshot; the server
 // keeps running).
-import { existsSync } from "node:fs";
+import { closeSync, openSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
 
 export async function backup(p: Parsed) {
   allowOnly(p, ["data_dir", "database_url"]);
-  const [file] = p.positionals;
-  if (!file || p.positionals.length !== 1) throw new UsageError("usage: assay backup FILE [--data-dir DIR]");
-  if (existsSync(file)) throw new AppError(409, "conflict", `${file} exists; choose a new file name.`);
-  if (p.flags.database_url || process.env.ASSAY_DATABASE_URL)
+  const [name] = p.positionals;
+  if (!name || p.positionals.length !== 1) throw new UsageError("usage: assay backup FILE [--data-dir DIR]");
+  // A path, always: SQLite reads `:memory:` as an in-memory database (the copy went nowhere and
+  // was reported written) and `file:…` as a URI.
+  const file = resolve(name);
+  if (p.flags.database_url || (!p.flags.data_dir && process.env.ASSAY_DATABASE_URL))
     throw new AppError(
       400,
       "invalid_request",
@@ -18,7 +22,24 @@ export async function backup(p: Parsed) {
     );
   await withDeps(p, async (d) => {
     if (d.db.dialect !== "sqlite") return;
-    d.db.raw.query("VACUUM INTO ?").run(file);
-    print(`Backup written to ${file}.`);
+    // The copy holds password and token hashes, content and webhook signing secrets: readable by
+    // its owner only, from its first byte. VACUUM INTO writes into an empty file, so the file is
+    // created first, exclusively (an existing one is never overwritten), with mode 0600.
+    let fd: number;
+    try {
+      fd = openSync(file, "wx", 0o600);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST")
+        throw new AppError(409, "conflict", `${file} exists; choose a new file name.`);
+      throw e;
+    }
+    closeSync(fd);
+    try {
+      d.db.raw.query("VACUUM INTO ?").run(file);
+    } catch (e) {
+      rmSync(file, { force: true });
+      throw e;
+    }
+    print(`Backup of ${describeDb(d.config)} written to ${file}.`);
   });
 }

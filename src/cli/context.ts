@@ -11,6 +11,7 @@ import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
 import { type Parsed, UsageError } from "./args.ts";
+import { out } from "./out.ts";
 
 /** The settings of a command on a database: --data-dir or --database-url, else the environment. */
 export const configOf = (p: Parsed) => {
@@ -119,7 +120,7 @@ export function refuseUpgradeUnderServer(config: DbConfig): () => void {
 /** Refuses (exit 1) a data dir without a database file, or a database without Assay's schema. */
 export async function requireInstallation(config: DbConfig): Promise<void> {
   if (!config.database_url) {
-    if (existsSync(join(config.data_dir, DB_FILE))) return;
+    if (sqliteSchemaVersion(join(config.data_dir, DB_FILE)) > 0) return;
   } else {
     const db = await openDb(config, { migrate: false });
     try {
@@ -133,6 +134,40 @@ export async function requireInstallation(config: DbConfig): Promise<void> {
     "not_found",
     `No Assay installation in ${describeDb(config)}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".`,
   );
+}
+
+/**
+ * The schema version of an Assay database file, read without writing to it; 0 when there is no
+ * file, an empty one (a `touch`), or a SQLite file of another program. Only a file Assay migrated
+ * is an installation: an empty assay.db was reported as an empty audit log and backed up, and a
+ * foreign one was migrated (changed) by `users list`.
+ */
+function sqliteSchemaVersion(file: string): number {
+  if (!existsSync(file)) return 0;
+  let raw: Database;
+  try {
+    raw = new Database(file, { readonly: true });
+  } catch {
+    return 0;
+  }
+  try {
+    raw.exec("PRAGMA busy_timeout = 5000");
+    // Assay's own tables (its migrations' record, or, from a release before that record, the first
+    // migration's): a foreign file may have set user_version for its own reasons.
+    const ours = raw
+      .query(
+        "SELECT count(*) AS n FROM sqlite_schema WHERE name IN ('assay_schema_migrations', 'workflow_versions')",
+      )
+      .get() as { n: number };
+    if (!ours.n) return 0;
+    return (raw.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  } catch (e) {
+    // Busy after the wait, or a WAL this user may not write: openDb says why, in its words.
+    if (/SQLITE_BUSY|SQLITE_CANTOPEN|SQLITE_READONLY/.test(String((e as { code?: string }).code))) return 1;
+    return 0; // not a database ("file is not a database"): not an installation
+  } finally {
+    raw.close();
+  }
 }
 
 /** `30d`, `12h`, `90` (days) → days; null when absent. */
@@ -149,7 +184,8 @@ export function parseDuration(s: string | undefined): number | null {
   return days;
 }
 
-export const print = (s: string) => process.stdout.write(`${s}\n`);
+/** One line to stdout, through the writer the process waits for before it exits (out.ts). */
+export const print = (s: string) => void out(`${s}\n`);
 export const table = (rows: Record<string, unknown>[], cols: string[]) => {
   if (!rows.length) return print("(none)");
   const w = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));

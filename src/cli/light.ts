@@ -3,6 +3,7 @@
 // server, without the server or its validators (no --local). Decision: docs/decisions.md.
 import { UsageError, parseArgs } from "./args.ts";
 import { COMMANDS, type CommandSpec, optionsOf, renderHelp } from "./help.ts";
+import { err, out } from "./out.ts";
 import { validate } from "./validate.ts";
 import { VERSION } from "../version.ts";
 
@@ -22,20 +23,26 @@ function help(): string {
 
 export async function lightMain(argv: string[]): Promise<number> {
   if (argv[0] === "--version" || argv[0] === "-v") {
-    process.stdout.write(`${PROGRAM} ${VERSION}\n`);
+    await out(`${PROGRAM} ${VERSION}\n`);
     return 0;
   }
   try {
     const p = parseArgs(argv, optionsOf("validate"));
-    if (p.bools.has("help") || argv.length === 0) {
-      process.stdout.write(`${help()}\n`);
-      return argv.length === 0 ? 2 : 0;
+    // As `assay` does: asked for, the help is the answer (stdout, 0); no argument at all is a
+    // usage error (stderr, 2).
+    if (argv.length === 0) {
+      await err(`${help()}\n`);
+      return 2;
+    }
+    if (p.bools.has("help")) {
+      await out(`${help()}\n`);
+      return 0;
     }
     return await validate(p, null, PROGRAM);
   } catch (e) {
     const message =
       e instanceof UsageError ? `${e.message}\nRun "${PROGRAM} -h" for help.` : (e as Error).message;
-    process.stderr.write(`${PROGRAM}: ${message}\n`);
+    await err(`${PROGRAM}: ${message}\n`);
     return 2;
   }
 }

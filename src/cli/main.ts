@@ -10,6 +10,7 @@ import { COMMANDS, USAGE, commandHelp, optionsOf } from "./help.ts";
 import { validate } from "./validate.ts";
 import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
 import { workflows } from "./workflows.ts";
+import { drained, err, out } from "./out.ts";
 import { ConfigError, loadConfig, unknownEnvironment } from "../config.ts";
 import { DataDirLockedError } from "../db/lock.ts";
 import { describeDb } from "../db/open.ts";
@@ -20,26 +21,25 @@ import { VERSION } from "../version.ts";
 async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
   for (const u of unknownEnvironment(process.env))
-    process.stderr.write(
+    void err(
       `assay serve: warning: ${u.name} names no setting and is ignored${u.meant ? ` (did you mean ${u.meant}?)` : ""}\n`,
     );
   const server = await startServer(config);
   // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
   const shutdown = async (signal: string) => {
-    process.stdout.write(`${signal}: shutting down\n`);
+    void out(`${signal}: shutting down\n`);
     await server.stop();
+    await drained();
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  void server.fatal.then((why) => {
-    process.stderr.write(`assay serve: stopped: ${why}\n`);
+  void server.fatal.then(async (why) => {
+    await err(`assay serve: stopped: ${why}\n`);
     process.exit(1);
   });
-  process.stdout.write(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
-  process.stdout.write(
-    `${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`,
-  );
+  void out(`Assay ${VERSION} listening on ${server.url} (data: ${describeDb(config)})\n`);
+  void out(`${nextStep(server.url, server.setupCode, config.database_url ? null : config.data_dir)}\n`);
 }
 
 /** What an operator does next, printed under the address. */
@@ -61,25 +61,25 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === "--help" || command === "help" || command === "-h") {
     // Asked for: the usage is the answer (stdout, 0). No command at all: a usage error (stderr, 2).
-    (command ? process.stdout : process.stderr).write(`${USAGE}\n`);
+    void (command ? out : err)(`${USAGE}\n`);
     return command ? 0 : 2;
   }
-  if (command === "--version" || command === "version" || command === "-v") {
+  if (command === "--version" || command === "-v") {
     if (rest.length) {
-      process.stderr.write(`assay ${command}: unexpected argument "${rest[0]}"\n`);
+      void err(`assay ${command}: unexpected argument "${rest[0]}"\n`);
       return 2;
     }
-    process.stdout.write(`assay ${VERSION}\n`);
+    void out(`assay ${VERSION}\n`);
     return 0;
   }
   if (!Object.hasOwn(COMMANDS, command)) {
-    process.stderr.write(`assay: unknown command "${command}"\n\n${USAGE}\n`);
+    void err(`assay: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
   try {
     const p = parseArgs(rest, optionsOf(command));
     if (p.bools.has("help")) {
-      process.stdout.write(`${commandHelp(command)}\n`);
+      void out(`${commandHelp(command)}\n`);
       return 0;
     }
     switch (command) {
@@ -122,7 +122,8 @@ export async function main(argv: string[]): Promise<number> {
         // Its own exit codes (0 passed, 1 failed, 2 error); it maps its failures itself.
         return await validate(p, LOCAL_ENGINE);
       case "version":
-        process.stdout.write(`assay ${VERSION}\n`);
+        if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+        void out(`assay ${VERSION}\n`);
         return 0;
     }
     return 2;
@@ -133,7 +134,7 @@ export async function main(argv: string[]): Promise<number> {
 
 /** One style for every failure: `assay COMMAND: what went wrong`, then the exit code. */
 export function report(command: string, e: unknown, program = "assay"): number {
-  const say = (text: string) => process.stderr.write(`${program} ${command}: ${text}\n`);
+  const say = (text: string) => void err(`${program} ${command}: ${text}\n`);
   if (e instanceof UsageError) {
     say(`${e.message}\nRun "${program} ${command} -h" for help.`);
     return 2;

@@ -7,10 +7,12 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { type InputFile, readInputs } from "./validate/files.ts";
+import { type InputFile, eachInput, planInputs, readInput } from "./validate/files.ts";
 import { CLI_FORMATS, type CliFormat, type OutputContext, render, renderText } from "./validate/output.ts";
 import { createProgress } from "./validate/progress.ts";
 import { createRemote } from "./validate/remote.ts";
+import { err, out } from "./out.ts";
+import { shownUrl } from "./shown-url.ts";
 import { type FailOn, type FileResult, ValidateError, exitCode } from "./validate/result.ts";
 
 /**
@@ -32,19 +34,6 @@ function intFlag(p: Parsed, name: string, min: number, max: number, def: number 
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
     throw new UsageError(`--${name.replaceAll("_", "-")} is a whole number from ${min} to ${max}`);
   return Number(v);
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 function serverUrl(p: Parsed): string {
@@ -79,7 +68,7 @@ export async function validate(
   const failOn = (p.flags.fail_on ?? "error") as FailOn;
   if (failOn !== "error" && failOn !== "warning") throw new UsageError("--fail-on is error or warning");
   const jobs = intFlag(p, "jobs", 1, 32, 4)!;
-  let run: (f: Awaited<ReturnType<typeof readInputs>>[number]) => Promise<FileResult>;
+  let run: (f: InputFile) => Promise<FileResult>;
   let workflow: string;
   let reportUrl: OutputContext["reportUrl"];
   if (local) {
@@ -107,13 +96,14 @@ export async function validate(
         waitS: intFlag(p, "wait", 0, 60, null),
         timeoutS: intFlag(p, "timeout", 1, 86_400, 600)!,
       });
-      reportUrl = (id) => `${server}/api/v1/orgs/${encodeURIComponent(org)}/runs/${id}/report/?format=html`;
+      reportUrl = (id) =>
+        `${shownUrl(server)}/api/v1/orgs/${encodeURIComponent(org)}/runs/${id}/report/?format=html`;
     }
-    const inputs = await readInputs(p.positionals, p.flags.content_type);
+    const inputs = planInputs(p.positionals, p.flags.content_type);
     const progress = createProgress(inputs.length);
     let results: FileResult[];
     try {
-      results = await mapLimit(inputs, local ? 1 : jobs, async (f) => {
+      results = await eachInput(inputs, local ? 1 : jobs, readInput, async (f) => {
         const r = await run(f);
         progress.done(f.label);
         return r;
@@ -131,29 +121,16 @@ export async function validate(
       } catch (e) {
         throw new ValidateError(`cannot write ${p.flags.output}: ${(e as Error).message}`);
       }
-      // The report went to a file: the log still gets the human summary.
-      if (format !== "text") await writeOut(renderText(ctx));
-    } else await writeOut(body);
+      // The report went to a file: the log still gets the human summary (docs/ci-usage.md), in
+      // every format, text included.
+      await out(renderText(ctx));
+    } else await out(body);
     return exitCode(results, failOn);
   } catch (e) {
     if (e instanceof UsageError) throw e;
     if (e instanceof AppError)
-      process.stderr.write(
-        `${prefix}: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`,
-      );
-    else process.stderr.write(`${prefix}: ${(e as Error).message}\n`);
+      void err(`${prefix}: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`);
+    else void err(`${prefix}: ${(e as Error).message}\n`);
     return 2;
   }
-}
-
-/**
- * Writes to stdout and resolves once all of it is out: a bare process.stdout.write left the rest
- * of a large report in the buffer when main() exited (a pipe took the first 128 KiB of it). The
- * light client (dist/assay-validate.mjs) runs on Node too, where `Bun` does not exist.
- */
-function writeOut(text: string): Promise<unknown> {
-  if (typeof Bun !== "undefined") return Bun.write(Bun.stdout, text);
-  return new Promise((resolve, reject) =>
-    process.stdout.write(text, (e) => (e ? reject(e) : resolve(undefined))),
-  );
 }

@@ -5,6 +5,7 @@ import { AppError } from "../errors.ts";
 import { DOC_KIND, DOC_VERSION } from "../workflows/document.ts";
 import type { WorkflowInput } from "../workflows/service.ts";
 import { type Parsed, UsageError } from "./args.ts";
+import { shownUrl } from "./shown-url.ts";
 
 export interface Remote {
   server: string;
@@ -64,7 +65,7 @@ async function api(r: Remote, method: string, path: string, body?: unknown) {
     new AppError(
       504,
       "timeout",
-      `${r.server} did not answer within ${r.timeoutS} s (--timeout): ${method} ${path}`,
+      `${shownUrl(r.server)} did not answer within ${r.timeoutS} s (--timeout): ${method} ${path}`,
     );
   let res: Response;
   let text: string;
@@ -81,7 +82,7 @@ async function api(r: Remote, method: string, path: string, body?: unknown) {
     text = await res.text();
   } catch (e) {
     if (signal.aborted) throw late();
-    throw new AppError(503, "network_error", `cannot reach ${r.server}: ${(e as Error).message}`);
+    throw new AppError(503, "network_error", `cannot reach ${shownUrl(r.server)}: ${(e as Error).message}`);
   }
   let json: unknown = null;
   try {

@@ -3,10 +3,12 @@
 // FILE…` (src/cli/workflows-remote.ts), so a pipeline can keep its workflows in git.
 import { readFileSync } from "node:fs";
 import { cliActor } from "../audit/actor.ts";
+import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
+import { out } from "./out.ts";
 import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
 
 export const readDocument = async (file: string) => {
@@ -34,20 +36,26 @@ function formatOf(p: Parsed): "yaml" | "json" {
 
 export async function workflows(p: Parsed): Promise<number> {
   const [sub, org, ...args] = p.positionals;
-  const remote = remoteOf(p);
+  // An explicit --data-dir (or --database-url) means the data dir, whatever ASSAY_SERVER says;
+  // `import` always works on it. Only then is a server looked for: ASSAY_SERVER in a CI job's
+  // environment made `import … --data-dir` demand a token, and `export … --data-dir` refuse it.
+  const local = sub === "import" || p.flags.data_dir !== undefined || p.flags.database_url !== undefined;
+  if (local && p.flags.server !== undefined && sub !== "import")
+    throw new UsageError("--server and --data-dir (or --database-url) name two places: give one");
+  const remote = local ? null : remoteOf(p);
   if (sub === "export") {
     allowOnly(p, ["format", ...(remote ? ["server", "token", "timeout"] : ["data_dir"])]);
     if (!org || args.length !== 1) throw new UsageError("usage: assay workflows export ORG SLUG");
     const format = formatOf(p);
     if (remote) {
-      process.stdout.write(stringifyDocument(await exportRemote(remote, org, args[0]!), format));
+      void out(stringifyDocument(await exportRemote(remote, org, args[0]!), format));
       return 0;
     }
     await withDeps(p, async (d) => {
       const o = await d.orgs.getBySlug(org);
       if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
       const { workflow, steps } = await d.workflows.load(o.id, args[0]!);
-      process.stdout.write(stringifyDocument(toDocument(workflow, steps), format));
+      void out(stringifyDocument(toDocument(workflow, steps), format));
     });
     return 0;
   }
@@ -74,7 +82,7 @@ export async function workflows(p: Parsed): Promise<number> {
         ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
         : await d.workflows.create(o.id, input, cliActor());
       print(
-        `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org}.`,
+        `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org} (${describeDb(d.config)}).`,
       );
     });
     return 0;

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ReportRun } from "../../reports/types.ts";
 import { isFinal, type RunStatus } from "../../runs/types.ts";
 import { VERSION } from "../../version.ts";
+import { shownUrl } from "../shown-url.ts";
 import type { InputFile } from "./files.ts";
 import { type FileResult, type RequestError, ValidateError, errorText } from "./result.ts";
 
@@ -90,7 +91,7 @@ export function createRemote(o: RemoteOptions) {
   const noAnswer = (method: string, url: string): RequestError => ({
     status: null,
     code: "timeout",
-    detail: `The server did not answer within ${o.timeoutS} s (--timeout): ${method} ${url}`,
+    detail: `The server did not answer within ${o.timeoutS} s (--timeout): ${method} ${shownUrl(url)}`,
     errors: [],
   });
 
@@ -137,7 +138,7 @@ export function createRemote(o: RemoteOptions) {
           error: {
             status: null,
             code: "timeout",
-            detail: `The run ${run.id} did not finish within ${o.timeoutS} s (still ${current.status}); see ${runUrl(run.id)}`,
+            detail: `The run ${run.id} did not finish within ${o.timeoutS} s (still ${current.status}); see ${shownUrl(runUrl(run.id))}`,
             errors: [],
           },
         };

@@ -1,0 +1,27 @@
+// Every line the CLI prints goes through here, so that the process exits only once all of it is
+// out. process.stdout.write into a pipe returns before the reader took the bytes, and
+// process.exit() drops whatever is still buffered: a reader slower than the command (`| less`,
+// `| ssh …`) got the first 64 KiB of an export and exit 0. Node and Bun both call the write's
+// callback once the bytes are handed to the kernel (the light client runs on both).
+
+const pending = new Set<Promise<void>>();
+
+function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  const done = new Promise<void>((resolve) => {
+    // A closed reader (EPIPE) is the reader's choice, not a failure of the command.
+    stream.write(text, () => resolve());
+  });
+  pending.add(done);
+  void done.then(() => pending.delete(done));
+  return done;
+}
+
+/** Writes to stdout; resolves once the text is out (awaiting it is optional: see drained()). */
+export const out = (text: string): Promise<void> => write(process.stdout, text);
+/** Writes to stderr, likewise. */
+export const err = (text: string): Promise<void> => write(process.stderr, text);
+
+/** Resolves once everything written so far is out: call it before process.exit(). */
+export async function drained(): Promise<void> {
+  while (pending.size) await Promise.all(pending);
+}

@@ -1,0 +1,252 @@
+// The CLI at its edges, as users run it (a real process on a temp data dir): output into a pipe
+// read slowly, where a command's database is when flags and the environment disagree, files that
+// look like an installation and are not, backups' permissions and names, and what a failed
+// listen says.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const dir = mkdtempSync(join(tmpdir(), "assay-cli-edges-"));
+const data = join(dir, "data");
+const main = join(import.meta.dir, "../src/main.ts");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Each case runs the CLI a few times, a process each.
+setDefaultTimeout(60_000);
+
+/** The environment without anything that names a database or a server: each test sets its own. */
+function cleanEnv(): Record<string, string | undefined> {
+  const {
+    ASSAY_DATA_DIR: _d,
+    ASSAY_DATABASE_URL: _u,
+    ASSAY_SERVER: _s,
+    ASSAY_TOKEN: _t,
+    ...env
+  } = process.env;
+  return env;
+}
+
+function assay(args: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawnSync([process.execPath, main, ...args], {
+    cwd: dir,
+    env: { ...cleanEnv(), ...env },
+    stdin: "ignore",
+  });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+beforeAll(() => {
+  expect(assay(["init", "--org", "acme", "--admin", "root", "--data-dir", data]).code).toBe(0);
+  // 960 KB of export: a schema's description, far past a pipe's 64 KiB buffer.
+  const wf = join(dir, "big.json");
+  const description = "lorem ipsum ".repeat(80_000);
+  writeFileSync(
+    wf,
+    JSON.stringify({
+      slug: "big",
+      name: "Big",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "schema", validator: "json_schema", config: { schema: { description } } }],
+    }),
+  );
+  expect(assay(["workflows", "import", "acme", wf, "--data-dir", data]).code).toBe(0);
+});
+
+describe("output into a pipe", () => {
+  test("a 960 KB export read only after a while arrives whole, then exit 0", async () => {
+    const whole = assay(["workflows", "export", "acme", "big", "--data-dir", data]).out;
+    expect(whole.length).toBeGreaterThan(900_000);
+    const p = Bun.spawn([process.execPath, main, "workflows", "export", "acme", "big", "--data-dir", data], {
+      env: cleanEnv(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // Nothing is read until the command has exited or has waited a second for its reader: it
+    // must not exit with output still buffered (it did, at 64 KiB, exit 0). However long the
+    // wait, a correct command's output is complete.
+    await Promise.race([p.exited, Bun.sleep(1000)]);
+    const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect({ code, length: out.length }).toEqual({ code: 0, length: whole.length });
+    expect(out).toBe(whole);
+  });
+});
+
+describe("where the database is", () => {
+  test("an explicit --data-dir wins over ASSAY_DATABASE_URL; with --database-url too, exit 2", () => {
+    const env = { ASSAY_DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
+    const r = assay(["orgs", "list", "--data-dir", data], env);
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+    expect(r.out).toMatch(/^SLUG\s+NAME/);
+    expect(r.out).toContain("acme");
+    const both = assay(["orgs", "list", "--data-dir", data, "--database-url", env.ASSAY_DATABASE_URL]);
+    expect(both).toEqual({
+      code: 2,
+      out: "",
+      err: "assay orgs: Invalid configuration:\n  --data-dir and --database-url name two databases: give one of them\n",
+    });
+  });
+
+  test("serve takes the same flags the same way: both at once is exit 2, nothing created", () => {
+    const x = join(dir, "serve-both");
+    const r = assay([
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      x,
+      "--database-url",
+      "postgres://n@127.0.0.1:1/n",
+    ]);
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: "assay serve: Invalid configuration:\n  --data-dir and --database-url name two databases: give one of them\n",
+    });
+    expect(existsSync(x)).toBe(false);
+  });
+
+  test("a destructive command's message names the database it changed", () => {
+    expect(assay(["orgs", "create", "gone", "--data-dir", data]).code).toBe(0);
+    expect(assay(["orgs", "suspend", "gone", "--data-dir", data])).toEqual({
+      code: 0,
+      out: `Organization gone: suspended (SQLite in ${data}).\n`,
+      err: "",
+    });
+  });
+
+  test("ASSAY_SERVER in the environment: an explicit --data-dir is the data dir; import is local", () => {
+    const env = { ASSAY_SERVER: "http://127.0.0.1:1", ASSAY_TOKEN: "assay_x" };
+    const exp = assay(["workflows", "export", "acme", "big", "--data-dir", data], env);
+    expect({ code: exp.code, err: exp.err }).toEqual({ code: 0, err: "" });
+    expect(exp.out).toContain("slug: big");
+    const file = join(dir, "small.yaml");
+    writeFileSync(
+      file,
+      "slug: small\nname: Small\nallowed_file_types: [JSON]\nsteps:\n  - name: s\n    validator: syntax\n",
+    );
+    const onlyServer = { ASSAY_SERVER: "http://127.0.0.1:1" };
+    expect(assay(["workflows", "import", "acme", file, "--data-dir", data], onlyServer)).toEqual({
+      code: 0,
+      out: `Created workflow small (version 1) in acme (SQLite in ${data}).\n`,
+      err: "",
+    });
+    const both = assay(
+      ["workflows", "export", "acme", "big", "--data-dir", data, "--server", "http://h"],
+      env,
+    );
+    expect(both).toEqual({
+      code: 2,
+      out: "",
+      err: 'assay workflows: --server and --data-dir (or --database-url) name two places: give one\nRun "assay workflows -h" for help.\n',
+    });
+  });
+
+  test("user:password in --server is never printed", () => {
+    const r = assay([
+      "workflows",
+      "export",
+      "acme",
+      "big",
+      "--server",
+      "http://u:p4ssw0rd@127.0.0.1:1",
+      "--token",
+      "t",
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.err).toStartWith("assay workflows: cannot reach http://127.0.0.1:1: ");
+    expect(r.err).not.toContain("p4ssw0rd");
+  });
+});
+
+describe("what is an installation", () => {
+  const refused = (d: string, command: string) =>
+    `assay ${command}: No Assay installation in SQLite in ${d}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".\n`;
+
+  test("an empty assay.db, or another program's SQLite file, is refused and left unchanged", () => {
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    writeFileSync(join(empty, "assay.db"), "");
+    const foreign = join(dir, "foreign");
+    mkdirSync(foreign);
+    const f = new Database(join(foreign, "assay.db"));
+    f.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); PRAGMA user_version = 3");
+    f.close();
+    const before = statSync(join(foreign, "assay.db")).size;
+    for (const d of [empty, foreign])
+      for (const args of [
+        ["audit", "verify"],
+        ["users", "list"],
+        ["backup", join(dir, `b-${d.length}.db`)],
+      ]) {
+        const r = assay([...args, "--data-dir", d]);
+        expect({ args, ...r }).toEqual({ args, code: 1, out: "", err: refused(d, args[0]!) });
+      }
+    expect(statSync(join(empty, "assay.db")).size).toBe(0);
+    expect(statSync(join(foreign, "assay.db")).size).toBe(before);
+    const tables = new Database(join(foreign, "assay.db"), { readonly: true });
+    expect(tables.query("SELECT name FROM sqlite_schema WHERE type = 'table'").all()).toEqual([
+      { name: "notes" },
+    ]);
+    tables.close();
+  });
+});
+
+describe("assay backup", () => {
+  test("the copy is readable by its owner only (it holds hashes and secrets)", () => {
+    const file = join(dir, "backup-mode.db");
+    const r = assay(["backup", file, "--data-dir", data]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(r).toEqual({ code: 0, out: `Backup of SQLite in ${data} written to ${file}.\n`, err: "" });
+    const copy = new Database(file, { readonly: true });
+    expect(copy.query("SELECT slug FROM orgs WHERE slug = 'acme'").get()).toEqual({ slug: "acme" });
+    copy.close();
+  });
+
+  test("`:memory:` is a file name like any other: written, and named by its path", () => {
+    const r = assay(["backup", ":memory:", "--data-dir", data]);
+    const file = join(dir, ":memory:");
+    expect(r).toEqual({ code: 0, out: `Backup of SQLite in ${data} written to ${file}.\n`, err: "" });
+    expect(statSync(file).size).toBeGreaterThan(0);
+    expect(assay(["backup", ":memory:", "--data-dir", data])).toEqual({
+      code: 1,
+      out: "",
+      err: `assay backup: ${file} exists; choose a new file name.\n`,
+    });
+  });
+});
+
+describe("help and start errors", () => {
+  test("version -h is the help, like every command's; version with an argument is exit 2", () => {
+    expect(assay(["version", "-h"])).toEqual({
+      code: 0,
+      out: "Usage:\n  assay version\n\nOptions:\n  -h, --help  show this help\n",
+      err: "",
+    });
+    expect(assay(["version", "extra"])).toEqual({
+      code: 2,
+      out: "",
+      err: 'assay version: unexpected argument "extra"\nRun "assay version -h" for help.\n',
+    });
+  });
+
+  test("the light client without arguments: the help on stderr, exit 2, as `assay` alone", () => {
+    const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/cli/light.ts")], {
+      env: cleanEnv(),
+      stdin: "ignore",
+    });
+    expect([p.exitCode, p.stdout.toString()]).toEqual([2, ""]);
+    expect(p.stderr.toString()).toStartWith("Usage:\n  assay-validate FILE…");
+  });
+
+  test("a host that does not resolve, port 0: said with the address, and no data dir created", () => {
+    const x = join(dir, "x2");
+    const r = assay(["serve", "--host", "nohost.invalid", "--port", "0", "--data-dir", x]);
+    expect(r).toEqual({
+      code: 1,
+      out: "",
+      err: "assay serve: cannot listen on nohost.invalid:0: EINVAL: invalid argument, listen (is --host a name or address of this machine?)\n",
+    });
+    expect(existsSync(x)).toBe(false);
+  });
+});
