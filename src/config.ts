@@ -392,13 +392,19 @@ export function loadConfig(
   const problems: string[] = [];
   const known = new Set<string>(SETTINGS.map((s) => s.key));
   for (const f of Object.keys(flags)) if (!known.has(f)) problems.push(`unknown option ${flagName(f)}`);
-  // --data-dir and --database-url both say where the database is: given on the command line, one
-  // of them is the answer, whatever the environment says (ASSAY_DATABASE_URL silently won over an
-  // explicit --data-dir, and a command meant for a data dir ran on PostgreSQL). Both given: refused.
+  // --data-dir names a SQLite data dir; --database-url and ASSAY_DATABASE_URL a PostgreSQL
+  // database. An explicit --data-dir with a database URL anywhere is refused rather than resolved
+  // either way: ASSAY_DATABASE_URL silently won (a command meant for a staging data dir ran on
+  // production's PostgreSQL), and letting the flag win would start a PostgreSQL node's unit that
+  // also passes --data-dir on an empty SQLite database instead. Unset the variable (or set it
+  // empty) to use a data dir on such a machine.
   if (flags.data_dir !== undefined && flags.database_url !== undefined)
     problems.push("--data-dir and --database-url name two databases: give one of them");
-  const env =
-    flags.data_dir === undefined ? environment : { ...environment, [envName("database_url")]: undefined };
+  else if (flags.data_dir !== undefined && (environment[envName("database_url")] ?? "") !== "")
+    problems.push(
+      "--data-dir names a data dir but ASSAY_DATABASE_URL names a PostgreSQL database: unset one of them",
+    );
+  const env = environment;
   for (const s of SETTINGS as readonly SettingDef[]) {
     const raw = flags[s.key] ?? env[envName(s.key)];
     const where = flags[s.key] !== undefined ? flagName(s.key) : envName(s.key);

@@ -73,9 +73,14 @@ describe("output into a pipe", () => {
 });
 
 describe("where the database is", () => {
-  test("an explicit --data-dir wins over ASSAY_DATABASE_URL; with --database-url too, exit 2", () => {
+  test("an explicit --data-dir with ASSAY_DATABASE_URL set is exit 2, as with --database-url; empty is unset", () => {
     const env = { ASSAY_DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
-    const r = assay(["orgs", "list", "--data-dir", data], env);
+    expect(assay(["orgs", "list", "--data-dir", data], env)).toEqual({
+      code: 2,
+      out: "",
+      err: "assay orgs: Invalid configuration:\n  --data-dir names a data dir but ASSAY_DATABASE_URL names a PostgreSQL database: unset one of them\n",
+    });
+    const r = assay(["orgs", "list", "--data-dir", data], { ASSAY_DATABASE_URL: "" });
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
     expect(r.out).toMatch(/^SLUG\s+NAME/);
     expect(r.out).toContain("acme");
@@ -102,6 +107,17 @@ describe("where the database is", () => {
       code: 2,
       out: "",
       err: "assay serve: Invalid configuration:\n  --data-dir and --database-url name two databases: give one of them\n",
+    });
+    expect(existsSync(x)).toBe(false);
+  });
+
+  test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
+    const x = join(dir, "serve-env");
+    const r = assay(["serve", "--port", "0", "--data-dir", x], { ASSAY_DATABASE_URL: "postgres://n@127.0.0.1:1/n" });
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: "assay serve: Invalid configuration:\n  --data-dir names a data dir but ASSAY_DATABASE_URL names a PostgreSQL database: unset one of them\n",
     });
     expect(existsSync(x)).toBe(false);
   });

@@ -76,7 +76,7 @@ export function initDataDir(
   env: Record<string, string> = {},
   command: string[] = [BIN],
 ): string {
-  // An explicit --data-dir wins over ASSAY_DATABASE_URL: given only when the data is in SQLite.
+  // --data-dir with ASSAY_DATABASE_URL set is refused: given only when the data is in SQLite.
   const where = env.ASSAY_DATABASE_URL ? [] : ["--data-dir", dataDir];
   const p = Bun.spawnSync([...command, "init", "--org", org, "--admin", "bench", ...where], {
     env: { ...cleanEnv(), ASSAY_LOG_LEVEL: "warn", ...env },

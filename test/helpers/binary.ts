@@ -34,7 +34,7 @@ export function ensureBinary(): string {
  * in `env` the data lives in PostgreSQL and `dataDir` is unused.
  */
 export async function serveBinary(bin: string, dataDir: string, env: Record<string, string> = {}) {
-  // An explicit --data-dir wins over ASSAY_DATABASE_URL: given only when the data is in SQLite.
+  // --data-dir with ASSAY_DATABASE_URL set is refused: given only when the data is in SQLite.
   const where = env.ASSAY_DATABASE_URL ? [] : ["--data-dir", dataDir];
   const proc = Bun.spawn([bin, "serve", "--port", "0", ...where, "--log-level", "warn"], {
     env: { ...process.env, ASSAY_RATE_LIMIT_DISABLED: "true", ...env },
