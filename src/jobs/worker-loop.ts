@@ -1,7 +1,8 @@
 // The body of a validation worker: receive jobs, run each one's steps in order, report each step.
 // Pure compute, no database. The validator lookup is injected so tests can run the real loop with
 // fake validators (test/unit/jobs/fixtures/test-worker.ts); src/jobs/worker.ts wires the registry.
-import { decodes, normaliseCharset, xmlEncoding } from "../runs/intake/filetypes.ts";
+import { decodeText, decodes, normaliseCharset } from "../runs/intake/charsets.ts";
+import { xmlEncoding } from "../runs/intake/filetypes.ts";
 import { boundFindings } from "../validators/shared/findings.ts";
 import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
@@ -125,14 +126,13 @@ function bytesToRead(stored: Uint8Array<ArrayBuffer>, text: string, job: RunJob)
   return utf8(text.replace(DECLARED_ENCODING, "$1UTF-8"));
 }
 
+/** As intake read them: us-ascii and iso-8859-1 are not WHATWG's windows-1252 (charsets.ts). */
 function decode(bytes: Uint8Array, charset: string): { value: string } | { error: string } {
-  let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(charset);
+    return { value: decodeText(bytes, charset, false) };
   } catch {
     return { error: `unsupported charset "${charset}"` };
   }
-  return { value: decoder.decode(bytes) };
 }
 
 /**

@@ -1,36 +1,9 @@
 // Content type → logical file type (CONTRACT §4), and the re-inspection of stored content:
 // text/plain that is clearly a JSON object or array is classified JSON (spec, Submission).
-import { isUtf8 } from "node:buffer";
 import type { FileType } from "../../validators/types.ts";
 
-const EXACT: Record<string, FileType> = {
-  "application/json": "JSON",
-  "text/json": "JSON",
-  "application/xml": "XML",
-  "text/xml": "XML",
-  "application/yaml": "YAML",
-  "application/x-yaml": "YAML",
-  "text/yaml": "YAML",
-  "text/x-yaml": "YAML",
-  "text/csv": "CSV",
-  "application/csv": "CSV",
-  "text/tab-separated-values": "CSV",
-  "text/plain": "TEXT",
-};
-
-/** The content type a file name implies (clients that send every part as octet-stream, the CLI). */
-export const EXTENSION_TYPES: Readonly<Record<string, string>> = {
-  json: "application/json",
-  xml: "application/xml",
-  yaml: "application/yaml",
-  yml: "application/yaml",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  txt: "text/plain",
-};
-
-export const typeFromFilename = (name: string | undefined): string | undefined =>
-  name?.includes(".") ? EXTENSION_TYPES[name.split(".").pop()!.toLowerCase()] : undefined;
+export { decodes, normaliseCharset } from "./charsets.ts";
+export { EXTENSION_TYPES, fileTypeOf, typeFromFilename } from "./media-types.ts";
 
 export interface MediaType {
   /** Lower-cased type/subtype without parameters. */
@@ -65,35 +38,31 @@ export function parseMediaType(value: string | null | undefined): MediaType | nu
   return { mime, charset: params.charset?.toLowerCase() ?? null, params, conflicting };
 }
 
-/** The file type a MIME type maps to; null when Assay does not support it (→ 415). */
-export function fileTypeOf(mime: string): FileType | null {
-  if (EXACT[mime]) return EXACT[mime]!;
-  if (/^application\/[a-z0-9!#$&^_.-]+\+json$/.test(mime)) return "JSON";
-  if (/^application\/[a-z0-9!#$&^_.-]+\+xml$/.test(mime)) return "XML";
-  return null;
-}
-
-/** text/plain re-inspection: a JSON object or array is JSON; anything else stays TEXT. */
+/**
+ * text/plain re-inspection: a JSON object or array is JSON; anything else stays TEXT. Around it
+ * only JSON's own whitespace (RFC 8259 §2): trim() also takes U+00A0, U+2028, VT, FF …, which
+ * made "\u00A0{}" JSON here and a syntax error to the JSON validator. (A BOM is gone already:
+ * the decoder drops it.)
+ */
 export function classify(fileType: FileType, text: string): FileType {
   if (fileType !== "TEXT") return fileType;
-  const t = text.trim();
-  if (!((t.startsWith("{") && t.endsWith("}")) || (t.startsWith("[") && t.endsWith("]")))) return fileType;
+  let a = 0;
+  let b = text.length - 1;
+  while (a <= b && isJsonSpace(text.charCodeAt(a))) a++;
+  while (b > a && isJsonSpace(text.charCodeAt(b))) b--;
+  const first = text[a];
+  const last = text[b];
+  if (!((first === "{" && last === "}") || (first === "[" && last === "]")) || a === b) return fileType;
   try {
-    const v = JSON.parse(t);
+    // JSON.parse skips the same whitespace itself: no trimmed copy of a large text.
+    const v = JSON.parse(text);
     return v !== null && typeof v === "object" ? "JSON" : fileType;
   } catch {
     return fileType;
   }
 }
 
-/** A charset the server can decode (WHATWG labels), normalised; null when unknown (→ 415). */
-export function normaliseCharset(label: string): string | null {
-  try {
-    return new TextDecoder(label).encoding;
-  } catch {
-    return null;
-  }
-}
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
 /** The encoding an XML document declares for itself: a UTF-16 BOM or <?xml … encoding="…"?>. */
 export function xmlEncoding(bytes: Uint8Array): string | null {
@@ -103,15 +72,4 @@ export function xmlEncoding(bytes: Uint8Array): string | null {
   return (
     /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
   );
-}
-
-/** Whether the bytes decode in this (supported) charset without a replacement. */
-export function decodes(bytes: Uint8Array, charset: string): boolean {
-  if (charset === "utf-8") return isUtf8(bytes);
-  try {
-    new TextDecoder(charset, { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -7,16 +7,12 @@ import { NAME_CHARACTERS, clip, nameCharactersOk, quote } from "../../lib/text.t
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
+import { asciiCompatible, charsetOf, decodeText, decodes, normaliseCharset } from "./charsets.ts";
 import { MAX_METADATA_DEPTH, nestedDeeperThan } from "./depth.ts";
-import {
-  classify,
-  decodes,
-  fileTypeOf,
-  normaliseCharset,
-  parseMediaType,
-  typeFromFilename,
-  xmlEncoding,
-} from "./filetypes.ts";
+import { topLevelMembers } from "./envelope-text.ts";
+import { checkFilename, headerText } from "./filenames.ts";
+import { classify, parseMediaType, xmlEncoding } from "./filetypes.ts";
+import { fileTypeOf, typeFromFilename } from "./media-types.ts";
 import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
 
 export interface Intake {
@@ -65,6 +61,8 @@ const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
 
 interface Fields {
   content: Uint8Array | string | unknown;
+  /** An envelope's object or array content as the client wrote it: what is stored. */
+  contentText?: string;
   contentType: unknown;
   filename: unknown;
   metadata: unknown;
@@ -111,7 +109,7 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
   checkCharset(media);
   if (media.mime === "multipart/form-data") return fromMultipart(header!, body, limits);
   if (media.mime === "application/json" && forced !== "raw") {
-    const charset = media.charset === null ? "utf-8" : normaliseCharset(media.charset)!;
+    const charset = media.charset === null ? "utf-8" : charsetOf(media.charset, body)!;
     const obj = parseEnvelope(body, forced === "envelope", charset);
     if (obj) return fromFields("envelope", obj, limits);
   }
@@ -125,7 +123,8 @@ const UNICODE_ESCAPE = Buffer.from("\\u");
 /**
  * False when the bytes cannot hold an envelope: not a JSON object, or no "content" key (a key can
  * only be spelled otherwise with \u escapes). Spares the HTTP thread a parse of every raw JSON
- * document: ~130 ms of blocking for a 10 MB array (docs/benchmarks.md).
+ * document: ~130 ms of blocking for a 10 MB array (docs/benchmarks.md). Bytes of an
+ * ASCII-compatible charset only.
  */
 function mayBeEnvelope(body: Uint8Array): boolean {
   const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -134,12 +133,23 @@ function mayBeEnvelope(body: Uint8Array): boolean {
   return b[i] === 0x7b && (b.indexOf(CONTENT_KEY) >= 0 || b.indexOf(UNICODE_ESCAPE) >= 0);
 }
 
+/** mayBeEnvelope for decoded text (UTF-16, where `{` is two bytes and the sniff above misses it). */
+function mayBeEnvelopeText(text: string): boolean {
+  let i = 0;
+  while (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r") i++;
+  return text[i] === "{" && (text.includes('"content"') || text.includes("\\u"));
+}
+
 /** The envelope read in the charset its Content-Type names (UTF-8 unless it names another). */
 function parseEnvelope(body: Uint8Array, required: boolean, charset: string): Fields | null {
-  if (!required && !mayBeEnvelope(body)) return null;
+  const ascii = asciiCompatible(charset);
+  if (!required && ascii && !mayBeEnvelope(body)) return null;
+  let text: string;
   let v: unknown;
   try {
-    v = JSON.parse(new TextDecoder(charset, { fatal: true }).decode(body));
+    text = decodeText(body, charset);
+    if (!required && !ascii && !mayBeEnvelopeText(text)) return null;
+    v = JSON.parse(text);
   } catch {
     if (required)
       throw badRequest([
@@ -176,8 +186,23 @@ function parseEnvelope(body: Uint8Array, required: boolean, charset: string): Fi
     throw badRequest(errors);
   }
   const o = v as Record<string, unknown>;
+  // JSON.parse keeps the last of two equal keys, and the JSON validator warns about the document's
+  // own: an envelope field given twice is ambiguous, refused as a multipart part sent twice is.
+  const members = topLevelMembers(text)!;
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const m of members) (seen.has(m.key) ? twice : seen).add(m.key);
+  if (twice.size)
+    throw badRequest(
+      [...twice].map((k) => ({ field: k, code: "duplicate", message: `The field "${k}" is sent twice.` })),
+    );
+  const content = members.find((m) => m.key === "content")!;
   return {
     content: o.content,
+    contentText:
+      o.content !== null && typeof o.content === "object"
+        ? text.slice(content.start, content.end)
+        : undefined,
     contentType: o.content_type,
     filename: o.filename,
     metadata: o.metadata,
@@ -220,17 +245,31 @@ function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimi
     });
   if (!file && !text) errors.push({ field: "file", code: "required", message: "A file part is required." });
   if (errors.length) throw badRequest(errors);
+  // An empty part is an absent one, as a form field left blank (curl -F 'filename='): it does not
+  // override the file part's own name or type. Text parts are UTF-8 (RFC 7578 §5.1), strictly.
   const field = (n: string) => {
     const p = byName.get(n);
-    return p ? new TextDecoder().decode(p.body) : undefined;
+    if (!p?.body.length) return undefined;
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(p.body);
+    } catch {
+      errors.push({ field: n, code: "invalid_encoding", message: `The ${n} part is not valid UTF-8.` });
+      return undefined;
+    }
   };
+  const [typePart, filenamePart, metadata, encoding] = [
+    "content_type",
+    "filename",
+    "metadata",
+    "content_encoding",
+  ].map(field);
+  if (errors.length) throw badRequest(errors);
   const payload = (file ?? text)!;
   const partType =
     payload.contentType && !/^application\/octet-stream\b/i.test(payload.contentType)
       ? payload.contentType
       : undefined;
   const partName = payload.filename || undefined;
-  const filenamePart = field("filename");
   return fromFields(
     "multipart",
     {
@@ -238,48 +277,14 @@ function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimi
       content: payload.body,
       // The part's own type is the next best thing to an explicit content_type, then the name's
       // extension (some clients send every file part as application/octet-stream).
-      contentType: field("content_type") ?? partType ?? typeFromFilename(filenamePart ?? partName),
+      contentType: typePart ?? partType ?? typeFromFilename(filenamePart ?? partName),
       filename: filenamePart ?? partName,
-      metadata: field("metadata"),
-      encoding: field("content_encoding"),
+      metadata,
+      encoding,
       metadataIsText: true,
     },
     limits,
   );
-}
-
-// Control characters and path separators; also the bidirectional controls, which make a download
-// prompt show another name than the file has ("invoice\u202Efdp.exe"), U+2028/U+2029, line breaks
-// to every Unicode-aware display (a filename is one line), and lone surrogates (checked apart),
-// which no encoding stores (they came back as U+FFFD).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const NOT_IN_FILENAMES = /[\u0000-\u001f\u007f/\\\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-
-function checkFilename(
-  v: unknown,
-  limits: IntakeLimits,
-  errors: ErrorItem[],
-  field = "filename",
-): string | null {
-  if (v === undefined || v === null || v === "") return null;
-  if (typeof v !== "string") errors.push({ field, code: "invalid", message: "filename must be a string." });
-  else if (v.length > limits.maxFilenameLength)
-    errors.push({
-      field,
-      code: "too_long",
-      message: `filename may hold at most ${limits.maxFilenameLength} characters.`,
-    });
-  else if (NOT_IN_FILENAMES.test(v) || !v.isWellFormed())
-    errors.push({
-      field,
-      code: "invalid",
-      message:
-        "filename may not contain control characters (bidirectional ones too), line separators, unpaired surrogates or path separators.",
-    });
-  else if (v === "." || v === "..")
-    errors.push({ field, code: "invalid", message: 'filename may not be "." or "..".' });
-  else return v;
-  return null;
 }
 
 /**
@@ -342,7 +347,8 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
         });
       else {
         try {
-          meta = JSON.parse(meta);
+          // A part holding `null` is no metadata, as the envelope's `"metadata": null` is.
+          meta = JSON.parse(meta) ?? undefined;
         } catch {
           errors.push({
             field: "metadata",
@@ -397,7 +403,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
         code: "invalid",
         message: "base64 applies to string content only.",
       });
-    // Serialized below (recursively): a document deeper than validators accept is refused here.
+    // The documents' nesting bound (docs/limits.md): deeper is refused here, not stored.
     else if (nestedDeeperThan(c, MAX_JSON_DEPTH))
       errors.push({
         field: "content",
@@ -405,7 +411,8 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
         message: `content may nest at most ${MAX_JSON_DEPTH} levels.`,
       });
     else {
-      bytes = utf8.encode(JSON.stringify(c));
+      // The text as sent (only an envelope has object content; it always brings its text).
+      bytes = utf8.encode(f.contentText ?? JSON.stringify(c));
       decodedFromString = true;
     }
   } else
@@ -451,7 +458,7 @@ function fromRaw(
         message: "The body is not valid base64 (Content-Encoding: base64).",
       });
   }
-  const filename = checkFilename(headers.get("x-filename"), limits, errors, "X-Filename");
+  const filename = checkFilename(headerText(headers.get("x-filename")), limits, errors, "X-Filename");
   // The header is stored as the submission's content type, as in the other modes.
   contentTypeOk(headers.get("content-type")!, "Content-Type", errors);
   if (errors.length) throw badRequest(errors);
@@ -485,7 +492,7 @@ function finish(
     const charset = usable && decodes(bytes, usable) ? usable : "utf-8";
     return { bytes, contentType: declared.trim(), charset, filename, metadata, fileType: "XML", mode };
   }
-  const charset = normaliseCharset(charsetLabel);
+  const charset = charsetOf(charsetLabel, bytes);
   if (!charset) throw unsupported(`The charset ${quote(charsetLabel)} is not supported.`);
   // The text itself is needed only to tell JSON from plain text; otherwise checking that the
   // bytes decode is enough, and for UTF-8 that check allocates nothing (a 10 MiB document was a
@@ -500,7 +507,7 @@ function finish(
     if (!isUtf8(bytes)) throw invalid();
   } else {
     try {
-      text = new TextDecoder(charset, { fatal: true }).decode(bytes);
+      text = decodeText(bytes, charset);
     } catch {
       throw invalid();
     }

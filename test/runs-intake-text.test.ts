@@ -1,0 +1,292 @@
+// POST …/runs/: what intake keeps of a submission's text, through the real server. An envelope's
+// object content is stored as written (it was parsed and serialized again); charsets mean what
+// they say (us-ascii, iso-8859-1, utf-16 with its BOM, an envelope in UTF-16); text is JSON only
+// between JSON whitespace; empty or undecodable multipart parts; a UTF-8 X-Filename; C1 controls
+// in filenames; strict base64. Findings of the 2026-11-28 intake audit.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OFFLOAD_MIN_BYTES } from "../src/runs/intake/offload.ts";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let token: string;
+const runs = (wf: string) => `/api/v1/orgs/acme/workflows/${wf}/runs/`;
+const JSON_CT = { "content-type": "application/json" };
+const syntax = { name: "syntax", validator: "syntax", config: {} };
+const rules = (...r: [string, string][]) => ({
+  name: "rules",
+  validator: "assertions",
+  config: { rules: r.map(([id, expr]) => ({ id, expr, message: id })) },
+});
+
+beforeAll(async () => {
+  s = await startTestServer();
+  token = (await s.user("exec", "acme", "executor")).token;
+  const wf = (slug: string, allowed_file_types: string[], steps: unknown[]) =>
+    createWorkflow(s, s.rootToken, { slug, allowed_file_types, steps });
+  await wf("all", ["JSON", "XML", "YAML", "CSV", "TEXT"], [syntax]);
+  await wf("text", ["TEXT"], [syntax]);
+  await wf(
+    "numbers",
+    ["JSON"],
+    [syntax, rules(["id", "data.id == 9007199254740993"], ["price", "type(data.price) == double"])],
+  );
+  await wf("latin", ["JSON"], [rules(["a", 'data.a == "\\u0080"'])]);
+});
+afterAll(() => s.close());
+
+const post = (wf: string, raw: BodyInit, headers: Record<string, string> = {}) =>
+  call(s, "POST", runs(wf), { token, raw, headers });
+const content = async (id: string) => {
+  const r = await fetch(`${s.url}/api/v1/orgs/acme/runs/${id}/content/`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return new Uint8Array(await r.arrayBuffer());
+};
+const codes = (run: { steps: { findings: { code: string }[] }[] }) =>
+  run.steps.flatMap((st) => st.findings.map((f) => f.code));
+const invalid = (...errors: unknown[]) =>
+  errorBody(400, "invalid_request", "The run request is invalid.", errors);
+const form = (parts: [string, string | Blob, string?][]) => {
+  const f = new FormData();
+  for (const [k, v, name] of parts) typeof v === "string" ? f.append(k, v) : f.append(k, v, name);
+  return f;
+};
+
+describe("an envelope's object content is stored as the client wrote it", () => {
+  const P = '{"id": 9007199254740993, "price": 19.0, "k": 1, "k": 2, "x": 1e400}';
+
+  async function sameAsRaw(body: string, document: string) {
+    const r = await post("numbers", body, JSON_CT);
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(codes(r.json)).toEqual(["json.duplicate_key"]);
+    expect(new TextDecoder().decode(await content(r.json.id))).toBe(document);
+  }
+
+  test("raw mode: the numbers hold and the duplicate key is a warning", async () => {
+    const r = await post("numbers", P, JSON_CT);
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(codes(r.json)).toEqual(["json.duplicate_key"]);
+  });
+
+  test("envelope: the same run and the same bytes (was failed, 9007199254740992, 19, null)", async () => {
+    await sameAsRaw(`{"content": ${P}, "filename": "n.json"}`, P);
+    // A key spelled with an escape, whitespace around the value: only the value is stored.
+    await sameAsRaw(`{ "con\\u0074ent" :\n  ${P}\n}`, P);
+  });
+
+  test("a large envelope, read on the intake thread, keeps the document the same way", async () => {
+    const big = P.replace("{", `{${" ".repeat(OFFLOAD_MIN_BYTES)}`);
+    const before = s.deps.intake.offloaded;
+    await sameAsRaw(`{"content": ${big}}`, big);
+    expect(s.deps.intake.offloaded - before).toBe(1);
+  });
+
+  test("400 when an envelope field is sent twice (JSON.parse kept the last)", async () => {
+    const before = await s.count("runs");
+    const r = await post(
+      "all",
+      '{"content": {"a": 1}, "content": "x", "content_type": "text/plain"}',
+      JSON_CT,
+    );
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      invalid({ field: "content", code: "duplicate", message: 'The field "content" is sent twice.' }),
+    );
+    expect(await s.count("runs")).toBe(before);
+  });
+});
+
+describe("text/plain is JSON only between JSON whitespace", () => {
+  for (const [name, ws] of [
+    ["U+00A0", [0xc2, 0xa0]],
+    ["U+2028", [0xe2, 0x80, 0xa8]],
+    ["VT", [0x0b]],
+    ["FF", [0x0c]],
+  ] as const)
+    test(`${name} before {"a":1}: TEXT (was JSON: 400 on a TEXT workflow)`, async () => {
+      const body = new Uint8Array([...ws, ...Buffer.from('{"a":1}')]);
+      const r = await post("text", body, { "content-type": "text/plain" });
+      expect(r.status).toBe(201);
+      expect(r.json.submission.file_type).toBe("TEXT");
+      expect(r.json.status).toBe("succeeded");
+    });
+
+  test("JSON's own whitespace around an object still makes it JSON", async () => {
+    const r = await post("all", ' \r\n\t{"a":1}\n', { "content-type": "text/plain" });
+    expect(r.status).toBe(201);
+    expect(r.json.submission.file_type).toBe("JSON");
+  });
+});
+
+describe("multipart parts", () => {
+  test("an empty content_type part does not override the file part's type", async () => {
+    const r = await post(
+      "all",
+      form([
+        ["file", new Blob(["<a/>"], { type: "application/xml" }), "f.xml"],
+        ["content_type", ""],
+      ]),
+    );
+    expect(r.status).toBe(201);
+    expect(r.json.submission).toEqual(
+      expect.objectContaining({ file_type: "XML", content_type: "application/xml", filename: "f.xml" }),
+    );
+  });
+
+  test("an empty filename part does not override the file part's name (nor the type it implies)", async () => {
+    const r = await post(
+      "all",
+      form([
+        ["file", new Blob(['{"a":1}'], { type: "application/octet-stream" }), "order.json"],
+        ["filename", ""],
+      ]),
+    );
+    expect(r.status).toBe(201);
+    expect(r.json.submission).toEqual(
+      expect.objectContaining({
+        file_type: "JSON",
+        content_type: "application/json",
+        filename: "order.json",
+      }),
+    );
+  });
+
+  test("a metadata part holding null is no metadata, as in an envelope", async () => {
+    const r = await post(
+      "all",
+      form([
+        ["content", "hi"],
+        ["content_type", "text/plain"],
+        ["metadata", "null"],
+      ]),
+    );
+    expect(r.status).toBe(201);
+    expect(r.json.submission.metadata).toEqual({});
+  });
+
+  test("400 when a text part is not UTF-8 (was stored with U+FFFD)", async () => {
+    const before = await s.count("runs");
+    const bad = new Blob([new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])]);
+    const r = await post(
+      "all",
+      form([
+        ["content", "hi"],
+        ["content_type", "text/plain"],
+        ["metadata", bad, "m"],
+        ["filename", new Blob([new Uint8Array([0x61, 0xc3])]), "f"],
+      ]),
+    );
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      invalid(
+        { field: "filename", code: "invalid_encoding", message: "The filename part is not valid UTF-8." },
+        { field: "metadata", code: "invalid_encoding", message: "The metadata part is not valid UTF-8." },
+      ),
+    );
+    expect(await s.count("runs")).toBe(before);
+  });
+});
+
+describe("charsets mean what they say", () => {
+  test("charset=utf-16 with a big-endian BOM is read big-endian (was a syntax error)", async () => {
+    const bytes = new Uint8Array([0xfe, 0xff, 0, 0x7b, 0, 0x22, 0, 0x61, 0, 0x22, 0, 0x3a, 0, 0x31, 0, 0x7d]);
+    const r = await post("all", bytes, { "content-type": "application/json; charset=utf-16" });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(await content(r.json.id)).toEqual(bytes);
+  });
+
+  test("charset=utf-16 with a little-endian BOM is read little-endian", async () => {
+    const bytes = new Uint8Array([0xff, 0xfe, 0x5b, 0, 0x31, 0, 0x5d, 0]);
+    const r = await post("all", bytes, { "content-type": "application/json; charset=utf-16" });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+  });
+
+  test("an envelope in UTF-16LE is an envelope (was taken as a raw JSON document)", async () => {
+    const body = Buffer.from('{"content":"<a/>","content_type":"application/xml"}', "utf16le");
+    const r = await post("all", body, { "content-type": "application/json; charset=utf-16le" });
+    expect(r.status).toBe(201);
+    expect(r.json.submission).toEqual(
+      expect.objectContaining({ file_type: "XML", content_type: "application/xml" }),
+    );
+    expect(new TextDecoder().decode(await content(r.json.id))).toBe("<a/>");
+  });
+
+  test("400 for a byte over 0x7F in us-ascii (was read as windows-1252: 201)", async () => {
+    const r = await post("all", new Uint8Array([0x63, 0x61, 0x66, 0xe9]), {
+      "content-type": "text/plain; charset=us-ascii",
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(
+      invalid({ field: "charset", code: "invalid_encoding", message: "The content is not valid us-ascii." }),
+    );
+  });
+
+  test("iso-8859-1 is ISO-8859-1: 0x80 is U+0080 to the validators, not €", async () => {
+    const bytes = new Uint8Array([...Buffer.from('{"a":"'), 0x80, ...Buffer.from('"}')]);
+    const r = await post("latin", bytes, { "content-type": "application/json; charset=iso-8859-1" });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("succeeded");
+    expect(await content(r.json.id)).toEqual(bytes);
+  });
+});
+
+describe("filenames", () => {
+  test("a UTF-8 X-Filename is stored as its characters (was mojibake: â\\u0082¬.xml)", async () => {
+    // Header values travel as bytes; these code units are the bytes of "€.xml" in UTF-8.
+    const r = await post("all", "<a/>", {
+      "content-type": "application/xml",
+      "x-filename": "\u00e2\u0082\u00ac.xml",
+    });
+    expect(r.status).toBe(201);
+    expect(r.json.submission.filename).toBe("€.xml");
+  });
+
+  test("an X-Filename that is not UTF-8 is read as Latin-1", async () => {
+    const r = await post("all", "<a/>", { "content-type": "application/xml", "x-filename": "caf\u00e9.xml" });
+    expect(r.status).toBe(201);
+    expect(r.json.submission.filename).toBe("café.xml");
+  });
+
+  const refused = (field: string) =>
+    invalid({
+      field,
+      code: "invalid",
+      message:
+        "filename may not contain control characters (bidirectional ones too), line separators, unpaired surrogates or path separators.",
+    });
+
+  test("400 for a C1 control in X-Filename (U+0085 sent as UTF-8)", async () => {
+    const r = await post("all", "<a/>", {
+      "content-type": "application/xml",
+      "x-filename": "a\u00c2\u0085b.xml",
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(refused("X-Filename"));
+  });
+
+  test("400 for U+009B (CSI) in an envelope's filename", async () => {
+    const r = await call(s, "POST", runs("all"), {
+      token,
+      body: { content: "<a/>", content_type: "application/xml", filename: "a\u009b[31mb.xml" },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual(refused("filename"));
+  });
+});
+
+test("400 for base64 whose spare bits are not zero (YR== was taken as YQ==)", async () => {
+  const r = await post("all", "YR==", { "content-type": "text/plain", "content-encoding": "base64" });
+  expect(r.status).toBe(400);
+  expect(r.json).toEqual(
+    invalid({
+      field: "body",
+      code: "invalid_base64",
+      message: "The body is not valid base64 (Content-Encoding: base64).",
+    }),
+  );
+});
