@@ -6,14 +6,7 @@ import { showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import type { Run, Workflow } from "../types.ts";
 import { busy, heading, notice } from "../ui.ts";
-
-const MIME: Record<string, string> = {
-  JSON: "application/json",
-  XML: "application/xml",
-  YAML: "application/yaml",
-  CSV: "text/csv",
-  TEXT: "text/plain",
-};
+import { mimeOf, uploadType } from "../upload-type.ts";
 
 export async function runNewView(ctx: Ctx): Promise<Rendered> {
   const { org, wf } = ctx.params as { org: string; wf: string };
@@ -29,7 +22,7 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
   const type = h(
     "select",
     { name: "content_type", "data-field": "content_type" },
-    w.allowed_file_types.map((t) => option(MIME[t] ?? "text/plain", `${t} (${MIME[t]})`)),
+    w.allowed_file_types.map((t) => option(mimeOf(t), `${t} (${mimeOf(t)})`)),
   );
   const filename = h("input", {
     name: "filename",
@@ -45,10 +38,20 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
     checked: true,
   });
   const modePaste = h("input", { type: "radio", name: "mode", value: "paste", id: "mode-paste" });
+  // Says which type goes out when it is not the browser's (uploadType): the file's extension.
+  const sentAs = h("p", { class: "hint", hidden: true });
+  file.addEventListener("change", () => {
+    const f = file.files?.[0];
+    const t = f ? uploadType(f.name, f.type, w.allowed_file_types) : null;
+    sentAs.hidden = t === null;
+    sentAs.textContent =
+      t === null || !f ? "" : `Sent as ${t}${f.type ? ` (the browser calls it ${f.type})` : ""}.`;
+  });
   const uploadBox = h(
     "div",
     { class: "mode-box" },
     field("File", file, `Accepted: ${w.allowed_file_types.join(", ")}. The type is taken from the file.`),
+    sentAs,
   );
   const pasteBox = h(
     "div",
@@ -85,8 +88,8 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
           }
           const fd = new FormData();
           fd.append("file", f, f.name);
-          // Browsers guess no type for .yaml or .csv on some systems: name it from the extension.
-          if (!f.type) fd.append("content_type", guess(f.name, w.allowed_file_types));
+          const t = uploadType(f.name, f.type, w.allowed_file_types);
+          if (t) fd.append("content_type", t);
           opts = { raw: fd, headers };
         } else {
           const body: Record<string, string> = { content: pasted.value, content_type: type.value };
@@ -135,18 +138,4 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
       form,
     ),
   };
-}
-
-function guess(name: string, allowed: string[]): string {
-  const ext = name.split(".").pop()?.toLowerCase() ?? "";
-  const byExt: Record<string, string> = {
-    json: "JSON",
-    xml: "XML",
-    xsd: "XML",
-    yaml: "YAML",
-    yml: "YAML",
-    csv: "CSV",
-    txt: "TEXT",
-  };
-  return MIME[byExt[ext] ?? allowed[0] ?? "TEXT"] ?? "text/plain";
 }
