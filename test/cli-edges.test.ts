@@ -113,7 +113,9 @@ describe("where the database is", () => {
 
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
     const x = join(dir, "serve-env");
-    const r = assay(["serve", "--port", "0", "--data-dir", x], { ASSAY_DATABASE_URL: "postgres://n@127.0.0.1:1/n" });
+    const r = assay(["serve", "--port", "0", "--data-dir", x], {
+      ASSAY_DATABASE_URL: "postgres://n@127.0.0.1:1/n",
+    });
     expect(r).toEqual({
       code: 2,
       out: "",
