@@ -9,7 +9,8 @@ import { CONFIG_CACHE_SIZE, type JobDeps, runJob } from "../../jobs/worker-loop.
 import { Lru } from "../../jobs/lru.ts";
 import type { StepOutcome } from "../../jobs/protocol.ts";
 import type { ReportRun } from "../../reports/types.ts";
-import { classify, fileTypeOf, normaliseCharset, parseMediaType } from "../../runs/intake/filetypes.ts";
+import { charsetOf, decodeText } from "../../runs/intake/charsets.ts";
+import { classify, fileTypeOf, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { checkFileType } from "../../runs/service.ts";
 import { applyOutcome, finalStatus, pendingSteps, summarize } from "../../runs/summary.ts";
 import { loadValidator } from "../../validators/loader.ts";
@@ -90,12 +91,14 @@ function admit(w: LocalWorkflow, f: InputFile): { fileType: FileType; charset: s
       "unsupported_media_type",
       `The content type "${f.contentType}" is not supported.`,
     );
-  const charset = normaliseCharset(media.charset ?? "utf-8");
+  // As the server reads it (src/runs/intake/charsets.ts): us-ascii strict, iso-8859-1 byte for
+  // byte, a bare utf-16 by its BOM.
+  const charset = charsetOf(media.charset ?? "utf-8", f.bytes);
   if (!charset)
     throw new AppError(415, "unsupported_media_type", `The charset "${media.charset}" is not supported.`);
   let text: string;
   try {
-    text = new TextDecoder(charset, { fatal: true }).decode(f.bytes);
+    text = decodeText(f.bytes, charset);
   } catch {
     throw new AppError(400, "invalid_request", "The run request is invalid.", [
       { field: "charset", code: "invalid_encoding", message: `The content is not valid ${charset}.` },
