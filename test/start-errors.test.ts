@@ -113,6 +113,16 @@ test("serve against a PostgreSQL that cannot be reached says it waits, once, the
   expect(r.err).not.toContain("secret");
 }, 90_000);
 
+test("a password in the database URL's query is masked in the error too", async () => {
+  const url = "postgres://alice@127.0.0.1:1/assay?user=bob&password=sekrit9";
+  const r = await assay(["migrate", "--database-url", url]);
+  expect(r.code).toBe(1);
+  expect(r.err).toStartWith(
+    "assay migrate: cannot reach postgres://alice@127.0.0.1:1/assay?user=bob&password=***: ",
+  );
+  expect(r.err).not.toContain("sekrit9");
+}, 90_000);
+
 test("a port in use is found before the data dir is touched: nothing created, nothing written", async () => {
   const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   try {

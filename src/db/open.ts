@@ -49,11 +49,35 @@ function setUp(db: Database, opts: { readonly?: boolean }) {
   if (!opts.readonly) migrateSqlite(db);
 }
 
-/** A URL without its password, for logs and messages. */
+/**
+ * Query parameters shown as they are in logs and messages. Every other value is masked: libpq
+ * and Bun's client take a password as `?password=` too, and the other names that carry secrets
+ * (sslpassword, sslkey, passfile …) are not a closed list, so only known-harmless ones are kept.
+ */
+const SHOWN_PARAMS = new Set([
+  "host",
+  "hostaddr",
+  "port",
+  "dbname",
+  "user",
+  "sslmode",
+  "sslrootcert",
+  "application_name",
+  "connect_timeout",
+  "target_session_attrs",
+]);
+
+/** A URL without its password (in the userinfo or the query), for logs and messages. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
+    const masked = [...u.searchParams.keys()].some((k) => !SHOWN_PARAMS.has(k.toLowerCase()));
+    if (masked) {
+      const kept = new URLSearchParams();
+      for (const [k, v] of u.searchParams) kept.append(k, SHOWN_PARAMS.has(k.toLowerCase()) ? v : "***");
+      u.search = kept.toString();
+    }
     return u.href;
   } catch {
     return "postgres://…";
