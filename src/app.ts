@@ -112,13 +112,14 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;
     })
+    // First: a request the limits refuse before any route (413, 429, 400) is timed and counted too.
+    .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
     // Before the routes' own transforms (authentication, the org gate): a path that names nothing.
     .use(pathParams)
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
-    .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
     .onAfterHandle({ as: "global" }, ({ set, responseValue }) => {
       // API answers are per-user: never cached by a shared cache. A Response of its own gets the
       // header itself: anything in set.headers makes the framework build a second Response.
@@ -165,7 +166,11 @@ function setOwnHeader(r: Response, name: string, value: string): boolean {
   }
 }
 
-/** Request durations by route template (not the raw path: ids would explode the series). */
+/**
+ * Request durations by route template (not the raw path: ids would explode the series);
+ * `unmatched` for requests answered without a route: unknown paths, 405, OPTIONS, and the limits'
+ * refusals that come before routing (413, 429, a body nested too deeply …).
+ */
 function httpTiming(metrics: Metrics) {
   const started = new WeakMap<Request, number>();
   return new Elysia({ name: "http-timing" })
@@ -175,12 +180,13 @@ function httpTiming(metrics: Metrics) {
     .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
       const t0 = started.get(request);
       if (t0 === undefined) return;
-      // A route answering with a Response of its own leaves set.status alone (see above).
+      // The status sent, as the framework merges it: a Response's own unless 200, else set.status
+      // (a route answering with a Response leaves set.status alone; the error plugin sets it).
       const status =
-        typeof set.status === "number" && set.status !== 200
-          ? set.status
-          : responseValue instanceof Response
-            ? responseValue.status
+        responseValue instanceof Response && responseValue.status !== 200
+          ? responseValue.status
+          : typeof set.status === "number"
+            ? set.status
             : 200;
       metrics.httpDuration.observe(
         { route: route || "unmatched", method: request.method, status: String(status) },

@@ -155,7 +155,15 @@ export function errorPlugin(
   unmatched: UnmatchedOptions = {},
 ) {
   return new Elysia({ name: "errors" }).onError({ as: "global" }, async ({ error, request, set }) => {
-    const headers = set.headers as Record<string, string>;
+    const answer = await unmatchedOrError(error, request, set.headers as Record<string, string>);
+    // The framework keeps its own guess in set.status (422 for a validation error, 500 for any
+    // other, 200 when no route matched) and hands the after-response hooks no answer of ours: the
+    // request metric (src/app.ts) reads the status sent from here.
+    set.status = answer.status;
+    return answer;
+  });
+
+  async function unmatchedOrError(error: unknown, request: Request, headers: Record<string, string>) {
     if (error instanceof NotFoundError) {
       const path = new URL(request.url).pathname;
       const methods = allowedMethods()(path);
@@ -181,5 +189,5 @@ export function errorPlugin(
       return errorResponse(new AppError(404, "not_found", "Not found."), headers);
     }
     return errorAnswer(log, error, request, headers);
-  });
+  }
 }
