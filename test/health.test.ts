@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { VERSION } from "../src/version.ts";
+import { onPostgres, otherConnection } from "./helpers/backend.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -18,6 +19,37 @@ describe("unauthenticated endpoints", () => {
     const r = await call(s, "GET", "/readyz");
     expect(r.status).toBe(200);
     expect(r.json.status).toBe("ready");
+  });
+  // SQLite: writes wait out the busy timeout (5 s) and answer 503 while another process holds the
+  // write lock, reads go on (WAL). Ready means both work: the probe takes the lock and lets go.
+  describe.skipIf(onPostgres)("/readyz while another process holds the SQLite database", () => {
+    test("503 service_unavailable while it holds the write lock, 200 once it lets go", async () => {
+      const other = await otherConnection(s);
+      try {
+        await other.sql("BEGIN EXCLUSIVE");
+        const r = await call(s, "GET", "/readyz");
+        expect(r.status).toBe(503);
+        expect(r.headers.get("retry-after")).toBe("5");
+        expect(r.json).toEqual(errorBody(503, "service_unavailable", "The database is not available."));
+      } finally {
+        await other.sql("ROLLBACK");
+        await other.close();
+      }
+      expect((await call(s, "GET", "/readyz")).status).toBe(200);
+    });
+    test("200 while it only reads (a backup, a CLI listing)", async () => {
+      const other = await otherConnection(s);
+      try {
+        await other.sql("BEGIN");
+        await other.sql("SELECT count(*) AS n FROM users");
+        const r = await call(s, "GET", "/readyz");
+        expect(r.status).toBe(200);
+        expect(r.json).toEqual({ status: "ready", version: VERSION, database: "sqlite" });
+      } finally {
+        await other.sql("ROLLBACK");
+        await other.close();
+      }
+    });
   });
   test("200 /api/v1/openapi.json lists the routes with the bearer scheme and error schemas", async () => {
     const r = await call(s, "GET", "/api/v1/openapi.json");

@@ -10,10 +10,14 @@ import {
   type Program,
   type TxOptions,
   UniqueViolation,
+  get,
 } from "./program.ts";
 
 /** Prepared statements kept per connection; dynamic SQL (IN lists) beyond this starts over. */
 const STATEMENT_CACHE = 1000;
+/** How long /readyz waits for another process's write lock before it answers 503. */
+const PING_WAIT_MS = 1000;
+const PING_RETRY_MS = 50;
 
 export interface SqliteDb extends Db {
   readonly dialect: "sqlite";
@@ -102,6 +106,23 @@ export function createSqliteDb(db: Database): SqliteDb {
     }
   };
   const readGeneration = generationReader(db);
+  /** One try of the readiness probe, with no busy wait. */
+  const tryReadAndLock = (): "ok" | "busy" | "failed" => {
+    const saved = (db.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
+    db.exec("PRAGMA busy_timeout = 0");
+    try {
+      const read = () => get("PRAGMA schema_version");
+      // A writer of this process holds the lock (the writer thread's group, a WAL restart, an
+      // HTTP thread): the process is writing, so reading is all there is left to prove.
+      if (gate.held) drive(read());
+      else txSync(read(), { immediate: true });
+      return "ok";
+    } catch (e) {
+      return translateSqliteError(e) instanceof DatabaseUnavailable ? "busy" : "failed";
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${saved}`);
+    }
+  };
   const tx = <T>(make: () => Program<T>, opts?: TxOptions): Promise<T> => self.tx(make, opts);
   const self: SqliteDb = {
     dialect: "sqlite",
@@ -140,11 +161,17 @@ export function createSqliteDb(db: Database): SqliteDb {
     },
     generation: readGeneration,
     async ping() {
-      try {
-        db.query("SELECT 1").get();
-        return true;
-      } catch {
-        return false;
+      // Ready means the file can be read and written now (docs/deploy.md). `SELECT 1` touches no
+      // file: with another process holding the write lock (a BEGIN EXCLUSIVE in the sqlite3
+      // shell) it answered ready while every write waited out the busy timeout and got a 503.
+      // So the probe takes the write lock and lets it go, writing nothing; it does not wait in
+      // SQLite's busy handler (that sleeps the whole thread) but looks again between turns.
+      const deadline = Date.now() + PING_WAIT_MS;
+      for (;;) {
+        const got = tryReadAndLock();
+        if (got !== "busy") return got === "ok";
+        if (Date.now() >= deadline) return false;
+        await Bun.sleep(PING_RETRY_MS);
       }
     },
     async close() {
