@@ -34,6 +34,8 @@ async function serve(flags: Record<string, string>) {
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  // A closed terminal or `kill -HUP` killed the process outright (lock file and WAL left behind).
+  process.once("SIGHUP", () => void shutdown("SIGHUP"));
   void server.fatal.then(async (why) => {
     await err(`assay serve: stopped: ${why}\n`);
     process.exit(1);
