@@ -433,13 +433,9 @@ export function loadConfig(
   if (!/^\d{1,10}(,\d{1,10}){0,49}$/.test(String(out.webhook_retry_delays_ms)))
     problems.push("webhook retry delays must be up to 50 comma-separated integers (ms)");
   if (typeof out.base_url === "string") {
-    try {
-      const u = new URL(out.base_url);
-      if (!/^https?:$/.test(u.protocol)) throw new Error();
-      out.base_url = u.href.replace(/\/+$/, "");
-    } catch {
-      problems.push(`base URL "${out.base_url}" is not an http(s) URL`);
-    }
+    const base = parseBaseUrl(out.base_url);
+    if (typeof base === "string") out.base_url = base;
+    else problems.push(base.problem);
   }
   if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
     problems.push("node id must be 1 to 64 letters, digits, dots, dashes or underscores");
@@ -458,6 +454,30 @@ export function loadConfig(
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
   if (out.node_id === null) out.node_id = `${hostname()}-${Math.random().toString(36).slice(2, 8)}`;
   return Object.freeze(out) as Config;
+}
+
+/**
+ * The base URL without its trailing slashes, or what is wrong with it. Public URLs are the base
+ * with a path appended (src/http/url.ts): a query or fragment would end up before the path, and
+ * a user and password would be copied into every Location, next link and webhook body.
+ */
+export function parseBaseUrl(raw: string): string | { problem: string } {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return { problem: `base URL "${raw}" is not an http(s) URL` };
+  }
+  // Named without the value: it holds a password.
+  if (u.username || u.password)
+    return { problem: "base URL must not carry a user name or password (https://host[:port][/path])" };
+  if (!/^https?:$/.test(u.protocol)) return { problem: `base URL "${raw}" is not an http(s) URL` };
+  // The href, not u.search and u.hash: a bare "?" or "#" leaves both empty.
+  if (/[?#]/.test(u.href))
+    return {
+      problem: `base URL "${raw}" must not have a query (?…) or fragment (#…): paths are appended to it`,
+    };
+  return u.href.replace(/\/+$/, "");
 }
 
 /**

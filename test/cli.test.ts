@@ -193,6 +193,10 @@ describe("assay CLI", () => {
     // The password comes from stdin only when asked to: never read unasked.
     usage(["users", "set-password", "root"], "needs --password-stdin", "secret-password\n");
     usage(["migrate", "--database-url", "postgres://%zz@/x"], "database URL is not a valid URL");
+    usage(
+      ["serve", "--port", "0", "--base-url", "https://assay.example.com/?x=1"],
+      'base URL "https://assay.example.com/?x=1" must not have a query (?…) or fragment (#…)',
+    );
     // No command at all: the usage, as an error.
     const bare = assay([]);
     expect([bare.code, bare.out]).toEqual([2, ""]);
