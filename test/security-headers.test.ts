@@ -4,7 +4,7 @@
 // this (real Chromium, a session cookie) is test/browser/content-xss.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 let token: string;
@@ -72,6 +72,69 @@ describe("every API answer carries the security headers", () => {
     expect(r.status).toBe(201);
     expectApiHeaders(r.headers);
   });
+});
+
+// Answers are per-user: no shared cache may keep one, an error no more than a success (a 401 or
+// 404 kept by a proxy would be served to the next client of that URL).
+describe("every API answer, errors included, carries Cache-Control: no-store", () => {
+  const cases: [string, string, string, string | null, BodyInit | undefined, unknown][] = [
+    ["200", "GET", "/api/v1/users/me/", "ed", undefined, null],
+    [
+      "401 without a token",
+      "GET",
+      "/api/v1/users/me/",
+      null,
+      undefined,
+      errorBody(
+        401,
+        "authentication_required",
+        "Authentication credentials were not provided or are invalid.",
+      ),
+    ],
+    [
+      "404 of an unknown path",
+      "GET",
+      "/api/v1/nope/",
+      "ed",
+      undefined,
+      errorBody(404, "not_found", "Not found."),
+    ],
+    [
+      "405",
+      "DELETE",
+      "/healthz",
+      null,
+      undefined,
+      errorBody(405, "method_not_allowed", "Method DELETE is not allowed on this path."),
+    ],
+    [
+      "400 of an invalid body",
+      "POST",
+      "/api/v1/users/me/tokens/",
+      "ed",
+      '{"name": 5}',
+      errorBody(400, "invalid_request", "The request is invalid.", expect.any(Array)),
+    ],
+    [
+      "413 before authentication",
+      "POST",
+      "/api/v1/users/me/tokens/",
+      null,
+      "x".repeat(3_000_000),
+      errorBody(413, "payload_too_large", "The request body exceeds the limit of 2097152 bytes."),
+    ],
+  ];
+  for (const [name, method, path, who, raw, body] of cases)
+    test(name, async () => {
+      const r = await call(s, method, path, {
+        token: who ? token : null,
+        raw,
+        headers: raw ? { "content-type": "application/json" } : {},
+      });
+      expect(r.headers.get("cache-control")).toBe("no-store");
+      if (body === null) expect(r.status).toBe(200);
+      else expect(r.json).toEqual(body);
+    });
 });
 
 describe("GET …/content/ is a download, never a document", () => {

@@ -19,7 +19,14 @@ export function errorResponse(e: AppError, extraHeaders?: Record<string, string>
   const body: ErrorBody = { detail: e.message, code: e.errorCode, status: e.status, errors: e.errors };
   return new Response(JSON.stringify(body), {
     status: e.status,
-    headers: { ...extraHeaders, ...e.headers, "content-type": "application/json" },
+    // Per-user like every API answer (src/app.ts sets it on successes): a 401 or 404 kept by a
+    // shared cache would be served to the next client of that URL.
+    headers: {
+      "cache-control": "no-store",
+      ...extraHeaders,
+      ...e.headers,
+      "content-type": "application/json",
+    },
   });
 }
 
