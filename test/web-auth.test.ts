@@ -344,6 +344,34 @@ describe("sign-in rate limit", () => {
   });
 });
 
+describe("sign-in rate limit behind a reverse proxy (ASSAY_TRUST_PROXY)", () => {
+  let proxied: TestServer;
+  beforeAll(async () => {
+    proxied = await startTestServer({ rate_limit_disabled: false, trust_proxy: true });
+  });
+  afterAll(() => proxied.close());
+  const attempt = (from: string, username: string) =>
+    call(proxied, "POST", "/api/v1/auth/login/", {
+      body: { username, password: "guess" },
+      headers: { "x-forwarded-for": from },
+    });
+
+  // Every request comes from the proxy's socket: the budget is the client's the proxy names.
+  test("one client's spent budget (30 attempts) leaves another client's sign-in alone", async () => {
+    for (let i = 0; i < 30; i++) expect((await attempt("203.0.113.7", `spray${i}`)).status).toBe(401);
+    const spent = await attempt("203.0.113.7", "fresh");
+    expect(spent.status).toBe(429);
+    expect(spent.json).toEqual(
+      errorBody(
+        429,
+        "rate_limited",
+        `Too many sign-in attempts. Try again in ${spent.headers.get("retry-after")} seconds.`,
+      ),
+    );
+    expect((await attempt("198.51.100.9", "fresh")).json).toEqual(BAD_LOGIN);
+  });
+});
+
 // The per-address budget needs 30 password hashes to reach through HTTP (seconds on a loaded CI
 // machine); the limiter itself is plain in-memory code.
 describe("createLoginLimiter", () => {

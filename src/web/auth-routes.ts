@@ -7,7 +7,7 @@ import type { Deps } from "../deps.ts";
 import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/client-ip.ts";
-import { peerAddress } from "../http/peer.ts";
+import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
@@ -56,7 +56,10 @@ export function webAuthRoutes(
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   const detail = { tags: ["Web session"] };
   type Server = { requestIP(r: Request): { address: string } | null } | null;
-  const ipOf = (server: Server, r: Request) => peerAddress(r, server) ?? "unknown";
+  // The sign-in budget's address is the client's as ASSAY_TRUST_PROXY says, IPv6 by /64 as the API's
+  // limiter keys it: behind a proxy the socket's address is the proxy's, and every user's sign-ins
+  // shared one budget (one client could refuse sign-in to everyone).
+  const ipOf = (server: Server, r: Request) => ipKey(clientIp(r, server, config.trust_proxy) ?? "unknown");
   /** The address the audit log records (ASSAY_TRUST_PROXY applies). */
   const auditIp = (server: Server, r: Request) => clientIp(r, server, config.trust_proxy);
   /** A refused sign-in is logged on its own: there is no change to share a transaction with. */

@@ -7,8 +7,8 @@ import { anonymousActor } from "../audit/actor.ts";
 import type { Deps } from "../deps.ts";
 import { conflict, invalid } from "../errors.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
-import { peerAddress } from "../http/peer.ts";
 import { documentedWith } from "../http/openapi/named.ts";
 import { BOUNDS, errorResponses } from "../http/schemas.ts";
 import { publicOrigin } from "../http/url.ts";
@@ -48,8 +48,9 @@ export function setupRoutes(
       async ({ body, request, server, set }) => {
         if (!(await deps.setup.needed()))
           throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
-        await limiter.attempt(peerAddress(request, server) ?? "unknown", "setup");
         const ip = clientIp(request, server, deps.config.trust_proxy);
+        // Keyed as the sign-in budget is (auth-routes.ts): the client's address, not the proxy's.
+        await limiter.attempt(ipKey(ip ?? "unknown"), "setup");
         if (!setup.code || !codeMatches(setup.code, body.setup_code))
           throw invalid("The setup code is not the one in the server's log.", [
             {
