@@ -20,6 +20,7 @@ import { unresolvableRefs } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
 import { withUserPatterns } from "./user-patterns.ts";
+import { compileCheck } from "./engine.ts";
 import { patternIssues } from "./walk.ts";
 
 export interface JsonSchemaConfig {
@@ -59,6 +60,8 @@ export const jsonSchemaConfigSchema = {
 };
 
 type Compiled = ReturnType<typeof Schema.Compile>;
+/** What meta-validation needs of a validator: its errors. */
+type Explainer = Pick<Compiled, "Errors">;
 const metaValidators = new Map<Draft, Compiled>();
 const META = metaResources();
 const NO_RESOURCES: Record<string, unknown> = {};
@@ -138,7 +141,7 @@ function resourcesOf(cfg: JsonSchemaConfig, opts: JsonSchemaOptions): Record<str
 }
 
 /** Meta-validation issues of `schema` against `validator`, as config issues of `field`. */
-function metaIssues(validator: Compiled, schema: unknown, field: string, prefix = ""): ConfigIssue[] {
+function metaIssues(validator: Explainer, schema: unknown, field: string, prefix = ""): ConfigIssue[] {
   Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
   const [valid, errors] = validator.Errors(schema) as [boolean, TbError[]];
   if (valid) return [];
@@ -189,13 +192,18 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   const p = prepare(cfg, resources, opts.uri);
   if (p.issues) return p.issues;
   // A custom meta-schema is the one to satisfy; it is compiled with the org's schemas around it.
-  let meta: Compiled;
+  let meta: Explainer;
   try {
     meta = p.dialect.meta
       ? withUserPatterns(() => {
           const m = p.dialect.meta!;
           const schema = normalise(m.schema, { draft: p.draft, assertFormats: true, uri: m.uri });
-          return Schema.Compile(reachableContext(schema, p.context) as never, schema as never);
+          // Only its Errors() are asked for, which typebox interprets: no code to generate.
+          const context = reachableContext(schema, p.context);
+          return {
+            Errors: (value: unknown) =>
+              withUserPatterns(() => Schema.Errors(context as never, schema as never, value)),
+          };
         })
       : metaValidator(p.draft);
   } catch (e) {
@@ -229,15 +237,18 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   // References that loop without moving into the document would recurse until the stack ends.
   const cycle = opts.uri ? refCycle(p.schema, p.context, opts.uri) : refCycle(p.schema, p.context);
   if (cycle) return [issue("schema", "invalid_schema", cycle)];
+  // The compile a run does (engine.ts): what passes here compiles on every thread.
   try {
-    withUserPatterns(() => Schema.Compile(reachableContext(p.schema, p.context) as never, p.schema as never));
+    compileCheck(reachableContext(p.schema, p.context), p.schema);
   } catch (e) {
-    const why =
-      e instanceof RangeError ? "its references or subschemas nest too deeply" : (e as Error).message;
+    const why = e instanceof RangeError ? NESTED_TOO_DEEPLY : (e as Error).message;
     return [issue("schema", "invalid_schema", `cannot be compiled: ${why}`)];
   }
   return [];
 }
+
+/** Why the engine ran out of stack compiling a schema: width is never it (engine.ts). */
+const NESTED_TOO_DEEPLY = "its subschemas and the references between them nest too deeply";
 
 /** Thrown when the engine runs out of stack on a document: the step ends `error`, in our words. */
 export class SchemaRecursionError extends StepLimitError {
@@ -256,12 +267,27 @@ export class SchemaRecursionError extends StepLimitError {
   }
 }
 
+/** Thrown when the schema cannot be compiled on this thread: the step ends `error`, in our words. */
+export class SchemaCompileLimitError extends StepLimitError {
+  constructor() {
+    super({
+      severity: "error",
+      code: "json_schema.engine_limit",
+      message: `the schema could not be compiled: ${NESTED_TOO_DEEPLY}; the data was not checked`,
+      path: null,
+      line: null,
+      column: null,
+      rule: null,
+    });
+  }
+}
+
 /** Runs the engine; a stack overflow (a $ref cycle the save-time check could not rule out) is ours. */
-function guarded<T>(run: () => T): T {
+function guarded<T>(run: () => T, limit: () => StepLimitError = () => new SchemaRecursionError()): T {
   try {
     return run();
   } catch (e) {
-    if (e instanceof RangeError) throw new SchemaRecursionError();
+    if (e instanceof RangeError) throw limit();
     throw e;
   }
 }
@@ -271,7 +297,11 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions) {
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
   const context = reachableContext(p.schema, p.context);
-  const validator = withUserPatterns(() => Schema.Compile(context as never, p.schema as never));
+  // Saved schemas compiled at save, but a thread's stack is not the saving thread's (engine.ts).
+  const validator = guarded(
+    () => compileCheck(context, p.schema),
+    () => new SchemaCompileLimitError(),
+  );
   return { validator, schema: p.schema, context };
 }
 
@@ -296,7 +326,10 @@ function slottedValidator(schema: unknown, context: Record<string, unknown>) {
     schema: withRefSlots(schema),
     context: Object.fromEntries(Object.entries(context).map(([uri, s]) => [uri, withRefSlots(s)])),
   };
-  const validator = withUserPatterns(() => Schema.Compile(slotted.context as never, slotted.schema as never));
+  // Errors() is typebox's interpreter whatever the validator: nothing to compile (engine.ts).
+  const validator = {
+    Errors: (value: unknown) => Schema.Errors(slotted.context as never, slotted.schema as never, value),
+  };
   return { validator, ...slotted };
 }
 
