@@ -146,7 +146,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         body: t.Composite([StepIn, t.Object({ order: t.Optional(StepOrder) })], {
           additionalProperties: false,
         }),
-        response: { 201: StepOut, ...errorResponses(...AUTHED) },
+        response: { 201: StepOut, ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, operationId: "addStep", summary: "Add a step (at `order`, default last)" },
       },
     )
@@ -161,7 +161,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         auth: "author",
         params: StepParams,
         body: StepPatch,
-        response: { 200: StepOut, ...errorResponses(...AUTHED) },
+        response: { 200: StepOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
           operationId: "updateStep",
@@ -179,7 +179,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       {
         auth: "author",
         params: StepParams,
-        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+        response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, operationId: "deleteStep", summary: "Delete a step" },
       },
     );

@@ -7,8 +7,11 @@ import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
 import type { FileType, ValidatorDef } from "../validators/types.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
-import type { WorkflowStore } from "./store.ts";
+import { fresh } from "./fresh.ts";
+import type { SaveHow, WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
+
+type Loaded = { workflow: Workflow; steps: StepDef[] };
 
 export interface StepInput {
   name?: string;
@@ -117,11 +120,14 @@ export function createWorkflowService(
     if (roots.length > 0) ctx.xsdDocuments = await storedXsdSet(schemas, orgId, roots);
     return ctx;
   }
-  async function load(orgId: number, identifier: string) {
+  async function load(orgId: number, identifier: string): Promise<Loaded> {
     const w = await store.find(orgId, identifier);
     if (!w) throw notFound("Workflow");
     return { workflow: w, steps: await store.steps(w.id) };
   }
+  /** Saves `d`, made from `cur`, unless another save came first (StaleWorkflow: fresh() again). */
+  const save = (orgId: number, cur: Loaded, d: WorkflowDraft, how: SaveHow) =>
+    store.save(orgId, cur.workflow.id, d, how, cur.workflow.version);
   return {
     load,
     check,
@@ -134,28 +140,33 @@ export function createWorkflowService(
     /**
      * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).
      * A request that changes nothing (PATCH {}, the same values) saves nothing: the version
-     * counts changes (CONTRACT §2), and the audit log records none.
+     * counts changes (CONTRACT §2), and the audit log records none. Each edit is applied to
+     * the workflow as it is when saved (fresh.ts): concurrent edits all take effect.
      */
     async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean, actor: Actor) {
-      const cur = await load(orgId, identifier);
-      const now = draftOf(cur.workflow, cur.steps);
-      const d = applyInput(replace ? EMPTY : now, b);
-      if (contentOf(d) === contentOf(now)) return cur;
-      await check(orgId, d);
-      return store.save(orgId, cur.workflow.id, d, { actor, action: "workflow.update" });
+      return fresh(async () => {
+        const cur = await load(orgId, identifier);
+        const now = draftOf(cur.workflow, cur.steps);
+        const d = applyInput(replace ? EMPTY : now, b);
+        if (contentOf(d) === contentOf(now)) return cur;
+        await check(orgId, d);
+        return save(orgId, cur, d, { actor, action: "workflow.update" });
+      });
     },
     async remove(orgId: number, identifier: string, actor: Actor) {
       const { workflow } = await load(orgId, identifier);
       await store.softDelete(workflow, actor);
     },
     async addStep(orgId: number, identifier: string, s: StepInput & { order?: number }, actor: Actor) {
-      const cur = await load(orgId, identifier);
-      const d = draftOf(cur.workflow, cur.steps);
-      const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
-      d.steps.splice(at, 0, newStep(s));
-      await check(orgId, d, at);
-      const saved = await store.save(orgId, cur.workflow.id, d, { actor, action: "step.create" });
-      return { ...saved, step: saved.steps[at]! };
+      return fresh(async () => {
+        const cur = await load(orgId, identifier);
+        const d = draftOf(cur.workflow, cur.steps);
+        const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
+        d.steps.splice(at, 0, newStep(s));
+        await check(orgId, d, at);
+        const saved = await save(orgId, cur, d, { actor, action: "step.create" });
+        return { ...saved, step: saved.steps[at]! };
+      });
     },
     async updateStep(
       orgId: number,
@@ -164,34 +175,38 @@ export function createWorkflowService(
       s: StepInput & { order?: number },
       actor: Actor,
     ) {
-      const cur = await load(orgId, identifier);
-      const d = draftOf(cur.workflow, cur.steps);
-      const from = d.steps.findIndex((x) => String(x.id) === stepId);
-      if (from < 0) throw notFound("Step");
-      const old = d.steps[from]!;
-      const changed = {
-        ...old,
-        name: s.name ?? old.name,
-        validator: s.validator ?? old.validator,
-        config: s.config ?? (s.validator && s.validator !== old.validator ? {} : old.config),
-        is_active: s.is_active ?? old.is_active,
-      };
-      d.steps.splice(from, 1);
-      const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
-      d.steps.splice(to, 0, changed);
-      if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
-        return { ...cur, step: cur.steps[from]! };
-      await check(orgId, d, to);
-      const saved = await store.save(orgId, cur.workflow.id, d, { actor, action: "step.update" });
-      return { ...saved, step: saved.steps[to]! };
+      return fresh(async () => {
+        const cur = await load(orgId, identifier);
+        const d = draftOf(cur.workflow, cur.steps);
+        const from = d.steps.findIndex((x) => String(x.id) === stepId);
+        if (from < 0) throw notFound("Step");
+        const old = d.steps[from]!;
+        const changed = {
+          ...old,
+          name: s.name ?? old.name,
+          validator: s.validator ?? old.validator,
+          config: s.config ?? (s.validator && s.validator !== old.validator ? {} : old.config),
+          is_active: s.is_active ?? old.is_active,
+        };
+        d.steps.splice(from, 1);
+        const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
+        d.steps.splice(to, 0, changed);
+        if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
+          return { ...cur, step: cur.steps[from]! };
+        await check(orgId, d, to);
+        const saved = await save(orgId, cur, d, { actor, action: "step.update" });
+        return { ...saved, step: saved.steps[to]! };
+      });
     },
     async deleteStep(orgId: number, identifier: string, stepId: string, actor: Actor) {
-      const cur = await load(orgId, identifier);
-      const d = draftOf(cur.workflow, cur.steps);
-      const at = d.steps.findIndex((x) => String(x.id) === stepId);
-      if (at < 0) throw notFound("Step");
-      d.steps.splice(at, 1);
-      return store.save(orgId, cur.workflow.id, d, { actor, action: "step.delete" });
+      return fresh(async () => {
+        const cur = await load(orgId, identifier);
+        const d = draftOf(cur.workflow, cur.steps);
+        const at = d.steps.findIndex((x) => String(x.id) === stepId);
+        if (at < 0) throw notFound("Step");
+        d.steps.splice(at, 1);
+        return save(orgId, cur, d, { actor, action: "step.delete" });
+      });
     },
   };
 }

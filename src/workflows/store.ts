@@ -38,6 +38,7 @@ interface WorkflowRow {
   created_at: string;
   updated_at: string;
   step_count: number;
+  deleted_at: string | null;
 }
 interface StepRow {
   id: number;
@@ -68,6 +69,19 @@ const VERSION_CACHE_SIZE = 512;
 const FIND_CACHE_SIZE = 1024;
 
 const SELECT = `SELECT w.*, (SELECT count(*) FROM steps s WHERE s.workflow_id = w.id) AS step_count FROM workflows w`;
+/**
+ * save() was given the version its caller read, and the workflow is no longer there: another
+ * save moved it on, or it was deleted. The caller reads it again (fresh.ts).
+ */
+export class StaleWorkflow extends Error {
+  override name = "StaleWorkflow";
+}
+
+/** Test hooks: beforeSave runs just before save()'s transaction, after the caller's check. */
+export interface StoreHooks {
+  beforeSave?: () => Promise<void>;
+}
+
 const slugTaken = (slug: string) => `A workflow with the slug "${slug}" already exists in this organization.`;
 
 const stepsOf = (workflowId: number) =>
@@ -161,8 +175,10 @@ export function createWorkflowStore(db: Db) {
   const found = new GenerationCache<string, Workflow>(db, FIND_CACHE_SIZE);
   // A run reads its definition at submission and again at launch: parse each version once.
   const versions = new Map<string, WorkflowVersion>();
+  const hooks: StoreHooks = {};
 
   return {
+    hooks,
     /**
      * Hot path (every run submission): cached; the workflow is shared and frozen.
      * `generation`: the one the request's authentication read (Principal.generation), if any.
@@ -211,19 +227,25 @@ export function createWorkflowStore(db: Db) {
     },
     /**
      * Creates (id null) or replaces a workflow's definition; bumps the version on update. The
-     * version's snapshot and the audit entry are written in the same transaction.
+     * version's snapshot and the audit entry are written in the same transaction. `expected`:
+     * the version the draft was made from; when the live workflow is at another one or deleted,
+     * nothing is written and StaleWorkflow is thrown (the draft would undo the other change).
      */
     async save(
       orgId: number,
       id: number | null,
       d: WorkflowDraft,
       how: SaveHow,
+      expected?: number,
     ): Promise<{ workflow: Workflow; steps: StepDef[] }> {
+      await hooks.beforeSave?.();
       return uniqueOrAsync(
         db.tx(function* () {
           const ts = now();
           const types = JSON.stringify(d.allowed_file_types);
           const old = id == null ? null : yield* get<WorkflowRow>(`${SELECT} WHERE w.id = ?`, id);
+          if (expected !== undefined && (old?.version !== expected || old.deleted_at != null))
+            throw new StaleWorkflow();
           const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
           const row =
             id == null
@@ -241,7 +263,7 @@ export function createWorkflowStore(db: Db) {
                   ts,
                 )
               : yield* get<WorkflowRow>(
-                  "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? RETURNING *, 0 AS step_count",
+                  "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND deleted_at IS NULL RETURNING *, 0 AS step_count",
                   d.slug,
                   d.name,
                   d.description,
@@ -251,7 +273,11 @@ export function createWorkflowStore(db: Db) {
                   d.retention_days,
                   ts,
                   id,
+                  // Checked again here: on PostgreSQL another transaction may have committed
+                  // since the SELECT above, and this UPDATE waited for it, then saw its row.
+                  expected ?? old?.version ?? 0,
                 );
+          if (!row) throw new StaleWorkflow();
           if (old && old.slug !== row!.slug)
             yield* renameInFilters(how.actor, orgId, row!.id, old.slug, row!.slug);
           const steps = yield* writeSteps(row!.id, d.steps, ts);

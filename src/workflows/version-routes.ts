@@ -144,7 +144,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
       {
         auth: "author",
         params: VersionParams,
-        response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED) },
+        response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
           operationId: "restoreWorkflowVersion",

@@ -6,6 +6,7 @@ import type { Actor } from "../audit/types.ts";
 import { AppError, invalidField, notFound } from "../errors.ts";
 import { diffVersions } from "./diff.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
+import { fresh } from "./fresh.ts";
 import { draftOf } from "./service.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
@@ -109,20 +110,25 @@ export function createVersionService(
      * false when the workflow already equals n: nothing is saved.
      */
     async restore(orgId: number, identifier: string, n: string, actor: Actor) {
-      const w = await load(orgId, identifier);
-      const { def } = await one(w, n);
-      const curSteps = await store.steps(w.id);
-      const d = restoreDraft(w, curSteps, def);
-      if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
-      // Checked like any save (a validator may have gone since), with no stored schemas
-      // supplied: the snapshot carried in each config is what is restored.
-      await checker.check(d, {}, null);
-      const saved = await store.save(orgId, w.id, d, {
-        actor,
-        action: "workflow.restore",
-        restoredFrom: def.version,
+      // Applied to the workflow as it is when saved, like every edit (fresh.ts).
+      return fresh(async () => {
+        const w = await load(orgId, identifier);
+        const { def } = await one(w, n);
+        const curSteps = await store.steps(w.id);
+        const d = restoreDraft(w, curSteps, def);
+        if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
+        // Checked like any save (a validator may have gone since), with no stored schemas
+        // supplied: the snapshot carried in each config is what is restored.
+        await checker.check(d, {}, null);
+        const saved = await store.save(
+          orgId,
+          w.id,
+          d,
+          { actor, action: "workflow.restore", restoredFrom: def.version },
+          w.version,
+        );
+        return { created: true, workflow: saved.workflow };
       });
-      return { created: true, workflow: saved.workflow };
     },
   };
 }
