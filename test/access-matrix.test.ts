@@ -187,6 +187,7 @@ const ROWS: Row[] = [
     fresh: fresh.workflow,
     body: () => ({ name: "again", validator: "syntax", config: {} }),
   }),
+  row("GET", "/api/v1/orgs/:org_slug/workflows/:workflow/steps/:step_id/", "viewer", 200),
   row("PATCH", "/api/v1/orgs/:org_slug/workflows/:workflow/steps/:step_id/", "author", 200, {
     fresh: fresh.workflow,
     body: () => ({ name: "renamed" }),

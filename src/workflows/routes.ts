@@ -150,6 +150,19 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         detail: { ...detail, operationId: "addStep", summary: "Add a step (at `order`, default last)" },
       },
     )
+    .get(
+      "/:workflow/steps/:step_id/",
+      async ({ params, principal }) => {
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        return presentStep(await workflows.getStep(org.id, params.workflow, params.step_id));
+      },
+      {
+        auth: true,
+        params: StepParams,
+        response: { 200: StepOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, operationId: "getStep", summary: "A step (the Location of addStep)" },
+      },
+    )
     .patch(
       "/:workflow/steps/:step_id/",
       async ({ params, body, principal, actor }) => {

@@ -157,6 +157,12 @@ export function createWorkflowService(
       const { workflow } = await load(orgId, identifier);
       await store.softDelete(workflow, actor);
     },
+    async getStep(orgId: number, identifier: string, stepId: string): Promise<StepDef> {
+      const { steps } = await load(orgId, identifier);
+      const step = steps.find((x) => String(x.id) === stepId);
+      if (!step) throw notFound("Step");
+      return step;
+    },
     async addStep(orgId: number, identifier: string, s: StepInput & { order?: number }, actor: Actor) {
       return fresh(async () => {
         const cur = await load(orgId, identifier);
