@@ -150,6 +150,9 @@ export function createWorkflowService(
         const d = applyInput(replace ? EMPTY : now, b);
         if (contentOf(d) === contentOf(now)) return cur;
         await check(orgId, d);
+        // Compared again with the snapshots pinned: the request carries none, the stored steps
+        // do. A stored schema changed since the last save makes a difference (decisions.md).
+        if (contentOf(d) === contentOf(now)) return cur;
         return save(orgId, cur, d, { actor, action: "workflow.update" });
       });
     },
@@ -197,9 +200,10 @@ export function createWorkflowService(
         d.steps.splice(from, 1);
         const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
         d.steps.splice(to, 0, changed);
-        if (contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)))
-          return { ...cur, step: cur.steps[from]! };
+        const unchanged = () => contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps));
+        if (unchanged()) return { ...cur, step: cur.steps[from]! };
         await check(orgId, d, to);
+        if (unchanged()) return { ...cur, step: cur.steps[from]! }; // with snapshots, as update()
         const saved = await save(orgId, cur, d, { actor, action: "step.update" });
         return { ...saved, step: saved.steps[to]! };
       });
@@ -211,6 +215,8 @@ export function createWorkflowService(
         const at = d.steps.findIndex((x) => String(x.id) === stepId);
         if (at < 0) throw notFound("Step");
         d.steps.splice(at, 1);
+        // Checked like every save: it refreshes the other steps' stored-schema snapshots.
+        await check(orgId, d);
         return save(orgId, cur, d, { actor, action: "step.delete" });
       });
     },
