@@ -12,6 +12,7 @@ import {
   pinStepConfig,
 } from "../validators/registry.ts";
 import { FILE_TYPES, type FileType } from "../validators/types.ts";
+import { checkRowRules } from "./check-rows.ts";
 import type { StepInput } from "./service.ts";
 import type { WorkflowDraft } from "./types.ts";
 
@@ -165,6 +166,7 @@ export function checkDraft(
       });
   }
   if (!errors.length) checkFileTypes(d, stepFieldOf, errors);
+  if (!errors.length) checkRowRules(d, stepFieldOf, errors);
   if (errors.length) throw invalid("The workflow definition is invalid.", errors);
 }
 
