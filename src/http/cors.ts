@@ -16,6 +16,7 @@ export const CORS_REQUEST_HEADERS = [
   "X-Filename",
   "Content-Encoding",
   "X-Submission-Mode",
+  "If-Match",
 ];
 /** Answer headers a cross-origin client may read, beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
@@ -28,6 +29,7 @@ export const CORS_EXPOSED_HEADERS = [
   "Warning",
   "WWW-Authenticate",
   "Content-Disposition",
+  "ETag",
 ];
 /** Seconds a browser may cache a preflight: Chromium's ceiling (Firefox allows a day). */
 export const CORS_MAX_AGE = 7200;

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { describe, header, param } from "../http/openapi/components.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
@@ -18,6 +19,7 @@ import {
   WorkflowParams,
   WorkflowPatch,
 } from "./model.ts";
+import { etagOf } from "./etag.ts";
 import { presentDetail, presentStep, presentWorkflow, workflowUrl } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
@@ -26,6 +28,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
   const { orgs, workflows, config } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Workflows"] };
+  // PUT and PATCH: If-Match in, ETag out (etag.ts).
+  const conditional = {
+    parameters: [param("IfMatch")],
+    responses: { 200: { headers: { ETag: header("ETag") } } },
+  };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/workflows" })
     .use(auth)
     .get(
@@ -67,50 +74,78 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .get(
       "/:workflow/",
-      async ({ params, request, principal }) => {
+      async ({ params, request, principal, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const { workflow, steps } = await workflows.load(org.id, params.workflow);
+        set.headers.etag = etagOf(workflow.version);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
         auth: true,
         params: WorkflowParams,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED) },
-        detail: { ...detail, operationId: "getWorkflow", summary: "Workflow detail (slug or numeric id)" },
+        detail: describe({
+          ...detail,
+          operationId: "getWorkflow",
+          summary: "Workflow detail (slug or numeric id)",
+          responses: { 200: { headers: { ETag: header("ETag") } } },
+        }),
       },
     )
     .put(
       "/:workflow/",
-      async ({ params, body, request, principal, actor }) => {
+      async ({ params, body, request, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, true, actor);
+        const { workflow, steps } = await workflows.update(
+          org.id,
+          params.workflow,
+          body,
+          true,
+          actor,
+          headers["if-match"],
+        );
+        set.headers.etag = etagOf(workflow.version);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
         auth: "author",
         params: WorkflowParams,
         body: WorkflowIn,
-        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
-        detail: { ...detail, operationId: "replaceWorkflow", summary: "Replace a workflow's definition" },
+        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409, 412) },
+        detail: describe({
+          ...detail,
+          operationId: "replaceWorkflow",
+          summary: "Replace a workflow's definition",
+          ...conditional,
+        }),
       },
     )
     .patch(
       "/:workflow/",
-      async ({ params, body, request, principal, actor }) => {
+      async ({ params, body, request, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, false, actor);
+        const { workflow, steps } = await workflows.update(
+          org.id,
+          params.workflow,
+          body,
+          false,
+          actor,
+          headers["if-match"],
+        );
+        set.headers.etag = etagOf(workflow.version);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
         auth: "author",
         params: WorkflowParams,
         body: WorkflowPatch,
-        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
-        detail: {
+        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409, 412) },
+        detail: describe({
           ...detail,
           operationId: "updateWorkflow",
           summary: "Change some fields (status: active/inactive)",
-        },
+          ...conditional,
+        }),
       },
     )
     .delete(

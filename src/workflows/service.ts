@@ -7,6 +7,7 @@ import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
 import type { FileType, ValidatorDef } from "../validators/types.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
+import { ifMatchHolds, preconditionFailed } from "./etag.ts";
 import { fresh } from "./fresh.ts";
 import type { SaveHow, WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
@@ -143,9 +144,19 @@ export function createWorkflowService(
      * counts changes (CONTRACT §2), and the audit log records none. Each edit is applied to
      * the workflow as it is when saved (fresh.ts): concurrent edits all take effect.
      */
-    async update(orgId: number, identifier: string, b: WorkflowInput, replace: boolean, actor: Actor) {
+    async update(
+      orgId: number,
+      identifier: string,
+      b: WorkflowInput,
+      replace: boolean,
+      actor: Actor,
+      /** The request's If-Match (etag.ts): checked against each read, a retry's included. */
+      ifMatch?: string,
+    ) {
       return fresh(async () => {
         const cur = await load(orgId, identifier);
+        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, cur.workflow.version))
+          throw preconditionFailed(cur.workflow.version);
         const now = draftOf(cur.workflow, cur.steps);
         const d = applyInput(replace ? EMPTY : now, b);
         if (contentOf(d) === contentOf(now)) return cur;

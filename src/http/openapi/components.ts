@@ -92,6 +92,14 @@ export const PARAMETERS = {
       "Overrides the mode guess for an application/json body: `raw` (the body is the document) or `envelope` ({content, …}). `envelope` with another Content-Type than application/json or multipart/form-data, or `raw` with multipart/form-data, is a 415.",
     schema: { type: "string", enum: ["raw", "envelope"] },
   },
+  IfMatch: {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description:
+      'The ETag of the workflow as read (`"7"`, its version), or `*`: the change is made only if the workflow is still at that version, else 412 precondition_failed (RFC 9110 §13.1.1; a weak W/ tag never matches).',
+    schema: { type: "string", examples: ['"7"'] },
+  },
 };
 
 /** Answer headers, under components.headers. */
@@ -118,6 +126,7 @@ export const HEADERS = {
   ContentDisposition: str(
     'How to save the body: `attachment; filename="…"` (a download) or `inline; filename="…"`.',
   ),
+  ETag: str('A workflow\'s version as a strong entity tag, e.g. `"7"`: send it back in If-Match.'),
   SetCookie: str(
     "The web session cookie `assay_session` (HttpOnly, SameSite=Strict; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
   ),
@@ -153,6 +162,10 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
   404: ["NotFound", "not_found: no such resource in this organization."],
   409: ["Conflict", "conflict (e.g. a slug taken), workflow_inactive or idempotency_key_in_progress."],
   410: ["Gone", "gone: the submission content was purged by the retention policy."],
+  412: [
+    "PreconditionFailed",
+    "precondition_failed: If-Match names another version than the workflow's current one.",
+  ],
   413: ["PayloadTooLarge", "payload_too_large: the body is over the limit, which `detail` states."],
   415: [
     "UnsupportedMediaType",
