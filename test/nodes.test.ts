@@ -204,6 +204,8 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     for (const n of pair) await n.stop();
     await dropPair();
     gates.remove();
+    // This block's data dirs: the first block's afterAll ran before they were made.
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   test("ends when that node finishes it, not when the wait runs out", async () => {
