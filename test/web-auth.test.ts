@@ -91,7 +91,7 @@ describe("POST /api/v1/auth/login/", () => {
     expect(r.status).toBe(400);
     expect(r.json).toEqual(
       errorBody(400, "invalid_request", "The request is invalid.", [
-        { field: "password", code: "invalid", message: "must be a string of 1 to 1024 characters" },
+        { field: "password", code: "required", message: "is required" },
       ]),
     );
   });

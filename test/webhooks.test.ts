@@ -113,7 +113,7 @@ describe("validation", () => {
   test("400 for an unknown workflow slug, naming its position", () =>
     refused(hook({ workflow_slugs: ["orders", "nope"] }), [item("workflow_slugs[1]", "unknown_workflow")]));
   test("400 for an unknown event", () =>
-    refused(hook({ events: ["run.started"] }), [item("events.0", "invalid")]));
+    refused(hook({ events: ["run.started"] }), [item("events[0]", "invalid")]));
   test("400 for an empty event list", () => refused(hook({ events: [] }), [item("events", "invalid")]));
   test("400 for an unknown field", async () => {
     const r = await call(s, "POST", base, { token: admin, body: hook({ secret: "whsec_mine" }) });

@@ -40,22 +40,48 @@ export function validationItems(err: ValidationError): ErrorItem[] {
   }
 }
 
+// TypeBox's ValueErrorType numbers for a missing and an unknown property (typebox/errors).
+const REQUIRED_PROPERTY = 45;
+const ADDITIONAL_PROPERTY = 42;
+
+/** A JSON Pointer as the field names the rest of the API uses: `steps[0].name`. */
+export function fieldOf(pointer: string): string {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .reduce((out, seg) => (/^\d+$/.test(seg) ? `${out}[${seg}]` : out ? `${out}.${seg}` : seg), "");
+}
+
 function collectItems(err: ValidationError): ErrorItem[] {
   const where = err.type === "body" ? "" : `${err.type}.`;
   const items = new Map<string, ErrorItem>();
   for (const v of err.all as Array<{
+    type?: number;
     path?: string;
+    value?: unknown;
     message?: string;
     summary?: string;
     schema?: { error?: string };
   }>) {
-    const field = where + (v.path ?? "").replace(/^\//, "").replaceAll("/", ".");
+    const field = where + fieldOf(v.path ?? "");
     if (items.has(field)) continue; // one message per field: TypeBox reports unions many times
-    items.set(field, {
-      field: field || err.type,
-      code: "invalid",
-      message: v.schema?.error ?? v.summary ?? v.message ?? "Invalid value.",
-    });
+    // The same item codes as the run request's own checks (src/runs/intake/modes.ts): a field
+    // left out is `required`, one the endpoint does not take is `unknown_field`; not TypeBox's
+    // "must be a string" for a missing field, or its "Property 'x' should not be provided".
+    const missing = field !== "" && (v.type === REQUIRED_PROPERTY || v.value === undefined);
+    items.set(
+      field,
+      v.type === ADDITIONAL_PROPERTY
+        ? { field, code: "unknown_field", message: "is not a known field" }
+        : missing
+          ? { field, code: "required", message: "is required" }
+          : {
+              field: field || err.type,
+              code: "invalid",
+              message: v.schema?.error ?? v.summary ?? v.message ?? "Invalid value.",
+            },
+    );
   }
   return [...items.values()];
 }
