@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { XmlDocument } from "libxml2-wasm";
 import { libxml } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
+import { dataParamProblem } from "./relaxng-params.ts";
 import { parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
 
 export type SchemaType = "xsd" | "relaxng" | "dtd";
@@ -155,6 +156,11 @@ export function compileSchema(src: SchemaSource): CompiledSchema {
     const schemaDoc = XmlDocument.fromString(schema, { option: xmlParseOptions() });
     try {
       const v = RelaxNGValidator.fromDoc(schemaDoc);
+      const problem = dataParamProblem(schemaDoc);
+      if (problem) {
+        v.dispose();
+        throw new SchemaCompileError(problem);
+      }
       return {
         validate: (doc) => v.validate(doc),
         dispose: () => {
