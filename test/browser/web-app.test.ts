@@ -353,6 +353,10 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
 
     await viewer.goto("/app/orgs/acme/new-workflow");
     await viewer.getByRole("heading", { name: "Not allowed" }).waitFor();
+    // The run form, opened by its address, is refused too (it was shown; its POST answered 403).
+    await viewer.goto("/app/orgs/acme/workflows/orders/run");
+    await viewer.getByRole("heading", { name: "Not allowed" }).waitFor();
+    expect(await viewer.getByRole("button", { name: "Start run" }).count()).toBe(0);
 
     await viewer.getByRole("button", { name: "Sign out" }).click();
     await viewer.getByRole("heading", { name: "Sign in to Assay" }).waitFor();

@@ -128,7 +128,7 @@ export const HEADERS = {
   ),
   ETag: str('A workflow\'s version as a strong entity tag, e.g. `"7"`: send it back in If-Match.'),
   SetCookie: str(
-    "The web session cookie `assay_session` (HttpOnly, SameSite=Strict; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
+    "The web session cookie `assay_session` (HttpOnly, SameSite=Lax; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
   ),
 };
 

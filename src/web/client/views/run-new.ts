@@ -1,15 +1,20 @@
 // Start a run from the browser: upload a file (multipart) or paste content (JSON envelope), the
 // same request modes as any API client. The result page follows the run until it is final.
-import { api, enc, get } from "../api.ts";
+import { ApiError, api, enc, get } from "../api.ts";
 import { checkbox, field, h, option } from "../dom.ts";
 import { showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
+import { can } from "../session.ts";
 import type { Run, Workflow } from "../types.ts";
 import { busy, heading, notice } from "../ui.ts";
 import { mimeOf, uploadType } from "../upload-type.ts";
 
 export async function runNewView(ctx: Ctx): Promise<Rendered> {
   const { org, wf } = ctx.params as { org: string; wf: string };
+  // Not offered below the executor role, as the editor is not below author: the form's POST
+  // would only answer 403.
+  if (!can(org, "executor"))
+    throw new ApiError(403, "permission_denied", "Starting a run needs the executor role.");
   const w = await get<Workflow>(`orgs/${enc(org)}/workflows/${enc(wf)}/`, ctx.signal);
   const file = h("input", { type: "file", name: "file", "data-field": "file" });
   const pasted = h("textarea", {

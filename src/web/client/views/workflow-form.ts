@@ -262,7 +262,12 @@ export async function workflowFormView(ctx: Ctx): Promise<Rendered> {
         try {
           const saved = await busy(submit, () =>
             w
-              ? api<Workflow>("PUT", `orgs/${enc(org)}/workflows/${enc(w.slug)}/`, { body })
+              ? // Conditional on the version this form was loaded from: another author's save
+                // meanwhile is a 412, not silently undone by this one (RFC 9110 §13.1.1).
+                api<Workflow>("PUT", `orgs/${enc(org)}/workflows/${enc(w.slug)}/`, {
+                  body,
+                  headers: { "if-match": `"${w.version}"` },
+                })
               : api<Workflow>("POST", `orgs/${enc(org)}/workflows/`, { body }),
           );
           flash(
@@ -273,7 +278,16 @@ export async function workflowFormView(ctx: Ctx): Promise<Rendered> {
           );
           navigate(`/app/orgs/${org}/workflows/${saved.slug}/`);
         } catch (err) {
-          showErrors(form, err);
+          showErrors(
+            form,
+            err instanceof ApiError && err.status === 412
+              ? new ApiError(
+                  412,
+                  err.code,
+                  `Someone else saved this workflow after you opened it (you edited version ${w?.version}). Your changes are not saved: copy what you need, reload the page and edit the current version.`,
+                )
+              : err,
+          );
         }
       },
     },
