@@ -28,6 +28,7 @@ export interface Page<T> {
 
 let csrf: string | null = null;
 let onSignedOut: () => void = () => {};
+let onStaleCsrf: () => Promise<boolean> = async () => false;
 
 export const setCsrf = (token: string | null) => {
   csrf = token;
@@ -37,6 +38,16 @@ export const whenSignedOut = (fn: () => void) => {
   onSignedOut = fn;
 };
 
+/**
+ * Called when a write is refused because this tab's CSRF token is not its session's (another tab
+ * signed in again or changed the password, which makes a new session): reads the session again
+ * and says whether the write may be sent again with its token — only when it is still the same
+ * user's, so that a tab never acts as a user someone else signed in as meanwhile.
+ */
+export const whenCsrfStale = (fn: () => Promise<boolean>) => {
+  onStaleCsrf = fn;
+};
+
 export interface RequestOpts {
   body?: unknown;
   raw?: BodyInit;
@@ -44,6 +55,8 @@ export interface RequestOpts {
   signal?: AbortSignal;
   /** Do not treat a 401 as the end of the session (the sign-in form itself). */
   quiet401?: boolean;
+  /** Set on the one retry after a stale CSRF token. */
+  retried?: boolean;
 }
 
 /** A raw fetch with the CSRF header; throws ApiError for any non-2xx answer. */
@@ -73,6 +86,15 @@ export async function request(method: string, path: string, o: RequestOpts = {})
     Number.isFinite(retry) && retry > 0 ? retry : null,
   );
   if (res.status === 401 && !o.quiet401) onSignedOut();
+  // The server checks CSRF before anything else, so a refused write changed nothing: sending it
+  // again with the session's current token is safe.
+  if (
+    res.status === 403 &&
+    headers["x-csrf-token"] &&
+    !o.retried &&
+    err.message.startsWith("CSRF check failed")
+  )
+    if (await onStaleCsrf()) return request(method, path, { ...o, retried: true });
   throw err;
 }
 

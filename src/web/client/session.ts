@@ -1,6 +1,6 @@
 // Who is signed in, their orgs and roles. What a page offers follows these roles; the server
 // checks them again on every request, so hiding a button is courtesy, not security.
-import { ApiError, api, get, setCsrf } from "./api.ts";
+import { ApiError, api, get, setCsrf, whenCsrfStale } from "./api.ts";
 import { type Me, ROLES, type Role } from "./types.ts";
 
 export interface SessionState {
@@ -31,6 +31,21 @@ export async function loadSession(): Promise<SessionState | null> {
   }
   return state;
 }
+
+// Another tab's sign-in or password change replaced this tab's session: take the new session's
+// CSRF token when it is still this user's; otherwise leave the write refused.
+whenCsrfStale(async () => {
+  if (!state) return false;
+  try {
+    const s = await api<{ csrf_token: string | null }>("GET", "auth/session/", { quiet401: true });
+    const m = await get<Me>("users/me/");
+    if (m.username !== state.me.username || !s.csrf_token) return false;
+    setCsrf(s.csrf_token);
+    return true;
+  } catch {
+    return false;
+  }
+});
 
 /** Refreshes orgs and roles (after a membership change) without a new sign-in. */
 export async function refreshMe(): Promise<void> {
