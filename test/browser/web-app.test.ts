@@ -357,6 +357,10 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     await viewer.goto("/app/orgs/acme/workflows/orders/run");
     await viewer.getByRole("heading", { name: "Not allowed" }).waitFor();
     expect(await viewer.getByRole("button", { name: "Start run" }).count()).toBe(0);
+    // The audit log too, with the same heading (it had none: focus stayed put after navigation).
+    await viewer.goto("/app/orgs/acme/audit/");
+    await viewer.getByRole("heading", { name: "Not allowed", level: 1 }).waitFor();
+    expect(await viewer.getByText("The audit log is for the org's Admins.").count()).toBe(1);
 
     await viewer.getByRole("button", { name: "Sign out" }).click();
     await viewer.getByRole("heading", { name: "Sign in to Assay" }).waitFor();

@@ -1,11 +1,11 @@
 // The org's audit log (Admin): who changed what, when and from where, newest first, with the
 // API's filters and its CSV / JSON Lines export (same-origin downloads: the session cookie
 // authenticates a GET). Verifying the chain is `assay audit verify` (docs/audit.md).
-import { type Page, enc, get, qs } from "../api.ts";
+import { ApiError, type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { can } from "../session.ts";
-import { empty, heading, notice, pager, table, time } from "../ui.ts";
+import { empty, heading, pager, table, time } from "../ui.ts";
 
 interface Entry {
   seq: number;
@@ -47,11 +47,9 @@ function changes(e: Entry): Child {
 
 export async function auditView(ctx: Ctx): Promise<Rendered> {
   const org = ctx.params.org!;
+  // The app's one "Not allowed" page (main.ts), with its heading for focus after navigation.
   if (!can(org, "admin"))
-    return {
-      title: "Audit log",
-      body: notice("error", h("p", null, "The audit log is for the org's Admins.")),
-    };
+    throw new ApiError(403, "permission_denied", "The audit log is for the org's Admins.");
   const page = Math.max(1, Number(ctx.query.get("page")) || 1);
   const size = 50;
   const filters = Object.fromEntries(FILTERS.map((k) => [k, ctx.query.get(k)])) as Record<
