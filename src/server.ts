@@ -358,6 +358,15 @@ async function startOn(
     database: db.dialect,
     ...(db.dialect === "sqlite" ? { data_dir: config.data_dir, writer_thread: writer?.alive ?? false } : {}),
   });
+  // The API, its Location headers and /api/docs follow a path in the public URL; the web app's
+  // pages, assets and routes are absolute (/app/…, /assets/…), so it needs a host of its own.
+  if (config.base_url && new URL(config.base_url).pathname.replace(/\/+$/, "") !== "")
+    log.warn(
+      "the web app is served at the root of a host only: under the path of ASSAY_BASE_URL the API and /api/docs work, the web app does not (docs/deploy.md)",
+      {
+        base_url: config.base_url,
+      },
+    );
   if (config.test_gates_dir)
     log.warn("test_hold validator enabled (ASSAY_TEST_GATES_DIR): for test servers only", {
       gates: config.test_gates_dir,
