@@ -20,12 +20,15 @@ async function startLog(baseUrl: string): Promise<string[]> {
   // logged its start, on stderr); the whole log is read after the graceful stop.
   const decoder = new TextDecoder();
   let banner = "";
+  const reader = p.stdout.getReader();
   try {
-    for await (const chunk of p.stdout) {
-      banner += decoder.decode(chunk, { stream: true });
-      if (banner.includes("Next:")) break;
+    while (!banner.includes("Next:")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      banner += decoder.decode(value, { stream: true });
     }
   } finally {
+    reader.releaseLock();
     p.kill();
   }
   const log = await new Response(p.stderr).text();
