@@ -65,7 +65,9 @@ describe("PATCH /api/v1/admin/settings/", () => {
     }
     const r = await policy({ token_ttl: 5 });
     expect(r.status).toBe(400);
-    expect(r.json.errors).toEqual([{ field: "token_ttl", code: "unknown_field", message: "is not a known field" }]);
+    expect(r.json.errors).toEqual([
+      { field: "token_ttl", code: "unknown_field", message: "is not a known field" },
+    ]);
   });
   test("400 for a number written as text or out of range: nothing is saved, no token is locked out", async () => {
     // A JSON body is typed: "-1" is a string, not -1. The string used to pass, be saved as the

@@ -83,7 +83,9 @@ describe("POST /api/v1/users/me/tokens/", () => {
     }
     const r = await create(u.token, { name: "x", scopes: ["all"] });
     expect(r.status).toBe(400);
-    expect(r.json.errors).toEqual([{ field: "scopes", code: "unknown_field", message: "is not a known field" }]);
+    expect(r.json.errors).toEqual([
+      { field: "scopes", code: "unknown_field", message: "is not a known field" },
+    ]);
   });
 
   test("400 for an expiry written as text or too large for a date: no token is created", async () => {
