@@ -70,13 +70,35 @@ export function toProblem(d: ErrorDetail, code: string): XmlProblem {
 }
 
 /**
+ * A lone CR as LF, which XML 1.0 §2.11 makes it anyway: libxml2 does not count a lone CR as a line
+ * break, so its findings named line 1 where the document (and every other step) had line 3. Only
+ * for encodings where byte 0x0D is always CR (not UTF-16/32: a BOM or a NUL in the first bytes);
+ * the length is unchanged, so columns hold.
+ */
+export function loneCrAsLf(bytes: Uint8Array): Uint8Array {
+  let i = bytes.indexOf(13);
+  if (i < 0) return bytes;
+  const head = bytes.subarray(0, 4);
+  if ((head[0] === 0xfe && head[1] === 0xff) || (head[0] === 0xff && head[1] === 0xfe) || head.includes(0))
+    return bytes;
+  let out: Uint8Array | null = null;
+  for (; i >= 0; i = bytes.indexOf(13, i + 1)) {
+    if (bytes[i + 1] === 10) continue;
+    out ??= bytes.slice();
+    out[i] = 10;
+  }
+  return out ?? bytes;
+}
+
+/**
  * Parses XML bytes (libxml2 honours the encoding declaration). The caller owns the returned
  * document and must dispose it.
  */
 export function parseXml(
-  bytes: Uint8Array,
+  source: Uint8Array,
 ): { doc: XmlDocument; warnings: XmlProblem[] } | { problems: XmlProblem[] } {
   const { XmlDocument, XmlParseError } = libxml();
+  const bytes = loneCrAsLf(source);
   try {
     const doc = XmlDocument.fromBuffer(bytes, { option: xmlParseOptions() });
     return { doc, warnings: doc.warnings.map((w) => toProblem(w, "xml.warning")) };
