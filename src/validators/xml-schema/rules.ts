@@ -71,7 +71,13 @@ export function validityRule(type: SchemaType, message: string): string {
 const RELAXNG_ECHO =
   /^(?:Error validating datatype \S+|Element \S+ failed to validate (?:content|attributes)|Invalid sequence in interleave|Error validating value ?\S*)$/;
 
-/** Keeps a finding unless it repeats one already kept (see RELAXNG_ECHO). */
+/**
+ * libxml2's note after a key/unique/keyref field's value failed its type: the failure itself is
+ * reported just before, so this second "error" on the same element only doubled the count.
+ */
+const XSD_ECHO = /No precomputed value available, the value was either invalid or something strange happened/;
+
+/** Keeps a finding unless it repeats one already kept (see RELAXNG_ECHO, XSD_ECHO). */
 export function dedupe(type: SchemaType) {
   const seen = new Set<string>();
   // Every reported path and its ancestors: an echo at one of them restates a reported failure.
@@ -80,7 +86,8 @@ export function dedupe(type: SchemaType) {
     const key = `${path}\u0000${line}\u0000${message}`;
     if (seen.has(key)) return false;
     seen.add(key);
-    if (type === "relaxng" && path !== null && RELAXNG_ECHO.test(message) && covered.has(path)) return false;
+    const echo = type === "relaxng" ? RELAXNG_ECHO : type === "xsd" ? XSD_ECHO : null;
+    if (echo && path !== null && echo.test(message) && covered.has(path)) return false;
     for (let p = path; p && !covered.has(p); p = p.slice(0, p.lastIndexOf("/"))) covered.add(p);
     return true;
   };
