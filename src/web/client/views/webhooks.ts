@@ -96,12 +96,35 @@ export function webhookFields(w: Partial<Webhook>) {
   return { els, value };
 }
 
+/** The org's webhooks as a table (or the empty state). */
+function webhookTable(org: string, results: Webhook[]): HTMLElement {
+  return results.length
+    ? table(
+        ["URL", "Events", "Workflows", "Status", "Created"],
+        results.map((w) => [
+          h("a", { href: `/app/orgs/${org}/webhooks/${w.id}/`, class: "mono" }, w.url),
+          w.events.join(", "),
+          w.workflow_slugs.length ? w.workflow_slugs.join(", ") : "All",
+          w.is_active
+            ? badge("active")
+            : [
+                badge("inactive"),
+                w.disabled_reason ? h("span", { class: "hint" }, ` ${w.disabled_reason}`) : null,
+              ],
+          time(w.created_at),
+        ]),
+        "Webhooks",
+      )
+    : empty("No webhooks yet.");
+}
+
 export async function webhookListView(ctx: Ctx): Promise<Rendered> {
   const org = ctx.params.org!;
   guard(org);
   // One page holds them all: an org has at most 20 webhooks (MAX_WEBHOOKS_PER_ORG), so no pager.
   const data = await get<Page<Webhook>>(`orgs/${enc(org)}/webhooks/?page_size=200`, ctx.signal);
   const top = h("div");
+  const list = h("div", null, webhookTable(org, data.results));
   const f = webhookFields({});
   const submit = h("button", { type: "submit", class: "button" }, "Add webhook");
   const form: HTMLFormElement = h(
@@ -122,6 +145,9 @@ export async function webhookListView(ctx: Ctx): Promise<Rendered> {
           );
           form.reset();
           (top.querySelector("input") as HTMLInputElement | null)?.focus();
+          // The list with the new one; not a reload of the page, which would drop the secret.
+          const now = await get<Page<Webhook>>(`orgs/${enc(org)}/webhooks/?page_size=200`);
+          mount(list, webhookTable(org, now.results));
         } catch (err) {
           showErrors(form, err);
         }
@@ -143,24 +169,7 @@ export async function webhookListView(ctx: Ctx): Promise<Rendered> {
         "Assay POSTs a signed event (Standard Webhooks) when a run finishes, and retries for about a day.",
       ),
       top,
-      data.results.length
-        ? table(
-            ["URL", "Events", "Workflows", "Status", "Created"],
-            data.results.map((w) => [
-              h("a", { href: `/app/orgs/${org}/webhooks/${w.id}/`, class: "mono" }, w.url),
-              w.events.join(", "),
-              w.workflow_slugs.length ? w.workflow_slugs.join(", ") : "All",
-              w.is_active
-                ? badge("active")
-                : [
-                    badge("inactive"),
-                    w.disabled_reason ? h("span", { class: "hint" }, ` ${w.disabled_reason}`) : null,
-                  ],
-              time(w.created_at),
-            ]),
-            "Webhooks",
-          )
-        : empty("No webhooks yet."),
+      list,
       form,
     ),
   };
