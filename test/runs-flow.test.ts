@@ -205,6 +205,30 @@ describe("Idempotency-Key", () => {
     expect(b.headers.get("idempotent-replayed")).toBe("true");
     expect(await s.count("runs")).toBe(before);
   });
+  test("a multipart retry replays although its boundary is new (a client picks one per send)", async () => {
+    // assay validate and every HTTP library build the form again for a retry: a new random
+    // boundary in the header and the body. It was a 422 idempotency_key_reused.
+    const form = (id: number) => {
+      const f = new FormData();
+      f.append("file", new Blob([`{"id":${id}}`], { type: "application/json" }), "order.json");
+      f.append("metadata", '{"source":"ci"}');
+      return f;
+    };
+    const h = { "idempotency-key": "k-multipart" };
+    const a = await call(s, "POST", runs("schema"), { token: exec, raw: form(11), headers: h });
+    expect(a.status).toBe(201);
+    const before = await s.count("runs");
+    const b = await call(s, "POST", runs("schema"), { token: exec, raw: form(11), headers: h });
+    expect(b.status).toBe(201);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(b.json).toEqual(a.json);
+    expect(await s.count("runs")).toBe(before);
+    // Another file under the same key is another request.
+    const c = await call(s, "POST", runs("schema"), { token: exec, raw: form(12), headers: h });
+    expect(c.json).toEqual(
+      errorBody(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request."),
+    );
+  });
   test("a replayed 202 keeps Location and Retry-After", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-async", prefer: "respond-async" };
     const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":10}', headers: h });

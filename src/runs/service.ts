@@ -378,9 +378,31 @@ function requestHash(
   body: Uint8Array,
 ): string {
   const h = createHash("sha256");
-  for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"])
-    h.update(`${name}:${request.headers.get(name) ?? ""}\n`);
-  h.update(`${orgId}:${workflowId}${pinned === null ? "" : `@${version}`}\n`).update(body);
-  return h.digest("hex");
+  const boundary = multipartBoundary(request.headers.get("content-type"));
+  for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"]) {
+    const value = request.headers.get(name) ?? "";
+    h.update(`${name}:${boundary && name === "content-type" ? value.replace(boundary.param, "") : value}\n`);
+  }
+  h.update(`${orgId}:${workflowId}${pinned === null ? "" : `@${version}`}\n`);
+  if (!boundary) return h.update(body).digest("hex");
+  // A multipart client picks a new random boundary for every send, its retry too: the body is
+  // hashed with each delimiter as one fixed mark, so a retry of the same form is the same request
+  // (RFC 2046 §5.1.1: the boundary never occurs inside a part).
+  const delimiter = Buffer.from(`--${boundary.value}`);
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  let from = 0;
+  for (let at = bytes.indexOf(delimiter); at >= 0; at = bytes.indexOf(delimiter, from)) {
+    h.update(bytes.subarray(from, at)).update("\u0000--boundary\u0000");
+    from = at + delimiter.length;
+  }
+  return h.update(bytes.subarray(from)).digest("hex");
+}
+
+/** A multipart Content-Type's boundary: the parameter as written, and its value. */
+function multipartBoundary(contentType: string | null): { param: string; value: string } | null {
+  if (!contentType || !/^\s*multipart\//i.test(contentType)) return null;
+  const m = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const value = m?.[1] ?? m?.[2];
+  return m && value ? { param: m[0], value } : null;
 }
 export type RunService = ReturnType<typeof createRunService>;
