@@ -3,6 +3,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium } from "playwright-core";
+import { SYSTEM } from "../../src/audit/actor.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 export const CHROMIUM = process.env.ASSAY_CHROMIUM ?? "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);
@@ -61,4 +63,22 @@ export async function screenshot(page: Page, name: string, whole = true): Promis
   }
   await page.screenshot({ path: `${SCREENSHOTS}${name}.png` });
   await page.setViewportSize(size);
+}
+
+/** Gives a test server's user a password, for the web sign-in (they are made with a token only). */
+export async function setPassword(s: TestServer, username: string, password: string): Promise<void> {
+  const user = await s.deps.users.getByUsername(username);
+  await s.deps.users.setPassword(user!.id, await Bun.password.hash(password), SYSTEM);
+}
+
+/** Chromium with one page on the server, "root" signed in (with this password). */
+export async function rootSignedIn(
+  s: TestServer,
+  password: string,
+): Promise<{ browser: Browser; page: Page }> {
+  await setPassword(s, "root", password);
+  const browser = await launch();
+  const page = await newPage(browser, s.url);
+  await signIn(page, "root", password);
+  return { browser, page };
 }

@@ -1,11 +1,10 @@
 // Two authors on one workflow: the editor saves with If-Match on the version it was opened at, so
 // a save after another author's change is refused (412) and says so, instead of silently putting
 // back the old version (a step the other author had just added was removed).
-import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, call, startTestServer } from "../helpers/server.ts";
-import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+import { hasChromium, rootSignedIn } from "./browser.ts";
 
 const PASSWORD = "root password 1";
 const STEP = { name: "schema", validator: "json_schema", config: { schema: { type: "object" } } };
@@ -17,16 +16,12 @@ describe.skipIf(!hasChromium)("the workflow editor and another author's save", (
 
   beforeAll(async () => {
     s = await startTestServer();
-    const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
     const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
       token: s.rootToken,
       body: { slug: "orders", name: "Orders", allowed_file_types: ["JSON"], steps: [STEP] },
     });
     expect(r.status).toBe(201);
-    browser = await launch();
-    page = await newPage(browser, s.url);
-    await signIn(page, "root", PASSWORD);
+    ({ browser, page } = await rootSignedIn(s, PASSWORD));
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,11 +2,10 @@
 // CSRF token; the other tab's next write used to fail with "CSRF check failed" until reloaded. It
 // now takes the new session's token when the session is still the same user's — and never acts
 // as another user someone signed in as meanwhile.
-import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type TestServer, startTestServer } from "../helpers/server.ts";
-import { hasChromium, launch, signIn } from "./browser.ts";
+import { hasChromium, launch, setPassword, signIn } from "./browser.ts";
 
 const PASSWORD = "root password 1";
 
@@ -19,10 +18,9 @@ describe.skipIf(!hasChromium)("two tabs, one session cookie", () => {
 
   beforeAll(async () => {
     s = await startTestServer();
-    const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
-    const vera = await s.user("vera", "acme", "viewer");
-    await s.deps.users.setPassword(vera.id, await Bun.password.hash("vera password"), SYSTEM);
+    await setPassword(s, "root", PASSWORD);
+    await s.user("vera", "acme", "viewer");
+    await setPassword(s, "vera", "vera password");
     browser = await launch();
     context = await browser.newContext({ baseURL: s.url });
     a = await context.newPage();

@@ -1,10 +1,9 @@
 // The webhooks page in Chromium: a webhook added there shows its secret once and appears in the
 // list at once (the list was left as it was until the page was reloaded).
-import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, startTestServer } from "../helpers/server.ts";
-import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+import { hasChromium, rootSignedIn } from "./browser.ts";
 
 const PASSWORD = "root password 1";
 
@@ -15,11 +14,7 @@ describe.skipIf(!hasChromium)("the webhooks page", () => {
 
   beforeAll(async () => {
     s = await startTestServer({ webhook_allow_private: true });
-    const root = await s.deps.users.getByUsername("root");
-    await s.deps.users.setPassword(root!.id, await Bun.password.hash(PASSWORD), SYSTEM);
-    browser = await launch();
-    page = await newPage(browser, s.url);
-    await signIn(page, "root", PASSWORD);
+    ({ browser, page } = await rootSignedIn(s, PASSWORD));
   });
   afterAll(async () => {
     await browser?.close();
