@@ -445,6 +445,16 @@ describe("reading runs", () => {
     expect(future.json.count).toBe(0);
     const past = await call(s, "GET", "/api/v1/orgs/acme/runs/?created_before=2000-01-01", { token: exec });
     expect(past.json.count).toBe(0);
+    // Half-open windows, as on the audit log: created_after is inclusive, created_before
+    // exclusive, so consecutive windows neither miss nor repeat a run made on the boundary (it
+    // was in neither: both bounds were exclusive).
+    const edge = all.json.results[0] as { id: string; created_at: string };
+    const ids = async (q: string) =>
+      (await call(s, "GET", `/api/v1/orgs/acme/runs/?page_size=200&${q}`, { token: exec })).json.results.map(
+        (r: { id: string }) => r.id,
+      );
+    expect(await ids(`created_after=${edge.created_at}`)).toContain(edge.id);
+    expect(await ids(`created_before=${edge.created_at}`)).not.toContain(edge.id);
     // Years past 9999 and before 0 name instants too (ECMAScript writes them "+010000-…", which
     // compared as text sorted before every stored time).
     const total = (await call(s, "GET", "/api/v1/orgs/acme/runs/", { token: exec })).json.count;

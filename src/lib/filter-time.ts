@@ -20,7 +20,10 @@ const ISO_8601 = /^[+-]?\d{4,6}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)
 
 /** A filter's value as an instant in ms, or null when it is not an ISO 8601 date or date-time. */
 export function filterTime(v: string): number | null {
-  if (!ISO_8601.test(v)) return null;
-  const ms = Date.parse(v);
+  const m = ISO_8601.exec(v);
+  if (!m) return null;
+  // A date-time without an offset is UTC, as a date alone is: Date.parse reads it in the server's
+  // time zone, so one query answered 3 runs on a UTC host and none under TZ=America/New_York.
+  const ms = Date.parse(m[1] && !m[4] ? `${v}Z` : v);
   return Number.isNaN(ms) ? null : ms;
 }

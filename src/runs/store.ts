@@ -425,7 +425,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         args.push(f.status);
       }
       if (f.createdAfter) {
-        where.push("r.created_at > CAST(? AS TEXT)");
+        where.push("r.created_at >= CAST(? AS TEXT)");
         args.push(f.createdAfter);
       }
       if (f.createdBefore) {
