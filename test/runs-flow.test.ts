@@ -194,6 +194,24 @@ describe("cancel", () => {
   });
 });
 
+describe("a run id in upper case", () => {
+  test("names the same run on every run endpoint (UUIDs are case-insensitive)", async () => {
+    const r = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":5}', headers: JSON_CT });
+    expect(r.status).toBe(201);
+    const upper = `/api/v1/orgs/acme/runs/${(r.json.id as string).toUpperCase()}/`;
+    const got = await call(s, "GET", upper, { token: exec });
+    expect(got.status).toBe(200);
+    expect(got.json.id).toBe(r.json.id);
+    for (const sub of ["content/", "findings/", "report/"])
+      expect((await call(s, "GET", `${upper}${sub}`, { token: exec })).status).toBe(200);
+    const content = await call(s, "GET", `${upper}content/`, { token: exec });
+    expect(content.headers.get("content-disposition")).toContain(`run-${r.json.id}.json`);
+    // Final already: the cancel answers 409 for that run, not a 404.
+    const cancel = await call(s, "POST", `${upper}cancel/`, { token: exec });
+    expect([cancel.status, cancel.json.code]).toEqual([409, "conflict"]);
+  });
+});
+
 describe("Idempotency-Key", () => {
   test("the same key and request replays the first answer with Idempotent-Replayed", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-1" };

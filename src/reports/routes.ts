@@ -12,11 +12,11 @@ import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { presentRun } from "../runs/present.ts";
+import { runIdOf } from "../runs/run-id.ts";
 import { isFinal } from "../runs/types.ts";
 import { CONTENT_TYPES, EXTENSIONS, renderRun } from "./render.ts";
 import { REPORT_FORMATS, type ReportFormat } from "./types.ts";
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RETRY_AFTER_S = "1";
 /**
  * Findings a report holds at most (first steps first); each step says how many it leaves out. A
@@ -31,9 +31,8 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     "/runs/:run_id/report/",
     async ({ params, query, request, principal }) => {
       const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
-      const run = UUID_RE.test(params.run_id)
-        ? await runs.get(org.id, params.run_id, REPORT_MAX_FINDINGS)
-        : null;
+      const runId = runIdOf(params.run_id);
+      const run = runId ? await runs.get(org.id, runId, REPORT_MAX_FINDINGS) : null;
       if (!run) throw notFound("Run");
       const format = (query.format ?? "json") as ReportFormat;
       if (!REPORT_FORMATS.includes(format))

@@ -14,8 +14,7 @@ import { publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import type { Finding } from "../validators/types.ts";
 import { FindingOut } from "./model.ts";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+import { runIdOf } from "./run-id.ts";
 
 export const RunFindingOut = t.Composite([
   t.Object({
@@ -32,7 +31,8 @@ export function findingRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     async ({ params, query, request, principal }) => {
       const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
       const page = parsePage(query);
-      const run = UUID_RE.test(params.run_id) ? await runs.get(org.id, params.run_id, 0) : null;
+      const runId = runIdOf(params.run_id);
+      const run = runId ? await runs.get(org.id, runId, 0) : null;
       if (!run) throw notFound("Run");
       // A run still executing: the steps that ended hold their findings in memory.
       const live = run.status === "running" ? executor.live(run.id) : null;

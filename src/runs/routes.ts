@@ -18,9 +18,9 @@ import { filterTime, storedTime } from "../lib/filter-time.ts";
 import { RunListQuery, RunOut } from "./model.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
+import { runIdOf } from "./run-id.ts";
 
 const RETRY_AFTER_S = "1";
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The download's name when the submission had none. */
 const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yaml", CSV: "csv", TEXT: "txt" };
 
@@ -34,7 +34,8 @@ export function runRoutes(
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Runs"] };
   const loadRun = async (orgId: number, id: string, findings?: number) => {
-    const run = UUID_RE.test(id) ? await runs.get(orgId, id, findings) : null;
+    const runId = runIdOf(id);
+    const run = runId ? await runs.get(orgId, runId, findings) : null;
     if (!run) throw notFound("Run");
     return run;
   };
@@ -151,7 +152,8 @@ export function runRoutes(
       "/runs/:run_id/content/",
       async ({ params, principal }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
-        const c = UUID_RE.test(params.run_id) ? await runs.content(org.id, params.run_id) : null;
+        const runId = runIdOf(params.run_id);
+        const c = runId ? await runs.content(org.id, runId) : null;
         if (!c) throw notFound("Run");
         if (!c.body)
           throw new AppError(
@@ -160,7 +162,7 @@ export function runRoutes(
             "The submission content was purged by the retention policy; the run and its findings remain.",
           );
         // A download of the exact bytes, never a document of our origin (src/http/security.ts).
-        const name = c.filename ?? `run-${params.run_id}.${EXTENSION[c.file_type] ?? "txt"}`;
+        const name = c.filename ?? `run-${runId}.${EXTENSION[c.file_type] ?? "txt"}`;
         // Content over 1 MiB is a stream of its slices (src/runs/content-store.ts).
         return new Response(c.body as unknown as BodyInit, { headers: contentHeaders(name) });
       },
