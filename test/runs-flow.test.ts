@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { onPostgres } from "./helpers/backend.ts";
+import { RECHECK_AFTER_MS } from "../src/runs/service.ts";
 import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -361,6 +362,45 @@ describe("Idempotency-Key", () => {
       headers: { ...h, ...JSON_CT },
     });
     expect(good.status).toBe(201);
+  });
+});
+
+describe("a slow upload re-checks its token", () => {
+  test("a token revoked while the body arrives: 401, and no run (Prefer: respond-async too)", async () => {
+    // The spec: a revoked token's in-flight requests fail with 401. The async run of a token
+    // revoked mid-upload was committed (202); a user deleted mid-upload was a 500 at commit.
+    const u = await s.user("uploader", "acme", "executor");
+    const b = await call(s, "POST", "/api/v1/users/me/tokens/", { token: u.token, body: { name: "slow" } });
+    expect(b.status).toBe(201);
+    let send!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({ start: (c) => void (send = c) });
+    send.enqueue(new TextEncoder().encode('{"id": '));
+    const before = await s.count("runs");
+    const pending = fetch(`${s.url}${runs("schema")}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${b.json.token}`, ...JSON_CT, prefer: "respond-async" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    // The request has been authenticated once the token shows a last use (kept in memory).
+    for (;;) {
+      const list = await call(s, "GET", "/api/v1/users/me/tokens/", { token: u.token });
+      if (
+        list.json.results.find((t: { id: number; last_used_at: string | null }) => t.id === b.json.id)
+          ?.last_used_at
+      )
+        break;
+      await Bun.sleep(5);
+    }
+    await s.deps.tokenStore.revoke(b.json.id, SYSTEM);
+    // Past the re-check's threshold: the body is read for longer than RECHECK_AFTER_MS.
+    await Bun.sleep(RECHECK_AFTER_MS + 10);
+    send.enqueue(new TextEncoder().encode("1}"));
+    send.close();
+    const r = await pending;
+    expect(r.status).toBe(401);
+    expect(await r.json()).toEqual(errorBody(401, "authentication_required", "The token has been revoked."));
+    expect(await s.count("runs")).toBe(before);
   });
 });
 

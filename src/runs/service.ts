@@ -232,6 +232,8 @@ export function createRunService(deps: {
     request: Request,
     wait = false,
     pinned: string | null = null,
+    /** Throws (401) if the caller's token or session no longer holds: after a slow body read. */
+    recheck?: () => Promise<void>,
   ): Promise<StartOutcome> {
     // 5. workflow state (the workflow's status now, whichever version runs), then the version
     if (wf.status !== "active")
@@ -272,7 +274,13 @@ export function createRunService(deps: {
     const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
     const handed = offer ? await offer.admit(def, version) : null;
     // 6. size
+    const readFrom = performance.now();
     const body = handed ? handed.sub.bytes : await bodyOf(request, limits.maxPayloadBytes);
+    // A token revoked (or a user deleted, a session ended) while a slow upload was arriving must
+    // not start a run: the spec's "in-flight requests fail with 401" (a deleted user's run was a
+    // 500 at commit, a revoked token's async run was committed). Checked again only when the read
+    // took a while: a body already here left no time for anything to change.
+    if (recheck && performance.now() - readFrom > RECHECK_AFTER_MS) await recheck();
     // Idempotency: decided once the body is known; a replay answers before the other checks.
     const key = request.headers.get("idempotency-key");
     if (key !== null) {
@@ -367,6 +375,9 @@ export function createRunService(deps: {
   }
   return service;
 }
+
+/** A body read longer than this (ms) is followed by a re-check of the caller's credentials. */
+export const RECHECK_AFTER_MS = 20;
 
 /** What makes two requests "the same request" for an Idempotency-Key (CONTRACT §4). */
 function requestHash(

@@ -57,7 +57,21 @@ export function startRunHandler(
       : prefer.waitSeconds !== null
         ? `wait=${waitMs / 1000}`
         : null;
-    const started = await runService.start(principal, org.id, wf, request, waitMs > 0, query.version ?? null);
+    const recheck = async () => {
+      if (principal.token) await tokens.recheck(principal.token.id);
+      // A session ended meanwhile (sign-out, password change, user deleted) likewise: CONTRACT §4.
+      else if (principal.session && hooks.session && !(await hooks.session(request)))
+        throw unauthenticated("The session has ended.");
+    };
+    const started = await runService.start(
+      principal,
+      org.id,
+      wf,
+      request,
+      waitMs > 0,
+      query.version ?? null,
+      recheck,
+    );
     if (started.replay) {
       const r = started.replay;
       return answer(r.status, r.body, { ...r.headers, "idempotent-replayed": "true" }, set);
@@ -92,12 +106,7 @@ export function startRunHandler(
       });
     // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
     // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
-    if (waitMs > 0 && !started.run) {
-      if (principal.token) await tokens.recheck(principal.token.id);
-      // A session ended meanwhile (sign-out, password change, user deleted) likewise: CONTRACT §4.
-      else if (principal.session && hooks.session && !(await hooks.session(request)))
-        throw unauthenticated("The session has ended.");
-    }
+    if (waitMs > 0 && !started.run) await recheck();
     return answer(status, text, headers, set);
   };
 
