@@ -74,6 +74,24 @@ describe.skipIf(onPostgres)("the CLI beside a running server of the build before
     expect(version(dir)).toBe(LATEST);
   });
 
+  test("backup copies a data dir as it is: neither it nor the copy is upgraded", () => {
+    // A newer binary taking the backup before an upgrade migrated the source first (19 is not
+    // additive), and the release before then refused both the data dir and its "backup".
+    const dir = dataDir(18);
+    const file = join(testTempDir("assay-backup-"), "before-upgrade.db");
+    const r = assay("backup", file, "--data-dir", dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`written to ${file}`);
+    expect(version(dir)).toBe(18);
+    const copy = new Database(file, { readonly: true });
+    try {
+      expect(copy.query("PRAGMA user_version").get()).toEqual({ user_version: 18 });
+      expect(copy.query("SELECT username FROM users").all()).toEqual([{ username: "root" }]);
+    } finally {
+      copy.close();
+    }
+  });
+
   test("it names the pending migrations that are not additive, and only those", () => {
     const dir = dataDir(17);
     const lock = holdFileLock(join(dir, LOCK_FILE))!;

@@ -2,10 +2,10 @@
 // keeps running).
 import { closeSync, openSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { describeDb } from "../db/open.ts";
+import { describeDb, openDatabase } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { print, withDeps } from "./context.ts";
+import { configOf, print, requireInstallation } from "./context.ts";
 
 export async function backup(p: Parsed) {
   allowOnly(p, ["data_dir", "database_url"]);
@@ -20,8 +20,13 @@ export async function backup(p: Parsed) {
       "invalid_request",
       'On PostgreSQL, back up with PostgreSQL\'s own tools: pg_dump --format=custom --file FILE "$ASSAY_DATABASE_URL" (restore with pg_restore), or the continuous archiving your operations team runs. See docs/postgres.md.',
     );
-  await withDeps(p, async (d) => {
-    if (d.db.dialect !== "sqlite") return;
+  // The data dir as it is: not migrated first (a newer binary taking a backup before an upgrade
+  // upgraded the very database it copied, and the older release then refused both). A missing
+  // installation is reported as every command reports it.
+  const config = configOf(p);
+  await requireInstallation(config);
+  const db = openDatabase(config.data_dir, { readonly: true });
+  try {
     // The copy holds password and token hashes, content and webhook signing secrets: readable by
     // its owner only, from its first byte. VACUUM INTO writes into an empty file, so the file is
     // created first, exclusively (an existing one is never overwritten), with mode 0600.
@@ -35,11 +40,13 @@ export async function backup(p: Parsed) {
     }
     closeSync(fd);
     try {
-      d.db.raw.query("VACUUM INTO ?").run(file);
+      db.query("VACUUM INTO ?").run(file);
     } catch (e) {
       rmSync(file, { force: true });
       throw e;
     }
-    print(`Backup of ${describeDb(d.config)} written to ${file}.`);
-  });
+    print(`Backup of ${describeDb(config)} written to ${file}.`);
+  } finally {
+    db.close();
+  }
 }
