@@ -373,7 +373,11 @@ describe("a slow upload re-checks its token", () => {
     const b = await call(s, "POST", "/api/v1/users/me/tokens/", { token: u.token, body: { name: "slow" } });
     expect(b.status).toBe(201);
     let send!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({ start: (c) => void (send = c) });
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        send = c;
+      },
+    });
     send.enqueue(new TextEncoder().encode('{"id": '));
     const before = await s.count("runs");
     const pending = fetch(`${s.url}${runs("schema")}`, {
