@@ -9,10 +9,53 @@ type Libxml = typeof import("libxml2-wasm");
 let lib: Libxml | undefined;
 let loading: Promise<Libxml> | undefined;
 
+/** What a load may read while serveWhile() runs (an XSD set's documents); null otherwise. */
+let serving: ((name: string) => Uint8Array | undefined) | null = null;
+/** Handles of loads refused: their first read fails, so libxml2 reports it could not load them. */
+const refused = new Set<number>();
+const NOTHING = new Uint8Array(0);
+
+/**
+ * Every load libxml2 attempts (xs:include, RelaxNG externalRef, a DTD's external entity, in any
+ * document of any validator) comes here, and only what serveWhile() serves is read. Answering
+ * "not mine" instead would send libxml2 on to its built-in file loader, which reads the wasm
+ * file system: Emscripten's /dev/stdin is the server's standard input (a save hung on it).
+ */
+function refuseUnserved(m: Libxml): void {
+  const { openBuffer, readBuffer, closeBuffer } = m;
+  m.xmlRegisterInputProvider({
+    match: () => true,
+    open: (name) => {
+      const bytes = serving?.(name);
+      if (bytes) return openBuffer(bytes);
+      const fd = openBuffer(NOTHING);
+      refused.add(fd);
+      return fd;
+    },
+    read: (fd, buf) => (refused.has(fd as number) ? -1 : readBuffer(fd as number, buf)),
+    close: (fd) => {
+      refused.delete(fd as number);
+      closeBuffer(fd as number);
+      return true;
+    },
+  });
+}
+
+/** Runs `fn` (a compile) with `lookup` answering libxml2's loads; everything else stays refused. */
+export function serveWhile<T>(lookup: (name: string) => Uint8Array | undefined, fn: () => T): T {
+  serving = lookup;
+  try {
+    return fn();
+  } finally {
+    serving = null;
+  }
+}
+
 /** Imports libxml2-wasm once; every later call gets the same module. */
 export function loadLibxml(): Promise<Libxml> {
   loading ??= import("libxml2-wasm").then(
     (m) => {
+      refuseUnserved(m);
       lib = m;
       return m;
     },

@@ -4,7 +4,7 @@
 // step config (documents.ts); RelaxNG and DTD references are refused at save time.
 import { createHash } from "node:crypto";
 import type { XmlDocument } from "libxml2-wasm";
-import { libxml } from "../shared/libxml.ts";
+import { libxml, serveWhile } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
 import { dataParamProblem } from "./relaxng-params.ts";
 import { parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
@@ -26,42 +26,36 @@ export interface CompiledSchema {
 
 export class SchemaCompileError extends Error {}
 
-/** References to other documents in RelaxNG and DTD, which we never load. */
-const EXTERNAL: Record<Exclude<SchemaType, "xsd">, RegExp> = {
-  relaxng: /<(?:[\w.-]+:)?(externalRef|include)\b[^>]*\bhref\s*=\s*["']([^"']*)/,
-  dtd: /<!ENTITY\s+%\s*[\w.:-]+\s+(SYSTEM|PUBLIC)\s+["']([^"']*)/,
-};
-
-export function externalReference(type: SchemaType, schema: string): string | null {
-  if (type === "xsd") return null;
-  const m = EXTERNAL[type].exec(schema);
-  return m ? `${m[1]} of "${m[2]}"` : null;
-}
-
-/** The documents libxml2 may read while a schema set compiles; null between compiles. */
-let serving: Map<string, Uint8Array> | null = null;
-let providerRegistered = false;
+const RELAXNG_NS = "http://relaxng.org/ns/structure/1.0";
+/** A DTD's external parameter entities (any name: a regex on names let `é` through). */
+const DTD_EXTERNAL = /<!ENTITY\s+%\s*[^\s"'>]+\s+(SYSTEM|PUBLIC)\s+["']([^"']*)/;
 
 /**
- * Every load libxml2 attempts goes through this provider, which serves only the set being
- * compiled: a schema never reaches the (wasm) file system or the network, whatever it names.
+ * The first reference to another document in a RelaxNG schema or DTD, which we never load: said
+ * at save, so the author is told to inline it. RelaxNG is read as XML, not matched as text (an
+ * attribute `f:x=">"` before href, or a non-ASCII prefix, hid one from a regex); the loader
+ * refuses every load anyway (shared/libxml.ts), this is the message. Null for XSD, and for a
+ * RelaxNG schema that does not parse (the compile reports that).
  */
-function ensureProvider(): void {
-  if (providerRegistered) return;
-  const { xmlRegisterInputProvider, openBuffer, readBuffer, closeBuffer } = libxml();
-  xmlRegisterInputProvider({
-    match: () => true,
-    open: (name) => {
-      const bytes = serving?.get(name) ?? serving?.get(resolveUri(name, null) ?? "");
-      return bytes ? openBuffer(bytes) : undefined;
-    },
-    read: (fd, buf) => readBuffer(fd as number, buf),
-    close: (fd) => {
-      closeBuffer(fd);
-      return true;
-    },
-  });
-  providerRegistered = true;
+export function externalReference(type: SchemaType, schema: string): string | null {
+  if (type === "xsd") return null;
+  if (type === "dtd") {
+    const m = DTD_EXTERNAL.exec(schema);
+    return m ? `${m[1]} of "${m[2]}"` : null;
+  }
+  let doc: XmlDocument;
+  try {
+    doc = libxml().XmlDocument.fromString(schema, { option: xmlParseOptions() });
+  } catch {
+    return null;
+  }
+  try {
+    const ref = doc.get("//rng:externalRef[@href] | //rng:include[@href]", { rng: RELAXNG_NS });
+    if (!(ref instanceof libxml().XmlElement)) return null;
+    return `${ref.name} of "${ref.attr("href")?.value ?? ""}"`;
+  } finally {
+    doc.dispose();
+  }
 }
 
 /** Writes the resolved schemaLocation into the references that need it (see documents.ts). */
@@ -109,13 +103,16 @@ function compileXsd(src: SchemaSource): CompiledSchema {
   const set = resolveSchemaSet(root, documents);
   const unresolved = setProblems(set);
   if (unresolved) throw new SchemaCompileError(unresolved);
-  ensureProvider();
   const rootUri = src.schemaUri ?? null;
   const schemaDoc = parseXsd(rootUri ? documents[rootUri]! : (src.schema ?? ""), rootUri);
   try {
     patchLocations(schemaDoc, rootUri, set.locations.get(rootUri));
-    serving = served(set);
-    const v = XsdValidator.fromDoc(schemaDoc);
+    const docs = served(set);
+    // Only the set's documents can be read (shared/libxml.ts refuses every other load).
+    const v = serveWhile(
+      (name) => docs.get(name) ?? docs.get(resolveUri(name, null) ?? ""),
+      () => XsdValidator.fromDoc(schemaDoc),
+    );
     // The schema document lives as long as the validator: XSD components may point into it.
     return {
       validate: (doc) => v.validate(doc),
@@ -127,8 +124,6 @@ function compileXsd(src: SchemaSource): CompiledSchema {
   } catch (e) {
     schemaDoc.dispose();
     throw e;
-  } finally {
-    serving = null;
   }
 }
 
