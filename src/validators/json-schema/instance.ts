@@ -14,6 +14,55 @@ export interface InstanceDoc {
 
 const nowhere: Locate = () => null;
 
+/** Whether a value holds a number that is not finite (cheap: no paths kept). */
+function hasNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return true;
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (v !== null && typeof v === "object") stack.push(...Object.values(v));
+  }
+  return false;
+}
+
+const escapeToken = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** JSON Pointer of the first number that is not finite (depth-first, in document order). */
+function firstNonFinite(value: unknown): { pointer: string; n: number } | null {
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === "number" && !Number.isFinite(v)) return { pointer: at, n: v };
+    const entries = Array.isArray(v)
+      ? v.map((x, i) => [x, `${at}/${i}`] as [unknown, string])
+      : v !== null && typeof v === "object"
+        ? Object.entries(v).map(([k, x]) => [x, `${at}/${escapeToken(k)}`] as [unknown, string])
+        : [];
+    for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]!);
+  }
+  return null;
+}
+
+/**
+ * A number the schema cannot be checked against: 1e400 in JSON (beyond a double, so it became
+ * Infinity), `.inf`/`.nan` in YAML (not JSON values at all). typebox, like Ajv, takes a number
+ * that is not finite for no number: `type: number` failed while `maximum`/`minimum` skipped it,
+ * so `.inf` passed `maximum: 5`. One finding for the document instead, where the number is.
+ */
+function nonFiniteProblem(value: unknown, locate: Locate): Finding | null {
+  if (!hasNonFinite(value)) return null;
+  const at = firstNonFinite(value)!;
+  const what = Number.isNaN(at.n)
+    ? "NaN (.nan) is not a JSON number"
+    : "a number beyond ±1.8e308 (or .inf, -.inf) cannot be compared";
+  return finding("json_schema.unsupported_number", `${what}: the document was not checked`, {
+    path: at.pointer,
+    ...locate(at.pointer, false),
+  });
+}
+
 export function instanceDocuments(input: ValidationInput): InstanceDoc[] {
   if (input.fileType === "YAML") {
     const r = parseYaml(input.text);
@@ -30,7 +79,8 @@ export function instanceDocuments(input: ValidationInput): InstanceDoc[] {
         const off = yamlPointerOffset(doc, pointer, key);
         return off === null ? null : r.lines.position(off);
       };
-      return { value: v.value, locate };
+      const problem = nonFiniteProblem(v.value, locate);
+      return problem ? { problem, locate } : { value: v.value, locate };
     });
   }
   const r = parseJson(input.text);
@@ -39,5 +89,6 @@ export function instanceDocuments(input: ValidationInput): InstanceDoc[] {
     const off = jsonPointerOffset(r.tree(), pointer, key);
     return off === null ? null : r.lines.position(off);
   };
-  return [{ value: r.value, locate }];
+  const problem = nonFiniteProblem(r.value, locate);
+  return [problem ? { problem, locate } : { value: r.value, locate }];
 }

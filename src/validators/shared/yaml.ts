@@ -87,7 +87,14 @@ export function parseYaml(text: string): ParsedYaml {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
     // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values;
     // checked below in linear time, not by yaml (which compares every pair of keys).
-    const composer = new Composer({ uniqueKeys: false, customTags: markResolvedTags });
+    // YAML 1.1's !!omap, !!set, !!timestamp, !!binary stay what they are written as (a sequence,
+    // a mapping, a string): resolved, they were a Map, Set, Date or bytes, which JSON Schema took
+    // for an empty object (docs/validators.md).
+    const composer = new Composer({
+      uniqueKeys: false,
+      customTags: markResolvedTags,
+      resolveKnownTags: false,
+    });
     for (const doc of composer.compose(boundedTokens(text, MAX_JSON_DEPTH))) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same

@@ -1,0 +1,81 @@
+// What JSON Schema and CEL see of a YAML document: JSON's values, nothing else. yaml resolved
+// YAML 1.1's explicit tags (!!omap, !!set, !!timestamp, !!binary) to a Map, a Set, a Date or
+// bytes, which JSON Schema took for an empty object: `!!omap [x: 100, evil: 1]` passed
+// `additionalProperties: false` with `x` at most 5. Numbers that are not finite (`.inf`, `.nan`,
+// 1e400 in YAML or JSON) skipped `maximum`/`minimum` (typebox, like Ajv, takes them for no number).
+import { describe, expect, test } from "bun:test";
+import { run } from "./helpers.ts";
+
+const STRICT = {
+  type: "object",
+  properties: { x: { type: "number", maximum: 5 } },
+  additionalProperties: false,
+};
+const BOUNDED = { properties: { a: { maximum: 5, minimum: 0 } } };
+const unsupported = (message: string, path: string, line: number, column: number) => ({
+  severity: "error" as const,
+  code: "json_schema.unsupported_number",
+  message: `${message}: the document was not checked`,
+  path,
+  line,
+  column,
+  rule: null,
+});
+const BEYOND = "a number beyond ±1.8e308 (or .inf, -.inf) cannot be compared";
+
+describe("YAML 1.1 tags are not resolved to values JSON has no word for", () => {
+  test("!!omap is the sequence it is written as: not an object that passes every object rule", () => {
+    const r = run("json_schema", { schema: STRICT }, "!!omap [x: 100, evil: 1]", "YAML");
+    expect(r.findings.map((f) => [f.code, f.message, f.path])).toEqual([
+      ["json_schema.type", "must be object", ""],
+    ]);
+  });
+  test("!!set is the mapping it is written as; !!timestamp and !!binary are their text", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        s: { type: "object", required: ["a"] },
+        t: { type: "string", const: "2020-01-01" },
+        b: { type: "string", const: "aGVsbG8=" },
+      },
+    };
+    const doc = "s: !!set {a, b}\nt: !!timestamp 2020-01-01\nb: !!binary aGVsbG8=\n";
+    expect(run("json_schema", { schema }, doc, "YAML").findings).toEqual([]);
+  });
+  test("CEL sees the same: an !!omap is a list", () => {
+    const rules = [{ id: "list", expr: "type(data) == list && size(data) == 2", message: "not a list" }];
+    expect(run("assertions", { rules }, "!!omap [a: 1, b: 2]", "YAML").findings).toEqual([]);
+  });
+  test("the syntax step says the tag is not resolved (a warning)", () => {
+    const r = run("syntax", {}, "!!omap [a: 1]", "YAML");
+    expect(r.findings.map((f) => [f.severity, f.code, f.message])).toEqual([
+      ["warning", "yaml.syntax_error", "Unresolved tag: tag:yaml.org,2002:omap"],
+    ]);
+  });
+});
+
+describe("numbers that are not finite are a finding, never a pass", () => {
+  test.each([
+    ["YAML", "a: .inf", "/a", 1, 4],
+    ["YAML", "x: 1\na: -.inf", "/a", 2, 4],
+    ["YAML", "a: 1e400", "/a", 1, 4],
+    ["JSON", '{"a": 1e400}', "/a", 1, 7],
+    ["JSON", '{"b": [1, {"x~/": -1e400}]}', "/b/1/x~0~1", 1, 19],
+  ] as const)("%s %p", (fileType, doc, path, line, column) => {
+    expect(run("json_schema", { schema: BOUNDED }, doc, fileType).findings).toEqual([
+      unsupported(BEYOND, path, line, column),
+    ]);
+  });
+  test(".nan", () => {
+    expect(run("json_schema", { schema: BOUNDED }, "a: .nan", "YAML").findings).toEqual([
+      unsupported("NaN (.nan) is not a JSON number", "/a", 1, 4),
+    ]);
+  });
+  test("every document of a stream on its own; finite numbers as before", () => {
+    const r = run("json_schema", { schema: BOUNDED }, "a: 7\n---\na: .inf\n---\na: 3\n", "YAML");
+    expect(r.findings.map((f) => [f.code, f.line])).toEqual([
+      ["json_schema.maximum", 1],
+      ["json_schema.unsupported_number", 3],
+    ]);
+  });
+});
