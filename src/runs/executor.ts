@@ -796,6 +796,13 @@ export function createExecutor(
       // Runs queued on disk: answered now. Runs waiting in memory: once written queued (below).
       for (const [giveUp, id] of giveUps) if (!flights.has(id) && !memQueue.has(id)) giveUp();
       leases.stop();
+      // The pool closes now, not after the writes below: a job handed to a worker behind its
+      // running one is dropped before that one can end. Closed later (the writes took long on a
+      // loaded PostgreSQL), a worker that had just finished could start the next job while the
+      // pool, not yet told of the end, dropped it as never begun: the run was requeued and its
+      // client answered 202 queued, yet it had started after the stop began (seen once in CI,
+      // test/http-threads-ops.test.ts).
+      const poolClosed = pool.close(deadlineMs);
       // Runs still waiting in memory are written queued for the next start; their clients, if
       // still there, are answered then (wake).
       await Promise.allSettled(
@@ -807,7 +814,7 @@ export function createExecutor(
       );
       fresh.clear();
       freshBytes = 0;
-      await pool.close(deadlineMs);
+      await poolClosed;
       // Let launch() continuations commit their final states or requeues before the database
       // closes (their writes are grouped, so they settle a tick later).
       await Promise.race([Promise.allSettled([...launches]), Bun.sleep(2000)]);
