@@ -139,6 +139,7 @@ const ROWS: Row[] = [
   row("GET", "/api/v1/auth/me/", "any", 200),
   row("GET", "/api/v1/users/me/tokens/", "self", 200),
   row("POST", "/api/v1/users/me/tokens/", "self", 201, { body: () => ({ name: "matrix" }) }),
+  row("GET", "/api/v1/users/me/tokens/:id/", "self", 200, { params: { id: "1" }, fresh: fresh.token }),
   row("DELETE", "/api/v1/users/me/tokens/:id/", "self", 204, { params: { id: "1" }, fresh: fresh.token }),
   row("POST", "/api/v1/users/me/password/", "self", 204, {
     fresh: fresh.password,

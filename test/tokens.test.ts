@@ -160,6 +160,39 @@ describe("GET /api/v1/users/me/tokens/", () => {
   });
 });
 
+describe("GET /api/v1/users/me/tokens/{id}/", () => {
+  test("200 the token as the list shows it, at the create response's Location; never the secret", async () => {
+    const u = await s.user("getter");
+    const made = await create(u.token, { name: "deploy", expires_in_days: 3 });
+    const location = made.headers.get("location")!;
+    expect(location).toBe(`${s.url}${TOKENS}${made.json.id}/`);
+    const r = await fetch(location, { headers: { authorization: `Bearer ${u.token}` } });
+    expect(r.status).toBe(200);
+    const { token: _secret, ...shown } = made.json;
+    expect(await r.json()).toEqual(shown);
+    const listed = (await call(s, "GET", TOKENS, { token: u.token })).json.results;
+    expect(listed.find((t: { id: number }) => t.id === made.json.id)).toEqual(shown);
+  });
+  test("404 not_found for another user's token, an unknown id and a non-number; 401 without a token", async () => {
+    const a = await s.user("get-a");
+    const b = await s.user("get-b");
+    for (const id of [b.tokenId, 999999, "abc"]) {
+      const r = await call(s, "GET", `${TOKENS}${id}/`, { token: a.token });
+      expect(r.status).toBe(404);
+      expect(r.json).toEqual(errorBody(404, "not_found", "Token not found."));
+    }
+    const anon = await call(s, "GET", `${TOKENS}${a.tokenId}/`, {});
+    expect(anon.status).toBe(401);
+    expect(anon.json).toEqual(
+      errorBody(
+        401,
+        "authentication_required",
+        "Authentication credentials were not provided or are invalid.",
+      ),
+    );
+  });
+});
+
 describe("DELETE /api/v1/users/me/tokens/{id}/", () => {
   test("204, and the request right after the DELETE returns with that token is 401", async () => {
     const u = await s.user("revoker");

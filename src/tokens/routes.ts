@@ -41,88 +41,114 @@ export function checkTokenName(name: string) {
 export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { tokens, tokenStore, config } = deps;
   const detail = { tags: ["Tokens"] };
-  return new Elysia({ prefix: "/api/v1/users/me/tokens" })
-    .use(auth)
-    .get(
-      "/",
-      async ({ query, request, principal }) => {
-        const p = parsePage(query);
-        const { count, items } = await tokenStore.listForUser(principal.user.id, p.limit, p.offset);
-        return envelope(
-          publicUrl(config.base_url, request),
-          p,
-          count,
-          items.map((r) => presentToken(tokens.withLastUse(r))),
-        );
-      },
-      {
-        auth: true,
-        query: t.Object(PageQuery, { additionalProperties: true }),
-        response: { 200: EnvelopeOf(TokenOut), ...errorResponses(...AUTHED) },
-        detail: { ...detail, operationId: "listTokens", summary: "Your API tokens (never their secrets)" },
-      },
-    )
-    .post(
-      "/",
-      async ({ body, principal, actor, set, request }) => {
-        checkTokenName(body.name);
-        const { record, token } = await tokens.create(
-          principal.user.id,
-          body.name,
-          body.expires_in_days,
-          actor,
-        );
-        set.status = 201;
-        set.headers["cache-control"] = "no-store";
-        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/users/me/tokens/${record.id}/`;
-        return { ...presentToken(record), token };
-      },
-      {
-        auth: true,
-        body: t.Object(
-          {
-            name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.tokenName),
-            expires_in_days: t.Optional(
-              t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
-                error: "must be an integer from 1 to 36500 or null",
-                description: "Days until the token expires; omitted or null: the instance default",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          201: named(
-            "NewToken",
-            t.Composite([TokenOut, t.Object({ token: t.String({ description: "The secret: shown once" }) })]),
+  /** The caller's token with this id; another user's is as unknown as a missing one (404). */
+  const ownToken = async (id: string, userId: number): Promise<TokenRecord> => {
+    const rec = /^\d{1,15}$/.test(id) ? await tokenStore.get(Number(id)) : null;
+    if (!rec || rec.user_id !== userId) throw notFound("Token");
+    return rec;
+  };
+  return (
+    new Elysia({ prefix: "/api/v1/users/me/tokens" })
+      .use(auth)
+      .get(
+        "/",
+        async ({ query, request, principal }) => {
+          const p = parsePage(query);
+          const { count, items } = await tokenStore.listForUser(principal.user.id, p.limit, p.offset);
+          return envelope(
+            publicUrl(config.base_url, request),
+            p,
+            count,
+            items.map((r) => presentToken(tokens.withLastUse(r))),
+          );
+        },
+        {
+          auth: true,
+          query: t.Object(PageQuery, { additionalProperties: true }),
+          response: { 200: EnvelopeOf(TokenOut), ...errorResponses(...AUTHED) },
+          detail: { ...detail, operationId: "listTokens", summary: "Your API tokens (never their secrets)" },
+        },
+      )
+      .post(
+        "/",
+        async ({ body, principal, actor, set, request }) => {
+          checkTokenName(body.name);
+          const { record, token } = await tokens.create(
+            principal.user.id,
+            body.name,
+            body.expires_in_days,
+            actor,
+          );
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/users/me/tokens/${record.id}/`;
+          return { ...presentToken(record), token };
+        },
+        {
+          auth: true,
+          body: t.Object(
+            {
+              name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.tokenName),
+              expires_in_days: t.Optional(
+                t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
+                  error: "must be an integer from 1 to 36500 or null",
+                  description: "Days until the token expires; omitted or null: the instance default",
+                }),
+              ),
+            },
+            { additionalProperties: false },
           ),
-          // 409: the user holds the most active tokens allowed (docs/access.md).
-          ...errorResponses(...AUTHED, 409),
+          response: {
+            201: named(
+              "NewToken",
+              t.Composite([
+                TokenOut,
+                t.Object({ token: t.String({ description: "The secret: shown once" }) }),
+              ]),
+            ),
+            // 409: the user holds the most active tokens allowed (docs/access.md).
+            ...errorResponses(...AUTHED, 409),
+          },
+          detail: {
+            ...detail,
+            operationId: "createToken",
+            summary: "Create a token; the response is the only time its value is shown",
+          },
         },
-        detail: {
-          ...detail,
-          operationId: "createToken",
-          summary: "Create a token; the response is the only time its value is shown",
+      )
+      // One token, as the list shows it: the create response's Location names it (it answered 405).
+      .get(
+        "/:id/",
+        async ({ params, principal }) =>
+          presentToken(tokens.withLastUse(await ownToken(params.id, principal.user.id))),
+        {
+          auth: true,
+          params: t.Object({ id: t.String() }),
+          response: { 200: TokenOut, ...errorResponses(...AUTHED) },
+          detail: {
+            ...detail,
+            operationId: "getToken",
+            summary: "One of your API tokens (never its secret)",
+          },
         },
-      },
-    )
-    .delete(
-      "/:id/",
-      async ({ params, principal, actor, set }) => {
-        const rec = /^\d{1,15}$/.test(params.id) ? await tokenStore.get(Number(params.id)) : null;
-        if (!rec || rec.user_id !== principal.user.id) throw notFound("Token");
-        await tokenStore.revoke(rec.id, actor);
-        set.status = 204;
-      },
-      {
-        auth: true,
-        params: t.Object({ id: t.String() }),
-        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: {
-          ...detail,
-          operationId: "revokeToken",
-          summary: "Revoke a token (effective on the next request)",
+      )
+      .delete(
+        "/:id/",
+        async ({ params, principal, actor, set }) => {
+          const rec = await ownToken(params.id, principal.user.id);
+          await tokenStore.revoke(rec.id, actor);
+          set.status = 204;
         },
-      },
-    );
+        {
+          auth: true,
+          params: t.Object({ id: t.String() }),
+          response: { 204: t.Void(), ...errorResponses(...AUTHED) },
+          detail: {
+            ...detail,
+            operationId: "revokeToken",
+            summary: "Revoke a token (effective on the next request)",
+          },
+        },
+      )
+  );
 }
