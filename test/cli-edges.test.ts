@@ -90,6 +90,14 @@ describe("where the database is", () => {
       out: "",
       err: "assay orgs: Invalid configuration:\n  --data-dir and --database-url name two databases: give one of them\n",
     });
+    // backup too (it answered exit 1 with its PostgreSQL advice); nothing is written.
+    const copy = join(dir, "both-backup.db");
+    expect(assay(["backup", copy, "--data-dir", data, "--database-url", env.ASSAY_DATABASE_URL])).toEqual({
+      code: 2,
+      out: "",
+      err: "assay backup: Invalid configuration:\n  --data-dir and --database-url name two databases: give one of them\n",
+    });
+    expect(existsSync(copy)).toBe(false);
   });
 
   test("serve takes the same flags the same way: both at once is exit 2, nothing created", () => {

@@ -14,6 +14,8 @@ export async function backup(p: Parsed) {
   // A path, always: SQLite reads `:memory:` as an in-memory database (the copy went nowhere and
   // was reported written) and `file:…` as a URI.
   const file = resolve(name);
+  // First: both --data-dir and --database-url is a usage error (exit 2), as for every command.
+  const config = configOf(p);
   if (p.flags.database_url || (!p.flags.data_dir && process.env.ASSAY_DATABASE_URL))
     throw new AppError(
       400,
@@ -23,7 +25,6 @@ export async function backup(p: Parsed) {
   // The data dir as it is: not migrated first (a newer binary taking a backup before an upgrade
   // upgraded the very database it copied, and the older release then refused both). A missing
   // installation is reported as every command reports it.
-  const config = configOf(p);
   await requireInstallation(config);
   const db = openDatabase(config.data_dir, { readonly: true });
   try {
