@@ -3,6 +3,8 @@
 // the server reads it like any other token, so no clock needs faking.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { SYSTEM } from "../src/audit/actor.ts";
+import { MAX_ACTIVE_TOKENS } from "../src/tokens/service.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -179,6 +181,36 @@ describe("token_rotation_days", () => {
     const deadline = new Date(due.created.getTime() + 90 * DAY_MS).toISOString();
     expect(r.headers.get("warning")).toBe(`299 assay "This token must be rotated before ${deadline}"`);
     expect((await me(fresh.token)).headers.get("warning")).toBeNull();
+  });
+});
+
+describe("the active-token cap counts tokens that still work", () => {
+  test("tokens past rotation or the maximum lifetime make room; policies lifted, they count again", async () => {
+    const u = await s.user("cap-aged");
+    for (let i = 1; i < MAX_ACTIVE_TOKENS; i++) await s.deps.tokens.create(u.id, `t${i}`, null, SYSTEM);
+    // All of them but the caller's own made 100 days ago.
+    await s.sql(
+      "UPDATE api_tokens SET created_at = ? WHERE user_id = ? AND id <> ?",
+      new Date(Date.now() - 100 * DAY_MS).toISOString(),
+      u.id,
+      u.tokenId,
+    );
+    const full = errorBody(
+      409,
+      "conflict",
+      `A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`,
+    );
+    const refused = await newToken(u.token, {});
+    expect(refused.status).toBe(409);
+    expect(refused.json).toEqual(full);
+    for (const rule of [{ token_rotation_days: 90 }, { token_max_ttl_days: 90 }]) {
+      await policy({ ...NONE, ...rule });
+      const made = await newToken(u.token, {});
+      expect(made.status).toBe(201);
+      await call(s, "DELETE", `/api/v1/users/me/tokens/${made.json.id}/`, { token: u.token });
+    }
+    await policy(NONE);
+    expect((await newToken(u.token, {})).json).toEqual(full);
   });
 });
 

@@ -37,6 +37,12 @@ export interface VerifiedToken {
   generation: number;
 }
 
+/** The creation time a token must be newer than to be usable under the policy (checkUsable); null: any. */
+function oldestUsable(policy: InstanceSettings, nowMs: number): string | null {
+  const days = [policy.token_max_ttl_days, policy.token_rotation_days].filter((d) => d != null);
+  return days.length ? new Date(nowMs - Math.min(...days) * DAY_MS).toISOString() : null;
+}
+
 /**
  * Throws 401 unless the token may be used now; returns the rotation warning, if any. The
  * Warning header (RFC 7234 §5.5, code 299 "miscellaneous persistent warning") names the date.
@@ -102,7 +108,8 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
       // Without an explicit lifetime: the default, never longer than the maximum.
       let days = expiresInDays ?? policy.token_default_ttl_days;
       if (max != null) days = Math.min(days ?? max, max);
-      if ((await tokens.countActive(userId)) >= MAX_ACTIVE_TOKENS)
+      // Tokens past the rotation deadline or the maximum lifetime work no more: not counted.
+      if ((await tokens.countActive(userId, oldestUsable(policy, Date.now()))) >= MAX_ACTIVE_TOKENS)
         throw conflict(
           `A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`,
         );

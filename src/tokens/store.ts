@@ -104,12 +104,17 @@ export function createTokenStore(db: Db) {
       );
     },
     /** Tokens that are neither revoked nor past their expiry. */
-    async countActive(userId: number): Promise<number> {
+    /**
+     * Tokens of the user that still work: not revoked, not expired, and created after
+     * `bornAfter` when the instance's rotation or maximum lifetime ends older ones (null: none).
+     */
+    async countActive(userId: number, bornAfter: string | null = null): Promise<number> {
       return db.exec(
         count(
-          "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+          "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND created_at > ?",
           userId,
           now(),
+          bornAfter ?? "",
         ),
       );
     },
