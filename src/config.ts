@@ -163,6 +163,14 @@ export const SETTINGS = [
     help: "Time limit of a run's steps in all, from its first step's start",
   },
   {
+    key: "memory_limit_mb",
+    kind: "int",
+    def: 0,
+    min: 0,
+    max: 16777216,
+    help: "Server memory past which the longest-running step is stopped (0 = 80% of the host's or container's memory)",
+  },
+  {
     key: "max_attempts",
     kind: "int",
     def: 3,

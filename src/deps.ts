@@ -4,6 +4,7 @@ import type { AnyDb } from "./db/open.ts";
 import { type Config, TEST_GATES_ENV, queuePerOrg } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
+import { memoryLimitBytes } from "./jobs/memory.ts";
 import { createOrgStore } from "./orgs/store.ts";
 import { InlineRunner } from "./jobs/inline.ts";
 import { createExecutor } from "./runs/executor.ts";
@@ -62,7 +63,12 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
         workerUrl: opts.workerUrl,
         workerEnv,
         runTimeoutMs: config.run_timeout_ms,
-        onEvent: (e) => log.debug("pool", e as unknown as Record<string, unknown>),
+        memoryLimitBytes: memoryLimitBytes(config.memory_limit_mb),
+        onEvent: (e) => {
+          if (e.type === "worker_exit" && e.reason === "memory")
+            log.warn("a step was stopped: the server's memory passed its limit", { job: e.jobId });
+          else log.debug("pool", e as unknown as Record<string, unknown>);
+        },
       })
     : null;
   const executor = pool

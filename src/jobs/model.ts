@@ -55,7 +55,7 @@ export type PoolEvent =
   | {
       type: "worker_exit";
       worker: number;
-      reason: "crashed" | "timed_out" | "canceled" | "shutdown";
+      reason: "crashed" | "timed_out" | "canceled" | "shutdown" | "memory";
       jobId?: string;
       message?: string;
     }
@@ -82,6 +82,14 @@ export interface WorkerPoolOptions {
    */
   runTimeoutMs?: number;
   onEvent?(event: PoolEvent): void;
+  /**
+   * The process's memory (resident set, bytes) past which the step that has run longest is
+   * stopped (memory.ts): workers share the server's process, and a step's own heap has no bound
+   * in Bun (an XPath doubling a string took the process to 5.8 GB). Default: none.
+   */
+  memoryLimitBytes?: number;
+  /** Reads the process's memory; default process.memoryUsage.rss (tests pass their own). */
+  memoryProbe?: () => number;
   /** The workers' process.env; default: this process's. */
   workerEnv?: Record<string, string>;
 }

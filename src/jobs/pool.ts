@@ -13,6 +13,7 @@ import {
   type WorkerPoolOptions,
 } from "./model.ts";
 import { FairQueue, type OrgKey } from "./fair-queue.ts";
+import { MemoryWatch } from "./memory.ts";
 import { errorStep, shortError, skippedStep } from "./outcome.ts";
 import type { FromWorker, JobStep, RunJob, StepOutcome } from "./protocol.ts";
 import { type RunningStep, WorkerSlot } from "./slot.ts";
@@ -66,6 +67,7 @@ export class WorkerPool {
   /** Crashes since the last completed job: spaces out respawns so a broken worker can't spin. */
   #crashStreak = 0;
   readonly #started = Promise.withResolvers<void>();
+  readonly #memory: MemoryWatch | null;
 
   constructor(options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError("size must be >= 1");
@@ -77,6 +79,9 @@ export class WorkerPool {
     this.#runTimeoutMs = options.runTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#onEvent = options.onEvent;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
+    this.#memory = options.memoryLimitBytes
+      ? new MemoryWatch(options.memoryLimitBytes, options.memoryProbe, () => this.#overMemory())
+      : null;
     for (let id = 0; id < options.size; id++) {
       const slot: Slot = new WorkerSlot(
         id,
@@ -84,7 +89,10 @@ export class WorkerPool {
         {
           message: (message) => this.#onMessage(slot, message),
           crashed: (message) => this.#crash(slot, message),
-          stopped: (ms) => this.#emit({ type: "worker_stopped", worker: id, ms }),
+          stopped: (ms) => {
+            this.#memory?.released(id);
+            this.#emit({ type: "worker_stopped", worker: id, ms });
+          },
         },
         options.workerEnv,
       );
@@ -165,6 +173,7 @@ export class WorkerPool {
   close(deadlineMs: number): Promise<void> {
     if (!this.#closing) {
       this.#closed = true; // first, so nothing below can submit or respawn
+      this.#memory?.stop();
       this.#closing = this.#shutdown(deadlineMs);
     }
     return this.#closing;
@@ -459,7 +468,7 @@ export class WorkerPool {
    */
   #stop(
     slot: Slot,
-    reason: "timed_out" | "canceled" | "crashed",
+    reason: "timed_out" | "canceled" | "crashed" | "memory",
     status: RunStatus,
     error: string,
     stepError: string,
@@ -485,6 +494,25 @@ export class WorkerPool {
     if (task) this.#finish(task, status, error, stepError, step);
     if (this.#closed) for (const t of resubmit) this.#cancel(t, "shutdown");
     this.#dispatch();
+  }
+
+  /**
+   * The process is over its memory limit: the step that has run longest is stopped (its worker
+   * ends, and its heap with it). Null when no step runs: the memory is not a step's.
+   */
+  #overMemory(): number | null {
+    let oldest: Slot | undefined;
+    for (const slot of this.#slots) {
+      // A job canceled while handed over may still run on its worker: it counts too.
+      if (!slot.jobs.length || !slot.step) continue;
+      if (!oldest || slot.step.startedAt < oldest.step!.startedAt) oldest = slot;
+    }
+    if (!oldest) return null;
+    const mb = Math.round(this.#memory!.limitBytes / 1048576);
+    const why = `the server's memory passed its limit of ${mb} MB while this step ran: stopped`;
+    this.#stop(oldest, "memory", "crashed", why, why);
+    this.#respawn(oldest, 0);
+    return oldest.id;
   }
 
   #crash(slot: Slot, message: string): void {

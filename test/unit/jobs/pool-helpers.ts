@@ -56,6 +56,8 @@ type PoolExtra = {
   runTimeoutMs?: number;
   onEvent?: (e: PoolEvent) => void;
   workerUrl?: URL;
+  memoryLimitBytes?: number;
+  memoryProbe?: () => number;
 };
 export async function startPool(size: number, extra: PoolExtra = {}) {
   const pool = new WorkerPool({ size, workerUrl: TEST_WORKER, ...extra });
