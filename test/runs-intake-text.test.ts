@@ -32,6 +32,11 @@ beforeAll(async () => {
     [syntax, rules(["id", "data.id == 9007199254740993"], ["price", "type(data.price) == double"])],
   );
   await wf("latin", ["JSON"], [rules(["a", 'data.a == "\\u0080"'])]);
+  await wf(
+    "file-rules",
+    ["TEXT"],
+    [{ name: "file", validator: "text_rules", config: { encoding: "utf-8", max_bytes: 5 } }],
+  );
 });
 afterAll(() => s.close());
 
@@ -232,6 +237,26 @@ describe("charsets mean what they say", () => {
     expect(r.status).toBe(201);
     expect(r.json.status).toBe("succeeded");
     expect(await content(r.json.id)).toEqual(bytes);
+  });
+});
+
+describe("text_rules read the file as it came, not the worker's UTF-8 copy", () => {
+  test("a Latin-1 file is not UTF-8, and its size is its own bytes' (5, not the copy's 6)", async () => {
+    const bytes = new Uint8Array([...Buffer.from("caf"), 0xe9, ...Buffer.from("!")]);
+    const r = await post("file-rules", bytes, { "content-type": "text/plain; charset=iso-8859-1" });
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(r.json.steps[0].findings).toEqual([
+      {
+        severity: "error",
+        code: "text.encoding",
+        message: "an invalid UTF-8 byte (0xe9) at byte offset 3",
+        path: null,
+        line: 1,
+        column: 4,
+        rule: null,
+      },
+    ]);
   });
 });
 

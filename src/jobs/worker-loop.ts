@@ -54,7 +54,13 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
       }
       if ("error" in text) throw new Error(text.error);
       const result = validate(
-        { bytes, text: text.value, fileType: job.fileType, filename: job.filename },
+        {
+          bytes,
+          text: text.value,
+          fileType: job.fileType,
+          filename: job.filename,
+          ...(bytes === stored ? {} : { stored }),
+        },
         { maxFindings: step.maxFindings },
       );
       // Cap again here: findings cross the thread boundary, a validator that ignores the limit

@@ -30,8 +30,16 @@ export interface ConfigIssue {
 }
 
 export interface ValidationInput {
-  /** The stored submission bytes, exactly as received (after base64 decoding). */
+  /**
+   * The bytes engines that read bytes get (libxml2): the stored submission (after base64
+   * decoding), or, under a charset other than UTF-8, the text re-encoded as UTF-8.
+   */
   bytes: Uint8Array;
+  /**
+   * The submission's bytes exactly as stored, when they differ from `bytes` (a charset other than
+   * UTF-8). Rules about the file itself (text_rules' size and encoding) read these.
+   */
+  stored?: Uint8Array;
   /** The bytes decoded with the submission's charset (default utf-8). */
   text: string;
   fileType: FileType;

@@ -85,7 +85,9 @@ function checkEncoding(
   enc: NonNullable<TextRulesConfig["encoding"]>,
   out: FindingCollector,
 ) {
-  const bytes = input.bytes;
+  // The file as it came, not the UTF-8 copy a declared charset gets (types.ts): a Latin-1
+  // document is not UTF-8 because the worker re-encoded it.
+  const bytes = input.stored ?? input.bytes;
   const bad = enc === "ascii" ? bytes.findIndex((b) => b >= 0x80) : firstInvalidUtf8(bytes);
   if (bad >= 0) {
     const what = enc === "ascii" ? "a non-ASCII byte" : "an invalid UTF-8 byte";
@@ -134,7 +136,9 @@ function compile(config: unknown) {
   });
   return (input: ValidationInput, ctx: ValidationContext) => {
     const out = new FindingCollector(ctx.maxFindings);
-    const { text, bytes } = input;
+    const { text } = input;
+    // Sizes are the file's, as stored (types.ts).
+    const bytes = input.stored ?? input.bytes;
     if (cfg.encoding) checkEncoding(input, cfg.encoding, out);
     if (cfg.max_bytes !== undefined && bytes.length > cfg.max_bytes) {
       const where = bytePosition(bytes, Math.min(cfg.max_bytes, bytes.length));
