@@ -63,11 +63,12 @@ describe("tokenize() and replace() get the pattern's true answer", () => {
     expect([run.status, codes(run)]).toEqual(["succeeded", []]);
   });
 
+  // Computed patterns: a literal one that can never run is refused at save (below).
   test.each([
-    ["count(tokenize(., '(a)\\1')) = 1", "FORX0002"],
-    ["count(tokenize(., 'x?')) = 1", "FORX0003"],
+    ["count(tokenize(., concat('(a)', '\\1'))) = 1", "FORX0002"],
+    ["count(tokenize(., concat('x', '?'))) = 1", "FORX0003"],
     ["replace(., 'a', '$') = .", "FORX0004"],
-    ["replace(., 'a', 'b', 'q') = .", "FORX0001"],
+    ["replace(., 'a', 'b', string('q')) = .", "FORX0001"],
   ])("%s: an evaluation error, never a pass", async (test, code) => {
     const run = await runWith(test);
     expect(run.status).toBe("failed");
@@ -112,6 +113,35 @@ describe("the ways around the names are refused at save", () => {
       ]),
     );
     expect(await s.count("workflows")).toBe(before);
+  });
+
+  test.each([
+    [
+      "count(tokenize(., '(a)\\1')) = 1",
+      'calls tokenize() with a pattern that can never run (FORX0002: the pattern "(a)\\\\1" is not supported (patterns run on a linear-time engine, docs/validators.md): backreferences (\\1, \\k<name>) are not supported: they cannot run in linear time)',
+    ],
+    [
+      "matches(., '[a-')",
+      'calls matches() with a pattern that can never run (FORX0002: Error parsing pattern "[a-" at offset 3: expected one of "]", "-[", "-", "-", "\\", "any character" but found "")',
+    ],
+  ])("a literal pattern that can never run is refused at save: %s", async (test, why) => {
+    const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+      token: s.rootToken,
+      body: {
+        slug: "never",
+        name: "never",
+        allowed_file_types: ["XML"],
+        steps: [{ name: "sch", validator: "schematron", config: { schema: schema(test) } }],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([
+      {
+        field: "steps[0].config.schema",
+        code: "invalid_expression",
+        message: `line 1: the assert test "${test}" ${why}`,
+      },
+    ]);
   });
 
   test("a named reference tokenize#2 resolves to ours", async () => {

@@ -9,7 +9,7 @@ import type { ConfigIssue } from "../types.ts";
 import type { Let, Part, Pattern, Schematron } from "./schema.ts";
 import { DescendantVars } from "./descendants.ts";
 import { CANDIDATES, planContext, planExpression } from "./match.ts";
-import { analyseExpression, type ExpressionFacts } from "./xpath.ts";
+import { MAX_MATCHES_CHECK_TOTAL, analyseExpression, type ExpressionFacts } from "./xpath.ts";
 
 function fieldOf(where: string): string {
   return where.includes('include "') ? "includes" : "schema";
@@ -30,12 +30,14 @@ export function expressionIssues(s: Schematron, phase?: string): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const seen = new Set<string>();
   const facts = new Map<string, ExpressionFacts>();
+  // What compiling the schema's literal matches() patterns may cost in all (xpath.ts).
+  const regexBudget = { left: MAX_MATCHES_CHECK_TOTAL };
   /** Whether the expression passed. */
   const check = (where: string, what: string, expr: string, scope: Scope): boolean => {
     if (issues.length >= MAX_CONFIG_ISSUES) return false;
     let f = facts.get(expr);
     if (!f) {
-      f = analyseExpression(expr, s.namespaces);
+      f = analyseExpression(expr, s.namespaces, regexBudget);
       facts.set(expr, f);
     }
     const missing = f.variables
@@ -56,7 +58,7 @@ export function expressionIssues(s: Schematron, phase?: string): ConfigIssue[] {
     if (!check(where, what, expr, scope)) return;
     const rewritten = descendants.rewrite(expr, s.namespaces);
     if (rewritten === expr) return;
-    const f = analyseExpression(rewritten, s.namespaces);
+    const f = analyseExpression(rewritten, s.namespaces, regexBudget);
     const unbound = f.variables.some((v) => !scope.names.has(v) && !descendants.keys.has(v));
     if (f.problems.length === 0 && !unbound) return;
     const message = `${where ? `${where}: ` : ""}${what} "${expr.trim()}" uses // where Assay's name index cannot stand in for it: write /descendant::name for //name`;

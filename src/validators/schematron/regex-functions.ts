@@ -30,6 +30,19 @@ function compile(pattern: string, flags: string): RE2JS {
   return re;
 }
 
+/**
+ * Why a literal pattern (and flags) of tokenize() or replace() can never run, or null when it can:
+ * the save-time check (xpath.ts) compiles it as every run would, so save and run agree.
+ */
+export function regexLiteralProblem(pattern: string, flags = ""): string | null {
+  try {
+    compile(pattern, flags);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 function tokenize(input: string | null, pattern: string, flags = ""): string[] {
   const re = compile(pattern, flags);
   if (!input) return [];

@@ -1,5 +1,6 @@
 // A Schematron schema as the evaluator needs it: includes spliced in, abstract patterns
-// instantiated (`is-a` + `param`), abstract rules copied where `extends` names them, phases,
+// instantiated (`is-a` + `param`), abstract rules copied where `extends` names them (at most
+// MAX_EXTENDS_EXPANSION items in all, counted before copying), phases,
 // lets and diagnostics collected. Every problem is a SchemaProblem with its line.
 import type { Severity } from "../types.ts";
 import {
@@ -105,8 +106,20 @@ function substitution(params: Map<string, string>): Subst {
   return (s) => s.replace(re, (_, name: string) => params.get(name) ?? "");
 }
 
+/**
+ * Most lets, checks and sch:extends the rules of one schema may hold once every `extends` is
+ * expanded (docs/limits.md). Each `extends` copies the abstract rule it names, so rules extending
+ * several abstract rules that extend several others grow exponentially: counted before copying,
+ * so a schema past it is refused at save without being expanded.
+ */
+export const MAX_EXTENDS_EXPANSION = 10_000;
+
 class Builder {
   readonly includes: Includes;
+  /** Lets, checks and extends of an abstract rule (by `extends` key) once expanded. */
+  readonly expandedSizes = new Map<string, number>();
+  /** Items `extends` has copied so far, over the whole schema (is-a instances included). */
+  expandedTotal = 0;
   readonly abstractPatterns = new Map<string, Located>();
   readonly abstractRules = new Map<string, Located>();
   readonly diagnostics = new Map<string, Located>();
@@ -212,12 +225,41 @@ class Builder {
         checks.push(this.check(c, subst, ruleSeverity, ruleSubject));
       else if (name === "extends") {
         const target = this.extended(c, seen);
+        if (seen.length === 0) {
+          // Counted (linear, memoised) before anything is copied; nested extends are inside it.
+          this.expandedTotal += 1 + this.expandedSize(target.located, [target.key]);
+          if (this.expandedTotal > MAX_EXTENDS_EXPANSION)
+            throw problem(
+              c,
+              `sch:extends ${extendsName(c)} would expand the rules of the schema past ${MAX_EXTENDS_EXPANSION} lets, checks and extends: Assay copies an abstract rule once for each sch:extends that reaches it`,
+            );
+        }
         const body = this.ruleBody(target.located, subst, [...seen, target.key]);
         lets.push(...body.lets);
         checks.push(...body.checks);
       }
     }
     return { lets, checks };
+  }
+
+  /** Lets, checks and extends `r` holds with its own extends expanded; cycles throw as in ruleBody. */
+  expandedSize(r: Located, seen: string[]): number {
+    const key = seen[seen.length - 1];
+    const known = this.expandedSizes.get(key);
+    if (known !== undefined) return known;
+    let size = 0;
+    for (const c of this.kids(r)) {
+      const name = c.el.localName;
+      if (name === "let" || name === "assert" || name === "report") size += 1;
+      else if (name === "extends") {
+        const target = this.extended(c, seen);
+        size += 1 + this.expandedSize(target.located, [...seen, target.key]);
+      }
+      // Past the bound already: the caller refuses; no need for the exact (maybe huge) count.
+      if (size > MAX_EXTENDS_EXPANSION) break;
+    }
+    this.expandedSizes.set(key, size);
+    return size;
   }
 
   extended(c: Located, seen: string[]): { located: Located; key: string } {
@@ -231,7 +273,8 @@ class Builder {
     }
     if (href) {
       const target = this.includes.target(c, href, c.chain ?? []);
-      const key = resolveHref(c.doc.href, href);
+      // Distinct from any rule id, whatever the href.
+      const key = `href ${resolveHref(c.doc.href, href)}`;
       if (seen.includes(key)) throw problem(c, `extends href="${href}" again (a cycle)`);
       return { located: target, key };
     }
@@ -287,6 +330,11 @@ class Builder {
     return out;
   }
 }
+
+const extendsName = (c: Located) => {
+  const rule = c.el.getAttribute("rule");
+  return rule ? `rule="${rule}"` : `href="${c.el.getAttribute("href")}"`;
+};
 
 /** Builds the schema; throws SchemaProblem (with the line) for the first problem met. */
 export function buildSchema(text: string, includes: Record<string, string> = {}): Schematron {

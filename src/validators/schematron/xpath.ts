@@ -2,10 +2,14 @@
 // every evaluation uses, the XSLT `current()` function, and the save-time check of one expression.
 // The save-time check only parses (fontoxpath's parseScript): evaluating an author's expression
 // on the API thread could run for ever. Function names, namespace prefixes and variables are
-// checked on the parse tree.
+// checked on the parse tree. A pattern written as a string literal in matches(), tokenize() or
+// replace() is compiled by the engine that runs it (fontoxpath's xspattern for matches(), RE2 for
+// the others), so one that can never compile is refused at save instead of failing every run.
 import fx from "fontoxpath";
 import { slimdom } from "slimdom-sax-parser";
-import { REGEX_NS, isRegexFunction, registerRegexFunctions } from "./regex-functions.ts";
+// fontoxpath's own regex compiler (its dependency): matches() runs `compile(p, {language: "xpath"})`.
+import { compile as compileXsPattern } from "xspattern";
+import { REGEX_NS, isRegexFunction, regexLiteralProblem, registerRegexFunctions } from "./regex-functions.ts";
 
 export const FN_NS = "http://www.w3.org/2005/xpath-functions";
 const ASSAY_NS = "urn:assay:schematron";
@@ -122,10 +126,88 @@ export interface ExpressionFacts {
 }
 
 /**
+ * Most automaton positions (pattern length times its counted repetitions) one matches() pattern,
+ * and all of one schema's together, may cost to compile at save (docs/limits.md): xspattern
+ * builds its automaton eagerly, `((a{100}){100}){100}` holds a million positions, and the
+ * save-time check runs on the API thread. A literal pattern past either is left to the run,
+ * where it is the assertion's evaluation error as before.
+ */
+export const MAX_MATCHES_CHECK_COST = 20_000;
+export const MAX_MATCHES_CHECK_TOTAL = 200_000;
+
+/** What checking a schema's matches() patterns may still cost (one per expressionIssues call). */
+export interface RegexBudget {
+  left: number;
+}
+
+/** An upper bound of xspattern's work for `pattern`: counted repetitions multiply it. */
+function matchesCost(pattern: string): number {
+  let cost = Math.max(1, pattern.length);
+  for (const m of pattern.matchAll(/\{(\d+)(?:,(\d*))?\}/g))
+    cost *= Math.max(1, Number(m[1]), Number(m[2] || 0));
+  return cost;
+}
+
+const matchesChecked = new Map<string, string | null>();
+
+/** Why fontoxpath's matches() can never compile `pattern` (null: it can; undefined: not checked). */
+function matchesProblem(pattern: string, budget: RegexBudget): string | null | undefined {
+  const known = matchesChecked.get(pattern);
+  if (known !== undefined) return known;
+  const cost = matchesCost(pattern);
+  if (cost > MAX_MATCHES_CHECK_COST || cost > budget.left) return undefined;
+  budget.left -= cost;
+  let problem: string | null = null;
+  try {
+    // The compile fontoxpath's matches() makes, called directly: fontoxpath keeps every pattern
+    // it compiles for ever, which on the API thread would grow with every schema saved.
+    compileXsPattern(pattern, { language: "xpath" });
+  } catch (e) {
+    // As fontoxpath words it: "FORX0002: " and the compiler's message.
+    problem = `FORX0002: ${((e as Error).message ?? String(e)).split("\n")[0]}`;
+  }
+  if (matchesChecked.size >= 1000) matchesChecked.clear();
+  matchesChecked.set(pattern, problem);
+  return problem;
+}
+
+/** The value of a string literal argument, or null when the argument is anything else. */
+function literal(arg: Element | undefined): string | null {
+  if (arg?.localName !== "stringConstantExpr") return null;
+  return Array.from(arg.children).find((c) => c.localName === "value")?.textContent ?? "";
+}
+
+/** matches(), tokenize() or replace() with a literal pattern that can never compile: why. */
+function regexProblem(
+  call: Element,
+  uri: string,
+  local: string,
+  shown: string,
+  budget: RegexBudget,
+): string | null {
+  if (call.localName !== "functionCallExpr" || uri !== FN_NS) return null;
+  const args = Array.from(Array.from(call.children).find((c) => c.localName === "arguments")?.children ?? []);
+  const pattern = literal(args[1]);
+  if (pattern === null) return null; // computed when the step runs: a run-time error there
+  let why: string | null | undefined = null;
+  if (local === "matches" && args.length === 2) why = matchesProblem(pattern, budget);
+  else if (isRegexFunction(local, args.length)) {
+    const flagsAt = local === "tokenize" ? 2 : 3;
+    const flags = args.length > flagsAt ? literal(args[flagsAt]) : "";
+    if (flags !== null) why = regexLiteralProblem(pattern, flags);
+  }
+  return why ? `calls ${shown}() with a pattern that can never run (${why})` : null;
+}
+
+/**
  * Parses one expression once; check.ts then checks its variables against each scope it runs in
  * (a pattern may run in several phases) without parsing it again.
  */
-export function analyseExpression(text: string, namespaces: Record<string, string>): ExpressionFacts {
+export function analyseExpression(
+  text: string,
+  namespaces: Record<string, string>,
+  budget: RegexBudget = { left: MAX_MATCHES_CHECK_TOTAL },
+): ExpressionFacts {
   let ast: Element;
   try {
     ast = fx.parseScript(
@@ -158,14 +240,18 @@ export function analyseExpression(text: string, namespaces: Record<string, strin
       if (!bound.has(name)) variables.add(name);
     }
     if (e.localName === "functionCallExpr" || e.localName === "namedFunctionRef") {
-      const problem = functionProblem(e, namespaces);
+      const problem = functionProblem(e, namespaces, budget);
       if (problem) problems.push(problem);
     }
   }
   return { problems: [...new Set(problems)], variables: [...variables] };
 }
 
-function functionProblem(call: Element, namespaces: Record<string, string>): string | null {
+function functionProblem(
+  call: Element,
+  namespaces: Record<string, string>,
+  budget: RegexBudget,
+): string | null {
   const kids = Array.from(call.children);
   const nameEl = kids.find((c) => c.localName === "functionName");
   if (!nameEl) return null;
@@ -189,7 +275,7 @@ function functionProblem(call: Element, namespaces: Record<string, string>): str
     return "calls function-lookup(), which Assay does not allow: name the function in the expression";
   if (!functionExists(uri, local, arity))
     return `calls ${shown}#${arity}, which is not an available function`;
-  return null;
+  return regexProblem(call, uri, local, shown, budget);
 }
 
 let scratchDoc: unknown;
