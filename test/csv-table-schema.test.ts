@@ -91,6 +91,13 @@ describe("400 at save: what applies to which type", () => {
       "invalid",
       "is not a valid yearmonth",
     ],
+    [
+      "a bound of a JSON type the field does not read",
+      one({ name: "due", type: "date", constraints: { maximum: 20201231 } }),
+      "schema.fields[0].constraints.maximum",
+      "invalid",
+      "is not a valid date: date constraint values are strings, not numbers",
+    ],
   ];
   for (const [what, config, field, code, message] of cases)
     test(what, async () => {

@@ -1,6 +1,9 @@
 // Dates and times for Table Schema: ISO 8601 by default, "any", or a strptime-style pattern
 // (%Y %y %m %d %H %I %M %S %f %p %z %b %B %%). Parsed values become numbers so that minimum,
 // maximum, enum and unique compare them: days (date), milliseconds (datetime), seconds (time).
+// Every fractional digit written counts: a datetime or time finer than the millisecond is an
+// ExactNumber (its exact decimal), so that values a microsecond or a nanosecond apart differ.
+import { ExactNumber } from "./exact.ts";
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const FULL_MONTHS = [
@@ -43,7 +46,8 @@ interface Parts {
   hour: number;
   minute: number;
   second: number;
-  ms: number;
+  /** The fraction of a second as written: its digits ("" for none). */
+  fraction: string;
   offsetMin: number;
 }
 
@@ -109,7 +113,7 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
     hour,
     minute: g.M !== undefined ? Number(g.M) : 0,
     second: g.S !== undefined ? Number(g.S) : 0,
-    ms: g.f ? Math.floor(Number(`0.${g.f}`) * 1000) : 0,
+    fraction: g.f ?? "",
     offsetMin,
   };
   if (!inYearRange(p.year) || p.month < 1 || p.month > 12) return null;
@@ -181,7 +185,7 @@ function anyParts(kind: Kind, raw: string): Parts | null {
     hour: d.getUTCHours(),
     minute: d.getUTCMinutes(),
     second: d.getUTCSeconds(),
-    ms: d.getUTCMilliseconds(),
+    fraction: String(d.getUTCMilliseconds()).padStart(3, "0"),
     offsetMin: 0,
   };
 }
@@ -232,13 +236,16 @@ function freeParts(raw: string) {
   return { groups, hasDate, hasTime };
 }
 
-/** Parses a cell as a date, datetime or time; returns a comparable number or null. */
+/**
+ * Parses a cell as a date, datetime or time; returns a comparable number (an ExactNumber for a
+ * datetime or time written past the millisecond) or null.
+ */
 export function parseTemporal(
   kind: Kind,
   format: string | undefined,
   raw: string,
   compiled?: RegExp | null,
-): number | null {
+): number | ExactNumber | null {
   const iso = !format || format === "default" || format === "any";
   if (iso && kind === "date") {
     const quick = isoDate(raw);
@@ -249,6 +256,19 @@ export function parseTemporal(
   const p = m?.groups ? toParts(m.groups) : format === "any" ? anyParts(kind, raw) : null;
   if (!p) return null;
   if (kind === "date") return utcMs(p.year, p.month, p.day) / 86_400_000;
-  if (kind === "time") return p.hour * 3600 + p.minute * 60 + p.second + p.ms / 1000 - p.offsetMin * 60;
-  return utcMs(p.year, p.month, p.day, p.hour, p.minute, p.second, p.ms) - p.offsetMin * 60_000;
+  const fraction = p.fraction.replace(/0+$/, "");
+  const ms = fraction === "" ? 0 : Number(fraction.slice(0, 3).padEnd(3, "0"));
+  if (kind === "time") {
+    const seconds = p.hour * 3600 + p.minute * 60 + p.second - p.offsetMin * 60;
+    // Whole milliseconds: one division of an exact integer, the double nearest the decimal.
+    return fraction.length <= 3 ? (seconds * 1000 + ms) / 1000 : finer(seconds, fraction);
+  }
+  const total = utcMs(p.year, p.month, p.day, p.hour, p.minute, p.second, ms) - p.offsetMin * 60_000;
+  return fraction.length <= 3 ? total : finer(total, fraction.slice(3));
+}
+
+/** `whole` (an integer) plus 0.`digits`, exactly: "1.000001" as the decimal 1000001e-6. */
+function finer(whole: number, digits: string): ExactNumber {
+  const text = `${BigInt(whole) * 10n ** BigInt(digits.length) + BigInt(digits)}e-${digits.length}`;
+  return new ExactNumber(text, Number(text));
 }

@@ -81,12 +81,78 @@ function describeType(f: FieldDef): string {
   return `${f.type ?? "string"}${format}`;
 }
 
-/** A typed bound or enum member from the schema: strings are read like cells, others as they are. */
-function schemaValue(parse: Parser, v: unknown): Value | null {
-  if (typeof v === "string") return parse(v);
-  if (typeof v === "number" || typeof v === "boolean") return v;
-  if (typeof v === "object" && v !== null) return v;
-  return null;
+type JsonKind = "string" | "number" | "boolean" | "object" | "array";
+function jsonKind(v: unknown): JsonKind | null {
+  if (Array.isArray(v)) return "array";
+  const t = typeof v;
+  return v !== null && (t === "string" || t === "number" || t === "boolean" || t === "object") ? t : null;
+}
+
+/**
+ * The JSON types a constraint value (minimum, maximum, an enum member) may have for each field
+ * type: a string is read as a cell of the field would be (its lexical form, in its format); the
+ * other types are those Frictionless's readers take as they are. A date is never a number
+ * (20201231), a string field's enum holds strings only.
+ */
+const CONSTRAINT_JSON: Record<FieldType, readonly JsonKind[]> = {
+  string: ["string"],
+  date: ["string"],
+  time: ["string"],
+  datetime: ["string"],
+  duration: ["string"],
+  yearmonth: ["string"],
+  number: ["number", "string"],
+  integer: ["number", "string"],
+  year: ["number", "string"],
+  boolean: ["boolean", "string"],
+  object: ["object", "string"],
+  geojson: ["object", "string"],
+  array: ["array", "string"],
+  geopoint: ["string", "array", "object"],
+  any: ["string", "number", "boolean", "object", "array"],
+};
+const KIND_WORDS: Record<JsonKind, string> = {
+  string: "strings",
+  number: "numbers",
+  boolean: "booleans",
+  object: "objects",
+  array: "arrays",
+};
+/** Why a constraint value is refused before reading it: a JSON type the field does not take. */
+class WrongJson {
+  constructor(readonly message: string) {}
+}
+const wordList = (words: string[]) =>
+  words.length < 2 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+
+/**
+ * A bound or enum member from the schema as a value of the field; null when the field refuses
+ * it, a WrongJson when it is of a JSON type the field does not take.
+ */
+function constraintValue(f: FieldDef, parse: Parser, v: unknown): Value | null | WrongJson {
+  const type = f.type ?? "string";
+  const kind = jsonKind(v);
+  if (kind === null || !CONSTRAINT_JSON[type].includes(kind))
+    return new WrongJson(
+      `${type} constraint values are ${wordList(CONSTRAINT_JSON[type].map((k) => KIND_WORDS[k]))}, not ${kind === null ? "null" : KIND_WORDS[kind]}`,
+    );
+  if (kind === "string") return parse(v as string);
+  switch (type) {
+    case "integer":
+      return Number.isInteger(v) ? (v as number) : null;
+    case "year":
+      return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null;
+    case "geopoint":
+      // [lon, lat] or {lon, lat}, read as a cell of that format would be.
+      return (typeParser({ type, format: kind }) as Parser)(JSON.stringify(v));
+    case "object":
+    case "array":
+    case "geojson":
+      return parse(JSON.stringify(v));
+    default:
+      // number, boolean and any take the value as it is.
+      return v as Value;
+  }
 }
 
 /** Compiles a field; returns the reader or a config problem (field: the property at fault). */
@@ -112,23 +178,22 @@ export function compileField(
   const pattern = c.pattern !== undefined ? compileUserRegex(`^(?:${c.pattern})$`) : undefined;
   if (pattern && !pattern.ok) return { field: "constraints.pattern", message: pattern.message };
   const bounds: Record<"minimum" | "maximum", Value | null> = { minimum: null, maximum: null };
+  const invalid = (v: Value | WrongJson | null) =>
+    `is not a valid ${describeType(f)}${v instanceof WrongJson ? `: ${v.message}` : ""}`;
   for (const b of ["minimum", "maximum"] as const) {
     if (c[b] === undefined) continue;
-    const v = schemaValue(parse, c[b]);
+    const v = constraintValue(f, parse, c[b]);
     const ordered = typeof v === "number" || typeof v === "bigint" || v instanceof ExactNumber;
-    if (!ordered) return { field: `constraints.${b}`, message: `is not a valid ${describeType(f)}` };
+    if (!ordered) return { field: `constraints.${b}`, message: invalid(v) };
     bounds[b] = v;
   }
   let allowed: Set<string> | undefined;
   if (c.enum) {
     allowed = new Set();
     for (const v of c.enum) {
-      const typed = schemaValue(parse, v);
-      if (typed === null)
-        return {
-          field: "constraints.enum",
-          message: `${JSON.stringify(v)} is not a valid ${describeType(f)}`,
-        };
+      const typed = constraintValue(f, parse, v);
+      if (typed === null || typed instanceof WrongJson)
+        return { field: "constraints.enum", message: `${JSON.stringify(v)} ${invalid(typed)}` };
       allowed.add(valueKey(typed));
     }
   }
