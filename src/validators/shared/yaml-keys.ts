@@ -12,9 +12,29 @@ const INT = "tag:yaml.org,2002:int";
 type Marked = Scalar & { [RESOLVED]?: string };
 type ScalarTagLike = { tag: string; collection?: string; resolve: (...args: never[]) => unknown };
 
+const FLOAT = "tag:yaml.org,2002:float";
+const CORE_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
+
+/**
+ * An explicit `!!float`, as YAML 1.2's core schema reads it (§10.3.2): `!!float 1` is 1.0. yaml's
+ * float tags only take what a plain scalar would resolve to a float (a dot or an exponent), so
+ * it answered "Unresolved tag" and kept the string "1". Never used for untagged scalars.
+ */
+const explicitFloat = {
+  tag: FLOAT,
+  default: false,
+  resolve(str: string, onError: (message: string) => void): number | string {
+    if (/^[-+]?\.(?:inf|Inf|INF)$/.test(str)) return str.startsWith("-") ? -Infinity : Infinity;
+    if (/^\.(?:nan|NaN|NAN)$/.test(str)) return Number.NaN;
+    if (CORE_FLOAT.test(str)) return Number.parseFloat(str);
+    onError(`not a float: ${JSON.stringify(str.slice(0, 40))}`);
+    return str;
+  },
+};
+
 /** `customTags` for yaml: the schema's scalar tags, each marking the scalars it resolves. */
 export function markResolvedTags(tags: Tags): Tags {
-  return tags.map((t) => {
+  return [...tags, explicitFloat as unknown as Tags[number]].map((t) => {
     if (typeof t === "string" || (t as ScalarTagLike).collection) return t;
     const tag = t as unknown as ScalarTagLike;
     const resolve = tag.resolve as (...args: unknown[]) => unknown;

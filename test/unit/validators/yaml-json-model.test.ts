@@ -54,6 +54,23 @@ describe("YAML 1.1 tags are not resolved to values JSON has no word for", () => 
   });
 });
 
+describe("an explicit !!float reads as YAML 1.2's core schema says", () => {
+  test('!!float 1 is the number 1 (was the string "1" and an Unresolved tag warning)', () => {
+    const schema = { properties: { a: { type: "number", maximum: 5 } } };
+    expect(run("json_schema", { schema }, "a: !!float 1", "YAML").findings).toEqual([]);
+    const over = run("json_schema", { schema }, "a: !!float 7e0", "YAML");
+    expect(over.findings.map((f) => [f.code, f.message])).toEqual([["json_schema.maximum", "must be <= 5"]]);
+  });
+  test("a !!float that is no float is a syntax error; !!float 1 and 1.0 are the same key", () => {
+    expect(run("syntax", {}, "a: !!float abc", "YAML").findings.map((f) => [f.code, f.message])).toEqual([
+      ["yaml.syntax_error", 'not a float: "abc"'],
+    ]);
+    expect(run("syntax", {}, "{!!float 1: x, 1.0: y}", "YAML").findings.map((f) => f.message)).toEqual([
+      "duplicate key: Map keys must be unique",
+    ]);
+  });
+});
+
 describe("numbers that are not finite are a finding, never a pass", () => {
   test.each([
     ["YAML", "a: .inf", "/a", 1, 4],
