@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AppError } from "../errors.ts";
+import { visible } from "../reports/escape.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { type InputFile, eachInput, planInputs, readInput } from "./validate/files.ts";
 import { CLI_FORMATS, type CliFormat, type OutputContext, render, renderText } from "./validate/output.ts";
@@ -127,10 +128,17 @@ export async function validate(
     } else await out(body);
     return exitCode(results, failOn);
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof UsageError) {
+      // Printed by the caller; it may quote a file name.
+      e.message = visible(e.message);
+      throw e;
+    }
+    // These quote file names, the server's answers and the workflow document: shown escaped.
     if (e instanceof AppError)
-      void err(`${prefix}: ${e.message}\n${e.errors.map((x) => `  ${x.field}: ${x.message}\n`).join("")}`);
-    else void err(`${prefix}: ${(e as Error).message}\n`);
+      void err(
+        `${prefix}: ${visible(e.message)}\n${e.errors.map((x) => `  ${visible(`${x.field}: ${x.message}`)}\n`).join("")}`,
+      );
+    else void err(`${prefix}: ${visible((e as Error).message)}\n`);
     return 2;
   }
 }

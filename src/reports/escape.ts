@@ -14,11 +14,25 @@ const ENTITIES: Record<string, string> = {
   "'": "&#39;",
 };
 
-/** Text and attribute values alike (quotes escaped too). */
-export function escapeXml(value: unknown): string {
+/** DEL and the C1 controls: XML 1.0 allows them, but a terminal showing the raw text may obey them. */
+const C1 = /[\u007f-\u009f]/g;
+/** What `visible` writes as \xNN: C0 but tab, DEL and C1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
+const hex2 = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0");
+
+function escapeMarkup(value: unknown): string {
   return String(value)
     .replace(INVALID_XML, "\ufffd")
     .replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+}
+
+/**
+ * Text and attribute values alike (quotes escaped too). DEL and C1 controls become character
+ * references: the same data to an XML parser, inert when the report is printed to a CI log.
+ */
+export function escapeXml(value: unknown): string {
+  return escapeMarkup(value).replace(C1, (c) => `&#x${hex2(c)};`);
 }
 
 /** Attribute values additionally keep newlines and tabs, which parsers would normalise away. */
@@ -26,4 +40,47 @@ export function escapeAttr(value: unknown): string {
   return escapeXml(value).replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
 }
 
-export const escapeHtml = escapeXml;
+/** HTML maps the references &#x80;–&#x9F; to other characters (windows-1252): no C1 step here. */
+export const escapeHtml = escapeMarkup;
+
+/**
+ * A value with every string in it — object keys too — well-formed: lone UTF-16 surrogates become
+ * U+FFFD. JSON.stringify writes a lone surrogate as an escape ("\ud800") that jq and strict
+ * parsers refuse, so every JSON report goes through this.
+ */
+export function wellFormed<T>(value: T): T {
+  if (typeof value === "string") return value.toWellFormed() as T;
+  if (Array.isArray(value)) return value.map(wellFormed) as T;
+  if (value && typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = {};
+    // defineProperty: a "__proto__" key (submission metadata is anyone's JSON) stays a key.
+    for (const [k, v] of Object.entries(value))
+      Object.defineProperty(out, k.toWellFormed(), {
+        value: wellFormed(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    return out as T;
+  }
+  return value;
+}
+
+/**
+ * JSON text of a report: well-formed (above), and DEL and C1 controls written as \u escapes like
+ * JSON.stringify writes C0 (the same data to a parser; nothing a terminal obeys when it is printed).
+ */
+export function reportJson(value: unknown, indent?: number): string {
+  return JSON.stringify(wellFormed(value), null, indent).replace(C1, (c) => `\\u00${hex2(c).toLowerCase()}`);
+}
+
+/**
+ * Text printed for people (terminal, CI log): control characters are shown, not obeyed. C0 but tab
+ * (newline and carriage return included), DEL and C1 become `\xNN` (ESC is `\x1b`); lone surrogates
+ * U+FFFD. Apply it to each line: the output's own line breaks are the only ones left.
+ */
+export function visible(text: string): string {
+  return text.toWellFormed().replace(TERMINAL_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`);
+}

@@ -29,6 +29,46 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
   return "Not run: an earlier step did not pass (fail_fast).";
 }
 
+const errorsIn = (s: ReportStep) => s.findings.filter((f) => f.severity === "error").length;
+
+/**
+ * The step's error-level findings, all of them, when they can be known: a bounded report (the
+ * API's, REPORT_MAX_FINDINGS) leaves out the findings of the last steps, and a count of the
+ * findings in the report said "0 errors" for a failed step. The run's summary counts every
+ * finding: when this is the only step with findings left out, its errors are the summary's less
+ * those of the other steps. null when several steps lack findings.
+ */
+function stepErrors(run: ReportRun, step: ReportStep): number | null {
+  if (!omittedOf(step)) return errorsIn(step);
+  if (!run.summary || run.steps.some((o) => o !== step && omittedOf(o))) return null;
+  const others = run.steps.reduce((n, o) => (o === step ? n : n + errorsIn(o)), 0);
+  return Math.max(run.summary.errors - others, errorsIn(step));
+}
+
+/** The failure's headline: the step's real counts, and how many of its findings the report holds. */
+function failureMessage(run: ReportRun, step: ReportStep): string {
+  const errors = stepErrors(run, step);
+  const omitted = omittedOf(step);
+  if (!omitted) return plural(errors!, "error");
+  const total = step.findings.length + omitted;
+  return errors === null
+    ? `${plural(total, "finding")} (${step.findings.length} in this report)`
+    : `${plural(errors, "error")} (${step.findings.length} of ${plural(total, "finding")} in this report)`;
+}
+
+/** What the report leaves out, said once for the run (each step also says its own). */
+function truncationNotes(run: ReportRun): string[] {
+  const held = run.steps.reduce((n, s) => n + s.findings.length, 0);
+  const omitted = run.steps.reduce((n, s) => n + omittedOf(s), 0);
+  const notes: string[] = [];
+  if (omitted)
+    notes.push(
+      `This report holds ${held} of the run's ${plural(held + omitted, "finding")} (the first, in step order); the counts are the run's. GET …/runs/{run_id}/findings/ lists all of them.`,
+    );
+  if (run.summary?.truncated) notes.push("Findings were capped per step: not every problem is listed.");
+  return notes;
+}
+
 function stepCase(item: ReportItem, step: ReportStep): Case {
   const { run, file } = item;
   const open = `<testcase name="${escapeAttr(`${step.order}. ${step.name} (${step.validator})`)}" classname="${escapeAttr(file)}" time="${seconds(step.duration_ms)}"`;
@@ -41,8 +81,7 @@ function stepCase(item: ReportItem, step: ReportStep): Case {
   let body = "";
   if (step.status === "failed") {
     c.failure = true;
-    const errors = step.findings.filter((f) => f.severity === "error").length;
-    body = `<failure message="${escapeAttr(plural(errors, "error"))}" type="failed">${escapeXml(lines)}</failure>`;
+    body = `<failure message="${escapeAttr(failureMessage(run, step))}" type="failed">${escapeXml(lines)}</failure>`;
   } else if (step.status === "error") {
     c.error = true;
     body = `<error message="${escapeAttr(step.error ?? "The step could not finish.")}" type="error"/>`;
@@ -86,6 +125,8 @@ function suite(item: ReportItem): { xml: string; tests: number; failures: number
     property("content_type", run.submission.content_type),
     property("findings", countsText(run.summary)),
   ];
+  const notes = truncationNotes(run);
+  if (notes.length) props.push(property("truncated", "true"));
   if (run.url) props.push(property("url", run.url));
   const attrs = [
     `name="${escapeAttr(file)}"`,
@@ -98,7 +139,8 @@ function suite(item: ReportItem): { xml: string; tests: number; failures: number
     `package="${escapeAttr(`assay.${run.workflow.slug}`)}"`,
   ];
   if (run.id) attrs.push(`id="${escapeAttr(run.id)}"`);
-  const xml = `  <testsuite ${attrs.join(" ")}>\n    <properties>${props.join("")}</properties>\n${cases.map((c) => `    ${c.xml}\n`).join("")}  </testsuite>\n`;
+  const out = notes.length ? `    <system-out>${escapeXml(notes.join("\n"))}</system-out>\n` : "";
+  const xml = `  <testsuite ${attrs.join(" ")}>\n    <properties>${props.join("")}</properties>\n${cases.map((c) => `    ${c.xml}\n`).join("")}${out}  </testsuite>\n`;
   return { xml, tests: cases.length, failures: count("failure"), errors: count("error") };
 }
 

@@ -1,4 +1,5 @@
 // One entry point for the report formats: the body and the media type it is served with.
+import { reportJson } from "./escape.ts";
 import { renderHtml } from "./html.ts";
 import { renderJunit } from "./junit.ts";
 import { renderSarif } from "./sarif.ts";
@@ -19,15 +20,18 @@ export const EXTENSIONS: Record<ReportFormat, string> = {
   html: "html",
 };
 
-/** The report of one run, as the API serves it. JSON is the run exactly as GET …/runs/{id}/ gives it. */
+/**
+ * The report of one run, as the API serves it. JSON is the run as GET …/runs/{id}/ gives it, but
+ * well-formed: a lone surrogate from the data is U+FFFD (escape.ts, reportJson), as in SARIF.
+ */
 export function renderRun(format: ReportFormat, run: ReportRun): string {
   switch (format) {
     case "json":
-      return JSON.stringify(run);
+      return reportJson(run);
     case "junit":
       return renderJunit([itemOf(run)]);
     case "sarif":
-      return `${JSON.stringify(renderSarif([itemOf(run)]), null, 2)}\n`;
+      return `${reportJson(renderSarif([itemOf(run)]), 2)}\n`;
     case "html":
       return renderHtml([itemOf(run)]);
   }

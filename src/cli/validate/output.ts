@@ -1,5 +1,6 @@
 // The command's output in each format. text is for people and CI logs (one finding per line as
 // `file:line:column severity code message`); json, junit, sarif and html are for tools.
+import { reportJson, visible } from "../../reports/escape.ts";
 import { renderHtml } from "../../reports/html.ts";
 import { renderJunit } from "../../reports/junit.ts";
 import { countsText, findingLine, plural } from "../../reports/lines.ts";
@@ -46,7 +47,9 @@ export function renderText(c: OutputContext): string {
   const parts = [`${n.succeeded} passed`, `${n.failed} failed`];
   if (n.error) parts.push(plural(n.error, "error"));
   out.push(`${plural(c.results.length, "file")}: ${parts.join(", ")}.`);
-  return `${out.join("\n")}\n`;
+  // Messages, names and errors quote the submitted data and the server: a terminal or CI log
+  // viewer must not obey an escape sequence in them (clear the screen, forge a link or a line).
+  return `${out.map(visible).join("\n")}\n`;
 }
 
 export function renderJsonReport(c: OutputContext): string {
@@ -58,7 +61,7 @@ export function renderJsonReport(c: OutputContext): string {
     error: r.error,
   }));
   const count = (v: string) => files.filter((f) => f.verdict === v).length;
-  return `${JSON.stringify(
+  return `${reportJson(
     {
       verdict: code === 0 ? "succeeded" : code === 1 ? "failed" : "error",
       exit_code: code,
@@ -71,7 +74,6 @@ export function renderJsonReport(c: OutputContext): string {
       },
       files,
     },
-    null,
     2,
   )}\n`;
 }
@@ -86,7 +88,7 @@ export function render(format: CliFormat, c: OutputContext): string {
     case "junit":
       return renderJunit(items());
     case "sarif":
-      return `${JSON.stringify(renderSarif(items()), null, 2)}\n`;
+      return `${reportJson(renderSarif(items()), 2)}\n`;
     case "html":
       return renderHtml(items());
   }

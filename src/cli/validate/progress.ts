@@ -1,5 +1,7 @@
 // Progress for people watching a terminal: one line on stderr, rewritten in place. Silent when
 // stderr is not a terminal (CI logs, pipes) and for a single file.
+import { visible } from "../../reports/escape.ts";
+
 export interface Progress {
   done(label: string): void;
   end(): void;
@@ -19,7 +21,8 @@ export function createProgress(
   return {
     done(label) {
       n++;
-      stream.write(`\r\x1b[2K${`[${n}/${total}] ${label}`.slice(0, width())}`);
+      // The label is a file name: shown, not obeyed, like all printed text (reports/escape.ts).
+      stream.write(`\r\x1b[2K${`[${n}/${total}] ${visible(label)}`.slice(0, width())}`);
     },
     end() {
       stream.write("\r\x1b[2K");

@@ -86,6 +86,11 @@ describe("progress", () => {
       "\r\x1b[2K",
     ]);
   });
+  test("a file name's control characters are shown, not obeyed", () => {
+    const tty = stream(true);
+    createProgress(2, tty).done("data/\u001b[2J\u009bx.json");
+    expect(tty.written[1]).toBe("\r\x1b[2K[1/2] data/\\x1b[2J\\x9bx.json");
+  });
   test("quiet when not a terminal, and for a single file", () => {
     const pipe = stream(false);
     createProgress(5, pipe).done("a");
