@@ -5,30 +5,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runAssay } from "./helpers/cli.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 import { junitProblems, sarifProblems } from "./unit/reports/schemas.ts";
 
 let s: TestServer;
 let token: string;
 const dir = mkdtempSync(join(tmpdir(), "assay-validate-hostile-"));
-const main = join(import.meta.dir, "../src/main.ts");
 
-async function assay(args: string[]) {
-  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
-  const p = Bun.spawn([process.execPath, main, ...args], {
-    cwd: dir,
-    env: base,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+const assay = (args: string[]) => runAssay(args, { cwd: dir });
 const remote = (...args: string[]) =>
   assay(["validate", "--workflow", "hostile", "--org", "acme", "--server", s.url, "--token", token, ...args]);
 

@@ -6,32 +6,17 @@ import { type AddressInfo, type Socket, createServer as createNetServer } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ReportRun } from "../src/reports/types.ts";
+import { runAssay } from "./helpers/cli.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 import { junitProblems, sarifProblems } from "./unit/reports/schemas.ts";
 
 let s: TestServer;
 let token: string;
 const dir = mkdtempSync(join(tmpdir(), "assay-validate-"));
-const main = join(import.meta.dir, "../src/main.ts");
 
-/** Runs the CLI without blocking this process: the server under test lives in it. */
-async function assay(args: string[], env: Record<string, string> = {}, timeoutMs?: number) {
-  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
-  const p = Bun.spawn([process.execPath, main, ...args], {
-    cwd: dir,
-    env: { ...base, ...env },
-    timeout: timeoutMs,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+/** Runs the CLI in the test's dir (helpers/cli.ts). */
+const assay = (args: string[], env: Record<string, string> = {}, timeoutMs?: number) =>
+  runAssay(args, { cwd: dir, env, timeoutMs });
 const remote = (workflow: string, ...args: string[]) =>
   assay(["validate", "--workflow", workflow, "--org", "acme", "--server", s.url, "--token", token, ...args]);
 /** `assay validate` of workflow "orders" against another server's URL, killed after 30 s. */
