@@ -105,7 +105,16 @@ export function renderSarif(items: ReportItem[]) {
           ),
         );
     }
-    if (UNFINISHED_STATUSES.includes(run.status) && !run.steps.some((s) => s.status === "error"))
+    // Not final yet: no result may still mean no finding so far, so the log must not read as clean.
+    if (run.status === "queued" || run.status === "running")
+      notifications.push(
+        notification(
+          `${file}: the run is still ${run.status}: findings of the steps not finished are not in this report.`,
+          uri,
+          index,
+        ),
+      );
+    else if (UNFINISHED_STATUSES.includes(run.status) && !run.steps.some((s) => s.status === "error"))
       notifications.push(
         notification(`${file}: the run ended ${run.status}${run.error ? `: ${run.error}` : "."}`, uri, index),
       );

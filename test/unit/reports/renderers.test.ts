@@ -138,6 +138,20 @@ describe("SARIF 2.1.0", () => {
   });
 });
 
+describe("SARIF of a run not finished yet", () => {
+  test.each(["queued", "running"] as const)("%s: not a clean log, a notification says so", async (status) => {
+    const r = run({ status });
+    r.steps = r.steps.map((st) => ({ ...st, status: st.order === 1 ? "passed" : "pending", findings: [] }));
+    const log = renderSarif([itemOf(r)]);
+    expect(await sarifProblems(JSON.stringify(log))).toEqual([]);
+    const inv = JSON.parse(JSON.stringify(log.runs[0])).invocations[0];
+    expect(inv.executionSuccessful).toBe(false);
+    expect(inv.toolExecutionNotifications.map((n: { message: { text: string } }) => n.message.text)).toEqual([
+      `orders.json: the run is still ${status}: findings of the steps not finished are not in this report.`,
+    ]);
+  });
+});
+
 describe("HTML", () => {
   test("self-contained: inline style, no script, no outside resource", () => {
     const html = renderHtml([itemOf(run())], { generatedAt: "2025-01-02T00:00:00Z" });
