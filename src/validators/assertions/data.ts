@@ -175,7 +175,7 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
     case "XML": {
       const r = parseXml(input.bytes);
       if ("problems" in r) {
-        return [{ problems: r.problems.map(problemFinding) }];
+        return [{ problems: r.problems.map((p) => problemFinding(p, input.text)) }];
       }
       r.doc.dispose();
       try {

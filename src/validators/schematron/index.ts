@@ -107,7 +107,7 @@ function compile(config: unknown) {
     // libxml2 first: well-formedness, depth and entity limits with the same codes as xml_schema.
     const parsed = parseXml(input.bytes);
     if ("problems" in parsed) {
-      for (const p of parsed.problems) if (!out.add(problemFinding(p))) break;
+      for (const p of parsed.problems) if (!out.add(problemFinding(p, input.text))) break;
       return out.result();
     }
     let doc: SourceDocument;

@@ -6,7 +6,7 @@ import type { ErrorDetail, XmlDocument } from "libxml2-wasm";
 import type { Finding } from "../types.ts";
 import { finding } from "./findings.ts";
 import { libxml } from "./libxml.ts";
-import type { LineIndex } from "./position.ts";
+import { LineIndex } from "./position.ts";
 import { elementPath, startTagOffsets } from "./xml-paths.ts";
 
 let parseOptions: number | undefined;
@@ -43,9 +43,34 @@ const PARSE_RULES: Record<string, string> = {
   "xml.warning": "xml:parser-warning",
 };
 
-/** A parser problem as the finding validators report. */
-export function problemFinding(p: XmlProblem): Finding {
-  return finding(p.code, p.message, { severity: p.severity, line: p.line, column: p.column, rule: p.rule });
+/** A parser problem as the finding validators report, its column in UTF-16 code units. */
+export function problemFinding(p: XmlProblem, text: string): Finding {
+  const column = utf16Column(text, p.line, p.column);
+  return finding(p.code, p.message, { severity: p.severity, line: p.line, column, rule: p.rule });
+}
+
+/** The last text asked about: whether it holds a character beyond the BMP, its lines if so. */
+let last: { text: string; lines: LineIndex | null } | null = null;
+
+/**
+ * libxml2 counts a column in characters; findings count UTF-16 code units, as JSON's and
+ * Schematron's do and as SARIF declares (docs/validators.md): a character beyond the BMP earlier
+ * on the line (an emoji) put every XML column one short. Only a line holding such characters
+ * changes, so a text without any costs one scan, once.
+ */
+export function utf16Column(text: string, line: number | null, column: number | null): number | null {
+  if (line === null || column === null || column <= 1) return column;
+  if (last?.text !== text) last = { text, lines: /[\uD800-\uDBFF]/.test(text) ? new LineIndex(text) : null };
+  const { lines } = last;
+  if (lines === null || line > lines.lineCount) return column;
+  const own = lineText(lines, line).text;
+  let units = 0;
+  let chars = 0;
+  while (chars < column - 1 && units < own.length) {
+    units += (own.codePointAt(units) ?? 0) > 0xffff ? 2 : 1;
+    chars++;
+  }
+  return units + (column - 1 - chars) + 1;
 }
 
 /** Finer codes for the resource limits, so users can tell an attack guard from a typo. */

@@ -52,7 +52,7 @@ function checkYaml(input: ValidationInput, out: FindingCollector): void {
 function checkXml(input: ValidationInput, out: FindingCollector): void {
   const r = parseXml(input.bytes);
   if ("doc" in r) r.doc.dispose();
-  for (const p of "doc" in r ? r.warnings : r.problems) if (!out.add(problemFinding(p))) return;
+  for (const p of "doc" in r ? r.warnings : r.problems) if (!out.add(problemFinding(p, input.text))) return;
 }
 
 function checkCsv(input: ValidationInput, out: FindingCollector): void {

@@ -5,7 +5,7 @@
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
-import { exactStartTags, parseXml, positionForXPath, problemFinding } from "../shared/xml.ts";
+import { exactStartTags, parseXml, positionForXPath, problemFinding, utf16Column } from "../shared/xml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
 import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
@@ -31,7 +31,7 @@ function compile(config: unknown) {
     const out = new FindingCollector(ctx.maxFindings);
     const parsed = parseXml(input.bytes);
     if ("problems" in parsed) {
-      for (const p of parsed.problems) if (!out.add(problemFinding(p))) break;
+      for (const p of parsed.problems) if (!out.add(problemFinding(p, input.text))) break;
       return out.result();
     }
     const lines = new LineIndex(input.text);
@@ -58,7 +58,9 @@ function compile(config: unknown) {
           if (!fresh(message, xpath, line)) continue;
           const warn = d.level < 2;
           const at =
-            d.col > 0 ? { line, column: d.col } : positionForXPath(lines, line, xpath, message, exact);
+            d.col > 0
+              ? { line, column: utf16Column(input.text, line, d.col) }
+              : positionForXPath(lines, line, xpath, message, exact);
           const f = finding(warn ? "xml.schema_warning" : "xml.schema_violation", message, {
             severity: warn ? "warning" : "error",
             path: xpath,
