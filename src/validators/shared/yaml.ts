@@ -18,7 +18,7 @@ import { LineIndex, type Position } from "./position.ts";
 import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
 
 export interface YamlProblem {
-  code: "yaml.syntax_error" | "yaml.max_depth" | "yaml.alias_limit";
+  code: "yaml.syntax_error" | "yaml.max_depth" | "yaml.alias_limit" | "yaml.key_collision";
   message: string;
   position: Position | null;
   severity: "error" | "warning";
@@ -201,7 +201,8 @@ export function yamlDepthExceededAt(doc: Document.Parsed): number {
 }
 
 /**
- * Builds the plain value of a document, or a problem (alias bomb, unresolved alias, depth).
+ * Builds the plain value of a document, or a problem (alias bomb, unresolved alias, depth, keys
+ * that are one JSON property name).
  * `exactIntegers`: a decimal integer beyond 2^53 that fits 64 bits is a bigint, not its rounded
  * neighbour (CEL's `int`; JSON Schema's validators take numbers).
  */
@@ -209,6 +210,8 @@ export function yamlValue(
   doc: Document.Parsed,
   lines: LineIndex,
   exactIntegers = false,
+  /** false: the keys need not be JSON's (the syntax step checks YAML as YAML). */
+  jsonKeys = true,
 ): { value: unknown } | YamlProblem {
   const deep = yamlDepthExceededAt(doc);
   if (deep >= 0) {
@@ -216,6 +219,15 @@ export function yamlValue(
       code: "yaml.max_depth",
       message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
       position: lines.position(deep),
+      severity: "error",
+    };
+  }
+  const collision = jsonKeys ? keyCollision(doc.contents, lines.text) : null;
+  if (collision) {
+    return {
+      code: "yaml.key_collision",
+      message: `the keys ${collision.first} and ${collision.second} are different YAML keys but one JSON property name: the data was not checked`,
+      position: lines.position(collision.offset),
       severity: "error",
     };
   }
@@ -232,6 +244,41 @@ export function yamlValue(
       severity: "error",
     };
   }
+}
+
+/**
+ * The first key of a mapping whose JSON property name an earlier, different key of the same
+ * mapping already has: `1` (an int) and `"1"` (a string), `true` and `"true"`, `null` and `""`.
+ * YAML keeps them apart (yaml-keys.ts), JSON cannot: yaml's toJS kept the last value silently, so
+ * a rule saw `{"1": "b"}` for `{1: a, "1": b}`. Iterative; the depth is bounded before.
+ */
+function keyCollision(
+  contents: unknown,
+  text: string,
+): { first: string; second: string; offset: number } | null {
+  const stack: unknown[] = [contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const names = new Map<string, Node>();
+      for (const pair of node.items) {
+        const key = pair.key as Node | null;
+        if (isScalar(key)) {
+          const v = key.value;
+          const name = v === null ? "" : typeof v === "object" ? null : String(v);
+          const earlier = name === null ? undefined : names.get(name);
+          if (earlier?.range && key.range) {
+            // As written (`1`, `"1"`): their values print alike.
+            const src = (n: Node) => text.slice(n.range![0], n.range![1]).slice(0, 40);
+            return { first: src(earlier), second: src(key), offset: key.range[0] };
+          }
+          if (name !== null) names.set(name, key);
+        } else if (key) stack.push(key);
+        stack.push(pair.value);
+      }
+    } else if (isSeq(node)) for (const item of node.items) stack.push(item);
+  }
+  return null;
 }
 
 const INT64 = [-(2n ** 63n), 2n ** 63n - 1n] as const;

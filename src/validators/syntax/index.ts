@@ -44,7 +44,7 @@ function checkYaml(input: ValidationInput, out: FindingCollector): void {
   if (r.problems.some((p) => p.severity === "error")) return;
   // Building the value catches unresolved aliases and alias bombs, which are not parse errors.
   for (const doc of r.docs) {
-    const v = yamlValue(doc, r.lines);
+    const v = yamlValue(doc, r.lines, false, false);
     if ("code" in v && !out.add(finding(v.code, v.message, { ...v.position }))) return;
   }
 }

@@ -71,6 +71,31 @@ describe("an explicit !!float reads as YAML 1.2's core schema says", () => {
   });
 });
 
+describe("keys YAML keeps apart but JSON cannot", () => {
+  const collision = (first: string, second: string, line: number, column: number) => ({
+    severity: "error" as const,
+    code: "yaml.key_collision",
+    message: `the keys ${first} and ${second} are different YAML keys but one JSON property name: the data was not checked`,
+    path: null,
+    line,
+    column,
+    rule: null,
+  });
+  test('1 and "1": one finding at the second, not the last value kept silently', () => {
+    const schema = { properties: { "1": { const: "b" } } };
+    expect(run("json_schema", { schema }, '{1: a, "1": b}', "YAML").findings).toEqual([
+      collision("1", '"1"', 1, 8),
+    ]);
+    const rules = [{ id: "r", expr: "true", message: "m" }];
+    expect(run("assertions", { rules }, "x:\n  true: 1\n  'true': 2\n", "YAML").findings).toEqual([
+      collision("true", "'true'", 3, 3),
+    ]);
+  });
+  test("valid YAML all the same: the syntax step passes it", () => {
+    expect(run("syntax", {}, '{1: a, "1": b}', "YAML").findings).toEqual([]);
+  });
+});
+
 describe("numbers that are not finite are a finding, never a pass", () => {
   test.each([
     ["YAML", "a: .inf", "/a", 1, 4],
