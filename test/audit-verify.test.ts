@@ -9,22 +9,13 @@ import { toRow } from "../src/audit/store.ts";
 import type { AuditRow } from "../src/audit/types.ts";
 import { verifyChain } from "../src/audit/verify.ts";
 import { openDb } from "../src/db/open.ts";
+import { runAssay } from "./helpers/cli.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 
-async function assay(...args: string[]) {
-  const p = Bun.spawn([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args, ...s.cliArgs], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+/** `assay args…` on the server's database (helpers/cli.ts). */
+const assay = (...args: string[]) => runAssay([...args, ...s.cliArgs]);
 const rowAt = async (seq: number) =>
   toRow((await s.row<AuditRow>("SELECT * FROM audit_log WHERE seq = ?", seq))!);
 
