@@ -163,6 +163,14 @@ export const SETTINGS = [
     help: "Time limit of a run's steps in all, from its first step's start",
   },
   {
+    key: "check_timeout_ms",
+    kind: "int",
+    def: 10000,
+    min: 10,
+    max: 600000,
+    help: "Time limit of a workflow's save-time check of its XML schemas (past it: 400 too_complex)",
+  },
+  {
     key: "memory_limit_mb",
     kind: "int",
     def: 0,

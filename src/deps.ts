@@ -83,7 +83,11 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
       })
     : null;
   const intake = createIntakeRunner({ workerUrl: opts.intakeWorkerUrl ?? null, log });
-  const draftChecker = createDraftChecker({ workerUrl: opts.checkWorkerUrl ?? null, log });
+  const draftChecker = createDraftChecker({
+    workerUrl: opts.checkWorkerUrl ?? null,
+    timeoutMs: config.check_timeout_ms,
+    log,
+  });
   const runService = executor
     ? createRunService({
         runs,

@@ -2,6 +2,9 @@
 // (src/runs/intake/offload.ts) and the workflow check thread (src/workflows/check-thread.ts).
 // The thread is started on the first call. A thread that dies fails its calls with a 503 and the
 // next call starts another; a refusal comes back as the AppError it was (errors.ts, WireError).
+// With a deadline, a call that runs too long on the thread is refused and the thread replaced:
+// a computation cannot be interrupted in place (the check thread: a 1 KB XSD whose nested group
+// references double at each level took minutes to compile).
 import { fromWire, serviceUnavailable, type WireError } from "../errors.ts";
 import type { Logger } from "./log.ts";
 
@@ -10,6 +13,12 @@ export type ThreadAnswer<T> =
   | ({ id: number; ok: true } & T)
   | { id: number; ok: false; error: WireError }
   | { id: number; ok: false; failure: string };
+
+/** Sent by the thread before an answer: the call has started (a deadline runs from then). */
+export interface ThreadProgress {
+  id: number;
+  progress: unknown;
+}
 
 export interface ThreadCalls<In, Out> {
   /** Sends `message` (with `id` added; `transfer` moved, or copied when it cannot be). */
@@ -29,22 +38,68 @@ export function threadCalls<In extends object, Answer extends object, Out>(opts:
   /** The value of an answer that went well. */
   read(answer: { id: number; ok: true } & Answer): Out;
   log?: Logger;
+  /**
+   * A call's time limit from its first progress report; past it the call is refused with
+   * `error(message, its last progress)`, the thread terminated and the other calls sent again to
+   * a new one. Only for calls that are pure computation (sent twice, they answer the same) and
+   * transfer nothing.
+   */
+  deadline?: { ms: number; error(message: In, progress: unknown): Error };
 }): ThreadCalls<In, Out> {
+  interface Waiting {
+    resolve(v: Out): void;
+    reject(e: unknown): void;
+    message: In & { id: number };
+    progress?: unknown;
+    timer?: ReturnType<typeof setTimeout>;
+  }
   let worker: Worker | null = null;
-  const waiting = new Map<number, { resolve(v: Out): void; reject(e: unknown): void }>();
+  const waiting = new Map<number, Waiting>();
   let nextId = 1;
 
   const failAll = (detail: string) => {
-    for (const w of waiting.values()) w.reject(serviceUnavailable(detail, 1));
+    for (const w of waiting.values()) {
+      clearTimeout(w.timer);
+      w.reject(serviceUnavailable(detail, 1));
+    }
     waiting.clear();
   };
 
+  /** The call ran past its deadline: refused; the thread is replaced and the others sent again. */
+  function expire(id: number) {
+    const p = waiting.get(id);
+    const w = worker;
+    if (!p || !opts.deadline) return;
+    waiting.delete(id);
+    p.reject(opts.deadline.error(p.message, p.progress));
+    opts.log?.warn(
+      `${opts.name}: a call ran past its ${opts.deadline.ms} ms deadline; the thread is replaced`,
+    );
+    worker = null; // before terminate: its close event is then not a loss
+    w?.terminate();
+    if (!waiting.size) return;
+    const next = spawn();
+    worker = next;
+    for (const q of waiting.values()) {
+      clearTimeout(q.timer);
+      q.timer = undefined;
+      q.progress = undefined;
+      next.postMessage(q.message);
+    }
+  }
+
   function spawn(): Worker {
     const w = new Worker(opts.url);
-    w.onmessage = (e: MessageEvent<ThreadAnswer<Answer>>) => {
+    w.onmessage = (e: MessageEvent<ThreadAnswer<Answer> | ThreadProgress>) => {
       const m = e.data;
       const p = waiting.get(m.id);
-      if (!p) return;
+      if (!p || worker !== w) return;
+      if ("progress" in m) {
+        p.progress = m.progress;
+        if (opts.deadline && !p.timer) p.timer = setTimeout(() => expire(m.id), opts.deadline.ms);
+        return;
+      }
+      clearTimeout(p.timer);
       waiting.delete(m.id);
       if (m.ok) p.resolve(opts.read(m));
       else if ("error" in m) p.reject(fromWire(m.error));
@@ -68,7 +123,7 @@ export function threadCalls<In extends object, Answer extends object, Out>(opts:
       const id = nextId++;
       const sent = { ...message, id };
       return new Promise<Out>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
+        waiting.set(id, { resolve, reject, message: sent });
         try {
           w.postMessage(sent, transfer);
         } catch {

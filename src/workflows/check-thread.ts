@@ -3,7 +3,13 @@
 // engine — and a large one took seconds: an audit measured 6.4 s for five steps importing a
 // stored 7.5 MB XSD, and 10.8 s for a 19-byte PATCH of that workflow, during which the HTTP
 // thread answered nothing, /healthz included, for every tenant. Light drafts (most: configs of
-// a few KiB) are checked in place, which costs less than the round trip.
+// a few KiB) are checked in place, which costs less than the round trip — except drafts with an
+// xml_schema step: libxml2 builds a content model's automaton with every group reference
+// expanded, so a 1 KB XSD or RelaxNG grammar whose groups each reference the one before twice
+// compiles in time exponential in its depth (10 levels: 2.4 s; 12: past a minute). Those always go
+// to the thread, and a check that runs past `check_timeout_ms` is refused there (400 too_complex)
+// and the thread replaced (src/lib/thread-calls.ts).
+import { invalid } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
@@ -12,6 +18,10 @@ import type { WorkflowDraft } from "./types.ts";
 
 /** Drafts whose configs and referenced stored schemas weigh this much are checked off the HTTP thread. */
 export const CHECK_OFFLOAD_MIN_CHARS = 64 * 1024;
+/** Validators whose save-time compile has no useful bound in the schema's size: always offloaded. */
+const UNBOUNDED_COMPILE = new Set(["xml_schema"]);
+/** `check_timeout_ms`'s default (src/config.ts). */
+export const CHECK_TIMEOUT_MS = 10_000;
 
 export interface ToChecker {
   id: number;
@@ -38,9 +48,10 @@ export interface DraftChecker {
 }
 
 export function createDraftChecker(
-  opts: { workerUrl?: URL | string | null; minChars?: number; log?: Logger } = {},
+  opts: { workerUrl?: URL | string | null; minChars?: number; timeoutMs?: number; log?: Logger } = {},
 ): DraftChecker {
   const minChars = opts.minChars ?? CHECK_OFFLOAD_MIN_CHARS;
+  const timeoutMs = opts.timeoutMs ?? CHECK_TIMEOUT_MS;
   let offloaded = 0;
   const thread = opts.workerUrl
     ? threadCalls<Omit<ToChecker, "id">, { configs: Record<string, unknown>[] }, Record<string, unknown>[]>({
@@ -49,6 +60,7 @@ export function createDraftChecker(
         lostDetail: "The workflow could not be checked; retry.",
         read: (m) => m.configs,
         log: opts.log,
+        deadline: { ms: timeoutMs, error: (m, step) => tooComplex(m, step, timeoutMs) },
       })
     : null;
 
@@ -56,7 +68,8 @@ export function createDraftChecker(
     async check(d, ctx, only) {
       // Validators this instance adds (tests' test_hold) exist on this thread only.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
-      if (!thread || !builtIn || weight(d, ctx) < minChars) {
+      const unbounded = d.steps.some((s) => UNBOUNDED_COMPILE.has(s.validator));
+      if (!thread || !builtIn || (!unbounded && weight(d, ctx) < minChars)) {
         await prepareChecks(d.steps.map((s) => s.validator));
         checkDraft(d, stepFieldOf(only), ctx);
         return;
@@ -91,4 +104,19 @@ function weight(d: WorkflowDraft, ctx: StepConfigContext): number {
   for (const text of Object.values(ctx.xsdDocuments ?? {})) n += text.length;
   if (ctx.resources) n += JSON.stringify(ctx.resources).length;
   return n;
+}
+
+/** The 400 of a check past its deadline, naming the step whose schema was compiling. */
+function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
+  const i = typeof step === "number" && step >= 0 ? step : null;
+  const prefix = i === null ? "steps" : stepFieldOf(m.only)(i);
+  const field = i === null ? "steps" : prefix ? `${prefix}.config` : "config";
+  const what = i === null ? "The workflow's step configs" : "The step's schema";
+  return invalid("The workflow definition is invalid.", [
+    {
+      field,
+      code: "too_complex",
+      message: `${what} did not compile within ${ms / 1000} s: simplify it (nested group references and large occurrence counts multiply the size of a content model).`,
+    },
+  ]);
 }

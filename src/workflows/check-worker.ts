@@ -3,6 +3,7 @@
 // entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
 // stored schemas the steps reference come with the draft; no database, no network.
 import { AppError, toWire } from "../errors.ts";
+import type { ThreadProgress } from "../lib/thread-calls.ts";
 import { prepareChecks } from "../validators/registry.ts";
 import type { FromChecker, ToChecker } from "./check-thread.ts";
 import { stepFieldOf } from "./check-thread.ts";
@@ -15,7 +16,15 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
   let answer: FromChecker;
   try {
     await prepareChecks(m.draft.steps.map((s) => s.validator));
-    checkDraft(m.draft, stepFieldOf(m.only), { resources: m.resources, xsdDocuments: m.xsdDocuments });
+    // The step being compiled, so that a check past its deadline names it (check-thread.ts).
+    const onStep = (step: number) => self.postMessage({ id: m.id, progress: step } satisfies ThreadProgress);
+    onStep(-1);
+    checkDraft(
+      m.draft,
+      stepFieldOf(m.only),
+      { resources: m.resources, xsdDocuments: m.xsdDocuments },
+      onStep,
+    );
     answer = { id: m.id, ok: true, configs: m.draft.steps.map((s) => s.config ?? {}) };
   } catch (e) {
     answer =

@@ -96,6 +96,8 @@ export function checkDraft(
   d: WorkflowDraft,
   stepFieldOf: (i: number) => string = (i) => `steps[${i}]`,
   ctx: StepConfigContext = {},
+  /** Told before each step's config is compiled (the check thread reports it: check-thread.ts). */
+  onStep?: (i: number) => void,
 ): void {
   const errors: ErrorItem[] = [];
   if (!SLUG_RE.test(d.slug))
@@ -155,7 +157,9 @@ export function checkDraft(
     const tooLarge = total > MAX_WORKFLOW_PINNED_BYTES;
     if (!tooLarge)
       d.steps.forEach((s, i) => {
-        if (sizes[i] !== null) checkStepConfigOf(s, stepFieldOf(i), perStep[i]!, ctx);
+        if (sizes[i] === null) return;
+        onStep?.(i);
+        checkStepConfigOf(s, stepFieldOf(i), perStep[i]!, ctx);
       });
     errors.push(...perStep.flat());
     if (tooLarge)
