@@ -3,7 +3,8 @@
 // thresholds. A server whose workflows never touch XML should not carry that, so no module
 // imports a value from "libxml2-wasm": code that may run XML awaits loadLibxml() first
 // (src/validators/loader.ts for workers, prepareChecks in src/validators/registry.ts for
-// save-time checks), then takes what it needs from libxml() at call time.
+// save-time checks, which for xml_schema steps run on the workflow check thread), then takes what
+// it needs from libxml() at call time.
 type Libxml = typeof import("libxml2-wasm");
 
 let lib: Libxml | undefined;
