@@ -131,7 +131,7 @@ async function main(): Promise<number> {
     measureHttp(
       m,
       q
-        ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16 }
+        ? { rounds: 1, seconds: 2, warmupSeconds: 1, connections: 16, compilePeer: false }
         : // The JIT keeps compiling for ~8–10 s of this load (its threads took 13–25 % of the
           // server's core in the first 4 s, ~0 after 10 s, measured per second): the rounds
           // measure the steady state after it.

@@ -31,6 +31,8 @@ export interface HttpOptions {
   seconds: number;
   warmupSeconds: number;
   connections: number;
+  /** Compile better-sqlite3 for the Node peer when it is not yet (false in --quick). */
+  compilePeer?: boolean;
 }
 
 export interface Side {
@@ -131,7 +133,7 @@ export async function measureHttp(m: Machine, o: HttpOptions): Promise<HttpResul
   const token = initDataDir(dataDir, "bench");
   const base = await startBaseline(m);
   const floor = await startFloor(m, `${dir}/floor`, token);
-  let peerSkipped = peerMissing();
+  let peerSkipped = peerMissing(o.compilePeer ?? true);
   let peer: Proc | null = null;
   if (!peerSkipped)
     try {
