@@ -20,6 +20,12 @@ const C1 = /[\u007f-\u009f]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
 const TERMINAL_CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 const hex2 = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0");
+/**
+ * What `visible` writes as \uNNNN: the bidirectional embeddings, overrides and isolates, which
+ * reorder the text shown around them ("Trojan Source": a message reads as another), and the line
+ * and paragraph separators some terminals break lines at.
+ */
+const BIDI_AND_SEPARATORS = /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeMarkup(value: unknown): string {
   return String(value)
@@ -78,9 +84,13 @@ export function reportJson(value: unknown, indent?: number): string {
 
 /**
  * Text printed for people (terminal, CI log): control characters are shown, not obeyed. C0 but tab
- * (newline and carriage return included), DEL and C1 become `\xNN` (ESC is `\x1b`); lone surrogates
- * U+FFFD. Apply it to each line: the output's own line breaks are the only ones left.
+ * (newline and carriage return included), DEL and C1 become `\xNN` (ESC is `\x1b`); bidirectional
+ * controls and U+2028/U+2029 `\uNNNN`; lone surrogates U+FFFD. Apply it to each line: the output's
+ * own line breaks are the only ones left.
  */
 export function visible(text: string): string {
-  return text.toWellFormed().replace(TERMINAL_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`);
+  return text
+    .toWellFormed()
+    .replace(TERMINAL_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`)
+    .replace(BIDI_AND_SEPARATORS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }

@@ -15,6 +15,13 @@ describe("text printed for people", () => {
       "a\\x1b[2Jb\\x1b]8;;http://x/\\x07c\\x0d\\x0ad\te\\x7f\\x9b31m\\x85 \ufffd 😀 é",
     );
   });
+  test("bidirectional controls and line separators become \\uNNNN; marks and other scripts are kept", () => {
+    // Shown raw, U+202E would print `ok: total ‮0001 ≠ 1000‬` reversed: a message reading as another.
+    expect(
+      visible("total \u202e0001\u202c \u2066x\u2069 \u202a\u202b\u202d \u2067\u2068 a\u2028b\u2029c"),
+    ).toBe("total \\u202e0001\\u202c \\u2066x\\u2069 \\u202a\\u202b\\u202d \\u2067\\u2068 a\\u2028b\\u2029c");
+    expect(visible("\u200e\u200f עברית العربية")).toBe("\u200e\u200f עברית العربية");
+  });
 });
 
 describe("well-formed JSON reports", () => {
