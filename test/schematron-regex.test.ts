@@ -67,7 +67,9 @@ describe("tokenize() and replace() get the pattern's true answer", () => {
   test.each([
     ["count(tokenize(., concat('(a)', '\\1'))) = 1", "FORX0002"],
     ["count(tokenize(., concat('x', '?'))) = 1", "FORX0003"],
-    ["replace(., 'a', '$') = .", "FORX0004"],
+    ["replace(., 'a', concat('$', '')) = .", "FORX0004"],
+    // Checked before any match: an input the pattern does not match does not hide it.
+    ["replace(., 'no match here', concat('\\', 'x')) = .", "FORX0004"],
     ["replace(., 'a', 'b', string('q')) = .", "FORX0001"],
   ])("%s: an evaluation error, never a pass", async (test, code) => {
     const run = await runWith(test);

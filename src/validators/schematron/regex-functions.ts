@@ -56,26 +56,37 @@ function tokenize(input: string | null, pattern: string, flags = ""): string[] {
   return out;
 }
 
-/** XPath's replacement string: `$N` a group (the longest N that is one), `\$` and `\\` literals. */
-function expand(replacement: string, m: RegExpMatchArray): string {
-  let out = "";
+/**
+ * Why an XPath replacement string can never be used (FORX0004), or null: `\` escapes only `\` or
+ * `$`, and `$` is followed by a group's digits. Checked before any match, as the save-time check
+ * (xpath.ts) does for a literal one, so save and run agree and an input without a match does not
+ * hide it.
+ */
+export function replacementProblem(replacement: string): string | null {
   for (let i = 0; i < replacement.length; i++) {
     const c = replacement[i];
     if (c === "\\") {
       const next = replacement[i + 1];
-      if (next !== "\\" && next !== "$")
-        throw new Error('FORX0004: "\\" in a replacement escapes only "\\" or "$"');
-      out += next;
+      if (next !== "\\" && next !== "$") return 'FORX0004: "\\" in a replacement escapes only "\\" or "$"';
       i++;
-    } else if (c === "$") {
-      let digits = "";
+    } else if (c === "$" && !/[0-9]/.test(replacement[i + 1] ?? ""))
+      return 'FORX0004: "$" in a replacement names a group by its number';
+  }
+  return null;
+}
+
+/** XPath's replacement string (replacementProblem's): `$N` a group (the longest N that is one). */
+function expand(replacement: string, m: RegExpMatchArray): string {
+  let out = "";
+  for (let i = 0; i < replacement.length; i++) {
+    const c = replacement[i];
+    if (c === "\\") out += replacement[++i];
+    else if (c === "$") {
+      let digits = replacement[++i]!;
       while (/[0-9]/.test(replacement[i + 1] ?? "") && Number(digits + replacement[i + 1]) < m.length)
         digits += replacement[++i];
-      if (digits === "") {
-        if (!/[0-9]/.test(replacement[i + 1] ?? ""))
-          throw new Error('FORX0004: "$" in a replacement names a group');
-        i++; // a group the pattern does not have: the empty string
-      } else out += m[Number(digits)] ?? "";
+      // A group the pattern does not have is the empty string.
+      out += Number(digits) < m.length ? (m[Number(digits)] ?? "") : "";
     } else out += c;
   }
   return out;
@@ -83,6 +94,8 @@ function expand(replacement: string, m: RegExpMatchArray): string {
 
 function replace(input: string | null, pattern: string, replacement: string, flags = ""): string {
   const re = compile(pattern, flags);
+  const bad = replacementProblem(replacement);
+  if (bad) throw new Error(bad);
   if (!input) return "";
   let out = "";
   let at = 0;

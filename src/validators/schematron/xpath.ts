@@ -9,7 +9,13 @@ import fx from "fontoxpath";
 import { slimdom } from "slimdom-sax-parser";
 // fontoxpath's own regex compiler (its dependency): matches() runs `compile(p, {language: "xpath"})`.
 import { compile as compileXsPattern } from "xspattern";
-import { REGEX_NS, isRegexFunction, regexLiteralProblem, registerRegexFunctions } from "./regex-functions.ts";
+import {
+  REGEX_NS,
+  isRegexFunction,
+  regexLiteralProblem,
+  registerRegexFunctions,
+  replacementProblem,
+} from "./regex-functions.ts";
 
 export const FN_NS = "http://www.w3.org/2005/xpath-functions";
 const ASSAY_NS = "urn:assay:schematron";
@@ -187,6 +193,11 @@ function regexProblem(
 ): string | null {
   if (call.localName !== "functionCallExpr" || uri !== FN_NS) return null;
   const args = Array.from(Array.from(call.children).find((c) => c.localName === "arguments")?.children ?? []);
+  if (local === "replace" && isRegexFunction(local, args.length)) {
+    const replacement = literal(args[2]);
+    const bad = replacement === null ? null : replacementProblem(replacement);
+    if (bad) return `calls ${shown}() with a replacement that can never be used (${bad})`;
+  }
   const pattern = literal(args[1]);
   if (pattern === null) return null; // computed when the step runs: a run-time error there
   let why: string | null | undefined = null;

@@ -120,6 +120,23 @@ describe("schematron save: literal regex patterns", () => {
     );
   });
 
+  test("replace() with a literal replacement XPath refuses is refused, whatever its pattern", () => {
+    refused(
+      "replace(., 'a', '$') = .",
+      'calls replace() with a replacement that can never be used (FORX0004: "$" in a replacement names a group by its number)',
+    );
+    refused(
+      "replace(., concat('a', ''), 'x$y') = .",
+      'calls replace() with a replacement that can never be used (FORX0004: "$" in a replacement names a group by its number)',
+    );
+    refused(
+      "fn:replace(., 'a', 'c:\\temp', 'i') = .",
+      'calls fn:replace() with a replacement that can never be used (FORX0004: "\\" in a replacement escapes only "\\" or "$")',
+    );
+    for (const ok of ["'$1\\$\\\\'", "'$0$12'", "''", "concat('$', '')"])
+      expect(checkStepConfig("schematron", { schema: schema(`replace(., '(a)', ${ok}) = .`) })).toEqual([]);
+  });
+
   test("a test with several bad literals names each; a let's value is checked too", () => {
     const s = sch(`<sch:pattern><sch:rule context="x">
 <sch:let name="v" value="replace(., '(a)\\1', '')"/>
