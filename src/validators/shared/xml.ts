@@ -185,11 +185,18 @@ export interface PositionQuery {
 }
 
 /**
+ * libxml2 keeps an element's line in 16 bits: from 65,535 on (XML_PARSE_BIG_LINES) it reports a
+ * line guessed from the text nodes around the element, one past the tag when the next text begins
+ * with its line break. Such an element is always found by the scan.
+ */
+const BIG_LINE = 65_535;
+
+/**
  * Start tags located exactly (xml-paths.ts) for the findings whose line may name the wrong one by
  * its first match: the line holds more than one start tag of their element's name, or one and
- * the end of another begun above it. One scan of the text for all of them. Keyed by elementPath.
- * Not done when the document declares an entity whose replacement text may hold elements the
- * scan would not count (entityMayHoldMarkup).
+ * the end of another begun above it, or libxml2's line is past 16 bits. One scan of the text for
+ * all of them. Keyed by elementPath. Not done when the document declares an entity whose
+ * replacement text may hold elements the scan would not count (entityMayHoldMarkup).
  */
 export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<string, number> {
   const wanted = new Set<string>();
@@ -198,6 +205,10 @@ export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<
     const t = target(q.xpath, q.message);
     const path = t && elementPath(t.element);
     if (!t || !path || t.attr !== null) continue;
+    if (q.line >= BIG_LINE) {
+      wanted.add(path);
+      continue;
+    }
     const starts = startTagsOnLine(lines, q.line, t.name);
     if (starts > 1 || (starts === 1 && openTagAbove(lines, q.line, t.name) >= 0)) wanted.add(path);
   }
@@ -305,7 +316,7 @@ export function positionForXPath(
     // On the reported line, or the tag begun above it and ending there: anything else is a
     // path the scan read differently from libxml2, and the guesses below are safer.
     const p = lines.position(at);
-    if (p.line === line || at === openTagAbove(lines, line, t.name)) return p;
+    if (p.line === line || line >= BIG_LINE || at === openTagAbove(lines, line, t.name)) return p;
   }
   const m = startTagPattern(t.name).exec(lineText(lines, line).text);
   if (m) return { line, column: m.index + 1 };

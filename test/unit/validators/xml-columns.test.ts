@@ -38,3 +38,24 @@ describe("XML parser findings are placed in UTF-16 code units", () => {
     expect(utf16Column(text, 2, null)).toBe(null);
   });
 });
+
+describe("xml_schema findings past line 65,535", () => {
+  // libxml2 keeps an element's line in 16 bits; past it, it guesses from the text around the
+  // element: the unexpected <b/> on line 65,539 was reported on 65,540, without a column.
+  const xsd = `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" maxOccurs="unbounded" type="xs:int"/></xs:sequence></xs:complexType></xs:element></xs:schema>`;
+  const doc = (before: number, tail: string) => `<r>\n${"<a>1</a>\n".repeat(before)}${tail}</r>\n`;
+  test("an element's finding is on the line and column of its start tag", () => {
+    // Lines: <r> is 1, the a elements 2..65,537, <a>x</a> 65,538, <b/> 65,539.
+    expect(at("xml_schema", { schema_type: "xsd", schema: xsd }, doc(65_536, "<a>x</a>\n<b/>\n"))).toEqual([
+      ["xml.schema_violation", 65_538, 1],
+      ["xml.schema_violation", 65_539, 1],
+    ]);
+  });
+  test("a start tag written over several lines is placed where it begins", () => {
+    const tail = '<a>x</a>\n  <b\n   id="1"\n  />\n';
+    expect(at("xml_schema", { schema_type: "xsd", schema: xsd }, doc(70_000, tail))).toEqual([
+      ["xml.schema_violation", 70_002, 1],
+      ["xml.schema_violation", 70_003, 3],
+    ]);
+  });
+});
