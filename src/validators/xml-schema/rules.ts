@@ -17,7 +17,8 @@ const XSD: Table = [
   [/Element content is not allowed, because the content type is a simple type/, "cvc-complex-type.2.2"],
   [/Element content is not allowed, because the type definition is simple/, "cvc-type.3.1.2"],
   [/No matching global declaration available for the validation root/, "cvc-elt.1"],
-  [/abstract/i, "cvc-elt.2"],
+  [/The element declaration is abstract/, "cvc-elt.2"],
+  [/The type definition is abstract/, "cvc-type.2"],
   [/not 'nillable'|xsi:nil/, "cvc-elt.3"],
   [/xsi:type/, "cvc-elt.4"],
   [/fixed value constraint/, "cvc-elt.5.2.2"],
@@ -55,9 +56,17 @@ const DEFAULT: Record<SchemaType, string> = {
 };
 const TABLES: Record<SchemaType, Table> = { xsd: XSD, dtd: DTD, relaxng: RELAXNG };
 
+/**
+ * The names libxml2 puts before an XSD message (`Element 'abstract', attribute 'x': `): read past
+ * them, so that an element named like a rule's words is not taken for that rule (a fixed-value
+ * failure of an element named `abstract` was labelled cvc-elt.2).
+ */
+const XSD_SUBJECT = /^Element '[^']*'(?:, attribute '[^']*')?: /;
+
 export function validityRule(type: SchemaType, message: string): string {
+  const text = type === "xsd" ? message.replace(XSD_SUBJECT, "") : message;
   for (const [re, rule] of TABLES[type]) {
-    const m = re.exec(message);
+    const m = re.exec(text);
     if (m) return typeof rule === "string" ? rule : rule(m);
   }
   return DEFAULT[type];

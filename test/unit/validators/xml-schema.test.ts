@@ -187,6 +187,18 @@ describe("xml_schema: RelaxNG and DTD", () => {
       "cvc-complex-type.4",
       "cvc-complex-type.2.4",
     ]);
+    // Abstract declarations and types have rules of their own; an element named `abstract` none.
+    const abstract = `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="r"><xs:complexType><xs:sequence><xs:element name="abstract" type="xs:int" fixed="1"/><xs:element name="t" type="B"/></xs:sequence></xs:complexType></xs:element><xs:element name="h" abstract="true"/><xs:complexType name="B" abstract="true"/></xs:schema>`;
+    expect(
+      validate("xsd", abstract, "<r><abstract>2</abstract><t/></r>").findings.map((f) => [f.rule, f.message]),
+    ).toEqual([
+      [
+        "cvc-elt.5.2.2",
+        "Element 'abstract': The actual value '2' does not match the fixed value constraint '1'.",
+      ],
+      ["cvc-type.2", "Element 't': The type definition is abstract."],
+    ]);
+    expect(validate("xsd", abstract, "<h/>").findings.map((f) => f.rule)).toEqual(["cvc-elt.2"]);
     const dtdFindings = validate("dtd", dtd, "<note>\n<to>a</to>\n<x/></note>");
     expect(dtdFindings.findings.map((f) => f.rule)).toEqual([
       "VC: Element Valid",
