@@ -79,6 +79,14 @@ const tooDeepProblem = (position: Position | null): YamlProblem => ({
   severity: "error",
 });
 
+/**
+ * A lone CR as the LF it stands for. YAML 1.2 (§5.4) breaks lines at CR LF, CR and LF, and a
+ * processor normalises each to LF in content; yaml knows only the first two, so a file with
+ * classic Mac line ends was one line and a syntax error. Same length: offsets, and the lines
+ * LineIndex counts on the original text (lone CR included), are unchanged.
+ */
+const lineFeeds = (text: string) => (text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text);
+
 export function parseYaml(text: string): ParsedYaml {
   const lines = new LineIndex(text);
   const problems: YamlProblem[] = [];
@@ -95,7 +103,7 @@ export function parseYaml(text: string): ParsedYaml {
       customTags: markResolvedTags,
       resolveKnownTags: false,
     });
-    for (const doc of composer.compose(boundedTokens(text, MAX_JSON_DEPTH))) docs.push(doc);
+    for (const doc of composer.compose(boundedTokens(lineFeeds(text), MAX_JSON_DEPTH))) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same
     // is yaml.max_depth in our words; anything else yaml throws is a finding too, never a crash.

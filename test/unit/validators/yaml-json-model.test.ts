@@ -121,3 +121,30 @@ describe("numbers that are not finite are a finding, never a pass", () => {
     ]);
   });
 });
+
+describe("a lone CR breaks YAML lines, as YAML 1.2 §5.4 says", () => {
+  // yaml knows CR LF and LF only: a file with classic Mac line ends was one line and a syntax error.
+  const schema = {
+    type: "object",
+    properties: { b: { type: "integer" }, text: { const: "one\ntwo\n" }, folded: { const: "x y" } },
+  };
+  test("the same findings at the same lines as with LF or CR LF", () => {
+    const at = (eol: string) =>
+      run(
+        "json_schema",
+        { schema },
+        ["a: 1", "b: x", "text: |", "  one", "  two", 'folded: "x', '  y"', ""].join(eol),
+        "YAML",
+      ).findings.map((f) => [f.code, f.path, f.line, f.column]);
+    const lf = at("\n");
+    expect(lf).toEqual([["json_schema.type", "/b", 2, 4]]);
+    expect(at("\r")).toEqual(lf);
+    expect(at("\r\n")).toEqual(lf);
+    expect(run("syntax", {}, "a: 1\rb: [1,\r 2]\r", "YAML").findings).toEqual([]);
+  });
+  test("a syntax error after lone CRs is on its own line", () => {
+    expect(run("syntax", {}, "a: 1\rb: [\r", "YAML").findings.map((f) => [f.code, f.line])).toEqual([
+      ["yaml.syntax_error", 3],
+    ]);
+  });
+});
