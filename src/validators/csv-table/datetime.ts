@@ -176,18 +176,50 @@ function anyParts(kind: Kind, raw: string): Parts | null {
   if (kind === "time") return null;
   const t = Date.parse(raw);
   if (Number.isNaN(t)) return null;
-  const d = new Date(t);
-  if (!inYearRange(d.getUTCFullYear())) return null;
+  // The fields as written, and the offset written with them: a date is the day written
+  // ("1969-01-10T23:00:00-05:00" is the 10th, not the UTC day, the 11th). Without an offset
+  // Date.parse read the server's local time: its local fields are the ones written.
+  const offsetMin = writtenOffset(raw);
+  const d = new Date(offsetMin === null ? t : t + offsetMin * 60_000);
+  const local = offsetMin === null;
+  const year = local ? d.getFullYear() : d.getUTCFullYear();
+  if (!inYearRange(year)) return null;
   return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-    fraction: String(d.getUTCMilliseconds()).padStart(3, "0"),
-    offsetMin: 0,
+    year,
+    month: (local ? d.getMonth() : d.getUTCMonth()) + 1,
+    day: local ? d.getDate() : d.getUTCDate(),
+    hour: local ? d.getHours() : d.getUTCHours(),
+    minute: local ? d.getMinutes() : d.getUTCMinutes(),
+    second: local ? d.getSeconds() : d.getUTCSeconds(),
+    fraction: String(local ? d.getMilliseconds() : d.getUTCMilliseconds()).padStart(3, "0"),
+    offsetMin: offsetMin ?? 0,
   };
+}
+
+/** RFC 2822's zone names (§4.3) and UTC's, in minutes east. */
+const ZONES: Record<string, number> = {
+  ut: 0,
+  utc: 0,
+  gmt: 0,
+  z: 0,
+  est: -300,
+  edt: -240,
+  cst: -360,
+  cdt: -300,
+  mst: -420,
+  mdt: -360,
+  pst: -480,
+  pdt: -420,
+};
+/** A zone at the end of a date string: `-05:00`, `+0500`, `GMT+0100`, `EST`, `Z`, a `(comment)` after. */
+const ZONE_AT_END = /(?:([+-])(\d{2}):?(\d{2})|\b([a-z]{1,3}))\s*(?:\([^)]*\))?\s*$/i;
+
+/** The offset a string Date.parse read was written with, in minutes east; null when none. */
+function writtenOffset(raw: string): number | null {
+  const m = ZONE_AT_END.exec(raw);
+  if (!m) return null;
+  if (m[1]) return (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+  return ZONES[m[4]!.toLowerCase()] ?? null;
 }
 
 const FILLERS = new Set(["st", "nd", "rd", "th", "of", "at", "on", "the", "t"]);

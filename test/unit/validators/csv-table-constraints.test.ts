@@ -286,3 +286,28 @@ describe("csv_table: constraint values the field type cannot read are refused at
     ]);
   });
 });
+
+describe("csv_table: a date read with format any is the day written", () => {
+  // Read through Date.parse, a date written with an offset was its UTC day: 23:00 at -05:00 on
+  // the 10th is 04:00 UTC on the 11th, so `maximum: "1969-01-10"` refused a date of the 10th.
+  const fields = [{ name: "d", type: "date", format: "any", constraints: { maximum: "1969-01-10" } }];
+  test("an offset or zone name moves the instant, never the day", () => {
+    const rows = [
+      "1969-01-10T23:00:00-05:00",
+      '"Mon, 10 Jan 1969 23:00:00 -0500"',
+      '"Fri, 10 Jan 1969 01:00:00 +0500"',
+      '"Fri, 10 Jan 1969 23:30:00 EST"',
+      '"Fri, 10 Jan 1969 23:30:00 GMT+0100 (CET)"',
+    ];
+    expect(table(fields, ["d", ...rows, ""].join("\n")).findings).toEqual([]);
+    const later = table(fields, 'd\n"Sat, 11 Jan 1969 00:30:00 +0100"\n').findings;
+    expect(later.map((f) => [f.code, f.line])).toEqual([["csv.constraint_error", 2]]);
+  });
+  test("a datetime keeps its instant: the offset counts there", () => {
+    const dt = [
+      { name: "t", type: "datetime", format: "any", constraints: { maximum: "1969-01-11T03:59:59Z" } },
+    ];
+    const r = table(dt, 't\n"Mon, 10 Jan 1969 23:00:00 -0500"\n"Fri, 10 Jan 1969 22:59:59 -0500"\n');
+    expect(r.findings.map((f) => [f.code, f.line])).toEqual([["csv.constraint_error", 2]]);
+  });
+});
