@@ -28,14 +28,66 @@ function indexOf(hay: Uint8Array, needle: Uint8Array, from: number): number {
   return -1;
 }
 
-function param(header: string, key: string): string | null {
-  const m = new RegExp(`(?:^|;)\\s*${key}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, "i").exec(header);
-  if (!m) return null;
-  return m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? "");
+/** RFC 9110 §5.6.2 token characters. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]$/;
+
+/**
+ * The `; key=value` parameters of a header value from `from` on (RFC 9110 §5.6.6; quoted-string
+ * §5.6.4), keys lowercased. Strict: a regex over the whole value read `filename=` inside another
+ * parameter's quoted value (`name="x; filename=evil"` had a file name), took the first of two
+ * `name` parameters where other parsers take the last, and cut an unquoted `a b.json` to `a`.
+ * Those are refused, as are unterminated quotes; a trailing `;` is tolerated.
+ */
+export function parameters(header: string, from: number): Map<string, string> {
+  const out = new Map<string, string>();
+  let i = from;
+  const space = () => {
+    while (header[i] === " " || header[i] === "\t") i++;
+  };
+  const token = () => {
+    const start = i;
+    while (i < header.length && TOKEN.test(header[i]!)) i++;
+    return header.slice(start, i);
+  };
+  for (;;) {
+    space();
+    if (i >= header.length) return out;
+    if (header[i] !== ";")
+      throw new MultipartError(`unexpected ${JSON.stringify(header[i])} in a header's parameters`);
+    i++;
+    space();
+    if (i >= header.length) return out;
+    const key = token().toLowerCase();
+    if (!key) throw new MultipartError("a header parameter without a name");
+    space();
+    if (header[i] !== "=") throw new MultipartError(`the header parameter ${key} has no value`);
+    i++;
+    space();
+    let value = "";
+    if (header[i] === '"') {
+      for (i++; ; ) {
+        if (i >= header.length)
+          throw new MultipartError(`the header parameter ${key} has an unterminated quote`);
+        const c = header[i++]!;
+        if (c === '"') break;
+        if (c === "\\") {
+          if (i >= header.length)
+            throw new MultipartError(`the header parameter ${key} has an unterminated quote`);
+          value += header[i++];
+        } else value += c;
+      }
+    } else {
+      value = token();
+      if (!value) throw new MultipartError(`the header parameter ${key} has no value`);
+    }
+    if (out.has(key)) throw new MultipartError(`the header parameter ${key} is given twice`);
+    out.set(key, value);
+  }
 }
 
 export function boundaryOf(contentType: string): string {
-  const b = param(contentType.slice(contentType.indexOf(";")), "boundary");
+  const semi = contentType.indexOf(";");
+  const b = semi < 0 ? undefined : parameters(contentType, semi).get("boundary");
   if (!b || b.length > 70) throw new MultipartError("missing or invalid boundary");
   return b;
 }
@@ -63,23 +115,30 @@ export function parseMultipart(body: Uint8Array, boundary: string): Part[] {
     const bodyStart = emptyHead ? at + 2 : headEnd + 4;
     const end = indexOf(body, next, bodyStart);
     if (end === -1) throw new MultipartError("a part is not terminated by a boundary");
-    let disposition = "";
+    let disposition: string | null = null;
     let contentType: string | null = null;
     for (const line of headers.split("\r\n")) {
       const colon = line.indexOf(":");
       if (colon < 1) throw new MultipartError("malformed part header");
       const key = line.slice(0, colon).trim().toLowerCase();
       const value = line.slice(colon + 1).trim();
+      // Twice is refused, not first or last wins: parsers in front of Assay may pick the other.
+      if (
+        (key === "content-disposition" && disposition !== null) ||
+        (key === "content-type" && contentType !== null)
+      )
+        throw new MultipartError(`a part with two ${key} headers`);
       if (key === "content-disposition") disposition = value;
       else if (key === "content-type") contentType = value;
     }
-    if (!/^form-data\b/i.test(disposition))
-      throw new MultipartError("a part without Content-Disposition: form-data");
-    const name = param(disposition, "name");
-    if (name === null) throw new MultipartError("a part without a name");
+    const type = disposition === null ? null : /^form-data[ \t]*(?=;|$)/i.exec(disposition);
+    if (!type) throw new MultipartError("a part without Content-Disposition: form-data");
+    const params = parameters(disposition!, type[0].length);
+    const name = params.get("name");
+    if (name === undefined) throw new MultipartError("a part without a name");
     parts.push({
       name,
-      filename: param(disposition, "filename"),
+      filename: params.get("filename") ?? null,
       contentType,
       body: body.subarray(bodyStart, end),
     });
