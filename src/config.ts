@@ -168,7 +168,7 @@ export const SETTINGS = [
     def: 10000,
     min: 10,
     max: 600000,
-    help: "Time limit of a workflow's save-time check of its XML schemas (past it: 400 too_complex)",
+    help: "Time limit of a workflow's save-time check, its schemas and expressions compiled (past it: 400 too_complex)",
   },
   {
     key: "memory_limit_mb",

@@ -62,7 +62,7 @@ describe("a 20,000-value enum", () => {
     expect(await run("strings", '"C-20000"')).toEqual(notOne(JSON.stringify(strings).slice(0, 77)));
   }, 60_000);
 
-  test("with a 100 KB description, checked on the check thread, is saved and runs alike", async () => {
+  test("with a 100 KB description, checked on the check thread like every draft, is saved and runs alike", async () => {
     const before = s.deps.draftChecker.offloaded;
     const schema = { description: "x".repeat(100_000), enum: numbers };
     expect((await save("described", schema)).status).toBe(201);

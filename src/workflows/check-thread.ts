@@ -1,14 +1,13 @@
-// A workflow's save-time check on a thread of its own (src/workflows/check-worker.ts) when the
-// draft is heavy. The check compiles every step's schema — libxml2 for XSD sets, the JSON Schema
-// engine — and a large one took seconds: an audit measured 6.4 s for five steps importing a
-// stored 7.5 MB XSD, and 10.8 s for a 19-byte PATCH of that workflow, during which the HTTP
-// thread answered nothing, /healthz included, for every tenant. Light drafts (most: configs of
-// a few KiB) are checked in place, which costs less than the round trip — except drafts with an
-// xml_schema step: libxml2 builds a content model's automaton with every group reference
-// expanded, so a 1 KB XSD or RelaxNG grammar whose groups each reference the one before twice
-// compiles in time exponential in its depth (10 levels: 2.4 s; 12: past a minute). Those always go
-// to the thread, and a check that runs past `check_timeout_ms` is refused there (400 too_complex)
-// and the thread replaced (src/lib/thread-calls.ts).
+// A workflow's save-time check on a thread of its own (src/workflows/check-worker.ts), never on
+// the HTTP thread. The check compiles every step's schema — libxml2 for XSD sets and RelaxNG, the
+// JSON Schema engine, CEL, Schematron's XPath — and some took seconds or more, during which the
+// HTTP thread answered nothing, /healthz included, for every tenant: five steps importing a
+// stored 7.5 MB XSD, 6.4 s (and 10.8 s for a 19-byte PATCH of that workflow); a 64 KB JSON Schema
+// whose $defs form a chain of 2,000 `$ref`s, 1.4 s; a 1.6 KB XSD or RelaxNG grammar whose groups
+// each reference the one before twice, exponential in its depth (libxml2 expands every reference
+// into the content model's automaton: 10 levels 2.4 s, 12 past a minute). A check that runs past
+// `check_timeout_ms` is refused (400 too_complex, naming the step) and the thread replaced
+// (src/lib/thread-calls.ts). The round trip costs well under a millisecond for a light draft.
 import { invalid } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
@@ -16,10 +15,6 @@ import { getValidator, prepareChecks, type StepConfigContext } from "../validato
 import { checkDraft } from "./check.ts";
 import type { WorkflowDraft } from "./types.ts";
 
-/** Drafts whose configs and referenced stored schemas weigh this much are checked off the HTTP thread. */
-export const CHECK_OFFLOAD_MIN_CHARS = 64 * 1024;
-/** Validators whose save-time compile has no useful bound in the schema's size: always offloaded. */
-const UNBOUNDED_COMPILE = new Set(["xml_schema"]);
 /** `check_timeout_ms`'s default (src/config.ts). */
 export const CHECK_TIMEOUT_MS = 10_000;
 
@@ -48,9 +43,8 @@ export interface DraftChecker {
 }
 
 export function createDraftChecker(
-  opts: { workerUrl?: URL | string | null; minChars?: number; timeoutMs?: number; log?: Logger } = {},
+  opts: { workerUrl?: URL | string | null; timeoutMs?: number; log?: Logger } = {},
 ): DraftChecker {
-  const minChars = opts.minChars ?? CHECK_OFFLOAD_MIN_CHARS;
   const timeoutMs = opts.timeoutMs ?? CHECK_TIMEOUT_MS;
   let offloaded = 0;
   const thread = opts.workerUrl
@@ -66,10 +60,10 @@ export function createDraftChecker(
 
   return {
     async check(d, ctx, only) {
-      // Validators this instance adds (tests' test_hold) exist on this thread only.
+      // Validators this instance adds (tests' test_hold) exist on this thread only. Without a
+      // thread (the CLI's own checks, `assay workflows import`) the check runs in place.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
-      const unbounded = d.steps.some((s) => UNBOUNDED_COMPILE.has(s.validator));
-      if (!thread || !builtIn || (!unbounded && weight(d, ctx) < minChars)) {
+      if (!thread || !builtIn) {
         await prepareChecks(d.steps.map((s) => s.validator));
         checkDraft(d, stepFieldOf(only), ctx);
         return;
@@ -97,26 +91,17 @@ export function createDraftChecker(
   };
 }
 
-/** Characters of the draft's configs and of the stored schemas they reference (an upper bound). */
-function weight(d: WorkflowDraft, ctx: StepConfigContext): number {
-  let n = 0;
-  for (const s of d.steps) n += JSON.stringify(s.config ?? {}).length;
-  for (const text of Object.values(ctx.xsdDocuments ?? {})) n += text.length;
-  if (ctx.resources) n += JSON.stringify(ctx.resources).length;
-  return n;
-}
-
 /** The 400 of a check past its deadline, naming the step whose schema was compiling. */
 function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
   const i = typeof step === "number" && step >= 0 ? step : null;
   const prefix = i === null ? "steps" : stepFieldOf(m.only)(i);
   const field = i === null ? "steps" : prefix ? `${prefix}.config` : "config";
-  const what = i === null ? "The workflow's step configs" : "The step's schema";
+  const what = i === null ? "The workflow's step configs" : "The step's config";
   return invalid("The workflow definition is invalid.", [
     {
       field,
       code: "too_complex",
-      message: `${what} did not compile within ${ms / 1000} s: simplify it (nested group references and large occurrence counts multiply the size of a content model).`,
+      message: `${what} did not compile within ${ms / 1000} s: simplify its schema or expressions (in an XML schema, nested group references and large occurrence counts multiply the size of a content model).`,
     },
   ]);
 }
