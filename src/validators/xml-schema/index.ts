@@ -61,7 +61,7 @@ function compile(config: unknown) {
             d.col > 0
               ? { line, column: utf16Column(input.text, line, d.col) }
               : positionForXPath(lines, line, xpath, message, exact);
-          const f = finding(warn ? "xml.schema_warning" : "xml.schema_violation", message, {
+          const f = finding(warn ? "xml.schema_warning" : "xml.schema_violation", shown(message), {
             severity: warn ? "warning" : "error",
             path: xpath,
             line: at.line,
@@ -79,6 +79,13 @@ function compile(config: unknown) {
     return out.result();
   };
 }
+
+/**
+ * libxml2's RelaxNG message for a missing element it cannot name leaves the name's slot empty:
+ * "Expecting an element , got nothing" reads as "Expecting an element, got nothing".
+ */
+const shown = (message: string) =>
+  message.replace(/^Expecting an element , got nothing$/, "Expecting an element, got nothing");
 
 export const xmlSchemaValidator: ValidatorDef = {
   slug: "xml_schema",

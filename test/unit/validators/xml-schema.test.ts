@@ -208,6 +208,13 @@ describe("xml_schema: RelaxNG and DTD", () => {
     expect(run("syntax", {}, "<a><b></a>", "XML").findings.map((f) => f.rule)).toEqual(["xml:well-formed"]);
   });
 
+  test("RelaxNG's missing element it cannot name reads as a sentence", () => {
+    const r = validate("relaxng", rng, "<addressBook><card><name>x</name></card></addressBook>");
+    expect(r.findings.map((f) => [f.message, f.path, f.rule])).toEqual([
+      ["Expecting an element, got nothing", "/addressBook/card", "relaxng:element"],
+    ]);
+  });
+
   test("RelaxNG violations", () => {
     const xml = "<addressBook>\n<card><name>x</name><age>x</age></card>\n<card><nam/></card></addressBook>";
     const r = validate("relaxng", rng, xml);
