@@ -76,6 +76,41 @@ try {
   if (runRes.status === 404) console.log("smoke: runs endpoint not present yet (skipped)");
   else if (runRes.status !== 201 || runBody.status !== "failed")
     fail(`run answered ${runRes.status} ${JSON.stringify(runBody)}`);
+  // libxml2 in the binary: an XSD compiled on the workflow check thread at save, a validity error
+  // with its path (libxml2-wasm's error collector, bounded by src/validators/shared/libxml-errors.ts).
+  const xsd = await fetch(`${base}/api/v1/orgs/smoke/workflows/`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({
+      slug: "smoke-xsd",
+      name: "Smoke XSD",
+      allowed_file_types: ["XML"],
+      steps: [
+        {
+          name: "xsd",
+          validator: "xml_schema",
+          config: {
+            schema_type: "xsd",
+            schema:
+              '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" type="xs:int"/></xs:sequence></xs:complexType></xs:element></xs:schema>',
+          },
+        },
+      ],
+    }),
+  });
+  if (xsd.status !== 201) fail(`XSD workflow create answered ${xsd.status}: ${await xsd.text()}`);
+  const xsdRun = await fetch(`${base}/api/v1/orgs/smoke/workflows/smoke-xsd/runs/`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/xml" },
+    body: "<r><a>x</a></r>",
+  });
+  const xsdBody = (await xsdRun.json()) as { status?: string; steps?: { findings?: { path?: string }[] }[] };
+  if (
+    xsdRun.status !== 201 ||
+    xsdBody.status !== "failed" ||
+    xsdBody.steps?.[0]?.findings?.[0]?.path !== "/r/a"
+  )
+    fail(`XSD run answered ${xsdRun.status} ${JSON.stringify(xsdBody)}`);
   // The API reference is served from the binary itself (no CDN): the page, its bundle, the document.
   const docsPage = await fetch(`${base}/api/docs`);
   const bundle = await fetch(`${base}/api/docs/assets/swagger-ui-bundle.js`);

@@ -5,6 +5,8 @@
 // (src/validators/loader.ts for workers, prepareChecks in src/validators/registry.ts for
 // save-time checks, which for xml_schema steps run on the workflow check thread), then takes what
 // it needs from libxml() at call time.
+import { boundErrorPaths } from "./libxml-errors.ts";
+
 type Libxml = typeof import("libxml2-wasm");
 
 let lib: Libxml | undefined;
@@ -54,9 +56,10 @@ export function serveWhile<T>(lookup: (name: string) => Uint8Array | undefined, 
 
 /** Imports libxml2-wasm once; every later call gets the same module. */
 export function loadLibxml(): Promise<Libxml> {
-  loading ??= import("libxml2-wasm").then(
-    (m) => {
+  loading ??= Promise.all([import("libxml2-wasm"), import("libxml2-wasm/lib/libxml2.mjs")]).then(
+    ([m, internals]) => {
       refuseUnserved(m);
+      boundErrorPaths(internals);
       lib = m;
       return m;
     },

@@ -7,6 +7,7 @@ import { libxml } from "../shared/libxml.ts";
 import { LineIndex } from "../shared/position.ts";
 import { exactStartTags, parseXml, positionForXPath, problemFinding, utf16Column } from "../shared/xml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
+import { withErrorPaths } from "../shared/libxml-errors.ts";
 import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
 import { dedupe, validityRule } from "./rules.ts";
@@ -37,7 +38,8 @@ function compile(config: unknown) {
     const lines = new LineIndex(input.text);
     const { XmlError, XmlValidateError } = libxml();
     try {
-      cachedSchema(key, source).validate(parsed.doc);
+      // Paths for the errors that may become findings (echoes dropped): libxml-errors.ts.
+      withErrorPaths(2 * ctx.maxFindings, () => cachedSchema(key, source).validate(parsed.doc));
     } catch (e) {
       if (e instanceof XmlValidateError) {
         const fresh = dedupe(cfg.schema_type);
