@@ -15,6 +15,12 @@ export const MAX_CSV_ROWS = 1_000_000;
  * entities, external DTDs and network access are never loaded.
  */
 export const MAX_XML_DEPTH = 256;
+/**
+ * Attributes of one element a Schematron step reads: its tree builder (slimdom) adds each
+ * attribute in time linear in those already there, so 80,000 on one element took 30 s. libxml2
+ * parses them in milliseconds; past this the step is one `xml.too_many_attributes` error.
+ */
+export const MAX_SCHEMATRON_ATTRIBUTES = 10_000;
 /** Common step-config bounds (CONTRACT §2a: every step config may carry these). */
 export const DEFAULT_MAX_FINDINGS = 1000;
 export const MAX_MAX_FINDINGS = 10_000;
