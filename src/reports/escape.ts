@@ -46,8 +46,14 @@ export function escapeAttr(value: unknown): string {
   return escapeXml(value).replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
 }
 
-/** HTML maps the references &#x80;–&#x9F; to other characters (windows-1252): no C1 step here. */
-export const escapeHtml = escapeMarkup;
+/**
+ * HTML maps the references &#x80;–&#x9F; to other characters (windows-1252): no C1 step here.
+ * The report is read by people, as `assay validate`'s text is: bidirectional controls and line
+ * separators show as `\uNNNN` (visible()'s), not obeyed — an override made a message read as
+ * another.
+ */
+export const escapeHtml = (value: unknown): string =>
+  escapeMarkup(value).replace(BIDI_AND_SEPARATORS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
 /**
  * A value with every string in it — object keys too — well-formed: lone UTF-16 surrogates become

@@ -58,6 +58,12 @@ describe("XML", () => {
     // HTML would read &#x85; as windows-1252 "…": C1 stays as it is there.
     expect(escapeHtml("\u0085\u001b")).toBe("\u0085\ufffd");
   });
+  test("the HTML report shows bidirectional controls and line separators as \\uNNNN, as the CLI does", () => {
+    expect(escapeHtml('<b>total \u202e0001\u202c</b> \u2066"x"\u2069\u2028')).toBe(
+      "&lt;b&gt;total \\u202e0001\\u202c&lt;/b&gt; \\u2066&quot;x&quot;\\u2069\\u2028",
+    );
+    expect(escapeHtml("\u200f עברית")).toBe("\u200f עברית");
+  });
 });
 
 describe("JUnit counts when the report leaves findings out", () => {
