@@ -1,6 +1,6 @@
 // The submitted content with line numbers; lines that have findings are highlighted and the
 // findings are written under them (symbol and words, not colour alone).
-import { h } from "../dom.ts";
+import { h, shown as readable } from "../dom.ts";
 import type { Finding, RunStep } from "../types.ts";
 
 export const MAX_LINES = 5000;
@@ -81,7 +81,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
             " ",
             h("code", null, f.code),
             " ",
-            f.message,
+            readable(f.message),
             f.column != null ? h("span", { class: "muted" }, ` (column ${f.column})`) : null,
           ),
         ),

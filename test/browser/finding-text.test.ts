@@ -1,0 +1,57 @@
+// A finding's message on the run page shows bidirectional controls as `\uNNNN`, as the HTML report
+// and `assay validate` do: obeyed, U+202E made "total 1000 ≠ 0001" read as its reverse.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { SYSTEM } from "../../src/audit/actor.ts";
+import { createWorkflow } from "../helpers/fixtures.ts";
+import { type TestServer, call, startTestServer } from "../helpers/server.ts";
+import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+
+const PASSWORD = "viewer password 1";
+
+describe.skipIf(!hasChromium)("finding messages on the run page (Chromium)", () => {
+  let s: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let runId = "";
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    const vera = await s.user("vera", "acme", "viewer");
+    await s.deps.users.setPassword(vera.id, await Bun.password.hash(PASSWORD), SYSTEM);
+    await createWorkflow(s, s.rootToken, {
+      slug: "shape",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "shape",
+          validator: "json_schema",
+          config: { schema: { type: "object", additionalProperties: false } },
+        },
+      ],
+    });
+    const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/shape/runs/", {
+      token: s.rootToken,
+      raw: JSON.stringify({ "ok\u202e1000": 1 }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(201);
+    runId = r.json.id;
+    browser = await launch();
+    page = await newPage(browser, s.url);
+    await signIn(page, "vera", PASSWORD);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+  });
+
+  test("an override in the message is shown, not obeyed", async () => {
+    await page.goto(`/app/orgs/acme/runs/${runId}/`);
+    await page.getByRole("status").filter({ hasText: "Finished: failed." }).waitFor();
+    const cell = page.getByRole("table", { name: "Findings of step 1" }).locator("tbody tr td").nth(2);
+    const text = await cell.textContent();
+    expect(text).toContain("ok\\u202e1000");
+    expect(text).not.toContain("\u202e");
+  });
+});
