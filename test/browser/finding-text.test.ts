@@ -1,5 +1,6 @@
-// A finding's message on the run page shows bidirectional controls as `\uNNNN`, as the HTML report
-// and `assay validate` do: obeyed, U+202E made "total 1000 ≠ 0001" read as its reverse.
+// A finding's message and the submitted content on the run page show bidirectional controls as
+// `\uNNNN`, as the HTML report and `assay validate` do: obeyed, U+202E made text read as its
+// reverse; the content viewer warns, as code review tools do ("Trojan Source").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { SYSTEM } from "../../src/audit/actor.ts";
@@ -53,5 +54,17 @@ describe.skipIf(!hasChromium)("finding messages on the run page (Chromium)", () 
     const text = await cell.textContent();
     expect(text).toContain("ok\\u202e1000");
     expect(text).not.toContain("\u202e");
+  });
+
+  test("the content viewer shows it the same way, under a warning", async () => {
+    const viewer = page.getByRole("region", { name: "Submitted content" });
+    await viewer.waitFor();
+    const text = await viewer.textContent();
+    expect(text).toContain('{"ok\\u202e1000":1}');
+    expect(text).not.toContain("\u202e");
+    await page
+      .getByRole("status")
+      .filter({ hasText: "This content holds bidirectional Unicode controls or line separators" })
+      .waitFor();
   });
 });

@@ -73,3 +73,7 @@ export function option(value: string, label: string, selected = false): HTMLOpti
  */
 export const shown = (text: string): string =>
   text.replace(/[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+
+/** Whether `shown` would change the text. */
+export const hasHiddenControls = (text: string): boolean =>
+  /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(text);

@@ -1,7 +1,8 @@
 // The submitted content with line numbers; lines that have findings are highlighted and the
 // findings are written under them (symbol and words, not colour alone).
-import { h, shown as readable } from "../dom.ts";
+import { h, hasHiddenControls, shown as readable } from "../dom.ts";
 import type { Finding, RunStep } from "../types.ts";
+import { notice } from "../ui.ts";
 
 export const MAX_LINES = 5000;
 const RANK = { error: 3, warning: 2, info: 1 } as const;
@@ -45,7 +46,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
         { class: "ln-row", id: lineId(n), tabindex: "-1" },
         h("span", { class: "ln", "aria-hidden": "true" }, String(n)),
         h("span", { class: "mark", "aria-hidden": "true" }),
-        h("code", null, line || " "),
+        h("code", null, readable(line) || " "),
       );
     const worst = fs.reduce(
       (a, f) => (RANK[f.severity] > RANK[a] ? f.severity : a),
@@ -63,7 +64,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
           h("span", { class: "sr-only" }, `, ${worst}:`),
         ),
         h("span", { class: "mark", "aria-hidden": "true" }, ICON[worst]),
-        h("code", null, line || " "),
+        h("code", null, readable(line) || " "),
       ),
       h(
         "ul",
@@ -91,6 +92,13 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
   return h(
     "div",
     null,
+    // As a code review tool warns ("Trojan Source"): such text may read otherwise than it parses.
+    hasHiddenControls(text)
+      ? notice(
+          "warning",
+          "This content holds bidirectional Unicode controls or line separators: it may read differently from what a parser sees. They are shown as \\uNNNN below.",
+        )
+      : null,
     lines.length > MAX_LINES
       ? h(
           "p",
