@@ -238,6 +238,29 @@ describe("a check past ASSAY_CHECK_TIMEOUT_MS", () => {
     expect((await call(t, "GET", `${base}held-rng/`, { token })).status).toBe(404);
   });
 
+  test("orgs take turns: one org's queued slow drafts do not all go ahead of another org's save", async () => {
+    const beta = (await t.user("beta-author", "beta", "author")).token;
+    const offloadedBefore = t.deps.draftChecker.offloaded;
+    const order: string[] = [];
+    const save = (tok: string, org: string, body: unknown, label: string) =>
+      call(t, "POST", `/api/v1/orgs/${org}/workflows/`, { token: tok, body }).then((r) => {
+        order.push(label);
+        return r;
+      });
+    const a1 = save(token, "acme", xmlWorkflow("turn-a1", xsd(HELD_LEVELS)), "acme 1");
+    await until(() => t.deps.draftChecker.inFlight === 1, "acme's first draft on the check thread");
+    const a2 = save(token, "acme", xmlWorkflow("turn-a2", xsd(HELD_LEVELS)), "acme 2");
+    // acme's second draft waits in acme's line, not on the thread.
+    await until(() => t.deps.draftChecker.offloaded === offloadedBefore + 2, "acme's second draft counted");
+    expect(t.deps.draftChecker.inFlight).toBe(1);
+    const b1 = save(beta, "beta", xmlWorkflow("turn-b1", SMALL_XSD), "beta 1");
+    await until(() => t.deps.draftChecker.inFlight === 2, "beta's draft on the thread, behind acme's first");
+    expect((await a1).json).toEqual(tooComplex("steps[0].config"));
+    expect((await b1).status).toBe(201);
+    expect((await a2).json).toEqual(tooComplex("steps[0].config"));
+    expect(order).toEqual(["acme 1", "beta 1", "acme 2"]);
+  });
+
   test("on a step route the field is config; the workflow keeps its steps", async () => {
     const r = await call(t, "POST", `${base}queued/steps/`, { token, body: xmlStep(xsd(HELD_LEVELS)) });
     expect(r.json).toEqual(tooComplex("config"));

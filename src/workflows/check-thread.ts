@@ -8,7 +8,7 @@
 // into the content model's automaton: 10 levels 2.4 s, 12 past a minute). A check that runs past
 // `check_timeout_ms` is refused (400 too_complex, naming the step) and the thread replaced
 // (src/lib/thread-calls.ts). The round trip costs well under a millisecond for a light draft.
-import { invalid } from "../errors.ts";
+import { invalid, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
@@ -34,8 +34,11 @@ export type FromChecker = ThreadAnswer<{ configs: Record<string, unknown>[] }>;
 export const stepFieldOf = (only: number | null) => (i: number) => (i === only ? "" : `steps[${i}]`);
 
 export interface DraftChecker {
-  /** Checks the draft (throws its 400) and writes the pinned step configs into it, as checkDraft. */
-  check(d: WorkflowDraft, ctx: StepConfigContext, only: number | null): Promise<void>;
+  /**
+   * Checks the draft (throws its 400) and writes the pinned step configs into it, as checkDraft.
+   * `org`: whose draft it is; orgs take turns on the thread (one draft of each at a time).
+   */
+  check(d: WorkflowDraft, ctx: StepConfigContext, only: number | null, org?: number): Promise<void>;
   /** Drafts on the thread now, and since the start. */
   readonly inFlight: number;
   readonly offloaded: number;
@@ -58,8 +61,24 @@ export function createDraftChecker(
       })
     : null;
 
+  // One draft per org on the thread at a time, the others waiting in their org's line: the thread
+  // takes its messages in order, so an org saving many slow drafts (each up to the time limit)
+  // puts one ahead of another org's save, not all of them.
+  const lines = new Map<number | undefined, (() => void)[]>();
+  let closed = false;
+  const turn = async (org: number | undefined): Promise<() => void> => {
+    const line = lines.get(org);
+    if (line) await new Promise<void>((go) => line.push(go));
+    else lines.set(org, []);
+    return () => {
+      const next = lines.get(org)?.shift();
+      if (next) next();
+      else lines.delete(org);
+    };
+  };
+
   return {
-    async check(d, ctx, only) {
+    async check(d, ctx, only, org) {
       // Validators this instance adds (tests' test_hold) exist on this thread only. Without a
       // thread (the CLI's own checks, `assay workflows import`) the check runs in place.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
@@ -69,12 +88,20 @@ export function createDraftChecker(
         return;
       }
       offloaded++;
-      const configs = await thread.call({
-        draft: d,
-        resources: ctx.resources,
-        xsdDocuments: ctx.xsdDocuments,
-        only,
-      });
+      const done = await turn(org);
+      let configs: Record<string, unknown>[];
+      try {
+        // A draft still waiting when the server stops is not sent to a thread started anew.
+        if (closed) throw serviceUnavailable("The server is shutting down.", 1);
+        configs = await thread.call({
+          draft: d,
+          resources: ctx.resources,
+          xsdDocuments: ctx.xsdDocuments,
+          only,
+        });
+      } finally {
+        done();
+      }
       d.steps.forEach((s, i) => {
         s.config = configs[i]!;
       });
@@ -86,6 +113,7 @@ export function createDraftChecker(
       return offloaded;
     },
     close() {
+      closed = true;
       thread?.close();
     },
   };

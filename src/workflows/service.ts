@@ -110,7 +110,7 @@ export function createWorkflowService(
    * (transitively); `only` names the step a step route changes (its problems have no prefix).
    */
   async function check(orgId: number, d: WorkflowDraft, only: number | null = null): Promise<void> {
-    await checker.check(d, await checkContext(orgId, d), only);
+    await checker.check(d, await checkContext(orgId, d), only, orgId);
   }
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     if (!schemas) return { extra };

@@ -119,7 +119,7 @@ export function createVersionService(
         if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
         // Checked like any save (a validator may have gone since), with no stored schemas
         // supplied: the snapshot carried in each config is what is restored.
-        await checker.check(d, {}, null);
+        await checker.check(d, {}, null, orgId);
         const saved = await store.save(
           orgId,
           w.id,
