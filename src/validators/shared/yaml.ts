@@ -18,7 +18,12 @@ import { LineIndex, type Position } from "./position.ts";
 import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
 
 export interface YamlProblem {
-  code: "yaml.syntax_error" | "yaml.max_depth" | "yaml.alias_limit" | "yaml.key_collision";
+  code:
+    | "yaml.syntax_error"
+    | "yaml.max_depth"
+    | "yaml.alias_limit"
+    | "yaml.key_collision"
+    | "yaml.key_not_scalar";
   message: string;
   position: Position | null;
   severity: "error" | "warning";
@@ -231,10 +236,18 @@ export function yamlValue(
     };
   }
   const collision = jsonKeys ? keyCollision(doc.contents, lines.text) : null;
-  if (collision) {
+  if (collision && "first" in collision) {
     return {
       code: "yaml.key_collision",
       message: `the keys ${collision.first} and ${collision.second} are different YAML keys but one JSON property name: the data was not checked`,
+      position: lines.position(collision.offset),
+      severity: "error",
+    };
+  }
+  if (collision) {
+    return {
+      code: "yaml.key_not_scalar",
+      message: `the key ${collision.key} is a ${collision.kind}, which has no JSON property name: the data was not checked`,
       position: lines.position(collision.offset),
       severity: "error",
     };
@@ -255,15 +268,18 @@ export function yamlValue(
 }
 
 /**
- * The first key of a mapping whose JSON property name an earlier, different key of the same
- * mapping already has: `1` (an int) and `"1"` (a string), `true` and `"true"`, `null` and `""`.
+ * The first key of a mapping that is a sequence or a mapping (JSON names a property only by a
+ * string), or whose JSON property name an earlier, different key of the same mapping already has: `1` (an int) and `"1"` (a string), `true` and `"true"`, `null` and `""`.
  * YAML keeps them apart (yaml-keys.ts), JSON cannot: yaml's toJS kept the last value silently, so
  * a rule saw `{"1": "b"}` for `{1: a, "1": b}`. Iterative; the depth is bounded before.
  */
 function keyCollision(
   contents: unknown,
   text: string,
-): { first: string; second: string; offset: number } | null {
+):
+  | { first: string; second: string; offset: number }
+  | { key: string; kind: "sequence" | "mapping"; offset: number }
+  | null {
   const stack: unknown[] = [contents];
   while (stack.length > 0) {
     const node = stack.pop();
@@ -281,6 +297,11 @@ function keyCollision(
             return { first: src(earlier), second: src(key), offset: key.range[0] };
           }
           if (name !== null) names.set(name, key);
+        } else if ((isSeq(key) || isMap(key)) && key.range) {
+          // `? [a, b]: 1`: yaml's toJS named it "[ a, b ]", a name no JSON document could have.
+          const written = text.slice(key.range[0], key.range[1]).trim();
+          const shown = written.length > 40 ? `${written.slice(0, 39)}…` : written;
+          return { key: shown, kind: isSeq(key) ? "sequence" : "mapping", offset: key.range[0] };
         } else if (key) stack.push(key);
         stack.push(pair.value);
       }

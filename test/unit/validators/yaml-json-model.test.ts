@@ -93,6 +93,27 @@ describe("keys YAML keeps apart but JSON cannot", () => {
   });
   test("valid YAML all the same: the syntax step passes it", () => {
     expect(run("syntax", {}, '{1: a, "1": b}', "YAML").findings).toEqual([]);
+    expect(run("syntax", {}, "? [a, b]\n: 1\n", "YAML").findings).toEqual([]);
+  });
+  test("a key that is a sequence or mapping: one finding at it, not a name yaml made up", () => {
+    // yaml's toJS named `? [a, b]` "[ a, b ]": `propertyNames: {pattern: "^\\[ a"}` passed it.
+    const notScalar = (key: string, kind: string, line: number, column: number) => ({
+      severity: "error" as const,
+      code: "yaml.key_not_scalar",
+      message: `the key ${key} is a ${kind}, which has no JSON property name: the data was not checked`,
+      path: null,
+      line,
+      column,
+      rule: null,
+    });
+    const schema = { propertyNames: { pattern: "^\\[ a" } };
+    expect(run("json_schema", { schema }, "ok: 1\n? [a, b]\n: 1\n", "YAML").findings).toEqual([
+      notScalar("[a, b]", "sequence", 2, 3),
+    ]);
+    const rules = [{ id: "r", expr: "true", message: "m" }];
+    expect(run("assertions", { rules }, "x:\n  ? {k: v}\n  : 2\n", "YAML").findings).toEqual([
+      notScalar("{k: v}", "mapping", 2, 5),
+    ]);
   });
 });
 
