@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { SYSTEM } from "../../src/audit/actor.ts";
+import type { Role } from "../../src/orgs/store.ts";
 import type { TestServer } from "../helpers/server.ts";
 
 export const CHROMIUM = process.env.ASSAY_CHROMIUM ?? "/usr/bin/chromium";
@@ -80,5 +81,21 @@ export async function rootSignedIn(
   const browser = await launch();
   const page = await newPage(browser, s.url);
   await signIn(page, "root", password);
+  return { browser, page };
+}
+
+/** A member of `org` with `role` and this password, and Chromium with one page signed in as them. */
+export async function memberSignedIn(
+  s: TestServer,
+  username: string,
+  org: string,
+  role: Role,
+  password: string,
+): Promise<{ browser: Browser; page: Page }> {
+  await s.user(username, org, role);
+  await setPassword(s, username, password);
+  const browser = await launch();
+  const page = await newPage(browser, s.url);
+  await signIn(page, username, password);
   return { browser, page };
 }

@@ -3,10 +3,9 @@
 // reverse; the content viewer warns, as code review tools do ("Trojan Source").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { SYSTEM } from "../../src/audit/actor.ts";
 import { createWorkflow } from "../helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "../helpers/server.ts";
-import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+import { hasChromium, memberSignedIn } from "./browser.ts";
 
 const PASSWORD = "viewer password 1";
 
@@ -18,8 +17,6 @@ describe.skipIf(!hasChromium)("finding messages on the run page (Chromium)", () 
 
   beforeAll(async () => {
     s = await startTestServer();
-    const vera = await s.user("vera", "acme", "viewer");
-    await s.deps.users.setPassword(vera.id, await Bun.password.hash(PASSWORD), SYSTEM);
     await createWorkflow(s, s.rootToken, {
       slug: "shape",
       allowed_file_types: ["JSON"],
@@ -38,9 +35,7 @@ describe.skipIf(!hasChromium)("finding messages on the run page (Chromium)", () 
     });
     expect(r.status).toBe(201);
     runId = r.json.id;
-    browser = await launch();
-    page = await newPage(browser, s.url);
-    await signIn(page, "vera", PASSWORD);
+    ({ browser, page } = await memberSignedIn(s, "vera", "acme", "viewer", PASSWORD));
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,12 +1,11 @@
 // The web app's run page over a run with more findings than a run answer carries (issue #19): it
 // shows the first 1000, says how many there are, and loads the rest a page at a time from
 // …/findings/, each new finding also marked on its line of the content.
-import { SYSTEM } from "../../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { createWorkflow } from "../helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "../helpers/server.ts";
-import { hasChromium, launch, newPage, signIn } from "./browser.ts";
+import { hasChromium, memberSignedIn } from "./browser.ts";
 
 const PASSWORD = "viewer password 1";
 const LINES = 1300;
@@ -19,8 +18,6 @@ describe.skipIf(!hasChromium)("run page with many findings (Chromium)", () => {
 
   beforeAll(async () => {
     s = await startTestServer();
-    const vera = await s.user("vera", "acme", "viewer");
-    await s.deps.users.setPassword(vera.id, await Bun.password.hash(PASSWORD), SYSTEM);
     await createWorkflow(s, s.rootToken, {
       slug: "lines",
       allowed_file_types: ["TEXT"],
@@ -36,9 +33,7 @@ describe.skipIf(!hasChromium)("run page with many findings (Chromium)", () => {
     });
     expect(r.status).toBe(201);
     runId = r.json.id;
-    browser = await launch();
-    page = await newPage(browser, s.url);
-    await signIn(page, "vera", PASSWORD);
+    ({ browser, page } = await memberSignedIn(s, "vera", "acme", "viewer", PASSWORD));
   });
   afterAll(async () => {
     await browser?.close();
