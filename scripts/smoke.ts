@@ -56,15 +56,17 @@ try {
   const auth = { authorization: `Bearer ${token}` };
   const me = await fetch(`${base}/api/v1/users/me/`, { headers: auth });
   if (me.status !== 200) fail(`/users/me/ answered ${me.status}`);
-  const wf = await fetch(`${base}/api/v1/orgs/smoke/workflows/`, {
-    method: "POST",
-    headers: { ...auth, "content-type": "application/json" },
-    body: JSON.stringify({
-      slug: "smoke",
-      name: "Smoke",
-      allowed_file_types: ["JSON", "XML"],
-      steps: [{ name: "syntax", validator: "syntax", config: {} }],
-    }),
+  const createWorkflow = (body: unknown) =>
+    fetch(`${base}/api/v1/orgs/smoke/workflows/`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const wf = await createWorkflow({
+    slug: "smoke",
+    name: "Smoke",
+    allowed_file_types: ["JSON", "XML"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
   });
   if (wf.status !== 201) fail(`workflow create answered ${wf.status}: ${await wf.text()}`);
   const runRes = await fetch(`${base}/api/v1/orgs/smoke/workflows/smoke/runs/`, {
@@ -78,25 +80,21 @@ try {
     fail(`run answered ${runRes.status} ${JSON.stringify(runBody)}`);
   // libxml2 in the binary: an XSD compiled on the workflow check thread at save, a validity error
   // with its path (libxml2-wasm's error collector, bounded by src/validators/shared/libxml-errors.ts).
-  const xsd = await fetch(`${base}/api/v1/orgs/smoke/workflows/`, {
-    method: "POST",
-    headers: { ...auth, "content-type": "application/json" },
-    body: JSON.stringify({
-      slug: "smoke-xsd",
-      name: "Smoke XSD",
-      allowed_file_types: ["XML"],
-      steps: [
-        {
-          name: "xsd",
-          validator: "xml_schema",
-          config: {
-            schema_type: "xsd",
-            schema:
-              '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" type="xs:int"/></xs:sequence></xs:complexType></xs:element></xs:schema>',
-          },
+  const xsd = await createWorkflow({
+    slug: "smoke-xsd",
+    name: "Smoke XSD",
+    allowed_file_types: ["XML"],
+    steps: [
+      {
+        name: "xsd",
+        validator: "xml_schema",
+        config: {
+          schema_type: "xsd",
+          schema:
+            '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" type="xs:int"/></xs:sequence></xs:complexType></xs:element></xs:schema>',
         },
-      ],
-    }),
+      },
+    ],
   });
   if (xsd.status !== 201) fail(`XSD workflow create answered ${xsd.status}: ${await xsd.text()}`);
   const xsdRun = await fetch(`${base}/api/v1/orgs/smoke/workflows/smoke-xsd/runs/`, {
