@@ -38,3 +38,16 @@ export function clip(s: string): string {
   const cut = s.slice(0, ECHO_MAX);
   return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
+
+/**
+ * The characters that make text display otherwise than it reads — bidirectional embeddings,
+ * overrides and isolates, and the line and paragraph separators (those refused in names above) —
+ * in text that may hold them (a finding's message, a document): shown as `\uNNNN`, not obeyed,
+ * wherever people read it (`assay validate`, the HTML report, the web app).
+ */
+const HIDDEN_CONTROLS = /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+export const showHiddenControls = (s: string): string =>
+  s.replace(HIDDEN_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+
+export const hasHiddenControls = (s: string): boolean => s.search(HIDDEN_CONTROLS) >= 0;

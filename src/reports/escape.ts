@@ -1,6 +1,7 @@
 // Escaping for XML and HTML. Findings quote submitted data, so every character that reaches a
 // report is escaped, and characters XML 1.0 cannot carry at all (control characters, lone
 // surrogates) are replaced: a report must parse even when the submission was binary noise.
+import { showHiddenControls } from "../lib/text.ts";
 
 const INVALID_XML =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly what XML 1.0 forbids
@@ -20,12 +21,6 @@ const C1 = /[\u007f-\u009f]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
 const TERMINAL_CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 const hex2 = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0");
-/**
- * What `visible` writes as \uNNNN: the bidirectional embeddings, overrides and isolates, which
- * reorder the text shown around them ("Trojan Source": a message reads as another), and the line
- * and paragraph separators some terminals break lines at.
- */
-const BIDI_AND_SEPARATORS = /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeMarkup(value: unknown): string {
   return String(value)
@@ -52,8 +47,7 @@ export function escapeAttr(value: unknown): string {
  * separators show as `\uNNNN` (visible()'s), not obeyed — an override made a message read as
  * another.
  */
-export const escapeHtml = (value: unknown): string =>
-  escapeMarkup(value).replace(BIDI_AND_SEPARATORS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+export const escapeHtml = (value: unknown): string => showHiddenControls(escapeMarkup(value));
 
 /**
  * A value with every string in it — object keys too — well-formed: lone UTF-16 surrogates become
@@ -95,8 +89,7 @@ export function reportJson(value: unknown, indent?: number): string {
  * own line breaks are the only ones left.
  */
 export function visible(text: string): string {
-  return text
-    .toWellFormed()
-    .replace(TERMINAL_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`)
-    .replace(BIDI_AND_SEPARATORS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return showHiddenControls(
+    text.toWellFormed().replace(TERMINAL_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`),
+  );
 }

@@ -65,15 +65,3 @@ export function checkbox(label: string, attrs: Attrs): HTMLDivElement {
 export function option(value: string, label: string, selected = false): HTMLOptionElement {
   return h("option", { value, selected }, label);
 }
-
-/**
- * Text from a document (a finding's message) as people should read it: bidirectional controls
- * and line separators shown as `\uNNNN`, not obeyed, as in the HTML report and `assay validate`
- * (src/reports/escape.ts): an override makes a message read as another.
- */
-export const shown = (text: string): string =>
-  text.replace(/[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-
-/** Whether `shown` would change the text. */
-export const hasHiddenControls = (text: string): boolean =>
-  /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(text);

@@ -72,15 +72,30 @@ describe("an explicit !!float reads as YAML 1.2's core schema says", () => {
 });
 
 describe("keys YAML keeps apart but JSON cannot", () => {
-  const collision = (first: string, second: string, line: number, column: number) => ({
+  /** The one error a document gets for its keys (no path: the data was not read as JSON). */
+  const keyError = (code: string, message: string, line: number, column: number) => ({
     severity: "error" as const,
-    code: "yaml.key_collision",
-    message: `the keys ${first} and ${second} are different YAML keys but one JSON property name: the data was not checked`,
+    code,
+    message: `${message}: the data was not checked`,
     path: null,
     line,
     column,
     rule: null,
   });
+  const collision = (first: string, second: string, line: number, column: number) =>
+    keyError(
+      "yaml.key_collision",
+      `the keys ${first} and ${second} are different YAML keys but one JSON property name`,
+      line,
+      column,
+    );
+  const notScalar = (key: string, kind: string, line: number, column: number) =>
+    keyError(
+      "yaml.key_not_scalar",
+      `the key ${key} is a ${kind}, which has no JSON property name`,
+      line,
+      column,
+    );
   test('1 and "1": one finding at the second, not the last value kept silently', () => {
     const schema = { properties: { "1": { const: "b" } } };
     expect(run("json_schema", { schema }, '{1: a, "1": b}', "YAML").findings).toEqual([
@@ -97,15 +112,6 @@ describe("keys YAML keeps apart but JSON cannot", () => {
   });
   test("a key that is a sequence or mapping: one finding at it, not a name yaml made up", () => {
     // yaml's toJS named `? [a, b]` "[ a, b ]": `propertyNames: {pattern: "^\\[ a"}` passed it.
-    const notScalar = (key: string, kind: string, line: number, column: number) => ({
-      severity: "error" as const,
-      code: "yaml.key_not_scalar",
-      message: `the key ${key} is a ${kind}, which has no JSON property name: the data was not checked`,
-      path: null,
-      line,
-      column,
-      rule: null,
-    });
     const schema = { propertyNames: { pattern: "^\\[ a" } };
     expect(run("json_schema", { schema }, "ok: 1\n? [a, b]\n: 1\n", "YAML").findings).toEqual([
       notScalar("[a, b]", "sequence", 2, 3),

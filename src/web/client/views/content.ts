@@ -1,6 +1,7 @@
 // The submitted content with line numbers; lines that have findings are highlighted and the
 // findings are written under them (symbol and words, not colour alone).
-import { h, hasHiddenControls, shown as readable } from "../dom.ts";
+import { hasHiddenControls, showHiddenControls } from "../../../lib/text.ts";
+import { h } from "../dom.ts";
 import type { Finding, RunStep } from "../types.ts";
 import { notice } from "../ui.ts";
 
@@ -46,7 +47,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
         { class: "ln-row", id: lineId(n), tabindex: "-1" },
         h("span", { class: "ln", "aria-hidden": "true" }, String(n)),
         h("span", { class: "mark", "aria-hidden": "true" }),
-        h("code", null, readable(line) || " "),
+        h("code", null, showHiddenControls(line) || " "),
       );
     const worst = fs.reduce(
       (a, f) => (RANK[f.severity] > RANK[a] ? f.severity : a),
@@ -64,7 +65,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
           h("span", { class: "sr-only" }, `, ${worst}:`),
         ),
         h("span", { class: "mark", "aria-hidden": "true" }, ICON[worst]),
-        h("code", null, readable(line) || " "),
+        h("code", null, showHiddenControls(line) || " "),
       ),
       h(
         "ul",
@@ -82,7 +83,7 @@ export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
             " ",
             h("code", null, f.code),
             " ",
-            readable(f.message),
+            showHiddenControls(f.message),
             f.column != null ? h("span", { class: "muted" }, ` (column ${f.column})`) : null,
           ),
         ),

@@ -1,7 +1,8 @@
 // One run: status, summary, each step with its findings, and the submitted content with the
 // failing lines highlighted. A run still going is polled (as Retry-After says) until final.
 import { ApiError, api, enc, get, request } from "../api.ts";
-import { type Child, h, mount, shown } from "../dom.ts";
+import { showHiddenControls } from "../../../lib/text.ts";
+import { type Child, h, mount } from "../dom.ts";
 import type { Ctx, Rendered } from "../router.ts";
 import { can, me } from "../session.ts";
 import { FINAL, type Finding, type Run, type RunStep } from "../types.ts";
@@ -63,7 +64,7 @@ function stepSection(s: RunStep, more: (s: RunStep) => Promise<void>): HTMLEleme
           findings.map((f) => [
             severityBadge(f.severity),
             h("code", null, f.code),
-            shown(f.message),
+            showHiddenControls(f.message),
             location(f),
           ]),
           `Findings of step ${s.order}`,
