@@ -373,6 +373,33 @@ describe("400 invalid_request with errors[]", () => {
       },
       [item("body", "malformed_multipart")],
     ));
+  // What parsers in front of Assay could read otherwise (test/unit/runs/multipart.test.ts).
+  for (const [what, disposition, why] of [
+    [
+      "a name given twice",
+      'form-data; name="file"; name="content"',
+      "the header parameter name is given twice",
+    ],
+    [
+      "an unterminated quote",
+      'form-data; name="file; filename=x.json',
+      "the header parameter name has an unterminated quote",
+    ],
+  ] as const)
+    test(`a multipart part with ${what}`, () =>
+      bad(
+        {
+          raw: `--xyz\r\nContent-Disposition: ${disposition}\r\n\r\n{}\r\n--xyz--\r\n`,
+          headers: { "content-type": "multipart/form-data; boundary=xyz" },
+        },
+        [
+          {
+            field: "body",
+            code: "malformed_multipart",
+            message: `The multipart body could not be parsed: ${why}.`,
+          },
+        ],
+      ));
   // UTF-8 that a lenient decoder would accept: an overlong "/" and an encoded surrogate half.
   for (const [what, bytes] of [
     ["an overlong sequence", [0x7b, 0x22, 0xc0, 0xaf, 0x22, 0x7d]],
