@@ -181,8 +181,10 @@ describe("a check past ASSAY_CHECK_TIMEOUT_MS", () => {
   let t: TestServer;
   let token: string;
   const base = "/api/v1/orgs/acme/workflows/";
-  // Long enough for /healthz to be answered while a check is held, on any machine.
-  const TIMEOUT_MS = 3000;
+  // The hold each test relies on: /healthz answered, and another org's request read and queued,
+  // while one check runs (milliseconds each, here); 6 s leaves that a margin of thousands on a
+  // loaded CI machine. Each held check costs a test this much.
+  const TIMEOUT_MS = 6000;
   beforeAll(async () => {
     t = await startTestServer({ check_timeout_ms: TIMEOUT_MS });
     token = (await t.user("slow-author", "acme", "author")).token;
