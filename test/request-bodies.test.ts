@@ -265,3 +265,26 @@ describe("numbers in JSON bodies are JSON numbers, bounded (src/http/schemas.ts)
     expect((await call(s, "GET", "/api/v1/admin/settings/", { token })).json.token_rotation_days).toBeNull();
   });
 });
+
+describe("a value the framework cannot print in its report of a bad body", () => {
+  // Elysia writes a failed field's value into its message, which threw for an object whose own
+  // toString or valueOf is no function: a 500 (test/fuzz.test.ts found it on PATCH …/steps/{id}/).
+  test("400 naming the body, the whole error object, nothing changed", async () => {
+    const before = await s.sql("SELECT name FROM steps ORDER BY id");
+    for (const [method, path, body] of [
+      ["PATCH", `${WORKFLOWS}bodies/steps/1/`, { name: { toString: "" }, steps: [] }],
+      ["PATCH", `${WORKFLOWS}bodies/steps/%00/`, { name: { toString: [] }, x: 1 }],
+      ["POST", WORKFLOWS, { slug: { toString: 1 }, name: "n", allowed_file_types: ["JSON"], extra: 1 }],
+    ] as const) {
+      const r = await call(s, method, path, { token: s.rootToken, body });
+      expect({ status: r.status, json: r.json }).toEqual({
+        status: 400,
+        json: errorBody(400, "invalid_request", "The request is invalid.", [
+          { field: "body", code: "invalid", message: "does not match the endpoint's schema" },
+        ]),
+      });
+    }
+    expect(await s.sql("SELECT name FROM steps ORDER BY id")).toEqual(before);
+    expect(await s.count("workflows")).toBe(1);
+  });
+});

@@ -182,13 +182,40 @@ export function errorAnswer(
   return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), headers);
 }
 
+/**
+ * A body that failed the route's schema and crashed the framework's report of it: Elysia writes a
+ * failed field's value into its message (`but found: ${value}`), which throws a TypeError for an
+ * object whose own `toString` or `valueOf` is no function — any JSON object with such a key
+ * (`{"name": {"toString": ""}}`, found by test/fuzz.test.ts), a 500 before. Only then is the
+ * body walked (bounded like every body: src/http/body-shape.ts).
+ */
+function uncoercibleBody(error: unknown, body: unknown): boolean {
+  if (!(error instanceof TypeError) || body === null || typeof body !== "object") return false;
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== "object") continue;
+    if (!Array.isArray(v) && (Object.hasOwn(v, "toString") || Object.hasOwn(v, "valueOf"))) return true;
+    for (const x of Object.values(v)) stack.push(x);
+  }
+  return false;
+}
+
 export function errorPlugin(
   log: Logger,
   allowedMethods: () => (path: string) => string[],
   unmatched: UnmatchedOptions = {},
 ) {
-  return new Elysia({ name: "errors" }).onError({ as: "global" }, async ({ error, request, set }) => {
-    const answer = await unmatchedOrError(error, request, set.headers as Record<string, string>);
+  return new Elysia({ name: "errors" }).onError({ as: "global" }, async (ctx) => {
+    const { error, request, set } = ctx;
+    const answer = uncoercibleBody(error, (ctx as { body?: unknown }).body)
+      ? errorResponse(
+          new AppError(400, "invalid_request", "The request is invalid.", [
+            { field: "body", code: "invalid", message: "does not match the endpoint's schema" },
+          ]),
+          set.headers as Record<string, string>,
+        )
+      : await unmatchedOrError(error, request, set.headers as Record<string, string>);
     // The framework keeps its own guess in set.status (422 for a validation error, 500 for any
     // other, 200 when no route matched) and hands the after-response hooks no answer of ours: the
     // request metric (src/app.ts) reads the status sent from here.
