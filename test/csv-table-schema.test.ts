@@ -234,6 +234,29 @@ describe("runs", () => {
     expect(ok.json.steps[0].findings).toEqual([]);
   });
 
+  test("date and time patterns read as Python's strptime reads them; 24:00:00 as isoparse does", async () => {
+    const config = {
+      schema: {
+        fields: [
+          { name: "opens", type: "time", format: "%I:%M" },
+          { name: "closes", type: "time", format: "%H%M" },
+          { name: "day", type: "date", format: "%d %b %Y" },
+          { name: "ends", type: "time" },
+        ],
+      },
+    };
+    expect((await save("hours", config)).status).toBe(201);
+    const ok = await runCsv("hours", "opens,closes,day,ends\n09:30,930,5 JAN 2024,24:00:00\n");
+    expect(ok.json.steps[0].findings).toEqual([]);
+    const bad = await runCsv("hours", "opens,closes,day,ends\n13:30,960,5 jax 2024,24:00:01\n");
+    expect(bad.json.steps[0].findings.map((f: { code: string; path: string }) => [f.code, f.path])).toEqual([
+      ["csv.type_error", "/rows/2/opens"],
+      ["csv.type_error", "/rows/2/closes"],
+      ["csv.type_error", "/rows/2/day"],
+      ["csv.type_error", "/rows/2/ends"],
+    ]);
+  });
+
   describe("a Frictionless data package with a foreign key", () => {
     const dir = new URL("./fixtures/frictionless/data/", import.meta.url);
     const pkg = parseYaml(readFileSync(new URL("country.package.yaml", dir), "utf8"));

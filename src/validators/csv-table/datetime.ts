@@ -1,6 +1,7 @@
-// Dates and times for Table Schema: ISO 8601 by default, "any", or a strptime-style pattern
-// (%Y %y %m %d %H %I %M %S %f %p %z %b %B %%). Parsed values become numbers so that minimum,
-// maximum, enum and unique compare them: days (date), milliseconds (datetime), seconds (time).
+// Dates and times for Table Schema: ISO 8601 by default, "any", or a strptime pattern
+// (%Y %y %m %d %j %H %I %M %S %f %p %z %b %B %a %A %%, read as Python's strptime reads them:
+// Frictionless's own reader). Parsed values become numbers so that minimum, maximum, enum and
+// unique compare them: days (date), milliseconds (datetime), seconds (time).
 // Every fractional digit written counts: a datetime or time finer than the millisecond is an
 // ExactNumber (its exact decimal), so that values a microsecond or a nanosecond apart differ.
 import { ExactNumber } from "./exact.ts";
@@ -21,20 +22,40 @@ const FULL_MONTHS = [
   "december",
 ];
 
+const WEEKDAYS_SHORT = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const WEEKDAYS_FULL = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+/** Letters matched in either case, as Python's strptime matches (re.IGNORECASE). */
+const anyCase = (text: string) => text.replace(/[a-z]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`);
+/** Names as one alternation, longest first (Python's `__seqToRE`: "june" before "jun"). */
+const names = (list: string[]) =>
+  [...list]
+    .sort((a, b) => b.length - a.length)
+    .map(anyCase)
+    .join("|");
+
+// Python's own regexes for each directive (`_strptime.TimeRE`): a field takes two digits, or
+// one, only as far as its range allows, so "930" with %H%M is 09:30 and "131" with %m%d is
+// January 31. %S reaches 61 there; Python's datetime then refuses 60 and 61, and so does toParts.
 const DIRECTIVES: Record<string, string> = {
-  Y: "(?<Y>\\d{4})",
-  y: "(?<y>\\d{2})",
-  m: "(?<m>\\d{1,2})",
-  d: "(?<d>\\d{1,2})",
-  H: "(?<H>\\d{1,2})",
-  I: "(?<I>\\d{1,2})",
-  M: "(?<M>\\d{1,2})",
-  S: "(?<S>\\d{1,2})",
-  f: "(?<f>\\d{1,6})",
-  p: "(?<p>[AaPp][Mm])",
-  z: "(?<z>Z|[+-]\\d{2}:?\\d{2})",
-  b: "(?<b>[A-Za-z]{3})",
-  B: "(?<B>[A-Za-z]+)",
+  Y: "(?<Y>\\d\\d\\d\\d)",
+  y: "(?<y>\\d\\d)",
+  m: "(?<m>1[0-2]|0[1-9]|[1-9])",
+  d: "(?<d>3[01]|[12]\\d|0[1-9]|[1-9]| [1-9])",
+  j: "(?<j>36[0-6]|3[0-5]\\d|[12]\\d\\d|0[1-9]\\d|00[1-9]|[1-9]\\d|0[1-9]|[1-9])",
+  H: "(?<H>2[0-3]|[0-1]\\d|\\d)",
+  I: "(?<I>1[0-2]|0[1-9]|[1-9])",
+  M: "(?<M>[0-5]\\d|\\d)",
+  S: "(?<S>6[0-1]|[0-5]\\d|\\d)",
+  f: "(?<f>[0-9]{1,6})",
+  p: `(?<p>${names(["am", "pm"])})`,
+  // An upper-case Z only, as Python's `(?-i:Z)`.
+  z: "(?<z>[+-]\\d\\d:?[0-5]\\d|Z)",
+  b: `(?<b>${names(MONTHS)})`,
+  B: `(?<B>${names(FULL_MONTHS)})`,
+  // Weekday names are read and not checked against the date, as Python does without %U or %W.
+  a: `(?<a>${names(WEEKDAYS_SHORT)})`,
+  A: `(?<A>${names(WEEKDAYS_FULL)})`,
 };
 
 export type Kind = "date" | "datetime" | "time";
@@ -51,14 +72,22 @@ interface Parts {
   offsetMin: number;
 }
 
-/** Compiles a strptime pattern to a regex; null if it uses an unsupported directive. */
+/**
+ * Compiles a strptime pattern to a regex; null if it uses an unsupported directive. As Python's
+ * strptime: a run of whitespace in the pattern matches any run of whitespace, letters match in
+ * either case, and the regex is anchored at the start only — the first match must then cover the
+ * whole value (parseTemporal), without backtracking into a longer one ("12:60" with %H:%M is no
+ * time, though 12:6 followed by "0" was a match).
+ */
 export function compilePattern(pattern: string): RegExp | null {
   let src = "";
   const seen = new Set<string>();
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
+    const c = pattern[i]!;
     if (c !== "%") {
-      src += c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      if (/\s/.test(c)) {
+        if (!src.endsWith("\\s+")) src += "\\s+";
+      } else src += anyCase(c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
       continue;
     }
     const d = pattern[++i];
@@ -68,7 +97,7 @@ export function compilePattern(pattern: string): RegExp | null {
       seen.add(d);
     } else return null;
   }
-  return new RegExp(`^${src}$`);
+  return new RegExp(`^${src}`);
 }
 
 // The defaults as Frictionless reads them: a date as strptime("%Y-%m-%d") does (one-digit month
@@ -81,7 +110,12 @@ const ISO: Record<Kind, RegExp> = {
   time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$/,
 };
 
-function toParts(g: Record<string, string | undefined>): Parts | null {
+/**
+ * The fields of a match. `endOfDay`: 24:00:00 is midnight at the end of the day (the next day's
+ * 00:00), as ISO 8601 and XML Schema 1.0 write it and dateutil's isoparse reads it — for the ISO
+ * defaults only; Python's %H stops at 23.
+ */
+function toParts(g: Record<string, string | undefined>, endOfDay = false): Parts | null {
   let month = g.m ? Number(g.m) : 1;
   if (g.b || g.B) {
     const name = (g.b ?? g.B ?? "").toLowerCase();
@@ -91,9 +125,10 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
   }
   let hour = g.H !== undefined ? Number(g.H) : 0;
   if (g.I !== undefined) {
+    // Without %p the hour is a morning one, 12 being midnight, as Python reads it.
     const h12 = Number(g.I);
-    if (h12 < 1 || h12 > 12 || !g.p) return null;
-    hour = (h12 % 12) + (g.p.toLowerCase() === "pm" ? 12 : 0);
+    if (h12 < 1 || h12 > 12) return null;
+    hour = (h12 % 12) + (g.p?.toLowerCase() === "pm" ? 12 : 0);
   }
   let offsetMin = 0;
   if (g.z && g.z !== "Z") {
@@ -117,8 +152,19 @@ function toParts(g: Record<string, string | undefined>): Parts | null {
     offsetMin,
   };
   if (!inYearRange(p.year) || p.month < 1 || p.month > 12) return null;
+  if (g.j !== undefined) {
+    // The day of the year decides the date (Python: month and day written beside it are
+    // ignored; past the year's last day it runs into the next year, as date.fromordinal does).
+    const d = new Date(utcMs(p.year, 1, 1) + (Number(g.j) - 1) * 86_400_000);
+    p.year = d.getUTCFullYear();
+    p.month = d.getUTCMonth() + 1;
+    p.day = d.getUTCDate();
+    if (!inYearRange(p.year)) return null;
+  }
   if (p.day < 1 || p.day > daysInMonth(p.year, p.month)) return null;
-  if (p.hour > 23 || p.minute > 59 || p.second > 59) return null;
+  if (p.minute > 59 || p.second > 59) return null;
+  if (p.hour === 24 && endOfDay && p.minute === 0 && p.second === 0 && !/[1-9]/.test(p.fraction)) return p;
+  if (p.hour > 23) return null;
   return p;
 }
 
@@ -284,18 +330,25 @@ export function parseTemporal(
     if (quick !== undefined) return quick;
   }
   const re = iso ? ISO[kind] : compiled;
-  const m = re?.exec(raw);
-  const p = m?.groups ? toParts(m.groups) : format === "any" ? anyParts(kind, raw) : null;
+  let m = re?.exec(raw);
+  if (m && m[0].length !== raw.length) m = null;
+  const p = m?.groups ? toParts(m.groups, iso) : format === "any" ? anyParts(kind, raw) : null;
   if (!p) return null;
   if (kind === "date") return utcMs(p.year, p.month, p.day) / 86_400_000;
   const fraction = p.fraction.replace(/0+$/, "");
   const ms = fraction === "" ? 0 : Number(fraction.slice(0, 3).padEnd(3, "0"));
+  // 24:00:00 (endOfDay): the time 00:00:00, the datetime the next day's first instant.
+  const nextDay = p.hour === 24;
+  if (nextDay) p.hour = 0;
   if (kind === "time") {
     const seconds = p.hour * 3600 + p.minute * 60 + p.second - p.offsetMin * 60;
     // Whole milliseconds: one division of an exact integer, the double nearest the decimal.
     return fraction.length <= 3 ? (seconds * 1000 + ms) / 1000 : finer(seconds, fraction);
   }
-  const total = utcMs(p.year, p.month, p.day, p.hour, p.minute, p.second, ms) - p.offsetMin * 60_000;
+  const total =
+    utcMs(p.year, p.month, p.day, p.hour, p.minute, p.second, ms) -
+    p.offsetMin * 60_000 +
+    (nextDay ? 86_400_000 : 0);
   return fraction.length <= 3 ? total : finer(total, fraction.slice(3));
 }
 

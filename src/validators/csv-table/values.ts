@@ -299,7 +299,7 @@ export function typeParser(f: FieldOptions): Parser | string {
       const kind = type as Kind;
       const custom = format !== "default" && format !== "any" ? compilePattern(format) : undefined;
       if (custom === null)
-        return `format "${format}" uses an unsupported directive (use %Y %y %m %d %H %I %M %S %f %p %z %b %B)`;
+        return `format "${format}" uses an unsupported directive (use %Y %y %m %d %j %H %I %M %S %f %p %z %b %B %a %A %%)`;
       return (raw) => parseTemporal(kind, format, raw, custom);
     }
   }

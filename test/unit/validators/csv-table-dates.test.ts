@@ -1,0 +1,93 @@
+// Date and time patterns read as Frictionless reads them: with Python's datetime.strptime, and
+// the ISO defaults with dateutil's isoparse. Every expectation below is what Python 3.11 printed
+// for the same value and pattern (datetime.strptime(value, pattern)).
+import { describe, expect, test } from "bun:test";
+import { compilePattern, type Kind, parseTemporal } from "../../../src/validators/csv-table/datetime.ts";
+
+/** The value read with a pattern, as ISO text (date: the day; time: seconds; datetime: the instant); null when refused. */
+function read(kind: Kind, value: string, pattern?: string): string | null {
+  const compiled = pattern ? compilePattern(pattern) : undefined;
+  if (compiled === null) throw new Error(`pattern ${pattern} did not compile`);
+  const r = parseTemporal(kind, pattern, value, compiled);
+  if (r === null) return null;
+  const n = Number(r);
+  if (kind === "date") return new Date(n * 86_400_000).toISOString().slice(0, 10);
+  if (kind === "time") return `${n}s`;
+  return new Date(n).toISOString();
+}
+
+describe("strptime patterns, as Python reads them", () => {
+  test("a field takes one digit where its range allows no second one", () => {
+    expect(read("time", "930", "%H%M")).toBe(`${9 * 3600 + 30 * 60}s`);
+    expect(read("time", "123", "%H%M")).toBe(`${12 * 3600 + 3 * 60}s`);
+    expect(read("date", "131", "%m%d")).toBe("1900-01-31");
+    expect(read("date", " 5/1/2024", "%d/%m/%Y")).toBe("2024-01-05");
+  });
+
+  test("%I without %p is a morning hour, 12 being midnight", () => {
+    expect(read("time", "09:30", "%I:%M")).toBe(`${9 * 3600 + 30 * 60}s`);
+    expect(read("time", "12:30", "%I:%M")).toBe(`${30 * 60}s`);
+    expect(read("time", "12 AM", "%I %p")).toBe("0s");
+    expect(read("time", "12 pm", "%I %p")).toBe(`${12 * 3600}s`);
+    expect(read("time", "13:00", "%I:%M")).toBeNull();
+  });
+
+  test("whitespace matches any run of whitespace; letters match in either case", () => {
+    expect(read("datetime", "2024-01-05  10:00", "%Y-%m-%d %H:%M")).toBe("2024-01-05T10:00:00.000Z");
+    expect(read("datetime", "2024-01-05\t10:00", "%Y-%m-%d %H:%M")).toBe("2024-01-05T10:00:00.000Z");
+    expect(read("datetime", "2024-01-0510:00", "%Y-%m-%d %H:%M")).toBeNull();
+    expect(read("datetime", "2024-01-05t10:00", "%Y-%m-%dT%H:%M")).toBe("2024-01-05T10:00:00.000Z");
+    expect(read("date", "X5", "x%d")).toBe("1900-01-05");
+    expect(read("date", "5 JANUARY 2024", "%d %B %Y")).toBe("2024-01-05");
+    expect(read("date", "5 jun 2024", "%d %b %Y")).toBe("2024-06-05");
+    expect(read("date", "5 jux 2024", "%d %b %Y")).toBeNull();
+  });
+
+  test("the first match must cover the whole value", () => {
+    // Python: "unconverted data remains: 0" — %M took "6", and a longer minute is not tried.
+    expect(read("time", "12:60", "%H:%M")).toBeNull();
+    expect(read("time", "12:59", "%H:%M")).toBe(`${12 * 3600 + 59 * 60}s`);
+  });
+
+  test("%z is an upper-case Z or an offset", () => {
+    expect(read("datetime", "2024-01-05 10:00 +0530", "%Y-%m-%d %H:%M %z")).toBe("2024-01-05T04:30:00.000Z");
+    expect(read("datetime", "2024-01-05 10:00 Z", "%Y-%m-%d %H:%M %z")).toBe("2024-01-05T10:00:00.000Z");
+    expect(read("datetime", "2024-01-05 10:00 z", "%Y-%m-%d %H:%M %z")).toBeNull();
+  });
+
+  test("%j decides the day; weekday names are read, not checked", () => {
+    expect(read("date", "2024 060", "%Y %j")).toBe("2024-02-29");
+    expect(read("date", "2023 366", "%Y %j")).toBe("2024-01-01");
+    expect(read("date", "2024 05 03 001", "%Y %m %d %j")).toBe("2024-01-01");
+    expect(read("date", "Mon 2024-01-05", "%a %Y-%m-%d")).toBe("2024-01-05");
+    expect(read("date", "Friday 2024-01-05", "%A %Y-%m-%d")).toBe("2024-01-05");
+    expect(read("date", "Fri 2024-01-05", "%A %Y-%m-%d")).toBeNull();
+  });
+
+  test("a directive Python lacks, or one used twice, compiles to nothing", () => {
+    expect(compilePattern("%Q")).toBeNull();
+    expect(compilePattern("%d %d")).toBeNull();
+    expect(compilePattern("%Y-%")).toBeNull();
+  });
+});
+
+describe("24:00:00 in the ISO defaults, as dateutil's isoparse reads it", () => {
+  test("a time of 24:00:00 is midnight", () => {
+    expect(read("time", "24:00:00")).toBe("0s");
+    expect(read("time", "24:00:00.000")).toBe("0s");
+    expect(read("time", "24:00:01")).toBeNull();
+    expect(read("time", "24:00:00.1")).toBeNull();
+    expect(read("time", "25:00:00")).toBeNull();
+  });
+
+  test("a datetime at 24:00:00 is the next day's first instant", () => {
+    expect(read("datetime", "2024-01-01T24:00:00Z")).toBe("2024-01-02T00:00:00.000Z");
+    expect(read("datetime", "2024-12-31T24:00:00")).toBe("2025-01-01T00:00:00.000Z");
+    expect(read("datetime", "0050-01-01T24:00:00Z")).toBe("0050-01-02T00:00:00.000Z");
+    expect(read("datetime", "2024-01-01T24:00:00.5Z")).toBeNull();
+  });
+
+  test("a pattern's %H stops at 23, as Python's does", () => {
+    expect(read("time", "24:00", "%H:%M")).toBeNull();
+  });
+});
