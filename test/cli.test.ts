@@ -140,6 +140,43 @@ describe("assay CLI", () => {
     }
     expect(assay(["workflows", "export", "acme", "invoices"]).out).toContain("retention_days: null");
   });
+  test("workflows import refuses what the API refuses: unknown keys and wrong types, never coerced", () => {
+    const file = join(dir, "typed.yaml");
+    const head = "slug: typed\nname: Typed\nallowed_file_types: [JSON]\n";
+    const step = "steps:\n  - name: s\n    validator: syntax\n    config: {}\n";
+    const cases: [string, string][] = [
+      [`${head}fail_fats: false\n`, "  fail_fats: is not a known field"],
+      [`${head}${step}    is_active: "no"\n`, "  steps[0].is_active: must be true or false"],
+      [`${head}fail_fast: "yes"\n`, "  fail_fast: must be true or false"],
+      [
+        `${head}${step}    config: null\n`.replace("    config: {}\n", ""),
+        "  steps[0].config: must be an object",
+      ],
+      [`${head}status: weird\n`, "  status: must be active or inactive"],
+      [`${head}steps: abc\n`, "  steps: must be an array of steps"],
+      [`${head}steps: [null]\n`, "  steps[0]: must be a step object {name, validator, config, is_active}"],
+      [`${head}description: [1, 2]\n`, "  description: must be a string"],
+      ["slug: typed\nname: 5\nallowed_file_types: [JSON]\n", "  name: must be a string"],
+      [
+        "slug: typed\nname: T\nallowed_file_types: JSON\n",
+        "  allowed_file_types: must be an array of file types",
+      ],
+    ];
+    for (const [doc, item] of cases) {
+      writeFileSync(file, doc);
+      expect(assay(["workflows", "import", "acme", file])).toEqual({
+        code: 1,
+        out: "",
+        err: `assay workflows: ${file}: not a workflow definition\n${item}\n`,
+      });
+    }
+    // Nothing was created by any of them; the same document, well typed, is.
+    expect(assay(["workflows", "export", "acme", "typed"]).code).toBe(1);
+    writeFileSync(file, `${head}fail_fast: true\n${step}    is_active: false\n`);
+    expect(assay(["workflows", "import", "acme", file]).out).toContain("Created workflow typed (version 1)");
+    // Imported again unchanged: the version stays.
+    expect(assay(["workflows", "import", "acme", file]).out).toContain("workflow typed (version 1)");
+  });
   test("settings get and set", () => {
     expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);
     expect(assay(["settings", "get"]).out).toContain("token_rotation_days = 90");

@@ -136,6 +136,16 @@ describe("assay workflows apply", () => {
     expect(invalid.err).toBe(
       'assay workflows: The workflow definition is invalid. (HTTP 400)\n  steps[0].validator: Unknown validator "nope"; see GET /api/v1/validators/.\n',
     );
+    // A misspelt key is refused before anything is sent, as the API would refuse it: never dropped.
+    writeFileSync(
+      join(dir, "typo.yaml"),
+      "slug: orders\nname: O\nallowed_file_types: [JSON]\nfail_fats: false\n",
+    );
+    expect(await assay(["workflows", "apply", "acme", "typo.yaml", ...api()])).toEqual({
+      code: 1,
+      out: "",
+      err: "assay workflows: typo.yaml: not a workflow definition\n  fail_fats: is not a known field\n",
+    });
     const noServer = await assay(["workflows", "apply", "acme", "orders.yaml"]);
     expect(noServer.code).toBe(2);
     expect(noServer.err).toBe(

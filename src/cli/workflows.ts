@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { cliActor } from "../audit/actor.ts";
 import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
-import { parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
+import { DocumentError, parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
 import { out } from "./out.ts";
@@ -24,6 +24,8 @@ export const readDocument = async (file: string) => {
   try {
     return parseDocument(text);
   } catch (e) {
+    if (e instanceof DocumentError)
+      throw new AppError(400, "invalid_request", `${file}: not a workflow definition`, e.items);
     throw new AppError(400, "invalid_request", `${file}: ${(e as Error).message}`);
   }
 };

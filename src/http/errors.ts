@@ -53,17 +53,27 @@ export function fieldOf(pointer: string): string {
     .reduce((out, seg) => (/^\d+$/.test(seg) ? `${out}[${seg}]` : out ? `${out}.${seg}` : seg), "");
 }
 
-function collectItems(err: ValidationError): ErrorItem[] {
-  const where = err.type === "body" ? "" : `${err.type}.`;
+const collectItems = (err: ValidationError): ErrorItem[] =>
+  schemaItems(err.all as Iterable<SchemaError>, err.type === "body" ? "" : err.type);
+
+/** A TypeBox value error, as Elysia's report and TypeBox's Value.Errors give it. */
+export interface SchemaError {
+  type?: number;
+  path?: string;
+  value?: unknown;
+  message?: string;
+  summary?: string;
+  schema?: { error?: unknown };
+}
+
+/**
+ * TypeBox's errors for a value → errors[] items, one per field; `part` names what was checked
+ * ("body" when empty, "query", …): the same items for a request body and a workflow document.
+ */
+export function schemaItems(all: Iterable<SchemaError>, part = ""): ErrorItem[] {
+  const where = part ? `${part}.` : "";
   const items = new Map<string, ErrorItem>();
-  for (const v of err.all as Array<{
-    type?: number;
-    path?: string;
-    value?: unknown;
-    message?: string;
-    summary?: string;
-    schema?: { error?: string };
-  }>) {
+  for (const v of all) {
     const field = where + fieldOf(v.path ?? "");
     if (items.has(field)) continue; // one message per field: TypeBox reports unions many times
     // The same item codes as the run request's own checks (src/runs/intake/modes.ts): a field
@@ -77,9 +87,13 @@ function collectItems(err: ValidationError): ErrorItem[] {
         : missing
           ? { field, code: "required", message: "is required" }
           : {
-              field: field || err.type,
+              field: field || part || "body",
               code: "invalid",
-              message: v.schema?.error ?? v.summary ?? v.message ?? "Invalid value.",
+              message:
+                (typeof v.schema?.error === "string" ? v.schema.error : undefined) ??
+                v.summary ??
+                v.message ??
+                "Invalid value.",
             },
     );
   }

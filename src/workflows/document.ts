@@ -1,6 +1,10 @@
 // A workflow as a document (workflows as code): what `assay workflows export` writes and
 // `import` and `assay validate --local` read. YAML or JSON (JSON is YAML).
+import { Value } from "@sinclair/typebox/value";
 import YAML from "yaml";
+import type { ErrorItem } from "../errors.ts";
+import { schemaItems } from "../http/errors.ts";
+import { WorkflowIn } from "./model.ts";
 import { type WorkflowInput, draftOf } from "./service.ts";
 import type { StepDef, Workflow } from "./types.ts";
 
@@ -21,7 +25,18 @@ export function toDocument(w: Workflow, steps: StepDef[]) {
 export const stringifyDocument = (doc: object, format: "yaml" | "json") =>
   format === "json" ? `${JSON.stringify(doc, null, 2)}\n` : YAML.stringify(doc, { lineWidth: 0 });
 
-/** Parses a document into the authoring API's input; throws Error with a readable message. */
+/** A document that parses but is no workflow definition: the API's errors[] items for it. */
+export class DocumentError extends Error {
+  constructor(readonly items: ErrorItem[]) {
+    super(`not a workflow definition: ${items.map((i) => `${i.field} ${i.message}`).join("; ")}`);
+  }
+}
+
+/**
+ * Parses a document into the authoring API's input; throws Error with a readable message, and
+ * DocumentError when it is not what POST …/workflows/ takes: the same schema, so a misspelt key
+ * or a value of the wrong type is refused as the API refuses it, never dropped or coerced.
+ */
 export function parseDocument(text: string): WorkflowInput {
   let doc: unknown;
   try {
@@ -34,5 +49,6 @@ export function parseDocument(text: string): WorkflowInput {
   const { kind, version, ...rest } = doc as Record<string, unknown>;
   if (kind !== undefined && kind !== DOC_KIND) throw new Error(`kind must be "${DOC_KIND}"`);
   if (version !== undefined && version !== DOC_VERSION) throw new Error(`version must be ${DOC_VERSION}`);
+  if (!Value.Check(WorkflowIn, rest)) throw new DocumentError(schemaItems(Value.Errors(WorkflowIn, rest)));
   return rest as WorkflowInput;
 }
