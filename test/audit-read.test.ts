@@ -151,6 +151,23 @@ describe("filters and pages", () => {
       ]),
     );
   });
+  test("a day the month lacks is no date: 400, not the next month's first day", async () => {
+    for (const v of ["2026-11-31", "2026-02-29T00:00:00Z"]) {
+      const r = await call(s, "GET", `${ORG_A}?created_before=${v}`, { token: adminA });
+      expect({ v, status: r.status, body: r.json }).toEqual({
+        v,
+        status: 400,
+        body: errorBody(400, "invalid_request", "Invalid filters.", [
+          {
+            field: "created_before",
+            code: "invalid",
+            message: "created_before must be an ISO 8601 date-time.",
+          },
+        ]),
+      });
+    }
+    expect((await call(s, "GET", `${ORG_A}?created_before=2024-02-29`, { token: adminA })).status).toBe(200);
+  });
 });
 
 describe("export", () => {

@@ -16,14 +16,31 @@ export function storedTime(ms: number): string {
 // ISO 8601 as RFC 3339 profiles it (a date, or a date and time with an optional offset; the
 // expanded years toISOString writes past 9999), not whatever Date.parse reads: "1" was the year
 // 2001 and "March 7" a date in the server's zone.
-const ISO_8601 = /^[+-]?\d{4,6}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_8601 =
+  /^(?<y>[+-]?\d{4,6})-(?<mo>\d{2})-(?<d>\d{2})(?<time>[Tt ](?<h>\d{2}):(?<mi>\d{2})(?::(?<s>\d{2})(?:\.\d{1,9})?)?(?<z>[Zz]|[+-](?<zh>\d{2}):?(?<zm>\d{2}))?)?$/;
+
+/** The days of a month of the proleptic Gregorian calendar. */
+const lastDay = (year: number, month: number) =>
+  month === 2
+    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+      ? 29
+      : 28
+    : [4, 6, 9, 11].includes(month)
+      ? 30
+      : 31;
 
 /** A filter's value as an instant in ms, or null when it is not an ISO 8601 date or date-time. */
 export function filterTime(v: string): number | null {
-  const m = ISO_8601.exec(v);
-  if (!m) return null;
+  const g = ISO_8601.exec(v)?.groups;
+  if (!g) return null;
+  // Every field in its range, as RFC 3339 §5.7 has them: Date.parse rolled 2026-02-30 over to
+  // March 2 and 2026-11-31 to December 1.
+  const month = Number(g.mo);
+  if (month < 1 || month > 12 || Number(g.d) < 1 || Number(g.d) > lastDay(Number(g.y), month)) return null;
+  if (g.time && (Number(g.h) > 23 || Number(g.mi) > 59 || Number(g.s ?? 0) > 59)) return null;
+  if (g.zh !== undefined && (Number(g.zh) > 23 || Number(g.zm) > 59)) return null;
   // A date-time without an offset is UTC, as a date alone is: Date.parse reads it in the server's
   // time zone, so one query answered 3 runs on a UTC host and none under TZ=America/New_York.
-  const ms = Date.parse(m[1] && !m[4] ? `${v}Z` : v);
+  const ms = Date.parse(g.time && !g.z ? `${v}Z` : v);
   return Number.isNaN(ms) ? null : ms;
 }
