@@ -16,7 +16,8 @@ import { resolveSchemaSet } from "./documents.ts";
 
 const MAX_SCHEMA_CHARS = 5 * 1024 * 1024;
 
-export const xmlSchemaConfigSchema = {
+/** The fields and their types: what the save checks first (the rules between fields follow, worded). */
+const fieldsSchema = {
   type: "object",
   required: ["schema_type"],
   properties: {
@@ -44,6 +45,23 @@ export const xmlSchemaConfigSchema = {
     ...COMMON_CONFIG_PROPERTIES,
   },
   additionalProperties: false,
+};
+
+/**
+ * The published config schema (GET /api/v1/validators/): the fields, and the rules between them
+ * that checkXmlSchemaConfig words for people — exactly one of `schema` and `schema_uri`, and
+ * `schema_uri` and `documents` for XSD only — so that a config this schema accepts is one the
+ * save accepts, as far as JSON Schema can say it.
+ */
+export const xmlSchemaConfigSchema = {
+  ...fieldsSchema,
+  oneOf: [{ required: ["schema"] }, { required: ["schema_uri"] }],
+  // For XSD, or without schema_uri and documents (if/then, said without a `then` key: an object
+  // with one is a thenable to `await`).
+  anyOf: [
+    { properties: { schema_type: { const: "xsd" } } },
+    { not: { anyOf: [{ required: ["schema_uri"] }, { required: ["documents"] }] } },
+  ],
 };
 
 export interface XmlSchemaConfig {
@@ -93,7 +111,7 @@ const isStringMap = (v: unknown): v is Record<string, string> =>
  */
 export function checkXmlSchemaConfig(config: unknown, stored: Record<string, string> = {}): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
-  const shape = shapeIssues(xmlSchemaConfigSchema, config);
+  const shape = shapeIssues(fieldsSchema, config);
   if (shape.length > 0) return shape;
   const cfg = config as unknown as XmlSchemaConfig;
   const which = cfg.schema_uri !== undefined ? "schema_uri" : "schema";
