@@ -207,7 +207,7 @@ describe("operations", () => {
           at: `${method} ${path}`,
           types: ["application/json"],
         });
-        // and a non-JSON body is answered 415 (without rate-limit headers on a public operation)
+        // and a non-JSON body is answered 415 (the Public variant on a public operation: no Warning)
         expect(o.responses["415"].$ref).toMatch(/^#\/components\/responses\/(Public)?UnsupportedMediaType$/);
       }
     expect(
@@ -266,7 +266,11 @@ describe("operations", () => {
       "RateLimit",
       "Warning",
     ]);
-    expect(op("/healthz", "get").responses["200"].headers).toBeUndefined();
+    // Public ones carry the address's budget (CONTRACT §8: every answer), never a Warning.
+    expect(Object.keys(op("/healthz", "get").responses["200"].headers)).toEqual([
+      "RateLimit-Policy",
+      "RateLimit",
+    ]);
   });
 
   test("page numbers are documented as the integers they are", () => {
@@ -340,15 +344,20 @@ describe("statuses and headers from the global layers", () => {
       });
   });
 
-  test("public operations' errors carry no rate-limit headers but their 429 may", () => {
+  test("public operations' answers carry the rate-limit headers, never a Warning", () => {
     const pub = ops().filter(([, , o]) => isPublic(o));
     for (const [, , o] of pub)
       for (const r of Object.values(o.responses) as J[])
         if (r.$ref) expect(r.$ref).toStartWith("#/components/responses/Public");
-        else expect(Object.keys(r.headers ?? {})).not.toContain("RateLimit");
+        else {
+          expect(Object.keys(r.headers ?? {})).toContain("RateLimit");
+          expect(Object.keys(r.headers ?? {})).not.toContain("Warning");
+        }
     const responses = doc.components.responses;
-    for (const name of ["PublicUnauthorized", "PublicBadRequest", "PublicConflict", "PublicForbidden"])
-      expect(Object.keys(responses[name].headers ?? {})).not.toContain("RateLimit");
+    for (const name of ["PublicUnauthorized", "PublicBadRequest", "PublicConflict", "PublicForbidden"]) {
+      expect(Object.keys(responses[name].headers)).toContain("RateLimit");
+      expect(Object.keys(responses[name].headers)).not.toContain("Warning");
+    }
     expect(Object.keys(responses.PublicTooManyRequests.headers).sort()).toEqual([
       "RateLimit",
       "RateLimit-Policy",

@@ -428,3 +428,61 @@ describe("per client address, before authentication: 3 failed attempts per minut
     expect((await call(s, "GET", "/readyz")).status).toBe(200);
   });
 });
+
+describe("every answer carries the headers: the address's budget where no token is authenticated", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ rate_limit_disabled: false, rate_limit_ip_per_minute: 5 });
+  });
+  afterAll(() => s.close());
+
+  test("probes, documents, public operations, tokenless 404 and 405, preflights: the budget as it stands", async () => {
+    const answers: [string, string, number][] = [
+      ["GET", "/healthz", 200],
+      ["GET", "/readyz", 200],
+      ["GET", "/api/v1/openapi.json", 200],
+      ["GET", "/api/v1/setup/", 200],
+      ["GET", "/api/v1/nope/", 404],
+      ["DELETE", "/api/v1/validators/", 405],
+      ["OPTIONS", "/api/v1/orgs/acme/", 204],
+    ];
+    for (const [method, path, status] of answers) {
+      const r = await fetch(`${s.url}${path}`, { method });
+      await r.arrayBuffer();
+      // Counted nowhere: the address's budget is shown whole, however many came before.
+      expect({
+        at: `${method} ${path}`,
+        status: r.status,
+        policy: r.headers.get("ratelimit-policy"),
+        left: r.headers.get("ratelimit"),
+      }).toEqual({
+        at: `${method} ${path}`,
+        status,
+        policy: '"ip";q=5;w=60',
+        left: expect.stringMatching(/^"ip";r=5;t=0$/),
+      });
+    }
+  });
+
+  test("a failed sign-in shows the budget (its own limiter counts it); a bad token costs a unit", async () => {
+    const signIn = await fetch(`${s.url}/api/v1/auth/login/`, {
+      method: "POST",
+      headers: JSON_CT,
+      body: JSON.stringify({ username: "nobody", password: "wrong-password" }),
+    });
+    expect(signIn.status).toBe(401);
+    expect(signIn.headers.get("ratelimit-policy")).toBe('"ip";q=5;w=60');
+    expect(signIn.headers.get("ratelimit")).toBe('"ip";r=5;t=0');
+    const bad = await call(s, "GET", ME, { token: "assay_wrong" });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("ratelimit")).toMatch(/^"ip";r=4;t=\d+$/);
+    const after = await fetch(`${s.url}/healthz`);
+    expect(after.headers.get("ratelimit")).toMatch(/^"ip";r=4;t=\d+$/);
+  });
+
+  test("an authenticated answer shows its token's budgets instead", async () => {
+    const token = await fresh(s);
+    const r = await call(s, "GET", ME, { token });
+    expect(r.headers.get("ratelimit-policy")).toStartWith('"default";');
+  });
+});

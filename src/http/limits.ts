@@ -27,7 +27,7 @@ import {
   type Decision,
   type Policy,
   RateLimiter,
-  decisionOf,
+  uncountedOf,
   ipKey,
   limitHeader,
   policyHeader,
@@ -273,13 +273,15 @@ export function createLimits(
   // before authenticating, as the in-memory limiter does. Another node learns of a spent budget
   // at its own next failed attempt from that address (that one attempt is refused with 429).
   const ipTats = new Map<string, number>();
-  const ipPeek = (ip: string): Decision => {
-    if (!shared) return perIp.peek(ip);
+  /** The address's budget as it stands (this request counted nowhere yet): refused or not, and r and t. */
+  const ipStanding = (ip: string): Decision => {
+    if (!shared) return perIp.uncounted(ip);
     const key = `ip:${ip}`;
-    return decisionOf(
+    const now = Date.now();
+    return uncountedOf(
       perIp.policy,
-      Date.now(),
-      shared.tat ? shared.tat(perIp.policy, key) : (ipTats.get(ip) ?? 0),
+      now,
+      shared.tat ? shared.tat(perIp.policy, key) : (ipTats.get(ip) ?? now),
     );
   };
 
@@ -288,16 +290,26 @@ export function createLimits(
     headers.ratelimit = limitHeader(decisions);
   };
 
-  /** The address's budget for failed authentication, checked before authenticating. */
-  const enterLimited = (request: Request, server: Server, path: string, headers: Record<string, unknown>) => {
-    const ip = enabled ? clientAddress(request, server, config.trust_proxy) : "";
-    if (enabled && !UNLIMITED_PATHS.has(path)) {
-      const d = ipPeek(ip);
-      if (!d.allowed) {
-        show(headers, ipPolicy, [d]);
-        throw rateLimited(d, "failed authentication attempts from this address");
-      }
-    }
+  /**
+   * The address's budget for failed authentication, checked before authenticating. `shown`: its
+   * headers are set now, so that every answer carries RateLimit-Policy and RateLimit (CONTRACT §8)
+   * — the probes', the public operations', a tokenless 404 — and authentication replaces them with
+   * the token's. A run start skips that (its answer always has a token's or the address's).
+   */
+  const enterLimited = (
+    request: Request,
+    server: Server,
+    path: string,
+    headers: Record<string, unknown>,
+    shown: boolean,
+  ) => {
+    if (!enabled) return "";
+    const ip = clientAddress(request, server, config.trust_proxy);
+    const unlimited = UNLIMITED_PATHS.has(path);
+    if (unlimited && !shown) return ip;
+    const d = ipStanding(ip);
+    if (shown || !d.allowed) show(headers, ipPolicy, [d]);
+    if (!d.allowed && !unlimited) throw rateLimited(d, "failed authentication attempts from this address");
     return ip;
   };
 
@@ -305,7 +317,7 @@ export function createLimits(
     const { request, set } = c;
     const path = new URL(request.url).pathname;
     const isRun = request.method === "POST" && RUN_PATH.test(path);
-    const ip = enterLimited(request, c.server as Server, path, set.headers);
+    const ip = enterLimited(request, c.server as Server, path, set.headers, !isRun);
     if (!isRun && !NO_BODY_METHODS.has(request.method)) {
       let bytes: Uint8Array = new Uint8Array(0);
       if (request.body) {
@@ -385,7 +397,7 @@ export function createLimits(
      * the request remembered as a run for afterAuth and beforeRun.
      */
     enterRun(request: Request, path: string, server: Server, headers: Record<string, unknown>) {
-      const ip = enterLimited(request, server, path, headers);
+      const ip = enterLimited(request, server, path, headers, false);
       requests.set(request, { headers, isRun: true, ip });
     },
     /** authPlugin hook: counts the request against its token's and its user's budgets. */

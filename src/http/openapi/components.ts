@@ -132,7 +132,10 @@ export const HEADERS = {
   ),
 };
 
-/** The headers that every answer to an authenticated request carries. */
+/**
+ * The headers every answer carries (CONTRACT §8): the token's and its user's budgets once
+ * authenticated, the client address's `"ip"` budget (failed authentications) otherwise.
+ */
 export const RATE_LIMIT_HEADERS = {
   "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
   RateLimit: { $ref: "#/components/headers/RateLimit" },
@@ -187,8 +190,8 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
 
 /**
  * The component for an error status. Answers to requests that are not authenticated (the public
- * operations: sign-in, sign-out, setup) carry no rate-limit headers (docs/limits.md): theirs are
- * the `Public…` variants.
+ * operations: sign-in, sign-out, setup, the probes) carry the address's `"ip"` budget and never a
+ * Warning (docs/limits.md): theirs are the `Public…` variants.
  */
 export const errorResponseName = (status: number, authenticated = true): string | undefined => {
   const name = ERRORS[status]?.[0];
@@ -197,7 +200,7 @@ export const errorResponseName = (status: number, authenticated = true): string 
 
 /** A public 429 comes from the address's budget (with its "ip" policy) or the sign-in limiter. */
 const PUBLIC_429 =
-  'rate_limited: wait Retry-After seconds. Too many failed authentications from this address (then with RateLimit-Policy and RateLimit of the `"ip"` policy), or too many sign-in attempts (no RateLimit headers).';
+  'rate_limited: wait Retry-After seconds. Too many failed authentications from this address, or too many sign-in attempts (RateLimit-Policy and RateLimit show the address\'s `"ip"` budget either way).';
 
 /** components.responses: each error status with the Error object and its headers, twice. */
 export function errorResponses(): Record<string, unknown> {
@@ -207,14 +210,14 @@ export function errorResponses(): Record<string, unknown> {
       const authed = { ...headers, ...AUTHENTICATED_HEADERS };
       // An authentication that failed has no token to warn about.
       if (status === "401") delete (authed as Record<string, unknown>).Warning;
-      const open = status === "429" ? { ...headers, ...RATE_LIMIT_HEADERS } : headers;
+      const open = { ...headers, ...RATE_LIMIT_HEADERS };
       return [
         [name, { description, headers: authed, content }],
         [
           `Public${name}`,
           {
             description: status === "429" ? PUBLIC_429 : description,
-            ...(open ? { headers: open } : {}),
+            headers: open,
             content,
           },
         ],

@@ -12,6 +12,7 @@ import type { AnyElysia } from "elysia";
 import { ErrorSchema } from "../schemas.ts";
 import {
   AUTHENTICATED_HEADERS,
+  RATE_LIMIT_HEADERS,
   HEADERS,
   PARAMETERS,
   SECURITY_SCHEMES,
@@ -181,7 +182,7 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry, at: { path: string; 
     }
     const custom = d.responses?.[status] ?? {};
     if (custom.$ref) {
-      // errorRefs() names the authenticated variant; a public operation's has no rate-limit headers.
+      // errorRefs() names the authenticated variant; a public operation's carries no Warning.
       const publicName = authenticated ? undefined : errorResponseName(Number(status), false);
       responses[status] = publicName ? { $ref: `#/components/responses/${publicName}` } : custom;
       continue;
@@ -197,7 +198,7 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry, at: { path: string; 
       // Every 201 names what it created (the routes set it with publicOrigin: ASSAY_BASE_URL).
       ...(status === "201" ? { Location: { $ref: "#/components/headers/Location" } } : {}),
       ...(custom.headers as Obj | undefined),
-      ...(authenticated ? AUTHENTICATED_HEADERS : {}),
+      ...(authenticated ? AUTHENTICATED_HEADERS : RATE_LIMIT_HEADERS),
     };
     if (Object.keys(headers).length) r.headers = headers;
     if (custom.content) r.content = cleanContent(custom.content, reg);
