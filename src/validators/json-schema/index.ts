@@ -46,7 +46,11 @@ export const jsonSchemaConfigSchema = {
       type: ["object", "boolean"],
       description: "The JSON Schema the submission must satisfy (true and false are schemas too).",
     },
-    draft: { enum: [...DRAFTS], description: "Used when the schema has no $schema. Default 2020-12." },
+    draft: {
+      enum: [...DRAFTS],
+      description:
+        "The draft the schema is read as, when it has no $schema; with one, both must name the same draft (a mismatch is refused at save). Default 2020-12.",
+    },
     assert_formats: { type: "boolean", default: true, description: "Treat `format` as an assertion." },
     resources: {
       type: "object",
