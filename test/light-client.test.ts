@@ -78,6 +78,7 @@ beforeAll(async () => {
   probe.stop(true);
   writeFileSync(join(dir, "good.json"), '{"id": 1}\n');
   writeFileSync(join(dir, "bad.json"), '{\n  "id": "seven"\n}\n');
+  writeFileSync(join(dir, "back\\slash.json"), '{"id": 2}\n');
 }, 300_000);
 afterAll(async () => {
   server?.proc.kill("SIGTERM");
@@ -107,6 +108,20 @@ describe("same answers as assay validate", () => {
       () => ["good.json", ...remote().slice(0, 2), "--token", "assay_x", ...remote().slice(4)],
       2,
     ],
+    // The Authorization header carries the token: a user:password could not be sent (Node refused
+    // every request and printed it; Bun dropped it silently).
+    [
+      "a user:password in --server",
+      () => [
+        "good.json",
+        "--server",
+        server.url.replace("http://", "http://ci:s3cret@"),
+        ...remote().slice(2),
+      ],
+      2,
+    ],
+    // On POSIX a backslash is part of a file's name: reported as typed, sent as a name the server takes.
+    ["a file named with a backslash", () => ["back\\slash.json", ...remote()], 0],
     [
       "a server that is not there",
       () => ["good.json", "--server", `http://127.0.0.1:${closedPort}`, ...remote().slice(2)],
@@ -120,6 +135,76 @@ describe("same answers as assay validate", () => {
       expect(results[0]!.code).toBe(code);
       for (const r of results.slice(1)) expect(r).toEqual(results[0]!);
     });
+});
+
+test("the secret of a user:password in --server is printed nowhere; a backslash name is reported as typed", async () => {
+  for (const [label, cmd] of CLIENTS) {
+    const creds = await run(cmd, [
+      "good.json",
+      "--server",
+      server.url.replace("http://", "http://ci:s3cret@"),
+      "--token",
+      token,
+      "--org",
+      "acme",
+      "--workflow",
+      "orders",
+    ]);
+    expect({ label, code: creds.code, out: creds.out, secret: creds.err.includes("s3cret") }).toEqual({
+      label,
+      code: 2,
+      out: "",
+      secret: false,
+    });
+    expect(creds.err).toContain("carries a user:password");
+    const named = await run(cmd, [
+      "back\\slash.json",
+      "--server",
+      server.url,
+      "--token",
+      token,
+      "--org",
+      "acme",
+      "--workflow",
+      "orders",
+    ]);
+    expect({ label, code: named.code, out: named.out }).toEqual({
+      label,
+      code: 0,
+      out: "PASS back\\slash.json: succeeded (no findings)\n1 file: 1 passed, 0 failed.\n",
+    });
+  }
+});
+
+test("a reader that closes the pipe early: no stack trace, the exit code is the verdict's", async () => {
+  for (const [label, cmd] of CLIENTS)
+    for (const [file, code] of [
+      ["good.json", 0],
+      ["bad.json", 1],
+    ] as const) {
+      // bash's pipefail: the client's own exit status, though `true` has long closed the pipe.
+      const p = Bun.spawn(
+        [
+          "bash",
+          "-c",
+          'set -o pipefail; "$@" | true',
+          "_",
+          ...cmd,
+          file,
+          "--server",
+          server.url,
+          "--token",
+          token,
+          "--org",
+          "acme",
+          "--workflow",
+          "orders",
+        ],
+        { cwd: dir, stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+      );
+      const [err, exit] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+      expect({ label, file, exit, err }).toEqual({ label, file, exit: code, err: "" });
+    }
 });
 
 test("a server that accepts the connection and never answers: every client exits 2 at --timeout", async () => {

@@ -1,6 +1,28 @@
-// A URL as the CLI shows it in messages and report links: without user:password. A --server URL
-// may carry credentials for a proxy in front of Assay (http://ciuser:secret@host); CI logs are
-// read by more people than the secret store.
+// The --server URL: read once for every command that talks to a server, and shown in messages
+// and report links without user:password (a URL may still reach a message some other way; CI
+// logs are read by more people than the secret store).
+import { UsageError } from "./args.ts";
+
+/**
+ * --server as the base the API paths are appended to. A user:password in it is refused: the
+ * requests' Authorization header carries the token, so those credentials could not be sent
+ * (Bun's fetch dropped them silently; Node's refused every request and printed them).
+ */
+export function serverBase(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`--server "${raw}" is not a URL`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:")
+    throw new UsageError("--server is an http or https URL");
+  if (u.username || u.password)
+    throw new UsageError(
+      `--server ${shownUrl(raw)} carries a user:password, which cannot be sent: the Authorization header carries the token. Remove it from the URL.`,
+    );
+  return u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
+}
 
 /** `url` without its userinfo; anything that does not parse as a URL is returned unchanged. */
 export function shownUrl(url: string): string {

@@ -13,7 +13,7 @@ import { CLI_FORMATS, type CliFormat, type OutputContext, render, renderText } f
 import { createProgress } from "./validate/progress.ts";
 import { createRemote } from "./validate/remote.ts";
 import { err, out } from "./out.ts";
-import { shownUrl } from "./shown-url.ts";
+import { serverBase, shownUrl } from "./shown-url.ts";
 import { type FailOn, type FileResult, ValidateError, exitCode } from "./validate/result.ts";
 
 /**
@@ -40,15 +40,7 @@ function intFlag(p: Parsed, name: string, min: number, max: number, def: number 
 function serverUrl(p: Parsed): string {
   const raw = p.flags.server ?? process.env.ASSAY_SERVER;
   if (!raw) throw new UsageError("--server URL (or ASSAY_SERVER) is required; or use --local");
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new UsageError(`--server "${raw}" is not a URL`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:")
-    throw new UsageError("--server is an http or https URL");
-  return u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
+  return serverBase(raw);
 }
 
 /** `prefix`: how messages name the command, `assay validate` or `assay-validate`. */

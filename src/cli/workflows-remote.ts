@@ -5,7 +5,7 @@ import { AppError } from "../errors.ts";
 import { DOC_KIND, DOC_VERSION } from "../workflows/document.ts";
 import type { WorkflowInput } from "../workflows/service.ts";
 import { type Parsed, UsageError } from "./args.ts";
-import { shownUrl } from "./shown-url.ts";
+import { serverBase, shownUrl } from "./shown-url.ts";
 
 export interface Remote {
   server: string;
@@ -23,20 +23,13 @@ export function remoteOf(p: Parsed): Remote | null {
     if (p.flags.token) throw new UsageError("--token goes with --server URL");
     return null;
   }
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new UsageError(`--server "${raw}" is not a URL`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:")
-    throw new UsageError("--server is an http or https URL");
+  const server = serverBase(raw);
   const token = p.flags.token ?? process.env.ASSAY_TOKEN;
   if (!token) throw new UsageError("--token (or ASSAY_TOKEN) is required with --server");
   const t = p.flags.timeout ?? String(DEFAULT_TIMEOUT_S);
   if (!/^\d{1,5}$/.test(t) || Number(t) < 1)
     throw new UsageError(`--timeout "${t}" is not a number of seconds (1 or more)`);
-  return { server: u.href.replace(/\/+$/, "").replace(/\/api\/v1$/, ""), token, timeoutS: Number(t) };
+  return { server, token, timeoutS: Number(t) };
 }
 
 interface StepDoc {

@@ -105,6 +105,13 @@ export function renderSarif(items: ReportItem[]) {
           ),
         );
     }
+    // A step that reached its max_findings: the results are not every problem (as JUnit, HTML and
+    // the text output say); a note, since the run itself finished.
+    if (run.summary?.truncated)
+      notes.push({
+        ...notification(`${file}: findings were capped per step: not every problem is listed.`, uri, index),
+        level: "note",
+      });
     // Not final yet: no result may still mean no finding so far, so the log must not read as clean.
     if (run.status === "queued" || run.status === "running")
       notifications.push(

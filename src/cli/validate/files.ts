@@ -3,15 +3,16 @@
 // file at a time as it is sent (eachInput).
 import { accessSync, constants, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { basename, isAbsolute, relative, resolve } from "node:path";
+import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import { EXTENSION_TYPES, parseMediaType } from "../../runs/intake/filetypes.ts";
+import { safeFilename } from "../../runs/intake/filenames.ts";
 import { UsageError } from "../args.ts";
 import { ValidateError } from "./result.ts";
 
 export interface InputFile {
   /** As reported: relative to the working directory when inside it, with forward slashes. */
   label: string;
-  /** The submission filename: the server keeps names without directories. */
+  /** The submission filename: without directories, characters the server refuses as "_". */
   name: string;
   contentType: string;
   bytes: Uint8Array;
@@ -20,7 +21,9 @@ export interface InputFile {
 export function labelOf(path: string, cwd = process.cwd()): string {
   const rel = relative(cwd, resolve(cwd, path));
   const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
-  return (inside ? rel : path).replace(/\\/g, "/");
+  // Forward slashes where "\\" separates directories (Windows); elsewhere it is part of a name.
+  const shown = inside ? rel : path;
+  return sep === "\\" ? shown.replace(/\\/g, "/") : shown;
 }
 
 export function contentTypeOf(path: string, override: string | undefined): string {
@@ -59,7 +62,9 @@ export function planInputs(paths: string[], override: string | undefined): Plann
     } catch (e) {
       throw unreadable(path, e);
     }
-    return { path, label: labelOf(path), name: basename(path), contentType };
+    // The server keeps a name, not a path, of characters it can show safely: the label (findings,
+    // reports) stays the name as typed.
+    return { path, label: labelOf(path), name: safeFilename(basename(path)), contentType };
   });
 }
 

@@ -11,6 +11,16 @@ import type { ErrorItem } from "../../errors.ts";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const NOT_IN_FILENAMES = /[\u0000-\u001f\u007f-\u009f/\\\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
+/**
+ * A name checkFilename accepts, made from a local file's: every character it refuses becomes "_"
+ * and a lone surrogate U+FFFD. For clients (`assay validate`), whose files may be named anything
+ * the file system allows (`back\\slash.json` on Linux).
+ */
+export function safeFilename(name: string): string {
+  const safe = name.toWellFormed().replace(new RegExp(NOT_IN_FILENAMES.source, "g"), "_");
+  return safe === "." || safe === ".." ? "_" : safe;
+}
+
 export function checkFilename(
   v: unknown,
   limits: { maxFilenameLength: number },

@@ -138,6 +138,30 @@ describe("SARIF 2.1.0", () => {
   });
 });
 
+describe("SARIF of a run whose findings were capped", () => {
+  test("a note says not every problem is listed; the run still executed successfully", async () => {
+    const r = run();
+    r.summary = { ...r.summary!, truncated: true };
+    const log = renderSarif([itemOf(r)]);
+    expect(await sarifProblems(JSON.stringify(log))).toEqual([]);
+    const inv = JSON.parse(JSON.stringify(log.runs[0])).invocations[0];
+    expect(inv).toEqual({
+      executionSuccessful: true,
+      toolExecutionNotifications: [
+        {
+          level: "note",
+          message: { text: "orders.json: findings were capped per step: not every problem is listed." },
+          locations: [{ physicalLocation: { artifactLocation: { uri: "orders.json", index: 0 } } }],
+        },
+      ],
+    });
+    // Not capped: no note.
+    expect(JSON.parse(JSON.stringify(renderSarif([itemOf(run())]).runs[0])).invocations).toEqual([
+      { executionSuccessful: true },
+    ]);
+  });
+});
+
 describe("SARIF of a run not finished yet", () => {
   test.each(["queued", "running"] as const)("%s: not a clean log, a notification says so", async (status) => {
     const r = run({ status });

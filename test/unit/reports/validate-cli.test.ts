@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../../src/cli/args.ts";
 import { contentTypeOf, labelOf } from "../../../src/cli/validate/files.ts";
+import { checkFilename, safeFilename } from "../../../src/runs/intake/filenames.ts";
 import { createProgress } from "../../../src/cli/validate/progress.ts";
 import { retryAfterMs } from "../../../src/cli/validate/remote.ts";
 import { type FileResult, exitCode, verdictOf } from "../../../src/cli/validate/result.ts";
@@ -27,6 +28,21 @@ describe("reported names", () => {
     expect(labelOf("./data/../a.json", "/repo")).toBe("a.json");
     expect(labelOf("/elsewhere/a.json", "/repo")).toBe("/elsewhere/a.json");
     expect(labelOf("../a.json", "/repo")).toBe("../a.json");
+  });
+  test("a backslash on POSIX is part of the name, not a separator", () => {
+    expect(labelOf("/repo/back\\slash.json", "/repo")).toBe("back\\slash.json");
+  });
+  test("the submission's name: what the server refuses in a filename becomes _", () => {
+    expect(safeFilename("back\\slash.json")).toBe("back_slash.json");
+    expect(safeFilename("tab\there\u202e.json")).toBe("tab_here_.json");
+    expect(safeFilename("lone\ud800.json")).toBe("lone\ufffd.json");
+    expect(safeFilename("..")).toBe("_");
+    expect(safeFilename("größe.json")).toBe("größe.json");
+    for (const name of ["back\\slash.json", "tab\there.json", "lone\ud800.json", ".."]) {
+      const errors: unknown[] = [];
+      expect(checkFilename(safeFilename(name), { maxFilenameLength: 255 }, errors as never)).not.toBeNull();
+      expect(errors).toEqual([]);
+    }
   });
 });
 
