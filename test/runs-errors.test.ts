@@ -165,6 +165,62 @@ describe("in the contract's order", () => {
       expect.stringContaining("image/png"),
     );
   });
+  test("415 before any malformed field: a request wrong in two ways gets the earlier check (CONTRACT §4.7)", async () => {
+    const pdf =
+      'The content type "application/pdf" is not supported; use JSON, XML, YAML, CSV or text types.';
+    // Raw: a bad X-Filename, a body that is no base64, an unknown submission mode.
+    for (const headers of [
+      { "x-filename": "a/b.pdf" },
+      { "content-encoding": "base64" },
+      { "x-submission-mode": "bogus" },
+    ])
+      await refused(
+        runs("json"),
+        { token: exec, raw: "!!!", headers: { "content-type": "application/pdf", ...headers } },
+        415,
+        "unsupported_media_type",
+        pdf,
+      );
+    // Envelope: metadata that is no object, a filename with a separator.
+    await refused(
+      runs("json"),
+      { token: exec, body: { content: "x", content_type: "application/pdf", metadata: [], filename: "a/b" } },
+      415,
+      "unsupported_media_type",
+      pdf,
+    );
+    // Multipart: a file part of that type, metadata that is not JSON.
+    const f = new FormData();
+    f.append("file", new File(["x"], "a.pdf", { type: "application/pdf" }));
+    f.append("metadata", "notjson");
+    const form = new Response(f);
+    const type = form.headers.get("content-type")!;
+    await refused(
+      runs("json"),
+      { token: exec, raw: new Uint8Array(await form.arrayBuffer()), headers: { "content-type": type } },
+      415,
+      "unsupported_media_type",
+      pdf,
+    );
+  });
+  test('an envelope\'s empty string is a value: metadata "" is no object, content_encoding "" no encoding', async () => {
+    await refused(
+      runs("json"),
+      { token: exec, body: { content: { a: 1 }, metadata: "" } },
+      400,
+      "invalid_request",
+      expect.any(String),
+      [{ field: "metadata", code: "invalid", message: "metadata must be a JSON object." }],
+    );
+    await refused(
+      runs("json"),
+      { token: exec, body: { content: "{}", content_type: "application/json", content_encoding: "" } },
+      400,
+      "invalid_request",
+      expect.any(String),
+      [{ field: "content_encoding", code: "invalid", message: 'content_encoding is "base64" or absent.' }],
+    );
+  });
   test("415 for an unknown charset", async () => {
     await refused(
       runs("json"),

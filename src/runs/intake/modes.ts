@@ -41,6 +41,8 @@ export interface IntakeLimits {
 const ENVELOPE_KEYS = new Set(["content", "content_type", "filename", "metadata", "content_encoding"]);
 
 const unsupported = (what: string) => new AppError(415, "unsupported_media_type", what);
+const unsupportedType = (mime: string) =>
+  unsupported(`The content type ${quote(mime)} is not supported; use JSON, XML, YAML, CSV or text types.`);
 const badRequest = (errors: ErrorItem[]) =>
   new AppError(400, "invalid_request", "The run request is invalid.", errors);
 const utf8 = new TextEncoder();
@@ -84,16 +86,21 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
   const header = headers.get("content-type");
   const media = parseMediaType(header);
   const forced = headers.get("x-submission-mode")?.trim().toLowerCase();
+  // CONTRACT §4 step 7: a media type that is not supported (415) before any malformed field (400).
+  if (!media && header) throw unsupported(`${quote(header)} is not a media type.`);
+  if (media) {
+    // A type no mode takes is raw, whatever else is wrong with the request.
+    if (media.mime !== "multipart/form-data" && !fileTypeOf(media.mime)) throw unsupportedType(media.mime);
+    checkCharset(media);
+  }
   if (forced !== undefined && forced !== "raw" && forced !== "envelope")
     throw badRequest([
       { field: "X-Submission-Mode", code: "invalid", message: "X-Submission-Mode is raw or envelope." },
     ]);
-  if (!media) {
-    if (header) throw unsupported(`${quote(header)} is not a media type.`);
+  if (!media)
     throw badRequest([
       { field: "Content-Type", code: "required", message: "Set Content-Type to the payload's media type." },
     ]);
-  }
   // The header settles how a JSON body is read (CONTRACT §4); it cannot make another type an
   // envelope, nor a multipart body raw. Such a request is refused: before, the header was
   // ignored and the envelope's own text was stored as the document (F4, docs/decisions.md).
@@ -105,8 +112,6 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
     throw unsupported(
       "A raw body (X-Submission-Mode: raw) is the document itself, not multipart/form-data: send its bytes with its own Content-Type.",
     );
-  // Every mode: an unknown charset is a 415 (CONTRACT §4), not only a raw body's.
-  checkCharset(media);
   if (media.mime === "multipart/form-data") return fromMultipart(header!, body, limits);
   if (media.mime === "application/json" && forced !== "raw") {
     const charset = media.charset === null ? "utf-8" : charsetOf(media.charset, body)!;
@@ -331,13 +336,16 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   else if (contentTypeOk(ct, "content_type", errors)) {
     media = parseMediaType(ct);
     if (!media) throw unsupported(`${quote(ct)} is not a media type.`);
+    // Before the other fields' problems (CONTRACT §4 step 7), as in raw mode.
+    if (!fileTypeOf(media.mime)) throw unsupportedType(media.mime);
     checkCharset(media);
   }
   const filename = checkFilename(f.filename, limits, errors);
   // metadata: a JSON object, bounded.
   let metadata: Record<string, unknown> = {};
   let meta = f.metadata;
-  if (meta !== undefined && meta !== null && meta !== "") {
+  // An empty multipart part is no part (docs/api.md); an envelope's "" is a string, not an object.
+  if (meta !== undefined && meta !== null && (meta !== "" || mode === "envelope")) {
     if (f.metadataIsText && typeof meta === "string") {
       if (byteLength(meta) > limits.maxMetadataBytes)
         errors.push({
@@ -381,7 +389,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   // content and its encoding.
   const enc = f.encoding;
   const base64 = typeof enc === "string" && enc.trim().toLowerCase() === "base64";
-  if (enc !== undefined && enc !== null && enc !== "" && !base64)
+  if (enc !== undefined && enc !== null && (enc !== "" || mode === "envelope") && !base64)
     errors.push({
       field: "content_encoding",
       code: "invalid",
@@ -477,10 +485,7 @@ function finish(
   fromText = false,
 ): Intake {
   const declaredType = fileTypeOf(media.mime);
-  if (!declaredType)
-    throw unsupported(
-      `The content type ${quote(media.mime)} is not supported; use JSON, XML, YAML, CSV or text types.`,
-    );
+  if (!declaredType) throw unsupportedType(media.mime);
   // XML without a charset parameter: its own declaration (or BOM) governs (RFC 7303 §3). That
   // declaration is content, not envelope: an encoding the server cannot use, or bytes that do not
   // decode in it, make the document not well-formed (XML 1.0 §4.3.3), so the bytes are kept as
