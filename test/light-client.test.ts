@@ -137,18 +137,14 @@ describe("same answers as assay validate", () => {
     });
 });
 
+/** The options that send a file to the test server's `orders` workflow at `url`. */
+const against = (url: string) => ["--server", url, "--token", token, "--org", "acme", "--workflow", "orders"];
+
 test("the secret of a user:password in --server is printed nowhere; a backslash name is reported as typed", async () => {
   for (const [label, cmd] of CLIENTS) {
     const creds = await run(cmd, [
       "good.json",
-      "--server",
-      server.url.replace("http://", "http://ci:s3cret@"),
-      "--token",
-      token,
-      "--org",
-      "acme",
-      "--workflow",
-      "orders",
+      ...against(server.url.replace("http://", "http://ci:s3cret@")),
     ]);
     expect({ label, code: creds.code, out: creds.out, secret: creds.err.includes("s3cret") }).toEqual({
       label,
@@ -157,17 +153,7 @@ test("the secret of a user:password in --server is printed nowhere; a backslash 
       secret: false,
     });
     expect(creds.err).toContain("carries a user:password");
-    const named = await run(cmd, [
-      "back\\slash.json",
-      "--server",
-      server.url,
-      "--token",
-      token,
-      "--org",
-      "acme",
-      "--workflow",
-      "orders",
-    ]);
+    const named = await run(cmd, ["back\\slash.json", ...against(server.url)]);
     expect({ label, code: named.code, out: named.out }).toEqual({
       label,
       code: 0,
@@ -184,22 +170,7 @@ test("a reader that closes the pipe early: no stack trace, the exit code is the 
     ] as const) {
       // bash's pipefail: the client's own exit status, though `true` has long closed the pipe.
       const p = Bun.spawn(
-        [
-          "bash",
-          "-c",
-          'set -o pipefail; "$@" | true',
-          "_",
-          ...cmd,
-          file,
-          "--server",
-          server.url,
-          "--token",
-          token,
-          "--org",
-          "acme",
-          "--workflow",
-          "orders",
-        ],
+        ["bash", "-c", 'set -o pipefail; "$@" | true', "_", ...cmd, file, ...against(server.url)],
         { cwd: dir, stdout: "pipe", stderr: "pipe", stdin: "ignore" },
       );
       const [err, exit] = await Promise.all([new Response(p.stderr).text(), p.exited]);

@@ -169,11 +169,12 @@ describe("in the contract's order", () => {
     const pdf =
       'The content type "application/pdf" is not supported; use JSON, XML, YAML, CSV or text types.';
     // Raw: a bad X-Filename, a body that is no base64, an unknown submission mode.
-    for (const headers of [
+    const faults: Record<string, string>[] = [
       { "x-filename": "a/b.pdf" },
       { "content-encoding": "base64" },
       { "x-submission-mode": "bogus" },
-    ])
+    ];
+    for (const headers of faults)
       await refused(
         runs("json"),
         { token: exec, raw: "!!!", headers: { "content-type": "application/pdf", ...headers } },

@@ -1,0 +1,13 @@
+import { run } from "./h.ts";
+const S = (body: string, extra='') => `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" queryBinding="xslt2" ${extra}>${body}</sch:schema>`;
+const doc = `<r><a><item n="1"/><item n="2"/></a><a><item n="3"/><item n="4"/></a></r>`;
+console.log("--- context item[position() > 1] : expect items 2 and 4");
+run("sch", S(`<sch:pattern><sch:rule context="item[position() > 1]"><sch:report test="true()">hit <sch:value-of select="@n"/></sch:report></sch:rule></sch:pattern>`), doc);
+console.log("--- context item[position() = last()] : expect 2 and 4");
+run("sch", S(`<sch:pattern><sch:rule context="a/item[position() = last()]"><sch:report test="true()">hit <sch:value-of select="@n"/></sch:report></sch:rule></sch:pattern>`), doc);
+console.log("--- context item[not(position() = 1)] : expect 2 and 4");
+run("sch", S(`<sch:pattern><sch:rule context="item[not(position() = 1)]"><sch:report test="true()">hit <sch:value-of select="@n"/></sch:report></sch:rule></sch:pattern>`), doc);
+console.log("--- test count(//item[position() = 1]) : expect 2");
+run("sch", S(`<sch:pattern><sch:rule context="/r"><sch:report test="true()">n=<sch:value-of select="count(//item[position() = 1])"/></sch:report></sch:rule></sch:pattern>`), doc);
+console.log("--- fallback baseline //item[1]");
+run("sch", S(`<sch:pattern><sch:rule context="/r"><sch:report test="true()">n=<sch:value-of select="count(//item[1])"/> t=<sch:value-of select="count(//item[not(position()=1)])"/></sch:report><sch:report test="count(//item[position() = 1]) = 2">two firsts</sch:report></sch:rule></sch:pattern>`), doc);
