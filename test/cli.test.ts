@@ -175,7 +175,9 @@ describe("assay CLI", () => {
     writeFileSync(file, `${head}fail_fast: true\n${step}    is_active: false\n`);
     expect(assay(["workflows", "import", "acme", file]).out).toContain("Created workflow typed (version 1)");
     // Imported again unchanged: the version stays.
-    expect(assay(["workflows", "import", "acme", file]).out).toContain("workflow typed (version 1)");
+    expect(assay(["workflows", "import", "acme", file]).out).toContain(
+      "Unchanged: workflow typed (version 1)",
+    );
   });
   test("settings get and set", () => {
     expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);

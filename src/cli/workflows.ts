@@ -83,8 +83,10 @@ export async function workflows(p: Parsed): Promise<number> {
       const { workflow } = exists
         ? await d.workflows.update(o.id, input.slug!, input, true, cliActor())
         : await d.workflows.create(o.id, input, cliActor());
+      // A file that matches the stored workflow changes nothing (the version stays): said so.
+      const what = !exists ? "Created" : workflow.version === exists.version ? "Unchanged:" : "Replaced";
       print(
-        `${exists ? "Replaced" : "Created"} workflow ${workflow.slug} (version ${workflow.version}) in ${org} (${describeDb(d.config)}).`,
+        `${what} workflow ${workflow.slug} (version ${workflow.version}) in ${org} (${describeDb(d.config)}).`,
       );
     });
     return 0;

@@ -1,0 +1,13 @@
+import { run } from "./h.ts";
+const X = (b: string, extra = '') => `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" ${extra}>${b}</xs:schema>`;
+const s1 = X(`<xs:element name="r"><xs:complexType><xs:sequence><xs:element name="item" maxOccurs="unbounded"><xs:complexType><xs:sequence><xs:element name="price" type="xs:decimal" minOccurs="0"/></xs:sequence><xs:attribute name="price" type="xs:integer"/></xs:complexType></xs:element></xs:sequence></xs:complexType></xs:element>`);
+console.log("--- attribute error, element named like the attr on the same line");
+run("xsd", s1, `<r>\n  <item><price>1</price></item><item price="abc"><price>2</price></item>\n</r>`);
+console.log("--- attribute error on second item");
+run("xsd", s1, `<r>\n<item price="1"/><item price="x"/>\n</r>`);
+console.log("--- multi-line start tag attr error");
+run("xsd", s1, `<r>\n<item\n  price="x"\n/>\n</r>`);
+console.log("--- element error with emoji & tabs");
+run("xsd", s1, `<r>\n\t<!-- 😀 --><item><price>x</price></item>\n</r>`);
+console.log("--- CRLF");
+run("xsd", s1, `<r>\r\n<item>\r\n<price>x</price></item>\r\n</r>`);

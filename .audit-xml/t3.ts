@@ -1,0 +1,17 @@
+import { run } from "./h.ts";
+const X = (b: string, extra = '') => `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" ${extra}>${b}</xs:schema>`;
+const q = X(`<xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" maxOccurs="unbounded"/><xs:element name="b" type="xs:int" maxOccurs="unbounded"/></xs:sequence></xs:complexType></xs:element>`, `targetNamespace="urn:t" xmlns="urn:t" elementFormDefault="qualified"`);
+console.log("--- default ns, minified, b[2] invalid");
+run("xsd", q, `<r xmlns="urn:t"><a/><b>1</b><b>x</b></r>`);
+console.log("--- prefixed, minified");
+run("xsd", q, `<t:r xmlns:t="urn:t"><t:a/><t:b>1</t:b><t:b>x</t:b></t:r>`);
+const u = X(`<xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a" maxOccurs="unbounded"/><xs:element name="b" type="xs:int" maxOccurs="unbounded"/></xs:sequence></xs:complexType></xs:element>`, `targetNamespace="urn:t" xmlns="urn:t"`);
+console.log("--- unqualified locals under default-ns root: xmlns='' children");
+run("xsd", u, `<r xmlns="urn:t"><a xmlns=""/><b xmlns="">1</b><b xmlns="">x</b></r>`);
+console.log("--- unqualified locals but doc qualifies them (should fail)");
+run("xsd", u, `<r xmlns="urn:t"><a/><b>1</b></r>`);
+console.log("--- element in wrong order, sibling of same name on line");
+const s = X(`<xs:element name="r"><xs:complexType><xs:sequence maxOccurs="unbounded"><xs:element name="a" type="xs:int"/><xs:element name="b" type="xs:int"/></xs:sequence></xs:complexType></xs:element>`);
+run("xsd", s, `<r><a>1</a><b>2</b><a>3</a><a>4</a></r>`);
+console.log("--- entity with plain text used; repeated elements");
+run("xsd", s, `<!DOCTYPE r [<!ENTITY e "5">]><r><a>&e;</a><b>x</b><a>1</a><b>y</b></r>`);
