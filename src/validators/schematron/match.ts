@@ -31,9 +31,20 @@ const BOOLEAN_OPERATOR = /^(?:!?=|<=?|>=?|<<|>>|\s(?:eq|ne|lt|le|gt|ge|is|and|or
 const NON_NUMERIC_FUNCTION =
   /^(?:fn:)?(?:not|exists|empty|boolean|contains|starts-with|ends-with|matches|true|false|normalize-space|string|lower-case|upper-case|local-name|name|namespace-uri|concat|substring|substring-before|substring-after|translate|string-join)\s*\(/;
 
-/** Whether a predicate's value can never be a number (which would make it positional). */
+/** `position()` or `last()` anywhere outside a string literal. */
+const CONTEXT_POSITION = /(?<![\p{L}\p{N}_.-])(?:fn:)?(?:position|last)\s*\(/u;
+const STRING_LITERAL = /"(?:[^"]|"")*"|'(?:[^']|'')*'/g;
+
+/**
+ * Whether a predicate's value can never be a number (which would make it positional), and it
+ * does not read the context position either: `[position() > 1]` is a boolean, but the position
+ * it reads is among the step's siblings, which a filter over all the indexed elements changes
+ * (it counted the whole document's). Conservative: a position() inside a nested predicate also
+ * keeps the plain query, which is only slower.
+ */
 export function nonPositional(pred: string): boolean {
   const p = pred.trim();
+  if (CONTEXT_POSITION.test(p.replace(STRING_LITERAL, '""'))) return false;
   if (PURE_PATH.test(p)) return true;
   if (splitTopLevel(p, BOOLEAN_OPERATOR).length > 1) return true;
   return NON_NUMERIC_FUNCTION.test(p) && isSingleCall(p);

@@ -157,6 +157,29 @@ describe("schematron: rules and patterns", () => {
     ]);
   });
 
+  test("position() and last() in a predicate count among the step's siblings, not the document's", () => {
+    const items = `<r>\n<a><item n="1"/><item n="2"/></a>\n<a><item n="3"/><item n="4"/></a>\n</r>`;
+    const fired = (context: string) =>
+      validate(
+        sch(
+          `<sch:pattern><sch:rule context="${context}"><sch:report test="true()"><sch:value-of select="@n"/></sch:report></sch:rule></sch:pattern>`,
+        ),
+        items,
+      ).findings.map((f) => f.message);
+    expect(fired("item[position() > 1]")).toEqual(["2", "4"]);
+    expect(fired("a/item[position() = last()]")).toEqual(["2", "4"]);
+    expect(fired("item[not(position() = 1)]")).toEqual(["2", "4"]);
+    expect(fired("item[@n != 'position()']")).toEqual(["1", "2", "3", "4"]);
+    // In a test: `//item[position() = 1]` is the first item of each a.
+    const counted = validate(
+      sch(
+        `<sch:pattern><sch:rule context="/r"><sch:assert test="count(//item[position() = 1]) = 2">n</sch:assert></sch:rule></sch:pattern>`,
+      ),
+      items,
+    );
+    expect(counted.findings).toEqual([]);
+  });
+
   test("`//name` after a step named like an operator (to, div, and …) stays relative to that step", () => {
     const schema = sch(`<sch:pattern><sch:rule context="mail">
       <sch:let name="paras" value="count(div//p)"/>
