@@ -21,8 +21,52 @@ export interface XNode {
 
 const XMLNS = "http://www.w3.org/2000/xmlns/";
 
+/** The slimdom calls mergeCdata makes (slimdom's DOM, beyond what XNode reads). */
+interface MutableNode extends XNode {
+  data?: string;
+  ownerDocument?: { createTextNode(data: string): MutableNode } | null;
+  insertBefore(node: MutableNode, before: MutableNode): void;
+  removeChild(node: MutableNode): void;
+}
+
+/**
+ * CDATA sections joined to the text around them: XPath's data model has no CDATA node, and
+ * adjacent text is one text node (XPath 1.0 §5.7), so `<p>AT<![CDATA[&]]>T</p>` has one text()
+ * equal to "AT&T" (slimdom kept three nodes: count(text()) was 3 and text() = 'AT&T' false).
+ * The joined node spans its parts' source range.
+ */
+function mergeCdata(root: XNode): void {
+  const stack = [root as MutableNode];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const kids = Array.from(node.childNodes) as MutableNode[];
+    for (let i = 0; i < kids.length; ) {
+      if (kids[i]!.nodeType === ELEMENT) stack.push(kids[i]!);
+      if (kids[i]!.nodeType !== TEXT && kids[i]!.nodeType !== CDATA) {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < kids.length && (kids[j]!.nodeType === TEXT || kids[j]!.nodeType === CDATA)) j++;
+      const run = kids.slice(i, j);
+      if (run.some((k) => k.nodeType === CDATA)) {
+        const doc = (node.nodeType === DOCUMENT ? node : node.ownerDocument) as MutableNode["ownerDocument"];
+        const joined = doc!.createTextNode(run.map((k) => k.data ?? "").join(""));
+        const first = run[0]!.position;
+        const last = run[run.length - 1]!.position;
+        if (first && last) joined.position = { start: first.start, end: last.end };
+        node.insertBefore(joined, run[0]!);
+        for (const k of run) node.removeChild(k);
+      }
+      i = j;
+    }
+  }
+}
+
 const ELEMENT = 1;
 const ATTRIBUTE = 2;
+const TEXT = 3;
+const CDATA = 4;
 const DOCUMENT = 9;
 
 export class SourceDocument {
@@ -45,6 +89,7 @@ export class SourceDocument {
   ) {
     this.#lines = new LineIndex(text);
     this.root = sync(text, { position: true, additionalEntities }) as unknown as XNode;
+    if (text.includes("<![CDATA[")) mergeCdata(this.root);
   }
 
   #index(): Map<string, XNode[]> {

@@ -180,6 +180,24 @@ describe("schematron: rules and patterns", () => {
     expect(counted.findings).toEqual([]);
   });
 
+  test("a CDATA section is part of the text around it: one text node, as XPath's data model has it", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="p">
+        <sch:assert id="ONE" test="count(text()) = 1">n=<sch:value-of select="count(text())"/></sch:assert>
+        <sch:assert id="EQ" test="text() = 'AT&amp;T'">t</sch:assert>
+        <sch:assert id="LEN" test="string-length(text()) = 4">l</sch:assert>
+      </sch:rule></sch:pattern>`);
+    expect(validate(schema, "<r><p>AT<![CDATA[&]]>T</p></r>").findings).toEqual([]);
+    // The joined "a" + CDATA "b" is text()[1]; "c" after <x/> is text()[2], at its own column.
+    const at = sch(
+      `<sch:pattern><sch:rule context="p"><sch:report test="true()" subject="text()[2]">x</sch:report></sch:rule></sch:pattern>`,
+    );
+    expect(
+      validate(at, "<r>\n<p>a<![CDATA[b]]><x/>c</p></r>").findings.map(
+        (f) => `${f.path} ${f.line}:${f.column}`,
+      ),
+    ).toEqual(["/r/p/text()[2] 2:22"]);
+  });
+
   test("`//name` after a step named like an operator (to, div, and …) stays relative to that step", () => {
     const schema = sch(`<sch:pattern><sch:rule context="mail">
       <sch:let name="paras" value="count(div//p)"/>
