@@ -2,6 +2,7 @@
 // dir of the running server. Every change acts on the very next request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { SYSTEM } from "../src/audit/actor.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -155,5 +156,28 @@ describe("the CLI on the running server's data dir", () => {
     const u = assay("users", "delete", "root");
     expect(u.code).toBe(1);
     expect(u.err).toContain("last instance administrator");
+  });
+});
+
+describe("the last instance administrator, under concurrent deletions", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  test("two deletions of the last two admins at once: one is refused, one admin is left", async () => {
+    // Checked in the deleting transaction: checked before it, both deletions passed (a CLI and
+    // an API deletion, or two CLI ones, left the instance without an administrator).
+    await t.user("other-admin", undefined, undefined, { is_admin: true });
+    const admins = async () =>
+      (await t.deps.users.list(1000, 0)).items.filter((u) => u.is_admin).map((u) => u.username);
+    expect((await admins()).sort()).toEqual(["other-admin", "root"]);
+    const ids = await Promise.all(
+      ["root", "other-admin"].map(async (name) => (await t.deps.users.getByUsername(name))!.id),
+    );
+    const results = await Promise.all(ids.map((id) => t.deps.users.delete(id, SYSTEM)));
+    expect(results.map(String).sort()).toEqual(["last_admin", "true"]);
+    expect(await admins()).toHaveLength(1);
   });
 });

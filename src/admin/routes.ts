@@ -88,10 +88,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         requireInstanceAdmin(principal);
         const u = await users.getByUsername(params.username);
         if (!u) throw notFound("User");
-        // Someone must be left to administer the instance through the API.
-        if (u.is_admin && (await users.countAdmins()) <= 1)
+        // Someone must be left to administer the instance through the API (checked as it deletes).
+        const done = await users.delete(u.id, actor);
+        if (done === "last_admin")
           throw conflict("The last instance administrator cannot be deleted; make another user admin first.");
-        await users.delete(u.id, actor);
+        if (!done) throw notFound("User");
         set.status = 204;
       },
       {

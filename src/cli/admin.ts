@@ -110,9 +110,10 @@ export async function users(p: Parsed) {
       const [username] = need(q, 1, "users delete USERNAME");
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
-      if (u!.is_admin && (await d.users.countAdmins()) <= 1)
+      const done = await d.users.delete(u!.id, cli);
+      if (done === "last_admin")
         fail("The last instance administrator cannot be deleted; make another user admin first.");
-      await d.users.delete(u!.id, cli);
+      if (!done) fail(`There is no user "${username}".`);
       print(`Deleted user ${username} (${describeDb(d.config)}); their tokens no longer work.`);
     } else if (sub === "set-password") {
       allowOnly(p, ["password_stdin", "data_dir"]);

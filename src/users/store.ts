@@ -2,7 +2,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, count, get, all, run, type Program } from "../db/program.ts";
+import { type Db, count, get, all, run, forUpdate, type Program } from "../db/program.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
 
 export interface User {
@@ -85,6 +85,7 @@ const byName = (username: string) => get<UserRow>("SELECT * FROM users WHERE use
 
 export function createUserStore(db: Db) {
   const cache = new GenerationCache<number, User>(db, USER_CACHE_SIZE);
+  const lock = forUpdate(db.dialect);
   return {
     async create(u: NewUser, actor: Actor): Promise<User> {
       return db.tx(() => createUserLogged(u, actor));
@@ -166,33 +167,41 @@ export function createUserStore(db: Db) {
      * membership removed gets its `member.remove` entry in its org's log, so an org's log says
      * who left it (and that it may have no Admin now), not only the instance's.
      */
-    async delete(id: number, actor: Actor): Promise<boolean> {
-      return db.tx(function* () {
-        const r = yield* byId(id);
-        if (!r) return false;
-        const memberships = yield* all<{ org_id: number; role: string }>(
-          "SELECT org_id, role FROM memberships WHERE user_id = ? ORDER BY org_id",
-          id,
-        );
-        if ((yield* run("DELETE FROM users WHERE id = ?", id)) === 0) return false;
-        const u = toUser(r);
-        yield* audit(actor, { action: "user.delete", ...userTarget(u), before: userRecord(u) });
-        for (const m of memberships)
-          yield* audit(actor, {
-            action: "member.remove",
-            org_id: Number(m.org_id),
-            target_type: "member",
-            target_id: id,
-            target_name: u.username,
-            before: { role: m.role },
-            after: null,
-            context: { reason: "user.delete" },
-          });
-        return true;
-      });
-    },
-    async countAdmins(): Promise<number> {
-      return db.exec(count("SELECT count(*) AS n FROM users WHERE is_admin = 1"));
+    async delete(id: number, actor: Actor): Promise<boolean | "last_admin"> {
+      return db.tx(
+        function* () {
+          const r = yield* byId(id);
+          if (!r) return false;
+          // Someone must be left to administer the instance. Checked in the transaction that
+          // deletes, the admins' rows locked (PostgreSQL; SQLite's write transaction holds the
+          // database), so two deletions at once cannot both pass: checked before it, two CLI or
+          // API deletions of the last two admins both did.
+          if (r.is_admin) {
+            const admins = yield* all<{ id: number }>(`SELECT id FROM users WHERE is_admin = 1${lock}`);
+            if (admins.length <= 1) return "last_admin" as const;
+          }
+          const memberships = yield* all<{ org_id: number; role: string }>(
+            "SELECT org_id, role FROM memberships WHERE user_id = ? ORDER BY org_id",
+            id,
+          );
+          if ((yield* run("DELETE FROM users WHERE id = ?", id)) === 0) return false;
+          const u = toUser(r);
+          yield* audit(actor, { action: "user.delete", ...userTarget(u), before: userRecord(u) });
+          for (const m of memberships)
+            yield* audit(actor, {
+              action: "member.remove",
+              org_id: Number(m.org_id),
+              target_type: "member",
+              target_id: id,
+              target_name: u.username,
+              before: { role: m.role },
+              after: null,
+              context: { reason: "user.delete" },
+            });
+          return true;
+        },
+        { immediate: true },
+      );
     },
     async count(): Promise<number> {
       return db.exec(count("SELECT count(*) AS n FROM users"));
