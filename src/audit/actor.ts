@@ -1,4 +1,5 @@
 // Actors: built where the request (or the command) is known, passed down to every write.
+import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import type { Principal } from "../http/auth.ts";
 import type { Actor } from "./types.ts";
@@ -37,15 +38,43 @@ export const anonymousActor = (ip: string | null, username: string | null = null
   ip,
 });
 
-/** An `assay` command on the server's machine: the operating-system account that ran it. */
+/**
+ * An `assay` command on the server's machine: the operating-system account that ran it, by its
+ * user id: Bun's os.userInfo() reads the name from $USER ("unknown" without it: cron, systemd,
+ * `docker exec`), which also names anyone. The id's name from the password database, else
+ * "uid N"; userInfo() only where there are no user ids (Windows).
+ */
 export function cliActor(): Actor {
-  let who: string | null = null;
-  try {
-    who = userInfo().username;
-  } catch {
-    who = process.env.USER ?? null;
+  return { type: "cli", user_id: null, username: accountName(), token_id: null, session_id: null, ip: null };
+}
+
+function accountName(): string | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) {
+    try {
+      return userInfo().username;
+    } catch {
+      return null;
+    }
   }
-  return { type: "cli", user_id: null, username: who, token_id: null, session_id: null, ip: null };
+  return nameOfUid(uid, readPasswd()) ?? `uid ${uid}`;
+}
+
+function readPasswd(): string {
+  try {
+    return readFileSync("/etc/passwd", "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** The name /etc/passwd gives a user id (`name:x:uid:…`), or null. */
+export function nameOfUid(uid: number, passwd: string): string | null {
+  for (const line of passwd.split("\n")) {
+    const f = line.split(":");
+    if (f.length >= 3 && f[2] === String(uid) && f[0]) return f[0];
+  }
+  return null;
 }
 
 /** The server acting on its own (the retention sweep). */
