@@ -16,6 +16,22 @@ const DECLARATION = /<!ENTITY\s+([^\s%"'<>]+)\s/g;
 const REFERENCE = /&([^\s;&#<>"']+);/g;
 
 /**
+ * The entities the body refers to that its own DTD does not declare, each as "" — for a document
+ * libxml2 accepted all the same: one with an external subset or a parameter-entity reference,
+ * where an undeclared entity is no well-formedness error (XML 1.0 §4.1, WFC: Entity Declared)
+ * and its declaration is in a DTD that is never read. Unexpanded, it adds no text.
+ */
+export function undeclaredEntities(text: string): Record<string, string> {
+  const end = prologEnd(text);
+  const declared = new Set<string>();
+  for (const m of withoutCommentsAndPIs(text.slice(0, end)).matchAll(DECLARATION)) declared.add(m[1]!);
+  const out: Record<string, string> = {};
+  for (const m of text.slice(end).matchAll(REFERENCE))
+    if (!declared.has(m[1]!) && !PREDEFINED.has(m[1]!)) out[m[1]!] = "";
+  return out;
+}
+
+/**
  * The entities of the document's internal DTD subset that its body refers to, with their
  * replacement text ({} without a DOCTYPE that declares any: the common case costs a scan of the
  * prolog). External entities are "" (libxml2 does not load them, so it validated them empty).

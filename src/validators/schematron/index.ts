@@ -12,7 +12,7 @@ import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } fr
 import type { XmlElement } from "libxml2-wasm";
 import { expressionIssues } from "./check.ts";
 import { SourceDocument } from "./document.ts";
-import { declaredEntities } from "./entities.ts";
+import { declaredEntities, undeclaredEntities } from "./entities.ts";
 import { Evaluator, type ParameterValue } from "./evaluate.ts";
 import { buildSchema, SchemaProblem, type Schematron } from "./schema.ts";
 
@@ -132,10 +132,14 @@ function compile(config: unknown) {
       const entities = declaredEntities(input.text);
       // An entity that holds elements: saxes can only insert text, so it reads libxml2's tree,
       // entities expanded, and findings name their node's path but no line.
-      doc =
-        entities === "markup"
-          ? new SourceDocument(parsed.doc.toString({ format: false }), {}, false)
-          : new SourceDocument(input.text, entities);
+      if (entities === "markup") doc = new SourceDocument(parsed.doc.toString({ format: false }), {}, false);
+      else {
+        const undeclared = undeclaredEntities(input.text);
+        doc = new SourceDocument(input.text, { ...undeclared, ...entities });
+        // Well-formed only because a DTD Assay never reads may declare them: said, as `syntax` says it.
+        if (Object.keys(undeclared).length > 0)
+          for (const w of parsed.warnings) if (!out.add(problemFinding(w, input.text))) break;
+      }
     } catch (e) {
       // libxml2 accepted it; saxes did not.
       out.add(

@@ -198,6 +198,25 @@ describe("schematron: rules and patterns", () => {
     ).toEqual(["/r/p/text()[2] 2:22"]);
   });
 
+  test("an entity a DTD Assay never reads may declare: well-formed, read as empty, and said", () => {
+    const schema = sch(
+      `<sch:pattern><sch:rule context="b"><sch:report id="B" test="true()">b=[<sch:value-of select="."/>]</sch:report></sch:rule></sch:pattern>`,
+    );
+    for (const xml of [
+      '<!DOCTYPE r SYSTEM "r.dtd">\n<r>\n<b>a&nbsp;c</b></r>',
+      '<!DOCTYPE r [<!ENTITY % p SYSTEM "p.ent"> %p;]>\n<r>\n<b>a&nbsp;c</b></r>',
+    ]) {
+      const found = slim(validate(schema, xml));
+      expect(found.filter((f) => f.code === "schematron.B")).toEqual([
+        { severity: "error", code: "schematron.B", message: "b=[ac]", path: "/r/b", line: 3, column: 1 },
+      ]);
+      expect(found.some((f) => f.code === "xml.not_well_formed")).toBe(false);
+      expect(found.filter((f) => f.severity === "warning").map((f) => f.message)).toEqual([
+        expect.stringContaining("nbsp"),
+      ]);
+    }
+  });
+
   test("`//name` after a step named like an operator (to, div, and …) stays relative to that step", () => {
     const schema = sch(`<sch:pattern><sch:rule context="mail">
       <sch:let name="paras" value="count(div//p)"/>
