@@ -22,15 +22,18 @@ const remote = (...args: string[]) =>
 const HOSTILE_JSON =
   '{"note": "\\u001b[2J\\u001b]8;;http://evil.example/\\u0007click\\u001b]8;;\\u0007 \\u009b31m red\\rX", "\\ud800": 1, "\\ud800": 2}\n';
 
-/** A file whose name itself carries an escape sequence. */
-const RED = "data/\u001b[31mred.json";
+/**
+ * A file whose name itself carries an escape sequence: submitted under a name the server takes
+ * (controls as "_"), refused all the same, as XML, by the JSON workflow.
+ */
+const RED = "data/\u001b[31mred.xml";
 
 beforeAll(async () => {
   s = await startTestServer();
   token = (await s.user("ci", "acme", "executor")).token;
   mkdirSync(join(dir, "data"), { recursive: true });
   writeFileSync(join(dir, "data/hostile.json"), HOSTILE_JSON);
-  writeFileSync(join(dir, RED), '{"note": ""}\n');
+  writeFileSync(join(dir, RED), "<note/>\n");
   const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
     token: s.rootToken,
     body: {
@@ -72,10 +75,8 @@ describe("text for people: control characters are shown, not obeyed", () => {
     expect(lines[3]).toMatch(
       /^ {2}report: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orgs\/acme\/runs\/[0-9a-f-]{36}\/report\/\?format=html$/,
     );
-    // The server refuses such a submission name; the refusal names the file as typed, escaped.
-    expect(lines[4]).toBe(
-      "ERROR data/\\x1b[31mred.json: 400 invalid_request: The run request is invalid. [filename: filename may not contain control characters (bidirectional ones too), line separators, unpaired surrogates or path separators.]",
-    );
+    // The refusal names the file as typed, escaped.
+    expect(lines[4]).toStartWith("ERROR data/\\x1b[31mred.xml: 400 file_type_unsupported: ");
     expect(lines.slice(5)).toEqual(["2 files: 0 passed, 1 failed, 1 error.", ""]);
     // Nothing a terminal acts on is left: no C0 but the line breaks, no DEL, no C1.
     // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be printed
@@ -110,7 +111,7 @@ describe("text for people: control characters are shown, not obeyed", () => {
     expect(r).toEqual({
       code: 2,
       out: "",
-      err: "assay validate: data/\\x1b[31mred.json: 404 not_found: Workflow not found.\n",
+      err: "assay validate: data/\\x1b[31mred.xml: 404 not_found: Workflow not found.\n",
     });
     const missing = await remote("data/\u001b]0;title\u0007.json");
     expect(missing).toEqual({
