@@ -7,6 +7,7 @@
 // the character references, nested entities and literal rules to libxml2, not to code of ours.
 import { libxml } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
+import { prologEnd, withoutCommentsAndPIs } from "../shared/xml-prolog.ts";
 
 /** What saxes needs: entity name → replacement text; or `markup` when one holds elements. */
 export type Entities = Record<string, string> | "markup";
@@ -72,41 +73,4 @@ export function declaredEntities(text: string): Entities {
   } finally {
     doc.dispose();
   }
-}
-
-/** Where the root element starts: after the XML declaration, comments, PIs and the DOCTYPE. */
-export function prologEnd(text: string): number {
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  for (;;) {
-    while (i < text.length && /\s/.test(text[i]!)) i++;
-    if (text.startsWith("<?", i)) i = after(text, "?>", i);
-    else if (text.startsWith("<!--", i)) i = after(text, "-->", i);
-    else if (text.startsWith("<!DOCTYPE", i)) i = doctypeEnd(text, i);
-    else return i;
-  }
-}
-
-/** The end of a DOCTYPE, past its internal subset (literals, comments and PIs skipped). */
-function doctypeEnd(text: string, start: number): number {
-  let inSubset = false;
-  for (let i = start + 2; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"' || c === "'") i = text.indexOf(c, i + 1);
-    else if (inSubset && text.startsWith("<!--", i)) i = after(text, "-->", i) - 1;
-    else if (inSubset && text.startsWith("<?", i)) i = after(text, "?>", i) - 1;
-    else if (c === "[") inSubset = true;
-    else if (c === "]") inSubset = false;
-    else if (c === ">" && !inSubset) return i + 1;
-    if (i < 0) break;
-  }
-  return text.length;
-}
-
-function after(text: string, close: string, from: number): number {
-  const at = text.indexOf(close, from + 2);
-  return at < 0 ? text.length : at + close.length;
-}
-
-function withoutCommentsAndPIs(s: string): string {
-  return s.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, "");
 }

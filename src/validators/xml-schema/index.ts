@@ -4,6 +4,7 @@
 // finding has a rule (rules.ts), and RelaxNG's restatements of one failure are reported once.
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { libxml } from "../shared/libxml.ts";
+import { declaredRoot } from "../shared/xml-prolog.ts";
 import { LineIndex } from "../shared/position.ts";
 import { exactStartTags, parseXml, positionForXPath, problemFinding, utf16Column } from "../shared/xml.ts";
 import type { ValidationContext, ValidationInput, ValidationResult, ValidatorDef } from "../types.ts";
@@ -37,6 +38,19 @@ function compile(config: unknown) {
     }
     const lines = new LineIndex(input.text);
     const { XmlError, XmlValidateError } = libxml();
+    // XML 1.0 VC: Root Element Type, which libxml2's validation against a given DTD leaves out:
+    // the document's own DOCTYPE names its root (`<!DOCTYPE r><a/>` passed).
+    if (cfg.schema_type === "dtd") {
+      const r = declaredRoot(input.text);
+      if (r && r.declared !== r.root)
+        out.add(
+          finding(
+            "xml.schema_violation",
+            `The document type declaration names the root element "${r.declared}", but the root element is "${r.root}".`,
+            { path: `/${r.root}`, ...lines.position(r.rootAt), rule: "VC: Root Element Type" },
+          ),
+        );
+    }
     try {
       // Paths for the errors that may become findings (echoes dropped): libxml-errors.ts.
       withErrorPaths(2 * ctx.maxFindings, () => cachedSchema(key, source).validate(parsed.doc));

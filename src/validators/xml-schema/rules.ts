@@ -19,7 +19,9 @@ const XSD: Table = [
   [/No matching global declaration available for the validation root/, "cvc-elt.1"],
   [/The element declaration is abstract/, "cvc-elt.2"],
   [/The type definition is abstract/, "cvc-type.2"],
+  [/because the element is 'nilled'/, "cvc-elt.3.2.1"],
   [/not 'nillable'|xsi:nil/, "cvc-elt.3"],
+  [/because the content type is empty/, "cvc-complex-type.2.1"],
   [/xsi:type/, "cvc-elt.4"],
   [/fixed value constraint/, "cvc-elt.5.2.2"],
   [/Duplicate key-sequence .* in unique identity-constraint/, "cvc-identity-constraint.4.1"],
@@ -30,6 +32,7 @@ const XSD: Table = [
 ];
 
 const DTD: Table = [
+  [/ENTIT(?:Y|IES) attribute \S+ reference an unknown entity/, "VC: Entity Name"],
   [/ID .* already defined/, "VC: ID"],
   [/IDREFS? attribute .* references an unknown ID/, "VC: IDREF"],
   [/is not among the enumerated (?:set|notation set)/, "VC: Enumeration"],
@@ -63,7 +66,11 @@ const TABLES: Record<SchemaType, Table> = { xsd: XSD, dtd: DTD, relaxng: RELAXNG
  */
 const XSD_SUBJECT = /^Element '[^']*'(?:, attribute '[^']*')?: /;
 
+/** An attribute's value against its fixed value: Xerces's cvc-complex-type.3.1, not the element's rule. */
+const XSD_FIXED_ATTRIBUTE = /^Element '[^']*', attribute '[^']*': .*fixed value constraint/;
+
 export function validityRule(type: SchemaType, message: string): string {
+  if (type === "xsd" && XSD_FIXED_ATTRIBUTE.test(message)) return "cvc-complex-type.3.1";
   const text = type === "xsd" ? message.replace(XSD_SUBJECT, "") : message;
   for (const [re, rule] of TABLES[type]) {
     const m = re.exec(text);

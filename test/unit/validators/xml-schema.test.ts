@@ -19,6 +19,16 @@ const dtd = fixture("note.dtd");
 const validate = (schema_type: string, schema: string, xml: string, extra: Record<string, unknown> = {}) =>
   run("xml_schema", { schema_type, schema, ...extra }, xml, "XML");
 
+const slimmed = (r: ReturnType<typeof run>) =>
+  r.findings.map(({ code, message, path, line, column, rule }) => ({
+    code,
+    message,
+    path,
+    line,
+    column,
+    rule,
+  }));
+
 describe("xml_schema: XSD", () => {
   test("a valid document passes", () => {
     expect(validate("xsd", xsd, '<order><id>1</id><item sku="a" qty="2"/></order>').findings).toEqual([]);
@@ -206,6 +216,49 @@ describe("xml_schema: RelaxNG and DTD", () => {
       "VC: Element Valid",
     ]);
     expect(run("syntax", {}, "<a><b></a>", "XML").findings.map((f) => f.rule)).toEqual(["xml:well-formed"]);
+  });
+
+  test("rules named after what failed: a fixed attribute, a nilled element, empty content, an ENTITY attribute", () => {
+    const xs = (body: string) => `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">${body}</xs:schema>`;
+    const rule = (type: "xsd" | "dtd", schema: string, xml: string) =>
+      validate(type, schema, xml).findings.map((f) => f.rule);
+    const local = xs(
+      `<xs:element name="r"><xs:complexType><xs:attribute name="v" fixed="x"/></xs:complexType></xs:element>`,
+    );
+    const global = xs(
+      `<xs:attribute name="v" fixed="x"/><xs:element name="r"><xs:complexType><xs:attribute ref="v"/></xs:complexType></xs:element>`,
+    );
+    expect(rule("xsd", local, '<r v="y"/>')).toEqual(["cvc-complex-type.3.1"]);
+    expect(rule("xsd", global, '<r v="y"/>')).toEqual(["cvc-complex-type.3.1"]);
+    expect(rule("xsd", xs(`<xs:element name="r" type="xs:string" fixed="x"/>`), "<r>y</r>")).toEqual([
+      "cvc-elt.5.2.2",
+    ]);
+    const nillable = xs(`<xs:element name="a" type="xs:int" nillable="true"/>`);
+    expect(
+      rule("xsd", nillable, '<a xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:nil="true">5</a>'),
+    ).toEqual(["cvc-elt.3.2.1"]);
+    const empty = xs(`<xs:element name="a"><xs:complexType/></xs:element>`);
+    expect(rule("xsd", empty, "<a>text</a>")).toEqual(["cvc-complex-type.2.1"]);
+    expect(rule("xsd", empty, "<a><b/></a>")).toEqual(["cvc-complex-type.2.1"]);
+    expect(rule("dtd", "<!ELEMENT r EMPTY><!ATTLIST r t ENTITY #IMPLIED>", '<r t="nope"/>')).toEqual([
+      "VC: Entity Name",
+    ]);
+  });
+
+  test("DTD: the document type declaration names the root element (VC: Root Element Type)", () => {
+    const both = "<!ELEMENT a EMPTY><!ELEMENT r EMPTY>";
+    expect(slimmed(validate("dtd", both, '<?xml version="1.0"?>\n<!-- x -->\n<!DOCTYPE r>\n<a/>'))).toEqual([
+      {
+        code: "xml.schema_violation",
+        message: 'The document type declaration names the root element "r", but the root element is "a".',
+        path: "/a",
+        line: 4,
+        column: 1,
+        rule: "VC: Root Element Type",
+      },
+    ]);
+    expect(validate("dtd", both, "<!DOCTYPE a>\n<a/>").findings).toEqual([]);
+    expect(validate("dtd", both, "<a/>").findings).toEqual([]);
   });
 
   test("RelaxNG's missing element it cannot name reads as a sentence", () => {
