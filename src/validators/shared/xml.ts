@@ -163,6 +163,8 @@ function target(
   let name = (attr ?? last).replace(/\[\d+\]$/, "");
   // An element in a default namespace is "*" in libxml2's path; its message names it.
   if (name === "*") name = /^Element '(?:\{[^}]*\})?([^'\s]+)'/.exec(message)?.[1] ?? name;
+  // Still "*" (RelaxNG's messages name no element): only the path scan can place it.
+  if (name === "*" && attr === null) return { element, name, attr };
   if (!/^[\w.:-]+$/.test(name)) return null;
   return { element, name, attr };
 }
@@ -205,7 +207,7 @@ export function exactStartTags(lines: LineIndex, queries: PositionQuery[]): Map<
     const t = target(q.xpath, q.message);
     const path = t && elementPath(t.element);
     if (!t || !path || t.attr !== null) continue;
-    if (q.line >= BIG_LINE) {
+    if (q.line >= BIG_LINE || t.name === "*") {
       wanted.add(path);
       continue;
     }
@@ -316,8 +318,10 @@ export function positionForXPath(
     // On the reported line, or the tag begun above it and ending there: anything else is a
     // path the scan read differently from libxml2, and the guesses below are safer.
     const p = lines.position(at);
-    if (p.line === line || line >= BIG_LINE || at === openTagAbove(lines, line, t.name)) return p;
+    if (p.line === line || line >= BIG_LINE || t.name === "*" || at === openTagAbove(lines, line, t.name))
+      return p;
   }
+  if (t.name === "*") return none;
   const m = startTagPattern(t.name).exec(lineText(lines, line).text);
   if (m) return { line, column: m.index + 1 };
   const open = openTagAbove(lines, line, t.name);

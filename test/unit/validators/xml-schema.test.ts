@@ -261,6 +261,15 @@ describe("xml_schema: RelaxNG and DTD", () => {
     expect(validate("dtd", both, "<a/>").findings).toEqual([]);
   });
 
+  test("RelaxNG in a default namespace: the element libxml2 names * is placed by the path scan", () => {
+    const grammar = `<element name="r" ns="urn:x" xmlns="http://relaxng.org/ns/structure/1.0" datatypeLibrary="http://www.w3.org/2001/XMLSchema-datatypes"><oneOrMore><element name="i"><data type="int"/></element></oneOrMore></element>`;
+    const r = validate("relaxng", grammar, '<r xmlns="urn:x">\n  <i>1</i>\n  <i>x</i><i>y</i>\n</r>');
+    expect(r.findings.map((f) => [f.message, f.path, f.line, f.column])).toEqual([
+      ["Type int doesn't allow value 'x'", "/*/*[2]", 3, 3],
+      ["Type int doesn't allow value 'y'", "/*/*[3]", 3, 11],
+    ]);
+  });
+
   test("RelaxNG's missing element it cannot name reads as a sentence", () => {
     const r = validate("relaxng", rng, "<addressBook><card><name>x</name></card></addressBook>");
     expect(r.findings.map((f) => [f.message, f.path, f.rule])).toEqual([
