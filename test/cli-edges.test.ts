@@ -242,6 +242,15 @@ describe("assay backup", () => {
       err: `assay backup: ${file} exists; choose a new file name.\n`,
     });
   });
+
+  test("a file in a directory that does not exist: said in the command's words, nothing written", () => {
+    const file = join(dir, "no-such-dir", "b.db");
+    expect(assay(["backup", file, "--data-dir", data])).toEqual({
+      code: 1,
+      out: "",
+      err: `assay backup: Cannot write the backup to ${file}: the directory ${join(dir, "no-such-dir")} does not exist.\n`,
+    });
+  });
 });
 
 describe("help and start errors", () => {

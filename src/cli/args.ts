@@ -41,12 +41,31 @@ function optionIn(message: string): string {
   return m?.[1] ?? "an option";
 }
 
+/**
+ * `--port -1` as `--port=-1`: parseArgs takes a value that starts with "-" for an option, so a
+ * negative number was "--port needs a value", though one was given. Only after an option that
+ * takes a value, and only a number: `--name -x` stays the mistake it is.
+ */
+function negativeValuesJoined(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const long = arg.startsWith("--") && !arg.includes("=") ? options[arg.slice(2)] : undefined;
+    if (long?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 export function parseArgs(argv: string[], options: Options): Parsed {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
     ({ values, positionals } = parseNodeArgs({
-      args: argv,
+      args: negativeValuesJoined(argv, options),
       options,
       strict: true,
       allowPositionals: true,

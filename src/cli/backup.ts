@@ -1,7 +1,7 @@
 // `assay backup FILE`: a consistent online copy (VACUUM INTO reads one snapshot; the server
 // keeps running).
 import { closeSync, openSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { describeDb, openDatabase } from "../db/open.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
@@ -35,9 +35,18 @@ export async function backup(p: Parsed) {
     try {
       fd = openSync(file, "wx", 0o600);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "EEXIST")
-        throw new AppError(409, "conflict", `${file} exists; choose a new file name.`);
-      throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") throw new AppError(409, "conflict", `${file} exists; choose a new file name.`);
+      // Said in the command's words, as the other refusals are: not the system's "ENOENT: …, open".
+      const why =
+        code === "ENOENT"
+          ? `the directory ${dirname(file)} does not exist`
+          : code === "EACCES" || code === "EPERM"
+            ? "permission denied"
+            : code === "EISDIR"
+              ? "it is a directory"
+              : (e as Error).message;
+      throw new AppError(400, "invalid_request", `Cannot write the backup to ${file}: ${why}.`);
     }
     closeSync(fd);
     try {

@@ -50,7 +50,16 @@ describe("parsing (node:util parseArgs, one wording)", () => {
     [["--name", "--admin"], "--name needs a value"],
     [["--admin=yes"], "--admin takes no value"],
     [["-x"], "unknown option -x"],
+    [["--name", "-x"], "--name needs a value"],
   ])("%p → %s", (argv, message) => {
     expect(() => parseArgs(argv, users)).toThrow(new UsageError(message));
+  });
+  test("a negative number is a value, for the option's own check to judge", () => {
+    const serve = optionsOf("serve");
+    expect(parseArgs(["--port", "-1"], serve).flags).toEqual({ port: "-1" });
+    expect(parseArgs(["--port", "-1.5", "--host", "::1"], serve).flags).toEqual({
+      port: "-1.5",
+      host: "::1",
+    });
   });
 });
