@@ -442,27 +442,31 @@ export function loadConfig(
       else problems.push(`${where}: "${raw}" is not true or false`);
     } else out[s.key] = raw;
   }
+  // Each problem names the flag or variable it came from, as the integer and boolean ones do.
+  const at = (key: string, problem: string) =>
+    problems.push(`${flags[key] !== undefined ? flagName(key) : envName(key)}: ${problem}`);
   if (!WRITER_THREAD.includes(out.writer_thread as string))
-    problems.push(`writer thread must be one of ${WRITER_THREAD.join(", ")}`);
+    at("writer_thread", `writer thread must be one of ${WRITER_THREAD.join(", ")}`);
   if (typeof out.log_level === "string" && !LOG_LEVELS.includes(out.log_level))
-    problems.push(`log level must be one of ${LOG_LEVELS.join(", ")}`);
+    at("log_level", `log level must be one of ${LOG_LEVELS.join(", ")}`);
   if (!/^\d{1,10}(,\d{1,10}){0,49}$/.test(String(out.webhook_retry_delays_ms)))
-    problems.push("webhook retry delays must be up to 50 comma-separated integers (ms)");
+    at("webhook_retry_delays_ms", "webhook retry delays must be up to 50 comma-separated integers (ms)");
   if (typeof out.base_url === "string") {
     const base = parseBaseUrl(out.base_url);
     if (typeof base === "string") out.base_url = base;
-    else problems.push(base.problem);
+    else at("base_url", base.problem);
   }
   if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
-    problems.push("node id must be 1 to 64 letters, digits, dots, dashes or underscores");
+    at("node_id", "node id must be 1 to 64 letters, digits, dots, dashes or underscores");
   if (typeof out.cors_origins === "string") {
     const bad = corsOriginProblem(out.cors_origins);
-    if (bad) problems.push(bad);
+    if (bad) at("cors_origins", bad);
   }
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
-    problems.push("database URL must start with postgres:// (or be absent for SQLite in the data dir)");
+    at("database_url", "database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   else if (typeof out.database_url === "string" && !parsesAsUrl(out.database_url))
-    problems.push(
+    at(
+      "database_url",
       "database URL is not a valid URL (a % in the user or password must be written %25; other special characters percent-encoded)",
     );
   if (problems.length) throw new ConfigError(problems);

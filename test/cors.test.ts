@@ -195,12 +195,12 @@ describe("ASSAY_CORS_ORIGINS is checked at start", () => {
     expect(problems("https://a.example.com, http://localhost:3000")).toEqual([]);
     expect(problems("*")).toEqual([]);
     expect(problems("https://a.example.com/")).toEqual([
-      'CORS origins: "https://a.example.com/" is not an origin like https://app.example.com (scheme, host, optional port)',
+      'ASSAY_CORS_ORIGINS: CORS origins: "https://a.example.com/" is not an origin like https://app.example.com (scheme, host, optional port)',
     ]);
     expect(problems("app.example.com")).toHaveLength(1);
     expect(problems("https://a.example.com/app")).toHaveLength(1);
     expect(problems("*, https://a.example.com")).toEqual([
-      "CORS origins: * allows any origin; list no other",
+      "ASSAY_CORS_ORIGINS: CORS origins: * allows any origin; list no other",
     ]);
     expect(loadConfig({}, { cors_origins: APP }).cors_origins).toBe(APP); // --cors-origins
   });
