@@ -2,7 +2,9 @@
 // list at once (the list was left as it was until the page was reloaded).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { type TestServer, startTestServer } from "../helpers/server.ts";
+import { until } from "../helpers/fixtures.ts";
+import { type TestServer, call, startTestServer } from "../helpers/server.ts";
+import { type Receiver, startReceiver } from "../helpers/webhook-receiver.ts";
 import { hasChromium, rootSignedIn } from "./browser.ts";
 
 const PASSWORD = "root password 1";
@@ -13,7 +15,7 @@ describe.skipIf(!hasChromium)("the webhooks page", () => {
   let page: Page;
 
   beforeAll(async () => {
-    s = await startTestServer({ webhook_allow_private: true });
+    s = await startTestServer({ webhook_allow_private: true, webhook_retry_delays_ms: "100" });
     ({ browser, page } = await rootSignedIn(s, PASSWORD));
   });
   afterAll(async () => {
@@ -32,5 +34,34 @@ describe.skipIf(!hasChromium)("the webhooks page", () => {
     await row.waitFor();
     expect(await page.getByText("No webhooks yet.").count()).toBe(0);
     expect(await page.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_/);
+  });
+
+  test("a delivery retried to success shows its last attempt's status, not its first", async () => {
+    const receiver: Receiver = startReceiver();
+    try {
+      receiver.respond((_req, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 500 : 200 }));
+      const hook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+        token: s.rootToken,
+        body: { url: receiver.url, events: ["run.completed"] },
+      });
+      expect(hook.status).toBe(201);
+      const base = `/api/v1/orgs/acme/webhooks/${hook.json.id}/`;
+      expect((await call(s, "POST", `${base}ping/`, { token: s.rootToken })).status).toBeLessThan(300);
+      // Awaited through the API: the delivery has succeeded on its second attempt.
+      const delivery = async () =>
+        (await call(s, "GET", `${base}deliveries/`, { token: s.rootToken })).json.results[0];
+      await until(async () => (await delivery())?.status === "succeeded", "the delivery to succeed");
+      expect((await delivery()).attempts.map((a: { http_status: number }) => a.http_status)).toEqual([
+        500, 200,
+      ]);
+      await page.goto(`/app/orgs/acme/webhooks/${hook.json.id}/`);
+      const row = page.locator("tr", { hasText: "2 attempts" });
+      await row.waitFor();
+      const cells = await row.locator("td").allInnerTexts();
+      expect(cells).toContain("200");
+      expect(cells).not.toContain("500");
+    } finally {
+      await receiver.stop();
+    }
   });
 });

@@ -38,7 +38,8 @@ interface Delivery {
 
 function deliveryRows(org: string, hookId: number, list: Delivery[], status: HTMLElement) {
   return list.map((d) => {
-    const last = d.attempts[0];
+    // Attempts come oldest first (the API lists them in order): the row shows the latest.
+    const last = d.attempts.at(-1);
     const redeliver =
       d.status === "pending"
         ? null
