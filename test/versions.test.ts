@@ -305,3 +305,60 @@ describe("restore (runs last: it adds versions)", () => {
     expect(r.json).toEqual(errorBody(404, "not_found", "Workflow version not found."));
   });
 });
+
+describe("a PUT of the definition as the web editor sends it", () => {
+  const PUT_WF = "/api/v1/orgs/acme/workflows/edited";
+  const definition = (over: Record<string, unknown> = {}) => ({
+    slug: "edited",
+    name: "Edited",
+    allowed_file_types: ["TEXT", "JSON", "XML"],
+    steps: [
+      { name: "syntax", validator: "syntax", config: {} },
+      { name: "schema", validator: "json_schema", config: { schema: { type: "object" } } },
+    ],
+    ...over,
+  });
+  test("the same file types in another order, the same steps without ids: no change, no version", async () => {
+    const made = await call(s, "POST", "/api/v1/orgs/acme/workflows/", { token: author, body: definition() });
+    expect(made.status).toBe(201);
+    const same = await call(s, "PUT", `${PUT_WF}/`, {
+      token: author,
+      body: definition({ allowed_file_types: ["JSON", "XML", "TEXT"] }),
+    });
+    expect(same.status).toBe(200);
+    expect(same.json.version).toBe(1);
+    expect(same.json.steps.map((x: { id: number }) => x.id)).toEqual(
+      made.json.steps.map((x: { id: number }) => x.id),
+    );
+  });
+  test("a renamed workflow: the steps keep their ids, and the version's diff is the name alone", async () => {
+    const before = (await call(s, "GET", `${PUT_WF}/`, { token: viewer })).json;
+    const r = await call(s, "PUT", `${PUT_WF}/`, { token: author, body: definition({ name: "Renamed" }) });
+    expect(r.json.version).toBe(2);
+    expect(r.json.steps.map((x: { id: number }) => x.id)).toEqual(
+      before.steps.map((x: { id: number }) => x.id),
+    );
+    const d = await call(s, "GET", `${PUT_WF}/versions/2/diff/`, { token: viewer });
+    expect(d.json.changes).toEqual([
+      { path: "/name", op: "changed", before: "Edited", after: "Renamed", step: null },
+    ]);
+  });
+  test("a step changed in place keeps its id; a new one gets a new id; one left out is removed", async () => {
+    const before = (await call(s, "GET", `${PUT_WF}/`, { token: viewer })).json;
+    const [syntaxId, schemaId] = before.steps.map((x: { id: number }) => x.id);
+    const r = await call(s, "PUT", `${PUT_WF}/`, {
+      token: author,
+      body: definition({
+        name: "Renamed",
+        steps: [
+          { name: "schema", validator: "json_schema", config: { schema: { type: "array" } } },
+          { name: "rules", validator: "text_rules", config: { max_lines: 10 } },
+        ],
+      }),
+    });
+    expect(r.json.version).toBe(3);
+    expect(r.json.steps[0].id).toBe(schemaId);
+    expect(r.json.steps[1].id).not.toBe(syntaxId);
+    expect(r.json.steps[1].id).not.toBe(schemaId);
+  });
+});

@@ -43,7 +43,15 @@ function contentOf(d: WorkflowDraft): string {
               .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
           )
         : v;
-  return JSON.stringify(sorted({ ...d, steps: d.steps.map(({ id: _, ...s }) => s) }));
+  // The file types are a set: the same ones in another order are no change (the web editor
+  // sends them in its own order).
+  return JSON.stringify(
+    sorted({
+      ...d,
+      allowed_file_types: [...d.allowed_file_types].sort(),
+      steps: d.steps.map(({ id: _, ...s }) => s),
+    }),
+  );
 }
 
 export const draftOf = (w: Workflow, steps: StepDef[]): WorkflowDraft => ({
@@ -70,6 +78,23 @@ const newStep = (s: StepInput) => ({
   config: s.config ?? {},
   is_active: s.is_active ?? true,
 });
+
+/**
+ * Steps sent again keep their ids: each new step takes the id of the first current step not yet
+ * taken with the same name and validator. A PUT (the web editor saves with one) or a PATCH of
+ * `steps` sends steps without ids; without this every save deleted and re-created every step, so
+ * the version history showed each as removed and added, hiding the one field that changed.
+ */
+function keepStepIds(steps: WorkflowDraft["steps"], current: WorkflowDraft["steps"]): WorkflowDraft["steps"] {
+  const free = [...current];
+  return steps.map((s) => {
+    if (s.id != null) return s;
+    const i = free.findIndex((c) => c.name === s.name && c.validator === s.validator);
+    if (i < 0) return s;
+    const [match] = free.splice(i, 1);
+    return { ...s, id: match!.id };
+  });
+}
 
 /** The defaults a new workflow (POST) or a replaced one (PUT) starts from. */
 const EMPTY: WorkflowDraft = {
@@ -158,7 +183,8 @@ export function createWorkflowService(
         if (ifMatch !== undefined && !ifMatchHolds(ifMatch, cur.workflow.version))
           throw preconditionFailed(cur.workflow.version);
         const now = draftOf(cur.workflow, cur.steps);
-        const d = applyInput(replace ? EMPTY : now, b);
+        const given = applyInput(replace ? EMPTY : now, b);
+        const d = b.steps ? { ...given, steps: keepStepIds(given.steps, now.steps) } : given;
         if (contentOf(d) === contentOf(now)) return cur;
         await check(orgId, d);
         // Compared again with the snapshots pinned: the request carries none, the stored steps
