@@ -265,7 +265,12 @@ async function startOn(
   const queueSignal = createQueueSignal(db, log);
   undo.push(() => queueSignal.stop());
   deps.runs.onQueued(() => queueSignal.announce());
-  await queueSignal.start((poll) => deps.executor.poke(poll));
+  // A cancel of a run another node executes goes to that node, which holds its steps' results.
+  deps.executor.useCancelChannel((payload) => queueSignal.requestCancel(payload));
+  await queueSignal.start(
+    (poll) => deps.executor.poke(poll),
+    (payload) => deps.executor.cancelRequested(payload),
+  );
   const retention = createRetention(
     db,
     log,

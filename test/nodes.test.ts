@@ -263,13 +263,21 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     for (const h of await Promise.all(holding)) expect(h.status).toBe(201);
   }, 30_000);
 
-  test("a cancel through another node ends the run at once; the executing node stops its job", async () => {
+  test("a cancel through another node is handed to the executing node: the steps as a cancel there leaves them", async () => {
     const [a, b] = pair as [RunningServer, RunningServer];
     const t = (await b.deps.tokens.create((await b.deps.users.getByUsername("root"))!.id, "c", null, SYSTEM))
       .token;
+    await createWorkflow(a, t, {
+      slug: "checked-hold",
+      allowed_file_types: ["JSON"],
+      steps: [
+        { name: "syntax", validator: "syntax", config: {} },
+        { name: "hold", validator: "test_hold", config: {} },
+      ],
+    });
     const g = gates.gate();
     // A sync request whose wait runs out: its run is written running, claimed by node a.
-    const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+    const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/checked-hold/runs/", {
       token: t,
       raw: g.doc(),
       headers: { "content-type": "application/json", prefer: "wait=1" },
@@ -278,8 +286,17 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     expect([started.status, started.json.status]).toEqual([202, "running"]);
     const r = await call(b, "POST", `/api/v1/orgs/acme/runs/${started.json.id}/cancel/`, { token: t });
     expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+    // Written by node a, which had the results: the syntax step passed, the held one ended in error
+    // (every step read `skipped` when node b wrote the state it could not know).
+    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "error"]);
+    expect(r.json.summary).toMatchObject({ steps_passed: 1, steps_failed: 1, steps_skipped: 0 });
     const audit = await call(b, "GET", "/api/v1/orgs/acme/audit/?action=run.cancel", { token: t });
-    expect(audit.json.results[0]).toMatchObject({
+    const entries = audit.json.results.filter(
+      (e: { target: { id: string } }) => e.target.id === started.json.id,
+    );
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      actor: { type: "user", username: "root" },
       target: { id: started.json.id },
       changes: { before: { status: "running" }, after: { status: "canceled" } },
     });

@@ -4,6 +4,8 @@
 // queues hold runs the executor alternates, so neither starves. The main thread writes every state
 // (on SQLite its final sync runs may be committed by the writer thread, src/db/writer.ts); it runs
 // a validator itself only for jobs the inline lane vouches for.
+import { audit } from "../audit/append.ts";
+import type { Actor, Change } from "../audit/types.ts";
 import { DatabaseUnavailable, type Program, RetryableConflict } from "../db/program.ts";
 import type { Logger } from "../lib/log.ts";
 import type { StepOutcome } from "../jobs/protocol.ts";
@@ -38,6 +40,24 @@ interface Flight {
 
 /** Writes a cancel's audit entry inside the transaction of the run's final state. */
 export type CancelLog = (final: RunStatus) => Program<unknown>;
+
+/**
+ * A cancel as data: who asks, and the audit entry it makes (its `after` is the final status it
+ * caused). Data, so that it can travel to the node that executes the run (handOff).
+ */
+export interface CancelRequest {
+  reason: string;
+  actor: Actor;
+  change: Change;
+}
+
+const logOf =
+  (r: CancelRequest): CancelLog =>
+  (final) =>
+    audit(r.actor, { ...r.change, after: { status: final } });
+
+/** How long a cancel handed to the executing node is awaited before it is written here. */
+const HAND_OFF_MS = 3000;
 
 /**
  * Content held in memory for launch (fresh runs and runs waiting in memory), at most this many
@@ -105,6 +125,31 @@ export function createExecutor(
   const flights = new Map<string, Flight>();
   /** Runs on disk as running that this node holds a claim on (renewed by the lease keeper). */
   const held = new Set<string>();
+  let sendCancel: ((payload: string) => Promise<boolean>) | null = null;
+
+  /** Cancels a run this node executes (its job, with the steps' results so far); false if none. */
+  function cancelHere(id: string, request: CancelRequest): boolean {
+    const f = flights.get(id);
+    if (!f) return false;
+    f.canceled = request.reason;
+    f.cancelLog = logOf(request);
+    // Still being prepared: execute() cancels the job as soon as it is submitted.
+    f.job?.cancel(request.reason);
+    return true;
+  }
+
+  /** Asks the other nodes to cancel `id`; true once the run is final (written by its node). */
+  async function handOff(id: string, request: CancelRequest): Promise<boolean> {
+    // JSON.stringify reads the actor's address now (actorOf may defer it).
+    if (!(await sendCancel!(JSON.stringify({ id, request })))) return false;
+    const deadline = Date.now() + HAND_OFF_MS;
+    while (Date.now() < deadline) {
+      await Bun.sleep(25);
+      const now = await store.state(id);
+      if (now?.status !== "running") return true;
+    }
+    return false;
+  }
   const leases = createLeaseKeeper(
     store,
     log,
@@ -732,42 +777,51 @@ export function createExecutor(
      * Cancels a queued or running run; false if it is already final. `log` writes the audit
      * entry in the transaction that writes the run's canceled state.
      */
-    async cancel(
-      id: string,
-      orgId: number,
-      workflowId: number,
-      reason: string,
-      log: CancelLog,
-    ): Promise<boolean> {
-      const f = flights.get(id);
-      if (f) {
-        f.canceled = reason;
-        f.cancelLog = log;
-        // Still being prepared: execute() cancels the job as soon as it is submitted.
-        f.job?.cancel(reason);
-        return true;
-      }
+    async cancel(id: string, orgId: number, workflowId: number, request: CancelRequest): Promise<boolean> {
+      const { reason } = request;
+      const log = logOf(request);
+      if (cancelHere(id, request)) return true;
       const src = await store.state(id);
-      const steps = src
-        ? (JSON.parse(src.steps) as RunStep[]).map((s) => stepState(s, { status: "skipped" }))
+      // Another node executes it: that node holds the steps' results, so it is asked to cancel
+      // and write the run itself, as a cancel there would; written here (below) only if it has
+      // not within HAND_OFF_MS (the request lost, the node gone).
+      const handed = src?.status === "running" && opts.shared && sendCancel !== null;
+      if (handed && (await handOff(id, request))) return true;
+      const latest = handed ? await store.state(id) : src;
+      const steps = latest
+        ? (JSON.parse(latest.steps) as RunStep[]).map((s) => stepState(s, { status: "skipped" }))
         : [];
       const logged = () => log("canceled");
-      if (src?.status === "running" && opts.shared) {
+      if (latest?.status === "running" && opts.shared) {
         // Another node executes it (several nodes): its canceled state is written here, with the
         // run still running. That node's claim then finds the run no longer its own at its next
         // renewal and stops the job; its final write is refused (the run is not running any more).
         // Its duration counts from its start there (clocks of nodes agree closely enough for this).
-        const ranMs = src.started_at ? Math.max(0, Date.now() - Date.parse(src.started_at)) : 0;
+        const ranMs = latest.started_at ? Math.max(0, Date.now() - Date.parse(latest.started_at)) : 0;
         const startedMs = performance.now() - ranMs;
         return finish(id, orgId, workflowId, "canceled", steps, reason, startedMs, "running", logged, true);
       }
-      if (src?.status !== "queued") return false;
+      if (latest?.status !== "queued") return false;
       // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
       if (await finish(id, orgId, workflowId, "canceled", steps, reason, null, "queued", logged)) {
         takeFresh(id);
         return true;
       }
-      return flights.has(id) ? this.cancel(id, orgId, workflowId, reason, log) : false;
+      return flights.has(id) ? this.cancel(id, orgId, workflowId, request) : false;
+    },
+    /** Where cancels for other nodes go (queue-signal.ts, PostgreSQL); none: written here. */
+    useCancelChannel(send: (payload: string) => Promise<boolean>) {
+      sendCancel = send;
+    },
+    /** A cancel another node sent: acted on if this node executes the run, else ignored. */
+    cancelRequested(payload: string) {
+      let r: { id?: unknown; request?: CancelRequest };
+      try {
+        r = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (typeof r.id === "string" && r.request) cancelHere(r.id, r.request);
     },
     stats: () => {
       let memoryRunning = 0;

@@ -7,20 +7,28 @@ import type { AnyDb } from "../db/open.ts";
 import type { Logger } from "../lib/log.ts";
 
 export const CHANNEL = "assay_queue";
+/** A cancel for the node that executes the run (executor.ts, handOff): its payload is the request. */
+export const CANCEL_CHANNEL = "assay_cancel";
 export const POLL_MS = 1000;
 
 export interface QueueSignal {
   /** Runs were queued here: tell the others (debounced). */
   announce(): void;
-  /** `poll` true: the periodic look (also a moment to recount the queue), false: a signal. */
-  start(onSignal: (poll: boolean) => void): Promise<void>;
+  /** Asks every node to cancel a run it executes (the payload names it); false when not sent. */
+  requestCancel(payload: string): Promise<boolean>;
+  /**
+   * `poll` true: the periodic look (also a moment to recount the queue), false: a signal.
+   * `onCancel`: a cancel request another node sent.
+   */
+  start(onSignal: (poll: boolean) => void, onCancel?: (payload: string) => void): Promise<void>;
   stop(): Promise<void>;
 }
 
 export function createQueueSignal(db: AnyDb, log: Logger): QueueSignal {
-  if (db.dialect !== "postgres") return { announce() {}, async start() {}, async stop() {} };
+  if (db.dialect !== "postgres")
+    return { announce() {}, requestCancel: async () => false, async start() {}, async stop() {} };
   let pending = false;
-  let unlisten: (() => Promise<void>) | null = null;
+  const unlisten: (() => Promise<void>)[] = [];
   let poll: Timer | null = null;
   return {
     announce() {
@@ -31,19 +39,32 @@ export function createQueueSignal(db: AnyDb, log: Logger): QueueSignal {
         db.sql.notify(CHANNEL, "").catch((e) => log.debug("queue notify failed", { error: String(e) }));
       });
     },
-    async start(onSignal) {
+    async requestCancel(payload) {
+      try {
+        await db.sql.notify(CANCEL_CHANNEL, payload);
+        return true;
+      } catch (e) {
+        log.debug("cancel notify failed", { error: String(e) });
+        return false;
+      }
+    },
+    async start(onSignal, onCancel) {
       const sub = await db.sql.listen(
         CHANNEL,
         () => onSignal(false),
         () => onSignal(false),
       );
-      unlisten = () => sub.unlisten();
+      unlisten.push(() => sub.unlisten());
+      if (onCancel) {
+        const cancels = await db.sql.listen(CANCEL_CHANNEL, (payload: string) => onCancel(payload));
+        unlisten.push(() => cancels.unlisten());
+      }
       poll = setInterval(() => onSignal(true), POLL_MS);
       poll.unref?.();
     },
     async stop() {
       if (poll) clearInterval(poll);
-      await unlisten?.().catch(() => {});
+      for (const u of unlisten.splice(0)) await u().catch(() => {});
     },
   };
 }

@@ -1,6 +1,5 @@
 // Run API: start a run (Executor), read runs and results (Viewer), content, cancel.
 import { Elysia, t } from "elysia";
-import { audit } from "../audit/append.ts";
 import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
@@ -205,25 +204,21 @@ export function runRoutes(
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);
-        // Logged in the transaction that writes the canceled state (none if the run ended first).
-        const log = (final: string) =>
-          audit(actor, {
+        // Logged in the transaction that writes the canceled state (none if the run ended first),
+        // by whichever node writes it.
+        await executor.cancel(run.id, org.id, run.workflow_id, {
+          reason: `Canceled by ${principal.user.username}.`,
+          actor,
+          change: {
             action: "run.cancel",
             org_id: org.id,
             target_type: "run",
             target_id: run.id,
             target_name: run.workflow_slug,
             before: { status: run.status },
-            after: { status: final },
             context: { workflow_version: run.workflow_version },
-          });
-        await executor.cancel(
-          run.id,
-          org.id,
-          run.workflow_id,
-          `Canceled by ${principal.user.username}.`,
-          log,
-        );
+          },
+        });
         await executor.waitFinal(run.id, 5000);
         const now = (await runs.get(org.id, run.id))!;
         return presentRun(origin(request), org.slug, now);
