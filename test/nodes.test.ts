@@ -300,6 +300,29 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
       target: { id: started.json.id },
       changes: { before: { status: "running" }, after: { status: "canceled" } },
     });
+    await until(() => a.deps.executor.stats().inFlight === 0, "node a's job ended", 15_000);
+    expect(
+      (await call(a, "GET", `/api/v1/orgs/acme/runs/${started.json.id}/`, { token: t })).json.status,
+    ).toBe("canceled");
+  }, 30_000);
+
+  test("a cancel the executing node never receives is written by the node that took it", async () => {
+    const [a, b] = pair as [RunningServer, RunningServer];
+    const t = (await b.deps.tokens.create((await b.deps.users.getByUsername("root"))!.id, "d", null, SYSTEM))
+      .token;
+    // Node b's cancel channel is down (a notification that cannot be sent): it writes the state.
+    b.deps.executor.useCancelChannel(async () => false);
+    const g = gates.gate();
+    const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/checked-hold/runs/", {
+      token: t,
+      raw: g.doc(),
+      headers: { "content-type": "application/json", prefer: "wait=1" },
+    });
+    await g.held();
+    const r = await call(b, "POST", `/api/v1/orgs/acme/runs/${started.json.id}/cancel/`, { token: t });
+    expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+    // The results were in node a's memory: node b can only say that no step is known to have run.
+    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["skipped", "skipped"]);
     // Node a finds its claim gone at its next renewal and stops the job; nothing overwrites it.
     await until(() => a.deps.executor.stats().inFlight === 0, "node a's job stopped", 15_000);
     expect(
