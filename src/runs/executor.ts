@@ -774,8 +774,9 @@ export function createExecutor(
       return f?.steps.length ? f.steps : null;
     },
     /**
-     * Cancels a queued or running run; false if it is already final. `log` writes the audit
-     * entry in the transaction that writes the run's canceled state.
+     * Cancels a queued or running run; false if it is already final. The request's audit entry
+     * is written in the transaction that writes the run's canceled state, by whichever node
+     * writes it.
      */
     async cancel(id: string, orgId: number, workflowId: number, request: CancelRequest): Promise<boolean> {
       const { reason } = request;
