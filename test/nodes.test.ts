@@ -263,20 +263,25 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     for (const h of await Promise.all(holding)) expect(h.status).toBe(201);
   }, 30_000);
 
-  test("a cancel through another node is handed to the executing node: the steps as a cancel there leaves them", async () => {
+  /**
+   * A run of `checked-hold` (a syntax step, then a held one) started through node a with a wait
+   * that runs out, so it is written running and claimed by node a; then canceled through node b.
+   */
+  async function cancelThroughB(tokenName: string, before?: () => void) {
     const [a, b] = pair as [RunningServer, RunningServer];
-    const t = (await b.deps.tokens.create((await b.deps.users.getByUsername("root"))!.id, "c", null, SYSTEM))
-      .token;
-    await createWorkflow(a, t, {
-      slug: "checked-hold",
-      allowed_file_types: ["JSON"],
-      steps: [
-        { name: "syntax", validator: "syntax", config: {} },
-        { name: "hold", validator: "test_hold", config: {} },
-      ],
-    });
+    const root = (await b.deps.users.getByUsername("root"))!;
+    const t = (await b.deps.tokens.create(root.id, tokenName, null, SYSTEM)).token;
+    if (!(await call(a, "GET", "/api/v1/orgs/acme/workflows/checked-hold/", { token: t })).json.slug)
+      await createWorkflow(a, t, {
+        slug: "checked-hold",
+        allowed_file_types: ["JSON"],
+        steps: [
+          { name: "syntax", validator: "syntax", config: {} },
+          { name: "hold", validator: "test_hold", config: {} },
+        ],
+      });
+    before?.();
     const g = gates.gate();
-    // A sync request whose wait runs out: its run is written running, claimed by node a.
     const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/checked-hold/runs/", {
       token: t,
       raw: g.doc(),
@@ -286,47 +291,34 @@ describe.skipIf(!onPostgres)("a sync wait for a run another node executes", () =
     expect([started.status, started.json.status]).toEqual([202, "running"]);
     const r = await call(b, "POST", `/api/v1/orgs/acme/runs/${started.json.id}/cancel/`, { token: t });
     expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+    // Node a's job ends (canceled there, or stopped at its next renewal); nothing overwrites the run.
+    await until(() => a.deps.executor.stats().inFlight === 0, "node a's job to end", 15_000);
+    const after = await call(a, "GET", `/api/v1/orgs/acme/runs/${started.json.id}/`, { token: t });
+    expect(after.json.status).toBe("canceled");
+    return { b, t, id: started.json.id as string, run: r.json };
+  }
+
+  test("a cancel through another node is handed to the executing node: the steps as a cancel there leaves them", async () => {
+    const { b, t, id, run } = await cancelThroughB("c");
     // Written by node a, which had the results: the syntax step passed, the held one ended in error
     // (every step read `skipped` when node b wrote the state it could not know).
-    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "error"]);
-    expect(r.json.summary).toMatchObject({ steps_passed: 1, steps_failed: 1, steps_skipped: 0 });
+    expect(run.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "error"]);
+    expect(run.summary).toMatchObject({ steps_passed: 1, steps_failed: 1, steps_skipped: 0 });
     const audit = await call(b, "GET", "/api/v1/orgs/acme/audit/?action=run.cancel", { token: t });
-    const entries = audit.json.results.filter(
-      (e: { target: { id: string } }) => e.target.id === started.json.id,
-    );
+    const entries = audit.json.results.filter((e: { target: { id: string } }) => e.target.id === id);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       actor: { type: "user", username: "root" },
-      target: { id: started.json.id },
+      target: { id },
       changes: { before: { status: "running" }, after: { status: "canceled" } },
     });
-    await until(() => a.deps.executor.stats().inFlight === 0, "node a's job ended", 15_000);
-    expect(
-      (await call(a, "GET", `/api/v1/orgs/acme/runs/${started.json.id}/`, { token: t })).json.status,
-    ).toBe("canceled");
   }, 30_000);
 
   test("a cancel the executing node never receives is written by the node that took it", async () => {
-    const [a, b] = pair as [RunningServer, RunningServer];
-    const t = (await b.deps.tokens.create((await b.deps.users.getByUsername("root"))!.id, "d", null, SYSTEM))
-      .token;
     // Node b's cancel channel is down (a notification that cannot be sent): it writes the state.
-    b.deps.executor.useCancelChannel(async () => false);
-    const g = gates.gate();
-    const started = await call(a, "POST", "/api/v1/orgs/acme/workflows/checked-hold/runs/", {
-      token: t,
-      raw: g.doc(),
-      headers: { "content-type": "application/json", prefer: "wait=1" },
-    });
-    await g.held();
-    const r = await call(b, "POST", `/api/v1/orgs/acme/runs/${started.json.id}/cancel/`, { token: t });
-    expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+    const [, b] = pair as [RunningServer, RunningServer];
+    const { run } = await cancelThroughB("d", () => b.deps.executor.useCancelChannel(async () => false));
     // The results were in node a's memory: node b can only say that no step is known to have run.
-    expect(r.json.steps.map((x: { status: string }) => x.status)).toEqual(["skipped", "skipped"]);
-    // Node a finds its claim gone at its next renewal and stops the job; nothing overwrites it.
-    await until(() => a.deps.executor.stats().inFlight === 0, "node a's job stopped", 15_000);
-    expect(
-      (await call(a, "GET", `/api/v1/orgs/acme/runs/${started.json.id}/`, { token: t })).json.status,
-    ).toBe("canceled");
+    expect(run.steps.map((x: { status: string }) => x.status)).toEqual(["skipped", "skipped"]);
   }, 30_000);
 });

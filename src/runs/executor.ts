@@ -56,8 +56,13 @@ const logOf =
   (final) =>
     audit(r.actor, { ...r.change, after: { status: final } });
 
-/** How long a cancel handed to the executing node is awaited before it is written here. */
-const HAND_OFF_MS = 3000;
+/**
+ * How long a cancel handed to the executing node is awaited at most, while that node is alive
+ * (its claim renewed): it acts within milliseconds, so this bounds only a notification lost
+ * while that node's listening connection reconnected. A node gone lets its claim lapse within a
+ * lease, and the cancel is then written here without waiting longer.
+ */
+const HAND_OFF_MS = 10_000;
 
 /**
  * Content held in memory for launch (fresh runs and runs waiting in memory), at most this many
@@ -147,6 +152,8 @@ export function createExecutor(
       await Bun.sleep(25);
       const now = await store.state(id);
       if (now?.status !== "running") return true;
+      // Its node stopped renewing: nobody is there to act on the request.
+      if (now.lease_until !== null && Date.parse(now.lease_until) < Date.now()) return false;
     }
     return false;
   }
@@ -785,7 +792,7 @@ export function createExecutor(
       const src = await store.state(id);
       // Another node executes it: that node holds the steps' results, so it is asked to cancel
       // and write the run itself, as a cancel there would; written here (below) only if it has
-      // not within HAND_OFF_MS (the request lost, the node gone).
+      // not (the request lost, the node gone: handOff).
       const handed = src?.status === "running" && opts.shared && sendCancel !== null;
       if (handed && (await handOff(id, request))) return true;
       const latest = handed ? await store.state(id) : src;
