@@ -667,15 +667,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       return src;
     },
     /** Status, step list and start of a run, without its content (a cancel). */
-    async state(id: string): Promise<{
-      status: RunStatus;
-      steps: string;
-      started_at: string | null;
-      lease_until: string | null;
-    } | null> {
+    async state(id: string): Promise<{ status: RunStatus; steps: string; started_at: string | null } | null> {
       return db.exec(
-        get<{ status: RunStatus; steps: string; started_at: string | null; lease_until: string | null }>(
-          "SELECT status, steps, started_at, lease_until FROM runs WHERE id = CAST(? AS TEXT)",
+        get<{ status: RunStatus; steps: string; started_at: string | null }>(
+          "SELECT status, steps, started_at FROM runs WHERE id = CAST(? AS TEXT)",
           id,
         ),
       );
