@@ -125,6 +125,31 @@ describe("a run the client waits for", () => {
     expect((await row(r.json.id))?.attempts).toBe(1);
   });
 
+  test("asked for at once (respond-async, wait=0): 202 with the run as committed, as GET reads it", async () => {
+    await workerIdle();
+    const held = await busy();
+    const urls: string[] = [];
+    for (const prefer of ["respond-async", "wait=0"]) {
+      const r = await call(s, "POST", runs("fast"), {
+        token: s.rootToken,
+        raw: '{"n":1}',
+        headers: { ...JSON_CT, prefer, "x-filename": "n.json" },
+      });
+      expect(r.status).toBe(202);
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(r.headers.get("preference-applied")).toBe(prefer);
+      // The answer is built from what was written, not read back: every field as GET reads it.
+      const got = await call(s, "GET", new URL(r.json.url).pathname, { token: s.rootToken });
+      expect(got.status).toBe(200);
+      expect(got.json.status).toBe("queued");
+      expect(r.json).toEqual(got.json);
+      urls.push(r.json.url);
+    }
+    held.open();
+    // Over before the next test fills the queue again (its bound is 3).
+    for (const url of urls) expect((await waitForRun(s, s.rootToken, url)).status).toBe("succeeded");
+  });
+
   test("runs waiting in memory count against the queue bound: 503, nothing stored", async () => {
     const held = await busy();
     const waiting = [0, 1, 2].map(() =>

@@ -524,17 +524,9 @@ describe("what an HTTP thread hands to the main thread, and what it shares with 
     expect(two.threadCounts!.get(1, "local")).toBe(local);
     expect(r.status).toBe(202);
     expect(headersOf(r)).toEqual(headersOf(ref));
-    // Queued or started by now, each: the worker may have taken it before the answer was built.
-    const settled = (j: { status: string; started_at: string | null; steps: { status: string }[] }) => ({
-      ...j,
-      status: ["queued", "running"].includes(j.status) ? "queued or running" : j.status,
-      started_at: "when the worker took it, if it did",
-      steps: j.steps.map((st) => ({
-        ...st,
-        status: ["pending", "running"].includes(st.status) ? "pending or running" : st.status,
-      })),
-    });
-    expect(shape(settled(r.json))).toEqual(shape(settled(ref.json)));
+    // The run as committed, queued, on both: not read back after a worker may have taken it.
+    expect(r.json.status).toBe("queued");
+    expect(shape(r.json)).toEqual(shape(ref.json));
   });
 
   test("a run the thread served wakes the main thread's webhook dispatcher: the delivery arrives", async () => {

@@ -36,6 +36,42 @@ export interface FinalState {
 
 /** The run as GET would read it back, without reading it back. */
 export function runFromMemory(r: DirectRun["record"], sid: number, f: FinalState): Run {
+  return runOf(r, sid, {
+    status: f.status,
+    summary: f.summary,
+    steps: f.steps,
+    error: f.error,
+    attempts: 1,
+    started_at: f.startedAt,
+    finished_at: f.finishedAt,
+    duration_ms: f.durationMs,
+  });
+}
+
+/**
+ * A run just written queued, as GET reads it then: the 202 of `Prefer: respond-async` or
+ * `wait=0` is this, not a read back (a worker may have taken, even ended, the run meanwhile, and
+ * "at once" is the run as committed: docs/api.md).
+ */
+export function queuedRun(r: NewRun & { createdAt: string; workflowSlug: string }, sid: number): Run {
+  return runOf(r, sid, {
+    status: "queued",
+    summary: null,
+    steps: r.steps,
+    error: null,
+    attempts: 0,
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+  });
+}
+
+type State = Pick<
+  Run,
+  "status" | "summary" | "steps" | "error" | "attempts" | "started_at" | "finished_at" | "duration_ms"
+>;
+
+function runOf(r: NewRun & { createdAt: string; workflowSlug: string }, sid: number, state: State): Run {
   const s = r.submission;
   return {
     id: r.id,
@@ -55,16 +91,9 @@ export function runFromMemory(r: DirectRun["record"], sid: number, f: FinalState
       created_at: r.createdAt,
       purged_at: null,
     },
-    status: f.status,
-    summary: f.summary,
-    steps: f.steps,
-    error: f.error,
-    attempts: 1,
     created_by: { id: r.user.id, username: r.user.username },
     created_at: r.createdAt,
-    started_at: f.startedAt,
-    finished_at: f.finishedAt,
-    duration_ms: f.durationMs,
+    ...state,
   };
 }
 

@@ -12,7 +12,7 @@ import type { WorkflowStore } from "../workflows/store.ts";
 import { now } from "../db/util.ts";
 import { uuidv7 } from "../lib/uuid.ts";
 import { offers } from "../http/threads/handoff.ts";
-import type { DirectRun, FinalState } from "./direct.ts";
+import { type DirectRun, type FinalState, queuedRun } from "./direct.ts";
 import type { Executor } from "./executor.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
@@ -41,6 +41,8 @@ export interface StartOutcome {
   idempotencyKey: string | null;
   /** The run, already final and written: it ran in the inline lane (executor.runInline). */
   run?: Run;
+  /** The run as written queued (not executed from memory), before any worker took it. */
+  queued?: Run;
 }
 
 /**
@@ -355,7 +357,8 @@ export function createRunService(deps: {
           throw e;
         }
       }
-      await runs.create(record);
+      const queued = { ...record, createdAt: handed?.createdAt ?? now(), workflowSlug: wf.slug };
+      const sid = await runs.create(queued);
       executor.notify({
         id,
         org_id: orgId,
@@ -367,7 +370,7 @@ export function createRunService(deps: {
         content: sub.bytes,
         steps,
       });
-      return { runId: id, replay: null, idempotencyKey: key };
+      return { runId: id, replay: null, idempotencyKey: key, queued: queuedRun(queued, sid) };
     } catch (e) {
       if (key !== null) await idempotency.release(p.user.id, key);
       throw e;

@@ -78,14 +78,18 @@ export function startRunHandler(
     }
     if (started.replayRun) return replayRun(started.replayRun, org, request, principal.user.id, set);
     let done = started.run ?? null;
-    if (!done) {
+    // Asked for at once (respond-async, wait=0): 202 with the run as committed, whatever a worker
+    // did with it since (reading it back raced the worker: a tiny run could be final, a 201).
+    if (waitMs <= 0 && started.queued) done = started.queued;
+    else if (!done) {
       await executor.waitFinal(started.runId, waitMs, request.signal);
       // A run executed from memory is handed over, or written now if it is not over.
       done = await executor.settle(started.runId);
     }
     const run = done ?? (await runs.get(org.id, started.runId))!;
     const final = isFinal(run.status);
-    const body = presentRun(origin(request), org.slug, run, final ? null : executor.live(run.id));
+    const live = final || run === started.queued ? null : executor.live(run.id);
+    const body = presentRun(origin(request), org.slug, run, live);
     // Location on 201 too: the run is a resource created by this request (RFC 9110 §15.3.2).
     const headers: Record<string, string> = { location: body.url };
     if (applied) headers["preference-applied"] = applied;
