@@ -94,7 +94,7 @@ function jsonKind(v: unknown): JsonKind | null {
  * other types are those Frictionless's readers take as they are. A date is never a number
  * (20201231), a string field's enum holds strings only.
  */
-const CONSTRAINT_JSON: Record<FieldType, readonly JsonKind[]> = {
+export const CONSTRAINT_JSON: Record<FieldType, readonly JsonKind[]> = {
   string: ["string"],
   date: ["string"],
   time: ["string"],

@@ -6,7 +6,15 @@
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import type { ConfigIssue } from "../types.ts";
-import { compileField, type FieldDef, FIELD_TYPES } from "./fields.ts";
+import {
+  CONSTRAINT_JSON,
+  CONSTRAINTS,
+  compileField,
+  type FieldDef,
+  type FieldType,
+  FIELD_TYPES,
+  TYPE_PROPERTIES,
+} from "./fields.ts";
 import { type ReadResource, readResource } from "./resources.ts";
 
 const scalar = { type: ["string", "number", "boolean"] };
@@ -47,6 +55,43 @@ const fieldSchema = {
   additionalProperties: false,
 };
 
+/** A field of type `t` (a field without `type` is a string). */
+const ofType = (t: FieldType) =>
+  t === "string"
+    ? { anyOf: [{ not: { required: ["type"] } }, { required: ["type"], properties: { type: { const: t } } }] }
+    : { required: ["type"], properties: { type: { const: t } } };
+
+/**
+ * What a field of each type takes, as JSON Schema: its constraints (CONSTRAINTS), the properties
+ * of some types only (TYPE_PROPERTIES), the JSON types of its bounds and enum members
+ * (CONSTRAINT_JSON). compileField words each of these for people at save; published with the
+ * shape so that a field this schema accepts is one the save accepts, as far as JSON Schema can say
+ * it (formats, patterns and values in their lexical form are the save's). Each rule is "not of
+ * this type, or as this type allows": if/then without a `then` key (an object with one is a
+ * thenable to `await`).
+ */
+const fieldRules = FIELD_TYPES.map((t) => {
+  const kinds = CONSTRAINT_JSON[t].map((k) =>
+    k === "number" && t !== "number" && t !== "any" ? "integer" : k,
+  );
+  const value = { type: kinds, ...(t === "year" ? { minimum: 0 } : {}) };
+  const foreign = Object.keys(TYPE_PROPERTIES).filter((p) => !TYPE_PROPERTIES[p]!.includes(t));
+  return {
+    anyOf: [
+      { not: ofType(t) },
+      {
+        properties: {
+          constraints: {
+            propertyNames: { enum: ["unique", ...CONSTRAINTS[t]] },
+            properties: { minimum: value, maximum: value, enum: { items: value } },
+          },
+        },
+        not: { anyOf: foreign.map((p) => ({ required: [p] })) },
+      },
+    ],
+  };
+});
+
 const dialectSchema = {
   type: "object",
   properties: {
@@ -62,11 +107,12 @@ const dialectSchema = {
   additionalProperties: false,
 };
 
-const tableSchema = {
+/** A Table Schema whose fields are `field`; the config around it. */
+const tableSchemaOf = (field: object) => ({
   type: "object",
   required: ["fields"],
   properties: {
-    fields: { type: "array", minItems: 1, maxItems: 10_000, items: fieldSchema },
+    fields: { type: "array", minItems: 1, maxItems: 10_000, items: field },
     primaryKey: names,
     foreignKeys: {
       type: "array",
@@ -92,35 +138,43 @@ const tableSchema = {
     $schema: { type: "string" },
   },
   additionalProperties: false,
+});
+
+const configSchemaOf = (field: object) => {
+  const tableSchema = tableSchemaOf(field);
+  return {
+    type: "object",
+    required: ["schema"],
+    properties: {
+      schema: tableSchema,
+      dialect: dialectSchema,
+      resources: {
+        type: "array",
+        maxItems: 100,
+        description:
+          'The other resources of the data package, for foreign keys: each {name, data, schema?, dialect?}, data being CSV text or rows (the first one the header). Referenced by foreignKeys[].reference.resource; "" is the submitted table itself.',
+        items: {
+          type: "object",
+          required: ["name", "data"],
+          properties: {
+            name: { type: "string", minLength: 1 },
+            data: { anyOf: [{ type: "string" }, { type: "array", items: { type: "array", items: {} } }] },
+            schema: tableSchema,
+            dialect: dialectSchema,
+          },
+          additionalProperties: false,
+        },
+      },
+      ...COMMON_CONFIG_PROPERTIES,
+    },
+    additionalProperties: false,
+  };
 };
 
-export const csvTableConfigSchema = {
-  type: "object",
-  required: ["schema"],
-  properties: {
-    schema: tableSchema,
-    dialect: dialectSchema,
-    resources: {
-      type: "array",
-      maxItems: 100,
-      description:
-        'The other resources of the data package, for foreign keys: each {name, data, schema?, dialect?}, data being CSV text or rows (the first one the header). Referenced by foreignKeys[].reference.resource; "" is the submitted table itself.',
-      items: {
-        type: "object",
-        required: ["name", "data"],
-        properties: {
-          name: { type: "string", minLength: 1 },
-          data: { anyOf: [{ type: "string" }, { type: "array", items: { type: "array", items: {} } }] },
-          schema: tableSchema,
-          dialect: dialectSchema,
-        },
-        additionalProperties: false,
-      },
-    },
-    ...COMMON_CONFIG_PROPERTIES,
-  },
-  additionalProperties: false,
-};
+/** The fields and their types: what the save checks first (the rules per type follow, worded). */
+const shapeSchema = configSchemaOf(fieldSchema);
+/** The published config schema (GET /api/v1/validators/): the shape and the rules per type. */
+export const csvTableConfigSchema = configSchemaOf({ ...fieldSchema, allOf: fieldRules });
 
 export interface ForeignKey {
   fields: string | string[];
@@ -237,7 +291,7 @@ function foreignKeyIssues(cfg: CsvTableConfig, reads: ReadResource[]): ConfigIss
 
 export function checkCsvTableConfig(config: unknown): ConfigIssue[] {
   if (!isPlainObject(config)) return [issue("", "invalid", "must be an object")];
-  const shape = shapeIssues(csvTableConfigSchema, config);
+  const shape = shapeIssues(shapeSchema, config);
   if (shape.length > 0) return shape;
   const cfg = config as unknown as CsvTableConfig;
   const issues = [...schemaIssues(cfg.schema, "schema"), ...dialectIssues(cfg.dialect ?? {}, "dialect")];
