@@ -5,7 +5,7 @@ import { COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import type { ConfigIssue, Severity } from "../types.ts";
 import { checkExpression } from "./cel.ts";
-import { type XmlLists, xmlPathProblem } from "./xml-lists.ts";
+import { XML_PATH, type XmlLists, xmlPathProblem } from "./xml-lists.ts";
 
 const expression = { type: "string", minLength: 1, maxLength: MAX_EXPRESSION_LENGTH };
 export const configSchema = {
@@ -43,7 +43,12 @@ export const configSchema = {
             'Elements that are always lists: paths from the root ("order/item", "//item" at any depth), "always" for every element below the root, or "auto" (default: a list only when it repeats).',
           anyOf: [
             { enum: ["auto", "always"] },
-            { type: "array", maxItems: 100, items: { type: "string", maxLength: 500 } },
+            {
+              type: "array",
+              maxItems: 100,
+              // xmlPathProblem's syntax, published; the save words it per path (xmlListsIssues).
+              items: { type: "string", maxLength: 500, pattern: XML_PATH.source },
+            },
           ],
           default: "auto",
         },

@@ -7,9 +7,12 @@ import { celList, celMap } from "@bufbuild/cel";
 
 export type XmlLists = "auto" | "always" | string[];
 
+/** A path of xml.lists: element names from the root separated by "/", or "//" first (any depth). */
+export const XML_PATH = /^(\/\/)?[^/\s]+(\/[^/\s]+)*$/;
+
 /** Save-time check of one path; null when fine. */
 export function xmlPathProblem(path: string): string | null {
-  if (!/^(\/\/)?[^/\s]+(\/[^/\s]+)*$/.test(path))
+  if (!XML_PATH.test(path))
     return 'a path names elements from the root, separated by "/" (order/item), or starts with "//" (//item)';
   return null;
 }
