@@ -5,6 +5,7 @@ import { isJsonProblem, jsonPointerOffset, parseJson } from "../shared/json.ts";
 import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
 import type { Locate } from "./errors.ts";
+import { appendAll } from "../../lib/arrays.ts";
 
 export interface InstanceDoc {
   value?: unknown;
@@ -21,8 +22,9 @@ function hasNonFinite(value: unknown): boolean {
     const v = stack.pop();
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return true;
-    } else if (Array.isArray(v)) stack.push(...v);
-    else if (v !== null && typeof v === "object") stack.push(...Object.values(v));
+    } else if (Array.isArray(v)) appendAll(stack, v);
+    else if (v !== null && typeof v === "object")
+      for (const k in v) stack.push((v as Record<string, unknown>)[k]);
   }
   return false;
 }

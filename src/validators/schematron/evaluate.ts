@@ -10,6 +10,7 @@ import type { Check, Let, Part, Pattern, Rule, Schematron } from "./schema.ts";
 import { DescendantVars } from "./descendants.ts";
 import { type AltPlan, CANDIDATES, planContext, planExpression } from "./match.ts";
 import { type XPathOptions, xpathOptions } from "./xpath.ts";
+import { appendAll } from "../../lib/arrays.ts";
 
 export type ParameterValue = string | number | boolean;
 type Variables = Record<string, unknown>;
@@ -147,13 +148,13 @@ export class Evaluator {
       if ("key" in plan) {
         const candidates = doc.named(plan.key);
         if (plan.filter === "" || candidates.length === 0) {
-          found.push(...candidates);
+          appendAll(found, candidates);
           continue;
         }
         vars = { ...vars, [CANDIDATES]: nodeSequence(candidates) };
       }
       const expr = `${prefix}${planExpression(plan)}`;
-      found.push(...(fx.evaluateXPathToNodes(expr, doc.root, null, vars, this.#opts) as unknown as XNode[]));
+      appendAll(found, fx.evaluateXPathToNodes(expr, doc.root, null, vars, this.#opts) as unknown as XNode[]);
     }
     return plans.length > 1 ? doc.inOrder(found) : found;
   }

@@ -4,6 +4,7 @@
 // (both !!int 1) are the real duplicates. yaml keeps no resolved tag on an untagged scalar, so
 // each scalar tag's resolver is wrapped to record it on the node it produces.
 import { isMap, isScalar, isSeq, Scalar, type ParsedNode, type Tags } from "yaml";
+import { appendAll } from "../../lib/arrays.ts";
 
 const RESOLVED = Symbol("resolved YAML tag");
 const STR = "tag:yaml.org,2002:str";
@@ -104,7 +105,7 @@ export function duplicateKeyOffsets(contents: unknown): number[] {
         }
         stack.push(pair.key, pair.value);
       }
-    } else if (isSeq(node)) stack.push(...node.items);
+    } else if (isSeq(node)) appendAll(stack, node.items);
   }
   return out.sort((a, b) => a - b);
 }

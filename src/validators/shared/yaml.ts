@@ -16,6 +16,7 @@ import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
 import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
+import { appendAll } from "../../lib/arrays.ts";
 
 export interface YamlProblem {
   code:
@@ -329,7 +330,7 @@ function exactBigIntegers(doc: Document.Parsed): void {
     } else if (isMap(node)) {
       for (const pair of node.items) stack.push(pair.key, pair.value);
     } else if (isSeq(node)) {
-      stack.push(...node.items);
+      appendAll(stack, node.items);
     }
   }
 }
