@@ -193,6 +193,29 @@ describe("an entry for each kind of change", () => {
       before: expect.objectContaining({ url: masked }),
       after: expect.objectContaining({ url: "https://127.0.0.1:9/other#***" }),
     });
+    // A change in the masked parts alone (a new query value, new credentials) is a change too:
+    // the entry says the masked parts changed, without them.
+    const creds = "https://u:p-2-s3cr3t@127.0.0.1:9/other?to=q-2-s3cr3t";
+    secrets.push("frag-2-s3cr3t", "p-2-s3cr3t", "p-3-s3cr3t", "q-2-s3cr3t", "q-3-s3cr3t");
+    await logged(200, () => call(s, "PATCH", path, { ...as(root), body: { url: creds } }));
+    const hidden = [
+      "https://u:p-3-s3cr3t@127.0.0.1:9/other?to=q-2-s3cr3t",
+      "https://u:p-3-s3cr3t@127.0.0.1:9/other?to=q-3-s3cr3t",
+      "https://u:p-3-s3cr3t@127.0.0.1:9/other?to=q-3-s3cr3t#frag-2-s3cr3t",
+    ];
+    for (const next of hidden) {
+      const [m] = await logged(200, () => call(s, "PATCH", path, { ...as(root), body: { url: next } }));
+      expect(m).toMatchObject({ action: "webhook.update" });
+      // A fragment added shows in the masked URL itself; the other changes only as "changed".
+      expect(m!.changes).toEqual(
+        next.includes("#")
+          ? {
+              before: { url: "https://***@127.0.0.1:9/other?to=***" },
+              after: { url: "https://***@127.0.0.1:9/other?to=***#***" },
+            }
+          : { before: { url_masked_parts: "previous" }, after: { url_masked_parts: "changed" } },
+      );
+    }
     await logged(204, () => call(s, "DELETE", path, as(root)));
   });
 

@@ -212,7 +212,15 @@ export function createWebhookStore(db: Db) {
         );
         if (!before || !r) return null;
         const after = toWebhook(r);
-        yield* logWebhook(actor, "webhook.update", after, record(toWebhook(before)), record(after));
+        const was = toWebhook(before);
+        const [b, a]: Record<string, unknown>[] = [record(was), record(after)];
+        // Only masked parts changed (user-info, a query value, the fragment): the entry says so,
+        // without them. Masked alike, the change looked like none and wrote no entry.
+        if (was.url !== after.url && b.url === a.url) {
+          b.url_masked_parts = "previous";
+          a.url_masked_parts = "changed";
+        }
+        yield* logWebhook(actor, "webhook.update", after, b, a);
         return after;
       });
     },
