@@ -113,6 +113,23 @@ describe("PATCH/DELETE /api/v1/orgs/{org_slug}/members/{username}/", () => {
   });
 });
 
+describe("a member removed between the lookup and the change (another request, the CLI, another node)", () => {
+  test("the change is refused as not a member, and writes no audit entry", async () => {
+    const o = await orgWithAdmin("m6r");
+    const v = await s.user("m6r-viewer", "m6r", "viewer");
+    const orgId = await s.org("m6r");
+    expect((await call(s, "DELETE", `${o.members}m6r-viewer/`, { token: o.admin.token })).status).toBe(204);
+    // What the service does next, having found the member just before the DELETE committed.
+    const entries = await s.count("audit_log");
+    expect(await s.deps.orgs.changeMember(orgId, v.id, null, SYSTEM)).toBe("not_member");
+    expect(await s.deps.orgs.changeMember(orgId, v.id, "author", SYSTEM)).toBe("not_member");
+    expect(await s.count("audit_log")).toBe(entries);
+    expect(
+      await s.row("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?", orgId, v.id),
+    ).toBeNull();
+  });
+});
+
 describe("the last Admin of an org", () => {
   test("409 conflict when demoting or removing the last Admin", async () => {
     const o = await orgWithAdmin("m6");

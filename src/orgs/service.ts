@@ -63,19 +63,24 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       const r = checkRole(role);
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      if ((await orgs.changeMember(orgId, m.user_id, r, actor)) === "last_admin")
+      const done = await orgs.changeMember(orgId, m.user_id, r, actor);
+      if (done === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be demoted; make another member admin first.",
         );
-      return (await orgs.member(orgId, username))!;
+      const now = done === "ok" ? await orgs.member(orgId, username) : null;
+      if (!now) throw notFound("Member");
+      return now;
     },
     async removeMember(orgId: number, username: string, actor: Actor) {
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      if ((await orgs.changeMember(orgId, m.user_id, null, actor)) === "last_admin")
+      const done = await orgs.changeMember(orgId, m.user_id, null, actor);
+      if (done === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be removed; make another member admin first.",
         );
+      if (done === "not_member") throw notFound("Member");
     },
   };
 }

@@ -242,7 +242,7 @@ export function createOrgStore(db: Db) {
       userId: number,
       role: Role | null,
       actor: Actor,
-    ): Promise<"ok" | "last_admin"> {
+    ): Promise<"ok" | "last_admin" | "not_member"> {
       return db.tx(
         function* () {
           const admins = yield* all<{ user_id: number }>(
@@ -256,6 +256,9 @@ export function createOrgStore(db: Db) {
             orgId,
             userId,
           );
+          // Removed since the caller looked it up (another request, the CLI, another node): a 404,
+          // not an entry for a change that did not happen.
+          if (!was) return "not_member" as const;
           if (role)
             yield* run(
               "UPDATE memberships SET role = ? WHERE org_id = ? AND user_id = ?",
@@ -269,8 +272,8 @@ export function createOrgStore(db: Db) {
             org_id: orgId,
             target_type: "member",
             target_id: userId,
-            target_name: was?.username ?? null,
-            before: { role: was?.role ?? null },
+            target_name: was.username,
+            before: { role: was.role },
             after: role ? { role } : null,
           });
           return "ok" as const;
