@@ -104,8 +104,24 @@ describe("an entry for each kind of change", () => {
       action: "step.delete",
       changes: { before: { steps: { [stepId]: { name: "b" } } } },
     });
+    const last = (await call(s, "GET", wf, { token: root })).json;
     const [x] = await logged(204, () => call(s, "DELETE", wf, as(root)));
     expect(x).toMatchObject({ action: "workflow.delete", target: { type: "workflow", name: "wf" } });
+    // The whole record, as a create's: its settings and its steps' digests (step a, as created).
+    const created = c!.changes!.after as Record<string, unknown>;
+    expect(x!.changes).toEqual({
+      before: {
+        slug: "wf",
+        name: "WF 2",
+        description: "",
+        status: "active",
+        allowed_file_types: ["JSON"],
+        fail_fast: true,
+        retention_days: null,
+        version: last.version,
+        steps: created.steps,
+      },
+    });
   });
 
   test("an unchanged PATCH saves nothing and logs nothing", async () => {

@@ -303,13 +303,16 @@ export function createWorkflowStore(db: Db) {
     async softDelete(w: Workflow, actor: Actor): Promise<void> {
       await db.tx(function* () {
         yield* run("UPDATE workflows SET deleted_at = ? WHERE id = ?", now(), w.id);
+        // The whole record, as a create's `after` (its definition is the last version's, whose
+        // save entry carries its digest).
+        const steps = (yield* stepsOf(w.id)).map(toStep);
         yield* audit(actor, {
           action: "workflow.delete",
           org_id: w.org_id,
           target_type: "workflow",
           target_id: w.id,
           target_name: w.slug,
-          before: { slug: w.slug, name: w.name, status: w.status, version: w.version },
+          before: workflowRecord(w, steps, null),
         });
       });
     },
