@@ -10,7 +10,12 @@ const filters = {
   action: t.Optional(
     t.String({ description: "An action (workflow.update), or every action of a kind (workflow.*)" }),
   ),
-  target_type: t.Optional(t.String({ description: "workflow, step, member, token, user, org, webhook …" })),
+  target_type: t.Optional(
+    t.String({
+      description:
+        "workflow (step.* entries too: a step is part of its workflow, the step id in changes), member, token, user, org, webhook, run, schema, settings, audit_log",
+    }),
+  ),
   target_id: t.Optional(t.String()),
   // Parsed by hand in routes.ts (one errors[] item per bad filter): documented as what they are.
   created_after: t.Optional(
