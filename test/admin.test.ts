@@ -48,6 +48,16 @@ describe("/api/v1/admin/users/", () => {
     expect(
       (await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: "newbie" } })).json,
     ).toEqual(errorBody(409, "conflict", taken, [{ field: "username", code: "unique", message: taken }]));
+    // The same name in another case is taken too (one name to people: member lists, the audit log);
+    // nothing is created.
+    const users = await s.count("users");
+    for (const other of ["Newbie", "NEWBIE"]) {
+      const twin = `The username "${other}" is taken (as "newbie").`;
+      expect(
+        (await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: other } })).json,
+      ).toEqual(errorBody(409, "conflict", twin, [{ field: "username", code: "unique", message: twin }]));
+    }
+    expect(await s.count("users")).toBe(users);
     const bad = await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: "no spaces" } });
     expect(bad.status).toBe(400);
     expect(bad.json.errors).toEqual([{ field: "username", code: "invalid", message: expect.any(String) }]);

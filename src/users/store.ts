@@ -4,6 +4,7 @@ import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, count, get, all, run, forUpdate, type Program } from "../db/program.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
+import { conflict } from "../errors.ts";
 
 export interface User {
   id: number;
@@ -40,6 +41,20 @@ export interface NewUser {
 
 /** Inserts a user (409 when the username is taken); also used inside larger transactions (init). */
 export function* insertUser(u: NewUser): Program<User> {
+  // Names differing only in case are one name to people (member lists, the audit log, the sign-in
+  // limiter's key), though sign-in matches exactly: the second is refused as taken. Usernames are
+  // ASCII (USERNAME_RE), so lower() is the same on both engines. Checked, not indexed: an index
+  // on lower(username) would stop an existing installation that holds two such names from
+  // starting.
+  const twin = yield* get<{ username: string }>(
+    "SELECT username FROM users WHERE lower(username) = lower(?)",
+    u.username,
+  );
+  if (twin) {
+    const as = twin.username === u.username ? "" : ` (as "${twin.username}")`;
+    const message = `The username "${u.username}" is taken${as}.`;
+    throw conflict(message, [{ field: "username", code: "unique", message }]);
+  }
   const row = yield* uniqueOr(
     get<UserRow>(
       "INSERT INTO users (username, name, email, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
