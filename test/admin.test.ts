@@ -58,6 +58,22 @@ describe("/api/v1/admin/users/", () => {
       ).toEqual(errorBody(409, "conflict", twin, [{ field: "username", code: "unique", message: twin }]));
     }
     expect(await s.count("users")).toBe(users);
+    // A password tried first is refused with the user (NIST SP 800-63B: common, the username).
+    for (const [password, message] of [
+      ["password1", "This password is one of the most common; attackers try it first. Choose another."],
+      ["xnewbie2x-99", "A password must not contain the username."],
+    ]) {
+      const weak = await call(s, "POST", "/api/v1/admin/users/", {
+        ...root(),
+        body: { username: "xnewbie2x", password },
+      });
+      expect(weak.json).toEqual(
+        errorBody(400, "invalid_request", "Invalid value for password.", [
+          { field: "password", code: "invalid", message },
+        ]),
+      );
+    }
+    expect(await s.count("users")).toBe(users);
     const bad = await call(s, "POST", "/api/v1/admin/users/", { ...root(), body: { username: "no spaces" } });
     expect(bad.status).toBe(400);
     expect(bad.json.errors).toEqual([{ field: "username", code: "invalid", message: expect.any(String) }]);

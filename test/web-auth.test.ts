@@ -261,6 +261,36 @@ describe("POST /api/v1/users/me/password/", () => {
     );
   });
 
+  test("400 when the new password is one tried first: common, the username in it, a run of keys", async () => {
+    const cases: [string, string][] = [
+      ["Password123", "This password is one of the most common; attackers try it first. Choose another."],
+      ["dave-2026-dave", "A password must not contain the username."],
+      ["DAVE1234", "A password must not contain the username."],
+      [
+        "987654321",
+        "A password of one repeated character or a straight run of keys is tried first. Choose another.",
+      ],
+      [
+        "zzzzzzzzzz",
+        "A password of one repeated character or a straight run of keys is tried first. Choose another.",
+      ],
+      ["qwertyuiop", "This password is one of the most common; attackers try it first. Choose another."],
+    ];
+    for (const [next, message] of cases) {
+      const r = await change({ token: dave.token }, { current_password: PASSWORD, new_password: next });
+      expect(r.json).toEqual(
+        errorBody(400, "invalid_request", "The new password is not acceptable.", [
+          { field: "new_password", code: "invalid", message },
+        ]),
+      );
+    }
+    // Unchanged: the old password still signs in.
+    expect(
+      (await call(s, "POST", "/api/v1/auth/login/", { body: { username: "dave", password: PASSWORD } }))
+        .status,
+    ).toBe(200);
+  });
+
   test("204: the new password signs in, the old one does not, every session ends, this one renewed", async () => {
     const here = await login("dave");
     const elsewhere = await login("dave");

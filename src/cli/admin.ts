@@ -123,7 +123,7 @@ export async function users(p: Parsed) {
       const u = await d.users.getByUsername(username!);
       if (!u) fail(`There is no user "${username}".`);
       const pw = await readPasswordStdin();
-      checkPassword(pw);
+      checkPassword(pw, u!.username);
       // A reset is what an operator does for a compromised account: the user's web sessions end
       // with the old password (OWASP ASVS 3.3.3); API tokens are revoked on their own.
       await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli, "user.set_password", () =>

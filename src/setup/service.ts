@@ -6,7 +6,7 @@ import { randomInt, timingSafeEqual } from "node:crypto";
 import { type ErrorItem, conflict, invalid } from "../errors.ts";
 import { deletedSlugMessage } from "../orgs/service.ts";
 import { newToken } from "../tokens/secret.ts";
-import { MIN_PASSWORD } from "../users/service.ts";
+import { MAX_PASSWORD, MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import type { Actor } from "../audit/types.ts";
 import type { SetupStore } from "./store.ts";
 
@@ -54,12 +54,13 @@ export function inputProblems(i: FirstRunInput, passwordRequired: boolean): Erro
       code: "invalid",
       message: "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
     });
-  if (i.password === null ? passwordRequired : i.password.length < MIN_PASSWORD || i.password.length > 1024)
-    out.push({
-      field: "password",
-      code: "invalid",
-      message: `A password has ${MIN_PASSWORD} to 1024 characters.`,
-    });
+  const password =
+    i.password === null
+      ? passwordRequired
+        ? `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`
+        : null
+      : passwordProblem(i.password, i.username);
+  if (password) out.push({ field: "password", code: "invalid", message: password });
   return out;
 }
 

@@ -2,10 +2,11 @@
 import type { Actor } from "../audit/types.ts";
 import { invalidField } from "../errors.ts";
 import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { passwordProblem } from "./password-policy.ts";
 import type { UserStore } from "./store.ts";
 
 const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-export const MIN_PASSWORD = 8;
+export { MIN_PASSWORD } from "./password-policy.ts";
 
 export function checkUsername(u: string) {
   if (!USERNAME_RE.test(u))
@@ -14,9 +15,10 @@ export function checkUsername(u: string) {
       "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
     );
 }
-export function checkPassword(p: string) {
-  if (p.length < MIN_PASSWORD || p.length > 1024)
-    throw invalidField("password", `A password has ${MIN_PASSWORD} to 1024 characters.`);
+/** 400 on `password` when the password is not acceptable for `username` (password-policy.ts). */
+export function checkPassword(p: string, username: string) {
+  const problem = passwordProblem(p, username);
+  if (problem) throw invalidField("password", problem);
 }
 
 export async function createUser(
@@ -25,7 +27,7 @@ export async function createUser(
   actor: Actor,
 ) {
   checkUsername(u.username);
-  if (u.password != null) checkPassword(u.password);
+  if (u.password != null) checkPassword(u.password, u.username);
   if (u.name !== undefined && !nameCharactersOk(u.name))
     throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
   // Control characters too: a NUL was stored on SQLite and a generic 400 on PostgreSQL.

@@ -11,7 +11,7 @@ import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
-import { MIN_PASSWORD } from "../users/service.ts";
+import { MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
 import { SESSION_TTL_MS, clearedCookie, createSessions, isHttps, sessionCookie } from "./sessions.ts";
@@ -177,13 +177,10 @@ export function webAuthRoutes(
           throw invalid("The current password is incorrect.", [
             { field: "current_password", code: "incorrect", message: "The current password is incorrect." },
           ]);
-        if (body.new_password.length < MIN_PASSWORD || body.new_password.length > 1024)
+        const problem = passwordProblem(body.new_password, principal.user.username);
+        if (problem)
           throw invalid("The new password is not acceptable.", [
-            {
-              field: "new_password",
-              code: "invalid",
-              message: `A password has ${MIN_PASSWORD} to 1024 characters.`,
-            },
+            { field: "new_password", code: "invalid", message: problem },
           ]);
         // Every session of this user ends in the same transaction, this browser's too: it gets a
         // new one (new cookie, new CSRF token: GET /auth/session/), so a stolen cookie does not
