@@ -315,3 +315,17 @@ test("400 for base64 whose spare bits are not zero (YR== was taken as YQ==)", as
     }),
   );
 });
+
+describe("byte order marks", () => {
+  const bom = [0xef, 0xbb, 0xbf];
+  const doc = [...new TextEncoder().encode('{"a": 1}')];
+  test("one is taken off; a second is a JSON syntax error at 1:1, in the run as stored", async () => {
+    const one = await post("all", new Uint8Array([...bom, ...doc]), JSON_CT);
+    expect([one.status, one.json.status, codes(one.json)]).toEqual([201, "succeeded", []]);
+    const two = await post("all", new Uint8Array([...bom, ...bom, ...doc]), JSON_CT);
+    expect([two.status, two.json.status]).toEqual([201, "failed"]);
+    const f = two.json.steps[0].findings[0];
+    expect([f.code, f.line, f.column]).toEqual(["json.syntax_error", 1, 1]);
+    expect([...(await content(two.json.id))]).toEqual([...bom, ...bom, ...doc]);
+  });
+});

@@ -31,6 +31,11 @@ export class FindingCollector {
 
   constructor(private readonly max: number) {}
 
+  /** Findings that still fit; a producer asks for one more than this to learn it overflowed. */
+  get room(): number {
+    return Math.max(0, this.max - this.findings.length);
+  }
+
   add(f: Finding): boolean {
     if (this.findings.length >= this.max) {
       this.truncated = true;

@@ -52,8 +52,15 @@ function describe(text: string, err: ParseError): string {
 
 /** Parses strict JSON; returns the value and a tree, or the first problem with its position. */
 export function parseJson(input: string): ParsedJson | JsonProblem {
-  // A UTF-8 BOM is tolerated (RFC 8259 §8.1 allows ignoring it); a space keeps offsets aligned.
-  const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input;
+  // The byte order mark (RFC 8259 §8.1 allows ignoring one) is gone already: every reader decodes
+  // with TextDecoder, which takes it off. A U+FEFF still here is a second one, and not JSON.
+  const text = input;
+  if (text.charCodeAt(0) === 0xfeff)
+    return {
+      code: "json.syntax_error",
+      message: "a second byte order mark (U+FEFF) after the first is not JSON",
+      position: { line: 1, column: 1 },
+    };
   const lines = new LineIndex(input);
   const tooDeep = (offset: number): JsonProblem => ({
     code: "json.max_depth",

@@ -22,7 +22,8 @@ function checkJson(input: ValidationInput, out: FindingCollector): void {
     out.add(finding(r.code, r.message, { ...r.position }));
     return;
   }
-  for (const d of duplicateKeys(input.text.replace(/^\ufeff/, " "), 100)) {
+  // One more than fits, so that a dropped duplicate marks the step truncated.
+  for (const d of duplicateKeys(input.text, out.room + 1)) {
     const pos = r.lines.position(d.offset);
     if (
       !out.add(

@@ -5,7 +5,8 @@ import type { FileType, Finding, ValidationResult } from "../../../src/validator
 
 export function input(content: string | Uint8Array, fileType: FileType) {
   const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
-  const text = typeof content === "string" ? content : new TextDecoder().decode(content);
+  // As a worker reads it: TextDecoder takes a leading byte order mark off.
+  const text = new TextDecoder().decode(bytes);
   return { bytes, text, fileType, filename: null };
 }
 

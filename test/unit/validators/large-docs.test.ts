@@ -58,7 +58,12 @@ describe("JSON depth from the parsed value", () => {
     expect(depthOf(nest(MAX_JSON_DEPTH))).toBe("ok");
     expect(depthOf(nest(MAX_JSON_DEPTH + 1))).toEqual(tooDeep(MAX_JSON_DEPTH + 1));
     expect(depthOf(`{"a":\n ${nest(MAX_JSON_DEPTH + 5, "{}")}}`)).toEqual(tooDeep(MAX_JSON_DEPTH + 1, 2));
-    expect(depthOf(`\ufeff${nest(MAX_JSON_DEPTH + 1)}`)).toEqual(tooDeep(MAX_JSON_DEPTH + 2));
+    // The decoder took the byte order mark off; a U+FEFF left is a second one, refused first.
+    expect(depthOf(`\ufeff${nest(MAX_JSON_DEPTH + 1)}`)).toEqual({
+      code: "json.syntax_error",
+      message: "a second byte order mark (U+FEFF) after the first is not JSON",
+      position: { line: 1, column: 1 },
+    });
   });
 
   test("brackets in strings do not count; a deep value dropped by a duplicate key still does", () => {

@@ -34,6 +34,28 @@ describe("syntax: JSON", () => {
   test("a UTF-8 BOM is tolerated", () => {
     expect(syntax('\ufeff{"a": 1}', "JSON").findings).toEqual([]);
   });
+  test("a second byte order mark is not JSON (the decoder takes only the first off)", () => {
+    const bom = [0xef, 0xbb, 0xbf];
+    const doc = [...new TextEncoder().encode('{"a": 1}')];
+    expect(syntax(new Uint8Array([...bom, ...doc]), "JSON").findings).toEqual([]);
+    const r = syntax(new Uint8Array([...bom, ...bom, ...doc]), "JSON");
+    expect(r.findings.map((f) => [f.code, f.severity, f.line, f.column, f.message])).toEqual([
+      ["json.syntax_error", "error", 1, 1, "a second byte order mark (U+FEFF) after the first is not JSON"],
+    ]);
+  });
+  test("every duplicate key is reported up to max_findings, and one more marks the step truncated", () => {
+    const keys = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i % 2}": ${i}`).join(",\n")}}`;
+    // 151 properties under two names: 149 duplicates, more than the old cap of 100.
+    const all = syntax(keys(151), "JSON");
+    expect(all.findings.length).toBe(149);
+    expect(all.truncated).toBe(false);
+    expect(all.findings.at(-1)?.line).toBe(151);
+    const capped = run("syntax", { max_findings: 120 }, keys(151), "JSON");
+    expect(capped.findings.length).toBe(120);
+    expect(capped.truncated).toBe(true);
+    const exact = run("syntax", { max_findings: 149 }, keys(151), "JSON");
+    expect([exact.findings.length, exact.truncated]).toEqual([149, false]);
+  });
   test("duplicate keys are a warning", () => {
     const r = syntax('{"a": 1,\n "a": 2}', "JSON");
     expect(r.findings.map((f) => [f.code, f.severity, f.line, f.column])).toEqual([
