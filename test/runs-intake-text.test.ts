@@ -260,6 +260,27 @@ describe("text_rules read the file as it came, not the worker's UTF-8 copy", () 
   });
 });
 
+describe("text_rules locate a stored byte in the text of the file's own charset", () => {
+  const at = (r: { json: { steps: { findings: { code: string; line: number; column: number }[] }[] } }) =>
+    r.json.steps[0].findings.map((f) => [f.code, f.line, f.column]);
+  test("Latin-1: the bytes C3 A9 are two characters, Ã and ©, so the bad byte after them is column 3", async () => {
+    const bytes = new Uint8Array([0xc3, 0xa9, 0xe9]);
+    const r = await post("file-rules", bytes, { "content-type": "text/plain; charset=iso-8859-1" });
+    expect([r.status, r.json.status]).toEqual([201, "failed"]);
+    expect(at(r)).toEqual([["text.encoding", 1, 3]]);
+  });
+  test("UTF-16: byte 5 is the second byte of 'b', line 1 column 2 (was column 6)", async () => {
+    const text = "ab\ncd";
+    const bytes = new Uint8Array([0xff, 0xfe, ...Buffer.from(text, "utf16le")]);
+    const r = await post("file-rules", bytes, { "content-type": "text/plain; charset=utf-16" });
+    expect([r.status, r.json.status]).toEqual([201, "failed"]);
+    expect(at(r)).toEqual([
+      ["text.encoding", 1, 1],
+      ["text.max_bytes", 1, 2],
+    ]);
+  });
+});
+
 describe("filenames", () => {
   test("a UTF-8 X-Filename is stored as its characters (was mojibake: â\\u0082¬.xml)", async () => {
     // Header values travel as bytes; these code units are the bytes of "€.xml" in UTF-8.

@@ -59,7 +59,7 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
           text: text.value,
           fileType: job.fileType,
           filename: job.filename,
-          ...(bytes === stored ? {} : { stored }),
+          ...(bytes === stored ? {} : { stored, charset: job.charset }),
         },
         { maxFindings: step.maxFindings },
       );

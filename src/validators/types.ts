@@ -40,6 +40,8 @@ export interface ValidationInput {
    * UTF-8). Rules about the file itself (text_rules' size and encoding) read these.
    */
   stored?: Uint8Array;
+  /** The charset `stored` is in (normalised, e.g. `iso-8859-1`), given with `stored`. */
+  charset?: string;
   /** The bytes decoded with the submission's charset (default utf-8). */
   text: string;
   fileType: FileType;

@@ -6,7 +6,8 @@ import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { LineIndex } from "../shared/position.ts";
 import { compileUserRegex } from "../shared/user-regex.ts";
-import { bytePosition, firstInvalidUtf8, hasUtf8Bom } from "../shared/utf8.ts";
+import { storedPosition } from "../shared/stored-position.ts";
+import { firstInvalidUtf8, hasUtf8Bom } from "../shared/utf8.ts";
 import type { ConfigIssue, Severity, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
 
 const ENCODINGS = ["utf-8", "utf-8-bom", "utf-8-no-bom", "ascii"] as const;
@@ -92,7 +93,7 @@ function checkEncoding(
   if (bad >= 0) {
     const what = enc === "ascii" ? "a non-ASCII byte" : "an invalid UTF-8 byte";
     const hex = bytes[bad].toString(16).padStart(2, "0");
-    out.add(finding("text.encoding", `${what} (0x${hex}) at byte offset ${bad}`, bytePosition(bytes, bad)));
+    out.add(finding("text.encoding", `${what} (0x${hex}) at byte offset ${bad}`, storedPosition(input, bad)));
   } else if (enc === "utf-8-bom" && !hasUtf8Bom(bytes)) {
     out.add(
       finding("text.encoding", "must start with a UTF-8 byte order mark (EF BB BF)", { line: 1, column: 1 }),
@@ -141,7 +142,7 @@ function compile(config: unknown) {
     const bytes = input.stored ?? input.bytes;
     if (cfg.encoding) checkEncoding(input, cfg.encoding, out);
     if (cfg.max_bytes !== undefined && bytes.length > cfg.max_bytes) {
-      const where = bytePosition(bytes, Math.min(cfg.max_bytes, bytes.length));
+      const where = storedPosition(input, Math.min(cfg.max_bytes, bytes.length));
       out.add(
         finding("text.max_bytes", `${bytes.length} bytes, more than the ${cfg.max_bytes} allowed`, where),
       );
