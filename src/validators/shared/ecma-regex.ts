@@ -35,6 +35,12 @@ export const WORD: Range[] = [
   [0x5f, 0x5f],
   [0x61, 0x7a],
 ];
+/**
+ * ECMA's WordCharacters under the `i` flag (22.2.2.9.4): also the characters that case-fold into
+ * an ASCII word character, U+017F ſ (s) and U+212A Kelvin (k). Without them `\W` under `i` would
+ * hold ſ, and RE2's folding of that class would then match s, S, k and K too.
+ */
+export const WORD_I: Range[] = [...WORD, [0x17f, 0x17f], [0x212a, 0x212a]];
 // WhiteSpace and LineTerminator of ECMA-262 (§12.2, §12.3): \t \n \v \f \r, space, NBSP, the Zs.
 export const SPACE: Range[] = [
   [0x09, 0x0d],
@@ -227,12 +233,12 @@ class Parser {
       return { t: "dollar", m: flags.m };
     }
     if (c === "(") return this.group(flags);
-    if (c === "[") return { t: "raw", re2: this.characterClass() };
+    if (c === "[") return { t: "raw", re2: this.characterClass(flags.i) };
     if (c === ".") {
       this.i++;
       return { t: "raw", re2: flags.s ? "(?s:.)" : classOf(invert(LINE_END)) };
     }
-    if (c === "\\") return { t: "raw", re2: this.atomEscape() };
+    if (c === "\\") return { t: "raw", re2: this.atomEscape(flags.i) };
     return { t: "raw", re2: lit(this.cp()) };
   }
 
@@ -267,7 +273,7 @@ class Parser {
     return { t: "group", open, body, quant: "" };
   }
 
-  atomEscape(): string {
+  atomEscape(i: boolean): string {
     const next = this.p[this.i + 1];
     if (next === "b" || next === "B") {
       this.i += 2;
@@ -277,15 +283,15 @@ class Parser {
       throw new Unsupported(
         "backreferences (\\1, \\k<name>) are not supported: they cannot run in linear time",
       );
-    const set = this.classEscape();
+    const set = this.classEscape(i);
     if (set) return typeof set === "string" ? set : classOf(set);
     return lit(this.characterEscape());
   }
 
   /** \d \D \w \W \s \S \p{…} \P{…} at this.i: ranges or an RE2 item; null when not one of them. */
-  classEscape(): Range[] | string | null {
+  classEscape(i: boolean): Range[] | string | null {
     const next = this.p[this.i + 1];
-    const sets: Record<string, Range[]> = { d: DIGIT, w: WORD, s: SPACE };
+    const sets: Record<string, Range[]> = { d: DIGIT, w: i ? WORD_I : WORD, s: SPACE };
     const lower = next?.toLowerCase();
     if (lower && lower in sets && "dwsDWS".includes(next)) {
       this.i += 2;
@@ -338,17 +344,17 @@ class Parser {
     return this.cp(); // identity escape: a syntax character, "/" or (in classes) "-"
   }
 
-  characterClass(): string {
+  characterClass(i: boolean): string {
     this.i++; // "["
     const negate = this.p[this.i] === "^";
     if (negate) this.i++;
     const ranges: Range[] = [];
     const items: string[] = [];
     while (this.p[this.i] !== "]") {
-      const a = this.classAtom();
+      const a = this.classAtom(i);
       if (typeof a === "number" && this.p[this.i] === "-" && this.p[this.i + 1] !== "]") {
         this.i++;
-        const b = this.classAtom() as number;
+        const b = this.classAtom(i) as number;
         ranges.push([a, b]);
       } else if (typeof a === "number") ranges.push([a, a]);
       else if (typeof a === "string") items.push(a);
@@ -359,13 +365,13 @@ class Parser {
     return `[${negate ? "^" : ""}${ranges.map(rangeText).join("")}${items.join("")}]`;
   }
 
-  classAtom(): number | Range[] | string {
+  classAtom(i: boolean): number | Range[] | string {
     if (this.p[this.i] !== "\\") return this.cp();
     if (this.p[this.i + 1] === "b") {
       this.i += 2;
       return 0x08; // [\b] is backspace
     }
-    return this.classEscape() ?? this.characterEscape();
+    return this.classEscape(i) ?? this.characterEscape();
   }
 }
 

@@ -47,6 +47,27 @@ describe("ECMA meaning on RE2", () => {
     expect(re(pattern, flags).test(text)).toBe(want);
   });
 
+  test("\\w and \\W under i: ECMA's WordCharacters add ſ (U+017F) and K (U+212A), for every code point", () => {
+    // Before: \W under i held ſ, and RE2's case folding then made it match s, S, k and K.
+    expect([re("\\W", "i").test("s"), re("\\W", "i").test("k"), re("\\W", "i").test("\u017f")]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    for (const pattern of ["^\\w$", "^\\W$", "^[^\\w]$", "^[\\W]$", "^[^\\W.]$", "^(?i:\\W)$"])
+      for (const flags of ["i", ""]) {
+        const ours = re(pattern, flags);
+        const ecma = new RegExp(pattern, `u${flags}`);
+        const differ: number[] = [];
+        for (let c = 0; c <= 0x10ffff; c += c < 0x3000 ? 1 : 61) {
+          if (c >= 0xd800 && c <= 0xdfff) continue;
+          const ch = String.fromCodePoint(c);
+          if (ours.test(ch) !== ecma.test(ch)) differ.push(c);
+        }
+        expect({ pattern, flags, differ }).toEqual({ pattern, flags, differ: [] });
+      }
+  });
+
   test("matchStarts: UTF-16 offsets of successive matches, at most max", () => {
     expect(re("b").matchStarts("😀ab😀b", 10)).toEqual([3, 6]);
     expect(re("x").matchStarts("xxxx", 2)).toEqual([0, 1]);
