@@ -96,13 +96,15 @@ function compile(config: unknown) {
           );
           continue;
         }
-        // Frictionless compares the label with line breaks as spaces, trimmed.
-        if (label.replace(/\n/g, " ").trim() === name) continue;
+        // Frictionless compares the label with line breaks as spaces, trimmed by Python's rule.
+        if (pythonStrip(label.replace(/\n/g, " ")) === name) continue;
         const elsewhere = defs.findIndex((f) => f.name === label);
         const why =
           elsewhere >= 0
             ? ` (the schema puts "${label}" at column ${elsewhere + 1}: columns are out of order)`
-            : "";
+            : label.charCodeAt(0) === 0xfeff
+              ? " (it begins with U+FEFF: the file has a second byte order mark)"
+              : "";
         add(
           "incorrect_label",
           `column ${i + 1} is "${label}" but the schema expects "${name}"${why}`,
@@ -273,3 +275,15 @@ export const csvTableValidator: ValidatorDef = {
   checkConfig: checkCsvTableConfig,
   compile,
 };
+
+/** Python's whitespace (str.isspace): JavaScript's \s without U+FEFF, with U+001C–U+001F and U+0085. */
+const PY_SPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const PY_STRIP = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, "g");
+
+/**
+ * str.strip() as Python reads it (Frictionless is Python). JavaScript's trim() also takes U+FEFF
+ * off, and a label behind a second byte order mark is not the schema's name there.
+ */
+function pythonStrip(s: string): string {
+  return s.replace(PY_STRIP, "");
+}

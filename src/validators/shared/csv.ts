@@ -108,7 +108,9 @@ export function scanCsv(
   const { delimiter: d, quoteChar: q } = dialect;
   if (!fastReadable(text, d, q)) return parseCsv(text, dialect, onRecord, 0);
   const lines = new LineIndex(text);
-  let cursor = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  // The decoder took the byte order mark off (TextDecoder); a U+FEFF left is data, as a second
+  // BOM is to Python's csv reading utf-8-sig (Frictionless's reader): part of the first cell.
+  let cursor = 0;
   let count = 0;
   const pace = gcPacer();
   while (cursor < text.length) {
@@ -156,7 +158,7 @@ export function parseCsv(
   skip: number,
 ): CsvProblem | null {
   const lines = new LineIndex(text);
-  let cursor = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let cursor = 0;
   let count = 0;
   let limit: CsvProblem | null = null;
   const pace = gcPacer();
@@ -170,7 +172,7 @@ export function parseCsv(
       // break) a reader does not see. Python's csv module, Frictionless's reader, ends a record
       // at each of the three; "\r\n" first, so that it is one break and not two.
       record_delimiter: ["\r\n", "\n", "\r"],
-      bom: true,
+      bom: false, // as the fast reader: see scanCsv
       relax_column_count: true, // ragged rows are a table problem (csv_table), not a syntax error
       skip_empty_lines: false,
       on_record: (cells: string[]) => {

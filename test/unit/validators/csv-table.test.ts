@@ -241,6 +241,21 @@ describe("csv_table: header", () => {
     ]);
     expect(r.findings[0].message).toContain("out of order");
   });
+  test("a label is trimmed as Python does (Frictionless): not of U+FEFF, so a second byte order mark is a wrong label", () => {
+    const bom = [0xef, 0xbb, 0xbf];
+    const bytes = (...prefix: number[]) =>
+      new Uint8Array([...prefix, ...new TextEncoder().encode("a,b,c\n")]);
+    const csv = (b: Uint8Array) => run("csv_table", { schema: s }, b, "CSV");
+    expect(csv(bytes(...bom)).findings).toEqual([]);
+    const r = csv(bytes(...bom, ...bom));
+    expect(brief(r, true)).toEqual([{ code: "csv.incorrect_label", line: 1, column: 1, path: "/rows/1/a" }]);
+    expect(r.findings[0].message).toBe(
+      'column 1 is "\ufeffa" but the schema expects "a" (it begins with U+FEFF: the file has a second byte order mark)',
+    );
+    // Python's whitespace is trimmed, U+001F and U+0085 included; the syntax check reads the BOM as data.
+    expect(table(" a\x1f,\u0085b,c\u3000\n", {}, s).findings).toEqual([]);
+    expect(run("syntax", {}, bytes(...bom, ...bom), "CSV").findings).toEqual([]);
+  });
   test("no header: every record is data", () => {
     const r = table(
       "1,2\n",
