@@ -43,7 +43,6 @@ describe("refused at creation", () => {
     ["IPv4-translated public address (never a real target)", "http://[::ffff:0:808:808]/hook"],
     ["IPv6 unique local", "http://[fd00:ec2::254]/hook"],
     ["IPv6 link-local", "http://[fe80::1]/hook"],
-    ["a host name that resolves to loopback", "http://localhost:8080/hook"],
   ];
   for (const [what, url] of targets) {
     test(`400 private_address: ${what}`, async () => {
@@ -54,6 +53,26 @@ describe("refused at creation", () => {
       expect(await s.count("webhooks")).toBe(before);
     });
   }
+  test("a host name that does not resolve and one that resolves to loopback get the same answer", async () => {
+    // Told apart, they let an org admin map the names the server's resolver knows.
+    const notPublic = (host: string) =>
+      errorBody(400, "invalid_request", "The webhook is invalid.", [
+        {
+          field: "url",
+          code: "not_public",
+          message: `The host name "${host}" does not resolve to a public address; webhook targets must be public unless ASSAY_WEBHOOK_ALLOW_PRIVATE=true.`,
+        },
+      ]);
+    const before = await s.count("webhooks");
+    for (const host of ["localhost", "no-such-host.invalid"]) {
+      const r = await call(s, "POST", base, {
+        token: s.rootToken,
+        body: { url: `http://${host}:8080/hook` },
+      });
+      expect([r.status, r.json]).toEqual([400, notPublic(host)]);
+    }
+    expect(await s.count("webhooks")).toBe(before);
+  });
   test("201 for a public address; 400 when PATCHed to a private one", async () => {
     const created = await call(s, "POST", base, {
       token: s.rootToken,
@@ -88,6 +107,31 @@ describe("checked again at delivery", () => {
     expect(attempt).toMatchObject({ http_status: null, response_excerpt: null });
     expect(attempt.error).toStartWith("refused: The URL points at a non-public address (loopback)");
     await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
+    expect(rx.received).toEqual([]);
+  });
+  test("by a host name: the same words whether it resolves to a private address or not at all", async () => {
+    const errors: string[] = [];
+    for (const host of ["localhost", "no-such-host.invalid"]) {
+      const created = await call(s, "POST", base, {
+        token: s.rootToken,
+        body: { url: PUBLIC_URL, is_active: false },
+      });
+      const port = new URL(rx.url).port;
+      await s.sql("UPDATE webhooks SET url = ? WHERE id = ?", `http://${host}:${port}/hook`, created.json.id);
+      const path = `${base}${created.json.id}/`;
+      await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: true } });
+      const ping = await call(s, "POST", `${path}ping/`, { token: s.rootToken });
+      const attempt = await eventually(async () => {
+        const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: s.rootToken })).json;
+        return d.attempts[0];
+      });
+      await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
+      errors.push(attempt.error.replace(host, "HOST"));
+    }
+    expect(errors).toEqual([
+      'refused: The host name "HOST" does not resolve to a public address; webhook targets must be public unless ASSAY_WEBHOOK_ALLOW_PRIVATE=true.',
+      'refused: The host name "HOST" does not resolve to a public address; webhook targets must be public unless ASSAY_WEBHOOK_ALLOW_PRIVATE=true.',
+    ]);
     expect(rx.received).toEqual([]);
   });
 });

@@ -106,11 +106,16 @@ export function blockedAddressClass(ip: string): string | null {
 
 export type Resolution =
   | { ok: true; addresses: string[] }
-  | { ok: false; code: "unresolvable" | "private_address"; message: string };
+  | { ok: false; code: "private_address" | "not_public" | "unresolvable"; message: string };
 
 /**
  * Resolves the URL's host (an IP literal is used as is) and checks every address unless
  * `allowPrivate`. `signal` bounds the lookup (the attempt's timeout covers DNS too).
+ *
+ * A host name that does not resolve and one that resolves to a private address get the same
+ * answer: told apart, they let an org admin map the names the server's own resolver knows
+ * (`db.internal` resolves, `nothing.internal` does not), and which kind of address each has.
+ * With private targets allowed there is nothing to hide: a name that does not resolve says so.
  */
 export async function resolveTarget(
   url: URL,
@@ -118,8 +123,14 @@ export async function resolveTarget(
   signal?: AbortSignal,
 ): Promise<Resolution> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
+  const literal = isIP(host) !== 0;
+  const notPublic: Resolution = {
+    ok: false,
+    code: "not_public",
+    message: `The host name "${host}" does not resolve to a public address; webhook targets must be public unless ASSAY_WEBHOOK_ALLOW_PRIVATE=true.`,
+  };
   let addresses: string[];
-  if (isIP(host)) addresses = [host];
+  if (literal) addresses = [host];
   else {
     try {
       const found = lookup(host, { all: true, verbatim: true });
@@ -133,11 +144,14 @@ export async function resolveTarget(
       addresses = [];
     }
     if (!addresses.length)
-      return { ok: false, code: "unresolvable", message: `The host name "${host}" does not resolve.` };
+      return allowPrivate
+        ? { ok: false, code: "unresolvable", message: `The host name "${host}" does not resolve.` }
+        : notPublic;
   }
   if (!allowPrivate) {
     for (const a of addresses) {
       const why = blockedAddressClass(a);
+      if (why && !literal) return notPublic;
       if (why)
         return {
           ok: false,
