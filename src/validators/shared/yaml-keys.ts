@@ -15,27 +15,63 @@ type ScalarTagLike = { tag: string; collection?: string; resolve: (...args: neve
 
 const FLOAT = "tag:yaml.org,2002:float";
 const CORE_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
+const CORE_INT = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$/;
 
-/**
- * An explicit `!!float`, as YAML 1.2's core schema reads it (§10.3.2): `!!float 1` is 1.0. yaml's
- * float tags only take what a plain scalar would resolve to a float (a dot or an exponent), so
- * it answered "Unresolved tag" and kept the string "1". Never used for untagged scalars.
- */
-const explicitFloat = {
-  tag: FLOAT,
+/** A resolver for one core tag written out (`!!int x`); never used for untagged scalars. */
+const explicit = (tag: string, resolve: (str: string) => unknown, what: string) => ({
+  tag,
   default: false,
-  resolve(str: string, onError: (message: string) => void): number | string {
-    if (/^[-+]?\.(?:inf|Inf|INF)$/.test(str)) return str.startsWith("-") ? -Infinity : Infinity;
-    if (/^\.(?:nan|NaN|NAN)$/.test(str)) return Number.NaN;
-    if (CORE_FLOAT.test(str)) return Number.parseFloat(str);
-    onError(`not a float: ${JSON.stringify(str.slice(0, 40))}`);
+  resolve(str: string, onError: (message: string) => void): unknown {
+    const v = resolve(str);
+    if (v !== undefined) return v;
+    onError(`not ${what}: ${JSON.stringify(str.slice(0, 40))}`);
     return str;
   },
-};
+});
+
+/**
+ * The core schema's tags written out, read as YAML 1.2's core schema reads them (§10.3.2). yaml's
+ * own tags take only what a plain scalar would resolve to: `!!float 1` answered "Unresolved tag"
+ * and kept the string "1" (1 is a float's content all the same). Content the tag cannot have
+ * (`!!int abc`, `!!bool maybe`, `!!null 1`) is an error: such a node cannot be resolved, and
+ * yaml's "Unresolved tag" warning let json_schema check the string "abc" as if valid.
+ */
+const explicitCoreTags = [
+  explicit(
+    FLOAT,
+    (str) => {
+      if (/^[-+]?\.(?:inf|Inf|INF)$/.test(str)) return str.startsWith("-") ? -Infinity : Infinity;
+      if (/^\.(?:nan|NaN|NAN)$/.test(str)) return Number.NaN;
+      return CORE_FLOAT.test(str) ? Number.parseFloat(str) : undefined;
+    },
+    "a float",
+  ),
+  explicit(
+    INT,
+    (str) => {
+      if (!CORE_INT.test(str)) return undefined;
+      if (str.startsWith("0o")) return Number.parseInt(str.slice(2), 8);
+      return str.startsWith("0x") ? Number.parseInt(str.slice(2), 16) : Number.parseInt(str, 10);
+    },
+    "an integer",
+  ),
+  explicit(
+    "tag:yaml.org,2002:bool",
+    (str) =>
+      /^(?:true|True|TRUE)$/.test(str) ? true : /^(?:false|False|FALSE)$/.test(str) ? false : undefined,
+    "a boolean",
+  ),
+  // undefined is "no null"; the null it reads is made a node by markResolvedTags.
+  explicit(
+    "tag:yaml.org,2002:null",
+    (str) => (/^(?:~|null|Null|NULL)?$/.test(str) ? null : undefined),
+    "a null",
+  ),
+];
 
 /** `customTags` for yaml: the schema's scalar tags, each marking the scalars it resolves. */
 export function markResolvedTags(tags: Tags): Tags {
-  return [...tags, explicitFloat as unknown as Tags[number]].map((t) => {
+  return [...tags, ...(explicitCoreTags as unknown as Tags)].map((t) => {
     if (typeof t === "string" || (t as ScalarTagLike).collection) return t;
     const tag = t as unknown as ScalarTagLike;
     const resolve = tag.resolve as (...args: unknown[]) => unknown;
