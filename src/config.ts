@@ -78,6 +78,14 @@ export const SETTINGS = [
     help: "Largest metadata object (JSON text)",
   },
   {
+    key: "max_yaml_bytes",
+    kind: "int",
+    def: 4194304,
+    min: 0,
+    max: 1073741824,
+    help: "Largest YAML document a step parses (0 = no limit): the YAML reader holds ~175 bytes of memory per byte",
+  },
+  {
     key: "max_body_bytes",
     kind: "int",
     def: 2097152,

@@ -2,6 +2,7 @@
 // the CLI receive this object; nothing reads globals.
 import type { AnyDb } from "./db/open.ts";
 import { type Config, TEST_GATES_ENV, queuePerOrg } from "./config.ts";
+import { MAX_YAML_BYTES_ENV } from "./validators/yaml-limit.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { memoryLimitBytes } from "./jobs/memory.ts";
@@ -55,7 +56,12 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
   // says (several servers share a test process).
   const extraValidators = config.test_gates_dir ? [createTestHold(config.test_gates_dir)] : [];
   const { [TEST_GATES_ENV]: _inherited, ...env } = process.env as Record<string, string>;
-  const workerEnv = config.test_gates_dir ? { ...env, [TEST_GATES_ENV]: config.test_gates_dir } : env;
+  const workerEnv: Record<string, string> = {
+    ...env,
+    ...(config.test_gates_dir ? { [TEST_GATES_ENV]: config.test_gates_dir } : {}),
+    // A flag's value too, not only the environment's.
+    [MAX_YAML_BYTES_ENV]: String(config.max_yaml_bytes),
+  };
   // The CLI's admin commands need no workers: a pool is only started for the server.
   const pool = opts.workerUrl
     ? new WorkerPool({

@@ -17,6 +17,7 @@ import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
 import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
 import { appendAll } from "../../lib/arrays.ts";
+import { maxYamlBytes } from "../yaml-limit.ts";
 
 export interface YamlProblem {
   code:
@@ -24,7 +25,8 @@ export interface YamlProblem {
     | "yaml.max_depth"
     | "yaml.alias_limit"
     | "yaml.key_collision"
-    | "yaml.key_not_scalar";
+    | "yaml.key_not_scalar"
+    | "yaml.too_large";
   message: string;
   position: Position | null;
   severity: "error" | "warning";
@@ -96,6 +98,22 @@ const lineFeeds = (text: string) => (text.includes("\r") ? text.replace(/\r(?!\n
 export function parseYaml(text: string): ParsedYaml {
   const lines = new LineIndex(text);
   const problems: YamlProblem[] = [];
+  // Before anything is parsed: the reader's memory is ~175 times the document (yaml-limit.ts).
+  const max = maxYamlBytes();
+  const size = max > 0 && text.length > max / 3 ? Buffer.byteLength(text, "utf8") : 0;
+  if (size > max)
+    return {
+      docs: [],
+      problems: [
+        {
+          code: "yaml.too_large",
+          message: `the YAML document is ${size} bytes; YAML is read up to ${max} bytes (ASSAY_MAX_YAML_BYTES): reading it takes about 175 bytes of memory per byte`,
+          position: { line: 1, column: 1 },
+          severity: "error",
+        },
+      ],
+      lines,
+    };
   const docs: Document.Parsed[] = [];
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
