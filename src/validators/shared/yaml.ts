@@ -58,7 +58,7 @@ const COLLECTIONS = new Set(["block-map", "block-seq", "flow-collection"]);
  * yaml reports the overflow as an error with the engine's message, at a column that depends on
  * how much stack the caller had left.
  */
-function* boundedTokens(text: string, max: number): Generator<CST.Token> {
+function* boundedTokens(text: string, max: number, seen: Seen): Generator<CST.Token> {
   const parser = new Parser();
   const open: CST.Token[] = [];
   let collections = 0;
@@ -73,10 +73,48 @@ function* boundedTokens(text: string, max: number): Generator<CST.Token> {
     }
   };
   for (const lexeme of new Lexer().lex(text)) {
-    yield* parser.next(lexeme);
+    // Only complete top-level tokens come out here (a document once it ends): few per stream.
+    for (const token of parser.next(lexeme)) {
+      if (token.type === "directive") seen.directives.push(token);
+      yield token;
+    }
     follow();
   }
   yield* parser.end();
+}
+
+/** What boundedTokens saw on the way that yaml keeps nowhere. */
+interface Seen {
+  directives: CST.Directive[];
+}
+
+/**
+ * Every document is read as YAML 1.2, core schema, whatever its %YAML directive says (yaml read
+ * a `%YAML 1.1` document with 1.1's types: `yes` true, `0777` octal, `<<` merging, `!!omap` an
+ * ordered map that JSON Schema took for an empty object). A version other than 1.2 is said:
+ * a lower or higher minor version is a warning, a higher major version an error, as YAML 1.2.2
+ * §6.8.1 asks ("should be rejected with an appropriate error message").
+ */
+function versionProblem(directive: CST.Directive, lines: LineIndex): YamlProblem | null {
+  const m = /^%YAML[ \t]+((\d+)\.(\d+))$/.exec(directive.source.trim());
+  if (!m || (m[2] === "1" && m[3] === "2")) return null;
+  const position = lines.position(directive.offset + directive.source.indexOf(m[1], 5));
+  if (Number(m[2]) >= 2)
+    return {
+      code: "yaml.syntax_error",
+      message: `YAML ${m[1]} is not read: a YAML 1.2 reader rejects a higher major version (YAML 1.2.2 §6.8.1)`,
+      position,
+      severity: "error",
+    };
+  const older = Number(m[2]) < 1 || Number(m[3]) < 2;
+  return {
+    code: "yaml.syntax_error",
+    message: older
+      ? `YAML ${m[1]} is read as YAML 1.2 (core schema): yes, no, on and off are strings, 0777 is the integer 777, << is an ordinary key`
+      : `YAML ${m[1]} is read as YAML 1.2 (core schema)`,
+    position,
+    severity: "warning",
+  };
 }
 
 /** A RangeError inside yaml (a stack overflow): never its message, always our finding. */
@@ -115,6 +153,7 @@ export function parseYaml(text: string): ParsedYaml {
       lines,
     };
   const docs: Document.Parsed[] = [];
+  const seen: Seen = { directives: [] };
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
     // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values;
@@ -122,12 +161,15 @@ export function parseYaml(text: string): ParsedYaml {
     // YAML 1.1's !!omap, !!set, !!timestamp, !!binary stay what they are written as (a sequence,
     // a mapping, a string): resolved, they were a Map, Set, Date or bytes, which JSON Schema took
     // for an empty object (docs/validators.md).
+    // `schema: "core"` for every document: yaml takes a `%YAML 1.1` directive for its 1.1 schema.
     const composer = new Composer({
       uniqueKeys: false,
       customTags: markResolvedTags,
       resolveKnownTags: false,
+      schema: "core",
     });
-    for (const doc of composer.compose(boundedTokens(lineFeeds(text), MAX_JSON_DEPTH))) docs.push(doc);
+    const tokens = boundedTokens(lineFeeds(text), MAX_JSON_DEPTH, seen);
+    for (const doc of composer.compose(tokens)) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same
     // is yaml.max_depth in our words; anything else yaml throws is a finding too, never a crash.
@@ -141,6 +183,10 @@ export function parseYaml(text: string): ParsedYaml {
         severity: "error",
       });
     return { docs: [], problems, lines };
+  }
+  for (const directive of seen.directives) {
+    const problem = versionProblem(directive, lines);
+    if (problem) problems.push(problem);
   }
   for (const doc of docs) {
     for (const [list, severity] of [
@@ -156,6 +202,8 @@ export function parseYaml(text: string): ParsedYaml {
             pos: [pos, pos],
           } as (typeof list)[number]);
       for (const err of found) {
+        // Said by versionProblem, in our words (and an error for 2.0).
+        if (err.code === "BAD_DIRECTIVE" && /^Unsupported YAML version \d+\.\d+$/.test(err.message)) continue;
         // yaml catches a stack overflow while composing a collection and reports it with the
         // engine's message; the depth bound above should prevent it, this is the backstop.
         if (err.code === "RESOURCE_EXHAUSTION") {

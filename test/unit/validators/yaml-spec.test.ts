@@ -51,3 +51,49 @@ describe("a core tag with content it cannot have is an error (YAML 1.2 §10.3.2)
     expect(syntax(doc)).toEqual([]);
   });
 });
+
+describe("every document is read as YAML 1.2, whatever its %YAML directive says (YAML 1.2.2 §6.8.1)", () => {
+  const OLDER =
+    "YAML 1.1 is read as YAML 1.2 (core schema): yes, no, on and off are strings, 0777 is the integer 777, << is an ordinary key";
+  test("%YAML 2.0, a higher major version, is rejected with an error (was accepted silently)", () => {
+    const error = [
+      "error",
+      "yaml.syntax_error",
+      "YAML 2.0 is not read: a YAML 1.2 reader rejects a higher major version (YAML 1.2.2 §6.8.1)",
+      null,
+      1,
+      7,
+    ];
+    expect(syntax("%YAML 2.0\n---\na: 1\n")).toEqual([error]);
+    expect(all("json_schema", { schema: {} }, "%YAML 2.0\n---\na: 1\n")).toEqual([error]);
+  });
+  test("%YAML 1.1 is read with 1.2's types, and a warning says so", () => {
+    const schema = {
+      properties: {
+        a: { const: "yes" },
+        b: { const: 777 },
+        c: { type: "array" },
+        d: { type: "object", required: ["<<"], properties: { k: false } },
+      },
+    };
+    const doc = "%YAML 1.1\n---\na: yes\nb: 0777\nc: !!omap [k: 1]\nx: &x {k: 1}\nd:\n  <<: *x\n";
+    expect(all("json_schema", { schema }, doc)).toEqual([]);
+    expect(syntax(doc)).toEqual([
+      ["warning", "yaml.syntax_error", OLDER, null, 1, 7],
+      ["warning", "yaml.syntax_error", "Unresolved tag: tag:yaml.org,2002:omap", null, 5, 4],
+    ]);
+  });
+  test("a higher minor version is a warning; 1.2 and no directive say nothing", () => {
+    expect(syntax("%YAML 1.3\n---\na: 1\n")).toEqual([
+      ["warning", "yaml.syntax_error", "YAML 1.3 is read as YAML 1.2 (core schema)", null, 1, 7],
+    ]);
+    expect(syntax("%YAML 1.2\n---\na: 1\n")).toEqual([]);
+    expect(syntax("a: 1\n")).toEqual([]);
+  });
+  test("each document's directive is its own", () => {
+    expect(syntax("%YAML 1.1\n--- a\n...\n%YAML 2.0\n--- b\n").map((f) => [f[0], f[4], f[5]])).toEqual([
+      ["warning", 1, 7],
+      ["error", 4, 7],
+    ]);
+  });
+});
