@@ -72,7 +72,11 @@ function* boundedTokens(text: string, max: number, seen: Seen): Generator<CST.To
       if (COLLECTIONS.has(stack[i].type) && ++collections > max) throw new TooDeep(stack[i].offset);
     }
   };
+  let scalar = false;
   for (const lexeme of new Lexer().lex(text)) {
+    // A byte order mark the lexer takes as one: at the start of the stream or of a document.
+    if (lexeme === "\ufeff" && !scalar) seen.boms.push(parser.offset);
+    scalar = lexeme === "\x1f"; // the lexer's mark before a scalar's text
     // Only complete top-level tokens come out here (a document once it ends): few per stream.
     for (const token of parser.next(lexeme)) {
       if (token.type === "directive") seen.directives.push(token);
@@ -86,6 +90,44 @@ function* boundedTokens(text: string, max: number, seen: Seen): Generator<CST.To
 /** What boundedTokens saw on the way that yaml keeps nowhere. */
 interface Seen {
   directives: CST.Directive[];
+  /** Offsets of the byte order marks that stand where YAML allows one, in order. */
+  boms: number[];
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly what YAML 1.2 §5.1 excludes
+const UNPRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFEFF\uFFFE\uFFFF]/g;
+
+/**
+ * The first character YAML does not allow in a stream, with how many more there are: C0 controls
+ * but tab, LF and CR, DEL, C1 controls but NEL, U+FFFE and U+FFFF (YAML 1.2 §5.1, c-printable),
+ * and a byte order mark anywhere but where a document may start (§5.2). yaml took them all as
+ * content. One regular expression over the text: no cost to speak of on a large document.
+ */
+function unprintableProblem(text: string, boms: number[], lines: LineIndex): YamlProblem | null {
+  let first = -1;
+  let more = 0;
+  let b = 0;
+  UNPRINTABLE.lastIndex = 0;
+  for (let m = UNPRINTABLE.exec(text); m !== null; m = UNPRINTABLE.exec(text)) {
+    while (b < boms.length && boms[b] < m.index) b++;
+    if (boms[b] === m.index) continue;
+    if (first < 0) first = m.index;
+    else more++;
+  }
+  if (first < 0) return null;
+  const code = text.charCodeAt(first);
+  const hex = code.toString(16).toUpperCase().padStart(4, "0");
+  const escaped = code < 0x100 ? `\\x${hex.slice(2)}` : `\\u${hex}`;
+  const message =
+    code === 0xfeff
+      ? "a byte order mark (U+FEFF) is allowed only at the start of a document (YAML 1.2 §5.2)"
+      : `the character U+${hex} is not allowed in YAML (YAML 1.2 §5.1): write it as the escape "${escaped}" in a double-quoted scalar`;
+  return {
+    code: "yaml.syntax_error",
+    message: more > 0 ? `${message}; ${more} more such character${more > 1 ? "s" : ""} follow` : message,
+    position: lines.position(first),
+    severity: "error",
+  };
 }
 
 /**
@@ -153,7 +195,7 @@ export function parseYaml(text: string): ParsedYaml {
       lines,
     };
   const docs: Document.Parsed[] = [];
-  const seen: Seen = { directives: [] };
+  const seen: Seen = { directives: [], boms: [] };
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
     // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values;
@@ -184,6 +226,8 @@ export function parseYaml(text: string): ParsedYaml {
       });
     return { docs: [], problems, lines };
   }
+  const unprintable = unprintableProblem(text, seen.boms, lines);
+  if (unprintable) problems.push(unprintable);
   for (const directive of seen.directives) {
     const problem = versionProblem(directive, lines);
     if (problem) problems.push(problem);

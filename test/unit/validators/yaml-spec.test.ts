@@ -97,3 +97,43 @@ describe("every document is read as YAML 1.2, whatever its %YAML directive says 
     ]);
   });
 });
+
+describe("characters YAML does not allow are an error at the character (YAML 1.2 §5.1, §5.2)", () => {
+  const control = (hex: string, escaped: string) =>
+    `the character U+${hex} is not allowed in YAML (YAML 1.2 §5.1): write it as the escape "${escaped}" in a double-quoted scalar`;
+  const BOM = "a byte order mark (U+FEFF) is allowed only at the start of a document (YAML 1.2 §5.2)";
+  test.each([
+    ["a: b\u0001c\n", control("0001", "\\x01"), 1, 5],
+    ['a: 1\nb: "x\u0000"\n', control("0000", "\\x00"), 2, 6],
+    ["a: 1\n# \u001b[31m\n", control("001B", "\\x1B"), 2, 3],
+    ["a: \u007f\n", control("007F", "\\x7F"), 1, 4],
+    ["a: \u009b\n", control("009B", "\\x9B"), 1, 4],
+    ["a: b\ufeffc\n", BOM, 1, 5],
+    ["a: 1\n---\n\ufeffb: 2\n", BOM, 3, 1],
+  ])("%p (was accepted as content)", (doc, message, line, column) => {
+    expect(syntax(doc)).toEqual([["error", "yaml.syntax_error", message, null, line, column]]);
+  });
+  test("one finding, which says how many more there are; json_schema does not check the document", () => {
+    expect(syntax("a: \u0001\nb: \u0002\u0003\n")).toEqual([
+      [
+        "error",
+        "yaml.syntax_error",
+        `${control("0001", "\\x01")}; 2 more such characters follow`,
+        null,
+        1,
+        4,
+      ],
+    ]);
+    expect(all("json_schema", { schema: {} }, "a: x\u0007\n")).toEqual([
+      ["error", "yaml.syntax_error", control("0007", "\\x07"), null, 1, 5],
+    ]);
+  });
+  test("allowed: tab, NEL, escapes, and a byte order mark where a document starts", () => {
+    expect(syntax('a: "\t\u0085 \\x01 \\uFEFF"\nb: c\td\n')).toEqual([]);
+    expect(syntax("\ufeffa: 1\n")).toEqual([]);
+    expect(syntax("a: 1\n...\n\ufeff---\nb: 2\n")).toEqual([]);
+    expect(syntax("a: 1\n...\n\ufeffb: 2\n")).toEqual([]);
+    // As submitted: the decoder takes the first mark off, the second is the document's.
+    expect(run("syntax", {}, new TextEncoder().encode("\ufeff\ufeffa: 1\n"), "YAML").findings).toEqual([]);
+  });
+});
