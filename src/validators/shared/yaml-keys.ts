@@ -145,3 +145,14 @@ export function duplicateKeyOffsets(contents: unknown): number[] {
   }
   return out.sort((a, b) => a - b);
 }
+
+/**
+ * The JSON property name a scalar key gets when the document becomes JSON (yaml's toJS): "" for
+ * null (`~`, `null`), "true" and "false", a number's shortest form (`0x10` is "16", `1.0` is "1").
+ * The value and the pointer that finds a key again both name keys here: a pointer that named a
+ * null key "null" found nothing, and a finding under it was placed at the document's start.
+ */
+export function jsonKeyName(node: Scalar): string {
+  const v = node.value;
+  return v === null ? "" : String(v);
+}

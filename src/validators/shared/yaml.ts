@@ -15,7 +15,7 @@ import {
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
-import { duplicateKeyOffsets, markResolvedTags } from "./yaml-keys.ts";
+import { duplicateKeyOffsets, jsonKeyName, markResolvedTags } from "./yaml-keys.ts";
 import { appendAll } from "../../lib/arrays.ts";
 import { maxYamlBytes } from "../yaml-limit.ts";
 
@@ -399,15 +399,14 @@ function keyCollision(
       for (const pair of node.items) {
         const key = pair.key as Node | null;
         if (isScalar(key)) {
-          const v = key.value;
-          const name = v === null ? "" : typeof v === "object" ? null : String(v);
-          const earlier = name === null ? undefined : names.get(name);
+          const name = jsonKeyName(key);
+          const earlier = names.get(name);
           if (earlier?.range && key.range) {
             // As written (`1`, `"1"`): their values print alike.
             const src = (n: Node) => text.slice(n.range![0], n.range![1]).slice(0, 40);
             return { first: src(earlier), second: src(key), offset: key.range[0] };
           }
-          if (name !== null) names.set(name, key);
+          names.set(name, key);
         } else if ((isSeq(key) || isMap(key)) && key.range) {
           // `? [a, b]: 1`: yaml's toJS named it "[ a, b ]", a name no JSON document could have.
           const written = text.slice(key.range[0], key.range[1]).trim();
@@ -456,7 +455,7 @@ export function yamlPointerOffset(doc: Document.Parsed, pointer: string, key = f
     keyNode = undefined;
     if (isMap(node)) {
       for (const pair of node.items) {
-        const k = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        const k = isScalar(pair.key) ? jsonKeyName(pair.key) : String(pair.key);
         if (k === seg) {
           next = pair.value;
           keyNode = pair.key as Node;

@@ -137,3 +137,31 @@ describe("characters YAML does not allow are an error at the character (YAML 1.2
     expect(run("syntax", {}, new TextEncoder().encode("\ufeff\ufeffa: 1\n"), "YAML").findings).toEqual([]);
   });
 });
+
+describe("a finding under a key is placed where the key is, whatever the key's type", () => {
+  // Keys are JSON property names as yaml's toJS gives them: null is "" (so the path is "/"),
+  // true is "true", 0x10 is "16", 1.0 is "1". The pointer that finds a key again named a null key
+  // "null", found nothing, and placed the finding at the document's start (1:1).
+  const schema = { additionalProperties: { type: "string" } };
+  test("a null key: the finding is at its value (was at 1:1)", () => {
+    expect(all("json_schema", { schema }, "~: {bad: 1}\n")).toEqual([
+      ["error", "json_schema.type", "must be string", "/", 1, 4],
+    ]);
+    expect(all("json_schema", { schema }, "a: x\nnull: 2\n")).toEqual([
+      ["error", "json_schema.type", "must be string", "/", 2, 7],
+    ]);
+    const names = { propertyNames: { minLength: 1 } };
+    expect(all("json_schema", { schema: names }, "a: x\nNULL: 2\n")).toEqual([
+      ["error", "json_schema.minLength", "must not have fewer than 1 characters", "/", 2, 1],
+    ]);
+  });
+  test("boolean and number keys, as before", () => {
+    expect(
+      all("json_schema", { schema }, "true: 1\n1.0: 2\n0x10: 3\n").map((f) => [f[3], f[4], f[5]]),
+    ).toEqual([
+      ["/1", 2, 6],
+      ["/16", 3, 7],
+      ["/true", 1, 7],
+    ]);
+  });
+});
