@@ -94,14 +94,22 @@ function tagOf(node: Marked): string {
   return explicit ?? node[RESOLVED] ?? STR;
 }
 
+/**
+ * The exact value of an !!int the parser rounded (beyond 2^53, or Infinity beyond a double), from
+ * its source (decimal, 0o or 0x); null for any other scalar.
+ */
+export function exactInteger(node: Scalar): bigint | null {
+  const v = node.value;
+  if (typeof v !== "number" || Number.isSafeInteger(v) || tagOf(node) !== INT) return null;
+  return typeof node.source === "string" && CORE_INT.test(node.source) ? BigInt(node.source) : null;
+}
+
 /** The canonical value of a scalar of the given tag, comparable with Object.is. */
 function canonical(node: Marked, tag: string): unknown {
   const v = node.value;
-  // An integer beyond 2^53 was rounded by the parser: its decimal source says which one it is.
-  if (tag === INT && typeof v === "number" && !Number.isSafeInteger(v)) {
-    const source = typeof node.source === "string" ? node.source : "";
-    if (/^[-+]?[0-9]+$/.test(source)) return BigInt(source).toString();
-  }
+  // An integer beyond 2^53 was rounded by the parser: its source says which one it is.
+  const exact = tag === INT ? exactInteger(node) : null;
+  if (exact !== null) return exact.toString();
   if (typeof v === "number" || typeof v === "bigint") return tag === INT ? BigInt(v).toString() : v;
   if (v instanceof Date) return v.getTime();
   if (v instanceof Uint8Array) return Array.from(v).join(",");
@@ -154,5 +162,10 @@ export function duplicateKeyOffsets(contents: unknown): number[] {
  */
 export function jsonKeyName(node: Scalar): string {
   const v = node.value;
-  return v === null ? "" : String(v);
+  if (v === null) return "";
+  // An integer key beyond 2^53 keeps its digits (yamlValue gives toJS the exact value): named
+  // by its double, 9007199254740993 was "9007199254740992" and 1e23's digits were "1e+23". An
+  // anchored one is named by its value, which its aliases share (see yamlValue).
+  const exact = node.anchor ? null : exactInteger(node);
+  return exact === null ? String(v) : exact.toString();
 }

@@ -15,7 +15,7 @@ import {
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
-import { duplicateKeyOffsets, jsonKeyName, markResolvedTags } from "./yaml-keys.ts";
+import { duplicateKeyOffsets, exactInteger, jsonKeyName, markResolvedTags } from "./yaml-keys.ts";
 import { appendAll } from "../../lib/arrays.ts";
 import { maxYamlBytes } from "../yaml-limit.ts";
 
@@ -327,8 +327,9 @@ export function yamlDepthExceededAt(doc: Document.Parsed): number {
 /**
  * Builds the plain value of a document, or a problem (alias bomb, unresolved alias, depth, keys
  * that are one JSON property name).
- * `exactIntegers`: a decimal integer beyond 2^53 that fits 64 bits is a bigint, not its rounded
- * neighbour (CEL's `int`; JSON Schema's validators take numbers).
+ * `exactIntegers`: an !!int beyond 2^53 (decimal, 0o, 0x) that fits 64 bits is a bigint, not its
+ * rounded neighbour (CEL's `int`; JSON Schema's validators take numbers). Integer keys keep their
+ * digits either way (keyCollision).
  */
 export function yamlValue(
   doc: Document.Parsed,
@@ -346,6 +347,8 @@ export function yamlValue(
       severity: "error",
     };
   }
+  // Integers first: a key's JSON name is the value toJS will see (yaml-keys.ts jsonKeyName).
+  if (exactIntegers) exactBigIntegers(doc);
   const collision = jsonKeys ? keyCollision(doc.contents, lines.text) : null;
   if (collision && "first" in collision) {
     return {
@@ -363,7 +366,6 @@ export function yamlValue(
       severity: "error",
     };
   }
-  if (exactIntegers) exactBigIntegers(doc);
   try {
     return { value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
   } catch (e) {
@@ -400,6 +402,12 @@ function keyCollision(
         const key = pair.key as Node | null;
         if (isScalar(key)) {
           const name = jsonKeyName(key);
+          // toJS names the key by its value: the exact integer, not its rounded double. Not for an
+          // anchored key, whose value its aliases repeat (json_schema takes no bigint values).
+          if (typeof key.value === "number" && !key.anchor) {
+            const exact = exactInteger(key);
+            if (exact !== null) key.value = exact;
+          }
           const earlier = names.get(name);
           if (earlier?.range && key.range) {
             // As written (`1`, `"1"`): their values print alike.
@@ -428,14 +436,8 @@ function exactBigIntegers(doc: Document.Parsed): void {
   while (stack.length > 0) {
     const node = stack.pop();
     if (isScalar(node)) {
-      const v = node.value;
-      if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) {
-        const source = (node as { source?: unknown }).source;
-        if (typeof source === "string" && /^[-+]?[0-9]+$/.test(source)) {
-          const n = BigInt(source);
-          if (n >= INT64[0] && n <= INT64[1]) node.value = n;
-        }
-      }
+      const n = exactInteger(node);
+      if (n !== null && n >= INT64[0] && n <= INT64[1]) node.value = n;
     } else if (isMap(node)) {
       for (const pair of node.items) stack.push(pair.key, pair.value);
     } else if (isSeq(node)) {

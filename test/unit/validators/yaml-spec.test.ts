@@ -165,3 +165,47 @@ describe("a finding under a key is placed where the key is, whatever the key's t
     ]);
   });
 });
+
+describe("an integer key beyond 2^53 keeps its digits as its property name", () => {
+  const names = { propertyNames: { maxLength: 3 } };
+  const long = (path: string, line: number) => [
+    "error",
+    "json_schema.maxLength",
+    "must not have more than 3 characters",
+    path,
+    line,
+    1,
+  ];
+  test("9007199254740993 is not renamed 9007199254740992", () => {
+    expect(all("json_schema", { schema: names }, "9007199254740993: x\n")).toEqual([
+      long("/9007199254740993", 1),
+    ]);
+  });
+  test("two such keys are two properties, not one key collision", () => {
+    const schema = { ...names, required: ["9007199254740993", "9007199254740992"] };
+    expect(all("json_schema", { schema }, "9007199254740993: a\n9007199254740992: b\n")).toEqual([
+      long("/9007199254740993", 1),
+      long("/9007199254740992", 2),
+    ]);
+  });
+  test("beyond a double and in hex: the digits, not 1e+23 or a rounded neighbour", () => {
+    const doc = "99999999999999999999999: x\n0x20000000000001: y\n";
+    expect(all("json_schema", { schema: names }, doc)).toEqual([
+      long("/99999999999999999999999", 1),
+      long("/9007199254740993", 2),
+    ]);
+    const expr = "data.exists(k, k == '99999999999999999999999') && data.exists(k, k == '9007199254740993')";
+    expect(all("assertions", { rules: [{ id: "r", expr, message: "renamed" }] }, doc)).toEqual([]);
+  });
+  test("a hex key and a decimal key of the same integer are duplicates", () => {
+    expect(syntax("0x20000000000001: a\n9007199254740993: b\n")).toEqual([
+      ["error", "yaml.syntax_error", "duplicate key: Map keys must be unique", null, 2, 1],
+    ]);
+  });
+  test("values: doubles for json_schema as before; a !!float is a double for CEL (was an int)", () => {
+    const schema = { properties: { a: { const: 9007199254740992 } } };
+    expect(all("json_schema", { schema }, "a: 9007199254740993\n")).toEqual([]);
+    const rules = [{ id: "r", expr: "type(data.a) == double", message: "not a double" }];
+    expect(all("assertions", { rules }, "a: !!float 9007199254740993\n")).toEqual([]);
+  });
+});
