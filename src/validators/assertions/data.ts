@@ -163,7 +163,7 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
       if (r.docs.length === 0) return [{ data: null }];
       return r.docs.map((doc) => {
         const v = yamlValue(doc, r.lines, true);
-        if ("code" in v) return { problems: [finding(v.code, v.message, { ...v.position })] };
+        if ("code" in v) return { problems: [finding(v.code, v.message, { ...v.position, path: v.path })] };
         const pos = (i: number) => {
           const off = yamlPointerOffset(doc, `/${i}`);
           return off === null ? null : r.lines.position(off);

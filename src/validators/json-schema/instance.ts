@@ -76,7 +76,8 @@ export function instanceDocuments(input: ValidationInput): InstanceDoc[] {
     if (r.docs.length === 0) return [{ value: null, locate: nowhere }];
     return r.docs.map((doc) => {
       const v = yamlValue(doc, r.lines);
-      if ("code" in v) return { problem: finding(v.code, v.message, { ...v.position }), locate: nowhere };
+      if ("code" in v)
+        return { problem: finding(v.code, v.message, { ...v.position, path: v.path }), locate: nowhere };
       const locate: Locate = (pointer, key) => {
         const off = yamlPointerOffset(doc, pointer, key);
         return off === null ? null : r.lines.position(off);

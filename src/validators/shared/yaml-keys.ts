@@ -3,7 +3,7 @@
 // values, so `1` (!!int) and `1.0` (!!float) collide; `a` and "a" (both !!str) and `1` and `0x1`
 // (both !!int 1) are the real duplicates. yaml keeps no resolved tag on an untagged scalar, so
 // each scalar tag's resolver is wrapped to record it on the node it produces.
-import { isMap, isScalar, isSeq, Scalar, type ParsedNode, type Tags } from "yaml";
+import { type Document, isAlias, isMap, isScalar, isSeq, Scalar, type ParsedNode, type Tags } from "yaml";
 import { appendAll } from "../../lib/arrays.ts";
 
 const RESOLVED = Symbol("resolved YAML tag");
@@ -168,4 +168,37 @@ export function jsonKeyName(node: Scalar): string {
   // anchored one is named by its value, which its aliases share (see yamlValue).
   const exact = node.anchor ? null : exactInteger(node);
   return exact === null ? String(v) : exact.toString();
+}
+
+const targets = new WeakMap<Document.Parsed, Map<unknown, unknown>>();
+
+/**
+ * The node each alias of a document stands for (undefined: no anchor before it), found once per
+ * document in one walk and kept. yaml's Alias.resolve walks the whole document on every call.
+ * yaml resolves an alias to the last node with that anchor before it in document order (anchors
+ * before their contents, keys before values), as this walk meets them.
+ */
+export function aliasTargets(doc: Document.Parsed): Map<unknown, unknown> {
+  const known = targets.get(doc);
+  if (known) return known;
+  const found = new Map<unknown, unknown>();
+  const anchors = new Map<string, unknown>();
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isAlias(node)) {
+      found.set(node, anchors.get(node.source));
+      continue;
+    }
+    const anchor = (node as { anchor?: string } | null)?.anchor;
+    if (anchor) anchors.set(anchor, node);
+    // Children in reverse: popped in document order.
+    if (isMap(node)) {
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i].value, node.items[i].key);
+    } else if (isSeq(node)) {
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]);
+    }
+  }
+  targets.set(doc, found);
+  return found;
 }

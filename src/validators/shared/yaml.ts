@@ -1,6 +1,7 @@
 // YAML 1.2 via `yaml`: every document of a stream, errors with offsets, duplicate keys as errors,
 // and node ranges to map a JSON Pointer back to line/column.
 import {
+  type Alias,
   Composer,
   type Document,
   isAlias,
@@ -13,9 +14,15 @@ import {
   type CST,
 } from "yaml";
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
-import { pointerSegments } from "./findings.ts";
+import { pointerJoin, pointerSegments } from "./findings.ts";
 import { LineIndex, type Position } from "./position.ts";
-import { duplicateKeyOffsets, exactInteger, jsonKeyName, markResolvedTags } from "./yaml-keys.ts";
+import {
+  aliasTargets,
+  duplicateKeyOffsets,
+  exactInteger,
+  jsonKeyName,
+  markResolvedTags,
+} from "./yaml-keys.ts";
 import { appendAll } from "../../lib/arrays.ts";
 import { maxYamlBytes } from "../yaml-limit.ts";
 
@@ -29,6 +36,8 @@ export interface YamlProblem {
     | "yaml.too_large";
   message: string;
   position: Position | null;
+  /** JSON Pointer of where the problem is, when it is inside the value (an unresolved alias). */
+  path?: string;
   severity: "error" | "warning";
 }
 
@@ -268,14 +277,14 @@ export function parseYaml(text: string): ParsedYaml {
 }
 
 /**
- * Offset of the first node nested deeper than MAX_JSON_DEPTH in the value the document builds, or
- * -1 (iterative walk). An alias stands for its anchor's node, so it reaches as deep as its own
+ * The first alias with no anchor before it (as yaml resolves them), or the first node nested
+ * deeper than MAX_JSON_DEPTH in the value the document builds, or null (iterative walk). An alias stands for its anchor's node, so it reaches as deep as its own
  * depth plus that node's height: without counting it, a few aliases of aliases, each adding 500
  * literal levels, build data thousands of levels deep. Heights are computed once per node (post
  * order: an anchor always comes before its aliases); an alias inside its own anchor's node builds
  * a cycle, data without end, and is too deep as well.
  */
-export function yamlDepthExceededAt(doc: Document.Parsed): number {
+function aliasOrDepthProblem(doc: Document.Parsed): { offset: number; unresolved?: Alias } | null {
   /** Height (levels of collections, a scalar 0) of each finished anchored node. */
   const heights = new Map<unknown, number>();
   const anchors = new Map<string, unknown>();
@@ -301,11 +310,13 @@ export function yamlDepthExceededAt(doc: Document.Parsed): number {
     if (isAlias(node)) {
       // yaml resolves an alias to the last anchor of that name before it, as this walk's order does.
       const target = anchors.get(node.source);
-      const height = target === undefined ? 0 : heights.get(target);
-      if (height === undefined || depth + height - 1 > MAX_JSON_DEPTH) return node.range?.[0] ?? 0;
+      if (target === undefined) return { offset: node.range?.[0] ?? 0, unresolved: node };
+      const height = heights.get(target);
+      if (height === undefined || depth + height - 1 > MAX_JSON_DEPTH)
+        return { offset: node.range?.[0] ?? 0 };
       finish(height);
     } else if (isMap(node) || isSeq(node)) {
-      if (depth > MAX_JSON_DEPTH) return node.range?.[0] ?? 0;
+      if (depth > MAX_JSON_DEPTH) return { offset: node.range?.[0] ?? 0 };
       open.push({ node, anchored: Boolean(anchor), children: 0 });
       stack.push(null);
       // Children in reverse: popped in document order, so anchors are met before their aliases.
@@ -321,7 +332,40 @@ export function yamlDepthExceededAt(doc: Document.Parsed): number {
       finish(0);
     }
   }
-  return -1;
+  return null;
+}
+
+/**
+ * The JSON Pointer of a node in the value the document builds: a key, or a node inside a key, has
+ * its mapping's pointer. Iterative, in document order; only asked for a finding.
+ */
+function yamlPointerTo(doc: Document.Parsed, target: unknown, text: string): string {
+  const stack: Array<{ node: unknown; pointer: string }> = [{ node: doc.contents, pointer: "" }];
+  while (stack.length > 0) {
+    const { node, pointer } = stack.pop() as (typeof stack)[number];
+    if (node === target) return pointer;
+    if (isMap(node)) {
+      for (let i = node.items.length - 1; i >= 0; i--) {
+        const { key, value } = node.items[i];
+        stack.push(
+          { node: value, pointer: pointerJoin(pointer, keyName(doc, key, text)) },
+          { node: key, pointer },
+        );
+      }
+    } else if (isSeq(node)) {
+      for (let i = node.items.length - 1; i >= 0; i--)
+        stack.push({ node: node.items[i], pointer: pointerJoin(pointer, i) });
+    }
+  }
+  return "";
+}
+
+/** A key's JSON property name (yaml-keys.ts jsonKeyName); a collection key, as written. */
+function keyName(doc: Document.Parsed, key: unknown, text: string): string {
+  const node = isAlias(key) ? aliasTargets(doc).get(key) : key;
+  if (isScalar(node)) return jsonKeyName(node);
+  const range = (key as Node | null)?.range;
+  return range ? text.slice(range[0], range[1]).trim() : "";
 }
 
 /**
@@ -338,12 +382,22 @@ export function yamlValue(
   /** false: the keys need not be JSON's (the syntax step checks YAML as YAML). */
   jsonKeys = true,
 ): { value: unknown } | YamlProblem {
-  const deep = yamlDepthExceededAt(doc);
-  if (deep >= 0) {
+  const found = aliasOrDepthProblem(doc);
+  // Found here, at the alias: yaml's toJS threw it with no place, and it was put at 1:1.
+  if (found?.unresolved) {
+    return {
+      code: "yaml.syntax_error",
+      message: `Unresolved alias (the anchor must be set before the alias): ${found.unresolved.source}`,
+      position: lines.position(found.offset),
+      path: yamlPointerTo(doc, found.unresolved, lines.text),
+      severity: "error",
+    };
+  }
+  if (found) {
     return {
       code: "yaml.max_depth",
       message: `nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
-      position: lines.position(deep),
+      position: lines.position(found.offset),
       severity: "error",
     };
   }

@@ -46,7 +46,7 @@ function checkYaml(input: ValidationInput, out: FindingCollector): void {
   // Building the value catches unresolved aliases and alias bombs, which are not parse errors.
   for (const doc of r.docs) {
     const v = yamlValue(doc, r.lines, false, false);
-    if ("code" in v && !out.add(finding(v.code, v.message, { ...v.position }))) return;
+    if ("code" in v && !out.add(finding(v.code, v.message, { ...v.position, path: v.path }))) return;
   }
 }
 

@@ -209,3 +209,29 @@ describe("an integer key beyond 2^53 keeps its digits as its property name", () 
     expect(all("assertions", { rules }, "a: !!float 9007199254740993\n")).toEqual([]);
   });
 });
+
+describe("an unresolved alias is placed at the alias, with its path (was 1:1, no path)", () => {
+  const unresolved = (name: string, path: string, line: number, column: number) => [
+    "error",
+    "yaml.syntax_error",
+    `Unresolved alias (the anchor must be set before the alias): ${name}`,
+    path,
+    line,
+    column,
+  ];
+  test("in every step that reads the value", () => {
+    const doc = "a: 1\nb:\n  - x\n  - [1, *nope]\n";
+    expect(syntax(doc)).toEqual([unresolved("nope", "/b/1/1", 4, 9)]);
+    expect(all("json_schema", { schema: {} }, doc)).toEqual([unresolved("nope", "/b/1/1", 4, 9)]);
+    const rules = [{ id: "r", expr: "true", message: "m" }];
+    expect(all("assertions", { rules }, "a/b~c: *nope\n")).toEqual([unresolved("nope", "/a~1b~0c", 1, 8)]);
+  });
+  test("an anchor after its alias does not count; a later document's alias at its own line", () => {
+    expect(syntax("b: *a\nc: &a 1\n")).toEqual([unresolved("a", "/b", 1, 4)]);
+    expect(syntax("a: 1\n---\nb: *nope\n")).toEqual([unresolved("nope", "/b", 3, 4)]);
+  });
+  test("as a key, or under keys that are null or an alias: the path names the keys as the value does", () => {
+    expect(syntax("x: 1\n*nope : 1\n")).toEqual([unresolved("nope", "", 2, 1)]);
+    expect(syntax("a: &x k\n~:\n  *x : {q: *nope}\n")).toEqual([unresolved("nope", "//k/q", 3, 12)]);
+  });
+});
