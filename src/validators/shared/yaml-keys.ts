@@ -3,7 +3,17 @@
 // values, so `1` (!!int) and `1.0` (!!float) collide; `a` and "a" (both !!str) and `1` and `0x1`
 // (both !!int 1) are the real duplicates. yaml keeps no resolved tag on an untagged scalar, so
 // each scalar tag's resolver is wrapped to record it on the node it produces.
-import { type Document, isAlias, isMap, isScalar, isSeq, Scalar, type ParsedNode, type Tags } from "yaml";
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  Scalar,
+  type ParsedNode,
+  type Tags,
+  type YAMLMap,
+} from "yaml";
 import { appendAll } from "../../lib/arrays.ts";
 
 const RESOLVED = Symbol("resolved YAML tag");
@@ -131,11 +141,13 @@ function keyIdentity(node: Marked): string {
 /**
  * Offsets of the keys that repeat an earlier key of the same mapping, in every mapping of the
  * document (iterative: the depth is bounded before, but a loop needs no bound). Only scalar keys
- * can repeat: a collection as a key is its own node.
+ * can repeat: a collection as a key is its own node. An alias as a key is its anchor's node.
  */
-export function duplicateKeyOffsets(contents: unknown): number[] {
+export function duplicateKeyOffsets(doc: Document.Parsed): number[] {
   const out: number[] = [];
-  const stack: unknown[] = [contents];
+  /** Mappings with an alias as a key: checked again below with each alias as its anchor's node. */
+  const aliased: YAMLMap[] = [];
+  const stack: unknown[] = [doc.contents];
   while (stack.length > 0) {
     const node = stack.pop();
     if (isMap(node)) {
@@ -146,10 +158,31 @@ export function duplicateKeyOffsets(contents: unknown): number[] {
           const id = keyIdentity(key as Marked);
           if (seen.has(id)) out.push(key.range?.[0] ?? 0);
           else seen.add(id);
-        }
+        } else if (isAlias(key) && aliased[aliased.length - 1] !== node) aliased.push(node);
         stack.push(pair.key, pair.value);
       }
     } else if (isSeq(node)) appendAll(stack, node.items);
+  }
+  // `&a k: 1` then `*a : 2`: the alias is the node k itself, a duplicate as plainly as `k: 2`
+  // (and `? &a [1]` then `? *a`: the same collection node twice). Rare, so the aliases are
+  // resolved (one more walk) only when a key is one.
+  if (aliased.length > 0) {
+    const reported = new Set(out);
+    const target = aliasTargets(doc);
+    for (const map of aliased) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        const node = isAlias(key) ? target.get(key) : key;
+        if (!isScalar(node) && !isMap(node) && !isSeq(node)) continue;
+        const id = isScalar(node) ? keyIdentity(node as Marked) : node;
+        const at = (key as ParsedNode).range?.[0] ?? 0;
+        if (!seen.has(id)) seen.add(id);
+        else if (!reported.has(at)) {
+          reported.add(at);
+          out.push(at);
+        }
+      }
+    }
   }
   return out.sort((a, b) => a - b);
 }

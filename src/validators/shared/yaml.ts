@@ -248,7 +248,7 @@ export function parseYaml(text: string): ParsedYaml {
     ] as const) {
       const found = [...list];
       if (severity === "error")
-        for (const pos of duplicateKeyOffsets(doc.contents))
+        for (const pos of duplicateKeyOffsets(doc))
           found.push({
             code: "DUPLICATE_KEY",
             message: "Map keys must be unique",
@@ -360,12 +360,16 @@ function yamlPointerTo(doc: Document.Parsed, target: unknown, text: string): str
   return "";
 }
 
-/** A key's JSON property name (yaml-keys.ts jsonKeyName); a collection key, as written. */
-function keyName(doc: Document.Parsed, key: unknown, text: string): string {
+/** A scalar key's JSON property name (yaml-keys.ts jsonKeyName), an alias's as its anchor's. */
+function scalarKeyName(doc: Document.Parsed, key: unknown): string | null {
   const node = isAlias(key) ? aliasTargets(doc).get(key) : key;
-  if (isScalar(node)) return jsonKeyName(node);
+  return isScalar(node) ? jsonKeyName(node) : null;
+}
+
+/** A key's name in a pointer: a collection key (no JSON name) as written. */
+function keyName(doc: Document.Parsed, key: unknown, text: string): string {
   const range = (key as Node | null)?.range;
-  return range ? text.slice(range[0], range[1]).trim() : "";
+  return scalarKeyName(doc, key) ?? (range ? text.slice(range[0], range[1]).trim() : "");
 }
 
 /**
@@ -403,7 +407,7 @@ export function yamlValue(
   }
   // Integers first: a key's JSON name is the value toJS will see (yaml-keys.ts jsonKeyName).
   if (exactIntegers) exactBigIntegers(doc);
-  const collision = jsonKeys ? keyCollision(doc.contents, lines.text) : null;
+  const collision = jsonKeys ? keyCollision(doc, lines.text) : null;
   if (collision && "first" in collision) {
     return {
       code: "yaml.key_collision",
@@ -441,20 +445,22 @@ export function yamlValue(
  * a rule saw `{"1": "b"}` for `{1: a, "1": b}`. Iterative; the depth is bounded before.
  */
 function keyCollision(
-  contents: unknown,
+  doc: Document.Parsed,
   text: string,
 ):
   | { first: string; second: string; offset: number }
   | { key: string; kind: "sequence" | "mapping"; offset: number }
   | null {
-  const stack: unknown[] = [contents];
+  const stack: unknown[] = [doc.contents];
   while (stack.length > 0) {
     const node = stack.pop();
     if (isMap(node)) {
       const names = new Map<string, Node>();
       for (const pair of node.items) {
-        const key = pair.key as Node | null;
-        if (isScalar(key)) {
+        const written = pair.key as Node | null;
+        // An alias key is its anchor's node, named as that node is (`*a` for `&a 1` is "1").
+        const key = isAlias(written) ? (aliasTargets(doc).get(written) as Node | undefined) : written;
+        if (isScalar(key) && written) {
           const name = jsonKeyName(key);
           // toJS names the key by its value: the exact integer, not its rounded double. Not for an
           // anchored key, whose value its aliases repeat (json_schema takes no bigint values).
@@ -463,18 +469,18 @@ function keyCollision(
             if (exact !== null) key.value = exact;
           }
           const earlier = names.get(name);
-          if (earlier?.range && key.range) {
-            // As written (`1`, `"1"`): their values print alike.
-            const src = (n: Node) => text.slice(n.range![0], n.range![1]).slice(0, 40);
-            return { first: src(earlier), second: src(key), offset: key.range[0] };
+          if (earlier?.range && written.range) {
+            // As written (`1`, `"1"`, `*a`): their values print alike.
+            const src = (n: Node) => text.slice(n.range![0], n.range![1]).trim().slice(0, 40);
+            return { first: src(earlier), second: src(written), offset: written.range[0] };
           }
-          names.set(name, key);
-        } else if ((isSeq(key) || isMap(key)) && key.range) {
+          names.set(name, written);
+        } else if ((isSeq(key) || isMap(key)) && written?.range) {
           // `? [a, b]: 1`: yaml's toJS named it "[ a, b ]", a name no JSON document could have.
-          const written = text.slice(key.range[0], key.range[1]).trim();
-          const shown = written.length > 40 ? `${written.slice(0, 39)}…` : written;
-          return { key: shown, kind: isSeq(key) ? "sequence" : "mapping", offset: key.range[0] };
-        } else if (key) stack.push(key);
+          const shown = text.slice(written.range[0], written.range[1]).trim();
+          const cut = shown.length > 40 ? `${shown.slice(0, 39)}…` : shown;
+          return { key: cut, kind: isSeq(key) ? "sequence" : "mapping", offset: written.range[0] };
+        } else if (written && !isAlias(written)) stack.push(written);
         stack.push(pair.value);
       }
     } else if (isSeq(node)) for (const item of node.items) stack.push(item);
@@ -506,12 +512,12 @@ export function yamlPointerOffset(doc: Document.Parsed, pointer: string, key = f
   let keyNode: Node | undefined;
   const offsetOf = (n: unknown) => ((n as Node | null)?.range ? (n as Node).range![0] : null);
   for (const seg of pointerSegments(pointer)) {
-    if (isAlias(node)) node = node.resolve(doc);
+    if (isAlias(node)) node = aliasTargets(doc).get(node);
     let next: unknown;
     keyNode = undefined;
     if (isMap(node)) {
       for (const pair of node.items) {
-        const k = isScalar(pair.key) ? jsonKeyName(pair.key) : String(pair.key);
+        const k = scalarKeyName(doc, pair.key) ?? String(pair.key);
         if (k === seg) {
           next = pair.value;
           keyNode = pair.key as Node;

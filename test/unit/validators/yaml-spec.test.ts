@@ -235,3 +235,49 @@ describe("an unresolved alias is placed at the alias, with its path (was 1:1, no
     expect(syntax("a: &x k\n~:\n  *x : {q: *nope}\n")).toEqual([unresolved("nope", "//k/q", 3, 12)]);
   });
 });
+
+describe("an alias as a mapping key is its anchor's node: duplicates and collisions as for plain keys", () => {
+  const DUPLICATE = ["error", "yaml.syntax_error", "duplicate key: Map keys must be unique", null];
+  test("`&a k: 1` then `*a : 2` is a duplicate key (was accepted, the last value kept)", () => {
+    expect(syntax("&a k: 1\n*a : 2\n")).toEqual([[...DUPLICATE, 2, 1]]);
+    expect(all("json_schema", { schema: {} }, "&a k: 1\n*a : 2\n")).toEqual([[...DUPLICATE, 2, 1]]);
+  });
+  test("an anchor elsewhere: the alias then the plain key, or after plain duplicates, each once", () => {
+    expect(syntax("x: &a k\nm:\n  *a : 1\n  k: 2\n")).toEqual([[...DUPLICATE, 4, 3]]);
+    expect(syntax("x: &a k\nm:\n  k: 1\n  k: 2\n  *a : 3\n")).toEqual([
+      [...DUPLICATE, 4, 3],
+      [...DUPLICATE, 5, 3],
+    ]);
+    expect(syntax("? &a [1]\n: x\n? *a\n: y\n")).toEqual([[...DUPLICATE, 3, 3]]);
+    // Different keys, the same or another anchor: no finding.
+    expect(syntax("x: &a k\ny: &b j\nm:\n  *a : 1\n  *b : 2\n")).toEqual([]);
+  });
+  test("JSON property names: an alias to 1 collides with '1'; an alias to a sequence has none", () => {
+    expect(all("json_schema", { schema: {} }, "x: &a 1\nm:\n  *a : 1\n  '1': 2\n")).toEqual([
+      [
+        "error",
+        "yaml.key_collision",
+        "the keys *a and '1' are different YAML keys but one JSON property name: the data was not checked",
+        null,
+        4,
+        3,
+      ],
+    ]);
+    expect(all("json_schema", { schema: {} }, "x: &a [1]\nm:\n  *a : 1\n")).toEqual([
+      [
+        "error",
+        "yaml.key_not_scalar",
+        "the key *a is a sequence, which has no JSON property name: the data was not checked",
+        null,
+        3,
+        3,
+      ],
+    ]);
+  });
+  test("a finding under an alias key is placed there, named as its anchor's node", () => {
+    const schema = { properties: { m: { additionalProperties: { type: "string" } } } };
+    expect(all("json_schema", { schema }, "x: &a k\nm:\n  *a : 1\n")).toEqual([
+      ["error", "json_schema.type", "must be string", "/m/k", 3, 8],
+    ]);
+  });
+});
