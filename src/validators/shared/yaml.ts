@@ -278,11 +278,12 @@ export function parseYaml(text: string): ParsedYaml {
 
 /**
  * The first alias with no anchor before it (as yaml resolves them), or the first node nested
- * deeper than MAX_JSON_DEPTH in the value the document builds, or null (iterative walk). An alias stands for its anchor's node, so it reaches as deep as its own
- * depth plus that node's height: without counting it, a few aliases of aliases, each adding 500
- * literal levels, build data thousands of levels deep. Heights are computed once per node (post
- * order: an anchor always comes before its aliases); an alias inside its own anchor's node builds
- * a cycle, data without end, and is too deep as well.
+ * deeper than MAX_JSON_DEPTH in the value the document builds, or null (iterative walk). An alias
+ * stands for its anchor's node, so it reaches as deep as its own depth plus that node's height:
+ * without counting it, a few aliases of aliases, each adding 500 literal levels, build data
+ * thousands of levels deep. Heights are computed once per node (post order: an anchor always
+ * comes before its aliases); an alias inside its own anchor's node builds a cycle, data without
+ * end, and is too deep as well.
  */
 function aliasOrDepthProblem(doc: Document.Parsed): { offset: number; unresolved?: Alias } | null {
   /** Height (levels of collections, a scalar 0) of each finished anchored node. */
