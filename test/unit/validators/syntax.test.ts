@@ -142,8 +142,8 @@ describe("syntax: YAML", () => {
     ["flow sequences", (n: number) => "[".repeat(n) + "]".repeat(n), 20_000, 1, MAX_JSON_DEPTH + 1],
     ["flow maps", (n: number) => `${"{a: ".repeat(n)}1${"}".repeat(n)}`, 20_000, 1, 4 * MAX_JSON_DEPTH + 1],
     ["compact block sequences", (n: number) => `${"- ".repeat(n)}1\n`, 20_000, 1, 2 * MAX_JSON_DEPTH + 1],
-    // 8,000 levels of indentation are 32 million spaces: deep enough to overflow the composer.
-    ["indented block maps", blockMaps, 8000, MAX_JSON_DEPTH + 1, MAX_JSON_DEPTH + 1],
+    // 2,500 levels of indentation are 3 million spaces, under ASSAY_MAX_YAML_BYTES (4 MiB).
+    ["indented block maps", blockMaps, 2500, MAX_JSON_DEPTH + 1, MAX_JSON_DEPTH + 1],
   ])(
     "%s: 512 levels pass; 513 and thousands are yaml.max_depth at the 513th",
     (_, make, deep, line, column) => {
@@ -155,6 +155,10 @@ describe("syntax: YAML", () => {
       }
     },
   );
+  test("8,000 levels of indentation, 32 million spaces (enough to overflow yaml's composer), are not parsed at all", () => {
+    const r = syntax(blockMaps(8000), "YAML");
+    expect([r.findings.length, r.findings[0]?.code, r.findings[0]?.line]).toEqual([1, "yaml.too_large", 1]);
+  });
   test("a deep document after a good one in a stream: the stream is refused", () => {
     const text = `a: 1\n---\n${"[".repeat(20_000)}${"]".repeat(20_000)}\n`;
     expect(syntax(text, "YAML").findings).toEqual(maxDepth(3, MAX_JSON_DEPTH + 1));
