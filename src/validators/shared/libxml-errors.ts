@@ -6,7 +6,7 @@
 // first `pathBudget` errors of a validation only (withErrorPaths). It replaces the library's once,
 // when libxml2 loads (libxml.ts). Internal to the library, which is pinned (package.json); the
 // test (test/unit/validators/xml-error-paths.test.ts) fails if those internals move.
-import type { ErrorDetail } from "libxml2-wasm";
+import type { ErrorDetail, XmlNode } from "libxml2-wasm";
 import type * as Internals from "libxml2-wasm/lib/libxml2.mjs";
 import { MAX_MAX_FINDINGS } from "../limits.ts";
 
@@ -25,9 +25,21 @@ export function withErrorPaths<T>(budget: number, fn: () => T): T {
   }
 }
 
+let getNodePath: ((node: number) => string | null) | null = null;
+
+/**
+ * libxml2's path of a node (xmlGetNodePath, the format of every other finding's path), for an
+ * error libxml2 gave no node (a keyref's, src/validators/xml-schema/keyref-node.ts).
+ */
+export function nodePath(node: XmlNode): string | null {
+  const ptr = (node as unknown as { _nodePtr?: number })._nodePtr;
+  return getNodePath && ptr ? getNodePath(ptr) : null;
+}
+
 /** Installs the bounded collector in place of libxml2-wasm's own. */
 export function boundErrorPaths(x: typeof Internals): void {
   const { error, xmlGetNodePath, XmlErrorStruct } = x;
+  getNodePath = xmlGetNodePath as (node: number) => string | null;
   const addFunction = (x as unknown as { addFunction(f: (...a: number[]) => void, sig: string): number })
     .addFunction;
   error.errorCollector = addFunction((index: number, err: number) => {

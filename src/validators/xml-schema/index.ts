@@ -13,6 +13,7 @@ import { cachedSchema, sourceKey } from "./compile.ts";
 import { checkXmlSchemaConfig, sourceOf, type XmlSchemaConfig, xmlSchemaConfigSchema } from "./config.ts";
 import { dedupe, validityRule } from "./rules.ts";
 import { type FixedIndex, fixedValueMet, indexFixedValues } from "./fixed-values.ts";
+import { KeyrefLocator } from "./keyref-node.ts";
 
 /**
  * libxml2 gave up on the document (an internal error, not a verdict): the data was not checked,
@@ -67,20 +68,26 @@ function compile(config: unknown) {
     } catch (e) {
       if (e instanceof XmlValidateError) {
         const fresh = dedupe(cfg.schema_type);
+        // A keyref error has no node from libxml2: its element is found again (keyref-node.ts).
+        const keyrefs = new KeyrefLocator(parsed.doc);
+        // As many as get a path from libxml2 (withErrorPaths): the rest are counted, not shown.
+        const paths = e.details.map((d, i) =>
+          d.xpath !== undefined || i >= 2 * ctx.maxFindings
+            ? (d.xpath ?? null)
+            : keyrefs.pathOf(d.message.trim(), d.line > 0 ? d.line : null),
+        );
         const exact = exactStartTags(
           lines,
-          e.details
-            .filter((d) => d.col <= 0)
-            .map((d) => ({
-              line: d.line > 0 ? d.line : null,
-              xpath: d.xpath ?? null,
-              message: d.message.trim(),
-            })),
+          e.details.flatMap((d, i) =>
+            d.col <= 0
+              ? [{ line: d.line > 0 ? d.line : null, xpath: paths[i] ?? null, message: d.message.trim() }]
+              : [],
+          ),
         );
-        for (const d of e.details) {
-          const xpath = d.xpath ?? null;
+        for (const [i, d] of e.details.entries()) {
           const line = d.line > 0 ? d.line : null;
           const message = d.message.trim();
+          const xpath = paths[i] ?? null;
           if (!fresh(message, xpath, line)) continue;
           const rule = validityRule(cfg.schema_type, message);
           // libxml2 compares an element's fixed value as text; XML Schema, in the type's value space.
