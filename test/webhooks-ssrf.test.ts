@@ -90,13 +90,16 @@ describe("refused at creation", () => {
 });
 
 describe("checked again at delivery", () => {
-  test("a target that now points at a private address is refused, and nothing is sent", async () => {
+  /**
+   * A webhook created for a public address whose stored target then becomes `target` (what a DNS
+   * change would do), pinged: the ping's first attempt.
+   */
+  async function pingAfterChange(target: string) {
     const created = await call(s, "POST", base, {
       token: s.rootToken,
       body: { url: PUBLIC_URL, is_active: false },
     });
-    // What a DNS change would do: the stored target now leads to a loopback receiver.
-    await s.sql("UPDATE webhooks SET url = ? WHERE id = ?", `${rx.url}/hook`, created.json.id);
+    await s.sql("UPDATE webhooks SET url = ? WHERE id = ?", target, created.json.id);
     const path = `${base}${created.json.id}/`;
     await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: true } });
     const ping = await call(s, "POST", `${path}ping/`, { token: s.rootToken });
@@ -104,28 +107,20 @@ describe("checked again at delivery", () => {
       const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: s.rootToken })).json;
       return d.attempts[0];
     });
+    await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
+    return attempt;
+  }
+
+  test("a target that now points at a private address is refused, and nothing is sent", async () => {
+    const attempt = await pingAfterChange(`${rx.url}/hook`);
     expect(attempt).toMatchObject({ http_status: null, response_excerpt: null });
     expect(attempt.error).toStartWith("refused: The URL points at a non-public address (loopback)");
-    await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
     expect(rx.received).toEqual([]);
   });
   test("by a host name: the same words whether it resolves to a private address or not at all", async () => {
     const errors: string[] = [];
     for (const host of ["localhost", "no-such-host.invalid"]) {
-      const created = await call(s, "POST", base, {
-        token: s.rootToken,
-        body: { url: PUBLIC_URL, is_active: false },
-      });
-      const port = new URL(rx.url).port;
-      await s.sql("UPDATE webhooks SET url = ? WHERE id = ?", `http://${host}:${port}/hook`, created.json.id);
-      const path = `${base}${created.json.id}/`;
-      await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: true } });
-      const ping = await call(s, "POST", `${path}ping/`, { token: s.rootToken });
-      const attempt = await eventually(async () => {
-        const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: s.rootToken })).json;
-        return d.attempts[0];
-      });
-      await call(s, "PATCH", path, { token: s.rootToken, body: { is_active: false } });
+      const attempt = await pingAfterChange(`http://${host}:${new URL(rx.url).port}/hook`);
       errors.push(attempt.error.replace(host, "HOST"));
     }
     expect(errors).toEqual([
