@@ -149,6 +149,18 @@ describe("errors", () => {
       ]),
     );
   });
+  test("unknown query parameters are ignored, as on every other operation; format is still checked", async () => {
+    const r = await report(failedRun, "junit&zzz=1");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/xml; charset=utf-8");
+    const bad = await report(failedRun, "pdf&zzz=1");
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid value for format.", [
+        { field: "format", code: "invalid", message: "format is one of json, junit, sarif, html." },
+      ]),
+    );
+  });
   test("401 authentication_required without a token", async () => {
     const r = await report(failedRun, "html", "");
     expect(r.status).toBe(401);

@@ -62,16 +62,20 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     {
       auth: true,
       params: t.Object({ org_slug: t.String(), run_id: t.String() }),
-      query: t.Object({
-        format: t.Optional(
-          documentedAs(t.String(), {
-            type: "string",
-            enum: [...REPORT_FORMATS],
-            default: "json",
-            description: "The report's format",
-          }),
-        ),
-      }),
+      // Unknown query parameters are ignored, as on every other operation.
+      query: t.Object(
+        {
+          format: t.Optional(
+            documentedAs(t.String(), {
+              type: "string",
+              enum: [...REPORT_FORMATS],
+              default: "json",
+              description: "The report's format",
+            }),
+          ),
+        },
+        { additionalProperties: true },
+      ),
       response: {
         200: t.Any({
           description:
