@@ -232,14 +232,14 @@ describe("operations", () => {
     expect(n).toBeGreaterThan(8);
   });
 
-  test("errors per operation; every operation but the probes has a 4XX", () => {
+  test("errors per operation; every operation has a 4XX (at least the Host header's 400)", () => {
     const without: string[] = [];
     for (const [path, item] of Object.entries(doc.paths as J))
       for (const [method, o] of Object.entries(item as J) as [string, J][])
         if (!Object.keys(o.responses).some((st) => st.startsWith("4"))) without.push(`${method} ${path}`);
-    // The probes and the setup check cannot fail: they read one flag.
-    // The probes are never rate limited; the setup check can be (src/http/limits.ts).
-    expect(without.sort()).toEqual(["get /healthz", "get /readyz"]);
+    // Even the probes, which read one flag and are never rate limited, refuse a request without
+    // a usable Host header (src/http/fallback.ts).
+    expect(without.sort()).toEqual([]);
     expect(Object.keys(op("/api/v1/orgs/{org_slug}/runs/{run_id}/content/", "get").responses)).toContain(
       "410",
     );
@@ -303,6 +303,36 @@ describe("statuses and headers from the global layers", () => {
       .map(([p, m]) => `${m} ${p}`);
     expect(without).toEqual(["get /healthz"]);
     expect(Object.keys(doc.components.responses.ServiceUnavailable.headers)).toContain("Retry-After");
+  });
+
+  test("400 on every operation: a request without a usable Host header is refused before routing", () => {
+    const no400 = ops().filter(([, , o]) => !o.responses["400"]);
+    expect(no400.map(([p, m]) => `${m} ${p}`)).toEqual([]);
+    for (const [path, method] of [
+      ["/healthz", "get"],
+      ["/readyz", "get"],
+      ["/api/v1/setup/", "get"],
+      ["/api/v1/auth/logout/", "post"],
+    ])
+      expect(ref(op(path, method), "400")).toBe("#/components/responses/PublicBadRequest");
+  });
+
+  test("409 declares the Retry-After that idempotency_key_in_progress sends", () => {
+    for (const name of ["Conflict", "PublicConflict"])
+      expect(doc.components.responses[name]?.headers?.["Retry-After"]).toEqual({
+        $ref: "#/components/headers/RetryAfter",
+      });
+    const with409 = ops().filter(([, , o]) => o.responses["409"]);
+    expect(with409.length).toBeGreaterThan(0);
+    for (const [p, m, o] of with409) {
+      const r = o.responses["409"].$ref
+        ? doc.components.responses[o.responses["409"].$ref.split("/").pop()]
+        : o.responses["409"];
+      expect([`${m} ${p}`, r.headers?.["Retry-After"]]).toEqual([
+        `${m} ${p}`,
+        { $ref: "#/components/headers/RetryAfter" },
+      ]);
+    }
   });
 
   test("413 on every method that may carry a body; 429 everywhere but the probes", () => {

@@ -163,7 +163,11 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
   ],
   403: ["Forbidden", "permission_denied: the role is too low, or the organization is suspended or deleted."],
   404: ["NotFound", "not_found: no such resource in this organization."],
-  409: ["Conflict", "conflict (e.g. a slug taken), workflow_inactive or idempotency_key_in_progress."],
+  409: [
+    "Conflict",
+    "conflict (e.g. a slug taken), workflow_inactive or idempotency_key_in_progress (the only one with Retry-After: when to send the request again).",
+    { "Retry-After": { $ref: "#/components/headers/RetryAfter" } },
+  ],
   410: ["Gone", "gone: the submission content was purged by the retention policy."],
   412: [
     "PreconditionFailed",

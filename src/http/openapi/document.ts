@@ -166,7 +166,10 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry, at: { path: string; 
   const responses: Record<string, Obj> = {};
   const generated = (op.responses as Record<string, Obj> | undefined) ?? {};
   const statuses = new Set([...Object.keys(generated), ...Object.keys(d.responses ?? {})]);
-  if (jsonBody) for (const s of ["400", "415"]) statuses.add(s);
+  if (jsonBody) statuses.add("415");
+  // A request without a usable Host header is refused with 400 before routing, on every path
+  // (src/http/fallback.ts, test/host-header.test.ts).
+  statuses.add("400");
   // The body limit is checked before routing, for any method that may carry a body.
   if (!BODYLESS.has(at.method)) statuses.add("413");
   // The address's budget for failed authentication is checked before routing, on every path.
