@@ -430,6 +430,33 @@ describe("bounds and types the server enforces", () => {
   const param = (path: string, method: string, name: string) =>
     op(path, method).parameters.find((p: J) => p.name === name)?.schema;
 
+  test("response properties that take a fixed set of values state it as an enum", () => {
+    const sc = doc.components.schemas;
+    const RUN = ["queued", "running", "succeeded", "failed", "error", "canceled", "timed_out"];
+    const STEP = ["pending", "running", "passed", "failed", "skipped", "error"];
+    const ROLES = ["viewer", "executor", "author", "admin"];
+    const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"];
+    const e = (values: J[]) => ({ type: "string", enum: values });
+    expect(sc.Run.properties.status).toEqual(e(RUN));
+    expect(sc.StepResult.properties.status).toEqual(e(STEP));
+    expect(sc.Finding.properties.severity).toEqual(e(["error", "warning", "info"]));
+    expect(sc.Member.properties.role).toEqual(e(ROLES));
+    const me = sc.Me.allOf ? sc.Me.allOf.find((x: J) => x.properties?.orgs) : sc.Me;
+    expect(me.properties.orgs.items.properties.role).toEqual(e(ROLES));
+    expect(me.properties.orgs.items.properties.status).toEqual(e(["active", "suspended"]));
+    expect(sc.Organization.properties.status).toEqual(e(["active", "suspended"]));
+    expect(sc.Organization.properties.role).toEqual({
+      type: ["string", "null"],
+      enum: [...ROLES, null],
+      description: "Your role in it",
+    });
+    expect(sc.Submission.properties.file_type).toEqual(e(["JSON", "XML", "YAML", "CSV", "TEXT"]));
+    expect(sc.Webhook.properties.events.items).toEqual(e(EVENTS));
+    expect(sc.WebhookWithSecret.properties.events.items).toEqual(e(EVENTS));
+    expect(sc.Delivery.properties.status).toEqual(e(["pending", "succeeded", "failed"]));
+    expect(sc.Delivery.properties.event).toEqual(e(EVENTS));
+  });
+
   test("request bodies state the bounds the services check", () => {
     expect(body("/api/v1/users/me/password/", "post").properties.new_password).toEqual({
       type: "string",

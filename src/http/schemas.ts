@@ -1,7 +1,7 @@
 // Shared OpenAPI pieces: the error object and the error statuses a route can answer.
 import { type IntegerOptions, Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { named } from "./openapi/named.ts";
+import { documentedAs, named } from "./openapi/named.ts";
 
 /**
  * An integer, in a request body or a response: TypeBox's plain integer, a JSON number and nothing
@@ -17,6 +17,25 @@ import { named } from "./openapi/named.ts";
  * Give every integer a `maximum` that keeps it clear of Date and SQLite overflows (docs/limits.md).
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
+
+/**
+ * A string in a response that is one of `values`: checked as a plain string (no union of literals
+ * for Elysia to walk on every answer), documented as the `enum` it is so that a client generator
+ * makes a union type of it. `values` is the very list the server's code draws from.
+ */
+export const OneOf = (values: readonly string[], description?: string) => {
+  const opts = description ? { description } : {};
+  return documentedAs(t.String(opts), { type: "string", enum: [...values], ...opts });
+};
+/** OneOf or null (t.Nullable around a documented schema would lose the null in the document). */
+export const OneOfOrNull = (values: readonly string[], description?: string) => {
+  const opts = description ? { description } : {};
+  return documentedAs(t.Nullable(t.String(opts)), {
+    type: ["string", "null"],
+    enum: [...values, null],
+    ...opts,
+  });
+};
 
 export const ErrorItemSchema = named(
   "ErrorItem",

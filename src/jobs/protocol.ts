@@ -4,7 +4,8 @@
 // whose steps all run costs one `run` in and one `step_end` (with `end`) out. docs/execution.md.
 import type { FileType, Finding } from "../validators/types.ts";
 
-export type StepStatus = "pending" | "running" | "passed" | "failed" | "skipped" | "error";
+export const STEP_STATUSES = ["pending", "running", "passed", "failed", "skipped", "error"] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export interface JobStep {
   /** Cache key of the compiled config, e.g. `${stepId}:${workflowVersion}`. */

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { named } from "../http/openapi/named.ts";
-import type { Member, Org, OrgAccess } from "./store.ts";
+import { OneOf, OneOfOrNull } from "../http/schemas.ts";
+import { type Member, ORG_STATUSES, type Org, type OrgAccess, ROLES } from "./store.ts";
 
 export const RoleSchema = t.Union(
   [t.Literal("viewer"), t.Literal("executor"), t.Literal("author"), t.Literal("admin")],
@@ -13,10 +14,10 @@ export const OrgOut = named(
   t.Object({
     org_slug: t.String(),
     name: t.String(),
-    status: t.String(),
+    status: OneOf(ORG_STATUSES),
     created_at: t.String(),
     deleted_at: t.Optional(t.Nullable(t.String())),
-    role: t.Optional(t.Nullable(t.String({ description: "Your role in it" }))),
+    role: t.Optional(OneOfOrNull(ROLES, "Your role in it")),
   }),
 );
 export const MemberOut = named(
@@ -24,7 +25,7 @@ export const MemberOut = named(
   t.Object({
     username: t.String(),
     name: t.String(),
-    role: t.String({ description: "viewer, executor, author or admin" }),
+    role: OneOf(ROLES),
     created_at: t.String(),
   }),
 );

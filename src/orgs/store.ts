@@ -7,13 +7,15 @@ import { now, uniqueOr } from "../db/util.ts";
 
 export const ROLES = ["viewer", "executor", "author", "admin"] as const;
 export type Role = (typeof ROLES)[number];
+export const ORG_STATUSES = ["active", "suspended"] as const;
+export type OrgStatus = (typeof ORG_STATUSES)[number];
 export const roleRank = (r: Role) => ROLES.indexOf(r);
 
 export interface Org {
   id: number;
   slug: string;
   name: string;
-  status: "active" | "suspended";
+  status: OrgStatus;
   created_at: string;
   deleted_at: string | null;
 }

@@ -3,13 +3,19 @@
 import { t } from "elysia";
 import { documentedAs, named } from "../http/openapi/named.ts";
 import { PageQuery } from "../http/pagination.ts";
-import { Int } from "../http/schemas.ts";
+import { Int, OneOf } from "../http/schemas.ts";
+import { STEP_STATUSES } from "../jobs/protocol.ts";
+import { FILE_TYPES, type Severity } from "../validators/types.ts";
 import { RUN_STATUSES } from "./types.ts";
+
+/** Every Severity (src/validators/types.ts): the compiler refuses a list that misses one. */
+const SEVERITIES = ["error", "warning", "info"] as const satisfies readonly Severity[];
+const _allSeverities: Exclude<Severity, (typeof SEVERITIES)[number]> extends never ? true : never = true;
 
 export const FindingOut = named(
   "Finding",
   t.Object({
-    severity: t.String({ description: "error, warning or info" }),
+    severity: OneOf(SEVERITIES),
     code: t.String({ description: "Stable and namespaced: json_schema.required, xml.not_well_formed …" }),
     message: t.String(),
     path: t.Nullable(t.String({ description: "JSON Pointer (JSON, YAML), XPath (XML), row/field (CSV)" })),
@@ -39,7 +45,7 @@ const StepResult = named(
     order: Int(),
     name: t.String(),
     validator: t.String(),
-    status: t.String({ description: "pending, running, passed, failed, skipped, error" }),
+    status: OneOf(STEP_STATUSES),
     duration_ms: t.Nullable(t.Number()),
     findings: t.Array(FindingOut, {
       description:
@@ -58,7 +64,7 @@ const Submission = named(
     id: Int(),
     filename: t.Nullable(t.String()),
     content_type: t.String(),
-    file_type: t.String({ description: "JSON, XML, YAML, CSV or TEXT" }),
+    file_type: OneOf(FILE_TYPES),
     size: Int(),
     sha256: t.String(),
     metadata: t.Record(t.String(), t.Unknown()),
@@ -80,7 +86,7 @@ export const RunOut = named(
       version_url: t.String({ description: "That version's whole definition (GET)" }),
     }),
     submission: Submission,
-    status: t.String({ description: "queued, running, succeeded, failed, error, canceled, timed_out" }),
+    status: OneOf(RUN_STATUSES),
     summary: t.Nullable(RunSummary),
     steps: t.Array(StepResult),
     error: t.Nullable(t.String()),

@@ -3,7 +3,8 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { named } from "../http/openapi/named.ts";
-import { AUTHED, errorResponses, Int } from "../http/schemas.ts";
+import { AUTHED, errorResponses, Int, OneOf } from "../http/schemas.ts";
+import { ORG_STATUSES, ROLES } from "../orgs/store.ts";
 import { TokenOut, presentToken } from "../tokens/routes.ts";
 import type { User } from "./store.ts";
 
@@ -33,7 +34,7 @@ const MeOut = named(
     UserOut,
     t.Object({
       orgs: t.Array(
-        t.Object({ org_slug: t.String(), name: t.String(), status: t.String(), role: t.String() }),
+        t.Object({ org_slug: t.String(), name: t.String(), status: OneOf(ORG_STATUSES), role: OneOf(ROLES) }),
       ),
       token: t.Nullable(TokenOut),
     }),

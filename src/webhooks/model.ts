@@ -2,7 +2,8 @@
 // source for validation, types and OpenAPI. Semantic checks (URL, SSRF, slugs) live in service.ts.
 import { t } from "elysia";
 import { named } from "../http/openapi/named.ts";
-import { Int } from "../http/schemas.ts";
+import { Int, OneOf } from "../http/schemas.ts";
+import { DELIVERY_STATUSES } from "./types.ts";
 
 /** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
 export const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"] as const;
@@ -48,7 +49,7 @@ export const WebhookPatch = named(
 const common = {
   id: Int(),
   url: t.String(),
-  events: t.Array(t.String()),
+  events: t.Array(OneOf(EVENTS)),
   workflow_slugs: t.Array(t.String()),
   is_active: t.Boolean(),
   disabled_reason: t.Nullable(
@@ -85,9 +86,9 @@ export const DeliveryOut = named(
   t.Object({
     id: t.String({ description: "msg_…: the webhook-id header" }),
     webhook_id: Int(),
-    event: t.String(),
+    event: OneOf(EVENTS),
     run_id: t.Nullable(t.String()),
-    status: t.String({ description: "pending, succeeded or failed" }),
+    status: OneOf(DELIVERY_STATUSES),
     created_at: t.String(),
     next_attempt_at: t.Nullable(t.String()),
     finished_at: t.Nullable(t.String()),

@@ -1,7 +1,8 @@
 // Shapes of the outbox: a delivery (one event for one webhook), its attempts, and what the
 // dispatcher decides after an attempt.
 
-export type DeliveryStatus = "pending" | "succeeded" | "failed";
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface Attempt {
   attempted_at: string;
