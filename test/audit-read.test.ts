@@ -146,7 +146,11 @@ describe("filters and pages", () => {
     expect(r.json).toEqual(
       errorBody(400, "invalid_request", "Invalid filters.", [
         { field: "actor", code: "invalid", message: "actor is 1 to 200 characters." },
-        { field: "created_after", code: "invalid", message: "created_after must be an ISO 8601 date-time." },
+        {
+          field: "created_after",
+          code: "invalid",
+          message: "created_after must be an ISO 8601 date or date-time.",
+        },
         { field: "format", code: "invalid", message: "format is json, csv or jsonl." },
       ]),
     );
@@ -161,7 +165,7 @@ describe("filters and pages", () => {
           {
             field: "created_before",
             code: "invalid",
-            message: "created_before must be an ISO 8601 date-time.",
+            message: "created_before must be an ISO 8601 date or date-time.",
           },
         ]),
       });

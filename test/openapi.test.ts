@@ -4,7 +4,7 @@
 // route conventions of docs/api.md, 204s without content, JSON-only bodies, security.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { conventionProblems } from "../src/http/openapi/document.ts";
-import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path
 type J = any;
@@ -498,11 +498,76 @@ describe("bounds and types the server enforces", () => {
       param("/api/v1/orgs/{org_slug}/workflows/{workflow}/versions/{version}/diff/", "get", "against"),
     ).toMatchObject(integer);
     expect(param("/api/v1/orgs/{org_slug}/runs/{run_id}/findings/", "get", "step")).toMatchObject(integer);
-    for (const path of ["/api/v1/orgs/{org_slug}/audit/", "/api/v1/admin/audit/"]) {
-      expect(param(path, "get", "created_after")).toMatchObject({ type: "string", format: "date-time" });
-      expect(param(path, "get", "created_before")).toMatchObject({ type: "string", format: "date-time" });
+    for (const path of ["/api/v1/orgs/{org_slug}/audit/", "/api/v1/admin/audit/"])
       expect(param(path, "get", "format").enum).toEqual(["json", "csv", "jsonl"]);
+  });
+
+  test("time filters are documented as the ISO 8601 spellings the server takes, and it takes them", async () => {
+    const paths = [
+      "/api/v1/orgs/{org_slug}/audit/",
+      "/api/v1/admin/audit/",
+      "/api/v1/orgs/{org_slug}/runs/",
+      "/api/v1/orgs/{org_slug}/workflows/{workflow}/runs/",
+    ];
+    const schemas = paths.flatMap((path) =>
+      doc.paths[path]?.get ? ["created_after", "created_before"].map((k) => param(path, "get", k)) : [],
+    );
+    expect(schemas.length).toBeGreaterThanOrEqual(6);
+    for (const sch of schemas) {
+      // Not `format: date-time` (RFC 3339's, with seconds and an offset): a date is taken too.
+      expect(sch.format).toBeUndefined();
+      expect(sch.type).toBe("string");
+      expect(sch.description).toContain("a date (2026-03-07, midnight UTC)");
+      expect(sch.pattern).toBe(schemas[0].pattern);
     }
+    const pattern = new RegExp(schemas[0].pattern);
+    const org = await s.user("tilda", "timeco", "admin");
+    const runs = (v: string) =>
+      call(s, "GET", `/api/v1/orgs/timeco/runs/?created_after=${encodeURIComponent(v)}`, {
+        token: org.token,
+      });
+    const audit = (v: string) =>
+      call(s, "GET", `/api/v1/orgs/timeco/audit/?created_before=${encodeURIComponent(v)}`, {
+        token: org.token,
+      });
+    for (const v of [
+      "2026-03-07",
+      "2026-03-07T10:00",
+      "2026-03-07 10:00:00",
+      "2026-03-07T10:00:00Z",
+      "2026-03-07T10:00:00.123456789+02:00",
+      "2026-03-07t10:00-0530",
+      "+010000-01-01",
+    ]) {
+      expect([v, pattern.test(v)]).toEqual([v, true]);
+      expect([v, (await runs(v)).status, (await audit(v)).status]).toEqual([v, 200, 200]);
+    }
+    for (const v of ["2026-03-07T10", "1", "March 7, 2026", "2026-03-07T10:00:00GMT"]) {
+      expect([v, pattern.test(v)]).toEqual([v, false]);
+      const r = await runs(v);
+      expect([v, r.status, r.json]).toEqual([
+        v,
+        400,
+        errorBody(400, "invalid_request", "Invalid filters.", [
+          {
+            field: "created_after",
+            code: "invalid",
+            message: "created_after must be an ISO 8601 date or date-time.",
+          },
+        ]),
+      ]);
+    }
+    // The pattern says the shape; the ranges are in the description's words (a day the month has).
+    const feb30 = await audit("2026-02-30");
+    expect(feb30.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid filters.", [
+        {
+          field: "created_before",
+          code: "invalid",
+          message: "created_before must be an ISO 8601 date or date-time.",
+        },
+      ]),
+    );
   });
 });
 

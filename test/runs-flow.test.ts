@@ -556,7 +556,7 @@ describe("reading runs", () => {
           {
             field: "created_after",
             code: "invalid",
-            message: "created_after must be an ISO 8601 date-time.",
+            message: "created_after must be an ISO 8601 date or date-time.",
           },
         ]),
       });

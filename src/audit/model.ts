@@ -2,6 +2,7 @@
 // TypeBox transforms in response schemas (test/response-schemas.test.ts).
 import { t } from "elysia";
 import { documentedAs, named } from "../http/openapi/named.ts";
+import { timeFilterDoc } from "../lib/filter-time.ts";
 import { Int } from "../http/schemas.ts";
 import { PageQuery } from "../http/pagination.ts";
 
@@ -18,20 +19,8 @@ const filters = {
   ),
   target_id: t.Optional(t.String()),
   // Parsed by hand in routes.ts (one errors[] item per bad filter): documented as what they are.
-  created_after: t.Optional(
-    documentedAs(t.String(), {
-      type: "string",
-      format: "date-time",
-      description: "ISO 8601; entries at or after",
-    }),
-  ),
-  created_before: t.Optional(
-    documentedAs(t.String(), {
-      type: "string",
-      format: "date-time",
-      description: "ISO 8601; entries before",
-    }),
-  ),
+  created_after: t.Optional(documentedAs(t.String(), timeFilterDoc("entries at or after"))),
+  created_before: t.Optional(documentedAs(t.String(), timeFilterDoc("entries before"))),
   format: t.Optional(
     documentedAs(t.String(), {
       type: "string",

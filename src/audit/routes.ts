@@ -8,7 +8,7 @@ import { describe, header } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
-import { filterTime, storedTime } from "../lib/filter-time.ts";
+import { filterTime, storedTime, timeFilterMessage } from "../lib/filter-time.ts";
 import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
 import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
 import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
@@ -44,8 +44,7 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
     const v = q[k];
     if (v === undefined) continue;
     const ms = filterTime(v);
-    if (ms === null)
-      errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
+    if (ms === null) errors.push({ field: k, code: "invalid", message: timeFilterMessage(k) });
     else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
   }
   const format = (q.format ?? "json") as Format;

@@ -19,6 +19,22 @@ export function storedTime(ms: number): string {
 const ISO_8601 =
   /^(?<y>[+-]?\d{4,6})-(?<mo>\d{2})-(?<d>\d{2})(?<time>[Tt ](?<h>\d{2}):(?<mi>\d{2})(?::(?<s>\d{2})(?:\.\d{1,9})?)?(?<z>[Zz]|[+-](?<zh>\d{2}):?(?<zm>\d{2}))?)?$/;
 
+/**
+ * What the OpenAPI document says a time filter takes: ISO_8601 above without its named groups
+ * (not `format: date-time`, which is RFC 3339's date-time alone and would tell a client that a
+ * date, or a time without an offset, is refused). The ranges (month, day, hour…) are checked too.
+ */
+export const TIME_FILTER_PATTERN =
+  "^[+-]?[0-9]{4,6}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?)?$";
+/** The documented schema of a time filter; `what` ends the description ("entries at or after"). */
+export const timeFilterDoc = (what: string) => ({
+  type: "string",
+  pattern: TIME_FILTER_PATTERN,
+  description: `ISO 8601: a date (2026-03-07, midnight UTC) or a date and time, the seconds and the offset optional (2026-03-07T10:00, UTC; 2026-03-07T10:00:00.5+02:00); ${what}`,
+});
+/** The errors[] message for a time filter that is none of those. */
+export const timeFilterMessage = (field: string) => `${field} must be an ISO 8601 date or date-time.`;
+
 /** The days of a month of the proleptic Gregorian calendar. */
 const lastDay = (year: number, month: number) =>
   month === 2

@@ -2,6 +2,7 @@
 // (documented only: src/runs/intake/modes.ts reads request bodies itself).
 import { t } from "elysia";
 import { documentedAs, named } from "../http/openapi/named.ts";
+import { timeFilterDoc } from "../lib/filter-time.ts";
 import { PageQuery } from "../http/pagination.ts";
 import { Int, OneOf } from "../http/schemas.ts";
 import { STEP_STATUSES } from "../jobs/protocol.ts";
@@ -148,8 +149,8 @@ export const RunListQuery = t.Object(
         description: "Runs in this status",
       }),
     ),
-    created_after: t.Optional(documentedAs(t.String(), { type: "string", format: "date-time" })),
-    created_before: t.Optional(documentedAs(t.String(), { type: "string", format: "date-time" })),
+    created_after: t.Optional(documentedAs(t.String(), timeFilterDoc("runs created at or after"))),
+    created_before: t.Optional(documentedAs(t.String(), timeFilterDoc("runs created before"))),
   },
   { additionalProperties: true },
 );

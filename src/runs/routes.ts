@@ -13,7 +13,7 @@ import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
 import { START_RUN_DOC } from "./docs.ts";
 import { startRunHandler } from "./start-handler.ts";
-import { filterTime, storedTime } from "../lib/filter-time.ts";
+import { filterTime, storedTime, timeFilterMessage } from "../lib/filter-time.ts";
 import { RunListQuery, RunOut } from "./model.ts";
 import { presentRun, runUrl } from "./present.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus, isFinal } from "./types.ts";
@@ -83,8 +83,7 @@ export function runRoutes(
           const v = query[k];
           if (v === undefined) continue;
           const ms = filterTime(v);
-          if (ms === null)
-            errors.push({ field: k, code: "invalid", message: `${k} must be an ISO 8601 date-time.` });
+          if (ms === null) errors.push({ field: k, code: "invalid", message: timeFilterMessage(k) });
           else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
         }
         if (errors.length) throw new AppError(400, "invalid_request", "Invalid filters.", errors);
