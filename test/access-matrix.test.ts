@@ -167,6 +167,7 @@ const ROWS: Row[] = [
     fresh: fresh.newMember,
     body: (v) => ({ username: v.new_username, role: "viewer" }),
   }),
+  row("GET", "/api/v1/orgs/:org_slug/members/:username/", "viewer", 200),
   row("PATCH", "/api/v1/orgs/:org_slug/members/:username/", "admin", 200, {
     fresh: fresh.member,
     body: () => ({ role: "author" }),
@@ -223,9 +224,11 @@ const ROWS: Row[] = [
   row("POST", "/api/v1/orgs/:org_slug/runs/:run_id/cancel/", "executor", 409),
   row("GET", "/api/v1/admin/users/", "instance-admin", 200),
   row("POST", "/api/v1/admin/users/", "instance-admin", 201, { body: () => ({ username: `nu-${uniq()}` }) }),
+  row("GET", "/api/v1/admin/users/:username/", "instance-admin", 200),
   row("DELETE", "/api/v1/admin/users/:username/", "instance-admin", 204, { fresh: fresh.user }),
   row("GET", "/api/v1/admin/orgs/", "instance-admin", 200),
   row("POST", "/api/v1/admin/orgs/", "instance-admin", 201, { body: () => ({ org_slug: `no-${uniq()}` }) }),
+  row("GET", "/api/v1/admin/orgs/:org_slug/", "instance-admin", 200, { params: { org_slug: "decoy" } }),
   row("POST", "/api/v1/admin/orgs/:org_slug/suspend/", "instance-admin", 200, {
     params: { org_slug: "decoy" },
     fresh: fresh.org,

@@ -151,6 +151,60 @@ describe("/api/v1/admin/orgs/", () => {
     const r = await call(s, "POST", "/api/v1/admin/orgs/nowhere/suspend/", root());
     expect(r.json).toEqual(errorBody(404, "not_found", "Organization not found."));
   });
+  test("Location of a created org is its admin view, which the creator can GET though not a member", async () => {
+    await s.user("loc-lead");
+    const r = await call(s, "POST", "/api/v1/admin/orgs/", {
+      ...root(),
+      body: { org_slug: "loc-org", name: "Loc", admin: "loc-lead" },
+    });
+    expect(r.status).toBe(201);
+    const location = new URL(r.headers.get("location")!);
+    expect(location.pathname).toBe("/api/v1/admin/orgs/loc-org/");
+    const got = await call(s, "GET", location.pathname, root());
+    expect(got.status).toBe(200);
+    expect(got.json).toEqual(r.json);
+    // The item of the admin list, deleted orgs included.
+    await call(s, "DELETE", location.pathname, root());
+    const after = await call(s, "GET", location.pathname, root());
+    const listed = (await call(s, "GET", "/api/v1/admin/orgs/?page_size=100", root())).json.results;
+    expect(after.json).toEqual(listed.find((o: { org_slug: string }) => o.org_slug === "loc-org"));
+    expect(after.json.deleted_at).toEqual(expect.any(String));
+    expect((await call(s, "GET", "/api/v1/admin/orgs/nowhere/", root())).json).toEqual(
+      errorBody(404, "not_found", "Organization not found."),
+    );
+    const lead = await s.user("loc-other", "acme", "admin");
+    expect((await call(s, "GET", location.pathname, { token: lead.token })).json).toEqual(
+      errorBody(403, "permission_denied", "This action needs an instance administrator."),
+    );
+  });
+});
+
+describe("GET /api/v1/admin/users/{username}/", () => {
+  test("the Location of a created user answers the user, as the list has it", async () => {
+    const r = await call(s, "POST", "/api/v1/admin/users/", {
+      ...root(),
+      body: { username: "loc-user", name: "Loc User", email: "loc@example.com" },
+    });
+    expect(r.status).toBe(201);
+    const location = new URL(r.headers.get("location")!);
+    expect(location.pathname).toBe("/api/v1/admin/users/loc-user/");
+    const got = await call(s, "GET", location.pathname, root());
+    expect(got.status).toBe(200);
+    expect(got.json).toEqual(r.json);
+    const listed = (await call(s, "GET", "/api/v1/admin/users/?page_size=100", root())).json.results;
+    expect(got.json).toEqual(listed.find((u: { username: string }) => u.username === "loc-user"));
+  });
+  test("404 for an unknown user; 403 for a caller who is not an instance admin", async () => {
+    expect((await call(s, "GET", "/api/v1/admin/users/ghost-user/", root())).json).toEqual(
+      errorBody(404, "not_found", "User not found."),
+    );
+    const plain = await s.user("loc-plain", "acme", "admin");
+    const r = await call(s, "GET", "/api/v1/admin/users/loc-plain/", { token: plain.token });
+    expect(r.status).toBe(403);
+    expect(r.json).toEqual(
+      errorBody(403, "permission_denied", "This action needs an instance administrator."),
+    );
+  });
 });
 
 describe("the CLI on the running server's data dir", () => {

@@ -22,6 +22,39 @@ const lastAdmin = (verb: string) =>
     `The last admin of an organization cannot be ${verb}; make another member admin first.`,
   );
 
+describe("GET /api/v1/orgs/{org_slug}/members/{username}/", () => {
+  test("the Location of an added member answers the member, as the list has it, to any member", async () => {
+    const o = await orgWithAdmin("gm1");
+    const v = await s.user("gm1-viewer", "gm1", "viewer");
+    await s.user("gm1-new");
+    const r = await call(s, "POST", o.members, {
+      token: o.admin.token,
+      body: { username: "gm1-new", role: "executor" },
+    });
+    expect(r.status).toBe(201);
+    const location = new URL(r.headers.get("location")!);
+    expect(location.pathname).toBe("/api/v1/orgs/gm1/members/gm1-new/");
+    const got = await call(s, "GET", location.pathname, { token: v.token });
+    expect(got.status).toBe(200);
+    expect(got.json).toEqual(r.json);
+    const list = await call(s, "GET", o.members, { token: v.token });
+    expect(got.json).toEqual(list.json.results.find((m: { username: string }) => m.username === "gm1-new"));
+  });
+  test("404 for a user who is not a member; 403 for a member of another org, whoever is named", async () => {
+    await orgWithAdmin("gm2");
+    const v = await s.user("gm2-viewer", "gm2", "viewer");
+    await s.user("gm2-loner");
+    expect((await call(s, "GET", "/api/v1/orgs/gm2/members/gm2-loner/", { token: v.token })).json).toEqual(
+      errorBody(404, "not_found", "Member not found."),
+    );
+    const other = await orgWithAdmin("gm3");
+    for (const who of ["gm2-viewer", "gm2-loner", "ghost"]) {
+      const r = await call(s, "GET", `/api/v1/orgs/gm2/members/${who}/`, { token: other.admin.token });
+      expect([who, r.status, r.json]).toEqual([who, 403, notMember]);
+    }
+  });
+});
+
 describe("GET/POST /api/v1/orgs/{org_slug}/members/", () => {
   test("201 adds a member; a viewer lists members and roles", async () => {
     const o = await orgWithAdmin("m1");

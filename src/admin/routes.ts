@@ -82,6 +82,21 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         detail: { ...detail, operationId: "adminCreateUser", summary: "Create a user" },
       },
     )
+    .get(
+      "/users/:username/",
+      async ({ params, principal }) => {
+        requireInstanceAdmin(principal);
+        const u = await users.getByUsername(params.username);
+        if (!u) throw notFound("User");
+        return presentUser(u);
+      },
+      {
+        auth: true,
+        params: t.Object({ username: t.String() }),
+        response: { 200: UserOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, operationId: "adminGetUser", summary: "A user" },
+      },
+    )
     .delete(
       "/users/:username/",
       async ({ params, set, principal, actor }) => {
@@ -139,8 +154,9 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         if (!admin) throw invalidField("admin", `There is no user "${body.admin}".`, "not_found");
         const org = await orgService.create(body.org_slug, body.name, actor, admin);
         set.status = 201;
-        // The org's own resource: /admin/orgs/{slug}/ has no GET.
-        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/`;
+        // The admin's view of it: the creator may have named another user its first Admin, and
+        // /api/v1/orgs/{slug}/ answers only members.
+        set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/admin/orgs/${org.slug}/`;
         return presentOrg(org, false);
       },
       {
@@ -160,6 +176,21 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           ...detail,
           operationId: "adminCreateOrg",
           summary: "Create an organization with its first Admin (default: you)",
+        },
+      },
+    )
+    .get(
+      "/orgs/:org_slug/",
+      async ({ params, principal }) =>
+        requireInstanceAdmin(principal) ?? presentOrg(await findOrg(params.org_slug), false),
+      {
+        auth: true,
+        params: t.Object({ org_slug: t.String() }),
+        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        detail: {
+          ...detail,
+          operationId: "adminGetOrg",
+          summary: "An organization, whatever its state (deleted included)",
         },
       },
     )

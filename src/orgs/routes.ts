@@ -1,7 +1,7 @@
 // Organizations and members (CONTRACT §3): members read (Viewer), admins write.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import { invalidField } from "../errors.ts";
+import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith } from "../http/openapi/named.ts";
@@ -131,6 +131,22 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         ),
         response: { 201: MemberOut, ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, operationId: "addMember", summary: "Add a member (Admin)" },
+      },
+    )
+    .get(
+      "/:org_slug/members/:username/",
+      async ({ params, principal }) => {
+        // Access first (a non-member gets 403 whoever the username names), then the member.
+        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+        const m = await orgs.member(org.id, params.username);
+        if (!m) throw notFound("Member");
+        return presentMember(m);
+      },
+      {
+        auth: true,
+        params: MemberParams,
+        response: { 200: MemberOut, ...errorResponses(...AUTHED) },
+        detail: { ...detail, operationId: "getMember", summary: "A member and their role" },
       },
     )
     .patch(
