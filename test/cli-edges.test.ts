@@ -286,4 +286,13 @@ describe("help and start errors", () => {
     });
     expect(existsSync(x)).toBe(false);
   });
+
+  test("an error whose detail only repeats it is one line: members add of a member", () => {
+    expect(assay(["members", "add", "acme", "root", "viewer", "--data-dir", data])).toEqual({
+      code: 1,
+      out: "",
+      err: "assay members: The user is already a member of this organization.\n",
+    });
+  });
+
 });

@@ -146,7 +146,9 @@ export function report(command: string, e: unknown, program = "assay"): number {
     return 2;
   }
   if (e instanceof AppError) {
-    say(`${e.message}${e.errors.map((x) => `\n  ${x.field}: ${x.message}`).join("")}`);
+    // A detail that only repeats the headline ("already a member" twice) is left out: one line.
+    const details = e.errors.filter((x) => x.message !== e.message);
+    say(`${e.message}${details.map((x) => `\n  ${x.field}: ${x.message}`).join("")}`);
     return 1;
   }
   if (e instanceof DataDirLockedError || e instanceof PortInUseError) {
