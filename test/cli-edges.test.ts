@@ -295,4 +295,16 @@ describe("help and start errors", () => {
     });
   });
 
+  test("a negative number as an argument is that argument, judged by the command, not an option", () => {
+    expect(assay(["settings", "set", "token_max_ttl_days", "-5", "--data-dir", data])).toEqual({
+      code: 2,
+      out: "",
+      err: 'assay settings: VALUE must be a number of days (1..36500) or null\nRun "assay settings -h" for help.\n',
+    });
+    expect(assay(["users", "delete", "-1", "--data-dir", data])).toEqual({
+      code: 1,
+      out: "",
+      err: 'assay users: There is no user "-1".\n',
+    });
+  });
 });

@@ -46,6 +46,8 @@ function optionIn(message: string): string {
  * negative number was "--port needs a value", though one was given. Only after an option that
  * takes a value, and only a number: `--name -x` stays the mistake it is.
  */
+const NEGATIVE = "\u0000";
+
 function negativeValuesJoined(argv: string[], options: Options): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -55,6 +57,10 @@ function negativeValuesJoined(argv: string[], options: Options): string[] {
     if (long?.type === "string" && next !== undefined && /^-\d/.test(next)) {
       out.push(`${arg}=${next}`);
       i++;
+    } else if (/^-\d/.test(arg)) {
+      // A negative number where an argument stands (`settings set KEY -5`) is that argument, for
+      // the command to judge, not an unknown option "-5". Marked here, restored in parseArgs.
+      out.push(`${NEGATIVE}${arg}`);
     } else out.push(arg);
   }
   return out;
@@ -81,7 +87,11 @@ export function parseArgs(argv: string[], options: Options): Parsed {
       );
     throw new UsageError(message);
   }
-  const out: Parsed = { positionals, flags: {}, bools: new Set() };
+  const out: Parsed = {
+    positionals: positionals.map((a) => (a.startsWith(NEGATIVE) ? a.slice(NEGATIVE.length) : a)),
+    flags: {},
+    bools: new Set(),
+  };
   for (const [name, value] of Object.entries(values)) {
     if (typeof value === "string") out.flags[snake(name)] = value;
     else if (value === true) out.bools.add(snake(name));
