@@ -5,7 +5,7 @@ import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
-import { AUTHED, BOUNDS, errorResponses, Int } from "../http/schemas.ts";
+import { AUTHED, BOUNDS, Chars, errorResponses, Int } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { OrgOut, presentOrg } from "../orgs/model.ts";
@@ -70,9 +70,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           {
             username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
             password: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.password)),
-            name: t.Optional(
-              t.String({ maxLength: 200, error: "must be a string of at most 200 characters" }),
-            ),
+            name: t.Optional(Chars(200, { error: "must be a string of at most 200 characters" })),
             email: t.Optional(t.String({ error: "must be a string" })),
             is_admin: t.Optional(t.Boolean({ error: "must be true or false" })),
           },

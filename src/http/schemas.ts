@@ -1,6 +1,7 @@
 // Shared OpenAPI pieces: the error object and the error statuses a route can answer.
-import { type IntegerOptions, Type } from "@sinclair/typebox";
+import { FormatRegistry, type IntegerOptions, type StringOptions, Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import { charCount } from "../lib/text.ts";
 import { documentedAs, named } from "./openapi/named.ts";
 
 /**
@@ -17,6 +18,25 @@ import { documentedAs, named } from "./openapi/named.ts";
  * Give every integer a `maximum` that keeps it clear of Date and SQLite overflows (docs/limits.md).
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
+
+/**
+ * A request string of `minLength` to `max` characters, counted as JSON Schema counts them (code
+ * points), where TypeBox's own minLength/maxLength count UTF-16 code units: 100 emoji are 200 of
+ * those, and the server refused a name the document allowed. The bound is a format of ours,
+ * registered here and documented as minLength/maxLength (src/http/openapi/normalize.ts); the
+ * route's `error` message is the answer, as with any other keyword. Services that check a length
+ * themselves use charCount (src/lib/text.ts).
+ */
+export function Chars(max: number, options: StringOptions & { minLength?: number } = {}) {
+  const { minLength = 0, ...rest } = options;
+  const format = `assay-chars-${minLength}-${max}`;
+  if (!FormatRegistry.Has(format))
+    FormatRegistry.Set(format, (v) => {
+      const n = charCount(v);
+      return n >= minLength && n <= max;
+    });
+  return t.String({ ...rest, format });
+}
 
 /**
  * A string in a response that is one of `values`: checked as a plain string (no union of literals

@@ -17,6 +17,28 @@ export const NAME_CHARACTERS =
 /** True when `s` may be a name (its length is the caller's to check). */
 export const nameCharactersOk = (s: string): boolean => !NOT_IN_NAMES.test(s) && s.isWellFormed();
 
+/**
+ * The length of `s` in characters (Unicode code points), as JSON Schema's minLength and maxLength
+ * count it: the OpenAPI document's bounds are the server's. String.length counts UTF-16 code
+ * units, two for every character outside the Basic Multilingual Plane (most emoji): a token name
+ * of 100 emoji was refused though the document's maxLength 100 allows it.
+ */
+export function charCount(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one character (unpaired ones count as one each).
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 /** True when `s` may be stored as multi-line text. */
 export const textCharactersOk = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed();
 

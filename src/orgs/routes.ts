@@ -10,7 +10,7 @@ import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "./access.ts";
 import { MemberOut, OrgOut, RoleSchema, presentMember, presentOrg } from "./model.ts";
 import { createOrgService } from "./service.ts";
-import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 const MemberParams = t.Object({ org_slug: t.String(), username: t.String() });
@@ -59,7 +59,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/:org_slug/",
       async ({ params, body, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        if (body.name !== undefined && (!body.name.trim() || body.name.length > 200))
+        if (body.name !== undefined && (!body.name.trim() || charCount(body.name) > 200))
           throw invalidField("name", "A name of 1 to 200 characters.");
         if (body.name !== undefined && !nameCharactersOk(body.name))
           throw invalidField("name", `A name ${NAME_CHARACTERS}.`);

@@ -3,7 +3,7 @@ import type { Actor } from "../audit/types.ts";
 import { conflict, invalid, invalidField, notFound } from "../errors.ts";
 import type { UserStore } from "../users/store.ts";
 import { type OrgStore, ROLES, type Role } from "./store.ts";
-import { NAME_CHARACTERS, nameCharactersOk, quote } from "../lib/text.ts";
+import { charCount, NAME_CHARACTERS, nameCharactersOk, quote } from "../lib/text.ts";
 
 const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
 
@@ -37,7 +37,7 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       admin?: { id: number; username: string },
     ) {
       checkOrgSlug(slug);
-      if (name !== undefined && (name.length > 200 || !name.trim()))
+      if (name !== undefined && (charCount(name) > 200 || !name.trim()))
         throw invalidField("name", "A name of 1 to 200 characters.");
       if (name !== undefined && !nameCharactersOk(name))
         throw invalidField("name", `A name ${NAME_CHARACTERS}.`);

@@ -4,7 +4,7 @@
 // step uses it, with the documents it includes and imports: those may be stored in any order.
 import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, invalid, notFound } from "../errors.ts";
-import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
 import { refsOf } from "../validators/json-schema/resources.ts";
@@ -31,7 +31,7 @@ type Schemas = Record<string, Record<string, unknown>>;
 /** The canonical form of an absolute URI without fragment, or an error item. */
 function canonicalUri(raw: string): string | ErrorItem {
   const bad = (message: string): ErrorItem => ({ field: "uri", code: "invalid", message });
-  if (raw.length > MAX_URI_LENGTH) return bad(`A URI may hold at most ${MAX_URI_LENGTH} characters.`);
+  if (charCount(raw) > MAX_URI_LENGTH) return bad(`A URI may hold at most ${MAX_URI_LENGTH} characters.`);
   // Before the parse: new URL strips leading and trailing C0 controls and drops TAB and line
   // breaks inside, so "\u0001urn:zz\u001f" was stored as "urn:zz" without a word.
   if (!nameCharactersOk(raw)) return bad(`A URI ${NAME_CHARACTERS}.`);

@@ -9,6 +9,7 @@ import { newToken } from "../tokens/secret.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import type { Actor } from "../audit/types.ts";
 import type { SetupStore } from "./store.ts";
+import { charCount } from "../lib/text.ts";
 
 const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
@@ -46,7 +47,7 @@ export function inputProblems(i: FirstRunInput, passwordRequired: boolean): Erro
       code: "invalid",
       message: "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
     });
-  if (i.org_name !== undefined && (!i.org_name.trim() || i.org_name.length > 200))
+  if (i.org_name !== undefined && (!i.org_name.trim() || charCount(i.org_name) > 200))
     out.push({ field: "org_name", code: "invalid", message: "A name of 1 to 200 characters." });
   if (!USERNAME_RE.test(i.username))
     out.push({

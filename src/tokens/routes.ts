@@ -8,7 +8,7 @@ import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses, Int } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import type { TokenRecord } from "./store.ts";
-import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 
 export const TokenOut = named(
   "Token",
@@ -33,7 +33,7 @@ export const presentToken = (r: TokenRecord) => ({
 });
 
 export function checkTokenName(name: string) {
-  if (!name.trim() || name.length > 100)
+  if (!name.trim() || charCount(name) > 100)
     throw invalidField("name", "A token name of 1 to 100 characters is required.");
   if (!nameCharactersOk(name)) throw invalidField("name", `A token name ${NAME_CHARACTERS}.`);
 }

@@ -3,6 +3,8 @@
 // run of keys. No composition rules (a digit, a capital): 800-63B advises against them. The list
 // is short on purpose: the passwords at the head of every published leak list (what online
 // guessing tries within the sign-in limiter's budget), not a breach corpus.
+import { charCount } from "../lib/text.ts";
+
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 1024;
 
@@ -117,7 +119,8 @@ function straightRun(p: string): boolean {
 
 /** Why `password` is refused for `username`, or null when it is acceptable. */
 export function passwordProblem(password: string, username?: string): string | null {
-  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD)
+  const length = charCount(password);
+  if (length < MIN_PASSWORD || length > MAX_PASSWORD)
     return `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`;
   const l = password.toLowerCase();
   // Containing a name of four or more characters (alice2024); a shorter one only if it is all.

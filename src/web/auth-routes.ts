@@ -10,7 +10,7 @@ import { clientIp } from "../http/client-ip.ts";
 import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
-import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
+import { AUTHED, BOUNDS, Chars, errorResponses } from "../http/schemas.ts";
 import { MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
@@ -101,16 +101,8 @@ export function webAuthRoutes(
       {
         body: t.Object(
           {
-            username: t.String({
-              minLength: 1,
-              maxLength: 200,
-              error: "must be a string of 1 to 200 characters",
-            }),
-            password: t.String({
-              minLength: 1,
-              maxLength: 1024,
-              error: "must be a string of 1 to 1024 characters",
-            }),
+            username: Chars(200, { minLength: 1, error: "must be a string of 1 to 200 characters" }),
+            password: Chars(1024, { minLength: 1, error: "must be a string of 1 to 1024 characters" }),
           },
           { additionalProperties: false },
         ),
@@ -208,13 +200,10 @@ export function webAuthRoutes(
         auth: true,
         body: t.Object(
           {
-            current_password: t.String({
-              maxLength: 1024,
-              error: "must be a string of at most 1024 characters",
-            }),
+            current_password: Chars(1024, { error: "must be a string of at most 1024 characters" }),
             // The handler refuses a short one after checking the current password: documented here.
             new_password: documentedWith(
-              t.String({ maxLength: 1024, error: `A password has ${MIN_PASSWORD} to 1024 characters.` }),
+              Chars(1024, { error: `A password has ${MIN_PASSWORD} to 1024 characters.` }),
               BOUNDS.password,
             ),
           },

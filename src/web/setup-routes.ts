@@ -10,7 +10,7 @@ import { clientIp } from "../http/client-ip.ts";
 import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith } from "../http/openapi/named.ts";
-import { BOUNDS, errorResponses } from "../http/schemas.ts";
+import { BOUNDS, Chars, errorResponses } from "../http/schemas.ts";
 import { publicOrigin } from "../http/url.ts";
 import { codeMatches } from "../setup/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
@@ -22,8 +22,7 @@ export interface SetupCode {
   code: string | null;
 }
 
-const str = (max: number) =>
-  t.String({ maxLength: max, error: `must be a string of at most ${max} characters` });
+const str = (max: number) => Chars(max, { error: `must be a string of at most ${max} characters` });
 
 export function setupRoutes(
   deps: Deps,

@@ -3,7 +3,7 @@
 // Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
 // drafts and on the workflow check thread for heavy ones (check-thread.ts).
 import { type ErrorItem, invalid } from "../errors.ts";
-import { NAME_CHARACTERS, nameCharactersOk, quote, textCharactersOk } from "../lib/text.ts";
+import { charCount, NAME_CHARACTERS, nameCharactersOk, quote, textCharactersOk } from "../lib/text.ts";
 import {
   type StepConfigContext,
   authoredConfig,
@@ -37,7 +37,7 @@ const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
  */
 function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext): number | null {
   const f = (k: string) => (field ? `${field}.${k}` : k);
-  if (!s.name || s.name.length > 200)
+  if (!s.name || charCount(s.name) > 200)
     errors.push({
       field: f("name"),
       code: "invalid",
@@ -106,11 +106,11 @@ export function checkDraft(
       code: "invalid",
       message: "A slug is 1 to 63 characters: lowercase letters, digits, - and _, starting with a letter.",
     });
-  if (!d.name.trim() || d.name.length > 200)
+  if (!d.name.trim() || charCount(d.name) > 200)
     errors.push({ field: "name", code: "invalid", message: "A name of 1 to 200 characters is required." });
   else if (!nameCharactersOk(d.name))
     errors.push({ field: "name", code: "invalid", message: `A name ${NAME_CHARACTERS}.` });
-  if (d.description.length > 5000)
+  if (charCount(d.description) > 5000)
     errors.push({
       field: "description",
       code: "invalid",

@@ -33,8 +33,8 @@ export function documentedAs<S extends TSchema>(schema: S, json: Record<string, 
 /**
  * Validates with `schema`, documents it with `bounds` added: for limits that a service checks
  * itself, so that every problem of a body is reported together, with the service's message (the
- * service stays the authority). Lengths there count UTF-16 code units (String.length), as the
- * services do; JSON Schema counts code points, the same outside the astral planes.
+ * service stays the authority). Services count lengths in characters (code points: charCount in
+ * src/lib/text.ts), as JSON Schema does, not in UTF-16 code units (String.length).
  */
 export function documentedWith<S extends TSchema>(schema: S, bounds: Record<string, unknown>): S {
   return documentedAs(schema, { ...schema, ...bounds });

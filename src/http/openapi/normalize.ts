@@ -7,6 +7,9 @@ import { DOCUMENTED_AS, SCHEMA_NAME } from "./named.ts";
 
 export type Obj = Record<string, unknown>;
 
+/** The format of a Chars() string: `assay-chars-{min}-{max}`. */
+export const CHARS_FORMAT = /^assay-chars-(\d+)-(\d+)$/;
+
 /** Keywords that TypeBox or Elysia add and JSON Schema 2020-12 does not define. */
 const DROPPED = new Set(["error", "nullable", "$id"]);
 /** Keywords whose value is a map of name → schema. */
@@ -108,6 +111,17 @@ export function simplify(s: Obj): Obj {
         if (Array.isArray(a.enum)) out.enum = [...a.enum, null];
       }
     }
+  }
+  // Chars() (src/http/schemas.ts) bounds a length in characters through a format of its own: to a
+  // client that is JSON Schema's minLength/maxLength, which count characters too.
+  const chars = typeof out.format === "string" ? CHARS_FORMAT.exec(out.format) : null;
+  if (chars) {
+    const { format: _, ...rest } = out;
+    out = {
+      ...(Number(chars[1]) > 0 ? { minLength: Number(chars[1]) } : {}),
+      maxLength: Number(chars[2]),
+      ...rest,
+    };
   }
   // t.Record(t.String(), X) is patternProperties {"^(.*)$": X}: every key, i.e. additionalProperties.
   const pp = out.patternProperties;

@@ -2,6 +2,7 @@
 // raw body's X-Filename. One line of text that names a file, never a path (docs/limits.md).
 import { isUtf8 } from "node:buffer";
 import type { ErrorItem } from "../../errors.ts";
+import { charCount } from "../../lib/text.ts";
 
 // Control characters and path separators; also the bidirectional controls, which make a download
 // prompt show another name than the file has ("invoice\u202Efdp.exe"), U+2028/U+2029, line breaks
@@ -29,7 +30,7 @@ export function checkFilename(
 ): string | null {
   if (v === undefined || v === null || v === "") return null;
   if (typeof v !== "string") errors.push({ field, code: "invalid", message: "filename must be a string." });
-  else if (v.length > limits.maxFilenameLength)
+  else if (charCount(v) > limits.maxFilenameLength)
     errors.push({
       field,
       code: "too_long",
