@@ -179,6 +179,21 @@ describe("assay CLI", () => {
       "Unchanged: workflow typed (version 1)",
     );
   });
+  test("a malformed workflow file is refused with its line and column, one line on stderr", () => {
+    const cases: [string, string][] = [
+      ["bad.json", '{"slug": "x" "name": "y"}', "Unexpected double-quoted-scalar token at line 1, column 14"],
+      ["bad.yaml", "slug: x\nslug: y\n", "Map keys must be unique at line 2, column 1"],
+    ];
+    for (const [name, text, message] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      expect(assay(["workflows", "import", "acme", file])).toEqual({
+        code: 1,
+        out: "",
+        err: `assay workflows: ${file}: not valid YAML/JSON: ${message}\n`,
+      });
+    }
+  });
   test("settings get and set", () => {
     expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);
     expect(assay(["settings", "get"]).out).toContain("token_rotation_days = 90");

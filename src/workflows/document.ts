@@ -42,7 +42,8 @@ export function parseDocument(text: string): WorkflowInput {
   try {
     doc = YAML.parse(text, { maxAliasCount: 100 });
   } catch (e) {
-    throw new Error(`not valid YAML/JSON: ${(e as Error).message.split("\n")[0]}`);
+    // The parser's first line names the position and ends with ":" before its code frame.
+    throw new Error(`not valid YAML/JSON: ${(e as Error).message.split("\n")[0]!.replace(/:$/, "")}`);
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc))
     throw new Error("the document must be a mapping");
