@@ -180,7 +180,7 @@ describe("assay CLI", () => {
     );
   });
   test("a malformed workflow file is refused with its line and column, one line on stderr", () => {
-    const cases: [string, string][] = [
+    const cases: [string, string, string][] = [
       ["bad.json", '{"slug": "x" "name": "y"}', "Unexpected double-quoted-scalar token at line 1, column 14"],
       ["bad.yaml", "slug: x\nslug: y\n", "Map keys must be unique at line 2, column 1"],
     ];
