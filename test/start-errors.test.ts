@@ -8,6 +8,7 @@ import { testConfig } from "../src/config.ts";
 import { lockDataDir } from "../src/db/lock.ts";
 import { startServer } from "../src/server.ts";
 import { onPostgres, otherConnection } from "./helpers/backend.ts";
+import { sharedPgCluster } from "./helpers/pg-cluster.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
@@ -112,6 +113,26 @@ test("serve against a PostgreSQL that cannot be reached says it waits, once, the
   expect(lines[1]).toStartWith("assay serve: cannot reach postgres://assay:***@127.0.0.1:1/assay: ");
   expect(r.err).not.toContain("secret");
 }, 90_000);
+
+// On the PostgreSQL pass: the cluster answers, but the database or the role is not there.
+test.skipIf(!onPostgres)(
+  "an admin command on a PostgreSQL database or role that does not exist says which, not 'no answer'",
+  async () => {
+    const base = (await sharedPgCluster()).baseUrl;
+    expect(await assay(["users", "list", "--database-url", `${base}assay_no_such_db`])).toEqual({
+      code: 1,
+      out: "",
+      err: 'assay users: database "assay_no_such_db" does not exist\n',
+    });
+    const noRole = base.replace("postgres@", "assay_no_such_role@");
+    expect(await assay(["tokens", "list", "root", "--database-url", `${noRole}postgres`])).toEqual({
+      code: 1,
+      out: "",
+      err: 'assay tokens: role "assay_no_such_role" does not exist\n',
+    });
+  },
+  90_000,
+);
 
 test("a password in the database URL's query is masked in the error too", async () => {
   const url = "postgres://alice@127.0.0.1:1/assay?user=bob&password=sekrit9";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { dataDirError } from "./dir-access.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
-import { DatabaseUnavailable } from "./program.ts";
+import { DatabaseUnavailable, get } from "./program.ts";
 import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
 
 export const DB_FILE = "assay.db";
@@ -113,7 +113,9 @@ export async function openDb(
   for (;;) {
     try {
       if (migrate) await migratePostgres(db);
-      else if (!(await db.ping())) throw new DatabaseUnavailable("no answer");
+      // A statement, not ping(): ping's false hid why, so a database that does not exist or a
+      // refused password read "cannot reach …: no answer"; they are said as `migrate` says them.
+      else await db.exec(get("SELECT 1"));
       return db;
     } catch (e) {
       if (!(e instanceof DatabaseUnavailable) && !isConnectionError(e)) {
