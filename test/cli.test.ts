@@ -56,7 +56,9 @@ describe("assay CLI", () => {
     expect(token).toMatch(/^assay_[A-Za-z0-9_-]{51}$/);
     const again = assay(["init", "--org", "acme", "--admin", "root"]);
     expect(again.code).toBe(1);
-    expect(again.err).toContain("already initialised");
+    expect(again.err).toBe(
+      `assay init: SQLite in ${dataDir} is already initialised; use \`assay users\`, \`orgs\` and \`tokens\`.\n`,
+    );
   });
   test("users, orgs, members, tokens round trip", () => {
     expect(assay(["users", "create", "bob", "--name", "Bob"]).code).toBe(0);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
 import { lockDataDir } from "../src/db/lock.ts";
 import { startServer } from "../src/server.ts";
-import { onPostgres, otherConnection } from "./helpers/backend.ts";
+import { freshPgDatabase, onPostgres, otherConnection } from "./helpers/backend.ts";
 import { sharedPgCluster } from "./helpers/pg-cluster.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
@@ -130,6 +130,25 @@ test.skipIf(!onPostgres)(
       out: "",
       err: 'assay tokens: role "assay_no_such_role" does not exist\n',
     });
+  },
+  90_000,
+);
+
+test.skipIf(!onPostgres)(
+  "init on an initialised PostgreSQL database names the database, not a data directory",
+  async () => {
+    const { url, drop } = await freshPgDatabase();
+    try {
+      const init = ["init", "--org", "acme", "--admin", "root", "--database-url", url];
+      expect((await assay(init)).code).toBe(0);
+      expect(await assay(init)).toEqual({
+        code: 1,
+        out: "",
+        err: `assay init: PostgreSQL ${url} is already initialised; use \`assay users\`, \`orgs\` and \`tokens\`.\n`,
+      });
+    } finally {
+      await drop();
+    }
   },
   90_000,
 );

@@ -49,7 +49,9 @@ export async function init(p: Parsed) {
       p,
       async (d) => {
         if (!(await d.setup.needed()))
-          fail("This data directory is already initialised; use `assay users`, `orgs` and `tokens`.");
+          fail(
+            `${describeDb(d.config)} is already initialised; use \`assay users\`, \`orgs\` and \`tokens\`.`,
+          );
         const r = await d.setup.run(input, { withToken: true, passwordRequired: false }, cli);
         print(
           `Initialised ${describeDb(d.config)}: instance admin "${input.username}", organization "${input.org_slug}" (admin).`,
