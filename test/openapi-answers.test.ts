@@ -30,10 +30,10 @@ describe("201 answers carry the Location of what they created", () => {
     expect(m.headers.get("location")).toBe(`${BASE}/api/v1/orgs/acme/members/bea.m/`);
   });
 
-  test("adminCreateOrg: the org's URL", async () => {
+  test("adminCreateOrg: the org's URL as admins see it (the creator need not be a member)", async () => {
     const r = await post("/api/v1/admin/orgs/", { org_slug: "beta" });
     expect(r.status).toBe(201);
-    expect(r.headers.get("location")).toBe(`${BASE}/api/v1/orgs/beta/`);
+    expect(r.headers.get("location")).toBe(`${BASE}/api/v1/admin/orgs/beta/`);
   });
 
   test("createWorkflow and addStep: the workflow's and the step's URLs", async () => {

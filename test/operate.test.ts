@@ -164,7 +164,7 @@ describe("assay init writes everything or nothing", () => {
     const again = await assay(["orgs", "create", "beta", "--data-dir", data]);
     expect(again.code).toBe(1);
     expect(again.err).toBe(
-      'assay orgs: The organization slug "beta" is taken by a deleted organization; restore it with `assay orgs restore beta`, or choose another slug.\n  org_slug: The organization slug "beta" is taken by a deleted organization; restore it with `assay orgs restore beta`, or choose another slug.\n',
+      'assay orgs: The organization slug "beta" is taken by a deleted organization; restore it with `assay orgs restore beta`, or choose another slug.\n',
     );
   });
 });
