@@ -6,6 +6,7 @@ import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { LineIndex } from "../shared/position.ts";
 import { compileUserRegex } from "../shared/user-regex.ts";
+import { charCount } from "../../lib/text.ts";
 import { storedPosition } from "../shared/stored-position.ts";
 import { firstInvalidUtf8, hasUtf8Bom } from "../shared/utf8.ts";
 import type { ConfigIssue, Severity, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
@@ -122,12 +123,6 @@ function codePointOffset(s: string, n: number): number {
   return -1;
 }
 
-function countCodePoints(s: string): number {
-  let count = 0;
-  for (const _ of s) count++;
-  return count;
-}
-
 function compile(config: unknown) {
   const cfg = config as TextRulesConfig;
   const patterns = (cfg.patterns ?? []).map((p, i) => {
@@ -164,7 +159,7 @@ function compile(config: unknown) {
         if (line.length <= maxLen) continue; // UTF-16 length bounds the code point count
         const over = codePointOffset(line, maxLen);
         if (over < 0) continue;
-        const msg = `line is ${countCodePoints(line)} characters long, more than ${maxLen}`;
+        const msg = `line is ${charCount(line)} characters long, more than ${maxLen}`;
         out.add(finding("text.line_too_long", msg, { line: i + 1, column: over + 1 }));
       }
     }
