@@ -16,16 +16,21 @@ const me = (token: string) => call(s, "GET", "/api/v1/users/me/", { token });
 const invalidToken = errorBody(401, "authentication_required", "Invalid token.");
 const suspended = errorBody(403, "permission_denied", "The organization is suspended.");
 const deleted = errorBody(403, "permission_denied", "The organization has been deleted.");
-function assay(...args: string[]) {
+function run(args: string[], stdin?: string) {
   const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
     env: {
       ...process.env,
       ASSAY_DATA_DIR: s.dataDir,
       ...(s.databaseUrl ? { ASSAY_DATABASE_URL: s.databaseUrl } : {}),
     },
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
   });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
+const assay = Object.assign((...args: string[]) => run(args), {
+  /** With `stdin` as the process's standard input (a FILE given as -). */
+  withStdin: (stdin: string, ...args: string[]) => run(args, stdin),
+});
 
 describe("/api/v1/admin/users/", () => {
   test("201 creates, 200 lists; 409 for a taken name, 400 for a bad one", async () => {
@@ -147,6 +152,37 @@ describe("/api/v1/admin/orgs/", () => {
     await call(s, "POST", "/api/v1/admin/orgs/sus/restore/", root());
     expect((await call(s, "GET", path, { token: v.token })).status).toBe(200);
   });
+  test("409 conflict for suspending a deleted org, which stays as it was; restore still brings it back", async () => {
+    const v = await s.user("gone-viewer", "gone", "viewer");
+    const path = "/api/v1/orgs/gone/";
+    expect((await call(s, "DELETE", "/api/v1/admin/orgs/gone/", root())).status).toBe(204);
+    const was = (await call(s, "GET", "/api/v1/admin/orgs/gone/", root())).json;
+    expect(was).toMatchObject({ status: "active", deleted_at: expect.any(String) });
+    const entries = await s.count("audit_log");
+    const r = await call(s, "POST", "/api/v1/admin/orgs/gone/suspend/", root());
+    expect(r.status).toBe(409);
+    expect(r.headers.get("content-type")).toStartWith("application/json");
+    expect(r.json).toEqual(
+      errorBody(
+        409,
+        "conflict",
+        'The organization "gone" has been deleted; restore it first (POST /api/v1/admin/orgs/gone/restore/).',
+      ),
+    );
+    // Nothing changed, nothing logged; the members' answer is still the deleted org's.
+    expect((await call(s, "GET", "/api/v1/admin/orgs/gone/", root())).json).toEqual(was);
+    expect(await s.count("audit_log")).toBe(entries);
+    expect((await call(s, "GET", path, { token: v.token })).json).toEqual(deleted);
+    // Restore is what a deleted org takes; then it can be suspended as any other.
+    const back = await call(s, "POST", "/api/v1/admin/orgs/gone/restore/", root());
+    expect(back.status).toBe(200);
+    const { deleted_at: _, ...live } = was;
+    expect(back.json).toEqual(live);
+    expect((await call(s, "GET", path, { token: v.token })).status).toBe(200);
+    const sus = await call(s, "POST", "/api/v1/admin/orgs/gone/suspend/", root());
+    expect(sus.json).toEqual({ ...live, status: "suspended" });
+    expect((await call(s, "GET", path, { token: v.token })).json).toEqual(suspended);
+  });
   test("404 not_found for an unknown org", async () => {
     const r = await call(s, "POST", "/api/v1/admin/orgs/nowhere/suspend/", root());
     expect(r.json).toEqual(errorBody(404, "not_found", "Organization not found."));
@@ -227,6 +263,55 @@ describe("the CLI on the running server's data dir", () => {
     );
     expect(assay("users", "delete", "cli-target").code).toBe(0);
     expect((await me(spare.token)).json).toEqual(invalidToken);
+  });
+  test("a deleted org is refused a suspension, a new member, a role and a workflow (exit 1); restore, remove and list work", async () => {
+    await s.user("del-admin", "del-org", "admin");
+    const viewer = await s.user("del-viewer", "del-org", "viewer");
+    await s.user("del-new");
+    expect(assay("orgs", "delete", "del-org").code).toBe(0);
+    const org = await s.row("SELECT status, deleted_at FROM orgs WHERE slug = ?", "del-org");
+    const members = async () =>
+      s.sql(
+        "SELECT u.username, m.role FROM memberships m JOIN users u ON u.id = m.user_id JOIN orgs o ON o.id = m.org_id WHERE o.slug = ? ORDER BY u.username",
+        "del-org",
+      );
+    const before = await members();
+    const entries = await s.count("audit_log");
+    const refused = {
+      code: 1,
+      out: "",
+      err: 'assay REPLACE: The organization "del-org" has been deleted; restore it first (`assay orgs restore del-org`).\n',
+    };
+    const as = (command: string) => ({ ...refused, err: refused.err.replace("REPLACE", command) });
+    expect(assay("orgs", "suspend", "del-org")).toEqual(as("orgs"));
+    expect(assay("members", "add", "del-org", "del-new", "viewer")).toEqual(as("members"));
+    expect(assay("members", "set-role", "del-org", "del-viewer", "admin")).toEqual(as("members"));
+    const doc =
+      "slug: w\nname: W\nallowed_file_types: [JSON]\nsteps:\n  - {name: s, validator: syntax, config: {}}\n";
+    expect(assay.withStdin(doc, "workflows", "import", "del-org", "-")).toEqual(as("workflows"));
+    // Nothing changed and nothing was logged.
+    expect(await s.row("SELECT status, deleted_at FROM orgs WHERE slug = ?", "del-org")).toEqual(org);
+    expect(await members()).toEqual(before);
+    expect(await s.count("audit_log")).toBe(entries);
+    // Reading and taking access away still work; a second delete keeps it as it is.
+    expect(assay("members", "list", "del-org").code).toBe(0);
+    const removed = assay("members", "remove", "del-org", "del-viewer");
+    expect([removed.code, removed.err]).toEqual([0, ""]);
+    expect(removed.out).toStartWith("Removed del-viewer from del-org (");
+    expect(assay("orgs", "delete", "del-org").code).toBe(0);
+    expect(await s.row("SELECT status, deleted_at FROM orgs WHERE slug = ?", "del-org")).toEqual(org);
+    // Restored, it takes every change again; the removed member stays out.
+    expect(assay("orgs", "restore", "del-org").code).toBe(0);
+    expect((await call(s, "GET", "/api/v1/orgs/del-org/", { token: viewer.token })).json).toEqual(
+      errorBody(403, "permission_denied", "You are not a member of this organization."),
+    );
+    expect(assay("members", "add", "del-org", "del-new", "viewer")).toEqual({
+      code: 0,
+      out: "del-new is now viewer of del-org.\n",
+      err: "",
+    });
+    expect(assay("members", "set-role", "del-org", "del-new", "author").code).toBe(0);
+    expect(assay("orgs", "suspend", "del-org").code).toBe(0);
   });
   test("members remove refuses the last Admin; users delete refuses the last instance admin", async () => {
     await s.user("solo", "solo-org", "admin");

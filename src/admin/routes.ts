@@ -9,7 +9,7 @@ import { AUTHED, BOUNDS, Chars, errorResponses, Int } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { OrgOut, presentOrg } from "../orgs/model.ts";
-import { createOrgService } from "../orgs/service.ts";
+import { createOrgService, refuseDeletedOrg } from "../orgs/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { createUser } from "../users/service.ts";
 
@@ -194,25 +194,21 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/:org_slug/suspend/",
-      async ({ params, principal, actor }) =>
-        requireInstanceAdmin(principal) ??
-        presentOrg(
-          await orgs.update(
-            (await findOrg(params.org_slug)).id,
-            { status: "suspended" },
-            actor,
-            "org.suspend",
-          ),
-          false,
-        ),
+      async ({ params, principal, actor }) => {
+        requireInstanceAdmin(principal);
+        const o = await findOrg(params.org_slug);
+        refuseDeletedOrg(o, `POST /api/v1/admin/orgs/${o.slug}/restore/`);
+        return presentOrg(await orgs.update(o.id, { status: "suspended" }, actor, "org.suspend"), false);
+      },
       {
         auth: true,
         params: t.Object({ org_slug: t.String() }),
-        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        response: { 200: OrgOut, ...errorResponses(...AUTHED, 409) },
         detail: {
           ...detail,
           operationId: "adminSuspendOrg",
           summary: "Suspend: members get 403 until restored",
+          description: "A deleted organization is refused (409 `conflict`): restore it first.",
         },
       },
     )

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describeDb } from "../db/open.ts";
 import { AppError, invalid } from "../errors.ts";
 import { FIRST_RUN_INVALID, inputProblems } from "../setup/service.ts";
-import { checkRole, createOrgService } from "../orgs/service.ts";
+import { checkRole, createOrgService, refuseDeletedOrg } from "../orgs/service.ts";
 import { ROLES } from "../orgs/store.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
@@ -20,6 +20,8 @@ const need = (p: Parsed, n: number, usage: string) => {
 const fail = (msg: string) => {
   throw new AppError(400, "invalid_request", msg);
 };
+/** How a deleted org is brought back, for the refusals of changes to one. */
+const restoreHint = (slug: string) => `\`assay orgs restore ${slug}\``;
 /** Changes made by these commands are logged as the CLI, with the account that ran it. */
 const cli = cliActor();
 
@@ -160,6 +162,8 @@ export async function orgs(p: Parsed) {
       const [slug] = need(q, 1, `orgs ${sub} SLUG`);
       const o = await d.orgs.getBySlug(slug!);
       if (!o) fail(`There is no organization "${slug}".`);
+      // Restore is what a deleted org takes; delete again keeps it as it is (idempotent).
+      if (sub === "suspend") refuseDeletedOrg(o!, restoreHint(slug!));
       const patch =
         sub === "suspend"
           ? { status: "suspended" as const }
@@ -183,19 +187,28 @@ export async function members(p: Parsed) {
     const svc = createOrgService(d.orgs, d.users);
     const org = async (slug: string) =>
       (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
+    /**
+     * An org given a member or a role: not a deleted one, which nobody can use until it is
+     * restored. Removing a member only takes access away, and may be wanted before a restore.
+     */
+    const live = async (slug: string) => {
+      const o = (await org(slug))!;
+      refuseDeletedOrg(o, restoreHint(slug));
+      return o;
+    };
     allowOnly(p, ["data_dir"]);
     if (sub === "add") {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
-      const m = await svc.addMember((await org(slug!))!.id, username!, checkRole(role!), cli);
+      const m = await svc.addMember((await live(slug!)).id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "set-role") {
       // An existing member's role: how an org whose last Admin was deleted gets one again.
       const [slug, username, role] = need(q, 3, "members set-role ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
-      const m = await svc.setRole((await org(slug!))!.id, username!, role!, cli);
+      const m = await svc.setRole((await live(slug!)).id, username!, role!, cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");

@@ -71,7 +71,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "assay orgs suspend SLUG | restore SLUG | delete SLUG",
     ],
     about:
-      "Deleting is soft: the org's runs and history stay, its members get 403, and the slug stays\nreserved so that `restore` can bring it back.",
+      "Deleting is soft: the org's runs and history stay, its members get 403, and the slug stays\nreserved so that `restore` can bring it back. Until then it takes no suspension, new member,\nrole or workflow (exit 1).",
     options: { name: s, ...DATA_OPTIONS },
     optionHelp: [["--name N", "display name [the slug]"], ...DATA_HELP],
   },

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { cliActor } from "../audit/actor.ts";
 import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
+import { refuseDeletedOrg } from "../orgs/service.ts";
 import { DocumentError, parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, withDeps } from "./context.ts";
@@ -77,7 +78,9 @@ export async function workflows(p: Parsed): Promise<number> {
     if (!org || args.length !== 1) throw new UsageError("usage: assay workflows import ORG FILE");
     await withDeps(p, async (d) => {
       const o = await d.orgs.getBySlug(org);
-      if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
+      if (!o) throw new AppError(404, "not_found", `There is no organization "${org}".`);
+      // Said as `orgs create` says it: the slug is a deleted org's, which restore brings back.
+      refuseDeletedOrg(o, `\`assay orgs restore ${org}\``);
       const input = await readDocument(args[0]!);
       const exists = input.slug ? await d.workflowStore.find(o.id, input.slug) : null;
       const { workflow } = exists

@@ -27,6 +27,17 @@ export function checkRole(role: string, field = "role"): Role {
 export const deletedSlugMessage = (slug: string) =>
   `The organization slug "${slug}" is taken by a deleted organization; restore it with \`assay orgs restore ${slug}\`, or choose another slug.`;
 
+/**
+ * A deleted org changes only by being restored: suspended, or given members, it would still be
+ * deleted (its members get 403 either way), and `restore` makes it active whatever was done to it
+ * meanwhile. So such a change is refused, not done silently. `restore`: how the caller restores
+ * one (`assay orgs restore SLUG`, or the admin API's POST). Decision: docs/decisions.md.
+ */
+export function refuseDeletedOrg(org: { slug: string; deleted_at: string | null }, restore: string) {
+  if (org.deleted_at)
+    throw conflict(`The organization "${org.slug}" has been deleted; restore it first (${restore}).`);
+}
+
 export function createOrgService(orgs: OrgStore, users: UserStore) {
   return {
     /** A new org; with `admin`, that user becomes its first Admin in the same transaction. */
