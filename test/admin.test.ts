@@ -313,6 +313,24 @@ describe("the CLI on the running server's data dir", () => {
     expect(assay("members", "set-role", "del-org", "del-new", "author").code).toBe(0);
     expect(assay("orgs", "suspend", "del-org").code).toBe(0);
   });
+  test("tokens revoke: an ID that is not a number is exit 2, a number no token has exit 1; nothing is revoked", async () => {
+    const u = await s.user("revoke-keep");
+    const entries = await s.count("audit_log");
+    for (const id of ["abc", `${u.tokenId}x`, "-1", "1.5", "0x1", "１"])
+      expect(assay("tokens", "revoke", id)).toEqual({
+        code: 2,
+        out: "",
+        err: `assay tokens: ID is a token's number, as \`assay tokens list USERNAME\` shows it, not "${id}"\nRun "assay tokens -h" for help.\n`,
+      });
+    for (const id of ["999999", "1234567890123456789012"])
+      expect(assay("tokens", "revoke", id)).toEqual({
+        code: 1,
+        out: "",
+        err: `assay tokens: There is no token ${id}.\n`,
+      });
+    expect(await s.count("audit_log")).toBe(entries);
+    expect((await me(u.token)).status).toBe(200);
+  });
   test("members remove refuses the last Admin; users delete refuses the last instance admin", async () => {
     await s.user("solo", "solo-org", "admin");
     const m = assay("members", "remove", "solo-org", "solo");

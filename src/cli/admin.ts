@@ -256,7 +256,13 @@ export async function tokens(p: Parsed) {
     } else if (sub === "revoke") {
       allowOnly(p, ["data_dir"]);
       const [id] = need(q, 1, "tokens revoke ID");
-      if (!/^\d+$/.test(id!) || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
+      // An id is a number, as `tokens list` shows it: anything else is a mistyped argument (exit
+      // 2), not a token that is missing (exit 1). Past 15 digits no id exists (as in the API).
+      if (!/^\d+$/.test(id!))
+        throw new UsageError(
+          `ID is a token's number, as \`assay tokens list USERNAME\` shows it, not "${id}"`,
+        );
+      if (id!.length > 15 || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
       await d.tokenStore.revoke(Number(id), cli);
       print(`Token ${id} revoked (${describeDb(d.config)}).`);
     } else throw new UsageError("usage: assay tokens create|list|revoke …");

@@ -91,7 +91,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     usage: [
       "assay tokens create USERNAME --name N [--expires-in 30d]   (the token alone on the last line)",
       "assay tokens list USERNAME",
-      "assay tokens revoke ID",
+      "assay tokens revoke ID                                     (ID: a number, as tokens list shows)",
     ],
     options: { name: s, "expires-in": s, ...DATA_OPTIONS },
     optionHelp: [
