@@ -3,7 +3,7 @@
 // syntax judge (the caller compiles the pattern with `new RegExp(p, "u")` first); this parser can
 // then assume well-formed input. Where the two engines differ, the rewrite spells ECMA's meaning
 // out: `.` excludes all four line terminators, `\s` is ECMA's 25 white-space characters, `\d` and
-// `\w` are ASCII, literals become \x{…}. What RE2 cannot express is refused with a reason:
+// `\w` are ASCII (plus ſ and K under `i`, for `\b` too: FOLDED_WORD), literals become \x{…}. What RE2 cannot express is refused with a reason:
 // backreferences, and lookaheads except those right after a leading ^ (user-regex.ts evaluates
 // those as separate anchored matches). Lookbehinds run on re2js's linear-time lookbehind mode.
 
@@ -41,6 +41,19 @@ export const WORD: Range[] = [
  * hold ſ, and RE2's folding of that class would then match s, S, k and K too.
  */
 export const WORD_I: Range[] = [...WORD, [0x17f, 0x17f], [0x212a, 0x212a]];
+/**
+ * The same two for `\b` and `\B` under `i`, which RE2 judges by ASCII alone and cannot be told
+ * otherwise (no lookahead to see the next character). Under `i` ECMA reads every character as
+ * its Canonicalize (simple case folding with `u`), where ſ is s and K is k; IsWordChar counts
+ * both as word characters. So a pattern in which nothing outside `i` tells them apart matches
+ * the text with ſ and K replaced by s and k exactly as ECMA matches the text itself, at the same
+ * UTF-16 offsets (all four are one unit). user-regex.ts reads the text so when a `\b` or `\B`
+ * stands under `i`.
+ */
+export const FOLDED_WORD: ReadonlyArray<readonly [string, string]> = [
+  ["\u017f", "s"],
+  ["\u212a", "k"],
+];
 // WhiteSpace and LineTerminator of ECMA-262 (§12.2, §12.3): \t \n \v \f \r, space, NBSP, the Zs.
 export const SPACE: Range[] = [
   [0x09, 0x0d],
@@ -177,6 +190,12 @@ function property(body: string): string | Range[] {
 class Parser {
   i = 0;
   lookbehind = false;
+  /** A `\b` or `\B` under `i` (ECMA's word characters then include ſ and K: see FOLDED_WORD). */
+  boundaryI = false;
+  /** A `\b` or `\B` not under `i` (ſ and K are not word characters there). */
+  boundaryCased = false;
+  /** RE2 text of each atom outside `i`: those tell ſ from s and K from k, unless they match both or neither. */
+  readonly cased: string[] = [];
   constructor(
     readonly p: string,
     readonly flags: Flags,
@@ -233,13 +252,27 @@ class Parser {
       return { t: "dollar", m: flags.m };
     }
     if (c === "(") return this.group(flags);
-    if (c === "[") return { t: "raw", re2: this.characterClass(flags.i) };
+    const re2 = this.atom(flags);
+    if (!flags.i) this.cased.push(re2);
+    return { t: "raw", re2 };
+  }
+
+  atom(flags: Flags): string {
+    const c = this.p[this.i];
+    if (c === "[") return this.characterClass(flags.i);
     if (c === ".") {
       this.i++;
-      return { t: "raw", re2: flags.s ? "(?s:.)" : classOf(invert(LINE_END)) };
+      return flags.s ? "(?s:.)" : classOf(invert(LINE_END));
     }
-    if (c === "\\") return { t: "raw", re2: this.atomEscape(flags.i) };
-    return { t: "raw", re2: lit(this.cp()) };
+    if (c === "\\") {
+      const b = this.p[this.i + 1];
+      if (b === "b" || b === "B") {
+        if (flags.i) this.boundaryI = true;
+        else this.boundaryCased = true;
+      }
+      return this.atomEscape(flags.i);
+    }
+    return lit(this.cp());
   }
 
   group(flags: Flags): Term {
@@ -407,6 +440,12 @@ export interface Parsed {
   alt: Alt;
   /** A lookbehind was written (re2js runs those only with its LOOKBEHINDS flag). */
   lookbehind: boolean;
+  /**
+   * Where `\b` and `\B` need the text read with ſ as s and K as k (see FOLDED_WORD): what each
+   * side of a boundary is, for the `\b`s written under `i`; `cased`, the RE2 text of every atom
+   * outside `i` (it must match s and ſ alike, k and K alike, for the text to be read so).
+   */
+  boundary: { i: boolean; cased: boolean; atoms: string[] };
 }
 
 /** Parses an ECMA pattern the native engine accepted with the `u` flag (plus `flags`). */
@@ -415,5 +454,9 @@ export function parseEcma(pattern: string, flags: Flags, captures = false): Pars
   const alt = parser.disjunction(flags);
   // A caret in multi-line mode is written with a lookbehind.
   const lookbehind = parser.lookbehind || (flags.m && pattern.includes("^"));
-  return { alt, lookbehind };
+  return {
+    alt,
+    lookbehind,
+    boundary: { i: parser.boundaryI, cased: parser.boundaryCased, atoms: parser.cased },
+  };
 }

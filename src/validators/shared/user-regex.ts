@@ -17,7 +17,17 @@ import { RE2JS } from "re2js";
 import { MAX_REGEX_LENGTH } from "../limits.ts";
 import { StepLimitError } from "../limit-error.ts";
 import { nativeFast, nativeTest } from "./native-fast.ts";
-import { type Alt, type Flags, type Term, Unsupported, emitAlt, emitTerm, parseEcma } from "./ecma-regex.ts";
+import {
+  type Alt,
+  FOLDED_WORD,
+  type Flags,
+  type Parsed,
+  type Term,
+  Unsupported,
+  emitAlt,
+  emitTerm,
+  parseEcma,
+} from "./ecma-regex.ts";
 
 /** Captured at load: json-schema/user-patterns.ts swaps the global one while typebox compiles. */
 const NativeRegExp = RegExp;
@@ -133,10 +143,32 @@ export function compileRangedRegex(
   return { ok: true, re: RE2JS.compile(emitBranches(parsed.alt), re2Flags) };
 }
 
+const FOLDABLE = new RegExp(`[${FOLDED_WORD.map(([from]) => from).join("")}]`, "g");
+const FOLD = new Map(FOLDED_WORD);
+const foldWord = (text: string) => text.replace(FOLDABLE, (c) => FOLD.get(c) as string);
+const asIs = (text: string) => text;
+
+/**
+ * How a text is read: with ſ as s and K as k when a `\b` or `\B` stands under `i` and nothing
+ * outside `i` tells them apart (ecma-regex.ts FOLDED_WORD says why that is exact), so that RE2's
+ * ASCII word boundary sees them as the word characters ECMA says they are there. A pattern that
+ * also has a `\b` outside `i`, or an atom outside `i` that matches s but not ſ (`(?-i:s)`,
+ * `(?-i:\w)`), is read as written: the one case where those two count as non-word characters.
+ */
+function reading(boundary: Parsed["boundary"]): (text: string) => string {
+  if (!boundary.i || boundary.cased) return asIs;
+  for (const atom of boundary.atoms) {
+    const re = RE2JS.compile(`^(?:${atom})$`);
+    if (FOLDED_WORD.some(([from, to]) => re.test(from) !== re.test(to))) return asIs;
+  }
+  return foldWord;
+}
+
 function build(pattern: string, flags: Flags): UserRegex {
   const parsed = parseEcma(pattern, flags);
   const re2Flags = (flags.i ? RE2JS.CASE_INSENSITIVE : 0) | (parsed.lookbehind ? RE2JS.LOOKBEHINDS : 0);
   const compile = (source: string) => RE2JS.compile(source, re2Flags);
+  const read = reading(parsed.boundary);
   if (!hasAhead(parsed.alt)) {
     const re = compile(emitBranches(parsed.alt));
     // A deterministic anchored pattern answers the same on JavaScript's engine, in linear time
@@ -153,8 +185,8 @@ function build(pattern: string, flags: Flags): UserRegex {
               throw new RegexLimitError(pattern, e);
             }
           }
-        : (text) => guard(pattern, () => re.test(text)),
-      matchStarts: (text, max) => guard(pattern, () => starts(re, text, max)),
+        : (text) => guard(pattern, () => re.test(read(text))),
+      matchStarts: (text, max) => guard(pattern, () => starts(re, read(text), max)),
     };
   }
   const plain: Term[][] = [];
@@ -185,11 +217,16 @@ function build(pattern: string, flags: Flags): UserRegex {
   return {
     source: pattern,
     cost: parts.reduce((sum, r) => sum + r.programSize(), 0),
-    test: (text) => guard(pattern, () => atStart(text) || (re?.test(text) ?? false)),
+    test: (text) =>
+      guard(pattern, () => {
+        const t = read(text);
+        return atStart(t) || (re?.test(t) ?? false);
+      }),
     matchStarts: (text, max) =>
       guard(pattern, () => {
-        const out = re ? starts(re, text, max) : [];
-        return atStart(text) && out[0] !== 0 ? [0, ...out].slice(0, max) : out;
+        const t = read(text);
+        const out = re ? starts(re, t, max) : [];
+        return atStart(t) && out[0] !== 0 ? [0, ...out].slice(0, max) : out;
       }),
   };
 }

@@ -243,6 +243,12 @@ describe("json_schema: findings", () => {
     expect(r.truncated).toBe(true);
     expect(check(schema, "[1, 2]", { max_findings: 2 }).truncated).toBe(false);
   });
+
+  test("pattern: under (?i:…), K (U+212A) is a word character for \\b, as ECMA says (was not)", () => {
+    const schema = { type: "string", pattern: "^(?i:\\bk\\b)$" };
+    expect(check(schema, '"\u212a"').findings).toEqual([]);
+    expect(check(schema, '"-"').findings.map((f) => f.code)).toEqual(["json_schema.pattern"]);
+  });
 });
 
 describe("json_schema: drafts", () => {

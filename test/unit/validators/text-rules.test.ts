@@ -68,6 +68,12 @@ describe("text_rules: patterns", () => {
     ]);
     expect(rules({ patterns: p }, "x\nCopyright 2024").findings).toEqual([]);
   });
+  test("\\b under i: ſ is a word character, as ECMA says (was a boundary on each side of it)", () => {
+    const p = [{ regex: "\\bs\\b", flags: "i", must: "not_match", message: "a lone s" }];
+    expect(brief(rules({ patterns: p }, "a\u017fb\n-\u017f-\n"))).toEqual([
+      { code: "text.pattern_forbidden", line: 2, column: 2 },
+    ]);
+  });
   test("empty matches do not loop forever", () => {
     expect(
       rules({ patterns: [{ regex: "x*", must: "not_match", message: "m" }] }, "ab").findings.length,

@@ -68,6 +68,79 @@ describe("ECMA meaning on RE2", () => {
       }
   });
 
+  describe("\\b and \\B under i: ſ (U+017F) and K (U+212A) are word characters, as ECMA's IsWordChar says", () => {
+    // Patterns always have the u flag, where Canonicalize is simple case folding: ſ is s and K is
+    // k, both word characters for \b under i (without u they would not be: we never run that).
+    test.each([
+      ["a\\b", "i", "a\u017f", false],
+      ["a\\b", "i", "a\u212a", false],
+      ["\\ba", "i", "\u017fa", false],
+      ["-\\b", "i", "-\u212a", true],
+      ["\\b-", "i", "\u017f-", true],
+      ["a\\B", "i", "a\u212a", true],
+      ["-\\B", "i", "-\u017f", false],
+      ["^\\w+\\b$", "i", "a\u017fb", true],
+      // JSON Schema's pattern has no flags: (?i:…) makes the boundary case-insensitive.
+      ["(?i:a\\b)", "", "a\u017f", false],
+      ["^(?i:\\bk\\b)$", "", "\u212a", true],
+      ["^(?=.*\\bs)", "i", "-\u017f", true],
+      ["(?i:\\b)[^x]", "", "-\u017f", true],
+    ])(
+      "%p (flags %p) on %j → %p, as JavaScript's engine says (was the other answer)",
+      (pattern, flags, text, want) => {
+        expect(new RegExp(pattern, `u${flags}`).test(text)).toBe(want);
+        expect(re(pattern, flags).test(text)).toBe(want);
+      },
+    );
+
+    test.each([
+      ["a\\b", "", "a\u017f", true],
+      ["\\b(?-i:s)", "i", "\u017f", false],
+      ["\\b(?-i:s)", "i", "s", true],
+    ])(
+      "outside i they are neither word characters nor s and k: %p (flags %p) on %j → %p",
+      (pattern, flags, text, want) => {
+        expect(new RegExp(pattern, `u${flags}`).test(text)).toBe(want);
+        expect(re(pattern, flags).test(text)).toBe(want);
+      },
+    );
+
+    test("on either side of \\b and \\B, every code point as JavaScript's engine says", () => {
+      const patterns = ["a\\b", "\\ba", "-\\b", "\\b-", "a\\B", "\\Ba", "-\\B", "\\B-"];
+      const differ: string[] = [];
+      for (const [flags, wrap] of [
+        ["i", (p: string) => p],
+        ["", (p: string) => p],
+        ["", (p: string) => `(?i:${p})`],
+      ] as const)
+        for (const written of patterns) {
+          const pattern = wrap(written);
+          const ours = re(pattern, flags);
+          const ecma = new RegExp(pattern, `u${flags}`);
+          for (let c = 0; c <= 0x10ffff; c += c < 0x3000 ? 1 : 61) {
+            if (c >= 0xd800 && c <= 0xdfff) continue;
+            const ch = String.fromCodePoint(c);
+            const text = written.startsWith("\\") ? `${ch}${written.at(-1)}` : `${written[0]}${ch}`;
+            if (ours.test(text) !== ecma.test(text)) differ.push(`${pattern} /${flags} U+${c.toString(16)}`);
+          }
+        }
+      expect(differ).toEqual([]);
+    });
+
+    test("matchStarts: the same offsets as matchAll", () => {
+      const text = "\u017fa K\u212a-\u017f\u212ab";
+      for (const [pattern, flags] of [
+        ["\\b", "i"],
+        ["\\B", "i"],
+        ["\\b\\w", "i"],
+        ["(?i:\\b)", ""],
+      ]) {
+        const want = [...text.matchAll(new RegExp(pattern, `gu${flags}`))].map((m) => m.index);
+        expect(re(pattern, flags).matchStarts(text, 20)).toEqual(want);
+      }
+    });
+  });
+
   test("matchStarts: UTF-16 offsets of successive matches, at most max", () => {
     expect(re("b").matchStarts("😀ab😀b", 10)).toEqual([3, 6]);
     expect(re("x").matchStarts("xxxx", 2)).toEqual([0, 1]);
