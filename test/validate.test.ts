@@ -1,7 +1,7 @@
 // `assay validate` as CI runs it: a real process against a real server, for each output format
 // and exit code, and `--local` against the same workflow giving the same findings.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -366,7 +366,7 @@ describe("formats", () => {
     expect(xml).toMatch(
       /<failure message="1 error" type="failed">data\/bad\.json:2:9 error json_schema\.type /,
     );
-    expect(xml).toContain('<testcase name="run" classname="data/table.csv"');
+    expect(xml).toContain('<testcase name="submission" classname="data/table.csv"');
     expect(xml).toContain("file_type_unsupported");
   });
 
@@ -394,6 +394,107 @@ describe("formats", () => {
     expect(r.out).toStartWith("<!doctype html>");
     expect(r.out).toContain("xml/order.xml");
     expect(r.out).not.toMatch(/<script/i);
+  });
+});
+
+describe("a file that got no run, in the reports", () => {
+  // The server refuses a CSV file for a JSON-only workflow (400): the file was never validated.
+  let refusal: string;
+  beforeAll(async () => {
+    const r = await remote("orders", "data/table.csv", "--format", "json");
+    const e = JSON.parse(r.out).files[0].error;
+    expect(e).toEqual({ status: 400, code: "file_type_unsupported", detail: expect.any(String), errors: [] });
+    refusal = `400 file_type_unsupported: ${e.detail}`;
+  });
+
+  test("JUnit: one case in error that says not validated and why, with no run, version or findings made up", async () => {
+    const r = await remote("orders", "data/good.json", "data/table.csv", "--format", "junit");
+    expect([r.code, r.err]).toEqual([2, ""]);
+    expect(await junitProblems(r.out)).toEqual([]);
+    const suite = r.out.match(/ {2}<testsuite name="data\/table\.csv"[\s\S]*?<\/testsuite>\n/)![0];
+    expect(suite.replace(/timestamp="[^"]+"/, 'timestamp="T"')).toBe(
+      [
+        '  <testsuite name="data/table.csv" tests="1" failures="0" errors="1" skipped="0" time="0.000" timestamp="T" package="assay.orders">',
+        '    <properties><property name="workflow" value="orders"/><property name="content_type" value="text/csv"/><property name="error" value="file_type_unsupported"/></properties>',
+        `    <testcase name="submission" classname="data/table.csv" time="0.000"><error message="Not validated: ${refusal.replaceAll('"', "&quot;")}" type="file_type_unsupported"/></testcase>`,
+        "  </testsuite>",
+        "",
+      ].join("\n"),
+    );
+    expect(r.out).toContain('<testsuites name="assay" tests="4" failures="0" errors="1" ');
+  });
+
+  test("SARIF: an error notification that says not validated and why; no result, and no run claimed", async () => {
+    const r = await remote("orders", "data/bad.json", "data/table.csv", "--format", "sarif");
+    expect([r.code, r.err]).toEqual([2, ""]);
+    expect(await sarifProblems(r.out)).toEqual([]);
+    const run = JSON.parse(r.out).runs[0];
+    expect(run.invocations).toEqual([
+      {
+        executionSuccessful: false,
+        toolExecutionNotifications: [
+          {
+            level: "error",
+            message: { text: `data/table.csv: not validated: ${refusal}` },
+            locations: [{ physicalLocation: { artifactLocation: { uri: "data/table.csv", index: 1 } } }],
+          },
+        ],
+      },
+    ]);
+    expect(run.artifacts[1]).toEqual({ location: { uri: "data/table.csv" }, mimeType: "text/csv" });
+    expect(
+      run.results.map(
+        (x: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }) =>
+          x.locations[0]!.physicalLocation.artifactLocation.uri,
+      ),
+    ).toEqual(["data/bad.json"]);
+    expect(run.properties.runs).toEqual([
+      { file: "data/bad.json", run_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: "failed" },
+      { file: "data/table.csv", run_id: null, status: null, error: refusal },
+    ]);
+  });
+
+  test("a server that cannot be reached: valid SARIF and JUnit that say not validated", async () => {
+    const closed = Bun.serve({ port: 0, fetch: () => new Response() });
+    const url = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const why = "network_error: could not reach the server (ECONNREFUSED)";
+    const sarif = await remoteTo(url, "data/good.json", "--format", "sarif");
+    expect([sarif.code, sarif.err]).toEqual([2, ""]);
+    expect(await sarifProblems(sarif.out)).toEqual([]);
+    const run = JSON.parse(sarif.out).runs[0];
+    expect(run.invocations[0].toolExecutionNotifications[0].message.text).toBe(
+      `data/good.json: not validated: ${why}`,
+    );
+    expect(run.properties.runs).toEqual([{ file: "data/good.json", run_id: null, status: null, error: why }]);
+    const junit = await remoteTo(url, "data/good.json", "--format", "junit");
+    expect([junit.code, junit.err]).toEqual([2, ""]);
+    expect(await junitProblems(junit.out)).toEqual([]);
+    expect(junit.out).toContain(
+      `<testcase name="submission" classname="data/good.json" time="0.000"><error message="Not validated: ${why}" type="network_error"/></testcase>`,
+    );
+  });
+
+  test("an unreadable file: exit 2 before anything is sent, and no report is written", async () => {
+    const before = await s.count("runs");
+    for (const format of ["sarif", "junit"]) {
+      const r = await remote(
+        "orders",
+        "data/good.json",
+        "data/missing.json",
+        "--format",
+        format,
+        "--output",
+        `out/none.${format}`,
+      );
+      expect(r).toEqual({
+        code: 2,
+        out: "",
+        err: "assay validate: cannot read data/missing.json: no such file\n",
+      });
+      expect(existsSync(join(dir, `out/none.${format}`))).toBe(false);
+    }
+    expect(await s.count("runs")).toBe(before);
   });
 });
 

@@ -27,23 +27,35 @@ function step(file: string, s: ReportStep): string {
   return `<section class="step">${head}${error}<table><thead><tr><th>Severity</th><th>Location</th><th>Code</th><th>Message</th><th>Path</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
-function run({ run: r, file }: ReportItem): string {
+function run({ run: r, file, notValidated }: ReportItem): string {
+  // A file that got no run has no version, file type, run, time or counts: "not validated".
   const meta: [string, string][] = [
-    ["Workflow", `${h(r.workflow.slug)} (version ${r.workflow.version})`],
-    ["Content type", `${h(r.submission.content_type)} (${h(r.submission.file_type)})`],
+    ["Workflow", notValidated ? h(r.workflow.slug) : `${h(r.workflow.slug)} (version ${r.workflow.version})`],
+    [
+      "Content type",
+      r.submission.file_type
+        ? `${h(r.submission.content_type)} (${h(r.submission.file_type)})`
+        : h(r.submission.content_type),
+    ],
     ["Run", r.url ? `<a href="${h(r.url)}">${h(r.id)}</a>` : h(r.id || "—")],
-    ["Submitted", h(r.created_at)],
-    ["Duration", ms(r.duration_ms)],
+    ...(notValidated
+      ? []
+      : ([
+          ["Submitted", h(r.created_at)],
+          ["Duration", ms(r.duration_ms)],
+        ] as [string, string][])),
   ];
   const s = r.summary;
-  const counts = s
-    ? [
-        countsText(s),
-        `${plural(s.steps_passed, "step")} passed`,
-        `${s.steps_failed} failed`,
-        `${s.steps_skipped} skipped`,
-      ]
-    : [`${plural(r.steps.length, "step")}`];
+  const counts = notValidated
+    ? ["not validated"]
+    : s
+      ? [
+          countsText(s),
+          `${plural(s.steps_passed, "step")} passed`,
+          `${s.steps_failed} failed`,
+          `${s.steps_skipped} skipped`,
+        ]
+      : [`${plural(r.steps.length, "step")}`];
   const notes = [
     r.error ? `<p class="note">${h(r.error)}</p>` : "",
     s?.truncated

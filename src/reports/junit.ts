@@ -108,23 +108,44 @@ function runCase(item: ReportItem): Case | null {
   };
 }
 
+/**
+ * A file that got no run (refused, server not reachable): one case in error that says so. It has
+ * no run id, status, version or findings, and none is made up: "no findings" would read as clean.
+ */
+function notValidatedCase(file: string, why: { code: string; reason: string }): Case {
+  return {
+    xml: `<testcase name="submission" classname="${escapeAttr(file)}" time="0.000"><error message="${escapeAttr(`Not validated: ${why.reason}`)}" type="${escapeAttr(why.code)}"/></testcase>`,
+    failure: false,
+    error: true,
+    skipped: false,
+  };
+}
+
 function property(name: string, value: unknown) {
   return `<property name="${escapeAttr(name)}" value="${escapeAttr(value ?? "")}"/>`;
 }
 
 function suite(item: ReportItem): { xml: string; tests: number; failures: number; errors: number } {
-  const { run, file } = item;
-  const cases = run.steps.map((s) => stepCase(item, s));
-  const extra = runCase(item);
+  const { run, file, notValidated } = item;
+  const cases = notValidated
+    ? [notValidatedCase(file, notValidated)]
+    : run.steps.map((s) => stepCase(item, s));
+  const extra = notValidated ? null : runCase(item);
   if (extra) cases.push(extra);
   const count = (k: "failure" | "error" | "skipped") => cases.filter((c) => c[k]).length;
-  const props = [
-    property("run_id", run.id),
-    property("status", run.status),
-    property("workflow", `${run.workflow.slug} v${run.workflow.version}`),
-    property("content_type", run.submission.content_type),
-    property("findings", countsText(run.summary)),
-  ];
+  const props = notValidated
+    ? [
+        property("workflow", run.workflow.slug),
+        property("content_type", run.submission.content_type),
+        property("error", notValidated.code),
+      ]
+    : [
+        property("run_id", run.id),
+        property("status", run.status),
+        property("workflow", `${run.workflow.slug} v${run.workflow.version}`),
+        property("content_type", run.submission.content_type),
+        property("findings", countsText(run.summary)),
+      ];
   const notes = truncationNotes(run);
   if (notes.length) props.push(property("truncated", "true"));
   if (run.url) props.push(property("url", run.url));

@@ -55,7 +55,7 @@ export function renderSarif(items: ReportItem[]) {
     return i;
   };
 
-  for (const { run, file } of items) {
+  for (const { run, file, notValidated } of items) {
     const uri = fileUri(file);
     let index = artifactIndex.get(uri);
     if (index === undefined) {
@@ -65,8 +65,14 @@ export function renderSarif(items: ReportItem[]) {
       artifacts.push({
         location: { uri },
         ...(/^[^/]+\/.+$/.test(mime) ? { mimeType: mime } : {}),
-        properties: { file_type: run.submission.file_type },
+        // Unknown for a file that got no run: left out rather than "".
+        ...(run.submission.file_type ? { properties: { file_type: run.submission.file_type } } : {}),
       });
+    }
+    // No run: nothing was checked, which the log must not read as a clean file.
+    if (notValidated) {
+      notifications.push(notification(`${file}: not validated: ${notValidated.reason}`, uri, index));
+      continue;
     }
     for (const step of run.steps) {
       for (const f of step.findings) {
@@ -149,7 +155,13 @@ export function renderSarif(items: ReportItem[]) {
     results,
     // Validators count columns in UTF-16 code units (src/validators/shared/position.ts).
     columnKind: "utf16CodeUnits",
-    properties: { runs: items.map((i) => ({ file: i.file, run_id: i.run.id, status: i.run.status })) },
+    properties: {
+      runs: items.map((i) =>
+        i.notValidated
+          ? { file: i.file, run_id: null, status: null, error: i.notValidated.reason }
+          : { file: i.file, run_id: i.run.id, status: i.run.status },
+      ),
+    },
   };
   // The category code-scanning tools group results by: one per workflow.
   if (workflows.length === 1) run.automationDetails = { id: `assay/${workflows[0]}/` };

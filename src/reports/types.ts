@@ -44,6 +44,12 @@ export interface ReportItem {
   run: ReportRun;
   /** The name findings are reported against: `file:line:column`. */
   file: string;
+  /**
+   * Set when the file got no run (the CLI's: refused by the server, not reachable, not finished in
+   * time): `run` then only carries the file, its content type and the workflow's slug, and no
+   * report may present it as a run, nor its lack of findings as a clean file.
+   */
+  notValidated?: { code: string; reason: string };
 }
 
 export const REPORT_FORMATS = ["json", "junit", "sarif", "html"] as const;

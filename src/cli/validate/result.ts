@@ -41,12 +41,15 @@ export function exitCode(results: FileResult[], failOn: FailOn): 0 | 1 | 2 {
 export const errorText = (e: RequestError) =>
   `${e.status ? `${e.status} ` : ""}${e.code}: ${e.detail}${e.errors.map((x) => ` [${x.field}: ${x.message}]`).join("")}`;
 
-/** What report renderers take: a file that got no run still appears, as a run in error. */
+/** What report renderers take: a file that got no run still appears, said not validated. */
 export function reportItem(r: FileResult, workflow: string): ReportItem {
   if (r.run) return { run: r.run, file: r.file };
   const now = new Date().toISOString();
   return {
     file: r.file,
+    notValidated: r.error
+      ? { code: r.error.code, reason: errorText(r.error) }
+      : { code: "no_run", reason: "No run." },
     run: {
       id: "",
       url: null,
