@@ -197,9 +197,9 @@ export function jsonKeyName(node: Scalar): string {
   const v = node.value;
   if (v === null) return "";
   // An integer key beyond 2^53 keeps its digits (yamlValue gives toJS the exact value): named
-  // by its double, 9007199254740993 was "9007199254740992" and 1e23's digits were "1e+23". An
-  // anchored one is named by its value, which its aliases share (see yamlValue).
-  const exact = node.anchor ? null : exactInteger(node);
+  // by its double, 9007199254740993 was "9007199254740992" and 1e23's digits were "1e+23". So
+  // does an anchored one, and an alias key to one (yaml.ts keyCollision says how).
+  const exact = exactInteger(node);
   return exact === null ? String(v) : exact.toString();
 }
 

@@ -455,7 +455,11 @@ function keyCollision(
   const stack: unknown[] = [doc.contents];
   while (stack.length > 0) {
     const node = stack.pop();
-    if (isMap(node)) {
+    if (isAlias(node)) {
+      // An alias as a value: its anchor's node as a value, whatever that node is named as a key.
+      const target = aliasTargets(doc).get(node);
+      if (isScalar(target) && exactInteger(target) !== null) convertsTo(node, () => target.value);
+    } else if (isMap(node)) {
       const names = new Map<string, Node>();
       for (const pair of node.items) {
         const written = pair.key as Node | null;
@@ -463,12 +467,10 @@ function keyCollision(
         const key = isAlias(written) ? (aliasTargets(doc).get(written) as Node | undefined) : written;
         if (isScalar(key) && written) {
           const name = jsonKeyName(key);
-          // toJS names the key by its value: the exact integer, not its rounded double. Not for an
-          // anchored key, whose value its aliases repeat (json_schema takes no bigint values).
-          if (typeof key.value === "number" && !key.anchor) {
-            const exact = exactInteger(key);
-            if (exact !== null) key.value = exact;
-          }
+          // toJS names the key by its value: the exact integer, not its rounded double.
+          const exact = typeof key.value === "number" ? exactInteger(key) : null;
+          if (exact !== null && written === key && !key.anchor) key.value = exact;
+          else if (exact !== null) convertsTo(written, () => exact);
           const earlier = names.get(name);
           if (earlier?.range && written.range) {
             // As written (`1`, `"1"`, `*a`): their values print alike.
@@ -487,6 +489,25 @@ function keyCollision(
     } else if (isSeq(node)) for (const item of node.items) stack.push(item);
   }
   return null;
+}
+
+/**
+ * What yaml's toJS makes of this node: `value()` instead of what it would. An anchored node's
+ * value is shared: toJS keeps what the node gave for its aliases, and an alias gives that. So an
+ * integer key beyond 2^53 that is anchored, or an alias key to one, is named by its exact value
+ * only through this (its value left a double, json_schema taking no bigint values), and each
+ * alias of it as a value then gives the node's value, not the key's name: `&a 9007199254740993: x`
+ * is the property "9007199254740993", and `b: *a` is the double 9007199254740992 for json_schema.
+ */
+function convertsTo(node: Node, value: () => unknown): void {
+  const own = (node as { toJSON: (arg: unknown, ctx: unknown) => unknown }).toJSON;
+  Object.defineProperty(node, "toJSON", {
+    configurable: true,
+    value(arg: unknown, ctx: unknown) {
+      own.call(node, arg, ctx); // an alias is resolved and counted (the billion-laughs guard)
+      return value();
+    },
+  });
 }
 
 const INT64 = [-(2n ** 63n), 2n ** 63n - 1n] as const;

@@ -168,13 +168,13 @@ describe("a finding under a key is placed where the key is, whatever the key's t
 
 describe("an integer key beyond 2^53 keeps its digits as its property name", () => {
   const names = { propertyNames: { maxLength: 3 } };
-  const long = (path: string, line: number) => [
+  const long = (path: string, line: number, column = 1) => [
     "error",
     "json_schema.maxLength",
     "must not have more than 3 characters",
     path,
     line,
-    1,
+    column,
   ];
   test("9007199254740993 is not renamed 9007199254740992", () => {
     expect(all("json_schema", { schema: names }, "9007199254740993: x\n")).toEqual([
@@ -201,6 +201,38 @@ describe("an integer key beyond 2^53 keeps its digits as its property name", () 
     expect(syntax("0x20000000000001: a\n9007199254740993: b\n")).toEqual([
       ["error", "yaml.syntax_error", "duplicate key: Map keys must be unique", null, 2, 1],
     ]);
+  });
+  test("anchored, or an alias key to one: the digits too (was the rounded double)", () => {
+    // At the key's own column, after its anchor.
+    expect(all("json_schema", { schema: names }, "&a 9007199254740993: x\n")).toEqual([
+      long("/9007199254740993", 1, 4),
+    ]);
+    const deep = { additionalProperties: names };
+    expect(all("json_schema", { schema: deep }, "x: &a 9007199254740993\nm:\n  *a : 1\n")).toEqual([
+      long("/m/9007199254740993", 3, 3),
+    ]);
+    expect(all("json_schema", { schema: deep }, "x: &a 0x20000000000001\nm: {*a : 1}\n")).toEqual([
+      long("/m/9007199254740993", 2, 5),
+    ]);
+    // Anchored key and alias key in one mapping each; their neighbours are other properties.
+    const schema = { ...names, properties: { m: names } };
+    const doc = "&a 99999999999999999999999: x\n9007199254740992: y\nm:\n  *a : 1\n  9007199254740992: 2\n";
+    expect(all("json_schema", { schema }, doc)).toEqual([
+      long("/m/99999999999999999999999", 4, 3),
+      long("/m/9007199254740992", 5, 3),
+      long("/99999999999999999999999", 1, 4),
+      long("/9007199254740992", 2),
+    ]);
+    const expr =
+      "data.exists(k, k == '99999999999999999999999') && data.m.exists(k, k == '99999999999999999999999')";
+    expect(all("assertions", { rules: [{ id: "r", expr, message: "renamed" }] }, doc)).toEqual([]);
+  });
+  test("an alias of such a key, as a value, stays the node's value: a double for json_schema, exact for CEL", () => {
+    const schema = { properties: { v: { const: 9007199254740992 }, l: { items: { type: "integer" } } } };
+    const doc = "&a 9007199254740993: x\nv: *a\nl: [*a]\n";
+    expect(all("json_schema", { schema }, doc)).toEqual([]);
+    const rules = [{ id: "r", expr: "data.v == 9007199254740993 && type(data.l[0]) == int", message: "m" }];
+    expect(all("assertions", { rules }, doc)).toEqual([]);
   });
   test("values: doubles for json_schema as before; a !!float is a double for CEL (was an int)", () => {
     const schema = { properties: { a: { const: 9007199254740992 } } };
