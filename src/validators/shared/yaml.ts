@@ -96,6 +96,27 @@ function* boundedTokens(text: string, max: number, seen: Seen): Generator<CST.To
   yield* parser.end();
 }
 
+/**
+ * Each document with its own directives only. YAML 1.2 gives a document the directives written
+ * before its own `---` (the YAML test suite's QLJ7: a %TAG handle defined for the first document
+ * only is an error in the next); YAML 1.1 gave a document without directives the previous one's
+ * ("parsed using the same settings as the previous document"), and yaml does so after a
+ * `%YAML 1.1` directive: `%TAG !e! …` held for every later document, and `%TAG !! …` turned a
+ * later document's `!!str` into an unknown tag. Every document is read as YAML 1.2 here
+ * (versionProblem), so the stream's directives are reset after each document: once yaml has made
+ * the document (its own copy of them), before the next token.
+ */
+function* ownDirectives(tokens: Iterable<CST.Token>, composer: Composer): Generator<CST.Token> {
+  for (const token of tokens) {
+    yield token;
+    if (token.type !== "document") continue;
+    const directives = composer.streamInfo().directives;
+    // As a 1.2 stream does after each document: the default version and tags.
+    directives.yaml = { explicit: false, version: "1.2" };
+    directives.atDocument();
+  }
+}
+
 /** What boundedTokens saw on the way that yaml keeps nowhere. */
 interface Seen {
   directives: CST.Directive[];
@@ -220,7 +241,7 @@ export function parseYaml(text: string): ParsedYaml {
       schema: "core",
     });
     const tokens = boundedTokens(lineFeeds(text), MAX_JSON_DEPTH, seen);
-    for (const doc of composer.compose(tokens)) docs.push(doc);
+    for (const doc of composer.compose(ownDirectives(tokens, composer))) docs.push(doc);
   } catch (e) {
     // Too deep: one finding at the collection that goes too deep. A stack overflow all the same
     // is yaml.max_depth in our words; anything else yaml throws is a finding too, never a crash.

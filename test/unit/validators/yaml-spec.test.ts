@@ -98,6 +98,58 @@ describe("every document is read as YAML 1.2, whatever its %YAML directive says 
   });
 });
 
+describe("a document has only its own %TAG directives, as YAML 1.2 says (test suite QLJ7)", () => {
+  const OLDER =
+    "YAML 1.1 is read as YAML 1.2 (core schema): yes, no, on and off are strings, 0777 is the integer 777, << is an ordinary key";
+  const unresolved = (handle: string, line: number) => [
+    "error",
+    "yaml.syntax_error",
+    `Could not resolve tag: ${handle}`,
+    null,
+    line,
+    4,
+  ];
+  test("after %YAML 1.1, a handle of the first document is an error at the tag in the next (was defined there)", () => {
+    const doc = "%YAML 1.1\n%TAG !e! tag:example.com,2000:\n---\na: !e!foo 1\n---\nb: !e!bar 2\n";
+    expect(syntax(doc)).toEqual([
+      ["warning", "yaml.syntax_error", OLDER, null, 1, 7],
+      ["warning", "yaml.syntax_error", "Unresolved tag: tag:example.com,2000:foo", null, 4, 4],
+      unresolved("!e!bar", 6),
+    ]);
+    const schema = { properties: { b: { type: "integer" } } };
+    expect(all("json_schema", { schema }, doc)).toEqual([unresolved("!e!bar", 6)]);
+    // Two documents on: the same.
+    const third = "%YAML 1.1\n%TAG !e! tag:example.com,2000:\n---\na: 1\n...\n---\nb: 2\n---\nc: !e!x 3\n";
+    expect(syntax(third)).toEqual([
+      ["warning", "yaml.syntax_error", OLDER, null, 1, 7],
+      unresolved("!e!x", 9),
+    ]);
+  });
+  test("a %TAG !! of the first document no longer turns the next one's !!int into an unknown tag", () => {
+    const doc = "%YAML 1.1\n%TAG !! tag:example.com,2000:\n---\na: 1\n---\nb: !!int 2\n";
+    expect(syntax(doc)).toEqual([["warning", "yaml.syntax_error", OLDER, null, 1, 7]]);
+    expect(all("json_schema", { schema: { properties: { b: { type: "integer" } } } }, doc)).toEqual([]);
+  });
+  test("the next document's own %TAG for the same handle is its own; %YAML 1.2 and no %YAML did so already", () => {
+    const own = "%YAML 1.1\n%TAG !e! tag:a:\n---\na: !e!x 1\n...\n%TAG !e! tag:b:\n---\nb: !e!y 2\n";
+    expect(syntax(own).map((f) => f[2])).toEqual([
+      OLDER,
+      "Unresolved tag: tag:a:x",
+      "Unresolved tag: tag:b:y",
+    ]);
+    const qlj7 =
+      "%TAG !prefix! tag:example.com,2011:\n--- !prefix!A\na: b\n--- !prefix!B\nc: d\n--- !prefix!C\ne: f\n";
+    const later = (handle: string, line: number) => [...unresolved(handle, line).slice(0, 5), 5];
+    expect(syntax(qlj7)).toEqual([
+      ["warning", "yaml.syntax_error", "Unresolved tag: tag:example.com,2011:A", null, 2, 5],
+      later("!prefix!B", 4),
+      later("!prefix!C", 6),
+    ]);
+    const v12 = "%YAML 1.2\n%TAG !e! tag:example.com,2000:\n---\na: !e!foo 1\n...\n---\nb: !e!bar 2\n";
+    expect(syntax(v12).slice(1)).toEqual([unresolved("!e!bar", 7)]);
+  });
+});
+
 describe("characters YAML does not allow are an error at the character (YAML 1.2 §5.1, §5.2)", () => {
   const control = (hex: string, escaped: string) =>
     `the character U+${hex} is not allowed in YAML (YAML 1.2 §5.1): write it as the escape "${escaped}" in a double-quoted scalar`;
