@@ -6,16 +6,15 @@
 // every author's pattern (ECMA-262 syntax, as fontoxpath read them; docs/validators.md), linear
 // time, and a pattern RE2 cannot run is an error of the assertion, never a pass.
 import fx from "fontoxpath";
-import type { RE2JS } from "re2js";
-import { compileRangedRegex } from "../shared/user-regex.ts";
+import { compileRangedRegex, type RangedRegex } from "../shared/user-regex.ts";
 
 export const REGEX_NS = "urn:assay:schematron:regex";
 
 /** Patterns compiled once per worker; a schema holds few, the bound only stops growth. */
-const cache = new Map<string, RE2JS>();
+const cache = new Map<string, RangedRegex>();
 const MAX_CACHED = 1000;
 
-function compile(pattern: string, flags: string): RE2JS {
+function compile(pattern: string, flags: string): RangedRegex {
   if (/[^smi]/.test(flags)) throw new Error(`FORX0001: flags "${flags}": Assay supports s, m and i`);
   const key = `${flags}/${pattern}`;
   let re = cache.get(key);

@@ -124,6 +124,13 @@ export function compileUserRegex(pattern: string, flags = ""): UserRegexCheck {
   }
 }
 
+/** What Schematron's tokenize() and replace() ask of a pattern: RE2JS's test and matchAll. */
+export interface RangedRegex {
+  test(text: string): boolean;
+  /** Successive matches as RegExp's matchAll gives them: index, the match and its groups. */
+  matchAll(text: string): Iterable<RegExpMatchArray>;
+}
+
 /**
  * A pattern for functions that need where each match ends and what its groups hold (Schematron's
  * tokenize() and replace()): the same dialect and checks as compileUserRegex, lookaheads refused
@@ -132,7 +139,7 @@ export function compileUserRegex(pattern: string, flags = ""): UserRegexCheck {
 export function compileRangedRegex(
   pattern: string,
   flags = "",
-): { ok: true; re: RE2JS } | { ok: false; code: string; message: string } {
+): { ok: true; re: RangedRegex } | { ok: false; code: string; message: string } {
   const checked = compileUserRegex(pattern, flags);
   if (!checked.ok) return checked;
   const parsed = parseEcma(pattern, parseFlags(flags), true);
@@ -140,7 +147,25 @@ export function compileRangedRegex(
     return { ok: false, code: "unsupported_regex", message: "is not supported here: lookaheads" };
   const re2Flags =
     (flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0) | (parsed.lookbehind ? RE2JS.LOOKBEHINDS : 0);
-  return { ok: true, re: RE2JS.compile(emitBranches(parsed.alt), re2Flags) };
+  const re = RE2JS.compile(emitBranches(parsed.alt), re2Flags);
+  const read = reading(parsed.boundary);
+  if (read === asIs) return { ok: true, re };
+  // Matched on the text as read, the groups taken from the text as written (the same offsets).
+  return {
+    ok: true,
+    re: {
+      test: (text) => re.test(read(text)),
+      *matchAll(text) {
+        const m = re.matcher(read(text));
+        while (m.find()) {
+          const groups: Array<string | undefined> = [];
+          for (let g = 0; g <= re.groupCount(); g++)
+            groups.push(m.start(g) < 0 ? undefined : text.slice(m.start(g), m.end(g)));
+          yield Object.assign(groups as RegExpMatchArray, { index: m.start(0), input: text });
+        }
+      },
+    },
+  };
 }
 
 const FOLDABLE = new RegExp(`[${FOLDED_WORD.map(([from]) => from).join("")}]`, "g");

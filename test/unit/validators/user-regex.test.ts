@@ -1,7 +1,7 @@
 // The ECMA-262 → RE2 rewrite keeps ECMA's meaning (shared/ecma-regex.ts, shared/user-regex.ts).
 import { describe, expect, test } from "bun:test";
 import { BINARY_PROPERTIES } from "../../../src/validators/shared/ecma-regex.ts";
-import { compileUserRegex } from "../../../src/validators/shared/user-regex.ts";
+import { compileRangedRegex, compileUserRegex } from "../../../src/validators/shared/user-regex.ts";
 
 function re(pattern: string, flags = "") {
   const r = compileUserRegex(pattern, flags);
@@ -125,6 +125,21 @@ describe("ECMA meaning on RE2", () => {
           }
         }
       expect(differ).toEqual([]);
+    });
+
+    test("Schematron's tokenize() and replace(): the matches and groups of matchAll, in the text as written", () => {
+      const text = "\u017fa K\u212a-\u017f\u212ab s";
+      for (const [pattern, flags] of [
+        ["(\\w+)\\b", "i"],
+        ["\\b(s|k)(x)?", "i"],
+        ["(?i:\\b)(\\p{L})", ""],
+      ]) {
+        const ranged = compileRangedRegex(pattern, flags);
+        if (!ranged.ok) throw new Error(ranged.message);
+        const ours = [...ranged.re.matchAll(text)].map((m) => [m.index, ...m]);
+        const want = [...text.matchAll(new RegExp(pattern, `gu${flags}`))].map((m) => [m.index, ...m]);
+        expect({ pattern, ours }).toEqual({ pattern, ours: want });
+      }
     });
 
     test("matchStarts: the same offsets as matchAll", () => {
