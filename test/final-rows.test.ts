@@ -4,7 +4,7 @@
 // one program per run). On SQLite, with the main connection writing and with the writer thread
 // (src/db/writer.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { UniqueViolation } from "../src/db/program.ts";
+import { UniqueViolation, insertEach } from "../src/db/program.ts";
 import { summarize } from "../src/runs/summary.ts";
 import type { RunStep } from "../src/runs/types.ts";
 import { onPostgres } from "./helpers/backend.ts";
@@ -67,6 +67,24 @@ describe.each(WRITER)("writer thread %s", (writer) => {
         else expect(onMain).toBeGreaterThan(0);
       },
     );
+  });
+
+  test("insertEach runs one INSERT per row, in order, and returns each row's key", async () => {
+    const ts = new Date().toISOString();
+    const names = ["ie-a", "ie-b", "ie-c"].map((x) => `${x}-${writer}`);
+    const ids = await s.deps.db.tx(() =>
+      insertEach(
+        "INSERT INTO users (username, created_at) VALUES (?, ?)",
+        "id",
+        names.map((u) => [u, ts]),
+      ),
+    );
+    const rows = await s.sql<{ id: number; username: string }>(
+      "SELECT id, username FROM users WHERE username IN (?, ?, ?) ORDER BY id",
+      ...names,
+    );
+    expect(rows.map((r) => [Number(r.id), r.username])).toEqual(names.map((u, i) => [ids[i]!, u]));
+    expect(ids[0]! < ids[1]! && ids[1]! < ids[2]!).toBe(true);
   });
 
   describe("the run store", () => {

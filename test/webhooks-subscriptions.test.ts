@@ -3,6 +3,8 @@
 // connection to the database (the `assay` CLI, another node) — exactly as the lookup it replaces.
 // Each test first runs once so that the org's answer is cached, then changes it, then runs again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { summarize } from "../src/runs/summary.ts";
+import type { RunStep } from "../src/runs/types.ts";
 import { type OtherConnection, otherConnection } from "./helpers/backend.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
@@ -165,5 +167,127 @@ describe("through another connection (the CLI, another node)", () => {
     expect(await generation()).toBeGreaterThan(before);
     expect(await notified()).toEqual([]);
     await other.sql("DELETE FROM webhooks WHERE id = ?", id);
+  });
+});
+
+// A group commit's runs after the first skip the outbox's program when the transaction already
+// knows their org has no webhook (subscriptions.idle): runs of several orgs, interleaved, must
+// each still get exactly their own org's rows, whichever org comes first in the group.
+describe("runs of several orgs in one group commit", () => {
+  const STEPS: RunStep[] = [
+    {
+      step_id: 1,
+      order: 1,
+      name: "syntax",
+      validator: "syntax",
+      status: "passed",
+      duration_ms: 0,
+      findings: [],
+      error: null,
+      truncated: false,
+    },
+  ];
+  let n = 0;
+  /** Writes final runs of these orgs in one turn (one group commit on SQLite); their outbox rows. */
+  async function group(orgs: { orgId: number; workflowId: number; userId: number }[]): Promise<number[][]> {
+    const at = new Date().toISOString();
+    const ids = orgs.map(() => `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`);
+    await Promise.all(
+      orgs.map((o, i) =>
+        s.deps.runs.createFinal(
+          {
+            id: ids[i]!,
+            createdAt: at,
+            orgId: o.orgId,
+            workflowId: o.workflowId,
+            workflowVersion: 1,
+            steps: STEPS,
+            user: { id: o.userId, username: "x" },
+            submission: {
+              bytes: new TextEncoder().encode("{}"),
+              contentType: "application/json",
+              charset: "utf-8",
+              fileType: "JSON",
+              filename: null,
+              metadata: {},
+              sha256: "0".repeat(64),
+            },
+          },
+          {
+            status: "succeeded",
+            steps: STEPS,
+            summary: summarize(STEPS),
+            error: null,
+            finishedAt: at,
+            durationMs: 0,
+            startedAt: at,
+          },
+          s.deps.executor.inFinalTx({
+            runId: ids[i]!,
+            orgId: o.orgId,
+            workflowId: o.workflowId,
+            status: "succeeded",
+          }),
+        ),
+      ),
+    );
+    const out: number[][] = [];
+    for (const id of ids) {
+      const rows = await s.sql<{ webhook_id: number }>(
+        "SELECT webhook_id FROM webhook_deliveries WHERE run_id = ? ORDER BY webhook_id",
+        id,
+      );
+      out.push(rows.map((r) => Number(r.webhook_id)));
+    }
+    return out;
+  }
+
+  test("each run gets its own org's webhooks, before and after a webhook is added elsewhere", async () => {
+    const quinn = await s.user("quinn", "quiet", "admin");
+    await createWorkflow(
+      s,
+      quinn.token,
+      {
+        slug: "orders",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "syntax", validator: "syntax", config: {} }],
+      },
+      "quiet",
+    );
+    const wf = async (org: string) =>
+      (await s.row<{ id: number; org_id: number }>(
+        "SELECT w.id, w.org_id FROM workflows w JOIN orgs o ON o.id = w.org_id WHERE o.slug = ? AND w.slug = 'orders'",
+        org,
+      ))!;
+    const [a, q] = [await wf("acme"), await wf("quiet")];
+    const acme = { orgId: Number(a.org_id), workflowId: Number(a.id), userId: quinn.id };
+    const quiet = { orgId: Number(q.org_id), workflowId: Number(q.id), userId: quinn.id };
+    const hook = await createHook({ events: ["run.completed"] });
+    const QUIET: number[] = [];
+    // The quiet org first, then after the org with a webhook; and the other way round.
+    expect(await group([quiet, quiet, acme, quiet, acme, quiet])).toEqual([
+      QUIET,
+      QUIET,
+      [hook],
+      QUIET,
+      [hook],
+      QUIET,
+    ]);
+    expect(await group([acme, quiet, quiet, acme])).toEqual([[hook], QUIET, QUIET, [hook]]);
+    // A webhook of the quiet org inserted by another connection: the next group's runs see it.
+    const ts = new Date().toISOString();
+    const added = Number(
+      (
+        await other.sql<{ id: number }>(
+          "INSERT INTO webhooks (org_id, url, events, workflow_slugs, is_active, secret, created_at, updated_at) VALUES (?, 'http://127.0.0.1:9/q', '[\"run.completed\"]', '[]', 1, 'whsec_x', ?, ?) RETURNING id",
+          quiet.orgId,
+          ts,
+          ts,
+        )
+      )[0]!.id,
+    );
+    expect(await group([acme, quiet, quiet])).toEqual([[hook], [added], [added]]);
+    await other.sql("DELETE FROM webhooks WHERE id IN (?, ?)", hook, added);
+    expect(await group([quiet, acme, quiet])).toEqual([QUIET, QUIET, QUIET]);
   });
 });

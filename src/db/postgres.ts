@@ -134,6 +134,15 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     // with one fails with UnstorableText (400).
     if ((o.op === "get" || o.op === "all") && /^\s*SELECT\b/i.test(o.sql) && o.params.some(hasNul))
       return o.op === "get" ? undefined : [];
+    if (o.op === "insertEach") {
+      stats.statements += o.rows.length - 1;
+      const ids: number[] = [];
+      for (const params of o.rows) {
+        const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), params)) as Rows);
+        ids.push(Number(rows[0]?.[o.key]));
+      }
+      return ids;
+    }
     if (o.op === "insert") {
       const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), o.params)) as Rows);
       return Number(rows[0]?.[o.key]);

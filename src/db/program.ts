@@ -20,7 +20,9 @@ export type Op =
   | { op: "all"; sql: string; params: Param[] }
   | { op: "run"; sql: string; params: Param[] }
   /** An INSERT whose generated integer key is returned (rowid on SQLite, RETURNING on PostgreSQL). */
-  | { op: "insert"; sql: string; params: Param[]; key: string };
+  | { op: "insert"; sql: string; params: Param[]; key: string }
+  /** The same INSERT once per parameter list, in order: each row's generated key, as `insert`. */
+  | { op: "insertEach"; sql: string; rows: Param[][]; key: string };
 
 export type Program<T> = Generator<Op, T, unknown>;
 
@@ -42,6 +44,14 @@ export function* run(sql: string, ...params: Param[]): Program<number> {
 /** An INSERT without RETURNING; resolves to the generated value of the integer key column. */
 export function* insert(sql: string, key: string, ...params: Param[]): Program<number> {
   return (yield { op: "insert", sql, params, key }) as number;
+}
+
+/**
+ * `insert` for several rows of one statement, in one step of the driver: what a group commit's
+ * runs write for their submissions (src/runs/final-rows.ts) without a program per row.
+ */
+export function* insertEach(sql: string, key: string, rows: Param[][]): Program<number[]> {
+  return (yield { op: "insertEach", sql, rows, key }) as number[];
 }
 
 /** `SELECT count(*) AS n …`: the count as a number on both dialects. */

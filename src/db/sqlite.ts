@@ -71,6 +71,12 @@ export function createSqliteDb(db: Database): SqliteDb {
         return st.run(...o.params).changes;
       case "insert":
         return Number(st.run(...o.params).lastInsertRowid);
+      case "insertEach": {
+        stats.statements += o.rows.length - 1;
+        const ids: number[] = new Array(o.rows.length);
+        for (let i = 0; i < o.rows.length; i++) ids[i] = Number(st.run(...o.rows[i]!).lastInsertRowid);
+        return ids;
+      }
     }
   };
   const drive = <T>(p: Program<T>): T => {

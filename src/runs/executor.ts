@@ -595,6 +595,8 @@ export function createExecutor(
   return {
     finalHooks,
     afterFinal,
+    /** The final hooks of one event as one program (what createFinal runs in its transaction). */
+    inFinalTx,
     async start() {
       // One node (SQLite): every run left running was this process's, before it stopped. Several
       // nodes (PostgreSQL): only runs whose claim ran out; the others' runs are alive.

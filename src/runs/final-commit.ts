@@ -15,9 +15,17 @@ import type { Run, RunStatus, RunStep } from "./types.ts";
  * transaction), or null when it would write or cannot tell — what lets the writer thread take the
  * run (src/db/writer.ts), which repeats those reads inside its transaction.
  */
-export type FinalHook = ((e: FinalEvent) => Program<void>) & { quiet?: (e: FinalEvent) => Read[] | null };
-/** All final hooks of one event, and (`quiet`) the reads under which none of them writes. */
-export type FinalTx = (() => Program<void>) & { quiet?: () => Read[] | null };
+export type FinalHook = ((e: FinalEvent) => Program<void>) & {
+  quiet?: (e: FinalEvent) => Read[] | null;
+  /**
+   * Called inside the final transaction, synchronously: true when the hook would write nothing
+   * for this event, as of what that transaction has read already; false when it cannot tell
+   * (then the hook runs). Spares a group commit's later runs the hook's program (~2 µs a run).
+   */
+  idle?: (e: FinalEvent) => boolean;
+};
+/** All final hooks of one event, and (`quiet`, `idle`) whether none of them writes. */
+export type FinalTx = (() => Program<void>) & { quiet?: () => Read[] | null; idle?: () => boolean };
 /** Called after a final status is committed (metrics, live views, the webhook dispatcher). */
 export type AfterFinal = (e: FinalEvent, durationMs: number, steps: RunStep[]) => void;
 
@@ -43,6 +51,10 @@ export function createFinalCommit(store: RunStore, log: Logger) {
         for (const x of r) reads.push(x);
       }
       return reads;
+    };
+    tx.idle = () => {
+      for (const h of finalHooks) if (!h.idle?.(ev)) return false;
+      return true;
     };
     return tx;
   };

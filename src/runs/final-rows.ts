@@ -13,7 +13,7 @@
 // (`wire`), one group in flight at a time: the runs that arrive meanwhile form the next one. A run
 // whose writes depend on what it reads in the transaction (the webhook outbox of an org that has
 // webhooks) is written by the main connection's group commit, as without the thread.
-import { type Param, type Program, run } from "../db/program.ts";
+import { type Param, type Program, insert, insertEach, run } from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
 import type { RowStatement, WireRun } from "../db/writer-protocol.ts";
 import type { WriteBatcher } from "./batch.ts";
@@ -32,12 +32,18 @@ export const insertFinalRuns = (k: number): string =>
 
 /** One final run's part of the shared write. */
 export interface FinalRows {
-  /** Writes the submission; returns its id. */
-  submission(): Program<number>;
+  /** The submission's INSERT (its id is the generated key `id`). */
+  submission(): { sql: string; params: Param[] };
   /** The run row's values, in the order of the columns above (attempts excepted). */
   row(sid: number): Param[];
   /** What follows the run row in its transaction: its findings, the outbox. */
   after(): Program<void>;
+  /**
+   * Inside the transaction, synchronously: true when after() would write nothing (no findings,
+   * no Idempotency-Key, and final hooks that know they write nothing for this run as of this
+   * transaction's reads). A group's runs of an org without webhooks then skip it after the first.
+   */
+  idle(): boolean;
   /**
    * The same writes as statements for the writer thread (the row's submission id left at 0), or
    * null when one of them needs what the transaction reads.
@@ -52,8 +58,21 @@ interface Entry {
 }
 
 function* shared(list: readonly Entry[]): Program<number[]> {
+  // The submissions in one step of the driver, each INSERT run alone for its rowid (a run row
+  // needs it), in runs of the same statement (they all are today).
   const sids: number[] = [];
-  for (const e of list) sids.push(yield* e.rows.submission());
+  for (let at = 0; at < list.length; ) {
+    const first = list[at]!.rows.submission();
+    const params = [first.params];
+    let next = at + 1;
+    for (; next < list.length; next++) {
+      const s = list[next]!.rows.submission();
+      if (s.sql !== first.sql) break;
+      params.push(s.params);
+    }
+    for (const id of yield* insertEach(first.sql, "id", params)) sids.push(id);
+    at = next;
+  }
   for (let at = 0; at < list.length; at += ROWS_PER_STATEMENT) {
     const part = list.slice(at, at + ROWS_PER_STATEMENT);
     const params: Param[] = [];
@@ -62,13 +81,14 @@ function* shared(list: readonly Entry[]): Program<number[]> {
     });
     yield* run(insertFinalRuns(part.length), ...params);
   }
-  for (const e of list) yield* e.rows.after();
+  for (const e of list) if (!e.rows.idle()) yield* e.rows.after();
   return sids;
 }
 
 /** A run written alone (the fallback): the same statements as one row of shared(). */
 export function* alone(rows: FinalRows): Program<number> {
-  const sid = yield* rows.submission();
+  const s = rows.submission();
+  const sid = yield* insert(s.sql, "id", ...s.params);
   yield* run(insertFinalRuns(1), ...rows.row(sid));
   yield* rows.after();
   return sid;

@@ -349,7 +349,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       // The common run's findings are serialized synchronously: no await (a turn) for them.
       const chunks = Array.isArray(serialized) ? serialized : await serialized;
       const rows: FinalRows = {
-        submission: () => insertSubmission(n, ts),
+        submission: () => ({ sql: INSERT_SUBMISSION, params: submissionParams(n, ts) }),
         row: (sid) => [
           n.id,
           n.orgId,
@@ -372,6 +372,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           yield* linkKey(n);
           if (inTx) yield* inTx();
         },
+        idle: () => !chunks.length && !n.idempotencyKey && (!inTx || inTx.idle?.() === true),
         wire() {
           // The final-state hooks (the webhook outbox) write nothing for an org without webhooks,
           // as of the reads they name (executor.ts, FinalHook); the thread repeats those reads in
@@ -380,7 +381,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           if (!reads) return null;
           return {
             reads,
-            submission: { sql: INSERT_SUBMISSION, params: submissionParams(n, ts) },
+            submission: rows.submission(),
             row: rows.row(0),
             after: n.idempotencyKey
               ? [

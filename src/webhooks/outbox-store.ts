@@ -87,6 +87,8 @@ export function createOutboxStore(db: Db) {
   return {
     /** No active webhook for the org, as of the reads returned (subscriptions.ts, quiet); null: maybe some. */
     quiet: (orgId: number) => subscriptions.quiet(orgId),
+    /** Inside a final transaction: no active webhook for the org, as that transaction read already. */
+    idle: (orgId: number) => subscriptions.idle(orgId),
     /**
      * A program run INSIDE the transaction that writes a run's final status, so the outbox rows
      * and the status commit together (or not at all). Returns the deliveries it enqueued.

@@ -24,7 +24,8 @@ export function attachWebhookOutbox(
           enqueued = true;
       },
       // An org without webhooks gets no outbox rows: the writer thread may take its runs.
-      { quiet: (e: FinalEvent) => outbox.quiet(e.orgId) },
+      // Inside the transaction, once a run of the group has read the org's webhooks: none, skip.
+      { quiet: (e: FinalEvent) => outbox.quiet(e.orgId), idle: (e: FinalEvent) => outbox.idle(e.orgId) },
     ),
   );
   executor.afterFinal.push(() => {

@@ -53,10 +53,16 @@ export interface Subscriptions {
    * transaction); null when it has some, or when the cache does not know.
    */
   quiet(orgId: number): Read[] | null;
+  /**
+   * Inside a transaction, synchronously: true when `of` already read the generation in this very
+   * transaction and the org has no active webhook — what `of` would answer, without its program.
+   * False when not known (PostgreSQL always): call `of`.
+   */
+  idle(orgId: number): boolean;
 }
 
 export function createSubscriptions(db: Db): Subscriptions {
-  if (db.dialect !== "sqlite") return { of: load, quiet: () => null };
+  if (db.dialect !== "sqlite") return { of: load, quiet: () => null, idle: () => false };
   const raw = (db as SqliteDb).raw;
   const cache = new GenerationCache<number, readonly Subscription[]>(db, CAPACITY);
   /** The transaction whose generation was read (db.stats counts them), and that generation. */
@@ -71,6 +77,11 @@ export function createSubscriptions(db: Db): Subscriptions {
       const hit = cache.peek(orgId);
       if (!hit || hit.length) return null;
       return [{ sql: GENERATION, params: [], expect: JSON.stringify({ value: g }) }];
+    },
+    idle(orgId) {
+      if (db.stats.transactions !== tx || !raw.inTransaction) return false;
+      const hit = cache.peek(orgId);
+      return hit !== undefined && hit.length === 0;
     },
     /** The active webhooks of an org's active, undeleted org; run inside a transaction. */
     *of(orgId: number): Program<readonly Subscription[]> {
