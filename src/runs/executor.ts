@@ -650,13 +650,19 @@ export function createExecutor(
      * submits it as a direct run (`skipInline` when the check itself failed: a worker builds the
      * findings).
      */
-    async runInline(
+    runInline(
       record: DirectRun["record"],
       def: WorkflowVersion,
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
-      if (!opts.inline || closed) return { run: null, checked: false };
-      const c = checkInline(opts.inline, record, def, opts);
-      return c.final ? commitFinal(record, c.final) : { run: null, checked: c.checked };
+      // Not async: the commit's promise is handed back as it is (an async function's return of a
+      // promise costs turns of its own on every sync run).
+      try {
+        if (!opts.inline || closed) return Promise.resolve({ run: null, checked: false });
+        const c = checkInline(opts.inline, record, def, opts);
+        return c.final ? commitFinal(record, c.final) : Promise.resolve({ run: null, checked: c.checked });
+      } catch (e) {
+        return Promise.reject(e);
+      }
     },
     /** Starts a run from memory, unwritten (src/runs/direct.ts); the caller must settle() it. */
     submitDirect(record: DirectRun["record"], skipInline = false) {

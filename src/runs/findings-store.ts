@@ -82,6 +82,8 @@ export function createFindingStore(db: Db) {
     serialize(steps: readonly RunStep[]): Chunk[] | Promise<Chunk[]> {
       let total = 0;
       for (const s of steps) total += s.findings.length;
+      // A passing run has none: no generator for it (every sync run of the inline lane).
+      if (total === 0) return [];
       return total > SERIALIZE_IN_ONE_GO ? serializeInSlices(steps) : [...chunksOf(steps)];
     },
     /** A new run's chunks (inside the caller's transaction). */

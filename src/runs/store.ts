@@ -6,7 +6,7 @@ import { now, parseJson } from "../db/util.ts";
 import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
 import { type FinalRows, alone, createFinalRowsWriter } from "./final-rows.ts";
-import { createFindingStore } from "./findings-store.ts";
+import { type Chunk, createFindingStore } from "./findings-store.ts";
 import { LINK_RUN, linkParams } from "./idempotency.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
 import type { FileType } from "../validators/types.ts";
@@ -284,6 +284,63 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   const contents = createContentStore(db, batch);
   // SQLite: the final runs of one group commit share their runs INSERT (src/runs/final-rows.ts).
   const writeFinal = db.dialect === "sqlite" ? createFinalRowsWriter(batch, writer) : null;
+
+  /** createFinal's write, once the findings are serialized. */
+  function writeFinalRun(
+    n: NewRun,
+    u: FinalUpdate & { startedAt: string },
+    inTx: FinalTx | undefined,
+    chunks: Chunk[],
+  ): Promise<number> {
+    const ts = n.createdAt ?? now();
+    const rows: FinalRows = {
+      submission: () => ({ sql: INSERT_SUBMISSION, params: submissionParams(n, ts) }),
+      row: (sid) => [
+        n.id,
+        n.orgId,
+        n.workflowId,
+        n.workflowVersion,
+        sid,
+        u.status,
+        summariesJson(u.steps),
+        n.user.id,
+        n.user.username,
+        ts,
+        u.startedAt,
+        u.summary ? JSON.stringify(u.summary) : null,
+        u.error,
+        u.finishedAt,
+        u.durationMs,
+      ],
+      *after() {
+        if (chunks.length) yield* findings.insert(n.id, chunks);
+        yield* linkKey(n);
+        if (inTx) yield* inTx();
+      },
+      idle: () => !chunks.length && !n.idempotencyKey && (!inTx || inTx.idle?.() === true),
+      wire() {
+        // The final-state hooks (the webhook outbox) write nothing for an org without webhooks,
+        // as of the reads they name (executor.ts, FinalHook); the thread repeats those reads in
+        // its transaction. Any other run is written on the main connection.
+        const reads = inTx ? (inTx.quiet?.() ?? null) : [];
+        if (!reads) return null;
+        return {
+          reads,
+          submission: rows.submission(),
+          row: rows.row(0),
+          after: n.idempotencyKey
+            ? [
+                ...findings.statements(n.id, chunks),
+                { sql: LINK_RUN, params: linkParams(n.user.id, n.idempotencyKey, n.id) },
+              ]
+            : findings.statements(n.id, chunks),
+        };
+      },
+    };
+    // PostgreSQL: one program per run, its statements pipelined beside the group's others.
+    return writeFinal ? writeFinal(rows) : batch.write(() => alone(rows));
+  }
+
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
   // only writers of run status): the backpressure check runs on every submission and a count(*)
   // over a deep queue is O(queue). Adjusted synchronously, so concurrent writes cannot lose an
@@ -343,57 +400,18 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      * A run executed from memory, written once in its final state (with the submission, and
      * `inTx` — the webhook outbox — in the same transaction). Returns the submission's id.
      */
-    async createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: FinalTx): Promise<number> {
-      const ts = n.createdAt ?? now();
-      const serialized = findings.serialize(u.steps);
-      // The common run's findings are serialized synchronously: no await (a turn) for them.
-      const chunks = Array.isArray(serialized) ? serialized : await serialized;
-      const rows: FinalRows = {
-        submission: () => ({ sql: INSERT_SUBMISSION, params: submissionParams(n, ts) }),
-        row: (sid) => [
-          n.id,
-          n.orgId,
-          n.workflowId,
-          n.workflowVersion,
-          sid,
-          u.status,
-          summariesJson(u.steps),
-          n.user.id,
-          n.user.username,
-          ts,
-          u.startedAt,
-          u.summary ? JSON.stringify(u.summary) : null,
-          u.error,
-          u.finishedAt,
-          u.durationMs,
-        ],
-        *after() {
-          if (chunks.length) yield* findings.insert(n.id, chunks);
-          yield* linkKey(n);
-          if (inTx) yield* inTx();
-        },
-        idle: () => !chunks.length && !n.idempotencyKey && (!inTx || inTx.idle?.() === true),
-        wire() {
-          // The final-state hooks (the webhook outbox) write nothing for an org without webhooks,
-          // as of the reads they name (executor.ts, FinalHook); the thread repeats those reads in
-          // its transaction. Any other run is written on the main connection.
-          const reads = inTx ? (inTx.quiet?.() ?? null) : [];
-          if (!reads) return null;
-          return {
-            reads,
-            submission: rows.submission(),
-            row: rows.row(0),
-            after: n.idempotencyKey
-              ? [
-                  ...findings.statements(n.id, chunks),
-                  { sql: LINK_RUN, params: linkParams(n.user.id, n.idempotencyKey, n.id) },
-                ]
-              : findings.statements(n.id, chunks),
-          };
-        },
-      };
-      // PostgreSQL: one program per run, its statements pipelined beside the group's others.
-      return writeFinal ? writeFinal(rows) : batch.write(() => alone(rows));
+    createFinal(n: NewRun, u: FinalUpdate & { startedAt: string }, inTx?: FinalTx): Promise<number> {
+      try {
+        const serialized = findings.serialize(u.steps);
+        // The common run's findings are serialized synchronously: its write is issued in this
+        // turn, and its promise is the batch's own (no async wrapper, whose return of a promise
+        // costs turns of its own).
+        return Array.isArray(serialized)
+          ? writeFinalRun(n, u, inTx, serialized)
+          : serialized.then((chunks) => writeFinalRun(n, u, inTx, chunks));
+      } catch (e) {
+        return Promise.reject(e);
+      }
     },
     /**
      * A run with at most `max` of its findings (first steps first; by default as many as a run
