@@ -272,8 +272,9 @@ export function createRunService(deps: {
         request,
         pinned,
       );
+    const key = request.headers.get("idempotency-key");
     // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
-    const offer = wait && request.headers.get("idempotency-key") === null ? offers.get(request) : undefined;
+    const offer = wait && key === null ? offers.get(request) : undefined;
     const handed = offer ? await offer.admit(def, version) : null;
     // 6. size
     const readFrom = performance.now();
@@ -284,7 +285,6 @@ export function createRunService(deps: {
     // took a while: a body already here left no time for anything to change.
     if (recheck && performance.now() - readFrom > RECHECK_AFTER_MS) await recheck();
     // Idempotency: decided once the body is known; a replay answers before the other checks.
-    const key = request.headers.get("idempotency-key");
     if (key !== null) {
       if (!IDEMPOTENCY_KEY_RE.test(key))
         throw new AppError(400, "invalid_request", "Invalid Idempotency-Key.", [

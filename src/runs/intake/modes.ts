@@ -118,7 +118,7 @@ export function intake(headers: HeaderSource, body: Uint8Array, limits: IntakeLi
     const obj = parseEnvelope(body, forced === "envelope", charset);
     if (obj) return fromFields("envelope", obj, limits);
   }
-  return fromRaw(headers, body, media, limits);
+  return fromRaw(headers, header!, body, media, limits);
 }
 
 // Buffer needles: a string needle is encoded into a new buffer on every indexOf.
@@ -448,6 +448,8 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
 
 function fromRaw(
   headers: HeaderSource,
+  /** The Content-Type header, as intake() read it (a header read makes a new string each time). */
+  contentType: string,
   body: Uint8Array,
   media: NonNullable<ReturnType<typeof parseMediaType>>,
   limits: IntakeLimits,
@@ -468,9 +470,9 @@ function fromRaw(
   }
   const filename = checkFilename(headerText(headers.get("x-filename")), limits, errors, "X-Filename");
   // The header is stored as the submission's content type, as in the other modes.
-  contentTypeOk(headers.get("content-type")!, "Content-Type", errors);
+  contentTypeOk(contentType, "Content-Type", errors);
   if (errors.length) throw badRequest(errors);
-  return finish("raw", bytes!, media, media.charset ?? "utf-8", filename, {}, headers.get("content-type")!);
+  return finish("raw", bytes!, media, media.charset ?? "utf-8", filename, {}, contentType);
 }
 
 function finish(
