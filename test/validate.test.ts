@@ -557,6 +557,18 @@ describe("--local", () => {
     );
   });
 
+  test("JUnit and HTML reports name the local definition, not a version 0", async () => {
+    const args = ["validate", "--local", "--workflow-file", "orders.yaml", "data/good.json", "--format"];
+    const junit = await assay([...args, "junit"]);
+    expect([junit.code, junit.err]).toEqual([0, ""]);
+    expect(junit.out).toContain('<property name="workflow" value="orders (local)"/>');
+    expect(junit.out).not.toContain("v0");
+    const html = await assay([...args, "html"]);
+    expect([html.code, html.err]).toEqual([0, ""]);
+    expect(html.out).toContain("orders (local definition)");
+    expect(html.out).not.toContain("version 0");
+  });
+
   test("exit 2 with every problem listed for an invalid workflow document", async () => {
     writeFileSync(
       join(dir, "bad.yaml"),

@@ -30,7 +30,13 @@ function step(file: string, s: ReportStep): string {
 function run({ run: r, file, notValidated }: ReportItem): string {
   // A file that got no run has no version, file type, run, time or counts: "not validated".
   const meta: [string, string][] = [
-    ["Workflow", notValidated ? h(r.workflow.slug) : `${h(r.workflow.slug)} (version ${r.workflow.version})`],
+    [
+      "Workflow",
+      notValidated
+        ? h(r.workflow.slug)
+        : // Version 0: `assay validate --local`, a definition file that has no server version.
+          `${h(r.workflow.slug)} (${r.workflow.version > 0 ? `version ${r.workflow.version}` : "local definition"})`,
+    ],
     [
       "Content type",
       r.submission.file_type

@@ -142,7 +142,11 @@ function suite(item: ReportItem): { xml: string; tests: number; failures: number
     : [
         property("run_id", run.id),
         property("status", run.status),
-        property("workflow", `${run.workflow.slug} v${run.workflow.version}`),
+        // Version 0: `assay validate --local` (a definition file, no server version).
+        property(
+          "workflow",
+          `${run.workflow.slug} ${run.workflow.version > 0 ? `v${run.workflow.version}` : "(local)"}`,
+        ),
         property("content_type", run.submission.content_type),
         property("findings", countsText(run.summary)),
       ];
