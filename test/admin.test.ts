@@ -298,10 +298,19 @@ describe("the CLI on the running server's data dir", () => {
     const removed = assay("members", "remove", "del-org", "del-viewer");
     expect([removed.code, removed.err]).toEqual([0, ""]);
     expect(removed.out).toStartWith("Removed del-viewer from del-org (");
+    const logged = await s.count("audit_log");
     expect(assay("orgs", "delete", "del-org").code).toBe(0);
     expect(await s.row("SELECT status, deleted_at FROM orgs WHERE slug = ?", "del-org")).toEqual(org);
-    // Restored, it takes every change again; the removed member stays out.
+    // The admin API's delete of it as well: 204, and neither logs a change that did not happen.
+    expect((await call(s, "DELETE", "/api/v1/admin/orgs/del-org/", root())).status).toBe(204);
+    expect(await s.row("SELECT status, deleted_at FROM orgs WHERE slug = ?", "del-org")).toEqual(org);
+    expect(await s.count("audit_log")).toBe(logged);
+    // Restored, it takes every change again; the removed member stays out. A second restore
+    // changes nothing and logs nothing.
     expect(assay("orgs", "restore", "del-org").code).toBe(0);
+    expect(await s.count("audit_log")).toBe(logged + 1);
+    expect(assay("orgs", "restore", "del-org").code).toBe(0);
+    expect(await s.count("audit_log")).toBe(logged + 1);
     expect((await call(s, "GET", "/api/v1/orgs/del-org/", { token: viewer.token })).json).toEqual(
       errorBody(403, "permission_denied", "You are not a member of this organization."),
     );
