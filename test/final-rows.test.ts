@@ -5,9 +5,8 @@
 // (src/db/writer.ts).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { UniqueViolation, insertEach } from "../src/db/program.ts";
-import { summarize } from "../src/runs/summary.ts";
-import type { RunStep } from "../src/runs/types.ts";
 import { onPostgres } from "./helpers/backend.ts";
+import { finalRun } from "./helpers/final-run.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
@@ -94,50 +93,13 @@ describe.each(WRITER)("writer thread %s", (writer) => {
         "SELECT id, org_id FROM workflows WHERE slug = 'orders'",
       ))!;
       const user = (await s.row<{ id: number }>("SELECT id FROM users WHERE username = 'root'"))!;
-      const at = new Date().toISOString();
-      const steps: RunStep[] = [
-        {
-          step_id: 1,
-          order: 1,
-          name: "syntax",
-          validator: "syntax",
-          status: "passed",
-          duration_ms: 0,
-          findings: [],
-          error: null,
-          truncated: false,
-        },
-      ];
-      const bytes = new TextEncoder().encode(doc);
-      return [
-        {
-          id,
-          createdAt: at,
-          orgId: Number(wf.org_id),
-          workflowId: Number(wf.id),
-          workflowVersion: 1,
-          steps,
-          user: { id: Number(user.id), username: "root" },
-          submission: {
-            bytes,
-            contentType: "application/json",
-            charset: "utf-8",
-            fileType: "JSON" as const,
-            filename: null,
-            metadata: {},
-            sha256: sha256(doc),
-          },
-        },
-        {
-          status: "succeeded" as const,
-          steps,
-          summary: summarize(steps),
-          error: null,
-          finishedAt: at,
-          durationMs: 0,
-          startedAt: at,
-        },
-      ] as const;
+      return finalRun({
+        id,
+        orgId: Number(wf.org_id),
+        workflowId: Number(wf.id),
+        user: { id: Number(user.id), username: "root" },
+        doc,
+      });
     }
 
     test("a run that cannot be written fails alone; the others of its group commit are written", async () => {

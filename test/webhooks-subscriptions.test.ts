@@ -3,9 +3,8 @@
 // connection to the database (the `assay` CLI, another node) — exactly as the lookup it replaces.
 // Each test first runs once so that the org's answer is cached, then changes it, then runs again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { summarize } from "../src/runs/summary.ts";
-import type { RunStep } from "../src/runs/types.ts";
 import { type OtherConnection, otherConnection } from "./helpers/backend.ts";
+import { finalRun } from "./helpers/final-run.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
@@ -174,62 +173,29 @@ describe("through another connection (the CLI, another node)", () => {
 // knows their org has no webhook (subscriptions.idle): runs of several orgs, interleaved, must
 // each still get exactly their own org's rows, whichever org comes first in the group.
 describe("runs of several orgs in one group commit", () => {
-  const STEPS: RunStep[] = [
-    {
-      step_id: 1,
-      order: 1,
-      name: "syntax",
-      validator: "syntax",
-      status: "passed",
-      duration_ms: 0,
-      findings: [],
-      error: null,
-      truncated: false,
-    },
-  ];
   let n = 0;
   /** Writes final runs of these orgs in one turn (one group commit on SQLite); their outbox rows. */
   async function group(orgs: { orgId: number; workflowId: number; userId: number }[]): Promise<number[][]> {
-    const at = new Date().toISOString();
     const ids = orgs.map(() => `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`);
     await Promise.all(
-      orgs.map((o, i) =>
-        s.deps.runs.createFinal(
-          {
-            id: ids[i]!,
-            createdAt: at,
-            orgId: o.orgId,
-            workflowId: o.workflowId,
-            workflowVersion: 1,
-            steps: STEPS,
-            user: { id: o.userId, username: "x" },
-            submission: {
-              bytes: new TextEncoder().encode("{}"),
-              contentType: "application/json",
-              charset: "utf-8",
-              fileType: "JSON",
-              filename: null,
-              metadata: {},
-              sha256: "0".repeat(64),
-            },
-          },
-          {
-            status: "succeeded",
-            steps: STEPS,
-            summary: summarize(STEPS),
-            error: null,
-            finishedAt: at,
-            durationMs: 0,
-            startedAt: at,
-          },
+      orgs.map((o, i) => {
+        const [run, final] = finalRun({
+          id: ids[i]!,
+          ...o,
+          user: { id: o.userId, username: "x" },
+          doc: "{}",
+        });
+        return s.deps.runs.createFinal(
+          run,
+          final,
           s.deps.executor.inFinalTx({
             runId: ids[i]!,
             orgId: o.orgId,
             workflowId: o.workflowId,
             status: "succeeded",
           }),
-        ),
-      ),
+        );
+      }),
     );
     const out: number[][] = [];
     for (const id of ids) {
