@@ -139,6 +139,49 @@ describe("change, rotate, delete", () => {
     const off = await call(s, "PATCH", `${base}${id}/`, { token: admin, body: { is_active: false } });
     expect([off.json.is_active, off.json.url]).toEqual([false, "http://127.0.0.1:10/new"]);
   });
+  test("200 PATCH that changes nothing writes nothing: updated_at, audit log, failure streak", async () => {
+    const created = (
+      await call(s, "POST", base, { token: admin, body: hook({ events: ["run.failed", "ping"] }) })
+    ).json;
+    const { secret, ...shown } = created;
+    // An active endpoint two failed deliveries into a streak (the dispatcher's columns).
+    await s.sql(
+      "UPDATE webhooks SET failed_streak = 2, failing_since = '2026-01-01T00:00:00.000Z' WHERE id = ?",
+      created.id,
+    );
+    const entries = async () =>
+      (
+        await call(s, "GET", `/api/v1/orgs/acme/audit/?target_type=webhook&target_id=${created.id}`, {
+          token: admin,
+        })
+      ).json.count;
+    const logged = await entries();
+    for (const body of [
+      {},
+      { url: created.url },
+      { events: ["run.failed", "ping"] },
+      { events: ["run.failed", "ping", "ping"] },
+      { workflow_slugs: [] },
+      { is_active: true },
+      { url: created.url, events: ["run.failed", "ping"], workflow_slugs: [], is_active: true },
+    ]) {
+      const r = await call(s, "PATCH", `${base}${created.id}/`, { token: admin, body });
+      expect([r.status, r.json]).toEqual([200, shown]);
+    }
+    expect((await call(s, "GET", `${base}${created.id}/`, { token: admin })).json).toEqual(shown);
+    expect(await entries()).toBe(logged);
+    expect(await s.row("SELECT failed_streak, failing_since FROM webhooks WHERE id = ?", created.id)).toEqual(
+      { failed_streak: 2, failing_since: "2026-01-01T00:00:00.000Z" },
+    );
+    // A real change is still saved and logged.
+    const off = await call(s, "PATCH", `${base}${created.id}/`, { token: admin, body: { is_active: false } });
+    expect([off.status, off.json.is_active, off.json.updated_at > created.updated_at]).toEqual([
+      200,
+      false,
+      true,
+    ]);
+    expect(await entries()).toBe(logged + 1);
+  });
   test("400 PATCH checks the URL like creation does", async () => {
     const id = (await call(s, "POST", base, { token: admin, body: hook() })).json.id;
     const r = await call(s, "PATCH", `${base}${id}/`, { token: admin, body: { url: "gopher://x" } });

@@ -182,35 +182,45 @@ export function createWebhookStore(db: Db) {
         })(),
       );
     },
-    /** Applies the changes; (re)activating clears the automatic deactivation and its streak. */
+    /**
+     * Applies the changes; (re)activating clears the automatic deactivation and its streak. A
+     * PATCH that changes nothing (`{}`, or the values already there) writes nothing: it leaves
+     * `updated_at`, the subscription cache's generation and an active endpoint's failure streak
+     * as they are, and logs no entry (docs/api.md, "Request bodies").
+     */
     async update(orgId: number, id: number, c: WebhookChanges, actor: Actor): Promise<Webhook | null> {
-      const sets: string[] = ["updated_at = ?"];
-      const args: (string | number)[] = [now()];
-      const set = (column: string, value: string) => {
-        sets.push(`${column} = ?`);
-        args.push(value);
-      };
-      if (c.url !== undefined) set("url", c.url);
-      if (c.events !== undefined) set("events", JSON.stringify(c.events));
-      if (c.workflow_slugs !== undefined) set("workflow_slugs", JSON.stringify(c.workflow_slugs));
-      if (c.is_active === false) sets.push("is_active = 0");
-      if (c.is_active === true)
-        sets.push(
-          "is_active = 1, disabled_reason = NULL, disabled_at = NULL, failed_streak = 0, failing_since = NULL",
-        );
       return db.tx(function* () {
         const before = yield* get<WebhookRow>(
-          "SELECT * FROM webhooks WHERE org_id = ? AND id = ?",
+          `SELECT * FROM webhooks WHERE org_id = ? AND id = ?${lock}`,
           orgId,
           id,
         );
+        if (!before) return null;
+        const sets: string[] = ["updated_at = ?"];
+        const args: (string | number)[] = [now()];
+        const set = (column: string, value: string, was: string) => {
+          if (value === was) return;
+          sets.push(`${column} = ?`);
+          args.push(value);
+        };
+        if (c.url !== undefined) set("url", c.url, before.url);
+        if (c.events !== undefined) set("events", JSON.stringify(c.events), before.events);
+        if (c.workflow_slugs !== undefined)
+          set("workflow_slugs", JSON.stringify(c.workflow_slugs), before.workflow_slugs);
+        const active = bool(before.is_active);
+        if (c.is_active === false && active) sets.push("is_active = 0");
+        if (c.is_active === true && !active)
+          sets.push(
+            "is_active = 1, disabled_reason = NULL, disabled_at = NULL, failed_streak = 0, failing_since = NULL",
+          );
+        if (sets.length === 1) return toWebhook(before);
         const r = yield* get<WebhookRow>(
           `UPDATE webhooks SET ${sets.join(", ")} WHERE org_id = ? AND id = ? RETURNING *`,
           ...args,
           orgId,
           id,
         );
-        if (!before || !r) return null;
+        if (!r) return null;
         const after = toWebhook(r);
         const was = toWebhook(before);
         const [b, a]: Record<string, unknown>[] = [record(was), record(after)];
