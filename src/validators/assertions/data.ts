@@ -6,6 +6,7 @@
 import { celList, isCelList } from "@bufbuild/cel";
 import { XMLParser } from "fast-xml-parser";
 import { type CsvRecord, resolveDialect, scanCsv } from "../shared/csv.ts";
+import { MAX_XML_DEPTH } from "../limits.ts";
 import { finding, pointerJoin } from "../shared/findings.ts";
 import { isJsonProblem, parseJson } from "../shared/json.ts";
 import { LineIndex, type Position } from "../shared/position.ts";
@@ -14,7 +15,7 @@ import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
 import { jsonToCel, yamlToCel } from "./values.ts";
 import { recordViews } from "./views.ts";
-import { type XmlLists, xmlToCel } from "./xml-lists.ts";
+import { XML_NAME_ESCAPE, type XmlLists, xmlToCel } from "./xml-lists.ts";
 
 export interface Row {
   value: unknown;
@@ -81,7 +82,39 @@ function topLevelOffsets(text: string): number[] {
   return out;
 }
 
+/**
+ * Element names fast-xml-parser refuses (`__proto__`, `constructor`, `prototype`: it throws, and
+ * the step said the document was not well-formed) or renames (`toString` became `__toString`).
+ * They are ordinary XML names: each is handed to the parser behind a character no XML name can
+ * hold, and xmlToCel takes it off again (xml-lists.ts). Attributes need nothing: their keys
+ * start with "@".
+ */
+const RESERVED_NAMES = new Set([
+  "__proto__",
+  "constructor",
+  "prototype",
+  "hasOwnProperty",
+  "toString",
+  "valueOf",
+  "__defineGetter__",
+  "__defineSetter__",
+  "__lookupGetter__",
+  "__lookupSetter__",
+]);
+
 const xmlParser = new XMLParser({
+  transformTagName: (name) => (RESERVED_NAMES.has(name) ? XML_NAME_ESCAPE + name : name),
+  // libxml2 has parsed the document first, with its own bounds (depth 256, entity amplification):
+  // what it accepts is well-formed, and the parser's smaller defaults (100 levels, entities of
+  // 10,000 characters, 100,000 characters expanded) made such documents "not well-formed".
+  maxNestedTags: MAX_XML_DEPTH + 1,
+  processEntities: {
+    enabled: true,
+    maxEntitySize: Number.POSITIVE_INFINITY,
+    maxExpansionDepth: Number.POSITIVE_INFINITY,
+    maxExpandedLength: Number.POSITIVE_INFINITY,
+    maxEntityCount: Number.POSITIVE_INFINITY,
+  },
   ignoreAttributes: false,
   attributeNamePrefix: "@",
   textNodeName: "#text",

@@ -17,6 +17,12 @@ export function xmlPathProblem(path: string): string | null {
   return null;
 }
 
+/**
+ * Put before an element name the parser would refuse or rename (data.ts): U+0001 is in no XML
+ * name, so no other name starts with it.
+ */
+export const XML_NAME_ESCAPE = "\u0001";
+
 type Matcher = (path: readonly string[]) => boolean;
 
 function matcher(lists: XmlLists): Matcher {
@@ -50,9 +56,10 @@ export function xmlToCel(doc: unknown, lists: XmlLists): unknown {
         m.set(key, child);
         continue;
       }
-      const childPath = [...path, key];
+      const name = key.startsWith(XML_NAME_ESCAPE) ? key.slice(XML_NAME_ESCAPE.length) : key;
+      const childPath = [...path, name];
       const value = convert(child, childPath);
-      m.set(key, !Array.isArray(child) && isList(childPath) ? celList([value as never]) : value);
+      m.set(name, !Array.isArray(child) && isList(childPath) ? celList([value as never]) : value);
     }
     return celMap(m as never);
   };

@@ -52,3 +52,49 @@ describe("XML: text as written", () => {
     expect(messages("false", xml)).toEqual(['{"r": {"a": "1", "m": {"b": "b", "#text": "a  c"}}}']);
   });
 });
+
+// Fuzzing the built server (2026-11-29): fast-xml-parser's own guards judged documents libxml2 had
+// accepted. An element named `prototype`, `constructor` or `__proto__` was `xml.not_well_formed`
+// with the parser's "[SECURITY] Invalid name" text; `toString`, `valueOf` … were renamed
+// `__toString`; 101 levels of nesting, an entity of more than 10,000 characters or entities
+// expanding past 100,000 were "not well-formed" too.
+describe("XML: what libxml2 accepts, rules read", () => {
+  const rule = (expr: string) => [{ id: "t", expr, message: "{{ data }}" }];
+  const findings = (expr: string, xml: string, lists: unknown = "auto") =>
+    run("assertions", { rules: rule(expr), xml: { lists } }, xml, "XML").findings;
+
+  test("elements named like JavaScript's object members are ordinary keys", () => {
+    const xml =
+      "<r><prototype>1</prototype><constructor>2</constructor><__proto__>3</__proto__>" +
+      "<toString>4</toString><valueOf k='v'>5</valueOf><hasOwnProperty/></r>";
+    expect(findings("false", xml)[0]!.message).toBe(
+      '{"r": {"prototype": "1", "constructor": "2", "__proto__": "3", "toString": "4", ' +
+        '"valueOf": {"#text": "5", "@k": "v"}, "hasOwnProperty": ""}}',
+    );
+    const all =
+      "data.r.prototype == '1' && data.r.constructor == '2' && data.r.__proto__ == '3' && " +
+      "data.r.toString == '4' && data.r.valueOf['#text'] == '5'";
+    expect(findings(all, xml)).toEqual([]);
+  });
+
+  test("xml.lists names them by their own names; a root named constructor", () => {
+    expect(
+      findings("size(data.constructor.prototype) == 1", "<constructor><prototype/></constructor>", [
+        "constructor/prototype",
+      ]),
+    ).toEqual([]);
+  });
+
+  test("nesting up to libxml2's bound is read", () => {
+    const xml = "<a>".repeat(200) + "x" + "</a>".repeat(200);
+    expect(findings("has(data.a)", xml)).toEqual([]);
+  });
+
+  test("entities past the parser's own limits are read as libxml2 expands them", () => {
+    const big = "x".repeat(20_000);
+    const one = `<!DOCTYPE a [<!ENTITY e "${big}">]><a>&e;</a>`;
+    expect(findings("size(data.a) == 20000", one)).toEqual([]);
+    const many = `<!DOCTYPE a [<!ENTITY e "${"y".repeat(9_000)}">]><a>${"&e;".repeat(20)}</a>`;
+    expect(findings("size(data.a) == 180000", many)).toEqual([]);
+  });
+});
