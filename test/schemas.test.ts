@@ -84,6 +84,27 @@ describe("CRUD", () => {
       }),
     );
   });
+  test("200 PUT of the document already there writes nothing: updated_at and the audit log stay", async () => {
+    const body = { uri: "urn:example:same", schema: { type: "object", required: ["id"] } };
+    const created = (await create(body)).json;
+    const entries = async () =>
+      (
+        await call(s, "GET", `/api/v1/orgs/acme/audit/?target_type=schema&target_id=${created.id}`, {
+          token: s.rootToken,
+        })
+      ).json.count;
+    const logged = await entries();
+    const again = await call(s, "PUT", `${base}${created.id}/`, { token: author, body });
+    expect([again.status, again.json]).toEqual([200, created]);
+    expect((await call(s, "GET", `${base}${created.id}/`, { token: viewer })).json).toEqual(created);
+    expect(await entries()).toBe(logged);
+    const changed = await call(s, "PUT", `${base}${created.id}/`, {
+      token: author,
+      body: { ...body, schema: { type: "object" } },
+    });
+    expect([changed.status, changed.json.updated_at > created.updated_at]).toEqual([200, true]);
+    expect(await entries()).toBe(logged + 1);
+  });
   test("409 conflict on a URI the org already stores, by POST and by PUT", async () => {
     const message = 'The organization already stores a schema with the URI "urn:example:human".';
     const want = errorBody(409, "conflict", message, [{ field: "uri", code: "unique", message }]);

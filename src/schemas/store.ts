@@ -171,6 +171,15 @@ export function createSchemaStore(db: Db) {
           id,
         );
         if (!before) return null;
+        // The same document again (the web editor's save, a script that PUTs each time) is no
+        // change: nothing is written, `updated_at` stays and no entry is logged.
+        if (
+          before.uri === w.uri &&
+          before.kind === w.kind &&
+          before.target_namespace === w.targetNamespace &&
+          before.schema === w.text
+        )
+          return before;
         const r = (yield* uniqueOr(
           get<SchemaRow>(
             "UPDATE org_schemas SET uri = ?, kind = ?, target_namespace = ?, schema = ?, updated_at = ? WHERE org_id = ? AND id = ? RETURNING *",
