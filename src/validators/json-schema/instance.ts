@@ -15,18 +15,27 @@ export interface InstanceDoc {
 
 const nowhere: Locate = () => null;
 
-/** Whether a value holds a number that is not finite (cheap: no paths kept). */
-function hasNonFinite(value: unknown): boolean {
+/**
+ * Whether a value holds a number that is not finite (cheap: no paths kept); on the way, every
+ * object of the value is given a null prototype. typebox tests a property's presence with `in`
+ * (`"toString" in value`), which sees Object.prototype's members: `required: ["toString"]`
+ * passed `{}`, and `properties: {valueOf: {type: "string"}}` failed it. A JSON object has its own
+ * members only.
+ */
+function prepareValue(value: unknown): boolean {
   const stack: unknown[] = [value];
+  let nonFinite = false;
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === "number") {
-      if (!Number.isFinite(v)) return true;
+      if (!Number.isFinite(v)) nonFinite = true;
     } else if (Array.isArray(v)) appendAll(stack, v);
-    else if (v !== null && typeof v === "object")
+    else if (v !== null && typeof v === "object") {
+      Object.setPrototypeOf(v, null);
       for (const k in v) stack.push((v as Record<string, unknown>)[k]);
+    }
   }
-  return false;
+  return nonFinite;
 }
 
 const escapeToken = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
@@ -54,7 +63,7 @@ function firstNonFinite(value: unknown): { pointer: string; n: number } | null {
  * so `.inf` passed `maximum: 5`. One finding for the document instead, where the number is.
  */
 function nonFiniteProblem(value: unknown, locate: Locate): Finding | null {
-  if (!hasNonFinite(value)) return null;
+  if (!prepareValue(value)) return null;
   const at = firstNonFinite(value)!;
   const what = Number.isNaN(at.n)
     ? "NaN (.nan) is not a JSON number"

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createJsonSchemaValidator } from "../../../src/validators/json-schema/index.ts";
 import { StepLimitError } from "../../../src/validators/limit-error.ts";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
-import { input, run } from "./helpers.ts";
+import { codes, input, run } from "./helpers.ts";
 
 const person = {
   type: "object",
@@ -445,5 +445,44 @@ describe("json_schema: registered resources hook", () => {
     expect(v.checkConfig(config)).toEqual([]);
     const r = v.compile(config)(input('{"id": "x"}', "JSON"), { maxFindings: 10 });
     expect(r.findings.map((f) => [f.code, f.path])).toEqual([["json_schema.type", "/id"]]);
+  });
+});
+
+// Fuzzing the built server (2026-11-29): typebox tests a property's presence with `in`, which
+// sees Object.prototype's members, so a document was checked as if it had `toString`, `valueOf`
+// … properties: `required: ["toString"]` passed `{}`, `properties: {toString: {type: "string"}}`
+// failed it ("/toString must be string"), `dependentRequired` took `valueOf` as present.
+describe("json_schema: names of Object.prototype's members are ordinary property names", () => {
+  const cases: [string, Record<string, unknown>, string, string[]][] = [
+    ["required", { required: ["toString"] }, "{}", ["json_schema.required"]],
+    ["required, present", { required: ["toString", "__proto__"] }, '{"toString": 1, "__proto__": 2}', []],
+    ["properties, absent", { properties: { toString: { type: "string" }, valueOf: false } }, "{}", []],
+    [
+      "properties, present",
+      { properties: { toString: { type: "string" } } },
+      '{"toString": 1}',
+      ["json_schema.type"],
+    ],
+    ["dependentRequired", { dependentRequired: { a: ["valueOf"] } }, '{"a": 1}', ["json_schema.dependentRequired"]],
+    ["dependentSchemas", { dependentSchemas: { hasOwnProperty: false } }, '{"a": 1}', []],
+    ["if/then", { if: { required: ["isPrototypeOf"] }, then: false }, '{"a": 1}', []],
+  ];
+  for (const [label, schema, doc, expected] of cases)
+    test(label, () => {
+      expect(codes(check(schema, doc))).toEqual(expected);
+      // The same document as YAML (a flow mapping), read by the YAML reader.
+      expect(codes(check(schema, doc, {}, "YAML"))).toEqual(expected);
+    });
+
+  test("also where typebox's interpreter checks a wide schema", () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`p${i}`, { type: "integer" }]),
+    );
+    expect(codes(check({ properties, required: ["toString"] }, '{"p1": 1}'))).toEqual([
+      "json_schema.required",
+    ]);
+    expect(codes(check({ properties: { ...properties, valueOf: { type: "string" } } }, '{"p1": 1}'))).toEqual(
+      [],
+    );
   });
 });
