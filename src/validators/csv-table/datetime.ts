@@ -133,7 +133,11 @@ function toParts(g: Record<string, string | undefined>, endOfDay = false): Parts
   let offsetMin = 0;
   if (g.z && g.z !== "Z") {
     const z = g.z.replace(":", "");
-    offsetMin = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5) || "0"));
+    const [zh, zm] = [Number(z.slice(1, 3)), Number(z.slice(3, 5) || "0")];
+    // An offset is less than a day, its minutes below 60: dateutil's isoparse refuses +24:00 and
+    // +05:60, Python's %z (a timezone of 24 hours or more) too; both were read as offsets.
+    if (zh > 23 || zm > 59) return null;
+    offsetMin = (z[0] === "-" ? -1 : 1) * (zh * 60 + zm);
   }
   const year =
     g.Y !== undefined

@@ -91,3 +91,22 @@ describe("24:00:00 in the ISO defaults, as dateutil's isoparse reads it", () => 
     expect(read("time", "24:00", "%H:%M")).toBeNull();
   });
 });
+
+// Fuzzing the built server (2026-11-29): an offset of a day or more, or of 60 minutes or more, was
+// read as one ("2020-01-01T00:00:00+99:99" passed a datetime field). dateutil 2.9 and Python 3.11
+// printed the verdicts below.
+describe("offsets are less than a day, their minutes below 60", () => {
+  test("the ISO defaults, as dateutil's isoparse reads them", () => {
+    expect(read("datetime", "2020-01-01T00:00:00+23:59")).toBe("2019-12-31T00:01:00.000Z");
+    for (const z of ["+24:00", "-2400", "+25", "+99:99", "+05:60", "+0560"])
+      expect(read("datetime", `2020-01-01T00:00:00${z}`)).toBeNull();
+    expect(read("time", "10:00:00-23:59")).toBe(`${10 * 3600 + 23 * 3600 + 59 * 60}s`);
+    expect(read("time", "10:00:00+24:00")).toBeNull();
+  });
+
+  test("%z, as Python's strptime reads it", () => {
+    expect(read("datetime", "2020-01-01 00:00 +2359", "%Y-%m-%d %H:%M %z")).toBe("2019-12-31T00:01:00.000Z");
+    expect(read("datetime", "2020-01-01 00:00 +2400", "%Y-%m-%d %H:%M %z")).toBeNull();
+    expect(read("datetime", "2020-01-01 00:00 -9959", "%Y-%m-%d %H:%M %z")).toBeNull();
+  });
+});
