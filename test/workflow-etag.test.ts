@@ -1,5 +1,5 @@
 // A workflow's ETag is its version; If-Match makes a PUT or PATCH conditional (src/workflows/etag.ts).
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -69,5 +69,75 @@ test("412 when another save lands between the read and the save of an If-Match e
   expect((await call(s, "GET", path, { token: author })).json).toMatchObject({
     description: "first",
     version: v + 1,
+  });
+});
+
+// DELETE honours If-Match too (RFC 9110 §13.1.1: an origin server MUST evaluate it): until
+// 2026-11-29 it was ignored, and `DELETE` with a stale `If-Match` deleted the workflow.
+describe("DELETE with If-Match", () => {
+  const create = async (slug: string) => {
+    const r = await call(s, "POST", base, {
+      token: author,
+      body: { slug, name: slug, allowed_file_types: ["JSON"], steps: [] },
+    });
+    expect(r.status).toBe(201);
+    return `${base}${slug}/`;
+  };
+  const del = (p: string, ifMatch: string | null) =>
+    call(s, "DELETE", p, { token: author, headers: ifMatch === null ? {} : { "if-match": ifMatch } });
+  const idOf = async (p: string) => (await call(s, "GET", p, { token: author })).json.id as number;
+  afterEach(() => {
+    s.deps.workflowStore.hooks.beforeDelete = undefined;
+  });
+
+  test("412 for another version, a weak tag or garbage: nothing deleted; 204 for the current one or *", async () => {
+    const p = await create("del-a");
+    for (const tag of ['"2"', 'W/"1"', "garbage"]) {
+      const r = await del(p, tag);
+      expect(r.json).toEqual(failed(1));
+    }
+    expect((await call(s, "GET", p, { token: author })).status).toBe(200);
+    expect((await del(p, '"7", "1"')).status).toBe(204);
+    expect((await call(s, "GET", p, { token: author })).json).toEqual(
+      errorBody(404, "not_found", "Workflow not found."),
+    );
+    const q = await create("del-b");
+    expect((await del(q, "*")).status).toBe(204);
+    expect((await del(q, "*")).json).toEqual(errorBody(404, "not_found", "Workflow not found."));
+  });
+
+  test("412 when a save lands between the If-Match check and the deletion; without If-Match it is deleted", async () => {
+    const p = await create("del-c");
+    let done = false;
+    s.deps.workflowStore.hooks.beforeDelete = async () => {
+      if (done) return;
+      done = true;
+      expect((await call(s, "PATCH", p, { token: author, body: { name: "changed" } })).status).toBe(200);
+    };
+    expect((await del(p, '"1"')).json).toEqual(failed(2));
+    expect((await call(s, "GET", p, { token: author })).json).toMatchObject({ name: "changed", version: 2 });
+    done = false;
+    expect((await del(p, null)).status).toBe(204);
+    expect((await call(s, "GET", p, { token: author })).status).toBe(404);
+  });
+
+  test("404 for the second of two DELETEs at once, and one workflow.delete entry", async () => {
+    const p = await create("del-d");
+    const id = await idOf(p);
+    let other: Awaited<ReturnType<typeof call>> | null = null;
+    let done = false;
+    s.deps.workflowStore.hooks.beforeDelete = async () => {
+      if (done) return;
+      done = true;
+      other = await del(p, null);
+    };
+    const r = await del(p, null);
+    expect(other!.status).toBe(204);
+    expect(r.json).toEqual(errorBody(404, "not_found", "Workflow not found."));
+    const entries = await s.sql(
+      "SELECT seq FROM audit_log WHERE action = 'workflow.delete' AND target_id = ?",
+      String(id),
+    );
+    expect(entries.length).toBe(1);
   });
 });

@@ -150,20 +150,21 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .delete(
       "/:workflow/",
-      async ({ params, principal, actor, set }) => {
+      async ({ params, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        await workflows.remove(org.id, params.workflow, actor);
+        await workflows.remove(org.id, params.workflow, actor, headers["if-match"]);
         set.status = 204;
       },
       {
         auth: "author",
         params: WorkflowParams,
-        response: { 204: t.Void(), ...errorResponses(...AUTHED) },
-        detail: {
+        response: { 204: t.Void(), ...errorResponses(...AUTHED, 409, 412) },
+        detail: describe({
           ...detail,
           operationId: "deleteWorkflow",
           summary: "Delete a workflow (its runs stay readable)",
-        },
+          parameters: [param("IfMatch")],
+        }),
       },
     )
     .post(

@@ -193,9 +193,14 @@ export function createWorkflowService(
         return save(orgId, cur, d, { actor, action: "workflow.update" });
       });
     },
-    async remove(orgId: number, identifier: string, actor: Actor) {
-      const { workflow } = await load(orgId, identifier);
-      await store.softDelete(workflow, actor);
+    /** If-Match (etag.ts) makes the deletion conditional on the version, as for PUT and PATCH. */
+    async remove(orgId: number, identifier: string, actor: Actor, ifMatch?: string) {
+      return fresh(async () => {
+        const { workflow } = await load(orgId, identifier);
+        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, workflow.version))
+          throw preconditionFailed(workflow.version);
+        await store.softDelete(workflow, actor);
+      });
     },
     async getStep(orgId: number, identifier: string, stepId: string): Promise<StepDef> {
       const { steps } = await load(orgId, identifier);

@@ -80,6 +80,8 @@ export class StaleWorkflow extends Error {
 /** Test hooks: beforeSave runs just before save()'s transaction, after the caller's check. */
 export interface StoreHooks {
   beforeSave?: () => Promise<void>;
+  /** Runs just before softDelete()'s transaction, after the caller's If-Match check. */
+  beforeDelete?: () => Promise<void>;
 }
 
 const slugTaken = (slug: string) => `A workflow with the slug "${slug}" already exists in this organization.`;
@@ -300,9 +302,22 @@ export function createWorkflowStore(db: Db) {
         "slug",
       );
     },
+    /**
+     * Deletes the workflow as read (`w`, at `w.version`): when another request saved or deleted it
+     * meanwhile, nothing is written and StaleWorkflow is thrown, so the caller reads it again
+     * (a second DELETE is a 404 with one `workflow.delete` entry; If-Match is judged on what is
+     * deleted).
+     */
     async softDelete(w: Workflow, actor: Actor): Promise<void> {
+      await hooks.beforeDelete?.();
       await db.tx(function* () {
-        yield* run("UPDATE workflows SET deleted_at = ? WHERE id = ?", now(), w.id);
+        const changed = yield* run(
+          "UPDATE workflows SET deleted_at = ? WHERE id = ? AND version = ? AND deleted_at IS NULL",
+          now(),
+          w.id,
+          w.version,
+        );
+        if (changed !== 1) throw new StaleWorkflow();
         // The whole record, as a create's `after` (its definition is the last version's, whose
         // save entry carries its digest).
         const steps = (yield* stepsOf(w.id)).map(toStep);
