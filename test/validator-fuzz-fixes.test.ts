@@ -225,3 +225,54 @@ describe("text_rules: Unicode property escapes", () => {
     );
   });
 });
+
+// 2026-11-29: typebox's JSON Pointer never follows __proto__, constructor or prototype (its guard
+// against prototype pollution) and resolves such a $ref to the schema `false`. The save found
+// the definition, so the step was saved and failed every document ("no value is allowed here").
+describe("json_schema: a $ref through a key the engine never follows", () => {
+  test("400 at save, naming the reference and the key; nothing is saved", async () => {
+    const r = await save("proto-ref", [
+      schemaStep({
+        $defs: { constructor: { type: "string" } },
+        properties: { a: { $ref: "#/$defs/constructor" }, b: { $ref: "#/$defs/__proto__" } },
+      }),
+    ]);
+    expect(r.status).toBe(400);
+    const why = (ref: string, at: string, key: string) =>
+      `$ref "${ref}" at ${at} goes through the key "${key}", which the engine never follows ` +
+      "(__proto__, constructor, prototype): every document would fail it; put that schema under " +
+      "$defs with another name and refer to it there";
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The workflow definition is invalid.", [
+        {
+          field: "steps[0].config.schema",
+          code: "unresolvable_ref",
+          message: why("#/$defs/constructor", "#/properties/a", "constructor"),
+        },
+        {
+          field: "steps[0].config.schema",
+          code: "unresolvable_ref",
+          message: why("#/$defs/__proto__", "#/properties/b", "__proto__"),
+        },
+      ]),
+    );
+    const list = await call(s, "GET", `${WORKFLOWS}?page_size=200`, { token: author });
+    expect(list.json.results.map((w: { slug: string }) => w.slug)).not.toContain("proto-ref");
+  });
+
+  test("a definition of another name runs: properties named so are checked as any other", async () => {
+    const schema = {
+      $defs: { ctor: { type: "string" } },
+      properties: { constructor: { $ref: "#/$defs/ctor" }, prototype: { type: "integer" } },
+    };
+    expect((await save("proto-ok", [schemaStep(schema)])).status).toBe(201);
+    expect(
+      (await submit("proto-ok", "application/json", '{"constructor": "x", "prototype": 1}')).status,
+    ).toBe("succeeded");
+    const bad = await submit("proto-ok", "application/json", '{"constructor": 1}');
+    expect(bad.status).toBe("failed");
+    expect(bad.steps[0].findings.map((f: { code: string; path: string }) => [f.code, f.path])).toEqual([
+      ["json_schema.type", "/constructor"],
+    ]);
+  });
+});

@@ -25,6 +25,21 @@ function pointerGet(node: unknown, pointer: string): boolean {
   return true;
 }
 
+/**
+ * typebox's JSON Pointer refuses these keys (its guard against prototype pollution) and resolves
+ * the reference to nothing, i.e. the schema `false`: `"$ref": "#/$defs/constructor"` was saved
+ * and then failed every document with "no value is allowed here".
+ */
+const UNFOLLOWABLE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+function unfollowableKey(pointer: string): string | undefined {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((raw) => raw.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .find((seg) => UNFOLLOWABLE_KEYS.has(seg));
+}
+
 function resolveUrl(ref: string, base: string): URL | null {
   try {
     return new URL(ref, base);
@@ -119,7 +134,14 @@ export function unresolvableRefs(
       );
       continue;
     }
-    if (fragment.startsWith("/") && !pointerGet(local ? local.node : external, fragment)) {
+    const unsafe = fragment.startsWith("/") ? unfollowableKey(fragment) : undefined;
+    if (unsafe !== undefined) {
+      problems.push(
+        `$ref "${ref}" at ${at} goes through the key "${unsafe}", which the engine never follows ` +
+          "(__proto__, constructor, prototype): every document would fail it; put that schema under " +
+          "$defs with another name and refer to it there",
+      );
+    } else if (fragment.startsWith("/") && !pointerGet(local ? local.node : external, fragment)) {
       problems.push(`$ref "${ref}" at ${at} points to nothing (no value at ${fragment})`);
     } else if (fragment !== "" && !fragment.startsWith("/") && local && !local.anchors.has(fragment)) {
       problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that is not defined`);
