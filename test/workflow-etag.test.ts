@@ -141,3 +141,47 @@ describe("DELETE with If-Match", () => {
     expect(entries.length).toBe(1);
   });
 });
+
+// If-None-Match on GET (RFC 9110 §13.1.2): a client polling a workflow gets 304 while it is
+// unchanged. It was ignored until 2026-11-29 (200 with the whole definition every time).
+describe("GET with If-None-Match", () => {
+  const get = (method: string, ifNoneMatch: string, token = author, p = path) =>
+    fetch(`${s.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "if-none-match": ifNoneMatch },
+    });
+
+  test("304 without a body, with ETag, for the current version (strong, weak, in a list, or *)", async () => {
+    const v = (await call(s, "GET", path, { token: author })).json.version;
+    for (const tag of [`"${v}"`, `W/"${v}"`, `"0", "${v}"`, "*"])
+      for (const method of ["GET", "HEAD"]) {
+        const r = await get(method, tag);
+        expect([r.status, r.headers.get("etag"), await r.text()]).toEqual([304, `"${v}"`, ""]);
+      }
+  });
+
+  test("200 with the definition once the workflow changed", async () => {
+    const v = (await call(s, "GET", path, { token: author })).json.version;
+    expect((await send("PATCH", null, { description: `polled ${v}` })).status).toBe(200);
+    const r = await get("GET", `"${v}"`);
+    expect([r.status, r.headers.get("etag")]).toEqual([200, `"${v + 1}"`]);
+    expect((await r.json()).version).toBe(v + 1);
+  });
+
+  test("401, 403 and 404 come first: the condition is judged only on a workflow the caller may read", async () => {
+    const outsider = (await s.user("olga", "other", "admin")).token;
+    const denied = await get("GET", "*", outsider);
+    expect([denied.status, await denied.json()]).toEqual([
+      403,
+      errorBody(403, "permission_denied", "You are not a member of this organization."),
+    ]);
+    const missing = await get("GET", "*", author, `${base}nope/`);
+    expect([missing.status, await missing.json()]).toEqual([
+      404,
+      errorBody(404, "not_found", "Workflow not found."),
+    ]);
+    const anonymous = await get("GET", "*", "assay_not_a_token");
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual(errorBody(401, "authentication_required"));
+  });
+});

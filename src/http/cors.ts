@@ -17,6 +17,7 @@ export const CORS_REQUEST_HEADERS = [
   "Content-Encoding",
   "X-Submission-Mode",
   "If-Match",
+  "If-None-Match",
 ];
 /** Answer headers a cross-origin client may read, beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [

@@ -19,7 +19,7 @@ import {
   WorkflowParams,
   WorkflowPatch,
 } from "./model.ts";
-import { etagOf } from "./etag.ts";
+import { etagOf, noneMatchFails } from "./etag.ts";
 import { presentDetail, presentStep, presentWorkflow, workflowUrl } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
@@ -74,21 +74,33 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
     )
     .get(
       "/:workflow/",
-      async ({ params, request, principal, set }) => {
+      async ({ params, request, principal, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const { workflow, steps } = await workflows.load(org.id, params.workflow);
         set.headers.etag = etagOf(workflow.version);
+        const noneMatch = headers["if-none-match"];
+        if (noneMatch !== undefined && noneMatchFails(noneMatch, workflow.version)) {
+          set.status = 304;
+          return;
+        }
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
       {
         auth: true,
         params: WorkflowParams,
-        response: { 200: WorkflowDetail, ...errorResponses(...AUTHED) },
+        response: { 200: WorkflowDetail, 304: t.Void(), ...errorResponses(...AUTHED) },
         detail: describe({
           ...detail,
           operationId: "getWorkflow",
           summary: "Workflow detail (slug or numeric id)",
-          responses: { 200: { headers: { ETag: header("ETag") } } },
+          parameters: [param("IfNoneMatch")],
+          responses: {
+            200: { headers: { ETag: header("ETag") } },
+            304: {
+              description: "Not Modified: the workflow is still at the version If-None-Match names.",
+              headers: { ETag: header("ETag") },
+            },
+          },
         }),
       },
     )

@@ -100,6 +100,14 @@ export const PARAMETERS = {
       'The ETag of the workflow as read (`"7"`, its version), or `*`: the change is made only if the workflow is still at that version, else 412 precondition_failed (RFC 9110 §13.1.1; a weak W/ tag never matches).',
     schema: { type: "string", examples: ['"7"'] },
   },
+  IfNoneMatch: {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description:
+      'The ETag of the workflow as read (`"7"`, or `W/"7"`), or `*`: while the workflow is still at that version the answer is 304 Not Modified, without a body (RFC 9110 §13.1.2).',
+    schema: { type: "string", examples: ['"7"'] },
+  },
 };
 
 /** Answer headers, under components.headers. */
