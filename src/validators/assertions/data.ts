@@ -11,6 +11,7 @@ import { finding, pointerJoin } from "../shared/findings.ts";
 import { isJsonProblem, parseJson } from "../shared/json.ts";
 import { LineIndex, type Position } from "../shared/position.ts";
 import { parseXml, problemFinding } from "../shared/xml.ts";
+import { prologEnd, withoutCommentsAndPIs } from "../shared/xml-prolog.ts";
 import { parseYaml, yamlPointerOffset, yamlValue } from "../shared/yaml.ts";
 import type { Finding, ValidationInput } from "../types.ts";
 import { jsonToCel, yamlToCel } from "./values.ts";
@@ -210,9 +211,19 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
       if ("problems" in r) {
         return [{ problems: r.problems.map((p) => problemFinding(p, input.text)) }];
       }
-      r.doc.dispose();
+      let text = input.text;
       try {
-        return [{ data: xmlToCel(xmlParser.parse(input.text), options.xmlLists) }];
+        // A DTD is libxml2's to read: fast-xml-parser refused what XML allows there (an external
+        // entity's declaration: "External entities are not supported"; a parameter entity:
+        // "Invalid entity name %") and inserted an entity's markup as text. libxml2 has expanded
+        // the entities (external ones stand for nothing), so the parser gets its serialization.
+        if (/<!DOCTYPE/.test(withoutCommentsAndPIs(text.slice(0, prologEnd(text)))))
+          text = r.doc.root.toString({ format: false });
+      } finally {
+        r.doc.dispose();
+      }
+      try {
+        return [{ data: xmlToCel(xmlParser.parse(text), options.xmlLists) }];
       } catch (e) {
         return [
           { problems: [finding("xml.not_well_formed", (e as Error).message, { rule: "xml:well-formed" })] },

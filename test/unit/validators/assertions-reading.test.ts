@@ -98,3 +98,34 @@ describe("XML: what libxml2 accepts, rules read", () => {
     expect(findings("size(data.a) == 180000", many)).toEqual([]);
   });
 });
+
+// 2026-11-29: fast-xml-parser read the document's DTD itself and refused what XML allows there,
+// so a document every other step accepted was `xml.not_well_formed` ("External entities are not
+// supported", "Invalid entity name %"); an entity holding elements became text.
+describe("XML: a document with a DTD is read as libxml2 expands it", () => {
+  const data = (xml: string) =>
+    run(
+      "assertions",
+      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
+      xml,
+      "XML",
+    ).findings.map((f) => `${f.code} ${f.message}`);
+
+  test("an external entity's declaration: the entity stands for nothing, as in every step", () => {
+    expect(data('<!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><a>x&e;y</a>')).toEqual([
+      'assertion.failed {"a": "xy"}',
+    ]);
+  });
+
+  test("a parameter entity declaring a general one", () => {
+    expect(data("<!DOCTYPE a [<!ENTITY % p \"<!ENTITY e 'x'>\">%p;]><a>&e;</a>")).toEqual([
+      'assertion.failed {"a": "x"}',
+    ]);
+  });
+
+  test("an entity holding elements is elements; attribute values keep what the entity gives", () => {
+    expect(
+      data("<!DOCTYPE a [<!ENTITY e \"<b>x</b><c k='&amp;'/>\"><!ENTITY v \"w\">]><a k='&v;'>&e;&e;</a>"),
+    ).toEqual(['assertion.failed {"a": {"b": ["x", "x"], "c": [{"@k": "&"}, {"@k": "&"}], "@k": "w"}}']);
+  });
+});
