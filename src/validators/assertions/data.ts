@@ -109,6 +109,10 @@ const xmlParser = new XMLParser({
   // what it accepts is well-formed, and the parser's smaller defaults (100 levels, entities of
   // 10,000 characters, 100,000 characters expanded) made such documents "not well-formed".
   maxNestedTags: MAX_XML_DEPTH + 1,
+  // Character references (`&#65;`, `&#x1F600;`) are decoded only with this option; left alone,
+  // `<qty>&#49;0</qty>` read "&#49;0". The HTML names it adds never reach the parser: libxml2
+  // refuses an undeclared entity, and a document with a DTD arrives serialized, entities expanded.
+  htmlEntities: true,
   processEntities: {
     enabled: true,
     maxEntitySize: Number.POSITIVE_INFINITY,

@@ -129,3 +129,22 @@ describe("XML: a document with a DTD is read as libxml2 expands it", () => {
     ).toEqual(['assertion.failed {"a": {"b": ["x", "x"], "c": [{"@k": "&"}, {"@k": "&"}], "@k": "w"}}']);
   });
 });
+
+// 2026-11-29: fast-xml-parser decodes character references only with its htmlEntities option, so
+// `<qty>&#49;0</qty>` was the string "&#49;0" to every rule.
+describe("XML: character references are the characters they name", () => {
+  const data = (xml: string) =>
+    run(
+      "assertions",
+      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
+      xml,
+      "XML",
+    ).findings.map((f) => f.message);
+
+  test("in text and attributes; escaped ones and CDATA stay as written", () => {
+    expect(data("<a k='&#65;&amp;#66;'>&#49;0 &#x1F600; &amp;#65; &amp;nbsp; <![CDATA[&#65;]]></a>")).toEqual(
+      ['{"a": {"#text": "10 😀 &#65; &nbsp; &#65;", "@k": "A&#66;"}}'],
+    );
+    expect(data("<a>&#13;&#10;</a>")).toEqual(['{"a": "\\r\\n"}']);
+  });
+});
