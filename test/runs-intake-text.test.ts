@@ -32,6 +32,7 @@ beforeAll(async () => {
     [syntax, rules(["id", "data.id == 9007199254740993"], ["price", "type(data.price) == double"])],
   );
   await wf("latin", ["JSON"], [rules(["a", 'data.a == "\\u0080"'])]);
+  await wf("xml-text", ["XML"], [syntax, rules(["a", 'data.a == "café"'])]);
   await wf(
     "file-rules",
     ["TEXT"],
@@ -52,6 +53,8 @@ const codes = (run: { steps: { findings: { code: string }[] }[] }) =>
   run.steps.flatMap((st) => st.findings.map((f) => f.code));
 const invalid = (...errors: unknown[]) =>
   errorBody(400, "invalid_request", "The run request is invalid.", errors);
+/** UTF-16LE bytes as UTF-16BE. */
+const swap = (le: Uint8Array) => le.map((_, i) => le[i % 2 === 0 ? i + 1 : i - 1]!);
 const form = (parts: [string, string | Blob, string?][]) => {
   const f = new FormData();
   for (const [k, v, name] of parts) typeof v === "string" ? f.append(k, v) : f.append(k, v, name);
@@ -220,6 +223,23 @@ describe("charsets mean what they say", () => {
     );
     expect(new TextDecoder().decode(await content(r.json.id))).toBe("<a/>");
   });
+
+  // Fuzzing the built server (2026-11-29): UTF-16 without a BOM was taken for UTF-8 (NULs are
+  // valid UTF-8); libxml2 read the bytes right, the steps that read the text got "\0<\0?…".
+  for (const [label, encoding] of [
+    ["big", "utf-16be"],
+    ["little", "utf-16le"],
+  ] as const)
+    test(`XML in UTF-16 ${label}-endian without a BOM is read as its first bytes say (XML 1.0 Appendix F)`, async () => {
+      const text = '<?xml version="1.0" encoding="UTF-16"?><a>café</a>';
+      const bytes = new Uint8Array(Buffer.from(text, "utf16le"));
+      const raw = encoding === "utf-16be" ? swap(bytes) : bytes;
+      const r = await post("xml-text", raw, { "content-type": "application/xml" });
+      expect(r.status).toBe(201);
+      expect(r.json.status).toBe("succeeded");
+      expect(codes(r.json)).toEqual([]);
+      expect(await content(r.json.id)).toEqual(raw);
+    });
 
   test("400 for a byte over 0x7F in us-ascii (was read as windows-1252: 201)", async () => {
     const r = await post("all", new Uint8Array([0x63, 0x61, 0x66, 0xe9]), {

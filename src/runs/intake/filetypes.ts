@@ -68,6 +68,11 @@ const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c =
 export function xmlEncoding(bytes: Uint8Array): string | null {
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  // No BOM: "<?" in two bytes a character is UTF-16 (XML 1.0 Appendix F), as libxml2 detects it.
+  // It was taken for UTF-8 (NULs are valid UTF-8): libxml2 read the bytes right, while the steps
+  // that read the text (Schematron, assertions) got "\0<\0?…" ("disallowed character").
+  if (bytes[0] === 0 && bytes[1] === 0x3c && bytes[2] === 0 && bytes[3] === 0x3f) return "utf-16be";
+  if (bytes[0] === 0x3c && bytes[1] === 0 && bytes[2] === 0x3f && bytes[3] === 0) return "utf-16le";
   const head = new TextDecoder("latin1").decode(bytes.subarray(0, 200));
   return (
     /^(?:\u00ef\u00bb\u00bf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1] ?? null
