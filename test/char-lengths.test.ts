@@ -67,6 +67,30 @@ describe("service checks count characters", () => {
       ]),
     );
   });
+  // Until 2026-11-29 the email's 254 counted code units, and the document stated no bound at all.
+  test("a user's email: 254 characters are taken, 255 refused; the document states the bound", async () => {
+    const post = (username: string, email: string) =>
+      call(s, "POST", "/api/v1/admin/users/", { token: s.rootToken, body: { username, email } });
+    const at254 = `${emoji(250)}@b.c`;
+    const ok = await post("mail-ok", at254);
+    expect([ok.status, ok.json.email]).toEqual([201, at254]);
+    const r = await post("mail-over", `${emoji(251)}@b.c`);
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid value for email.", [
+        { field: "email", code: "invalid", message: "Not an email address." },
+      ]),
+    );
+    const doc = (await call(s, "GET", "/api/v1/openapi.json")).json;
+    const body = doc.paths["/api/v1/admin/users/"].post.requestBody.content["application/json"].schema;
+    expect(body.properties.email).toEqual({
+      type: "string",
+      maxLength: 254,
+      pattern: "^$|^[^@\\s]+@[^@\\s]+$",
+    });
+    const pattern = new RegExp(body.properties.email.pattern, "u");
+    expect(["", "a@b", at254].every((e) => pattern.test(e))).toBe(true);
+    expect(["a b@c", "ab", "a@b@c"].some((e) => pattern.test(e))).toBe(false);
+  });
 });
 
 describe("schema checks count characters", () => {

@@ -71,7 +71,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
             username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
             password: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.password)),
             name: t.Optional(Chars(200, { error: "must be a string of at most 200 characters" })),
-            email: t.Optional(t.String({ error: "must be a string" })),
+            email: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.email)),
             is_admin: t.Optional(t.Boolean({ error: "must be true or false" })),
           },
           { additionalProperties: false },

@@ -104,4 +104,6 @@ export const BOUNDS = {
   orgSlug: { minLength: 1, maxLength: 63, pattern: "^[a-z][a-z0-9-]{0,62}$" },
   workflowSlug: { minLength: 1, maxLength: 63, pattern: "^[a-z][a-z0-9_-]{0,62}$" },
   password: { minLength: 8, maxLength: 1024 },
+  /** Empty (no address) or local@domain without spaces (src/users/service.ts). */
+  email: { maxLength: 254, pattern: "^$|^[^@\\s]+@[^@\\s]+$" },
 } as const;

@@ -1,7 +1,7 @@
 // User rules shared by the admin API and the CLI.
 import type { Actor } from "../audit/types.ts";
 import { invalidField } from "../errors.ts";
-import { NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { NAME_CHARACTERS, charCount, nameCharactersOk } from "../lib/text.ts";
 import { passwordProblem } from "./password-policy.ts";
 import type { UserStore } from "./store.ts";
 
@@ -31,7 +31,11 @@ export async function createUser(
   if (u.name !== undefined && !nameCharactersOk(u.name))
     throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
   // Control characters too: a NUL was stored on SQLite and a generic 400 on PostgreSQL.
-  if (u.email && (u.email.length > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email) || !nameCharactersOk(u.email)))
+  // 254 characters (code points, as the document's maxLength counts: BOUNDS.email).
+  if (
+    u.email &&
+    (charCount(u.email) > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email) || !nameCharactersOk(u.email))
+  )
     throw invalidField("email", "Not an email address.");
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
   const { password: _, ...fields } = u;
