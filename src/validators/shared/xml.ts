@@ -128,9 +128,12 @@ export function parseXml(
     const doc = XmlDocument.fromBuffer(bytes, { option: xmlParseOptions() });
     return { doc, warnings: doc.warnings.map((w) => toProblem(w, "xml.warning")) };
   } catch (e) {
+    if (e instanceof XmlParseError && validityOnly(e.details)) return reparseSkippingIds(bytes, e.details);
     if (e instanceof XmlParseError) {
       const problems = e.details.map((d) =>
-        toProblem(d, d.level >= 2 ? parseCode(d.message) : "xml.warning"),
+        ID_REDEFINED.test(d.message.trim())
+          ? toProblem({ ...d, level: 1 }, "xml.warning")
+          : toProblem(d, d.level >= 2 ? parseCode(d.message) : "xml.warning"),
       );
       if (problems.length > 0) return { problems };
     }
@@ -147,6 +150,41 @@ export function parseXml(
           rule: PARSE_RULES[parseCode(message)]!,
         },
       ],
+    };
+  }
+}
+
+/**
+ * "ID x already defined": two attributes the document's own DTD declares of type ID hold one
+ * value. That breaks a validity constraint (XML 1.0 VC: ID), not well-formedness, but libxml2
+ * records it as an error even when not validating, and libxml2-wasm then throws the document
+ * away: every XML step said `xml.not_well_formed` of a document any XML parser accepts.
+ */
+const ID_REDEFINED = /^ID .* already defined$/s;
+
+function validityOnly(details: ErrorDetail[]): boolean {
+  const errors = details.filter((d) => d.level >= 2);
+  return errors.length > 0 && errors.every((d) => ID_REDEFINED.test(d.message.trim()));
+}
+
+/**
+ * The document read again without its DTD's IDs (XML_PARSE_SKIP_IDS), each redefinition kept as
+ * a warning. A validating step still judges IDs: XSD's own `xs:ID` types, a DTD step's ATTLIST.
+ */
+function reparseSkippingIds(
+  bytes: Uint8Array,
+  details: ErrorDetail[],
+): { doc: XmlDocument; warnings: XmlProblem[] } | { problems: XmlProblem[] } {
+  const { XmlDocument, ParseOption } = libxml();
+  const redefined = details
+    .filter((d) => d.level >= 2)
+    .map((d) => toProblem({ ...d, level: 1 }, "xml.warning"));
+  try {
+    const doc = XmlDocument.fromBuffer(bytes, { option: xmlParseOptions() | ParseOption.XML_PARSE_SKIP_IDS });
+    return { doc, warnings: [...redefined, ...doc.warnings.map((w) => toProblem(w, "xml.warning"))] };
+  } catch {
+    return {
+      problems: details.map((d) => toProblem(d, d.level >= 2 ? parseCode(d.message) : "xml.warning")),
     };
   }
 }

@@ -232,3 +232,62 @@ describe("syntax: TEXT", () => {
     expect(brief(syntax(bytes, "TEXT"))).toEqual([{ code: "text.encoding_error", line: 2, column: 3 }]);
   });
 });
+
+// Fuzzing the built server (2026-11-29): two attributes the document's own DTD declares of type ID
+// with one value break XML 1.0's VC: ID, a validity constraint, yet every XML step said
+// `xml.not_well_formed` (libxml2 records the redefinition as an error even when not validating).
+describe("XML: a repeated ID is a validity problem, not a well-formedness one", () => {
+  const doc = '<!DOCTYPE a [<!ATTLIST b id ID #IMPLIED>]><a><b id="x"/><b id="x"/></a>';
+  const detail = (r: ReturnType<typeof syntax>) =>
+    r.findings.map((f) => ({
+      severity: f.severity,
+      code: f.code,
+      message: f.message,
+      rule: f.rule,
+      line: f.line,
+      column: f.column,
+    }));
+
+  test("syntax: a warning at the second ID", () => {
+    expect(detail(syntax(doc, "XML"))).toEqual([
+      {
+        severity: "warning",
+        code: "xml.warning",
+        message: "ID x already defined",
+        rule: "xml:parser-warning",
+        line: 1,
+        column: 66,
+      },
+    ]);
+  });
+
+  test("a DTD step judges it (VC: ID), an XSD step by its own types, assertions read the data", () => {
+    const dtd = "<!ELEMENT a (b*)><!ELEMENT b EMPTY><!ATTLIST b id ID #IMPLIED>";
+    expect(
+      run("xml_schema", { schema_type: "dtd", schema: dtd }, doc, "XML").findings.map((f) => [
+        f.code,
+        f.rule,
+      ]),
+    ).toEqual([["xml.schema_violation", "VC: ID"]]);
+    const xsd =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a"><xs:complexType>' +
+      '<xs:sequence><xs:element name="b" maxOccurs="unbounded"><xs:complexType><xs:attribute name="id" ' +
+      'type="xs:ID"/></xs:complexType></xs:element></xs:sequence></xs:complexType></xs:element></xs:schema>';
+    expect(
+      run("xml_schema", { schema_type: "xsd", schema: xsd }, doc, "XML").findings.map((f) => [
+        f.code,
+        f.rule,
+      ]),
+    ).toEqual([["xml.schema_violation", "cvc-datatype-valid"]]);
+    const rules = [{ id: "n", expr: "size(data.a.b) == 2", message: "m" }];
+    expect(run("assertions", { rules }, doc, "XML").findings).toEqual([]);
+  });
+
+  test("beside a real well-formedness error it stays a warning", () => {
+    const broken = doc.replace("</a>", "<b></a>");
+    expect(syntax(broken, "XML").findings.map((f) => [f.severity, f.code])).toEqual([
+      ["warning", "xml.warning"],
+      ["error", "xml.not_well_formed"],
+    ]);
+  });
+});
