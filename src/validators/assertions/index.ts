@@ -74,7 +74,11 @@ function check(rule: CompiledRule, vars: Record<string, unknown>, where: Where):
     const w = evaluate(rule.when, vars);
     if ("budget" in w) throw budgetFinding(rule, where, w.budget);
     if ("error" in w) return error(`could not be evaluated (when): ${w.error}`);
-    if (w.value !== true) return null;
+    if (w.value === false) return null;
+    // A `when` that reads the data (dyn) may yield another type at run time: the rule's
+    // applicability is then unknown, as its verdict is when `expr` does (it was skipped: passed).
+    if (w.value !== true)
+      return error(`could not be evaluated (when): it returned ${show(w.value)}, not a bool`);
   }
   const r = evaluate(rule.expr, vars);
   if ("budget" in r) throw budgetFinding(rule, where, r.budget);

@@ -97,6 +97,25 @@ describe("assertions: JSON and YAML", () => {
     ]);
   });
 
+  // Fuzzing the built server (2026-11-29): a `when` that reads the data passes the save as dyn;
+  // when it yielded a string or a number the rule was skipped, and the step passed unchecked.
+  test("a when that yields no bool is assertion.error at the rule's severity, not a skipped rule", () => {
+    const rules = [{ id: "w", expr: "false", message: "m", when: "data.flag", severity: "warning" }];
+    expect(view(assert(rules, '{"flag": "yes"}', "JSON"))).toEqual([
+      {
+        severity: "warning",
+        code: "assertion.error",
+        message: 'rule "w" could not be evaluated (when): it returned yes, not a bool',
+        path: null,
+        line: null,
+        column: null,
+        rule: "w",
+      },
+    ]);
+    expect(view(assert(rules, '{"flag": false}', "JSON"))).toEqual([]);
+    expect(view(assert(rules, '{"flag": true}', "JSON")).map((f) => f.code)).toEqual(["assertion.failed"]);
+  });
+
   test("a missing field is assertion.error (guard with has())", () => {
     const r = assert([{ id: "m", expr: "data.missing > 1", message: "x" }], order, "JSON");
     expect(r.findings.map((f) => f.code)).toEqual(["assertion.error"]);
