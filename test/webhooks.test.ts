@@ -108,6 +108,19 @@ describe("validation", () => {
   });
   test("400 for a URL over 2048 characters", () =>
     refused(hook({ url: `http://127.0.0.1/${"a".repeat(2040)}` }), [item("url", "too_long")]));
+  // Characters are code points, as the document's maxLength counts (until 2026-11-29 the server
+  // counted UTF-16 code units, and the document stated no bound).
+  test("2048 characters are taken, astral ones counted once; the document states the bound", async () => {
+    const prefix = "http://127.0.0.1/";
+    const url = `${prefix}${"\u{1F600}".repeat(2048 - prefix.length)}`;
+    const r = await call(s, "POST", base, { token: admin, body: hook({ url }) });
+    expect([r.status, r.json.url]).toEqual([201, url]);
+    await refused(hook({ url: `${url}a` }), [item("url", "too_long")]);
+    const doc = (await call(s, "GET", "/api/v1/openapi.json")).json;
+    for (const name of ["WebhookInput", "WebhookPatch"])
+      expect(doc.components.schemas[name].properties.url).toMatchObject({ type: "string", maxLength: 2048 });
+    expect((await call(s, "DELETE", `${base}${r.json.id}/`, { token: admin })).status).toBe(204);
+  });
   test("400 for a host name that does not resolve", () =>
     refused(hook({ url: "http://no-such-host.invalid/" }), [item("url", "unresolvable")]));
   test("400 for an unknown workflow slug, naming its position", () =>

@@ -1,9 +1,12 @@
 // Request and response schemas of the webhook API (CONTRACT §2 Webhook, §3, §7): the single
 // source for validation, types and OpenAPI. Semantic checks (URL, SSRF, slugs) live in service.ts.
 import { t } from "elysia";
-import { named } from "../http/openapi/named.ts";
+import { documentedWith, named } from "../http/openapi/named.ts";
 import { Int, OneOf } from "../http/schemas.ts";
 import { DELIVERY_STATUSES } from "./types.ts";
+
+/** A webhook URL's length, in characters (code points, as the document's maxLength counts). */
+export const MAX_URL_LENGTH = 2048;
 
 /** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
 export const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"] as const;
@@ -14,7 +17,10 @@ const Event = t.Union(
   { error: `must be one of ${EVENTS.join(", ")}` },
 );
 const fields = {
-  url: t.String({ error: "must be a string", description: "http(s) URL, at most 2048 characters" }),
+  // The length is the service's check (it reports every URL problem as one errors[] item).
+  url: documentedWith(t.String({ error: "must be a string", description: "http(s) URL" }), {
+    maxLength: MAX_URL_LENGTH,
+  }),
   events: t.Array(Event, {
     minItems: 1,
     maxItems: EVENTS.length,

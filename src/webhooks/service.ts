@@ -2,16 +2,18 @@
 // secret shown once, rotation, ping and redelivery. Routes call this; it never sees a request.
 import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, conflict, invalid, notFound } from "../errors.ts";
+import { charCount } from "../lib/text.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
 import type { Delivery } from "./types.ts";
 import { pingBody } from "./payload.ts";
 import { newSecret } from "./signing.ts";
 import { resolveTarget } from "./ssrf.ts";
+import { MAX_URL_LENGTH } from "./model.ts";
 import { type Webhook, type WebhookChanges, type WebhookStore, logWebhook } from "./store.ts";
 
 export const MAX_WEBHOOKS_PER_ORG = 20;
-export const MAX_URL_LENGTH = 2048;
+export { MAX_URL_LENGTH } from "./model.ts";
 /** How long the secret replaced by a rotation keeps signing alongside the new one. */
 export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
 const DEFAULT_EVENTS = ["run.completed"];
@@ -47,7 +49,7 @@ const stillPending = (nextAttemptAt: string | null) =>
 export function createWebhookService(d: WebhookServiceDeps) {
   async function urlProblems(raw: string): Promise<ErrorItem[]> {
     const item = (code: string, message: string) => [{ field: "url", code, message }];
-    if (raw.length > MAX_URL_LENGTH)
+    if (charCount(raw) > MAX_URL_LENGTH)
       return item("too_long", `The URL may hold at most ${MAX_URL_LENGTH} characters.`);
     // The URL parser drops surrounding spaces and any tab or newline; the stored URL would then
     // not be the one called. Refused instead of kept as sent.
