@@ -71,6 +71,15 @@ describe("400 too_long over 255 characters, in every mode", () => {
       expect(r.json.submission.content_type).toBe(ct);
     }
   });
+  // Until 2026-11-29 the bound counted UTF-16 code units and the document stated none.
+  test("characters are code points, as the document's maxLength 255 counts them", async () => {
+    const ct = `application/json; x="${"\u{1F600}".repeat(255 - 22)}"`;
+    const r = await call(s, "POST", path, { token, ...envelope(ct) });
+    expect([r.status, r.json.submission?.content_type]).toEqual([201, ct]);
+    const doc = (await call(s, "GET", "/api/v1/openapi.json")).json;
+    for (const name of ["RunEnvelope", "RunMultipart"])
+      expect(doc.components.schemas[name].properties.content_type.maxLength).toBe(MAX_CONTENT_TYPE_LENGTH);
+  });
 });
 
 describe("400 invalid for what a line of text may not hold", () => {

@@ -107,7 +107,10 @@ export const RunEnvelope = named(
         description: "The document: text (or base64), or a JSON object or array",
       }),
       content_type: t.Optional(
-        t.String({ description: "Its media type (required for text content), e.g. application/xml" }),
+        t.String({
+          maxLength: 255,
+          description: "Its media type (required for text content), e.g. application/xml",
+        }),
       ),
       filename: t.Optional(t.String({ maxLength: 255 })),
       metadata: t.Optional(
@@ -129,7 +132,7 @@ export const RunMultipart = named(
       content: t.Optional(t.String({ description: "The document as a text part (instead of file)" })),
       filename: t.Optional(t.String({ maxLength: 255 })),
       content_type: t.Optional(
-        t.String({ description: "Default: the file part's type, or its name's extension" }),
+        t.String({ maxLength: 255, description: "Default: the file part's type, or its name's extension" }),
       ),
       metadata: t.Optional(t.String({ description: "A JSON object, as text" })),
       content_encoding: t.Optional(t.Literal("base64")),

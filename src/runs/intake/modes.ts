@@ -3,7 +3,7 @@
 // charset, filename and metadata. Problems in the request are collected into errors[] items.
 import { isUtf8 } from "node:buffer";
 import { AppError, type ErrorItem } from "../../errors.ts";
-import { NAME_CHARACTERS, clip, nameCharactersOk, quote } from "../../lib/text.ts";
+import { NAME_CHARACTERS, charCount, clip, nameCharactersOk, quote } from "../../lib/text.ts";
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
@@ -301,7 +301,7 @@ function fromMultipart(contentType: string, body: Uint8Array, limits: IntakeLimi
 export const MAX_CONTENT_TYPE_LENGTH = 255;
 
 function contentTypeOk(v: string, field: string, errors: ErrorItem[]): boolean {
-  if (v.length > MAX_CONTENT_TYPE_LENGTH)
+  if (charCount(v) > MAX_CONTENT_TYPE_LENGTH)
     errors.push({
       field,
       code: "too_long",
