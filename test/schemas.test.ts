@@ -159,6 +159,21 @@ describe("400 refusals", () => {
     expect(r.status).toBe(400);
     expect(r.json).toEqual(errorBody(400, "invalid_request", detail, errors));
   };
+  // The item names the filter as every other list filter does (`status`, `format`, `step`), not
+  // `query.kind` as until 2026-11-29.
+  test("an unknown ?kind= on the list, the item naming kind", async () => {
+    for (const kind of ["bogus", "", "XSD"]) {
+      const r = await call(s, "GET", `${base}?kind=${kind}`, { token: viewer });
+      expect(r.json).toEqual(
+        errorBody(400, "invalid_request", "Invalid value for kind.", [
+          { field: "kind", code: "invalid", message: "kind is one of json_schema, xsd." },
+        ]),
+      );
+    }
+    const ok = await call(s, "GET", `${base}?kind=json_schema`, { token: viewer });
+    expect(ok.status).toBe(200);
+    expect(ok.json.results.every((x: { kind: string }) => x.kind === "json_schema")).toBe(true);
+  });
   test("a schema that fails its meta-schema", async () => {
     await refused({ uri: "urn:bad:schema", schema: { type: 12 } }, [
       {

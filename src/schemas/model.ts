@@ -2,7 +2,7 @@
 // kind (a JSON object for a JSON Schema, a string of XML for an XSD) and its validity are checked
 // in service.ts.
 import { t } from "elysia";
-import { documentedWith, named } from "../http/openapi/named.ts";
+import { documentedAs, documentedWith, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
 
 const Kind = t.Union([t.Literal("json_schema"), t.Literal("xsd")], {
@@ -53,4 +53,17 @@ export const SchemaListItem = named("StoredSchemaSummary", t.Omit(SchemaOut, ["s
 
 export const OrgParams = t.Object({ org_slug: t.String() });
 export const SchemaParams = t.Object({ org_slug: t.String(), id: t.String() });
-export const ListQuery = t.Object({ kind: t.Optional(Kind) }, { additionalProperties: true });
+export const KINDS = ["json_schema", "xsd"] as const;
+// Checked by the route, as every list filter is, so the item names `kind` (not `query.kind`).
+export const ListQuery = t.Object(
+  {
+    kind: t.Optional(
+      documentedAs(t.String(), {
+        type: "string",
+        enum: [...KINDS],
+        description: "Only schemas of this kind",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);

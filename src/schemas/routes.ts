@@ -3,13 +3,14 @@
 // another org's schema is 404. A step snapshots what it references when saved (docs/decisions.md).
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
+import { AppError } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
-import { ListQuery, OrgParams, SchemaIn, SchemaListItem, SchemaOut, SchemaParams } from "./model.ts";
-import type { OrgSchema, SchemaSummary } from "./store.ts";
+import { KINDS, ListQuery, OrgParams, SchemaIn, SchemaListItem, SchemaOut, SchemaParams } from "./model.ts";
+import type { OrgSchema, SchemaKind, SchemaSummary } from "./store.ts";
 
 const presentItem = (s: SchemaSummary) => ({
   id: s.id,
@@ -32,8 +33,18 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/",
       async ({ params, query, request, principal }) => {
         const org = await role(principal, params.org_slug, "viewer");
+        const kind = query.kind;
+        if (kind !== undefined && !(KINDS as readonly string[]).includes(kind))
+          throw new AppError(400, "invalid_request", "Invalid value for kind.", [
+            { field: "kind", code: "invalid", message: `kind is one of ${KINDS.join(", ")}.` },
+          ]);
         const p = parsePage(query);
-        const { count, items } = await schemas.list(org.id, p.limit, p.offset, query.kind);
+        const { count, items } = await schemas.list(
+          org.id,
+          p.limit,
+          p.offset,
+          kind as SchemaKind | undefined,
+        );
         return envelope(publicUrl(config.base_url, request), p, count, items.map(presentItem));
       },
       {
