@@ -214,6 +214,30 @@ describe("a run id in upper case", () => {
 });
 
 describe("Idempotency-Key", () => {
+  // The document stated only maxLength 255 until 2026-11-29; a key with a space or non-ASCII
+  // character that it allowed was a 400.
+  test("400 for a key outside 1 to 255 visible ASCII characters, as the document's pattern says", async () => {
+    const doc = (await call(s, "GET", "/api/v1/openapi.json")).json;
+    const schema = doc.components.parameters.IdempotencyKey.schema;
+    expect(schema).toEqual({ type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]+$" });
+    const pattern = new RegExp(schema.pattern, "u");
+    for (const key of ["a b", "é", "x".repeat(256), ""]) {
+      expect(pattern.test(key) && key.length <= 255).toBe(false);
+      const before = await s.count("runs");
+      const r = await fetch(`${s.url}${runs("schema")}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${exec}`, ...JSON_CT, "idempotency-key": key },
+        body: '{"id":1}',
+      });
+      expect(await r.json()).toEqual(
+        errorBody(400, "invalid_request", "Invalid Idempotency-Key.", [
+          { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
+        ]),
+      );
+      expect(await s.count("runs")).toBe(before);
+    }
+    expect(pattern.test("k-~!1")).toBe(true);
+  });
   test("the same key and request replays the first answer with Idempotent-Replayed", async () => {
     const h = { ...JSON_CT, "idempotency-key": "k-1" };
     const a = await call(s, "POST", runs("schema"), { token: exec, raw: '{"id":9}', headers: h });

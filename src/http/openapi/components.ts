@@ -67,8 +67,9 @@ export const PARAMETERS = {
     in: "header",
     required: false,
     description:
-      "A key of your choice (at most 255 characters): the same key and the same request within 24 h replay the first answer with Idempotent-Replayed: true; the same key with another request is 422.",
-    schema: { type: "string", maxLength: 255 },
+      "A key of your choice (1 to 255 visible ASCII characters, no spaces; else 400): the same key and the same request within 24 h replay the first answer with Idempotent-Replayed: true; the same key with another request is 422.",
+    // src/runs/service.ts IDEMPOTENCY_KEY_RE
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]+$" },
   },
   XFilename: {
     name: "X-Filename",
