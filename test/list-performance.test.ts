@@ -66,7 +66,7 @@ async function listed(query: string) {
       (function* (): Program<T> {
         let r = p.next();
         while (!r.done) {
-          if (/\bFROM runs r\b/.test(r.value.sql)) statements.push(r.value.sql);
+          if ("sql" in r.value && /\bFROM runs r\b/.test(r.value.sql)) statements.push(r.value.sql);
           r = p.next(yield r.value);
         }
         return r.value;

@@ -8,6 +8,7 @@ import {
   type Db,
   DatabaseUnavailable,
   type Op,
+  type Param,
   type Program,
   RetryableConflict,
   type TxOptions,
@@ -105,6 +106,24 @@ function normalize(rows: Rows): Rows {
   return rows;
 }
 
+/** Rows per statement of insertEach (bounded by PostgreSQL's 65,535 parameters of a statement). */
+const EACH_ROWS = 256;
+const repeated = new Map<string, string>();
+/** `INSERT … VALUES (?, …)` with its one VALUES tuple written `k` times. */
+export function repeatValues(sql: string, k: number): string {
+  if (k === 1) return sql;
+  const key = `${k}\u0000${sql}`;
+  let out = repeated.get(key);
+  if (out === undefined) {
+    const m = /^([\s\S]*\bVALUES\s*)(\([^()]*\))\s*$/i.exec(sql);
+    if (!m) throw new Error("insertEach needs an INSERT ending in one VALUES tuple");
+    out = m[1] + Array.from({ length: k }, () => m[2]).join(", ");
+    if (repeated.size > 1000) repeated.clear();
+    repeated.set(key, out);
+  }
+  return out;
+}
+
 const hasNul = (p: unknown) => typeof p === "string" && p.includes("\u0000");
 
 export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
@@ -127,22 +146,31 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     return t;
   };
   const stats = { statements: 0, transactions: 0 };
+  /** Per transaction (its connection's handle): the answers of `once` reads, as promises. */
+  const onces = new WeakMap<SQL, Map<string, Promise<unknown>>>();
   const step = async (q: SQL, o: Op): Promise<unknown> => {
+    if (o.op === "once") {
+      // The pool (exec, outside a transaction) keeps nothing: each call may be another snapshot.
+      if (q === sql) return drive(q, o.load());
+      let memo = onces.get(q);
+      if (!memo) {
+        memo = new Map();
+        onces.set(q, memo);
+      }
+      let answer = memo.get(o.key);
+      if (!answer) {
+        answer = drive(q, o.load());
+        memo.set(o.key, answer);
+      }
+      return answer;
+    }
     stats.statements++;
     // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
     // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write
     // with one fails with UnstorableText (400).
     if ((o.op === "get" || o.op === "all") && /^\s*SELECT\b/i.test(o.sql) && o.params.some(hasNul))
       return o.op === "get" ? undefined : [];
-    if (o.op === "insertEach") {
-      stats.statements += o.rows.length - 1;
-      const ids: number[] = [];
-      for (const params of o.rows) {
-        const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), params)) as Rows);
-        ids.push(Number(rows[0]?.[o.key]));
-      }
-      return ids;
-    }
+    if (o.op === "insertEach") return insertRows(q, o);
     if (o.op === "insert") {
       const rows = normalize((await q.unsafe(text(o.sql, ` RETURNING ${o.key}`), o.params)) as Rows);
       return Number(rows[0]?.[o.key]);
@@ -151,6 +179,30 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     if (o.op === "run") return rows.affectedRows ?? rows.count ?? 0;
     normalize(rows);
     return o.op === "get" ? rows[0] : [...rows];
+  };
+  /**
+   * insertEach as one multi-row INSERT … RETURNING per EACH_ROWS rows: one statement for a group
+   * commit's submissions instead of one per run (each a round trip and PostgreSQL's own parse,
+   * bind and execute). The keys come from a sequence, drawn as the rows are inserted, in the
+   * order of the VALUES list: sorted, they are the rows' keys in order (RETURNING's own order is
+   * not promised by PostgreSQL, though it is the same in practice).
+   */
+  const insertRows = async (q: SQL, o: Extract<Op, { op: "insertEach" }>): Promise<number[]> => {
+    const ids: number[] = [];
+    for (let at = 0; at < o.rows.length; at += EACH_ROWS) {
+      const part = o.rows.slice(at, at + EACH_ROWS);
+      if (at > 0) stats.statements++;
+      const params: Param[] = [];
+      for (const r of part) for (const p of r) params.push(p);
+      const rows = normalize(
+        (await q.unsafe(text(repeatValues(o.sql, part.length), ` RETURNING ${o.key}`), params)) as Rows,
+      );
+      const got = rows.map((r) => Number(r[o.key])).sort((a, b) => a - b);
+      if (got.length !== part.length)
+        throw new Error(`insertEach: ${got.length} keys for ${part.length} rows`);
+      for (const id of got) ids.push(id);
+    }
+    return ids;
   };
   const drive = async <T>(q: SQL, p: Program<T>): Promise<T> => {
     let r = p.next();

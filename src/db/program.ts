@@ -22,7 +22,9 @@ export type Op =
   /** An INSERT whose generated integer key is returned (rowid on SQLite, RETURNING on PostgreSQL). */
   | { op: "insert"; sql: string; params: Param[]; key: string }
   /** The same INSERT once per parameter list, in order: each row's generated key, as `insert`. */
-  | { op: "insertEach"; sql: string; rows: Param[][]; key: string };
+  | { op: "insertEach"; sql: string; rows: Param[][]; key: string }
+  /** A read whose answer may serve the rest of its transaction (see `once`). */
+  | { op: "once"; key: string; load: () => Program<unknown> };
 
 export type Program<T> = Generator<Op, T, unknown>;
 
@@ -52,6 +54,16 @@ export function* insert(sql: string, key: string, ...params: Param[]): Program<n
  */
 export function* insertEach(sql: string, key: string, rows: Param[][]): Program<number[]> {
   return (yield { op: "insertEach", sql, rows, key }) as number[];
+}
+
+/**
+ * The program `load()`, whose answer a driver may keep for the rest of the transaction under
+ * `key`: the programs of one group commit (src/runs/batch.ts, final-rows.ts) then read what they
+ * all need once. Only for reads whose answer the transaction's own writes cannot change. Outside
+ * a transaction, and on SQLite (whose reads cost no round trip), `load()` runs every time.
+ */
+export function* once<T>(key: string, load: () => Program<T>): Program<T> {
+  return (yield { op: "once", key, load }) as T;
 }
 
 /** `SELECT count(*) AS n …`: the count as a number on both dialects. */

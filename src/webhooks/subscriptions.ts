@@ -11,11 +11,13 @@
 // that bump the generation, so one read serves the whole group: a run costs no statement here
 // (was one join per run, ~2 µs and a program step: docs/benchmarks.md, ninth pass).
 //
-// PostgreSQL reads the webhooks in the transaction every time, as before: its generation read is
-// a round trip of its own, which is what the lookup costs, and the group's programs run side by
-// side there, so no read can be shared among them.
+// PostgreSQL reads the webhooks in the transaction, once per org and transaction (`once`,
+// src/db/program.ts): a group commit's final runs are one program (src/runs/final-rows.ts), and
+// its read is made after every run of the group was submitted, so a webhook committed before a
+// run's request is seen by that run. A generation read would be a round trip of its own, which
+// is what the lookup costs.
 import type { Db, Program } from "../db/program.ts";
-import { all, get } from "../db/program.ts";
+import { all, get, once } from "../db/program.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import type { SqliteDb } from "../db/sqlite.ts";
 import type { Read } from "../db/writer-protocol.ts";
@@ -62,7 +64,13 @@ export interface Subscriptions {
 }
 
 export function createSubscriptions(db: Db): Subscriptions {
-  if (db.dialect !== "sqlite") return { of: load, quiet: () => null, idle: () => false };
+  // PostgreSQL: read once per transaction and org (a group commit's runs share the read).
+  if (db.dialect !== "sqlite")
+    return {
+      of: (orgId) => once(`webhooks:${orgId}`, () => load(orgId)),
+      quiet: () => null,
+      idle: () => false,
+    };
   const raw = (db as SqliteDb).raw;
   const cache = new GenerationCache<number, readonly Subscription[]>(db, CAPACITY);
   /** The transaction whose generation was read (db.stats counts them), and that generation. */
