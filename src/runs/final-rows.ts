@@ -1,9 +1,13 @@
 // Runs written once in their final state (the sync runs a client waits for) that gather for the
-// same group commit (src/runs/batch.ts) share one multi-row INSERT INTO runs on SQLite, instead of
-// one statement each: under measure 1's load a group holds ~11 runs, and a statement costs
-// ~1.5 µs of binding, stepping and resetting beyond its row, plus a trip through the program
-// driver (docs/benchmarks.md, ninth pass). The submissions stay one INSERT each: a run row needs its
-// submission's rowid, which only a single-row INSERT reports without a RETURNING.
+// same group commit (src/runs/batch.ts) share one multi-row INSERT INTO runs, instead of one
+// statement each: under measure 1's load a group holds ~11 runs, and a statement costs ~1.5 µs
+// of binding, stepping and resetting beyond its row on SQLite, plus a trip through the program
+// driver (docs/benchmarks.md, ninth pass). The submissions go to the driver in one step
+// (insertEach): SQLite inserts them one by one, for each rowid; PostgreSQL as one multi-row
+// INSERT … RETURNING. On PostgreSQL every statement is a round trip and a parse, bind and
+// execute of its own, so a group of runs costs three statements (the submissions, the runs, and
+// each org's webhooks read once: `once`, src/db/program.ts) where it cost three a run
+// (docs/benchmarks.md, twentieth pass).
 //
 // Same transaction, same rows, same promises: each caller's promise settles after the commit with
 // its own submission id. If the shared write fails, each run is written again alone, so only a
@@ -125,6 +129,11 @@ export function createFinalRowsWriter(batch: WriteBatcher, thread: WriterThread 
         for (let i = 0; i < list.length; i++) list[i]!.resolve(sids[i]!);
       },
       () => {
+        // A transaction that failed before its program ran (PostgreSQL: no connection for its
+        // BEGIN) never called `make`: the list is still open, and runs added since are in it.
+        // Closed now, so that each of them is written below, and none waits for a commit that
+        // will not come.
+        if (open === list) open = null;
         for (const e of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
       },
     );

@@ -5,7 +5,7 @@ import type { FinalTx } from "./executor.ts";
 import { now, parseJson } from "../db/util.ts";
 import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
-import { type FinalRows, alone, createFinalRowsWriter } from "./final-rows.ts";
+import { type FinalRows, createFinalRowsWriter } from "./final-rows.ts";
 import { type Chunk, createFindingStore } from "./findings-store.ts";
 import { LINK_RUN, linkParams } from "./idempotency.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
@@ -282,8 +282,8 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   const batch = createWriteBatcher(db, commitWindowMs);
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
-  // SQLite: the final runs of one group commit share their runs INSERT (src/runs/final-rows.ts).
-  const writeFinal = db.dialect === "sqlite" ? createFinalRowsWriter(batch, writer) : null;
+  // The final runs of one group commit share their INSERTs (src/runs/final-rows.ts).
+  const writeFinal = createFinalRowsWriter(batch, writer);
 
   /** createFinal's write, once the findings are serialized. */
   function writeFinalRun(
@@ -337,8 +337,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         };
       },
     };
-    // PostgreSQL: one program per run, its statements pipelined beside the group's others.
-    return writeFinal ? writeFinal(rows) : batch.write(() => alone(rows));
+    return writeFinal(rows);
   }
 
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
