@@ -185,3 +185,23 @@ describe("GET with If-None-Match", () => {
     expect(await anonymous.json()).toEqual(errorBody(401, "authentication_required"));
   });
 });
+
+// A restore is an edit of the workflow like PUT and PATCH: until 2026-11-29 it ignored If-Match.
+describe("restore with If-Match", () => {
+  test("412 for another version: nothing restored; 201 for the current one", async () => {
+    const r0 = await call(s, "POST", base, {
+      token: author,
+      body: { slug: "rest-a", name: "first", allowed_file_types: ["JSON"], steps: [] },
+    });
+    expect(r0.status).toBe(201);
+    const p = `${base}rest-a/`;
+    expect((await call(s, "PATCH", p, { token: author, body: { name: "second" } })).status).toBe(200);
+    const restore = (ifMatch: string) =>
+      call(s, "POST", `${p}versions/1/restore/`, { token: author, headers: { "if-match": ifMatch } });
+    for (const tag of ['"1"', 'W/"2"']) expect((await restore(tag)).json).toEqual(failed(2));
+    expect((await call(s, "GET", p, { token: author })).json).toMatchObject({ name: "second", version: 2 });
+    const ok = await restore('"2"');
+    expect([ok.status, ok.json.version, ok.json.restored_from]).toEqual([201, 3, 1]);
+    expect((await call(s, "GET", p, { token: author })).json).toMatchObject({ name: "first", version: 3 });
+  });
+});

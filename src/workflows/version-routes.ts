@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { describe, param } from "../http/openapi/components.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
@@ -124,13 +125,14 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
     )
     .post(
       "/:version/restore/",
-      async ({ params, request, principal, actor, set }) => {
+      async ({ params, request, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
         const { created, workflow: w } = await versions.restore(
           org.id,
           params.workflow,
           params.version,
           actor,
+          headers["if-match"],
         );
         // Nothing to restore (the workflow already equals n): 200 with the current version.
         const { workflow, meta, def } = await versions.detail(org.id, String(w.id), String(w.version));
@@ -144,14 +146,15 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
       {
         auth: "author",
         params: VersionParams,
-        response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED, 409) },
-        detail: {
+        response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED, 409, 412) },
+        detail: describe({
           ...detail,
           operationId: "restoreWorkflowVersion",
           summary: "Restore version n: a new version with its settings and steps (slug and status stay)",
           description:
-            "201 with the new version and its Location; 200 with the current version when the workflow already equals n (nothing saved).",
-        },
+            "201 with the new version and its Location; 200 with the current version when the workflow already equals n (nothing saved). If-Match names the workflow's ETag as read.",
+          parameters: [param("IfMatch")],
+        }),
       },
     );
 }
