@@ -25,7 +25,10 @@ export function compileCheck(context: Record<string, unknown>, schema: unknown):
   const ctx = Object.fromEntries(Object.entries(context).map(([uri, r]) => [uri, withEnumSets(r)]));
   return withUserPatterns(() => {
     const build = Schema.Build(ctx as never, s as never);
-    if (codeDepth([...build.Functions(), build.Entry()]) <= MAX_CODE_DEPTH) {
+    const functions = build.Functions();
+    // Evaluate() compiles these very strings (the array is the build's own).
+    for (let i = 0; i < functions.length; i++) functions[i] = unevaluatedPropertiesOnObjects(functions[i]!);
+    if (codeDepth([...functions, build.Entry()]) <= MAX_CODE_DEPTH) {
       const evaluated = build.Evaluate();
       return { Check: (value: unknown) => evaluated.Check(value), compiled: true };
     }
@@ -35,6 +38,25 @@ export function compileCheck(context: Record<string, unknown>, schema: unknown):
       compiled: false,
     };
   });
+}
+
+/**
+ * typebox 1.4 applies `unevaluatedProperties` to arrays as well as objects (its guard is
+ * `typeof value === "object" && value !== null`), taking an array's indexes for property names:
+ * `{"unevaluatedProperties": false}` refused `["x"]`, which JSON Schema says it ignores (2020-12
+ * Core §11.3: it applies to objects). The keyword's generated code is the only code so guarded;
+ * the guard is given the array test every other object keyword has. Its interpreter (wide
+ * schemas, and the explanations: errors.ts drops such errors) keeps the fault.
+ */
+const UNEVALUATED_GUARD =
+  /!\(typeof ([^\n]+?) === "object" && \1 !== null\) \|\| \(\(context\) => \{ const keys = context\.GetKeys\(\);/g;
+
+export function unevaluatedPropertiesOnObjects(code: string): string {
+  return code.replace(
+    UNEVALUATED_GUARD,
+    (_, v: string) =>
+      `!(typeof ${v} === "object" && ${v} !== null && !(Array.isArray(${v}))) || ((context) => { const keys = context.GetKeys();`,
+  );
 }
 
 /** Deepest nesting of brackets in the code, string literals skipped; stops once over the bound. */

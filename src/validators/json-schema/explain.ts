@@ -21,6 +21,14 @@ function at(root: unknown, pointer: string): unknown {
   return cur;
 }
 
+/**
+ * An `unevaluatedProperties` error typebox's interpreter raises on an array (engine.ts): the
+ * keyword applies to objects only, so it is no error of the document.
+ */
+export function unevaluatedOnArray(value: unknown, e: TbError): boolean {
+  return e.keyword === "unevaluatedProperties" && Array.isArray(at(value, e.instancePath));
+}
+
 /** `schema`: the normalised root; `context`: what it was compiled with. */
 export function errorContext(
   schema: unknown,

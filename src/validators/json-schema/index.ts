@@ -14,7 +14,7 @@ import { unknownFormats } from "./formats.ts";
 import { DEFAULT_DRAFT, DRAFTS, type Draft, META_URIS, metaResources, normalise } from "./drafts.ts";
 import { type TbError, toFindings } from "./errors.ts";
 import { refCycle } from "./cycles.ts";
-import { errorContext } from "./explain.ts";
+import { errorContext, unevaluatedOnArray } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
@@ -354,7 +354,8 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
         explaining ??= slottedValidator(schema, context);
         const e = explaining;
         const [, errors] = withUserPatterns(() => e.validator.Errors(doc.value)) as [boolean, TbError[]];
-        return toFindings(errors, doc.locate, errorContext(e.schema, e.context, doc.value));
+        const real = errors.filter((x) => !unevaluatedOnArray(doc.value, x));
+        return toFindings(real, doc.locate, errorContext(e.schema, e.context, doc.value));
       });
       if (found.length === 0)
         found.push(finding("json_schema.invalid", "does not match the schema", { path: "" }));

@@ -463,9 +463,14 @@ describe("json_schema: names of Object.prototype's members are ordinary property
       '{"toString": 1}',
       ["json_schema.type"],
     ],
-    ["dependentRequired", { dependentRequired: { a: ["valueOf"] } }, '{"a": 1}', ["json_schema.dependentRequired"]],
+    [
+      "dependentRequired",
+      { dependentRequired: { a: ["valueOf"] } },
+      '{"a": 1}',
+      ["json_schema.dependentRequired"],
+    ],
     ["dependentSchemas", { dependentSchemas: { hasOwnProperty: false } }, '{"a": 1}', []],
-    ["if/then", { if: { required: ["isPrototypeOf"] }, then: false }, '{"a": 1}', []],
+    ["if/then", JSON.parse('{"if": {"required": ["isPrototypeOf"]}, "then": false}'), '{"a": 1}', []],
   ];
   for (const [label, schema, doc, expected] of cases)
     test(label, () => {
@@ -484,5 +489,36 @@ describe("json_schema: names of Object.prototype's members are ordinary property
     expect(codes(check({ properties: { ...properties, valueOf: { type: "string" } } }, '{"p1": 1}'))).toEqual(
       [],
     );
+  });
+});
+
+// Fuzzing against Ajv (2026-11-29): typebox applied `unevaluatedProperties` to arrays too, their
+// indexes taken for property names, so `{"unevaluatedProperties": false}` refused `["x"]`.
+// JSON Schema 2020-12 Core §11.3: the keyword applies to objects; an array passes it.
+describe("json_schema: unevaluatedProperties ignores arrays", () => {
+  test("an array passes; an object is still checked", () => {
+    expect(codes(check({ unevaluatedProperties: false }, '["x", 1]'))).toEqual([]);
+    expect(view(check({ unevaluatedProperties: false }, '{"a": 1}'))).toEqual([
+      {
+        code: "json_schema.unevaluatedProperties",
+        path: "/a",
+        line: 1,
+        column: 2,
+        rule: "#/unevaluatedProperties",
+      },
+    ]);
+  });
+
+  test("below items: only the objects' properties are findings", () => {
+    const r = check({ items: { unevaluatedProperties: { type: "string" } } }, '[[1], {"a": "x"}, {"b": 1}]');
+    expect(r.findings.map((f) => [f.code, f.path])).toEqual([["json_schema.unevaluatedProperties", "/2/b"]]);
+  });
+
+  test("inside anyOf and beside array keywords", () => {
+    expect(codes(check({ anyOf: [{ unevaluatedProperties: false }, { type: "string" }] }, "[1]"))).toEqual(
+      [],
+    );
+    expect(codes(check({ prefixItems: [true], unevaluatedProperties: false }, "[1, 2]"))).toEqual([]);
+    expect(codes(check({ not: { unevaluatedProperties: false } }, "[1]"))).toEqual(["json_schema.invalid"]);
   });
 });
