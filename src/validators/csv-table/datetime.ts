@@ -101,13 +101,15 @@ export function compilePattern(pattern: string): RegExp | null {
 }
 
 // The defaults as Frictionless reads them: a date as strptime("%Y-%m-%d") does (one-digit month
-// and day too), a datetime and a time as dateutil's isoparse does (T or a space between date and
-// time; offsets Z, ±HH:MM, ±HHMM, ±HH).
+// and day too), a datetime and a time as dateutil's isoparse does (any one character between date
+// and time, T or a space as a rule; offsets Z or z, ±HH:MM, ±HHMM, ±HH). Until 2026-11-29 only T or
+// a space and an upper-case Z were read: "2020-01-01t10:00:00z", which RFC 3339 §5.6 allows and
+// Frictionless reads, was a type error.
 const ISO: Record<Kind, RegExp> = {
   date: /^(?<Y>\d{4})-(?<m>\d{1,2})-(?<d>\d{1,2})$/,
   datetime:
-    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})[T ](?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$/,
-  time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$/,
+    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})[\s\S](?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>[Zz]|[+-]\d{2}(?::?\d{2})?)?$/,
+  time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>[Zz]|[+-]\d{2}(?::?\d{2})?)?$/,
 };
 
 /**
@@ -131,7 +133,7 @@ function toParts(g: Record<string, string | undefined>, endOfDay = false): Parts
     hour = (h12 % 12) + (g.p?.toLowerCase() === "pm" ? 12 : 0);
   }
   let offsetMin = 0;
-  if (g.z && g.z !== "Z") {
+  if (g.z && g.z !== "Z" && g.z !== "z") {
     const z = g.z.replace(":", "");
     const [zh, zm] = [Number(z.slice(1, 3)), Number(z.slice(3, 5) || "0")];
     // An offset is less than a day, its minutes below 60: dateutil's isoparse refuses +24:00 and
@@ -167,7 +169,9 @@ function toParts(g: Record<string, string | undefined>, endOfDay = false): Parts
   }
   if (p.day < 1 || p.day > daysInMonth(p.year, p.month)) return null;
   if (p.minute > 59 || p.second > 59) return null;
-  if (p.hour === 24 && endOfDay && p.minute === 0 && p.second === 0 && !/[1-9]/.test(p.fraction)) return p;
+  // The next day's first instant; after 9999-12-31 there is none (Python's datetime ends there).
+  if (p.hour === 24 && endOfDay && p.minute === 0 && p.second === 0 && !/[1-9]/.test(p.fraction))
+    return p.year === 9999 && p.month === 12 && p.day === 31 ? null : p;
   if (p.hour > 23) return null;
   return p;
 }

@@ -110,3 +110,19 @@ describe("offsets are less than a day, their minutes below 60", () => {
     expect(read("datetime", "2020-01-01 00:00 -9959", "%Y-%m-%d %H:%M %z")).toBeNull();
   });
 });
+
+// A differential run against dateutil 2.9's isoparse (2026-11-29), Frictionless's reader of the
+// ISO defaults: it takes any one character between date and time and a lower-case z (RFC 3339
+// §5.6 allows t and z), and has no day after 9999-12-31 for 24:00:00 to roll into.
+describe("the ISO defaults read as dateutil's isoparse reads them", () => {
+  test("a lower-case t or z, or another separator", () => {
+    expect(read("datetime", "2020-01-01t10:00:00z")).toBe("2020-01-01T10:00:00.000Z");
+    expect(read("datetime", "2020-01-01_10:00:00+01:00")).toBe("2020-01-01T09:00:00.000Z");
+    expect(read("time", "10:00:00z")).toBe(`${10 * 3600}s`);
+  });
+
+  test("24:00:00 on 9999-12-31 is no datetime; the day before it is", () => {
+    expect(read("datetime", "9999-12-31T24:00:00Z")).toBeNull();
+    expect(read("datetime", "9999-12-30T24:00:00Z")).toBe("9999-12-31T00:00:00.000Z");
+  });
+});
