@@ -233,8 +233,13 @@ describe("json_schema: a $ref through a key the engine never follows", () => {
   test("400 at save, naming the reference and the key; nothing is saved", async () => {
     const r = await save("proto-ref", [
       schemaStep({
-        $defs: { constructor: { type: "string" } },
-        properties: { a: { $ref: "#/$defs/constructor" }, b: { $ref: "#/$defs/__proto__" } },
+        // JSON.parse: in an object literal, "__proto__" would set the prototype, not name a key.
+        $defs: JSON.parse('{"constructor": {"type": "string"}, "__proto__": {"type": "integer"}}'),
+        properties: {
+          a: { $ref: "#/$defs/constructor" },
+          b: { $ref: "#/$defs/__proto__" },
+          c: { $ref: "#/$defs/nope" },
+        },
       }),
     ]);
     expect(r.status).toBe(400);
@@ -253,6 +258,11 @@ describe("json_schema: a $ref through a key the engine never follows", () => {
           field: "steps[0].config.schema",
           code: "unresolvable_ref",
           message: why("#/$defs/__proto__", "#/properties/b", "__proto__"),
+        },
+        {
+          field: "steps[0].config.schema",
+          code: "unresolvable_ref",
+          message: '$ref "#/$defs/nope" at #/properties/c points to nothing (no value at /$defs/nope)',
         },
       ]),
     );

@@ -135,14 +135,14 @@ export function unresolvableRefs(
       continue;
     }
     const unsafe = fragment.startsWith("/") ? unfollowableKey(fragment) : undefined;
-    if (unsafe !== undefined) {
+    if (fragment.startsWith("/") && !pointerGet(local ? local.node : external, fragment)) {
+      problems.push(`$ref "${ref}" at ${at} points to nothing (no value at ${fragment})`);
+    } else if (unsafe !== undefined) {
       problems.push(
         `$ref "${ref}" at ${at} goes through the key "${unsafe}", which the engine never follows ` +
           "(__proto__, constructor, prototype): every document would fail it; put that schema under " +
           "$defs with another name and refer to it there",
       );
-    } else if (fragment.startsWith("/") && !pointerGet(local ? local.node : external, fragment)) {
-      problems.push(`$ref "${ref}" at ${at} points to nothing (no value at ${fragment})`);
     } else if (fragment !== "" && !fragment.startsWith("/") && local && !local.anchors.has(fragment)) {
       problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that is not defined`);
     }
