@@ -103,6 +103,9 @@ const RESERVED_NAMES = new Set([
   "__lookupSetter__",
 ]);
 
+/** An attribute value holding a tab or a line break (perhaps text that looks like one: harmless). */
+const ATTRIBUTE_WITH_BREAK = /=\s*(?:"[^"]*[\t\n\r][^"]*"|'[^']*[\t\n\r][^']*')/;
+
 const xmlParser = new XMLParser({
   transformTagName: (name) => (RESERVED_NAMES.has(name) ? XML_NAME_ESCAPE + name : name),
   // libxml2 has parsed the document first, with its own bounds (depth 256, entity amplification):
@@ -221,7 +224,13 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
         // entity's declaration: "External entities are not supported"; a parameter entity:
         // "Invalid entity name %") and inserted an entity's markup as text. libxml2 has expanded
         // the entities (external ones stand for nothing), so the parser gets its serialization.
-        if (/<!DOCTYPE/.test(withoutCommentsAndPIs(text.slice(0, prologEnd(text)))))
+        // Likewise an attribute value written over lines or with tabs: XML 1.0 §3.3.3 makes each
+        // of them a space (`x="a<TAB>b"` is "a b", as XPath reads it), which fast-xml-parser does
+        // not do; libxml2 has, and writes a character reference where one was meant.
+        if (
+          /<!DOCTYPE/.test(withoutCommentsAndPIs(text.slice(0, prologEnd(text)))) ||
+          ATTRIBUTE_WITH_BREAK.test(text)
+        )
           text = r.doc.root.toString({ format: false });
       } finally {
         r.doc.dispose();

@@ -148,3 +148,21 @@ describe("XML: character references are the characters they name", () => {
     expect(data("<a>&#13;&#10;</a>")).toEqual(['{"a": "\\r\\n"}']);
   });
 });
+
+// 2026-11-29: an attribute value keeps no tab or line break written in it (XML 1.0 §3.3.3: each is
+// a space), as Schematron's XPath reads it; fast-xml-parser kept them.
+describe("XML: attribute values are normalized as XML says", () => {
+  const data = (xml: string) =>
+    run(
+      "assertions",
+      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
+      xml,
+      "XML",
+    ).findings.map((f) => f.message);
+
+  test("a tab, a line break or CR LF in a value is a space; a character reference stays what it names", () => {
+    expect(data('<a x="a\tb\nc\r\nd" y="1&#10;2">t</a>')).toEqual([
+      '{"a": {"#text": "t", "@x": "a b c d", "@y": "1\\n2"}}',
+    ]);
+  });
+});
