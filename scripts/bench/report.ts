@@ -179,6 +179,13 @@ export function rows(r: Results, judge: boolean): Row[] {
       "",
       "—",
     );
+    row(
+      "7 a sync run on PostgreSQL: statements · transactions; CPU µs server · PostgreSQL",
+      `${f2(p.perRun.statements)} · ${f2(p.perRun.transactions)}; ${n0(p.postgres.cpuUsPerRequest)} · ${n0(p.perRun.pgCpuUs)} µs`,
+      `SQLite server ${n0(p.sqlite.cpuUsPerRequest)} µs`,
+      "",
+      "—",
+    );
     const sq = r.async;
     row(
       `7 async intake on PostgreSQL (${n0(p.async.runs)} runs), submissions/s`,
