@@ -50,6 +50,9 @@ test("a later transaction reads again and sees what was committed in between", a
   const after = await s.deps.db.tx(() => once("users", load));
   expect(after).toBe(before + 1);
   expect(loads).toBe(1);
+  // One after another, the pool hands the same connection out again: each transaction reads.
+  for (let i = 0; i < 5; i++) await s.deps.db.tx(() => once("users", load));
+  expect(loads).toBe(6);
 });
 
 test("outside a transaction every call reads", async () => {

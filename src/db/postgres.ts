@@ -148,6 +148,14 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   const stats = { statements: 0, transactions: 0 };
   /** Per transaction (its connection's handle): the answers of `once` reads, as promises. */
   const onces = new WeakMap<SQL, Map<string, Promise<unknown>>>();
+  /** A transaction's work; its `once` answers end with it, whether or not its handle is reused. */
+  const inTx = async <T>(t: SQL, work: (q: SQL) => Promise<T>): Promise<T> => {
+    try {
+      return await work(t);
+    } finally {
+      onces.delete(t);
+    }
+  };
   const step = async (q: SQL, o: Op): Promise<unknown> => {
     if (o.op === "once") {
       // The pool (exec, outside a transaction) keeps nothing: each call may be another snapshot.
@@ -234,7 +242,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       for (let attempt = 1; ; attempt++) {
         stats.transactions++;
         try {
-          return (await sql.begin((t) => drive(t as unknown as SQL, make()))) as T;
+          return (await sql.begin((t) => inTx(t as unknown as SQL, (q) => drive(q, make())))) as T;
         } catch (e) {
           const err = translatePgError(e);
           if (err instanceof RetryableConflict && attempt < TX_ATTEMPTS) continue;
@@ -246,7 +254,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       stats.transactions++;
       try {
         return (await sql.begin((t) =>
-          Promise.all(makes.map((make) => drive(t as unknown as SQL, make()))),
+          inTx(t as unknown as SQL, (q) => Promise.all(makes.map((make) => drive(q, make())))),
         )) as unknown[];
       } catch (e) {
         throw translatePgError(e);
