@@ -108,7 +108,7 @@ export function compilePattern(pattern: string): RegExp | null {
 const ISO: Record<Kind, RegExp> = {
   date: /^(?<Y>\d{4})-(?<m>\d{1,2})-(?<d>\d{1,2})$/,
   datetime:
-    /^(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})[\s\S](?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>[Zz]|[+-]\d{2}(?::?\d{2})?)?$/,
+    /^(?:(?<Y>\d{4})-(?<m>\d{2})-(?<d>\d{2})|(?<wY>\d{4})-W(?<W>\d{2})-(?<wd>\d))[\s\S](?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>[Zz]|[+-]\d{2}(?::?\d{2})?)?$/,
   time: /^(?<H>\d{2}):(?<M>\d{2}):(?<S>\d{2})(?:[.,](?<f>\d{1,9}))?(?<z>[Zz]|[+-]\d{2}(?::?\d{2})?)?$/,
 };
 
@@ -157,6 +157,20 @@ function toParts(g: Record<string, string | undefined>, endOfDay = false): Parts
     fraction: g.f ?? "",
     offsetMin,
   };
+  if (g.wY !== undefined) {
+    // An ISO week date (2020-W01-3), which dateutil's isoparse reads: week 1 holds January 4th,
+    // days run Monday (1) to Sunday (7); weeks 1 to 53, past a year's last week into the next.
+    const [week, weekday] = [Number(g.W), Number(g.wd)];
+    if (week < 1 || week > 53 || weekday < 1 || weekday > 7) return null;
+    const year = Number(g.wY);
+    if (!inYearRange(year)) return null;
+    const jan4 = utcMs(year, 1, 4);
+    const monday = jan4 - ((new Date(jan4).getUTCDay() + 6) % 7) * 86_400_000;
+    const d = new Date(monday + ((week - 1) * 7 + weekday - 1) * 86_400_000);
+    p.year = d.getUTCFullYear();
+    p.month = d.getUTCMonth() + 1;
+    p.day = d.getUTCDate();
+  }
   if (!inYearRange(p.year) || p.month < 1 || p.month > 12) return null;
   if (g.j !== undefined) {
     // The day of the year decides the date (Python: month and day written beside it are

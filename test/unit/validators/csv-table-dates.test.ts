@@ -112,13 +112,22 @@ describe("offsets are less than a day, their minutes below 60", () => {
 });
 
 // A differential run against dateutil 2.9's isoparse (2026-11-29), Frictionless's reader of the
-// ISO defaults: it takes any one character between date and time and a lower-case z (RFC 3339
-// §5.6 allows t and z), and has no day after 9999-12-31 for 24:00:00 to roll into.
+// ISO defaults: it takes any one character between date and time, a lower-case z (RFC 3339 §5.6
+// allows t and z) and an ISO week date, and has no day after 9999-12-31 for 24:00:00 to roll into.
 describe("the ISO defaults read as dateutil's isoparse reads them", () => {
   test("a lower-case t or z, or another separator", () => {
     expect(read("datetime", "2020-01-01t10:00:00z")).toBe("2020-01-01T10:00:00.000Z");
     expect(read("datetime", "2020-01-01_10:00:00+01:00")).toBe("2020-01-01T09:00:00.000Z");
     expect(read("time", "10:00:00z")).toBe(`${10 * 3600}s`);
+  });
+
+  test("an ISO week date (week 1 holds January 4th; Monday is day 1)", () => {
+    expect(read("datetime", "2020-W01-1T12:00:00Z")).toBe("2019-12-30T12:00:00.000Z");
+    expect(read("datetime", "2020-W53-7T12:00:00Z")).toBe("2021-01-03T12:00:00.000Z");
+    expect(read("datetime", "2021-W53-1T12:00:00Z")).toBe("2022-01-03T12:00:00.000Z");
+    expect(read("datetime", "0001-W01-1T12:00:00Z")).toBe("0001-01-01T12:00:00.000Z");
+    for (const v of ["2020-W00-1T12:00:00Z", "2020-W54-1T12:00:00Z", "2020-W01-8T12:00:00Z"])
+      expect(read("datetime", v)).toBeNull();
   });
 
   test("24:00:00 on 9999-12-31 is no datetime; the day before it is", () => {
