@@ -1,8 +1,10 @@
-// `once` (src/db/program.ts): a read whose answer serves the rest of its transaction. PostgreSQL
-// keeps it per transaction (a group commit's runs read their org's webhooks once); SQLite, whose
-// reads cost no round trip, and any read outside a transaction, run it every time.
+// Two steps of the program driver (src/db/program.ts) that a group commit's runs use:
+// `once`, a read whose answer serves the rest of its transaction (PostgreSQL keeps it per
+// transaction, so a group's runs read their org's webhooks once; SQLite, whose reads cost no round
+// trip, and any read outside a transaction, run it every time); and `each`, independent programs
+// in one step (side by side on PostgreSQL, one after the other on SQLite), results in order.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Program, get, once } from "../src/db/program.ts";
+import { UniqueViolation, type Program, each, get, once, run } from "../src/db/program.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { type TestServer, startTestServer } from "./helpers/server.ts";
 
@@ -60,4 +62,35 @@ test("outside a transaction every call reads", async () => {
   await s.deps.db.exec(once("users", load));
   await s.deps.db.exec(once("users", load));
   expect(loads).toBe(2);
+});
+
+test("each runs every program and answers their results in order, in the transaction", async () => {
+  const ts = new Date().toISOString();
+  const names = ["each-a", "each-b", "each-c"];
+  const out = await s.deps.db.tx(function* () {
+    return yield* each(
+      names.map((u) =>
+        (function* () {
+          yield* run("INSERT INTO users (username, created_at) VALUES (?, ?)", u, ts);
+          return (yield* get<{ username: string }>("SELECT username FROM users WHERE username = ?", u))!
+            .username;
+        })(),
+      ),
+    );
+  });
+  expect(out).toEqual(names);
+  expect(await s.count("users")).toBeGreaterThanOrEqual(3);
+  expect(await each([]).next()).toEqual({ done: true, value: [] });
+});
+
+test("a failing program of each fails the transaction: nothing of any of them is kept", async () => {
+  const ts = new Date().toISOString();
+  const users = await s.count("users");
+  const insert = (u: string) =>
+    (function* () {
+      yield* run("INSERT INTO users (username, created_at) VALUES (?, ?)", u, ts);
+    })();
+  const failed = s.deps.db.tx(() => each([insert("each-x"), insert("each-a"), insert("each-y")]));
+  await expect(failed).rejects.toBeInstanceOf(UniqueViolation);
+  expect(await s.count("users")).toBe(users);
 });

@@ -172,6 +172,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       }
       return answer;
     }
+    if (o.op === "each") return Promise.all(o.programs.map((p) => drive(q, p)));
     stats.statements++;
     // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
     // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write

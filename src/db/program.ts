@@ -24,7 +24,9 @@ export type Op =
   /** The same INSERT once per parameter list, in order: each row's generated key, as `insert`. */
   | { op: "insertEach"; sql: string; rows: Param[][]; key: string }
   /** A read whose answer may serve the rest of its transaction (see `once`). */
-  | { op: "once"; key: string; load: () => Program<unknown> };
+  | { op: "once"; key: string; load: () => Program<unknown> }
+  /** Programs independent of one another, in one step (see `each`). */
+  | { op: "each"; programs: Program<unknown>[] };
 
 export type Program<T> = Generator<Op, T, unknown>;
 
@@ -64,6 +66,17 @@ export function* insertEach(sql: string, key: string, rows: Param[][]): Program<
  */
 export function* once<T>(key: string, load: () => Program<T>): Program<T> {
   return (yield { op: "once", key, load }) as T;
+}
+
+/**
+ * Programs that do not depend on one another's writes, as one step: PostgreSQL sends their
+ * statements side by side on the transaction's connection (pipelined: the round trips overlap),
+ * SQLite runs them one after the other. Their results, in order.
+ */
+export function* each<T>(programs: Program<T>[]): Program<T[]> {
+  if (programs.length === 0) return [];
+  if (programs.length === 1) return [yield* programs[0]!];
+  return (yield { op: "each", programs }) as T[];
 }
 
 /** `SELECT count(*) AS n …`: the count as a number on both dialects. */

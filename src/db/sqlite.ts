@@ -61,6 +61,7 @@ export function createSqliteDb(db: Database): SqliteDb {
   const stats = { statements: 0, transactions: 0 };
   const step = (o: Op): unknown => {
     if (o.op === "once") return drive(o.load());
+    if (o.op === "each") return o.programs.map((p) => drive(p));
     stats.statements++;
     const st = prepared(o.sql);
     switch (o.op) {

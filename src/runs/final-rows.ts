@@ -17,7 +17,7 @@
 // (`wire`), one group in flight at a time: the runs that arrive meanwhile form the next one. A run
 // whose writes depend on what it reads in the transaction (the webhook outbox of an org that has
 // webhooks) is written by the main connection's group commit, as without the thread.
-import { type Param, type Program, insert, insertEach, run } from "../db/program.ts";
+import { type Param, type Program, each, insert, insertEach, run } from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
 import type { RowStatement, WireRun } from "../db/writer-protocol.ts";
 import type { WriteBatcher } from "./batch.ts";
@@ -85,7 +85,11 @@ function* shared(list: readonly Entry[]): Program<number[]> {
     });
     yield* run(insertFinalRuns(part.length), ...params);
   }
-  for (const e of list) if (!e.rows.idle()) yield* e.rows.after();
+  // Each run's findings, Idempotency-Key link and outbox rows: independent of the other runs',
+  // so on PostgreSQL their statements go side by side (`each`), as when each run was a program.
+  const after: Program<void>[] = [];
+  for (const e of list) if (!e.rows.idle()) after.push(e.rows.after());
+  yield* each(after);
   return sids;
 }
 
