@@ -7,6 +7,12 @@ export interface ErrorItem {
   message: string;
 }
 
+/** A field's problem before it is named: a check's answer, made an ErrorItem by its caller. */
+export type Problem = Omit<ErrorItem, "field">;
+
+/** An `invalid` Problem: the common answer of a field's check. */
+export const invalidBecause = (message: string): Problem => ({ code: "invalid", message });
+
 export class AppError extends Error {
   readonly status: number;
   readonly errorCode: string;
@@ -63,6 +69,9 @@ export const invalid = (detail: string, errors: ErrorItem[] = []) =>
 /** A single-field validation failure: the common case for hand-written checks. */
 export const invalidField = (field: string, message: string, code = "invalid") =>
   invalid(`Invalid value for ${field}.`, [{ field, code, message }]);
+
+/** invalidField for a field's check's Problem (its code and message). */
+export const fieldProblem = (field: string, p: Problem) => invalidField(field, p.message, p.code);
 
 export const conflict = (detail: string, errors: ErrorItem[] = []) =>
   new AppError(409, "conflict", detail, errors);

@@ -9,9 +9,9 @@ import { AUTHED, BOUNDS, Chars, errorResponses, Int } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
 import { OrgOut, presentOrg } from "../orgs/model.ts";
-import { createOrgService, refuseDeletedOrg } from "../orgs/service.ts";
+import { createOrgService, orgNameProblem, orgSlugProblem, refuseDeletedOrg } from "../orgs/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
-import { createUser } from "../users/service.ts";
+import { createUser, emailProblem, newPasswordProblem, usernameProblem } from "../users/service.ts";
 
 // Int, never t.Integer: a JSON body takes no numbers written as text (src/http/schemas.ts).
 const Days = t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
@@ -68,10 +68,18 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         body: t.Object(
           {
-            username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
-            password: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.password)),
+            username: documentedWith(
+              t.String({ error: "must be a string" }),
+              BOUNDS.username,
+              usernameProblem,
+            ),
+            password: t.Optional(
+              documentedWith(t.String({ error: "must be a string" }), BOUNDS.password, newPasswordProblem),
+            ),
             name: t.Optional(Chars(200, { error: "must be a string of at most 200 characters" })),
-            email: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.email)),
+            email: t.Optional(
+              documentedWith(t.String({ error: "must be a string" }), BOUNDS.email, emailProblem),
+            ),
             is_admin: t.Optional(t.Boolean({ error: "must be true or false" })),
           },
           { additionalProperties: false },
@@ -161,8 +169,10 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         auth: true,
         body: t.Object(
           {
-            org_slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.orgSlug),
-            name: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.name)),
+            org_slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.orgSlug, orgSlugProblem),
+            name: t.Optional(
+              documentedWith(t.String({ error: "must be a string" }), BOUNDS.name, orgNameProblem),
+            ),
             admin: t.Optional(
               t.String({ maxLength: 64, error: "must be a username", description: "Default: you" }),
             ),

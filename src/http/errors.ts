@@ -1,12 +1,15 @@
 // The one error contract (CONTRACT §5): every non-2xx answer is {detail, code, status, errors}
 // as application/json. Errors are mapped by class (instanceof), never by a `code` string: Elysia
 // copies any thrown object's `code` field, and a SQLite error's code must not reach a client.
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
 import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/program.ts";
 import { AppError, type ErrorItem, malformedBody, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
+import { fieldCheckOf } from "./openapi/named.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -30,14 +33,77 @@ export function errorResponse(e: AppError, extraHeaders?: Record<string, string>
   });
 }
 
-/** Elysia/TypeBox validation failures → errors[] items {field, code, message}. */
+/**
+ * Elysia/TypeBox validation failures → errors[] items {field, code, message}; for a body, followed
+ * by the problems its services would report of the fields that passed the schema (boundItems).
+ */
 export function validationItems(err: ValidationError): ErrorItem[] {
+  let items: ErrorItem[];
   try {
-    return collectItems(err);
+    items = collectItems(err);
   } catch {
     // Hostile input (very deep values) can make TypeBox's error walk overflow: still a 400.
     return [{ field: err.type, code: "invalid", message: "Invalid value." }];
   }
+  if (err.type !== "body") return items;
+  try {
+    const v = err.validator as { schema?: unknown } | undefined;
+    return [...items, ...boundItems(v?.schema ?? v, err.value, items)];
+  } catch {
+    return items; // the schema's items alone, as before: the service reports the rest
+  }
+}
+
+/**
+ * The problems that the services check themselves (documentedWith's FieldCheck), of a body the
+ * route's schema refused: without them the schema's 400 named only the field of the wrong type,
+ * and a slug's format came back on the next request. A field's check runs when the field is
+ * present, of its schema's type, and no schema item names it or a field inside it (`reported`); a
+ * sibling that an item names reads as absent to a check. The walk goes into every object and
+ * array the schema describes that no item names itself (a step with an unknown key still has its
+ * name checked).
+ * The items come after the schema's, in the order of the schema's fields (docs/api.md), depth
+ * first; below a field whose own check answers, nothing more is checked (a list of 51 steps is
+ * `too_many`, its steps are not looked at), as in the services. Runs only when the schema refused:
+ * a valid request pays nothing.
+ */
+export function boundItems(schema: unknown, value: unknown, reported: ErrorItem[]): ErrorItem[] {
+  const named = new Set(reported.map((i) => i.field));
+  // Every field that an item names or holds one that does: `steps[0].name` marks `steps`,
+  // `steps[0]` and `steps[0].name`.
+  const marked = new Set<string>();
+  for (const { field } of reported) {
+    for (let i = 0; i < field.length; i++)
+      if (field[i] === "." || field[i] === "[") marked.add(field.slice(0, i));
+    marked.add(field);
+  }
+  const out: ErrorItem[] = [];
+  const walk = (s: unknown, v: unknown, field: string, siblings: Record<string, unknown>): void => {
+    if (v === undefined || !s || typeof s !== "object" || (field && named.has(field))) return;
+    const check = fieldCheckOf(s);
+    // Value.Check too: the framework lists at most 64 of a body's errors, so a field may be of the
+    // wrong type with no item naming it.
+    if (check && field && !marked.has(field) && Value.Check(s as TSchema, v)) {
+      const problem = check(v as never, siblings);
+      if (problem) {
+        out.push({ field, code: problem.code, message: problem.message });
+        return;
+      }
+    }
+    const sc = s as { type?: unknown; properties?: Record<string, unknown>; items?: unknown };
+    if (sc.type === "object" && sc.properties && v !== null && typeof v === "object" && !Array.isArray(v)) {
+      const obj = v as Record<string, unknown>;
+      const at = (k: string) => (field ? `${field}.${k}` : k);
+      const own = (k: string) => (Object.hasOwn(obj, k) ? obj[k] : undefined);
+      const present: Record<string, unknown> = {};
+      for (const k of Object.keys(sc.properties))
+        if (own(k) !== undefined && !marked.has(at(k))) present[k] = own(k);
+      for (const [k, ps] of Object.entries(sc.properties)) walk(ps, own(k), at(k), present);
+    } else if (sc.type === "array" && sc.items && !Array.isArray(sc.items) && Array.isArray(v))
+      for (let i = 0; i < v.length; i++) walk(sc.items, v[i], `${field}[${i}]`, {});
+  };
+  walk(schema, value, "", {});
+  return out;
 }
 
 // TypeBox's ValueErrorType numbers for a missing and an unknown property (typebox/errors).

@@ -1,7 +1,7 @@
 // Organizations and members (CONTRACT §3): members read (Viewer), admins write.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import { invalidField, notFound } from "../errors.ts";
+import { fieldProblem, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith } from "../http/openapi/named.ts";
@@ -9,8 +9,7 @@ import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "./access.ts";
 import { MemberOut, OrgOut, RoleSchema, presentMember, presentOrg } from "./model.ts";
-import { createOrgService } from "./service.ts";
-import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import { createOrgService, memberUsernameProblem, orgNameProblem } from "./service.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 const MemberParams = t.Object({ org_slug: t.String(), username: t.String() });
@@ -59,17 +58,19 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/:org_slug/",
       async ({ params, body, principal, actor }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        if (body.name !== undefined && (!body.name.trim() || charCount(body.name) > 200))
-          throw invalidField("name", "A name of 1 to 200 characters.");
-        if (body.name !== undefined && !nameCharactersOk(body.name))
-          throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
+        const nameProblem = body.name === undefined ? null : orgNameProblem(body.name);
+        if (nameProblem) throw fieldProblem("name", nameProblem);
         return presentOrg({ ...(await orgs.update(org.id, { name: body.name }, actor)), role: org.role });
       },
       {
         auth: "admin",
         params: OrgParams,
         body: t.Object(
-          { name: t.Optional(documentedWith(t.String({ error: "must be a string" }), BOUNDS.name)) },
+          {
+            name: t.Optional(
+              documentedWith(t.String({ error: "must be a string" }), BOUNDS.name, orgNameProblem),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
@@ -124,7 +125,11 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         params: OrgParams,
         body: t.Object(
           {
-            username: documentedWith(t.String({ error: "must be a string" }), BOUNDS.username),
+            username: documentedWith(
+              t.String({ error: "must be a string" }),
+              BOUNDS.username,
+              memberUsernameProblem,
+            ),
             role: RoleSchema,
           },
           { additionalProperties: false },

@@ -1,19 +1,55 @@
 // Organization and membership rules: slugs, the last-admin guard, soft deletion.
 import type { Actor } from "../audit/types.ts";
-import { conflict, invalid, invalidField, notFound } from "../errors.ts";
+import {
+  type Problem,
+  conflict,
+  fieldProblem,
+  invalid,
+  invalidBecause,
+  invalidField,
+  notFound,
+} from "../errors.ts";
+import { usernameProblem } from "../users/service.ts";
 import type { UserStore } from "../users/store.ts";
 import { type OrgStore, ROLES, type Role } from "./store.ts";
 import { charCount, NAME_CHARACTERS, nameCharactersOk, quote } from "../lib/text.ts";
 
 const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
 
-export function checkOrgSlug(slug: string) {
-  if (!ORG_SLUG_RE.test(slug))
-    throw invalidField(
-      "org_slug",
-      "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
-    );
+export function orgSlugProblem(slug: string): Problem | null {
+  return ORG_SLUG_RE.test(slug)
+    ? null
+    : invalidBecause(
+        "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
+      );
 }
+export function checkOrgSlug(slug: string) {
+  const p = orgSlugProblem(slug);
+  if (p) throw fieldProblem("org_slug", p);
+}
+/** An org's name: its length, blank or not (the setup form checks only this). */
+export function orgNameLengthProblem(name: string): Problem | null {
+  return charCount(name) > 200 || !name.trim() ? invalidBecause("A name of 1 to 200 characters.") : null;
+}
+/** An org's name, as creating or renaming one checks it. */
+export function orgNameProblem(name: string): Problem | null {
+  return (
+    orgNameLengthProblem(name) ??
+    (nameCharactersOk(name) ? null : invalidBecause(`A name ${NAME_CHARACTERS}.`))
+  );
+}
+/** The member to add does not exist. */
+export const noSuchUser = (username: string): Problem => ({
+  code: "not_found",
+  message: `There is no user ${quote(username)}.`,
+});
+/**
+ * A username to add as a member, checked without the database: one that no user can have (every
+ * user's name passed usernameProblem when created: users/service.ts, setup/service.ts) is the
+ * item the lookup would give, so a body the schema refuses reports it with the rest.
+ */
+export const memberUsernameProblem = (username: string): Problem | null =>
+  usernameProblem(username) ? noSuchUser(username) : null;
 export function checkRole(role: string, field = "role"): Role {
   if (!(ROLES as readonly string[]).includes(role))
     throw invalidField(field, `The role must be one of ${ROLES.join(", ")}.`);
@@ -48,10 +84,8 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       admin?: { id: number; username: string },
     ) {
       checkOrgSlug(slug);
-      if (name !== undefined && (charCount(name) > 200 || !name.trim()))
-        throw invalidField("name", "A name of 1 to 200 characters.");
-      if (name !== undefined && !nameCharactersOk(name))
-        throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
+      const nameProblem = name === undefined ? null : orgNameProblem(name);
+      if (nameProblem) throw fieldProblem("name", nameProblem);
       if ((await orgs.getBySlug(slug))?.deleted_at) {
         const message = deletedSlugMessage(slug);
         throw conflict(message, [{ field: "org_slug", code: "unique", message }]);
@@ -63,10 +97,7 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
     async addMember(orgId: number, username: string, role: string, actor: Actor) {
       const r = checkRole(role);
       const user = await users.getByUsername(username);
-      if (!user)
-        throw invalid("No such user.", [
-          { field: "username", code: "not_found", message: `There is no user ${quote(username)}.` },
-        ]);
+      if (!user) throw invalid("No such user.", [{ field: "username", ...noSuchUser(username) }]);
       await orgs.addMember(orgId, user.id, r, actor);
       return (await orgs.member(orgId, username))!;
     },

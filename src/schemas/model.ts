@@ -4,6 +4,7 @@
 import { t } from "elysia";
 import { documentedAs, documentedWith, named } from "../http/openapi/named.ts";
 import { Int } from "../http/schemas.ts";
+import { uriProblem } from "./service.ts";
 
 const Kind = t.Union([t.Literal("json_schema"), t.Literal("xsd")], {
   error: 'must be "json_schema" or "xsd"',
@@ -14,7 +15,8 @@ export const SchemaIn = named(
   "StoredSchemaInput",
   t.Object(
     {
-      // At most MAX_URI_LENGTH characters: checked in service.ts with the URI's syntax.
+      // At most MAX_URI_LENGTH characters: checked in service.ts with the URI's syntax (uriProblem,
+      // which a body the schema refuses is given too: src/http/errors.ts, boundItems).
       uri: documentedWith(
         t.String({
           error: "must be a string",
@@ -22,6 +24,7 @@ export const SchemaIn = named(
             "Absolute URI, e.g. https://schemas.example.com/address.json or urn:…; for an XSD, the URI that schemaLocations resolve to (relative ones against the including document's URI)",
         }),
         { minLength: 1, maxLength: 500 },
+        uriProblem,
       ),
       kind: t.Optional(Kind),
       schema: t.Union([t.Record(t.String(), t.Unknown()), t.String()], {

@@ -3,7 +3,7 @@
 // one), well-formedness and the xs:schema root of an XSD document. An XSD is compiled only when a
 // step uses it, with the documents it includes and imports: those may be stored in any order.
 import type { Actor } from "../audit/types.ts";
-import { type ErrorItem, invalid, notFound } from "../errors.ts";
+import { type ErrorItem, type Problem, invalid, notFound } from "../errors.ts";
 import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
@@ -47,6 +47,12 @@ function canonicalUri(raw: string): string | ErrorItem {
     return bad("Must be an absolute URI without a fragment or spaces.");
   if (draftFromUri(raw)) return bad("A JSON Schema meta-schema URI cannot be replaced.");
   return u.href.replace(/#$/, "");
+}
+
+/** The problem of a stored schema's URI (canonicalUri's), for its field in the route schema. */
+export function uriProblem(raw: string): Problem | null {
+  const uri = canonicalUri(raw);
+  return typeof uri === "string" ? null : { code: uri.code, message: uri.message };
 }
 
 /** Stored schemas reachable through $ref from `uris`, transitively, keyed by URI. */

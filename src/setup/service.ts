@@ -3,16 +3,13 @@
 // (store.ts). The web form is guarded by a one-time setup code printed in the server's log, as
 // PocketBase guards its first superuser: only whoever reads the log can claim the instance.
 import { randomInt, timingSafeEqual } from "node:crypto";
-import { type ErrorItem, conflict, invalid } from "../errors.ts";
-import { deletedSlugMessage } from "../orgs/service.ts";
+import { type ErrorItem, type Problem, conflict, invalid } from "../errors.ts";
+import { deletedSlugMessage, orgNameLengthProblem, orgSlugProblem } from "../orgs/service.ts";
 import { newToken } from "../tokens/secret.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
+import { usernameProblem } from "../users/service.ts";
 import type { Actor } from "../audit/types.ts";
 import type { SetupStore } from "./store.ts";
-import { charCount } from "../lib/text.ts";
-
-const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-const ORG_SLUG_RE = /^[a-z][a-z0-9-]{0,62}$/;
 /** No 0/O, 1/I/L: the code is read off a log and typed by a person. */
 const CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 
@@ -41,20 +38,10 @@ export function codeMatches(expected: string, given: string): boolean {
 /** The problems seen without the database (the CLI checks these before it creates a data dir). */
 export function inputProblems(i: FirstRunInput, passwordRequired: boolean): ErrorItem[] {
   const out: ErrorItem[] = [];
-  if (!ORG_SLUG_RE.test(i.org_slug))
-    out.push({
-      field: "org_slug",
-      code: "invalid",
-      message: "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
-    });
-  if (i.org_name !== undefined && (!i.org_name.trim() || charCount(i.org_name) > 200))
-    out.push({ field: "org_name", code: "invalid", message: "A name of 1 to 200 characters." });
-  if (!USERNAME_RE.test(i.username))
-    out.push({
-      field: "username",
-      code: "invalid",
-      message: "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
-    });
+  const add = (field: string, p: Problem | null) => p && out.push({ field, ...p });
+  add("org_slug", orgSlugProblem(i.org_slug));
+  if (i.org_name !== undefined) add("org_name", orgNameLengthProblem(i.org_name));
+  add("username", usernameProblem(i.username));
   const password =
     i.password === null
       ? passwordRequired

@@ -1,7 +1,7 @@
 // The caller's own API tokens. The secret is in the create response and nowhere else, ever.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import { invalidField, notFound } from "../errors.ts";
+import { type Problem, fieldProblem, invalidBecause, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
@@ -32,10 +32,14 @@ export const presentToken = (r: TokenRecord) => ({
   revoked_at: r.revoked_at,
 });
 
-export function checkTokenName(name: string) {
+export function tokenNameProblem(name: string): Problem | null {
   if (!name.trim() || charCount(name) > 100)
-    throw invalidField("name", "A token name of 1 to 100 characters is required.");
-  if (!nameCharactersOk(name)) throw invalidField("name", `A token name ${NAME_CHARACTERS}.`);
+    return invalidBecause("A token name of 1 to 100 characters is required.");
+  return nameCharactersOk(name) ? null : invalidBecause(`A token name ${NAME_CHARACTERS}.`);
+}
+export function checkTokenName(name: string) {
+  const p = tokenNameProblem(name);
+  if (p) throw fieldProblem("name", p);
 }
 
 export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
@@ -88,7 +92,11 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           auth: true,
           body: t.Object(
             {
-              name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.tokenName),
+              name: documentedWith(
+                t.String({ error: "must be a string" }),
+                BOUNDS.tokenName,
+                tokenNameProblem,
+              ),
               expires_in_days: t.Optional(
                 t.Nullable(Int({ minimum: 1, maximum: 36500 }), {
                   error: "must be an integer from 1 to 36500 or null",

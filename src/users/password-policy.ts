@@ -117,11 +117,18 @@ function straightRun(p: string): boolean {
   });
 }
 
+/** The length check of passwordProblem, its first: the one that does not read the username. */
+export function passwordLengthProblem(password: string): string | null {
+  const length = charCount(password);
+  return length < MIN_PASSWORD || length > MAX_PASSWORD
+    ? `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`
+    : null;
+}
+
 /** Why `password` is refused for `username`, or null when it is acceptable. */
 export function passwordProblem(password: string, username?: string): string | null {
-  const length = charCount(password);
-  if (length < MIN_PASSWORD || length > MAX_PASSWORD)
-    return `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`;
+  const length = passwordLengthProblem(password);
+  if (length) return length;
   const l = password.toLowerCase();
   // Containing a name of four or more characters (alice2024); a shorter one only if it is all.
   const name = username?.toLowerCase();

@@ -1,19 +1,41 @@
 // User rules shared by the admin API and the CLI.
 import type { Actor } from "../audit/types.ts";
-import { invalidField } from "../errors.ts";
+import { type Problem, fieldProblem, invalidBecause, invalidField } from "../errors.ts";
 import { NAME_CHARACTERS, charCount, nameCharactersOk } from "../lib/text.ts";
-import { passwordProblem } from "./password-policy.ts";
+import { passwordLengthProblem, passwordProblem } from "./password-policy.ts";
 import type { UserStore } from "./store.ts";
 
 const USERNAME_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 export { MIN_PASSWORD } from "./password-policy.ts";
 
+export function usernameProblem(u: string): Problem | null {
+  return USERNAME_RE.test(u)
+    ? null
+    : invalidBecause(
+        "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
+      );
+}
 export function checkUsername(u: string) {
-  if (!USERNAME_RE.test(u))
-    throw invalidField(
-      "username",
-      "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
-    );
+  const p = usernameProblem(u);
+  if (p) throw fieldProblem("username", p);
+}
+/**
+ * A new user's password, for a body that holds the username beside it (the admin API, the setup
+ * form): passwordProblem with that username, or, when the username is absent or of the wrong type,
+ * the one check that does not read it (its length comes first in passwordProblem too).
+ */
+export function newPasswordProblem(p: string, siblings: Record<string, unknown>): Problem | null {
+  const problem =
+    typeof siblings.username === "string" ? passwordProblem(p, siblings.username) : passwordLengthProblem(p);
+  return problem ? invalidBecause(problem) : null;
+}
+/** An address as a user's email (empty: none). */
+export function emailProblem(email: string): Problem | null {
+  // Control characters too: a NUL was stored on SQLite and a generic 400 on PostgreSQL.
+  // 254 characters (code points, as the document's maxLength counts: BOUNDS.email).
+  return email && (charCount(email) > 254 || !/^[^@\s]+@[^@\s]+$/.test(email) || !nameCharactersOk(email))
+    ? invalidBecause("Not an email address.")
+    : null;
 }
 /** 400 on `password` when the password is not acceptable for `username` (password-policy.ts). */
 export function checkPassword(p: string, username: string) {
@@ -30,13 +52,8 @@ export async function createUser(
   if (u.password != null) checkPassword(u.password, u.username);
   if (u.name !== undefined && !nameCharactersOk(u.name))
     throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
-  // Control characters too: a NUL was stored on SQLite and a generic 400 on PostgreSQL.
-  // 254 characters (code points, as the document's maxLength counts: BOUNDS.email).
-  if (
-    u.email &&
-    (charCount(u.email) > 254 || !/^[^@\s]+@[^@\s]+$/.test(u.email) || !nameCharactersOk(u.email))
-  )
-    throw invalidField("email", "Not an email address.");
+  const email = u.email === undefined ? null : emailProblem(u.email);
+  if (email) throw fieldProblem("email", email);
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
   const { password: _, ...fields } = u;
   return users.create({ ...fields, password_hash }, actor);

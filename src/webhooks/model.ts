@@ -5,8 +5,9 @@ import { documentedWith, named } from "../http/openapi/named.ts";
 import { Int, OneOf } from "../http/schemas.ts";
 import { DELIVERY_STATUSES } from "./types.ts";
 
-/** A webhook URL's length, in characters (code points, as the document's maxLength counts). */
-export const MAX_URL_LENGTH = 2048;
+import { MAX_URL_LENGTH, urlSyntaxProblem } from "./url-syntax.ts";
+
+export { MAX_URL_LENGTH };
 
 /** Events a webhook can subscribe to. `ping` is sent only on request, whatever the list says. */
 export const EVENTS = ["run.completed", "run.succeeded", "run.failed", "run.error", "ping"] as const;
@@ -17,10 +18,13 @@ const Event = t.Union(
   { error: `must be one of ${EVENTS.join(", ")}` },
 );
 const fields = {
-  // The length is the service's check (it reports every URL problem as one errors[] item).
-  url: documentedWith(t.String({ error: "must be a string", description: "http(s) URL" }), {
-    maxLength: MAX_URL_LENGTH,
-  }),
+  // The length is the service's check (it reports every URL problem as one errors[] item), with
+  // the rest of its checks that need no network (url-syntax.ts).
+  url: documentedWith(
+    t.String({ error: "must be a string", description: "http(s) URL" }),
+    { maxLength: MAX_URL_LENGTH },
+    urlSyntaxProblem,
+  ),
   events: t.Array(Event, {
     minItems: 1,
     maxItems: EVENTS.length,

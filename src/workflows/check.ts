@@ -2,7 +2,7 @@
 // schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
 // Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
 // drafts and on the workflow check thread for heavy ones (check-thread.ts).
-import { type ErrorItem, invalid } from "../errors.ts";
+import { type ErrorItem, type Problem, invalid, invalidBecause } from "../errors.ts";
 import { charCount, NAME_CHARACTERS, nameCharactersOk, quote, textCharactersOk } from "../lib/text.ts";
 import {
   type StepConfigContext,
@@ -30,6 +30,46 @@ export const MAX_WORKFLOW_PINNED_BYTES = 64 * MAX_STEP_CONFIG_BYTES;
 // A slug starts with a letter so that it can never be mistaken for a numeric id in paths.
 const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
 
+// A draft's field checks, each the one source of its item: checkDraft reports them, and the route
+// schemas (model.ts) carry them so that a body the schema refuses gets them in the same 400
+// (documentedWith, src/http/errors.ts boundItems).
+export function workflowSlugProblem(slug: string): Problem | null {
+  return SLUG_RE.test(slug)
+    ? null
+    : invalidBecause(
+        "A slug is 1 to 63 characters: lowercase letters, digits, - and _, starting with a letter.",
+      );
+}
+export function workflowNameProblem(name: string): Problem | null {
+  if (!name.trim() || charCount(name) > 200)
+    return invalidBecause("A name of 1 to 200 characters is required.");
+  return nameCharactersOk(name) ? null : invalidBecause(`A name ${NAME_CHARACTERS}.`);
+}
+export function descriptionProblem(description: string): Problem | null {
+  if (charCount(description) > 5000)
+    return invalidBecause("The description may hold at most 5000 characters.");
+  return textCharactersOk(description)
+    ? null
+    : invalidBecause("The description may not contain U+0000 or unpaired surrogates.");
+}
+export function fileTypesProblem(types: string[]): Problem | null {
+  return !types.length ||
+    types.some((x) => !(FILE_TYPES as readonly string[]).includes(x)) ||
+    new Set(types).size !== types.length
+    ? invalidBecause(`A non-empty list of distinct file types among ${FILE_TYPES.join(", ")}.`)
+    : null;
+}
+export function stepCountProblem(steps: unknown[]): Problem | null {
+  return steps.length > MAX_STEPS
+    ? { code: "too_many", message: `A workflow may have at most ${MAX_STEPS} steps.` }
+    : null;
+}
+export function stepNameProblem(name: string | undefined): Problem | null {
+  if (!name || charCount(name) > 200)
+    return invalidBecause("A step name of 1 to 200 characters is required.");
+  return nameCharactersOk(name) ? null : invalidBecause(`A step name ${NAME_CHARACTERS}.`);
+}
+
 /**
  * A step's name, validator and sizes, its config rewritten with the snapshot of the stored
  * schemas it references. Returns the snapshot's size in bytes, or null when the step is refused
@@ -37,14 +77,8 @@ const SLUG_RE = /^[a-z][a-z0-9_-]{0,62}$/;
  */
 function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext): number | null {
   const f = (k: string) => (field ? `${field}.${k}` : k);
-  if (!s.name || charCount(s.name) > 200)
-    errors.push({
-      field: f("name"),
-      code: "invalid",
-      message: "A step name of 1 to 200 characters is required.",
-    });
-  else if (!nameCharactersOk(s.name))
-    errors.push({ field: f("name"), code: "invalid", message: `A step name ${NAME_CHARACTERS}.` });
+  const nameProblem = stepNameProblem(s.name);
+  if (nameProblem) errors.push({ field: f("name"), ...nameProblem });
   const v = s.validator ? getValidator(s.validator, ctx.extra) : undefined;
   if (!v) {
     errors.push({
@@ -100,28 +134,10 @@ export function checkDraft(
   onStep?: (i: number) => void,
 ): void {
   const errors: ErrorItem[] = [];
-  if (!SLUG_RE.test(d.slug))
-    errors.push({
-      field: "slug",
-      code: "invalid",
-      message: "A slug is 1 to 63 characters: lowercase letters, digits, - and _, starting with a letter.",
-    });
-  if (!d.name.trim() || charCount(d.name) > 200)
-    errors.push({ field: "name", code: "invalid", message: "A name of 1 to 200 characters is required." });
-  else if (!nameCharactersOk(d.name))
-    errors.push({ field: "name", code: "invalid", message: `A name ${NAME_CHARACTERS}.` });
-  if (charCount(d.description) > 5000)
-    errors.push({
-      field: "description",
-      code: "invalid",
-      message: "The description may hold at most 5000 characters.",
-    });
-  else if (!textCharactersOk(d.description))
-    errors.push({
-      field: "description",
-      code: "invalid",
-      message: "The description may not contain U+0000 or unpaired surrogates.",
-    });
+  const problem = (field: string, p: Problem | null) => p && errors.push({ field, ...p });
+  problem("slug", workflowSlugProblem(d.slug));
+  problem("name", workflowNameProblem(d.name));
+  problem("description", descriptionProblem(d.description));
   // The API's body schema refuses these first; a document imported on the data dir
   // (`assay workflows import`) is checked here, before the retention sweep could meet it.
   const days = d.retention_days;
@@ -131,23 +147,9 @@ export function checkDraft(
       code: "invalid",
       message: `must be an integer from 0 to ${MAX_RETENTION_DAYS} or null`,
     });
-  const types = d.allowed_file_types as string[];
-  if (
-    !types.length ||
-    types.some((x) => !(FILE_TYPES as readonly string[]).includes(x)) ||
-    new Set(types).size !== types.length
-  )
-    errors.push({
-      field: "allowed_file_types",
-      code: "invalid",
-      message: `A non-empty list of distinct file types among ${FILE_TYPES.join(", ")}.`,
-    });
-  if (d.steps.length > MAX_STEPS)
-    errors.push({
-      field: "steps",
-      code: "too_many",
-      message: `A workflow may have at most ${MAX_STEPS} steps.`,
-    });
+  problem("allowed_file_types", fileTypesProblem(d.allowed_file_types as string[]));
+  const tooMany = stepCountProblem(d.steps);
+  if (tooMany) problem("steps", tooMany);
   else {
     // Each step's problems together, in step order, as a client reads them.
     const perStep: ErrorItem[][] = d.steps.map(() => []);

@@ -3,7 +3,7 @@
 import { Value } from "@sinclair/typebox/value";
 import YAML from "yaml";
 import type { ErrorItem } from "../errors.ts";
-import { schemaItems } from "../http/errors.ts";
+import { boundItems, schemaItems } from "../http/errors.ts";
 import { WorkflowIn } from "./model.ts";
 import { type WorkflowInput, draftOf } from "./service.ts";
 import type { StepDef, Workflow } from "./types.ts";
@@ -50,6 +50,10 @@ export function parseDocument(text: string): WorkflowInput {
   const { kind, version, ...rest } = doc as Record<string, unknown>;
   if (kind !== undefined && kind !== DOC_KIND) throw new Error(`kind must be "${DOC_KIND}"`);
   if (version !== undefined && version !== DOC_VERSION) throw new Error(`version must be ${DOC_VERSION}`);
-  if (!Value.Check(WorkflowIn, rest)) throw new DocumentError(schemaItems(Value.Errors(WorkflowIn, rest)));
+  if (!Value.Check(WorkflowIn, rest)) {
+    // With the draft check's own problems of the fields that passed, as the API's 400 lists them.
+    const items = schemaItems(Value.Errors(WorkflowIn, rest));
+    throw new DocumentError([...items, ...boundItems(WorkflowIn, rest, items)]);
+  }
   return rest as WorkflowInput;
 }

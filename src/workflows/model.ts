@@ -4,7 +4,16 @@ import { t } from "elysia";
 import { documentedAs, documentedWith, named } from "../http/openapi/named.ts";
 import { BOUNDS, Int } from "../http/schemas.ts";
 import { FILE_TYPES } from "../validators/types.ts";
-import { MAX_RETENTION_DAYS, MAX_STEPS } from "./check.ts";
+import {
+  MAX_RETENTION_DAYS,
+  MAX_STEPS,
+  descriptionProblem,
+  fileTypesProblem,
+  stepCountProblem,
+  stepNameProblem,
+  workflowNameProblem,
+  workflowSlugProblem,
+} from "./check.ts";
 
 // Checked in check.ts (one errors[] item for the list), documented as the enum it is.
 const FileTypeName = documentedAs(t.String({ error: "must be one of JSON, XML, YAML, CSV, TEXT" }), {
@@ -30,7 +39,11 @@ const RetentionDays = t.Nullable(Int({ minimum: 0, maximum: MAX_RETENTION_DAYS }
 });
 
 /** Checked in check.ts: 1 to 200 characters (blank allowed, unlike a workflow's name). */
-const StepName = documentedWith(t.String({ error: "must be a string" }), { minLength: 1, maxLength: 200 });
+const StepName = documentedWith(
+  t.String({ error: "must be a string" }),
+  { minLength: 1, maxLength: 200 },
+  stepNameProblem,
+);
 
 export const StepIn = named(
   "StepInput",
@@ -60,20 +73,28 @@ export const StepPatch = named(
 );
 
 // The bounds below are checked in check.ts, which reports a draft's problems together: here they
-// are documented only (documentedWith).
+// are documented, with check.ts's own check of each (documentedWith), which a body the schema
+// refuses is given too (src/http/errors.ts, boundItems).
 const fields = {
-  slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.workflowSlug),
-  name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.name),
-  description: t.Optional(documentedWith(t.String({ error: "must be a string" }), { maxLength: 5000 })),
-  allowed_file_types: documentedWith(t.Array(FileTypeName, { error: "must be an array of file types" }), {
-    minItems: 1,
-    uniqueItems: true,
-  }),
+  slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.workflowSlug, workflowSlugProblem),
+  name: documentedWith(t.String({ error: "must be a string" }), BOUNDS.name, workflowNameProblem),
+  description: t.Optional(
+    documentedWith(t.String({ error: "must be a string" }), { maxLength: 5000 }, descriptionProblem),
+  ),
+  allowed_file_types: documentedWith(
+    t.Array(FileTypeName, { error: "must be an array of file types" }),
+    { minItems: 1, uniqueItems: true },
+    fileTypesProblem,
+  ),
   fail_fast: t.Optional(t.Boolean({ error: "must be true or false" })),
   status: t.Optional(Status),
   retention_days: t.Optional(RetentionDays),
   steps: t.Optional(
-    documentedWith(t.Array(StepIn, { error: "must be an array of steps" }), { maxItems: MAX_STEPS }),
+    documentedWith(
+      t.Array(StepIn, { error: "must be an array of steps" }),
+      { maxItems: MAX_STEPS },
+      stepCountProblem,
+    ),
   ),
 };
 
