@@ -73,6 +73,18 @@ export const invalidField = (field: string, message: string, code = "invalid") =
 /** invalidField for a field's check's Problem (its code and message). */
 export const fieldProblem = (field: string, p: Problem) => invalidField(field, p.message, p.code);
 
+/**
+ * Throws the problems of a body's fields, all in one answer (docs/api.md): one problem as
+ * fieldProblem answers it, several as the schema's answer does (its detail, an item each, in the
+ * order given). Nothing when every check passed.
+ */
+export function throwProblems(checks: readonly (readonly [field: string, p: Problem | null])[]): void {
+  const items: ErrorItem[] = [];
+  for (const [field, p] of checks) if (p) items.push({ field, ...p });
+  if (items.length === 1) throw fieldProblem(items[0]!.field, items[0]!);
+  if (items.length > 1) throw invalid("The request is invalid.", items);
+}
+
 export const conflict = (detail: string, errors: ErrorItem[] = []) =>
   new AppError(409, "conflict", detail, errors);
 

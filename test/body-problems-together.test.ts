@@ -15,6 +15,7 @@ import { count as countOf } from "../src/db/program.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { DocumentError, parseDocument } from "../src/workflows/document.ts";
+import { NAME_CHARACTERS } from "../src/lib/text.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
@@ -52,6 +53,8 @@ const URI = {
   code: "invalid",
   message: "Must be an absolute URI, e.g. https://schemas.example.com/address.json or urn:example:address.",
 };
+/** What a name with a control or bidirectional-override character is told (lib/text.ts). */
+const ORG_NAME_CHARS = `A name ${NAME_CHARACTERS}.`;
 const workflow = (o: Record<string, unknown>) => ({
   slug: "ok",
   name: "OK",
@@ -260,6 +263,21 @@ describe("org create (admin API)", () => {
     });
     expect(r.json).toEqual(errorBody(400, "invalid_request", "Invalid value for org_slug.", [ORG_SLUG]));
   });
+
+  test("a bad slug and a bad name, both strings: both (the service reported the slug alone)", async () => {
+    const before = await s.count("orgs");
+    const r = await call(s, "POST", "/api/v1/admin/orgs/", {
+      token: s.rootToken,
+      body: { org_slug: "Bad!", name: "Acme\u202e" },
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", INVALID, [
+        ORG_SLUG,
+        { field: "name", code: "invalid", message: ORG_NAME_CHARS },
+      ]),
+    );
+    expect(await s.count("orgs")).toBe(before);
+  });
 });
 
 describe("user create (admin API)", () => {
@@ -294,12 +312,29 @@ describe("user create (admin API)", () => {
     );
   });
 
-  test("only the bad username: the service's first problem, as before", async () => {
+  test("only the bad username: the service's answer, as before", async () => {
     const r = await call(s, "POST", "/api/v1/admin/users/", {
       token: s.rootToken,
-      body: { username: "bad name", password: "short" },
+      body: { username: "bad name", password: "a-long-enough-one" },
     });
     expect(r.json).toEqual(errorBody(400, "invalid_request", "Invalid value for username.", [USERNAME]));
+  });
+
+  test("every field of the right type but wrong: all of them (the service reported the first alone)", async () => {
+    const before = await s.count("users");
+    const r = await call(s, "POST", "/api/v1/admin/users/", {
+      token: s.rootToken,
+      body: { username: "bad name", password: "short", name: "Ada\u0000", email: "nope" },
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", INVALID, [
+        USERNAME,
+        PASSWORD_LENGTH,
+        { field: "name", code: "invalid", message: ORG_NAME_CHARS },
+        { field: "email", code: "invalid", message: "Not an email address." },
+      ]),
+    );
+    expect(await s.count("users")).toBe(before);
   });
 });
 
@@ -427,6 +462,24 @@ describe("the setup form (JSON)", () => {
         { field: "password", code: "invalid", message: "must be a string of at most 1024 characters" },
         USERNAME,
         ORG_SLUG,
+      ]),
+    );
+    expect(await users()).toBe(0);
+  });
+
+  test("an org name with a bidirectional override is refused, as org create and rename refuse it", async () => {
+    const r = await call(fresh, "POST", SETUP, {
+      body: {
+        setup_code: fresh.setupCode,
+        username: "admin",
+        password: "a-long-enough-one",
+        org_slug: "acme",
+        org_name: "Acme\u202e",
+      },
+    });
+    expect(r.json).toEqual(
+      errorBody(400, "invalid_request", "The first administrator and organization cannot be created.", [
+        { field: "org_name", code: "invalid", message: ORG_NAME_CHARS },
       ]),
     );
     expect(await users()).toBe(0);

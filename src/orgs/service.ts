@@ -3,11 +3,11 @@ import type { Actor } from "../audit/types.ts";
 import {
   type Problem,
   conflict,
-  fieldProblem,
   invalid,
   invalidBecause,
   invalidField,
   notFound,
+  throwProblems,
 } from "../errors.ts";
 import { usernameProblem } from "../users/service.ts";
 import type { UserStore } from "../users/store.ts";
@@ -23,11 +23,7 @@ export function orgSlugProblem(slug: string): Problem | null {
         "An org slug is 1 to 63 characters: lowercase letters, digits and -, starting with a letter.",
       );
 }
-export function checkOrgSlug(slug: string) {
-  const p = orgSlugProblem(slug);
-  if (p) throw fieldProblem("org_slug", p);
-}
-/** An org's name: its length, blank or not (the setup form checks only this). */
+/** An org's name: its length, blank or not (the first of orgNameProblem's checks). */
 export function orgNameLengthProblem(name: string): Problem | null {
   return charCount(name) > 200 || !name.trim() ? invalidBecause("A name of 1 to 200 characters.") : null;
 }
@@ -83,9 +79,10 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       actor: Actor,
       admin?: { id: number; username: string },
     ) {
-      checkOrgSlug(slug);
-      const nameProblem = name === undefined ? null : orgNameProblem(name);
-      if (nameProblem) throw fieldProblem("name", nameProblem);
+      throwProblems([
+        ["org_slug", orgSlugProblem(slug)],
+        ["name", name === undefined ? null : orgNameProblem(name)],
+      ]);
       if ((await orgs.getBySlug(slug))?.deleted_at) {
         const message = deletedSlugMessage(slug);
         throw conflict(message, [{ field: "org_slug", code: "unique", message }]);

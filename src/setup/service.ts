@@ -4,7 +4,7 @@
 // PocketBase guards its first superuser: only whoever reads the log can claim the instance.
 import { randomInt, timingSafeEqual } from "node:crypto";
 import { type ErrorItem, type Problem, conflict, invalid } from "../errors.ts";
-import { deletedSlugMessage, orgNameLengthProblem, orgSlugProblem } from "../orgs/service.ts";
+import { deletedSlugMessage, orgNameProblem, orgSlugProblem } from "../orgs/service.ts";
 import { newToken } from "../tokens/secret.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { usernameProblem } from "../users/service.ts";
@@ -40,7 +40,7 @@ export function inputProblems(i: FirstRunInput, passwordRequired: boolean): Erro
   const out: ErrorItem[] = [];
   const add = (field: string, p: Problem | null) => p && out.push({ field, ...p });
   add("org_slug", orgSlugProblem(i.org_slug));
-  if (i.org_name !== undefined) add("org_name", orgNameLengthProblem(i.org_name));
+  if (i.org_name !== undefined) add("org_name", orgNameProblem(i.org_name));
   add("username", usernameProblem(i.username));
   const password =
     i.password === null

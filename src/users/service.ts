@@ -1,6 +1,6 @@
 // User rules shared by the admin API and the CLI.
 import type { Actor } from "../audit/types.ts";
-import { type Problem, fieldProblem, invalidBecause, invalidField } from "../errors.ts";
+import { type Problem, invalidBecause, invalidField, throwProblems } from "../errors.ts";
 import { NAME_CHARACTERS, charCount, nameCharactersOk } from "../lib/text.ts";
 import { passwordLengthProblem, passwordProblem } from "./password-policy.ts";
 import type { UserStore } from "./store.ts";
@@ -14,10 +14,6 @@ export function usernameProblem(u: string): Problem | null {
     : invalidBecause(
         "A username is 1 to 64 characters: letters, digits, . _ @ -, starting with a letter or digit.",
       );
-}
-export function checkUsername(u: string) {
-  const p = usernameProblem(u);
-  if (p) throw fieldProblem("username", p);
 }
 /**
  * A new user's password, for a body that holds the username beside it (the admin API, the setup
@@ -48,12 +44,17 @@ export async function createUser(
   u: { username: string; password?: string | null; name?: string; email?: string; is_admin?: boolean },
   actor: Actor,
 ) {
-  checkUsername(u.username);
-  if (u.password != null) checkPassword(u.password, u.username);
-  if (u.name !== undefined && !nameCharactersOk(u.name))
-    throw invalidField("name", `A name ${NAME_CHARACTERS}.`);
-  const email = u.email === undefined ? null : emailProblem(u.email);
-  if (email) throw fieldProblem("email", email);
+  // Every problem of the new user at once, in the body's order (was the first one only).
+  const password = u.password == null ? null : passwordProblem(u.password, u.username);
+  throwProblems([
+    ["username", usernameProblem(u.username)],
+    ["password", password === null ? null : invalidBecause(password)],
+    [
+      "name",
+      u.name === undefined || nameCharactersOk(u.name) ? null : invalidBecause(`A name ${NAME_CHARACTERS}.`),
+    ],
+    ["email", u.email === undefined ? null : emailProblem(u.email)],
+  ]);
   const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
   const { password: _, ...fields } = u;
   return users.create({ ...fields, password_hash }, actor);

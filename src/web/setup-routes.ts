@@ -12,7 +12,7 @@ import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith } from "../http/openapi/named.ts";
 import { BOUNDS, Chars, errorResponses } from "../http/schemas.ts";
 import { publicOrigin } from "../http/url.ts";
-import { orgNameLengthProblem, orgSlugProblem } from "../orgs/service.ts";
+import { orgNameProblem, orgSlugProblem } from "../orgs/service.ts";
 import { codeMatches } from "../setup/service.ts";
 import { newPasswordProblem, usernameProblem } from "../users/service.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
@@ -98,7 +98,7 @@ export function setupRoutes(
             username: documentedWith(str(200), BOUNDS.username, usernameProblem),
             password: documentedWith(str(1024), BOUNDS.password, newPasswordProblem),
             org_slug: documentedWith(str(100), BOUNDS.orgSlug, orgSlugProblem),
-            org_name: t.Optional(documentedWith(str(200), BOUNDS.name, orgNameLengthProblem)),
+            org_name: t.Optional(documentedWith(str(200), BOUNDS.name, orgNameProblem)),
           },
           { additionalProperties: false },
         ),
