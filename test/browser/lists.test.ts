@@ -81,6 +81,29 @@ describe.skipIf(!hasChromium)("long lists in Chromium", () => {
     expect(await firstColumn()).toEqual([]);
   });
 
+  test("a page past the end of a non-empty list says so, not that the list is empty", async () => {
+    // Each once said "No workflows yet. Create the first one.", "You have no API tokens yet.",
+    // "No runs match these filters." … on ?page=99 of a list with rows.
+    const cases: [string, string][] = [
+      ["/app/orgs/acme/workflows/?page=99", "201 items in all"],
+      ["/app/settings/tokens/?page=99", "51 items in all"],
+      ["/app/orgs/acme/workflows/wf-001/versions/?page=99", "1 items in all"],
+      ["/app/orgs/acme/audit/?page=999", "items in all"],
+    ];
+    for (const [path, count] of cases) {
+      await page.goto(path);
+      const note = page.locator("p.empty");
+      await note.waitFor();
+      const text = await note.textContent();
+      expect(text).toStartWith("This page is past the end of the list (");
+      expect(text).toContain(count);
+      expect(await page.getByRole("link", { name: "← Previous" }).count()).toBe(1);
+    }
+    // An empty list still says it is empty.
+    await page.goto("/app/orgs/acme/runs/");
+    expect(await page.locator("p.empty").textContent()).toBe("No runs match these filters.");
+  });
+
   test("organizations, members and tokens page too", async () => {
     expect((await open("/app/admin/orgs/", 2))[0]).toBe("acme");
     expect(await next(2, 2)).toEqual(["org-050"]);

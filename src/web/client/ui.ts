@@ -152,6 +152,14 @@ export const heading = (text: Child, ...extra: Child[]) =>
 
 export const empty = (text: string) => h("p", { class: "empty" }, text);
 
+/**
+ * What an empty page of a paged list says: `text` when the list itself is empty, and that the page
+ * is past the end when it is not (an old link, or its last row just deleted): "No workflows yet"
+ * on page 9 of a list of 16 would be false. The pager below leads back to the last page.
+ */
+export const emptyPage = (count: number, text: string) =>
+  empty(count > 0 ? `This page is past the end of the list (${count} items in all).` : text);
+
 export function table(head: string[], rows: Child[][], caption?: string): HTMLElement {
   return h(
     "div",

@@ -5,7 +5,7 @@ import { ApiError, type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { can } from "../session.ts";
-import { empty, heading, pager, table, time } from "../ui.ts";
+import { emptyPage, heading, pager, table, time } from "../ui.ts";
 
 interface Entry {
   seq: number;
@@ -113,7 +113,7 @@ export async function auditView(ctx: Ctx): Promise<Rendered> {
             ]),
             "Audit log",
           )
-        : empty("No entries match these filters."),
+        : emptyPage(data.count, "No entries match these filters."),
       pager(data.count, page, size, (p) => `/app/orgs/${org}/audit/${qs({ ...filters, page: p })}`),
     ),
   };

@@ -4,7 +4,7 @@ import { type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h, mount, option } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { FINAL, type Run, type Workflow } from "../types.ts";
-import { badge, duration, empty, heading, pager, table, time } from "../ui.ts";
+import { badge, duration, emptyPage, heading, pager, table, time } from "../ui.ts";
 
 const STATUSES = ["queued", "running", "succeeded", "failed", "error", "canceled", "timed_out"];
 export const RUN_HEAD = ["Run", "Workflow", "Status", "Findings", "File", "By", "Created", "Duration"];
@@ -130,7 +130,7 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
       list,
       d.results.length
         ? table(RUN_HEAD, runRows(org, d.results), "Runs")
-        : empty("No runs match these filters."),
+        : emptyPage(d.count, "No runs match these filters."),
       pager(d.count, page, size, (p) => `/app/orgs/${org}/runs/${qs({ ...filters, page: p })}`),
     );
   show(data);

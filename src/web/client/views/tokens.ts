@@ -8,7 +8,7 @@ import {
   badge,
   busy,
   confirmDialog,
-  empty,
+  emptyPage,
   errorNotice,
   heading,
   notice,
@@ -170,7 +170,7 @@ export async function tokensView(ctx: Ctx): Promise<Rendered> {
             ]),
             "Your API tokens",
           )
-        : empty("You have no API tokens yet."),
+        : emptyPage(page.count, "You have no API tokens yet."),
       pager(page.count, n, size, (p) => `/app/settings/tokens/?page=${p}`),
     );
   };

@@ -11,6 +11,7 @@ import {
   busy,
   confirmDialog,
   empty,
+  emptyPage,
   errorNotice,
   flash,
   heading,
@@ -126,7 +127,7 @@ export async function versionListView(ctx: Ctx): Promise<Rendered> {
       h("p", { class: "lead" }, "Every save makes a version. Runs name the version they ran."),
       rows.length
         ? table(["Version", "Saved", "By", "", "Steps", "", "Compare"], rows, "Versions")
-        : empty("No versions."),
+        : emptyPage(data.count, "No versions."),
       pager(data.count, page, size, (p) => `${pagePath(org, wf)}?page=${p}`),
     ),
   };

@@ -9,6 +9,7 @@ import {
   badge,
   confirmDialog,
   empty,
+  emptyPage,
   errorNotice,
   flash,
   heading,
@@ -61,7 +62,10 @@ export async function workflowListView(ctx: Ctx): Promise<Rendered> {
             ]),
             "Workflows",
           )
-        : empty(can(org, "author") ? "No workflows yet. Create the first one." : "No workflows yet."),
+        : emptyPage(
+            data.count,
+            can(org, "author") ? "No workflows yet. Create the first one." : "No workflows yet.",
+          ),
       pager(data.count, page, size, (p) => `${base}?page=${p}`),
     ),
   };
