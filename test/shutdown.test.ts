@@ -11,7 +11,7 @@ import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { BINARY, ensureBinary, serveBinary } from "./helpers/binary.ts";
 import { call } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const gates = createGates();
@@ -140,6 +140,62 @@ test("SIGTERM with clients waiting: each is answered 202 by the end of the grace
     expect(waiting.entered()).toBe(0);
     // The step cut off at the grace's end went back to the queue with the ones that never started.
     expect(statuses(dataDir)).toEqual(["queued", "queued", "queued"]);
+  } finally {
+    if (server.proc.exitCode === null) server.proc.kill("SIGKILL");
+    await server.proc.exited;
+  }
+}, 120_000);
+
+test("a second signal while stopping (the same one again, or another) keeps the graceful stop: the waiting client is answered, exit 0", async () => {
+  ensureBinary();
+  const dataDir = testTempDir("assay-shutdown-twice-");
+  dirs.push(dataDir);
+  const init = Bun.spawnSync([BINARY, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
+  expect(init.exitCode).toBe(0);
+  const token = init.stdout.toString().trim().split("\n").at(-1)!;
+  const server = await serveBinary(BINARY, dataDir, {
+    ASSAY_TEST_GATES_DIR: gates.dir,
+    ASSAY_WORKERS: "1",
+    ASSAY_SHUTDOWN_GRACE_MS: "1000",
+  });
+  try {
+    await createWorkflow(server, token, HOLD_WORKFLOW);
+    const running = gates.gate(); // never opened: only the grace period ends its wait
+    const first = call(server, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+      token,
+      raw: running.doc(),
+      headers: { "content-type": "application/json", prefer: "wait=60" },
+    });
+    await running.held();
+    server.proc.kill("SIGTERM");
+    // The listener closes once the stop has begun: the signals below come while it drains.
+    await until(async () => {
+      try {
+        await fetch(`${server.url}/healthz`);
+        return false;
+      } catch {
+        return true;
+      }
+    }, "the listener to close");
+    server.proc.kill("SIGTERM");
+    server.proc.kill("SIGINT");
+    server.proc.kill("SIGHUP");
+    const a = await within(first, "the waiting client's answer");
+    expect(a.status).toBe(202);
+    expect(["running", "queued"]).toContain(a.json.status);
+    expect(await within(server.proc.exited, "the exit")).toBe(0);
+    expect(server.proc.signalCode).toBeNull();
+    let out = "";
+    const reader = server.proc.stdout.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      out += new TextDecoder().decode(r.value);
+    expect(out).toContain("SIGTERM: shutting down\n");
+    expect(out).toContain(
+      "SIGTERM: already shutting down (running steps have the grace period; SIGKILL stops at once)\n",
+    );
+    // A clean stop: server.pid and the WAL are gone.
+    expect(readdirSync(dataDir).sort()).toEqual(["assay.db", "server.lock"]);
+    expect(statuses(dataDir)).toEqual(["queued"]);
   } finally {
     if (server.proc.exitCode === null) server.proc.kill("SIGKILL");
     await server.proc.exited;

@@ -26,16 +26,27 @@ async function serve(flags: Record<string, string>) {
     );
   const server = await startServer(config);
   // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
+  // A signal while stopping changes nothing: with `once`, the same signal again (a second Ctrl-C,
+  // a supervisor that repeats its SIGTERM) met the default action and killed the process mid-drain
+  // (a waiting client's connection dropped, lock file and WAL left behind). SIGKILL stops at once.
+  let stopping = false;
   const shutdown = async (signal: string) => {
+    if (stopping) {
+      void out(
+        `${signal}: already shutting down (running steps have the grace period; SIGKILL stops at once)\n`,
+      );
+      return;
+    }
+    stopping = true;
     void out(`${signal}: shutting down\n`);
     await server.stop();
     await drained();
     process.exit(0);
   };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
   // A closed terminal or `kill -HUP` killed the process outright (lock file and WAL left behind).
-  process.once("SIGHUP", () => void shutdown("SIGHUP"));
+  process.on("SIGHUP", () => void shutdown("SIGHUP"));
   void server.fatal.then(async (why) => {
     await err(`assay serve: stopped: ${why}\n`);
     process.exit(1);
