@@ -29,7 +29,10 @@ function target(form: HTMLElement, field: string): { el: HTMLElement; rest: stri
   return best ? { el: best, rest: field.slice(bestLen).replace(/^\./, "") } : null;
 }
 
-/** "is required" → "message is required": validator messages name no subject. */
+/**
+ * "is required" → "message is required": validator messages name no subject. A message that
+ * already starts with it ("filename may not contain …") is shown as it is, not "filename filename …".
+ */
 function wording(item: ErrorItem, rest: string): string {
   const subject =
     rest ||
@@ -38,7 +41,8 @@ function wording(item: ErrorItem, rest: string): string {
       .filter(Boolean)
       .pop() ||
     "";
-  return /^[a-z]/.test(item.message) && subject ? `${subject} ${item.message}` : item.message;
+  if (!subject || !/^[a-z]/.test(item.message) || item.message.startsWith(`${subject} `)) return item.message;
+  return `${subject} ${item.message}`;
 }
 
 let errIds = 0;
