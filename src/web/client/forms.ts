@@ -88,3 +88,16 @@ export function showErrors(form: HTMLElement, e: unknown): void {
 /** Client-side problems reported the same way as the server's. */
 export const localError = (errors: ErrorItem[]) =>
   new ApiError(400, "invalid_request", "Some fields need attention.", errors);
+
+/**
+ * A list's answer, or the 400 that refused its filters (to be shown with showErrors next to the
+ * filter form's fields); any other error is thrown on to the app's error page.
+ */
+export async function refusedFilters<T>(answer: Promise<T>): Promise<[T, null] | [null, ApiError]> {
+  try {
+    return [await answer, null];
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 400) return [null, e];
+    throw e;
+  }
+}

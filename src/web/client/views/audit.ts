@@ -3,6 +3,7 @@
 // authenticates a GET). Verifying the chain is `assay audit verify` (docs/audit.md).
 import { ApiError, type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h } from "../dom.ts";
+import { refusedFilters, showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { can } from "../session.ts";
 import { emptyPage, heading, pager, table, time } from "../ui.ts";
@@ -57,8 +58,14 @@ export async function auditView(ctx: Ctx): Promise<Rendered> {
     string | null
   >;
   const api = `orgs/${enc(org)}/audit/`;
-  const data = await get<Page<Entry>>(`${api}${qs({ ...filters, page, page_size: size })}`, ctx.signal);
-  const inputs = FILTERS.map((k) => h("input", { name: k, value: filters[k] ?? "", autocomplete: "off" }));
+  // A refused filter (too long) is shown next to its field in the form, the values kept: not an
+  // error page without the form.
+  const [data, refused] = await refusedFilters(
+    get<Page<Entry>>(`${api}${qs({ ...filters, page, page_size: size })}`, ctx.signal),
+  );
+  const inputs = FILTERS.map((k) =>
+    h("input", { name: k, value: filters[k] ?? "", autocomplete: "off", maxlength: "200", "data-field": k }),
+  );
   const form = h(
     "form",
     {
@@ -89,6 +96,7 @@ export async function auditView(ctx: Ctx): Promise<Rendered> {
       { class: "button secondary", href: `/api/v1/${api}${qs({ ...filters, format })}`, download: "" },
       label,
     );
+  if (refused) showErrors(form, refused);
   return {
     title: "Audit log",
     body: h(
@@ -101,20 +109,22 @@ export async function auditView(ctx: Ctx): Promise<Rendered> {
         "Every change in this organization, written with the change itself. Entries are chained by SHA-256 (docs/audit.md).",
       ),
       form,
-      data.results.length
-        ? table(
-            ["When", "Who", "Action", "Target", "Changes"],
-            data.results.map((e) => [
-              time(e.created_at),
-              who(e),
-              h("code", null, e.action),
-              [e.target.type, " ", e.target.name ?? e.target.id ?? ""],
-              changes(e),
-            ]),
-            "Audit log",
-          )
-        : emptyPage(data.count, "No entries match these filters."),
-      pager(data.count, page, size, (p) => `/app/orgs/${org}/audit/${qs({ ...filters, page: p })}`),
+      !data
+        ? null
+        : data.results.length
+          ? table(
+              ["When", "Who", "Action", "Target", "Changes"],
+              data.results.map((e) => [
+                time(e.created_at),
+                who(e),
+                h("code", null, e.action),
+                [e.target.type, " ", e.target.name ?? e.target.id ?? ""],
+                changes(e),
+              ]),
+              "Audit log",
+            )
+          : emptyPage(data.count, "No entries match these filters."),
+      data && pager(data.count, page, size, (p) => `/app/orgs/${org}/audit/${qs({ ...filters, page: p })}`),
     ),
   };
 }

@@ -3,6 +3,7 @@
 import { type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h, mount, option } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
+import { refusedFilters, showErrors } from "../forms.ts";
 import { FINAL, type Run, type Workflow } from "../types.ts";
 import { badge, duration, emptyPage, heading, pager, table, time } from "../ui.ts";
 
@@ -71,31 +72,35 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
     created_before: q.get("created_before"),
   };
   const url = (p: number) => `orgs/${enc(org)}/runs/${qs({ ...filters, page: p, page_size: size })}`;
-  const [data, wfs] = await Promise.all([
-    get<Page<Run>>(url(page), ctx.signal),
+  // A refused filter (a hand-edited address) is shown next to its field in the form: not an error
+  // page without the form.
+  const [[data, refused], wfs] = await Promise.all([
+    refusedFilters(get<Page<Run>>(url(page), ctx.signal)),
     allWorkflows(org, ctx.signal),
   ]);
 
   const wf = h(
     "select",
-    { name: "workflow", value: filters.workflow ?? "" },
+    { name: "workflow", "data-field": "workflow", value: filters.workflow ?? "" },
     option("", "All workflows"),
     wfs.map((w) => option(w.slug, w.name)),
   );
   const st = h(
     "select",
-    { name: "status", value: filters.status ?? "" },
+    { name: "status", "data-field": "status", value: filters.status ?? "" },
     option("", "Any status"),
     STATUSES.map((s) => option(s, s.replace("_", " "))),
   );
   const after = h("input", {
     type: "datetime-local",
     name: "created_after",
+    "data-field": "created_after",
     value: toLocalInput(filters.created_after),
   });
   const before = h("input", {
     type: "datetime-local",
     name: "created_before",
+    "data-field": "created_before",
     value: toLocalInput(filters.created_before),
   });
   const iso = (v: string) => (v ? new Date(v).toISOString() : null);
@@ -133,11 +138,12 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
         : emptyPage(d.count, "No runs match these filters."),
       pager(d.count, page, size, (p) => `/app/orgs/${org}/runs/${qs({ ...filters, page: p })}`),
     );
-  show(data);
+  if (refused) showErrors(form, refused);
+  if (data) show(data);
   // Runs still going: refresh the page of results until they are all final.
   void (async () => {
     let last = data;
-    while (!ctx.signal.aborted && last.results.some((r) => !FINAL.has(r.status))) {
+    while (last && !ctx.signal.aborted && last.results.some((r) => !FINAL.has(r.status))) {
       await new Promise((r) => setTimeout(r, 2000));
       if (ctx.signal.aborted) return;
       try {
