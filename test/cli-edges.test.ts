@@ -4,7 +4,7 @@
 // listen says.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -217,6 +217,34 @@ describe("what is an installation", () => {
       { name: "notes" },
     ]);
     tables.close();
+  });
+
+  test("serve, init and migrate refuse another program's SQLite file, whatever its user_version, naming it, and leave it unchanged", () => {
+    for (const version of [0, 3, 50]) {
+      const d = join(dir, `foreign-${version}`);
+      mkdirSync(d);
+      const file = join(d, "assay.db");
+      const f = new Database(file);
+      f.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); PRAGMA user_version = ${version}`);
+      f.close();
+      const before = readFileSync(file);
+      for (const args of [
+        ["serve", "--port", "0"],
+        ["init", "--org", "acme", "--admin", "root"],
+        ["migrate"],
+      ]) {
+        const r = assay([...args, "--data-dir", d]);
+        expect({ version, args, ...r }).toEqual({
+          version,
+          args,
+          code: 1,
+          out: "",
+          err: `assay ${args[0]}: ${file} is not an Assay database: it is another application's SQLite database (tables: notes); restore an Assay backup or choose another --data-dir\n`,
+        });
+      }
+      expect(readFileSync(file).equals(before)).toBe(true);
+      expect(existsSync(join(d, "assay.db-wal"))).toBe(false);
+    }
   });
 });
 

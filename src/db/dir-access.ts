@@ -8,10 +8,12 @@ import { join } from "node:path";
 const OPEN_ERRORS = /^(SQLITE_(CANTOPEN|READONLY|PERM|AUTH)|EACCES|EPERM|EROFS)/;
 
 /** Not a directory where one is named, or a file that is no database: said in words, with the path. */
-const NOT_USABLE: Record<string, (dir: string, file: string) => string> = {
+const NOT_USABLE: Record<string, (dir: string, file: string, e?: unknown) => string> = {
   EEXIST: (dir) => `the data directory ${dir} is a file, not a directory`,
   ENOTDIR: (dir) => `the data directory ${dir} is a file, not a directory`,
   SQLITE_NOTADB: (dir, file) => `${join(dir, file)} is not an Assay database (not a SQLite file, or damaged)`,
+  ASSAY_FOREIGN_DB: (dir, file, e) =>
+    `${join(dir, file)} is not an Assay database: it is ${(e as Error).message}; restore an Assay backup or choose another --data-dir`,
   SQLITE_CORRUPT: (dir, file) =>
     `${join(dir, file)} is damaged (SQLite reports it corrupt); restore a backup`,
 };
@@ -20,7 +22,7 @@ const NOT_USABLE: Record<string, (dir: string, file: string) => string> = {
 export function dataDirError(dir: string, file: string, e: unknown): unknown {
   const code = String((e as { code?: unknown } | null)?.code ?? "");
   const plain = NOT_USABLE[code];
-  if (plain) return new Error(plain(dir, file), { cause: e });
+  if (plain) return new Error(plain(dir, file, e), { cause: e });
   if (!OPEN_ERRORS.test(code)) return e;
   const path = join(dir, file);
   const writable = (p: string) => {

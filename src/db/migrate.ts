@@ -108,6 +108,37 @@ const tooNew = (where: string, current: number) =>
     `The ${where} was written by a newer Assay (schema ${current}, this build knows ${LATEST}). Run the newer binary, or restore a backup taken before the upgrade.`,
   );
 
+/**
+ * A SQLite file with tables, none of them Assay's history: another application's database (a
+ * wrong file restored as assay.db). Migrating it mixed Assay's tables into it, or failed half-way
+ * with "no such table", or called it "written by a newer Assay".
+ */
+export class ForeignDatabase extends Error {
+  override name = "ForeignDatabase";
+  readonly code = "ASSAY_FOREIGN_DB";
+  constructor(readonly tables: string[]) {
+    super(
+      `another application's SQLite database (tables: ${tables.slice(0, 5).join(", ")}${tables.length > 5 ? ", …" : ""})`,
+    );
+  }
+}
+
+/** Throws ForeignDatabase unless `db` is new (no tables) or Assay's; reads only. */
+export function assertAssayFile(db: Database): void {
+  if (db.query("SELECT 1 FROM sqlite_schema WHERE name = 'assay_schema_migrations'").get()) return;
+  const tables = (
+    db
+      .query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name")
+      .all() as { name: string }[]
+  ).map((r) => r.name);
+  if (!tables.length) return;
+  // A data dir from before the history table: migrated as far as user_version says, its first
+  // migration's tables there.
+  const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  if (version >= 1 && version <= LATEST && tables.includes("users") && tables.includes("orgs")) return;
+  throw new ForeignDatabase(tables);
+}
+
 export function migrateSqlite(db: Database): number {
   // Applied versions are recorded in a table (as on PostgreSQL), so a migration merged with a
   // lower number than one already applied still runs; user_version mirrors the highest.

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { dataDirError } from "./dir-access.ts";
-import { migratePostgres, migrateSqlite } from "./migrate.ts";
+import { assertAssayFile, migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
 import { DatabaseUnavailable, get } from "./program.ts";
 import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
@@ -37,6 +37,8 @@ export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {})
 }
 
 function setUp(db: Database, opts: { readonly?: boolean }) {
+  // Before anything is written to it (WAL mode included): another application's file stays as it was.
+  assertAssayFile(db);
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
