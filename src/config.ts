@@ -455,6 +455,16 @@ export function loadConfig(
     problems.push(`${flags[key] !== undefined ? flagName(key) : envName(key)}: ${problem}`);
   if (!WRITER_THREAD.includes(out.writer_thread as string))
     at("writer_thread", `writer thread must be one of ${WRITER_THREAD.join(", ")}`);
+  // A default above the ceiling was cut down to it without a word: the operator's value never applied.
+  if (
+    typeof out.step_timeout_ms === "number" &&
+    typeof out.step_timeout_max_ms === "number" &&
+    out.step_timeout_ms > out.step_timeout_max_ms
+  )
+    at(
+      "step_timeout_ms",
+      `${out.step_timeout_ms} is above the ceiling for a step's time limit, ${flags.step_timeout_max_ms !== undefined ? flagName("step_timeout_max_ms") : envName("step_timeout_max_ms")} ${out.step_timeout_max_ms}`,
+    );
   if (typeof out.log_level === "string" && !LOG_LEVELS.includes(out.log_level))
     at("log_level", `log level must be one of ${LOG_LEVELS.join(", ")}`);
   if (!/^\d{1,10}(,\d{1,10}){0,49}$/.test(String(out.webhook_retry_delays_ms)))

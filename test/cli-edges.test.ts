@@ -119,6 +119,25 @@ describe("where the database is", () => {
     expect(existsSync(x)).toBe(false);
   });
 
+  test("serve with a default step time limit above the ceiling: exit 2, naming both, nothing created", () => {
+    const x = join(dir, "serve-step-timeout");
+    expect(assay(["serve", "--port", "0", "--data-dir", x, "--step-timeout-ms", "700000"])).toEqual({
+      code: 2,
+      out: "",
+      err: "assay serve: Invalid configuration:\n  --step-timeout-ms: 700000 is above the ceiling for a step's time limit, ASSAY_STEP_TIMEOUT_MAX_MS 600000\n",
+    });
+    expect(
+      assay(["serve", "--port", "0", "--data-dir", x, "--step-timeout-max-ms", "1000"], {
+        ASSAY_STEP_TIMEOUT_MS: "5000",
+      }),
+    ).toEqual({
+      code: 2,
+      out: "",
+      err: "assay serve: Invalid configuration:\n  ASSAY_STEP_TIMEOUT_MS: 5000 is above the ceiling for a step's time limit, --step-timeout-max-ms 1000\n",
+    });
+    expect(existsSync(x)).toBe(false);
+  });
+
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
     const x = join(dir, "serve-env");
     const r = assay(["serve", "--port", "0", "--data-dir", x], {
