@@ -68,9 +68,9 @@ describe.each(WRITER)("writer thread %s", (writer) => {
     );
   });
 
-  test("insertEach inserts every row, in order, and returns each row's key", async () => {
+  /** Users inserted with insertEach in one transaction, and each row's key as stored, by name. */
+  async function insertUsers(names: string[]) {
     const ts = new Date().toISOString();
-    const names = ["ie-a", "ie-b", "ie-c"].map((x) => `${x}-${writer}`);
     const ids = await s.deps.db.tx(() =>
       insertEach(
         "INSERT INTO users (username, created_at) VALUES (?, ?)",
@@ -79,28 +79,23 @@ describe.each(WRITER)("writer thread %s", (writer) => {
       ),
     );
     const rows = await s.sql<{ id: number; username: string }>(
-      "SELECT id, username FROM users WHERE username IN (?, ?, ?) ORDER BY id",
+      `SELECT id, username FROM users WHERE username IN (${names.map(() => "?").join(", ")})`,
       ...names,
     );
-    expect(rows.map((r) => [Number(r.id), r.username])).toEqual(names.map((u, i) => [ids[i]!, u]));
+    const stored = new Map(rows.map((r) => [r.username, Number(r.id)]));
+    return { ids, stored: names.map((u) => stored.get(u)) };
+  }
+
+  test("insertEach inserts every row, in order, and returns each row's key", async () => {
+    const { ids, stored } = await insertUsers(["ie-a", "ie-b", "ie-c"].map((x) => `${x}-${writer}`));
+    expect(ids).toEqual(stored as number[]);
     expect(ids[0]! < ids[1]! && ids[1]! < ids[2]!).toBe(true);
   });
 
   test("insertEach of more rows than one statement takes (PostgreSQL: 256) keeps each row's key", async () => {
-    const ts = new Date().toISOString();
-    const names = Array.from({ length: 600 }, (_, i) => `many-${writer}-${String(i).padStart(3, "0")}`);
-    const ids = await s.deps.db.tx(() =>
-      insertEach(
-        "INSERT INTO users (username, created_at) VALUES (?, ?)",
-        "id",
-        names.map((u) => [u, ts]),
-      ),
-    );
-    const rows = await s.sql<{ id: number; username: string }>(
-      "SELECT id, username FROM users WHERE username LIKE ? ORDER BY username",
-      `many-${writer}-%`,
-    );
-    expect(rows.map((r) => [Number(r.id), r.username])).toEqual(names.map((u, i) => [ids[i]!, u]));
+    const names = Array.from({ length: 600 }, (_, i) => `many-${writer}-${i}`);
+    const { ids, stored } = await insertUsers(names);
+    expect(ids).toEqual(stored as number[]);
   });
 
   describe("the run store", () => {
