@@ -258,6 +258,22 @@ describe("assay CLI", () => {
     expect([bare.code, bare.out]).toEqual([2, ""]);
     expect(bare.err).toContain("Usage");
   });
+  test("a file further up the data dir's path is named, for serve and init", () => {
+    const file = join(dir, "a-file-above");
+    writeFileSync(file, "x");
+    const data = join(file, "data");
+    for (const args of [
+      ["serve", "--port", "0", "--data-dir", data],
+      ["init", "--org", "x", "--admin", "r", "--data-dir", data],
+    ]) {
+      const r = assay(args);
+      expect({ code: r.code, out: r.out, err: r.err }).toEqual({
+        code: 1,
+        out: "",
+        err: `assay ${args[0]}: cannot create the data directory ${data}: ${file} is a file, not a directory\n`,
+      });
+    }
+  });
   test("a data dir that is a file is said in words, for serve and init", () => {
     const file = join(dir, "a-file");
     writeFileSync(file, "x");

@@ -66,10 +66,13 @@ export async function init(p: Parsed) {
   } catch (e) {
     // Only what this command created is removed: the dir it made, or the files it wrote into an
     // empty one (never an operator's files).
-    if (dir && fresh) {
-      if (!existed) rmSync(dir, { recursive: true, force: true });
-      else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
-    }
+    // A cleanup that fails (a file further up the path: rm says ENOTDIR) never hides why init failed.
+    try {
+      if (dir && fresh) {
+        if (!existed) rmSync(dir, { recursive: true, force: true });
+        else for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+      }
+    } catch {}
     throw e;
   }
 }

@@ -3,20 +3,40 @@
 // read-only copy, learns neither. The error is restated with the data dir and, when that is the
 // cause, the missing permission.
 import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 
 const OPEN_ERRORS = /^(SQLITE_(CANTOPEN|READONLY|PERM|AUTH)|EACCES|EPERM|EROFS)/;
 
 /** Not a directory where one is named, or a file that is no database: said in words, with the path. */
 const NOT_USABLE: Record<string, (dir: string, file: string, e?: unknown) => string> = {
   EEXIST: (dir) => `the data directory ${dir} is a file, not a directory`,
-  ENOTDIR: (dir) => `the data directory ${dir} is a file, not a directory`,
+  // Also a file further up the path (`--data-dir notes.txt/data`): that file is named, not the dir.
+  ENOTDIR: (dir) => {
+    const file = fileOnPath(dir);
+    return file === null || file === dir
+      ? `the data directory ${dir} is a file, not a directory`
+      : `cannot create the data directory ${dir}: ${file} is a file, not a directory`;
+  },
   SQLITE_NOTADB: (dir, file) => `${join(dir, file)} is not an Assay database (not a SQLite file, or damaged)`,
   ASSAY_FOREIGN_DB: (dir, file, e) =>
     `${join(dir, file)} is not an Assay database: it is ${(e as Error).message}; restore an Assay backup or choose another --data-dir`,
   SQLITE_CORRUPT: (dir, file) =>
     `${join(dir, file)} is damaged (SQLite reports it corrupt); restore a backup`,
 };
+
+/** The first path on the way to `dir` that exists and is not a directory, or null. */
+function fileOnPath(dir: string): string | null {
+  const parts = resolve(dir).split(sep);
+  for (let i = 1; i <= parts.length; i++) {
+    const p = parts.slice(0, i).join(sep) || sep;
+    try {
+      if (!statSync(p).isDirectory()) return i === parts.length ? dir : p;
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
 
 /** `e` restated for `dir` when SQLite could not open or write a file in it; any other error as it is. */
 export function dataDirError(dir: string, file: string, e: unknown): unknown {
