@@ -7,17 +7,11 @@
 // (src/http/errors.ts boundItems, documentedWith's check); after the schema's items, in the order
 // of the endpoint's fields. A body with only such a problem answers as it did before.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { testConfig } from "../src/config.ts";
 import { count as countOf } from "../src/db/program.ts";
-import { type RunningServer, startServer } from "../src/server.ts";
-import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { DocumentError, parseDocument } from "../src/workflows/document.ts";
 import { NAME_CHARACTERS } from "../src/lib/text.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startEmptyServer, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -427,30 +421,13 @@ describe("token create and webhook create", () => {
 
 describe("the setup form (JSON)", () => {
   const SETUP = "/api/v1/setup/";
-  const dataDir = mkdtempSync(join(tmpdir(), "assay-problems-setup-"));
-  let fresh: RunningServer;
-  let pg: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
+  let fresh: Awaited<ReturnType<typeof startEmptyServer>>;
   const users = () => fresh.deps.db.exec(countOf("SELECT count(*) AS n FROM users"));
 
   beforeAll(async () => {
-    // An instance without any user: not startTestServer, which creates one.
-    pg = onPostgres ? await freshPgDatabase() : null;
-    fresh = await startServer(
-      testConfig({
-        data_dir: dataDir,
-        database_url: pg?.url ?? null,
-        port: 0,
-        log_level: "silent",
-        rate_limit_disabled: true,
-        workers: 1,
-      }),
-    );
+    fresh = await startEmptyServer();
   });
-  afterAll(async () => {
-    await fresh.stop();
-    await pg?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => fresh.close());
 
   test("a password of the wrong type with a bad username and org slug: all three; nothing written", async () => {
     const r = await call(fresh, "POST", SETUP, {

@@ -2,19 +2,11 @@
 // says so and POST creates the first admin and org with the setup code from the server's log,
 // then signs in. Every refusal changes nothing. The browser side: test/browser/setup.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { testConfig } from "../src/config.ts";
 import { count as countOf } from "../src/db/program.ts";
-import { type RunningServer, startServer } from "../src/server.ts";
-import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { call, errorBody } from "./helpers/server.ts";
+import { call, errorBody, startEmptyServer } from "./helpers/server.ts";
 
 const SETUP = "/api/v1/setup/";
-const dataDir = mkdtempSync(join(tmpdir(), "assay-setup-"));
-let s: RunningServer;
-let pg: Awaited<ReturnType<typeof freshPgDatabase>> | null = null;
+let s: Awaited<ReturnType<typeof startEmptyServer>>;
 const count = (table: string) => s.deps.db.exec(countOf(`SELECT count(*) AS n FROM ${table}`));
 const body = (o: Record<string, unknown> = {}) => ({
   setup_code: s.setupCode,
@@ -26,24 +18,9 @@ const body = (o: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
-  // An instance without any user: not startTestServer, which creates one.
-  pg = onPostgres ? await freshPgDatabase() : null;
-  s = await startServer(
-    testConfig({
-      data_dir: dataDir,
-      database_url: pg?.url ?? null,
-      port: 0,
-      log_level: "silent",
-      rate_limit_disabled: true,
-      workers: 1,
-    }),
-  );
+  s = await startEmptyServer();
 });
-afterAll(async () => {
-  await s.stop();
-  await pg?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => s.close());
 
 describe("before the first user", () => {
   test("the server has a one-time code, and GET says setup is needed", async () => {

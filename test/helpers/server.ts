@@ -189,3 +189,28 @@ export const errorBody = (
 
 import { expect } from "bun:test";
 const expectString = () => expect.any(String);
+/**
+ * A server on an instance without any user (the first run: setup form, `assay init`), which
+ * startTestServer cannot give: it creates one. `close` stops it and removes its data.
+ */
+export async function startEmptyServer(): Promise<RunningServer & { close(): Promise<void> }> {
+  const dataDir = testTempDir("assay-empty-");
+  const pg = onPostgres ? await freshPgDatabase() : null;
+  const server = await startServer(
+    testConfig({
+      data_dir: dataDir,
+      database_url: pg?.url ?? null,
+      port: 0,
+      log_level: "silent",
+      rate_limit_disabled: true,
+      workers: 1,
+    }),
+  );
+  return Object.assign(server, {
+    async close() {
+      await server.stop();
+      await pg?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
