@@ -43,6 +43,10 @@ export function translateSqliteError(e: unknown): unknown {
     if (/UNIQUE|PRIMARY KEY/.test(e.message)) return new UniqueViolation(e.message);
     if (/SQLITE_BUSY|database is locked/i.test(`${e.code} ${e.message}`))
       return new DatabaseUnavailable("the database is locked by another process");
+    // The disk (or a quota) is full: a 503 the client may retry once the operator made room, and
+    // a warning that says so, not a 500 logged as our bug. SQLite rolled the transaction back.
+    if (/SQLITE_FULL|disk is full/i.test(`${e.code} ${e.message}`))
+      return new DatabaseUnavailable("the disk holding the database is full");
   }
   return e;
 }
