@@ -274,6 +274,24 @@ describe("assay CLI", () => {
       });
     }
   });
+  test("db copy with a URL that is not postgres:// is exit 2, nothing created, no password shown", () => {
+    for (const [flag, url, shown] of [
+      ["--to", "mysql://u:pw@db.example/x", "mysql://u:***@db.example/x"],
+      ["--to", "postgre://db.example/x", "postgre://db.example/x"],
+      ["--from", "POSTGRES://db.example/x", "POSTGRES://db.example/x"],
+    ]) {
+      const args =
+        flag === "--to" ? ["--from", dataDir, "--to", url!] : ["--from", url!, "--to", join(dir, "t")];
+      const r = assay(["db", "copy", ...args]);
+      expect(r).toEqual({
+        code: 2,
+        out: "",
+        err: `assay db: ${flag} "${shown}" is a URL but not postgres://…: give a postgres:// URL or a data dir\nRun "assay db -h" for help.\n`,
+      });
+    }
+    expect(existsSync(join(process.cwd(), "mysql:"))).toBe(false);
+    expect(existsSync(join(dir, "t"))).toBe(false);
+  });
   test("a data dir that is a file is said in words, for serve and init", () => {
     const file = join(dir, "a-file");
     writeFileSync(file, "x");

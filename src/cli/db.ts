@@ -39,6 +39,16 @@ export async function db(p: Parsed) {
   const { from, to } = p.flags;
   if (!from || !to) throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");
   if (from === to) throw new UsageError("--from and --to name the same database");
+  // `mysql://…`, `postgre://…`, `POSTGRES://…` were taken for a data dir's path: a copy "to" a
+  // mistyped URL made a local directory `mysql:/…` and exited 0.
+  for (const [flag, v] of [
+    ["--from", from],
+    ["--to", to],
+  ] as const)
+    if (!isUrl(v) && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(v))
+      throw new UsageError(
+        `${flag} "${v.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL but not postgres://…: give a postgres:// URL or a data dir`,
+      );
   // The source must be an installation: a mistyped one would be created empty, and with
   // --replace its nothing would replace the target's rows.
   await requireInstallation(where(from));
