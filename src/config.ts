@@ -480,6 +480,13 @@ export function loadConfig(
     const bad = corsOriginProblem(out.cors_origins);
     if (bad) at("cors_origins", bad);
   }
+  // `--data-dir postgres://…` served an empty SQLite database in a directory `postgres:/…`, and the
+  // banner showed the URL's password.
+  if (typeof out.data_dir === "string" && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(out.data_dir))
+    at(
+      "data_dir",
+      `"${out.data_dir.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)`,
+    );
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     at("database_url", "database URL must start with postgres:// (or be absent for SQLite in the data dir)");
   else if (typeof out.database_url === "string" && !parsesAsUrl(out.database_url))

@@ -138,6 +138,20 @@ describe("where the database is", () => {
     expect(existsSync(x)).toBe(false);
   });
 
+  test("a URL as the data dir is exit 2, its password not shown, nothing created", () => {
+    for (const [args, env, where] of [
+      [["serve", "--port", "0", "--data-dir", "postgres://u:pw@127.0.0.1:1/n"], {}, "--data-dir"],
+      [["users", "list"], { ASSAY_DATA_DIR: "postgres://u:pw@127.0.0.1:1/n" }, "ASSAY_DATA_DIR"],
+    ] as const) {
+      expect(assay([...args], env)).toEqual({
+        code: 2,
+        out: "",
+        err: `assay ${args[0]}: Invalid configuration:\n  ${where}: "postgres://u:***@127.0.0.1:1/n" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)\n`,
+      });
+    }
+    expect(existsSync(join(dir, "postgres:"))).toBe(false);
+  });
+
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
     const x = join(dir, "serve-env");
     const r = assay(["serve", "--port", "0", "--data-dir", x], {
