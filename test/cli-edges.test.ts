@@ -282,6 +282,32 @@ describe("what is an installation", () => {
 });
 
 describe("assay backup", () => {
+  test("a backup that does not fit (a file size limit) says so, names the file, leaves nothing", () => {
+    const file = join(dir, "backup-too-big.db");
+    // RLIMIT_FSIZE (256 KiB) with SIGXFSZ ignored: the WAL index fits, the ~1 MB copy does not; its
+    // write fails (EFBIG) as on a full disk, and the process lives.
+    const p = Bun.spawnSync(
+      [
+        "sh",
+        "-c",
+        'trap "" XFSZ; ulimit -f 256; exec "$0" "$@"',
+        process.execPath,
+        main,
+        "backup",
+        file,
+        "--data-dir",
+        data,
+      ],
+      { cwd: dir, env: cleanEnv(), stdin: "ignore" },
+    );
+    expect({ code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() }).toEqual({
+      code: 1,
+      out: "",
+      err: `assay backup: Cannot write the backup to ${file}: the disk reported an I/O error (full, or a file size limit); nothing was left behind.\n`,
+    });
+    expect(existsSync(file)).toBe(false);
+  });
+
   test("the copy is readable by its owner only (it holds hashes and secrets)", () => {
     const file = join(dir, "backup-mode.db");
     const r = assay(["backup", file, "--data-dir", data]);

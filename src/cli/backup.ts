@@ -53,6 +53,14 @@ export async function backup(p: Parsed) {
       db.query("VACUUM INTO ?").run(file);
     } catch (e) {
       rmSync(file, { force: true });
+      // SQLite's "database or disk is full" / "disk I/O error" named neither the file nor what to do.
+      const code = String((e as { code?: unknown }).code ?? "");
+      if (/^SQLITE_(FULL|IOERR)/.test(code))
+        throw new AppError(
+          400,
+          "invalid_request",
+          `Cannot write the backup to ${file}: ${code.startsWith("SQLITE_FULL") ? "the disk is full" : "the disk reported an I/O error (full, or a file size limit)"}; nothing was left behind.`,
+        );
       throw e;
     }
     print(`Backup of ${describeDb(config)} written to ${file}.`);
