@@ -69,6 +69,7 @@ export interface Run {
     content_type: string;
     file_type: string;
     size: number;
+    metadata?: Record<string, unknown>;
     content_purged?: boolean;
   };
   status: string;

@@ -165,6 +165,21 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
           run.submission.filename ?? "(unnamed)",
           ` · ${run.submission.file_type} · ${run.submission.content_type} · ${bytes(run.submission.size)}`,
         ),
+        // The client's own fields, as JSON; bidirectional and invisible controls shown as escapes.
+        Object.keys(run.submission.metadata ?? {}).length
+          ? [
+              h("dt", null, "Metadata"),
+              h(
+                "dd",
+                null,
+                h(
+                  "pre",
+                  { class: "code-block metadata" },
+                  showHiddenControls(JSON.stringify(run.submission.metadata, null, 2)),
+                ),
+              ),
+            ]
+          : null,
         h("dt", null, "Submitted"),
         h("dd", null, time(run.created_at), run.created_by?.username ? ` by ${run.created_by.username}` : ""),
         h("dt", null, "Duration"),
