@@ -281,6 +281,33 @@ describe("what is an installation", () => {
   });
 });
 
+describe("a data dir that cannot be written", () => {
+  test("serve on a disk that fills up (a file size limit) names the data dir and the cause, exit 1", () => {
+    const d = join(dir, "too-small");
+    // RLIMIT_FSIZE (40 KiB) with SIGXFSZ ignored: the first migration's WAL does not fit (EFBIG).
+    const p = Bun.spawnSync(
+      [
+        "sh",
+        "-c",
+        'trap "" XFSZ; ulimit -f 40; exec "$0" "$@"',
+        process.execPath,
+        main,
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        d,
+      ],
+      { cwd: dir, env: cleanEnv(), stdin: "ignore" },
+    );
+    expect({ code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() }).toEqual({
+      code: 1,
+      out: "",
+      err: `assay serve: cannot write the data directory ${d}: the disk reported an I/O error (full, a file size limit, or failing)\n`,
+    });
+  });
+});
+
 describe("assay backup", () => {
   test("a backup that does not fit (a file size limit) says so, names the file, leaves nothing", () => {
     const file = join(dir, "backup-too-big.db");

@@ -43,6 +43,14 @@ export function dataDirError(dir: string, file: string, e: unknown): unknown {
   const code = String((e as { code?: unknown } | null)?.code ?? "");
   const plain = NOT_USABLE[code];
   if (plain) return new Error(plain(dir, file, e), { cause: e });
+  // SQLite's "database or disk is full" / "disk I/O error" named neither the data dir nor the cause.
+  if (/^SQLITE_FULL/.test(code))
+    return new Error(`cannot write the data directory ${dir}: the disk is full`, { cause: e });
+  if (/^SQLITE_IOERR/.test(code))
+    return new Error(
+      `cannot write the data directory ${dir}: the disk reported an I/O error (full, a file size limit, or failing)`,
+      { cause: e },
+    );
   if (!OPEN_ERRORS.test(code)) return e;
   const path = join(dir, file);
   const writable = (p: string) => {
