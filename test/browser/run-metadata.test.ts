@@ -55,6 +55,17 @@ describe.skipIf(!hasChromium)("run metadata in Chromium", () => {
     expect(await page.locator("main img").count()).toBe(0);
   });
 
+  test("a long line of metadata scrolls in its box, not the page", async () => {
+    const run = await start({ ["K".repeat(300)]: "V".repeat(3000) });
+    await page.goto(`/app/orgs/acme/runs/${run.id}/`);
+    await page.locator("pre.metadata").waitFor();
+    const { scroll, view } = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      view: innerWidth,
+    }));
+    expect(scroll).toBe(view);
+  });
+
   test("a run without metadata has no metadata row", async () => {
     const run = await start();
     await page.goto(`/app/orgs/acme/runs/${run.id}/`);
