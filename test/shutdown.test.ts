@@ -96,9 +96,10 @@ test("stop with clients waiting: runs not started are answered 202 at once and n
   expect(statuses(dataDir)).toEqual(["succeeded", "queued", "queued"]);
 });
 
-test("SIGTERM with clients waiting: each is answered 202 by the end of the grace period and the process exits", async () => {
+/** The binary on a data dir of its own (org acme, admin root), one worker, a 1 s grace period. */
+async function binaryWithGrace(prefix: string) {
   ensureBinary();
-  const dataDir = testTempDir("assay-shutdown-bin-");
+  const dataDir = testTempDir(prefix);
   dirs.push(dataDir);
   const init = Bun.spawnSync([BINARY, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
   expect(init.exitCode).toBe(0);
@@ -108,6 +109,11 @@ test("SIGTERM with clients waiting: each is answered 202 by the end of the grace
     ASSAY_WORKERS: "1",
     ASSAY_SHUTDOWN_GRACE_MS: "1000",
   });
+  return { dataDir, token, server };
+}
+
+test("SIGTERM with clients waiting: each is answered 202 by the end of the grace period and the process exits", async () => {
+  const { dataDir, token, server } = await binaryWithGrace("assay-shutdown-bin-");
   const auth = { authorization: `Bearer ${token}` };
   try {
     await createWorkflow(server, token, HOLD_WORKFLOW);
@@ -147,17 +153,7 @@ test("SIGTERM with clients waiting: each is answered 202 by the end of the grace
 }, 120_000);
 
 test("a second signal while stopping (the same one again, or another) keeps the graceful stop: the waiting client is answered, exit 0", async () => {
-  ensureBinary();
-  const dataDir = testTempDir("assay-shutdown-twice-");
-  dirs.push(dataDir);
-  const init = Bun.spawnSync([BINARY, "init", "--org", "acme", "--admin", "root", "--data-dir", dataDir]);
-  expect(init.exitCode).toBe(0);
-  const token = init.stdout.toString().trim().split("\n").at(-1)!;
-  const server = await serveBinary(BINARY, dataDir, {
-    ASSAY_TEST_GATES_DIR: gates.dir,
-    ASSAY_WORKERS: "1",
-    ASSAY_SHUTDOWN_GRACE_MS: "1000",
-  });
+  const { dataDir, token, server } = await binaryWithGrace("assay-shutdown-twice-");
   try {
     await createWorkflow(server, token, HOLD_WORKFLOW);
     const running = gates.gate(); // never opened: only the grace period ends its wait

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { SYSTEM } from "../../src/audit/actor.ts";
 import type { Role } from "../../src/orgs/store.ts";
-import type { TestServer } from "../helpers/server.ts";
+import { type TestServer, startTestServer } from "../helpers/server.ts";
 
 export const CHROMIUM = process.env.ASSAY_CHROMIUM ?? "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);
@@ -98,4 +98,39 @@ export async function memberSignedIn(
   const page = await newPage(browser, s.url);
   await signIn(page, username, password);
   return { browser, page };
+}
+
+/**
+ * A server whose org "acme" has a TEXT workflow "notes" (one text_rules step, at most 10 lines),
+ * and Chromium with "root" signed in: what the page tests of runs and forms start from.
+ * `close` ends both.
+ */
+export async function notesSignedIn(): Promise<{
+  s: TestServer;
+  browser: Browser;
+  page: Page;
+  close(): Promise<void>;
+}> {
+  const s = await startTestServer();
+  const acme = await s.org("acme");
+  await s.deps.workflows.create(
+    acme,
+    {
+      slug: "notes",
+      name: "Notes",
+      allowed_file_types: ["TEXT"],
+      steps: [{ name: "Lines", validator: "text_rules", config: { max_lines: 10 } }],
+    },
+    SYSTEM,
+  );
+  const { browser, page } = await rootSignedIn(s, "root password 1");
+  return {
+    s,
+    browser,
+    page,
+    async close() {
+      await browser.close();
+      await s.close();
+    },
+  };
 }

@@ -2,35 +2,19 @@
 // field ("filename may not contain …") was prefixed with the field's name again ("filename
 // filename may not contain …"); a bare one ("is required") still gets its subject.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
-import { SYSTEM } from "../../src/audit/actor.ts";
-import { type TestServer, startTestServer } from "../helpers/server.ts";
-import { hasChromium, rootSignedIn } from "./browser.ts";
+import type { Page } from "playwright-core";
+import type { TestServer } from "../helpers/server.ts";
+import { hasChromium, notesSignedIn } from "./browser.ts";
 
 describe.skipIf(!hasChromium)("form errors in Chromium", () => {
   let s: TestServer;
-  let browser: Browser;
   let page: Page;
+  let close = async () => {};
 
   beforeAll(async () => {
-    s = await startTestServer();
-    const acme = await s.org("acme");
-    await s.deps.workflows.create(
-      acme,
-      {
-        slug: "notes",
-        name: "Notes",
-        allowed_file_types: ["TEXT"],
-        steps: [{ name: "Lines", validator: "text_rules", config: { max_lines: 10 } }],
-      },
-      SYSTEM,
-    );
-    ({ browser, page } = await rootSignedIn(s, "root password 1"));
+    ({ s, page, close } = await notesSignedIn());
   });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close();
-  });
+  afterAll(() => close());
 
   test("a refused file name is shown once next to its field, the input kept", async () => {
     await page.goto("/app/orgs/acme/workflows/notes/run");

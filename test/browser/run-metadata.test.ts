@@ -2,35 +2,19 @@
 // them), which it once left out; text in it is text, and a bidirectional override in it is shown
 // as an escape rather than reordering what the reader sees.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
-import { SYSTEM } from "../../src/audit/actor.ts";
-import { type TestServer, startTestServer } from "../helpers/server.ts";
-import { hasChromium, rootSignedIn } from "./browser.ts";
+import type { Page } from "playwright-core";
+import type { TestServer } from "../helpers/server.ts";
+import { hasChromium, notesSignedIn } from "./browser.ts";
 
 describe.skipIf(!hasChromium)("run metadata in Chromium", () => {
   let s: TestServer;
-  let browser: Browser;
   let page: Page;
+  let close = async () => {};
 
   beforeAll(async () => {
-    s = await startTestServer();
-    const acme = await s.org("acme");
-    await s.deps.workflows.create(
-      acme,
-      {
-        slug: "notes",
-        name: "Notes",
-        allowed_file_types: ["TEXT"],
-        steps: [{ name: "Lines", validator: "text_rules", config: { max_lines: 10 } }],
-      },
-      SYSTEM,
-    );
-    ({ browser, page } = await rootSignedIn(s, "root password 1"));
+    ({ s, page, close } = await notesSignedIn());
   });
-  afterAll(async () => {
-    await browser?.close();
-    await s?.close();
-  });
+  afterAll(() => close());
 
   const start = async (metadata?: Record<string, unknown>) => {
     const r = await fetch(`${s.url}/api/v1/orgs/acme/workflows/notes/runs/`, {
