@@ -6,6 +6,10 @@ import { run } from "./helpers.ts";
 // The XML engine is loaded on demand (src/validators/shared/libxml.ts), as a worker does.
 beforeAll(() => loadLibxml());
 
+/** The findings of a rule that always fails and prints the data it read from `xml`. */
+const dataOf = (xml: string) =>
+  run("assertions", { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] }, xml, "XML").findings;
+
 describe("CSV: a repeated header label", () => {
   test("is an error on the repeated label; rules still run, reading the last such column", () => {
     const rules = [{ id: "qty", expr: "row.qty == '2'", message: "qty {{ row.qty }}" }];
@@ -103,13 +107,7 @@ describe("XML: what libxml2 accepts, rules read", () => {
 // so a document every other step accepted was `xml.not_well_formed` ("External entities are not
 // supported", "Invalid entity name %"); an entity holding elements became text.
 describe("XML: a document with a DTD is read as libxml2 expands it", () => {
-  const data = (xml: string) =>
-    run(
-      "assertions",
-      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
-      xml,
-      "XML",
-    ).findings.map((f) => `${f.code} ${f.message}`);
+  const data = (xml: string) => dataOf(xml).map((f) => `${f.code} ${f.message}`);
 
   test("an external entity's declaration: the entity stands for nothing, as in every step", () => {
     expect(data('<!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><a>x&e;y</a>')).toEqual([
@@ -133,13 +131,7 @@ describe("XML: a document with a DTD is read as libxml2 expands it", () => {
 // 2026-11-29: fast-xml-parser decodes character references only with its htmlEntities option, so
 // `<qty>&#49;0</qty>` was the string "&#49;0" to every rule.
 describe("XML: character references are the characters they name", () => {
-  const data = (xml: string) =>
-    run(
-      "assertions",
-      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
-      xml,
-      "XML",
-    ).findings.map((f) => f.message);
+  const data = (xml: string) => dataOf(xml).map((f) => f.message);
 
   test("in text and attributes; escaped ones and CDATA stay as written", () => {
     expect(data("<a k='&#65;&amp;#66;'>&#49;0 &#x1F600; &amp;#65; &amp;nbsp; <![CDATA[&#65;]]></a>")).toEqual(
@@ -152,13 +144,7 @@ describe("XML: character references are the characters they name", () => {
 // 2026-11-29: an attribute value keeps no tab or line break written in it (XML 1.0 §3.3.3: each is
 // a space), as Schematron's XPath reads it; fast-xml-parser kept them.
 describe("XML: attribute values are normalized as XML says", () => {
-  const data = (xml: string) =>
-    run(
-      "assertions",
-      { rules: [{ id: "t", expr: "false", message: "{{ data }}" }] },
-      xml,
-      "XML",
-    ).findings.map((f) => f.message);
+  const data = (xml: string) => dataOf(xml).map((f) => f.message);
 
   test("a tab, a line break or CR LF in a value is a space; a character reference stays what it names", () => {
     expect(data('<a x="a\tb\nc\r\nd" y="1&#10;2">t</a>')).toEqual([
