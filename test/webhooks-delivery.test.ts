@@ -3,6 +3,7 @@
 // rotation, no redirects, bounded response reads, and a request path that never waits.
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { brotliCompressSync } from "node:zlib";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import {
@@ -288,6 +289,20 @@ describe("ping, rotation, transport rules", () => {
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     const d = await settled(ping.json.id);
     expect(d.attempts[0].response_excerpt).toBe("x".repeat(1024));
+  });
+  test("a compressed reply is not inflated: the excerpt is its first bytes as sent", async () => {
+    // Brotli inflates 211 bytes to 256 MiB: inflated, 8 such attempts at once (one org's bound)
+    // took the server from 28 to 388–603 MB (2026-11-29), since fetch inflates far ahead of the
+    // 1024 bytes the excerpt reads. A smaller one shows the same: the bytes are kept as sent.
+    const { rx, path, settled } = await setup("pi-bomb");
+    const bomb = brotliCompressSync(Buffer.alloc(1 << 20, 0x61));
+    rx.respond(() => new Response(bomb, { status: 500, headers: { "content-encoding": "br" } }));
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    const d = await settled(ping.json.id);
+    const asSent = new TextDecoder().decode(bomb.subarray(0, 1024)).replaceAll("\u0000", "\uFFFD");
+    expect([d.attempts[0].http_status, d.attempts[0].response_excerpt]).toEqual([500, asSent]);
+    // Nothing compressed is asked for either.
+    expect(rx.received[0]!.headers.get("accept-encoding")).toBe("identity");
   });
   test("a reply holding U+0000 is logged (PostgreSQL text cannot hold it) and ends the delivery", async () => {
     const { rx, path, settled } = await setup("pi-nul");

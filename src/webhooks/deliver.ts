@@ -1,6 +1,7 @@
 // One HTTP attempt of a delivery: resolve and check the target (DNS can change after creation),
 // connect to the checked address itself, POST, read at most a short excerpt of the answer.
-// Redirects are not followed (CONTRACT §7): a 3xx is a failed attempt.
+// Redirects are not followed (CONTRACT §7): a 3xx is a failed attempt. A compressed reply is not
+// inflated: the excerpt is its first bytes as sent.
 import { isIP } from "node:net";
 import type { Attempt, ReceiverHints } from "./types.ts";
 import { resolveTarget } from "./ssrf.ts";
@@ -99,9 +100,12 @@ export async function attempt(
     const p = pinned(u, r.addresses[0]!);
     const res = await fetch(p.target, {
       method: "POST",
-      headers: { ...headers, host: p.host },
+      // Never inflated: fetch would inflate far ahead of the excerpt (211 bytes of brotli are
+      // 256 MiB; eight such replies at once took the server to 600 MB). Nor asked for.
+      headers: { ...headers, host: p.host, "accept-encoding": "identity" },
       body,
       redirect: "manual",
+      decompress: false,
       signal,
       ...(p.serverName ? { tls: { serverName: p.serverName } } : {}),
     });
