@@ -242,6 +242,30 @@ describe("retries", () => {
     expect(missing.json).toEqual(errorBody(404, "not_found", "Delivery not found."));
     expect(hook.id).toBeGreaterThan(0);
   });
+  test("a receiver's Retry-After puts the next attempt no sooner, a longer one than a day at a day", async () => {
+    const { rx, path } = await setup("re-after");
+    const wait = async (status: number, retryAfter: string) => {
+      rx.respond(() => new Response("later", { status, headers: { "retry-after": retryAfter } }));
+      const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+      const d = await eventually(async () => {
+        const r = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: admin })).json;
+        return r.attempts.length ? r : undefined;
+      });
+      expect(d.status).toBe("pending");
+      return Date.parse(d.next_attempt_at) - Date.parse(d.attempts[0].attempted_at);
+    };
+    const DAY = 86_400_000;
+    // Each bound is an upper one a machine ten times slower meets: the attempt's own duration.
+    const inTwoMinutes = await wait(503, "120");
+    expect(inTwoMinutes).toBeGreaterThanOrEqual(120_000);
+    expect(inTwoMinutes).toBeLessThan(180_000);
+    // Eleven digits and more were not read at all: the retry came after the configured 100 ms.
+    for (const far of ["99999999999", "9".repeat(400)]) {
+      const capped = await wait(429, far);
+      expect(capped).toBeGreaterThanOrEqual(DAY);
+      expect(capped).toBeLessThan(DAY + 60_000);
+    }
+  });
 });
 
 describe("ping, rotation, transport rules", () => {

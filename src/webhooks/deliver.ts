@@ -18,7 +18,9 @@ export const MAX_RETRY_AFTER_MS = 86_400_000;
 export function retryAfterMs(status: number, header: string | null, nowMs = Date.now()): number | null {
   if ((status !== 429 && status !== 503) || !header) return null;
   const v = header.trim();
-  const ms = /^\d{1,10}$/.test(v) ? Number(v) * 1000 : Date.parse(v) - nowMs;
+  // Any number of digits (eleven were read as a date, none, and the retry came at once); so many
+  // that the number is Infinity, a day.
+  const ms = /^\d+$/.test(v) ? Math.min(Number(v) * 1000, MAX_RETRY_AFTER_MS) : Date.parse(v) - nowMs;
   if (!Number.isFinite(ms)) return null;
   return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
 }
