@@ -99,6 +99,35 @@ describe("201 within the wait window", () => {
     expect(r.json.status).toBe("succeeded");
     expect(r.headers.get("preference-applied")).toBe("wait=5");
   });
+  test("Prefer: a wait of any length is capped at 60 s; of a preference given twice the first counts", async () => {
+    // Until 2026-11-29 a wait of 7 digits or more was ignored (the default wait, nothing echoed),
+    // and the last of two waits counted: `wait=5, wait=0` answered 202 at once. RFC 7240 §2:
+    // "only the first instance is to be considered".
+    const cases: [Record<string, string> | [string, string][], string][] = [
+      [{ prefer: "wait=9999999" }, "wait=60"],
+      [{ prefer: `wait=${"9".repeat(400)}` }, "wait=60"],
+      [{ prefer: "wait=5, wait=0" }, "wait=5"],
+      [{ prefer: "wait=5; wait=0" }, "wait=5"],
+      [
+        [
+          ["prefer", "wait=5"],
+          ["prefer", "wait=0"],
+        ],
+        "wait=5",
+      ],
+    ];
+    for (const [prefer, applied] of cases) {
+      const headers = new Headers(prefer);
+      headers.set("content-type", "application/json");
+      headers.set("authorization", `Bearer ${exec}`);
+      const r = await fetch(s.url + runs("schema"), { method: "POST", headers, body: '{"id":1}' });
+      expect([r.status, r.headers.get("preference-applied"), (await r.json()).status]).toEqual([
+        201,
+        applied,
+        "succeeded",
+      ]);
+    }
+  });
 });
 
 describe("202 accepted", () => {
