@@ -128,6 +128,37 @@ describe("201 within the wait window", () => {
       ]);
     }
   });
+  test("the workflow's numeric id names it in the run path as its slug does; another org's id is 404", async () => {
+    // The spec: {workflow_identifier} is the slug (preferred) or the numeric ID, on every path.
+    const wf = await call(s, "GET", "/api/v1/orgs/acme/workflows/schema/", { token: exec });
+    const r = await call(s, "POST", runs(String(wf.json.id)), {
+      token: exec,
+      raw: '{"id":1}',
+      headers: JSON_CT,
+    });
+    expect([r.status, r.json.status, r.json.workflow.id, r.json.workflow.slug]).toEqual([
+      201,
+      "succeeded",
+      wf.json.id,
+      "schema",
+    ]);
+    expect(r.headers.get("location")).toBe(r.json.url);
+    const other = (await s.user("odile", "gamma", "admin")).token;
+    const theirs = await createWorkflow(
+      s,
+      other,
+      { slug: "g", allowed_file_types: ["JSON"], steps: [{ name: "s", validator: "syntax", config: {} }] },
+      "gamma",
+    );
+    const before = await s.count("runs");
+    const cross = await call(s, "POST", runs(String(theirs.id)), {
+      token: exec,
+      raw: "{}",
+      headers: JSON_CT,
+    });
+    expect([cross.status, cross.json]).toEqual([404, errorBody(404, "not_found", "Workflow not found.")]);
+    expect(await s.count("runs")).toBe(before);
+  });
 });
 
 describe("202 accepted", () => {

@@ -65,6 +65,19 @@ describe("create and read", () => {
     const noSlash = await call(s, "GET", `${base}orders`, { token: viewer });
     expect(noSlash.status).toBe(200);
   });
+  test("a list item is the detail without steps, with step_count; allowed_file_types on both", async () => {
+    // CONTRACT §2: detail adds `steps`, list items add `step_count`; the spec: allowed_file_types
+    // is present in the list and detail responses.
+    const detail = await call(s, "GET", `${base}orders/`, { token: viewer });
+    const list = await call(s, "GET", base, { token: viewer });
+    const item = list.json.results.find((w: { slug: string }) => w.slug === "orders");
+    const { steps, ...rest } = detail.json;
+    expect(steps).toHaveLength(1);
+    expect(item).toEqual({ ...rest, step_count: 1 });
+    expect(Object.keys(item).sort()).toEqual([...Object.keys(rest), "step_count"].sort());
+    expect(detail.json).not.toHaveProperty("step_count");
+    expect(item.allowed_file_types).toEqual(["JSON"]);
+  });
   test("409 conflict when the slug is taken", async () => {
     const before = await s.count("workflows");
     const r = await call(s, "POST", base, { token: author, body: wf("orders") });
