@@ -187,11 +187,16 @@ describe("202 accepted", () => {
     const g = await call(s, "GET", new URL(r.headers.get("location")!).pathname, { token: exec });
     expect(["queued", "running"]).toContain(g.json.status);
     expect(g.headers.get("retry-after")).toBe("1");
+    // HEAD answers as GET does, without the body (the poller's cheap check).
+    const h = await call(s, "HEAD", new URL(r.json.url).pathname, { token: exec });
+    expect([h.status, h.headers.get("retry-after"), h.text]).toEqual([200, "1", ""]);
     gate.open();
     const done = await waitForRun(s, exec, r.json.url);
     expect(done.status).toBe("succeeded");
     const final = await call(s, "GET", new URL(r.json.url).pathname, { token: exec });
     expect(final.headers.get("retry-after")).toBeNull();
+    const finalHead = await call(s, "HEAD", new URL(r.json.url).pathname, { token: exec });
+    expect([finalHead.status, finalHead.headers.get("retry-after")]).toEqual([200, null]);
   });
 });
 
