@@ -539,6 +539,40 @@ describe("400 file_type_unsupported", () => {
       'Step 2 "schema" (json_schema) does not support XML submissions.',
     );
   });
+  test("text/plain that is clearly JSON is a JSON submission: a TEXT-only workflow refuses it", async () => {
+    // The spec classifies it JSON, and the type must be among allowed_file_types (rule 2), in
+    // every mode; text that is not an object or array stays TEXT and runs.
+    await createWorkflow(s, s.rootToken, {
+      slug: "text",
+      allowed_file_types: ["TEXT"],
+      steps: [{ name: "lines", validator: "text_rules", config: { max_lines: 5 } }],
+    });
+    const detail = "This workflow accepts TEXT submissions; this one is JSON.";
+    const plain = { "content-type": "text/plain" };
+    await refused(
+      runs("text"),
+      { token: exec, raw: '{"a": 1}', headers: plain },
+      400,
+      "file_type_unsupported",
+      detail,
+    );
+    await refused(
+      runs("text"),
+      { token: exec, body: { content: "[1, 2]", content_type: "text/plain" } },
+      400,
+      "file_type_unsupported",
+      detail,
+    );
+    const form = new FormData();
+    form.append("file", new Blob(['{"a": 1}'], { type: "text/plain" }), "a.txt");
+    await refused(runs("text"), { token: exec, raw: form }, 400, "file_type_unsupported", detail);
+    const text = await call(s, "POST", runs("text"), { token: exec, raw: '"a": 1', headers: plain });
+    expect([text.status, text.json.submission.file_type, text.json.status]).toEqual([
+      201,
+      "TEXT",
+      "succeeded",
+    ]);
+  });
 });
 
 describe("limits count bytes", () => {
