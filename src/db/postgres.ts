@@ -12,6 +12,7 @@ import {
   type Program,
   RetryableConflict,
   type TxOptions,
+  ReferenceGone,
   UniqueViolation,
   UnstorableText,
 } from "./program.ts";
@@ -67,6 +68,7 @@ const CONNECTION_CODES = new Set([
 export function translatePgError(e: unknown): unknown {
   if (
     e instanceof UniqueViolation ||
+    e instanceof ReferenceGone ||
     e instanceof DatabaseUnavailable ||
     e instanceof RetryableConflict ||
     e instanceof UnstorableText
@@ -76,6 +78,7 @@ export function translatePgError(e: unknown): unknown {
   if (!err || typeof err !== "object") return e;
   const state = typeof err.errno === "string" ? err.errno : "";
   if (state === "23505") return new UniqueViolation(err.message ?? "unique violation");
+  if (state === "23503") return new ReferenceGone(err.message ?? "foreign key violation");
   // 22021 character_not_in_repertoire, 22P05 untranslatable_character: U+0000 in a text value.
   if (state === "22021" || state === "22P05") return new UnstorableText(state);
   if (state === "40001" || state === "40P01") return new RetryableConflict(err.message ?? state);

@@ -106,6 +106,16 @@ export class UniqueViolation extends Error {
 }
 
 /**
+ * A foreign key refused a write: the row it names was deleted after the caller looked it up (by
+ * another request, node or the CLI, between its read and its transaction). Both drivers throw
+ * this; a store or service that can say what is gone maps it to its own answer, the HTTP layer
+ * maps any other to 409 conflict (never 500).
+ */
+export class ReferenceGone extends Error {
+  override name = "ReferenceGone";
+}
+
+/**
  * The database could not be reached or gave up on a statement (connection refused or lost,
  * server shutting down, statement timeout). Mapped to 503 service_unavailable with Retry-After.
  */

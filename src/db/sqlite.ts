@@ -9,6 +9,7 @@ import {
   type Op,
   type Program,
   type TxOptions,
+  ReferenceGone,
   UniqueViolation,
   get,
 } from "./program.ts";
@@ -41,6 +42,7 @@ export interface SqliteDb extends Db {
 export function translateSqliteError(e: unknown): unknown {
   if (e instanceof SQLiteError) {
     if (/UNIQUE|PRIMARY KEY/.test(e.message)) return new UniqueViolation(e.message);
+    if (/FOREIGN KEY/.test(e.message)) return new ReferenceGone(e.message);
     if (/SQLITE_BUSY|database is locked/i.test(`${e.code} ${e.message}`))
       return new DatabaseUnavailable("the database is locked by another process");
     // The disk (or a quota) is full: a 503 the client may retry once the operator made room, and

@@ -4,8 +4,8 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
-import { DatabaseUnavailable, RetryableConflict, UnstorableText } from "../db/program.ts";
-import { AppError, type ErrorItem, malformedBody, serviceUnavailable } from "../errors.ts";
+import { DatabaseUnavailable, ReferenceGone, RetryableConflict, UnstorableText } from "../db/program.ts";
+import { AppError, type ErrorItem, conflict, malformedBody, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
@@ -240,6 +240,15 @@ export function errorAnswer(
     log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message });
     return errorResponse(
       serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
+      headers,
+    );
+  }
+  // A row the request names was deleted meanwhile (another request, node or the CLI): the
+  // request may be sent again, and then gets the answer the deletion calls for.
+  if (error instanceof ReferenceGone) {
+    log.warn("reference deleted meanwhile", { path: new URL(request.url).pathname, error: error.message });
+    return errorResponse(
+      conflict("Something this request refers to was deleted by another request meanwhile; send it again."),
       headers,
     );
   }

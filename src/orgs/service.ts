@@ -1,5 +1,6 @@
 // Organization and membership rules: slugs, the last-admin guard, soft deletion.
 import type { Actor } from "../audit/types.ts";
+import { ReferenceGone } from "../db/program.ts";
 import {
   type Problem,
   conflict,
@@ -70,6 +71,15 @@ export function refuseDeletedOrg(org: { slug: string; deleted_at: string | null 
     throw conflict(`The organization "${org.slug}" has been deleted; restore it first (${restore}).`);
 }
 
+/** `p`, or the error `gone()` gives when its user was deleted before it wrote (a foreign key). */
+async function whileUserExists<T>(p: Promise<T>, gone: () => Error): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw e instanceof ReferenceGone ? gone() : e;
+  }
+}
+
 export function createOrgService(orgs: OrgStore, users: UserStore) {
   return {
     /** A new org; with `admin`, that user becomes its first Admin in the same transaction. */
@@ -87,15 +97,19 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
         const message = deletedSlugMessage(slug);
         throw conflict(message, [{ field: "org_slug", code: "unique", message }]);
       }
-      return admin
-        ? orgs.createWithAdmin(slug, name ?? slug, admin, actor)
-        : orgs.create(slug, name ?? slug, actor);
+      if (!admin) return orgs.create(slug, name ?? slug, actor);
+      // The user deleted since the caller looked it up (another request or node): the answer
+      // the caller gives when it finds no such user.
+      return whileUserExists(orgs.createWithAdmin(slug, name ?? slug, admin, actor), () =>
+        invalidField("admin", `There is no user "${admin.username}".`, "not_found"),
+      );
     },
     async addMember(orgId: number, username: string, role: string, actor: Actor) {
       const r = checkRole(role);
       const user = await users.getByUsername(username);
-      if (!user) throw invalid("No such user.", [{ field: "username", ...noSuchUser(username) }]);
-      await orgs.addMember(orgId, user.id, r, actor);
+      const gone = () => invalid("No such user.", [{ field: "username", ...noSuchUser(username) }]);
+      if (!user) throw gone();
+      await whileUserExists(orgs.addMember(orgId, user.id, r, actor), gone);
       return (await orgs.member(orgId, username))!;
     },
     async setRole(orgId: number, username: string, role: string, actor: Actor) {

@@ -187,12 +187,16 @@ export function createOrgStore(db: Db) {
     ): Promise<Org> {
       const keepDeleted = patch.deleted_at === undefined ? 1 : 0;
       return db.tx(function* () {
-        const before = yield* get<Org>("SELECT * FROM orgs WHERE id = ?", id);
+        // Locked (PostgreSQL): a change made at the same time (another node) waits, and then
+        // logs what this one left as its `before`, not the row both read.
+        const before = yield* get<Org>(`SELECT * FROM orgs WHERE id = ?${lock}`, id);
+        // A deletion keeps the time of the first: deleting a deleted org changes nothing.
         const after = (yield* get<Org>(
-          "UPDATE orgs SET name = coalesce(?, name), status = coalesce(?, status), deleted_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN deleted_at ELSE ? END WHERE id = ? RETURNING *",
+          "UPDATE orgs SET name = coalesce(?, name), status = coalesce(?, status), deleted_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN deleted_at WHEN CAST(? AS TEXT) IS NULL THEN NULL ELSE coalesce(deleted_at, CAST(? AS TEXT)) END WHERE id = ? RETURNING *",
           patch.name ?? null,
           patch.status ?? null,
           keepDeleted,
+          patch.deleted_at ?? null,
           patch.deleted_at ?? null,
           id,
         ))!;

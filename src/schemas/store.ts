@@ -5,7 +5,7 @@
 import { audit } from "../audit/append.ts";
 import { digestOf } from "../audit/changes.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, get, run } from "../db/program.ts";
+import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
 export type SchemaKind = "json_schema" | "xsd";
@@ -72,6 +72,7 @@ function* logged(
 }
 
 export function createSchemaStore(db: Db) {
+  const lock = forUpdate(db.dialect);
   /** Rows of one kind whose `column` is among `values`, in chunks. */
   function* rowsWhereIn(
     orgId: number,
@@ -165,8 +166,9 @@ export function createSchemaStore(db: Db) {
     },
     async update(orgId: number, id: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema | null> {
       const row = await db.tx(function* () {
+        // Locked (PostgreSQL): a save or deletion at the same time waits, then sees this one's.
         const before = yield* get<SchemaRow>(
-          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          `SELECT * FROM org_schemas WHERE org_id = ? AND id = ?${lock}`,
           orgId,
           id,
         );
@@ -201,8 +203,9 @@ export function createSchemaStore(db: Db) {
     },
     async remove(orgId: number, id: number, actor: Actor): Promise<boolean> {
       return db.tx(function* () {
+        // Locked (PostgreSQL): two deletions at once are one 204 and one 404, one entry.
         const before = yield* get<SchemaRow>(
-          "SELECT * FROM org_schemas WHERE org_id = ? AND id = ?",
+          `SELECT * FROM org_schemas WHERE org_id = ? AND id = ?${lock}`,
           orgId,
           id,
         );

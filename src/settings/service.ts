@@ -22,9 +22,10 @@ export function createSettingsService(store: SettingsStore) {
   return {
     get: (): Promise<InstanceSettings> => store.read(),
     async update(patch: Partial<InstanceSettings>, actor: Actor): Promise<InstanceSettings> {
-      const errors = checkSettings({ ...(await store.read()), ...patch });
-      if (errors.length) throw invalid("Inconsistent token policies.", errors);
-      await store.write(patch, actor);
+      await store.write(patch, actor, (next) => {
+        const errors = checkSettings(next);
+        if (errors.length) throw invalid("Inconsistent token policies.", errors);
+      });
       return store.read();
     },
   };

@@ -3,7 +3,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, all, run } from "../db/program.ts";
+import { type Db, all, forUpdate, get, run } from "../db/program.ts";
 
 export interface InstanceSettings {
   /** Days a new token lives when created without an expiry; null = never expires. */
@@ -25,6 +25,7 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
 export function createSettingsStore(db: Db) {
   // Token verification needs the policies: kept in memory while the settings table is unchanged.
   const cache = new GenerationCache<0, InstanceSettings>(db, 1);
+  const lock = forUpdate(db.dialect);
   return {
     /** The current settings, shared and frozen. */
     async read(): Promise<InstanceSettings> {
@@ -35,11 +36,23 @@ export function createSettingsStore(db: Db) {
         return deepFreeze(out as unknown as InstanceSettings);
       }))!;
     },
-    async write(patch: Partial<InstanceSettings>, actor: Actor): Promise<void> {
+    /**
+     * `check` sees the settings as they will be (throws to refuse): read in the writing
+     * transaction, after the generation row is locked on PostgreSQL, so two changes made together
+     * (two nodes) cannot each pass against the old settings and combine into a pair the check
+     * refuses (a default lifetime above the maximum).
+     */
+    async write(
+      patch: Partial<InstanceSettings>,
+      actor: Actor,
+      check: (next: InstanceSettings) => void = () => {},
+    ): Promise<void> {
       await db.tx(function* () {
+        if (lock) yield* get(`SELECT value FROM cache_generation${lock}`);
         const before: Record<string, unknown> = { ...DEFAULT_SETTINGS };
         for (const r of yield* all<{ key: string; value: string }>("SELECT key, value FROM settings"))
           if (r.key in DEFAULT_SETTINGS) before[r.key] = JSON.parse(r.value);
+        check({ ...before, ...patch } as unknown as InstanceSettings);
         for (const [k, v] of Object.entries(patch))
           yield* run(
             "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -4,7 +4,8 @@
 // policies are evaluated against the clock on every request, cached or not.
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { conflict, invalid, unauthenticated } from "../errors.ts";
+import { ReferenceGone } from "../db/program.ts";
+import { conflict, invalid, notFound, unauthenticated } from "../errors.ts";
 import type { SettingsService } from "../settings/service.ts";
 import type { InstanceSettings } from "../settings/store.ts";
 import type { User, UserStore } from "../users/store.ts";
@@ -108,17 +109,22 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
       // Without an explicit lifetime: the default, never longer than the maximum.
       let days = expiresInDays ?? policy.token_default_ttl_days;
       if (max != null) days = Math.min(days ?? max, max);
+      const expires_at = days == null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
+      const secret = newToken();
       // Tokens past the rotation deadline or the maximum lifetime work no more: not counted.
-      if ((await tokens.countActive(userId, oldestUsable(policy, Date.now()))) >= MAX_ACTIVE_TOKENS)
+      const record = await tokens
+        .create({ user_id: userId, name, prefix: secret.prefix, digest: secret.digest, expires_at }, actor, {
+          max: MAX_ACTIVE_TOKENS,
+          bornAfter: oldestUsable(policy, Date.now()),
+        })
+        .catch((e) => {
+          // The user deleted since the request was authenticated (another request or node).
+          throw e instanceof ReferenceGone ? notFound("User") : e;
+        });
+      if (!record)
         throw conflict(
           `A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`,
         );
-      const expires_at = days == null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
-      const secret = newToken();
-      const record = await tokens.create(
-        { user_id: userId, name, prefix: secret.prefix, digest: secret.digest, expires_at },
-        actor,
-      );
       return { record, token: secret.token };
     },
 
@@ -176,10 +182,14 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
 
     /** Entries in the verified-token cache (each token counts twice: digest and id). */
     cacheSize: (): number => verified.size,
-    /** Last-use times not yet flushed, merged into a listing. */
+    /** Last-use times not yet flushed, merged into a listing (the later one: another node's). */
     withLastUse(t: TokenRecord): TokenRecord {
       const ms = lastUse.get(t.id);
-      return { ...t, last_used_at: ms === undefined ? t.last_used_at : iso(ms) };
+      const mine = ms === undefined ? null : iso(ms);
+      return {
+        ...t,
+        last_used_at: mine !== null && !(t.last_used_at && t.last_used_at > mine) ? mine : t.last_used_at,
+      };
     },
     flush,
     close: async () => {

@@ -1,7 +1,7 @@
 // SQL for API tokens. last_used_at is written in batches by the auth layer, not per request.
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, get, run } from "../db/program.ts";
+import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
 export interface TokenRecord {
@@ -70,13 +70,38 @@ export function* createTokenLogged(t: NewToken, actor: Actor): Program<TokenReco
   return r;
 }
 
+/** Tokens of the user that still work: not revoked, not expired, created after `bornAfter`. */
+const activeOf = (userId: number, bornAfter: string | null) =>
+  count(
+    "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND created_at > ?",
+    userId,
+    now(),
+    bornAfter ?? "",
+  );
+
 export function createTokenStore(db: Db) {
   const byId = (id: number) => get<TokenRecord>(`SELECT ${COLS} FROM api_tokens WHERE id = ?`, id);
+  const lock = forUpdate(db.dialect);
   return {
     /** The database, whose cache generation guards verified tokens (src/db/generation.ts). */
     db,
-    async create(t: NewToken, actor: Actor): Promise<TokenRecord> {
-      return db.tx(() => createTokenLogged(t, actor));
+    /**
+     * Null, nothing written, when the user already holds `cap.max` active tokens: counted in the
+     * inserting transaction, the user's row locked on PostgreSQL, so creations at once (on two
+     * nodes) cannot each count the same room.
+     */
+    async create(
+      t: NewToken,
+      actor: Actor,
+      cap?: { max: number; bornAfter: string | null },
+    ): Promise<TokenRecord | null> {
+      return db.tx(function* () {
+        if (cap) {
+          yield* get(`SELECT id FROM users WHERE id = ?${lock}`, t.user_id);
+          if ((yield* activeOf(t.user_id, cap.bornAfter)) >= cap.max) return null;
+        }
+        return yield* createTokenLogged(t, actor);
+      });
     },
     /** Candidates for a presented token (normally one row). */
     async findByPrefix(prefix: string): Promise<TokenWithDigest[]> {
@@ -109,14 +134,7 @@ export function createTokenStore(db: Db) {
      * `bornAfter` when the instance's rotation or maximum lifetime ends older ones (null: none).
      */
     async countActive(userId: number, bornAfter: string | null = null): Promise<number> {
-      return db.exec(
-        count(
-          "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND created_at > ?",
-          userId,
-          now(),
-          bornAfter ?? "",
-        ),
-      );
+      return db.exec(activeOf(userId, bornAfter));
     },
     /** Revokes a token; logged when it was not revoked already (a second revoke changes nothing). */
     async revoke(id: number, actor: Actor): Promise<TokenRecord | null> {
@@ -132,11 +150,21 @@ export function createTokenStore(db: Db) {
         return r;
       });
     },
-    /** Flush buffered last-use times in one transaction. */
+    /**
+     * Flush buffered last-use times in one transaction. Every node (and HTTP thread) flushes its
+     * own: a time older than the one stored (another node's later use) is not written, and the
+     * rows are taken in id order, so two nodes' flushes cannot deadlock.
+     */
     async touch(uses: Map<number, string>): Promise<void> {
+      const ordered = [...uses].sort(([a], [b]) => a - b);
       await db.tx(function* () {
-        for (const [id, at] of uses)
-          yield* run("UPDATE api_tokens SET last_used_at = ? WHERE id = ?", at, id);
+        for (const [id, at] of ordered)
+          yield* run(
+            "UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+            at,
+            id,
+            at,
+          );
       });
     },
   };

@@ -45,7 +45,8 @@ export function* insertUser(u: NewUser): Program<User> {
   // limiter's key), though sign-in matches exactly: the second is refused as taken. Usernames are
   // ASCII (USERNAME_RE), so lower() is the same on both engines. Checked, not indexed: an index
   // on lower(username) would stop an existing installation that holds two such names from
-  // starting.
+  // starting. So on PostgreSQL the transaction must lock the generation row before this check
+  // (createUserStore's create, the setup store): concurrent creations then check in turn.
   const twin = yield* get<{ username: string }>(
     "SELECT username FROM users WHERE lower(username) = lower(?)",
     u.username,
@@ -103,7 +104,14 @@ export function createUserStore(db: Db) {
   const lock = forUpdate(db.dialect);
   return {
     async create(u: NewUser, actor: Actor): Promise<User> {
-      return db.tx(() => createUserLogged(u, actor));
+      return db.tx(function* () {
+        // The case-insensitive twin check reads, then inserts: on PostgreSQL two creations of
+        // "Ann" and "ann" (two nodes, or two connections of one) would each see no twin. The
+        // generation row, which the insert's trigger locks anyway, is locked first, so the
+        // second waits and then sees the first (SQLite's one writer runs them in turn).
+        if (lock) yield* get(`SELECT value FROM cache_generation${lock}`);
+        return yield* createUserLogged(u, actor);
+      });
     },
     /** Hot path (every authenticated request): cached; the user is shared and frozen. */
     async get(id: number): Promise<User | null> {
