@@ -26,8 +26,9 @@ afterAll(() => s.close());
 type Answer = Awaited<ReturnType<typeof call>>;
 
 /**
- * Sends the requests together; on PostgreSQL, holds their writes to `table` until all wait, then
- * runs `meanwhile` (SQL) in the holding transaction before letting them go. `mode` EXCLUSIVE
+ * Sends the requests together; on PostgreSQL, holds their writes to `table` until all wait (sent
+ * in order, each once the one before waits), then runs `meanwhile` (SQL) in the holding
+ * transaction before letting them go. `mode` EXCLUSIVE
  * holds row locks (`FOR UPDATE`, a foreign key's check) on the table too.
  */
 async function together(
@@ -41,15 +42,20 @@ async function together(
   try {
     const pending = await sql.begin(async (tx) => {
       await tx.unsafe(`LOCK TABLE ${table} IN ${mode} MODE`);
-      const ps = requests.map((r) => r());
-      // Not awaited here: they finish only once this transaction ends.
-      for (const p of ps) p.catch(() => {});
-      await until(async () => {
-        const [w] = await s.sql<{ n: number | string }>(
-          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        );
-        return Number(w!.n) >= requests.length;
-      }, `${requests.length} requests waiting on a lock`);
+      // One at a time, each once the one before waits: the first sent is the first to write.
+      const ps: Promise<Answer>[] = [];
+      for (const r of requests) {
+        const p = r();
+        // Not awaited here: they finish only once this transaction ends.
+        p.catch(() => {});
+        ps.push(p);
+        await until(async () => {
+          const [w] = await s.sql<{ n: number | string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          return Number(w!.n) >= ps.length;
+        }, `${ps.length} requests waiting on a lock`);
+      }
       if (meanwhile) await tx.unsafe(meanwhile);
       return { ps };
     });
@@ -129,6 +135,32 @@ describe("409 and one write, not two, when requests race", () => {
     ))!;
     const org = (await call(s, "GET", "/api/v1/admin/orgs/gone/", { token: root })).json;
     expect(JSON.parse(entry.changes).after.deleted_at).toBe(org.deleted_at);
+  });
+
+  test("an org suspended as it is deleted: 409 when the deletion came first, never a suspended deleted org", async () => {
+    await call(s, "POST", "/api/v1/admin/orgs/", { token: root, body: { org_slug: "doomed" } });
+    const rs = await together("orgs", [
+      () => call(s, "DELETE", "/api/v1/admin/orgs/doomed/", { token: root }),
+      () => call(s, "POST", "/api/v1/admin/orgs/doomed/suspend/", { token: root }),
+    ]);
+    const actions = (
+      await s.sql<{ action: string }>(
+        "SELECT action FROM audit_log WHERE target_name = 'doomed' ORDER BY seq",
+      )
+    ).map((e) => e.action);
+    if (rs[1]!.status === 409) {
+      expect(rs[1]!.json).toEqual(
+        errorBody(
+          409,
+          "conflict",
+          'The organization "doomed" has been deleted; restore it first (POST /api/v1/admin/orgs/doomed/restore/).',
+        ),
+      );
+      expect(actions).toEqual(["org.create", "org.delete"]);
+    } else expect(actions).toEqual(["org.create", "org.suspend", "org.delete"]);
+    if (onPostgres) expect(rs[1]!.status).toBe(409); // the deletion held the row first
+    const org = (await call(s, "GET", "/api/v1/admin/orgs/doomed/", { token: root })).json;
+    expect(org.deleted_at).not.toBeNull();
   });
 
   test("an org renamed twice at once: each entry's before is what the other left", async () => {

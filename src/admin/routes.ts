@@ -207,8 +207,14 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       async ({ params, principal, actor }) => {
         requireInstanceAdmin(principal);
         const o = await findOrg(params.org_slug);
-        refuseDeletedOrg(o, `POST /api/v1/admin/orgs/${o.slug}/restore/`);
-        return presentOrg(await orgs.update(o.id, { status: "suspended" }, actor, "org.suspend"), false);
+        // Checked again where it is written: deleted meanwhile (another request or node).
+        const deleted = (now: { slug: string; deleted_at: string | null }) =>
+          refuseDeletedOrg(now, `POST /api/v1/admin/orgs/${o.slug}/restore/`);
+        deleted(o);
+        return presentOrg(
+          await orgs.update(o.id, { status: "suspended" }, actor, "org.suspend", deleted),
+          false,
+        );
       },
       {
         auth: true,

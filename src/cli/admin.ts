@@ -173,7 +173,13 @@ export async function orgs(p: Parsed) {
           : sub === "restore"
             ? { status: "active" as const, deleted_at: null }
             : { deleted_at: o!.deleted_at ?? new Date().toISOString() };
-      await d.orgs.update(o!.id, patch, cli, `org.${sub}`);
+      await d.orgs.update(
+        o!.id,
+        patch,
+        cli,
+        `org.${sub}`,
+        sub === "suspend" ? (now) => refuseDeletedOrg(now, restoreHint(slug!)) : undefined,
+      );
       print(
         sub === "delete"
           ? `Organization ${slug}: deleted (${describeDb(d.config)}). Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`

@@ -178,18 +178,24 @@ export function createOrgStore(db: Db) {
         })(),
       );
     },
-    /** `action`: what the audit log calls it (org.update, org.delete, org.suspend, org.restore). */
+    /**
+     * `action`: what the audit log calls it (org.update, org.delete, org.suspend, org.restore).
+     * `refuse`: throws to refuse the change given the org as it is now (a suspension of an org
+     * deleted meanwhile), in the transaction that writes it.
+     */
     async update(
       id: number,
       patch: { name?: string; status?: Org["status"]; deleted_at?: string | null },
       actor: Actor,
       action = "org.update",
+      refuse?: (now: Org) => void,
     ): Promise<Org> {
       const keepDeleted = patch.deleted_at === undefined ? 1 : 0;
       return db.tx(function* () {
         // Locked (PostgreSQL): a change made at the same time (another node) waits, and then
         // logs what this one left as its `before`, not the row both read.
         const before = yield* get<Org>(`SELECT * FROM orgs WHERE id = ?${lock}`, id);
+        if (before && refuse) refuse(before);
         // A deletion keeps the time of the first: deleting a deleted org changes nothing.
         const after = (yield* get<Org>(
           "UPDATE orgs SET name = coalesce(?, name), status = coalesce(?, status), deleted_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN deleted_at WHEN CAST(? AS TEXT) IS NULL THEN NULL ELSE coalesce(deleted_at, CAST(? AS TEXT)) END WHERE id = ? RETURNING *",
