@@ -11,6 +11,7 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_ACTIVE_TOKENS } from "../src/tokens/service.ts";
 import { SYSTEM } from "../src/audit/actor.ts";
+import { verifyChain } from "../src/audit/verify.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -271,4 +272,10 @@ test("a token's last use written by a node is not set back by another node's old
     u.tokenId,
   );
   expect(row!.last_used_at).toBe(later);
+});
+
+test("the audit log's chain is whole after every race above", async () => {
+  const v = await verifyChain(s.deps.db);
+  expect({ ok: v.ok, broken: v.broken }).toEqual({ ok: true, broken: null });
+  expect(v.checked).toBe(await s.count("audit_log"));
 });
