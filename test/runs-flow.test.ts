@@ -218,6 +218,32 @@ describe("cancel", () => {
     const again = await call(s, "POST", `${path}cancel/`, { token: exec });
     expect(again.json).toEqual(errorBody(409, "conflict", "The run is already canceled."));
   });
+  test("a cancel that meets the run's own end answers 409 with the final state, never 200 with a state other than canceled", async () => {
+    // The race is the test's own: the gate opens as the cancel is sent, so the step's end and the
+    // cancel meet in every order over the attempts. Whichever wins, the answer must say so.
+    for (let i = 0; i < 24; i++) {
+      const gate = s.gates.gate();
+      const r = await call(s, "POST", runs("hold"), {
+        token: exec,
+        raw: gate.doc(),
+        headers: { ...JSON_CT, prefer: "respond-async" },
+      });
+      const path = new URL(r.json.url).pathname;
+      await gate.held();
+      const delay = (i % 8) / 2; // ms between the gate opening and the cancel, varied over the attempts
+      const cancel = Bun.sleep(delay).then(() => call(s, "POST", `${path}cancel/`, { token: exec }));
+      gate.open();
+      const c = await cancel;
+      const final = await waitForRun(s, exec, r.json.url);
+      if (c.status === 200) {
+        expect(c.json.status).toBe("canceled");
+        expect(final.status).toBe("canceled");
+      } else {
+        expect(final.status).toBe("succeeded");
+        expect(c.json).toEqual(errorBody(409, "conflict", "The run is already succeeded."));
+      }
+    }
+  });
   test("a queued run is canceled at once (workers busy)", async () => {
     const gate = s.gates.gate();
     const busy = await Promise.all(

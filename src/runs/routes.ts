@@ -220,6 +220,10 @@ export function runRoutes(
         });
         await executor.waitFinal(run.id, 5000);
         const now = (await runs.get(org.id, run.id))!;
+        // The run ended on its own between the check above and the cancel (its step finished
+        // first): the cancel did not take, so the answer is the 409 it would have been a moment later.
+        if (isFinal(now.status) && now.status !== "canceled")
+          throw conflict(`The run is already ${now.status}.`);
         return presentRun(origin(request), org.slug, now);
       },
       {
