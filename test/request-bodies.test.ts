@@ -169,6 +169,65 @@ describe("400 for JSON that is not an object", () => {
   });
 });
 
+describe("400 for a JSON body that is not UTF-8 (RFC 8259 §8.1), whatever charset it declares", () => {
+  const notUtf8 = errorBody(400, "invalid_request", "The request body is not valid UTF-8.", [
+    {
+      field: "body",
+      code: "invalid_encoding",
+      message: "A JSON body is UTF-8 (RFC 8259 §8.1); this one holds bytes that are not.",
+    },
+  ]);
+  // "café" in ISO-8859-1: a lone 0xE9. Until 2026-11-29 it was read as U+FFFD and stored so.
+  const latin1 = (slug: string) =>
+    Uint8Array.from([
+      ...new TextEncoder().encode(`{"slug":"${slug}","name":"caf`),
+      0xe9,
+      ...new TextEncoder().encode('","allowed_file_types":["JSON"]}'),
+    ]);
+  test("a workflow named in Latin-1 bytes: 400, nothing created, with or without charset=iso-8859-1", async () => {
+    for (const [slug, ct] of [
+      ["latin-a", "application/json"],
+      ["latin-b", "application/json; charset=iso-8859-1"],
+    ] as const) {
+      const r = await call(s, "POST", WORKFLOWS, {
+        token: s.rootToken,
+        raw: latin1(slug),
+        headers: { "content-type": ct },
+      });
+      expect([r.status, r.json]).toEqual([400, notUtf8]);
+      expect((await call(s, "GET", `${WORKFLOWS}${slug}/`, { token: s.rootToken })).status).toBe(404);
+    }
+  });
+  test("an encoded surrogate (CESU-8) in a PATCH: 400; the same text in UTF-8 is saved as sent", async () => {
+    const bytes = Uint8Array.from([
+      ...new TextEncoder().encode('{"description":"x'),
+      0xed,
+      0xa0,
+      0x80,
+      0x22,
+      0x7d,
+    ]);
+    const r = await call(s, "PATCH", `${WORKFLOWS}bodies/`, {
+      token: s.rootToken,
+      raw: bytes,
+      headers: { "content-type": "application/json" },
+    });
+    expect([r.status, r.json]).toEqual([400, notUtf8]);
+    const ok = await call(s, "PATCH", `${WORKFLOWS}bodies/`, {
+      token: s.rootToken,
+      body: { description: "café" },
+    });
+    expect([ok.status, ok.json.description]).toEqual([200, "café"]);
+  });
+  test("without a token the answer is still 401: the body waits for authentication", async () => {
+    const r = await call(s, "POST", WORKFLOWS, {
+      raw: latin1("latin-c"),
+      headers: { "content-type": "application/json" },
+    });
+    expect([r.status, r.json.code]).toEqual([401, "authentication_required"]);
+  });
+});
+
 describe("numbers in JSON bodies are JSON numbers, bounded (src/http/schemas.ts)", () => {
   /**
    * What a body schema must not hold, by path: a transform (Elysia's t.Integer and t.Numeric also

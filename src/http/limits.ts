@@ -118,6 +118,24 @@ const missingBody = () =>
   new AppError(400, "invalid_request", "The request body is missing.", [
     { field: "body", code: "required", message: "This endpoint takes a JSON object ({…})." },
   ]);
+const notUtf8 = () =>
+  new AppError(400, "invalid_request", "The request body is not valid UTF-8.", [
+    {
+      field: "body",
+      code: "invalid_encoding",
+      message: "A JSON body is UTF-8 (RFC 8259 §8.1); this one holds bytes that are not.",
+    },
+  ]);
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+/** Whether the bytes are UTF-8 (a leading BOM allowed): the framework's decoder would put U+FFFD for the rest. */
+const isUtf8 = (bytes: Uint8Array) => {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The first byte that is not JSON whitespace (or a UTF-8 BOM), or -1. */
 function firstSignificant(bytes: Uint8Array): number {
@@ -355,6 +373,9 @@ export function createLimits(
           const known = ct!.replace(API_JSON_TYPE, "application/json");
           if (known !== ct) request.headers.set("content-type", known);
           if (firstSignificant(bytes) !== 0x7b && route !== "none") problem = notAnObject();
+          // JSON is UTF-8 whatever charset a client names (RFC 8259 §8.1; the parameter has no
+          // meaning for application/json): other bytes were read as U+FFFD and stored so.
+          else if (route !== "none" && !isUtf8(bytes)) problem = notUtf8();
         }
       } else if (!bytes.length && route !== "none") problem = missingBody();
       if (!unread) {
