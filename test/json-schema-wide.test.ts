@@ -82,3 +82,35 @@ test("a flat schema of 12,000 properties is saved (was: 400 'nest too deeply') a
     findings: [{ code: "json_schema.type", message: "must be string", path: "/p11999" }],
   });
 }, 60_000);
+
+describe("unevaluatedProperties in a schema too wide to compile", () => {
+  // 12,000 properties: typebox's interpreter checks it (engine.ts), which applied the keyword to
+  // arrays too, taking their indexes for property names (2020-12 Core §11.3: objects only).
+  const wide = (p0: unknown) =>
+    Object.fromEntries(range(12_000).map((i) => [`p${i}`, i === 0 ? p0 : { type: "string" }]));
+  const extra = (path: string, name: string) => ({
+    status: "failed",
+    error: null,
+    findings: [
+      {
+        code: "json_schema.unevaluatedProperties",
+        message: `property "${name}" is not allowed (unevaluatedProperties)`,
+        path,
+      },
+    ],
+  });
+
+  test("at the root: an array passes, as in a compiled schema; an extra property fails", async () => {
+    const schema = { properties: wide({ type: "string" }), unevaluatedProperties: false };
+    expect((await save("wide-unevaluated", schema)).status).toBe(201);
+    expect(await run("wide-unevaluated", '["x"]')).toEqual(passed);
+    expect(await run("wide-unevaluated", '{"q": 1}')).toEqual(extra("/q", "q"));
+  }, 60_000);
+
+  test("on a property: an array value passes; an object with an extra property fails", async () => {
+    const schema = { properties: wide({ unevaluatedProperties: false }) };
+    expect((await save("wide-unevaluated-inner", schema)).status).toBe(201);
+    expect(await run("wide-unevaluated-inner", '{"p0": ["x"], "p1": "y"}')).toEqual(passed);
+    expect(await run("wide-unevaluated-inner", '{"p0": {"a": 1}}')).toEqual(extra("/p0/a", "a"));
+  }, 60_000);
+});
