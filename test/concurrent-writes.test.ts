@@ -13,7 +13,8 @@ import { MAX_ACTIVE_TOKENS } from "../src/tokens/service.ts";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { verifyChain } from "../src/audit/verify.ts";
 import { onPostgres } from "./helpers/backend.ts";
-import { until } from "./helpers/fixtures.ts";
+import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -278,4 +279,74 @@ test("the audit log's chain is whole after every race above", async () => {
   const v = await verifyChain(s.deps.db);
   expect({ ok: v.ok, broken: v.broken }).toEqual({ ok: true, broken: null });
   expect(v.checked).toBe(await s.count("audit_log"));
+});
+
+// A queued run canceled through this node while another node claims it: the cancel's conditional
+// write (still queued?) finds it running elsewhere, and must follow it there, not answer 200 with
+// the run still running. Exact on PostgreSQL: the claim is written in the test's transaction while
+// the cancel waits at its write.
+describe.skipIf(!onPostgres)("a queued run canceled as another node claims it", () => {
+  test("200 canceled: the cancel follows the run to the node that took it", async () => {
+    await createWorkflow(s, root, HOLD_WORKFLOW);
+    await createWorkflow(s, root, {
+      slug: "quick",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+    const async = { "content-type": "application/json", prefer: "respond-async" };
+    // As many held runs as this node takes at once (its workers' and their pipelines'): the next
+    // run of the org stays queued.
+    const gates = Array.from({ length: s.deps.executor.stats().capacity }, () => s.gates.gate());
+    for (const g of gates)
+      expect(
+        (
+          await call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+            token: root,
+            raw: g.doc(),
+            headers: async,
+          })
+        ).status,
+      ).toBe(202);
+    await until(
+      async () => (await s.count("runs WHERE status = 'running'")) === gates.length,
+      "every held run claimed",
+    );
+    const queued = await call(s, "POST", "/api/v1/orgs/acme/workflows/quick/runs/", {
+      token: root,
+      raw: "{}",
+      headers: async,
+    });
+    expect(queued.json.status).toBe("queued");
+    // No node to hand the cancel to (the claim below is made up): this node writes it.
+    s.deps.executor.useCancelChannel(async () => false);
+    const sql = new SQL({ url: s.databaseUrl!, max: 1 });
+    try {
+      const pending = await sql.begin(async (tx) => {
+        await tx.unsafe("LOCK TABLE runs IN SHARE MODE");
+        const p = call(s, "POST", `/api/v1/orgs/acme/runs/${queued.json.id}/cancel/`, { token: root });
+        p.catch(() => {});
+        await until(async () => {
+          const [w] = await s.sql<{ n: number | string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE runs SET status = $1, steps%'",
+          );
+          return Number(w!.n) >= 1;
+        }, "the cancel waiting at its write");
+        // Another node claims the run meanwhile.
+        const at = new Date().toISOString();
+        const until30s = new Date(Date.now() + 30_000).toISOString();
+        await tx.unsafe(
+          `UPDATE runs SET status = 'running', node_id = 'elsewhere', attempts = attempts + 1, started_at = '${at}', lease_until = '${until30s}' WHERE id = '${queued.json.id}'`,
+        );
+        return { p };
+      });
+      const r = await pending.p;
+      expect([r.status, r.json.status, r.json.error]).toEqual([200, "canceled", "Canceled by root."]);
+      expect(await s.count(`audit_log WHERE action = 'run.cancel' AND target_id = '${queued.json.id}'`)).toBe(
+        1,
+      );
+    } finally {
+      await sql.close();
+      for (const g of gates) g.open();
+    }
+  });
 });

@@ -816,12 +816,16 @@ export function createExecutor(
         return finish(id, orgId, workflowId, "canceled", steps, reason, startedMs, "running", logged, true);
       }
       if (latest?.status !== "queued") return false;
-      // Conditional: if the dispatcher took it meanwhile, cancel the flight instead.
+      // Conditional: if the dispatcher took it meanwhile, cancel the flight instead; if another
+      // node did (several nodes), follow it there (handed over, or written running, above).
       if (await finish(id, orgId, workflowId, "canceled", steps, reason, null, "queued", logged)) {
         takeFresh(id);
         return true;
       }
-      return flights.has(id) ? this.cancel(id, orgId, workflowId, request) : false;
+      if (flights.has(id)) return this.cancel(id, orgId, workflowId, request);
+      return opts.shared && (await store.state(id))?.status === "running"
+        ? this.cancel(id, orgId, workflowId, request)
+        : false;
     },
     /** Where cancels for other nodes go (queue-signal.ts, PostgreSQL); none: written here. */
     useCancelChannel(send: (payload: string) => Promise<boolean>) {
