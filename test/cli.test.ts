@@ -196,6 +196,27 @@ describe("assay CLI", () => {
       });
     }
   });
+  test("a workflow file that is not UTF-8 is refused, not read with U+FFFD in its place", () => {
+    // "café" in ISO-8859-1 (a lone 0xE9): until 2026-11-29 imported as "caf\uFFFD".
+    const file = join(dir, "latin1.yaml");
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from('slug: latin\nname: "caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('"\nallowed_file_types: [JSON]\nsteps: []\n'),
+      ]),
+    );
+    const refusal = `${file}: not UTF-8 text (a workflow file is UTF-8)`;
+    expect(assay(["workflows", "import", "acme", file])).toEqual({
+      code: 1,
+      out: "",
+      err: `assay workflows: ${refusal}\n`,
+    });
+    expect(assay(["workflows", "export", "acme", "latin"]).code).toBe(1);
+    const local = assay(["validate", "--local", "--workflow-file", file, file]);
+    expect([local.code, local.err]).toEqual([2, `assay validate: ${refusal}\n`]);
+  });
   test("settings get and set", () => {
     expect(assay(["settings", "set", "token_rotation_days", "90"]).code).toBe(0);
     expect(assay(["settings", "get"]).out).toContain("token_rotation_days = 90");

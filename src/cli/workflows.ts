@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { cliActor } from "../audit/actor.ts";
 import { describeDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
+import { utf8Text } from "../lib/text.ts";
 import { refuseDeletedOrg } from "../orgs/service.ts";
 import { DocumentError, parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
@@ -12,16 +13,21 @@ import { print, withDeps } from "./context.ts";
 import { out } from "./out.ts";
 import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
 
+/** Why a workflow file that is not UTF-8 is refused (import, apply, validate --local). */
+export const NOT_UTF8 = "not UTF-8 text (a workflow file is UTF-8)";
+
 export const readDocument = async (file: string) => {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = file === "-" ? await new Response(Bun.stdin.stream()).text() : readFileSync(file, "utf8");
+    bytes = file === "-" ? await new Response(Bun.stdin.stream()).bytes() : readFileSync(file);
   } catch (e) {
     // A path that names no readable file is a bad argument (exit 2), said as `validate` says it.
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory" : (e as Error).message;
     throw new UsageError(`cannot read ${file}: ${why}`);
   }
+  const text = utf8Text(bytes);
+  if (text === null) throw new AppError(400, "invalid_request", `${file}: ${NOT_UTF8}`);
   try {
     return parseDocument(text);
   } catch (e) {

@@ -73,3 +73,16 @@ export const showHiddenControls = (s: string): string =>
   s.replace(HIDDEN_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
 export const hasHiddenControls = (s: string): boolean => s.search(HIDDEN_CONTROLS) >= 0;
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+/**
+ * The text of UTF-8 bytes (a leading BOM dropped), or null when they are not UTF-8: a file read
+ * as "utf8" puts U+FFFD where its bytes are not, and a name in Latin-1 was stored as "caf\uFFFD".
+ */
+export function utf8Text(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { AppError } from "../../errors.ts";
 import { CONFIG_CACHE_SIZE, type JobDeps, runJob } from "../../jobs/worker-loop.ts";
 import { Lru } from "../../jobs/lru.ts";
+import { utf8Text } from "../../lib/text.ts";
 import type { StepOutcome } from "../../jobs/protocol.ts";
 import type { ReportRun } from "../../reports/types.ts";
 import { charsetOf, decodeText } from "../../runs/intake/charsets.ts";
@@ -29,12 +30,14 @@ export interface LocalWorkflow {
 
 /** Reads and checks a workflow document as `assay workflows import` would (AppError 400 if bad). */
 export async function loadLocalWorkflow(path: string): Promise<LocalWorkflow> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (e) {
     throw new ValidateError(`cannot read the workflow file ${path}: ${(e as Error).message}`);
   }
+  const text = utf8Text(bytes);
+  if (text === null) throw new ValidateError(`${path}: not UTF-8 text (a workflow file is UTF-8)`);
   let b: ReturnType<typeof parseDocument>;
   try {
     b = parseDocument(text);
