@@ -20,7 +20,7 @@ import { type TestServer, call, errorBody, startTestServer } from "./helpers/ser
 let s: TestServer;
 let root: string;
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ webhook_allow_private: true });
   root = s.rootToken;
 });
 afterAll(() => s.close());
@@ -179,6 +179,19 @@ describe("409 and one write, not two, when requests race", () => {
     expect(names.length).toBe(2);
     expect(names[0]!.before.name).toBe("First");
     expect(names[1]!.before.name).toBe(names[0]!.after.name);
+  });
+
+  test("a webhook deleted twice at once: one 204 and one 404, one webhook.delete entry", async () => {
+    const c = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token: root,
+      body: { url: "http://127.0.0.1:9/hook", events: ["ping"] },
+    });
+    expect(c.status).toBe(201);
+    const del = () => call(s, "DELETE", `/api/v1/orgs/acme/webhooks/${c.json.id}/`, { token: root });
+    const rs = await together("webhooks", [del, del]);
+    expect(statuses(rs)).toEqual([204, 404]);
+    expect(rs.find((r) => r.status === 404)!.json).toEqual(errorBody(404, "not_found", "Webhook not found."));
+    expect(await s.count("audit_log WHERE action = 'webhook.delete'")).toBe(1);
   });
 
   test("a stored schema deleted twice at once: one 204 and one 404, one schema.delete entry", async () => {

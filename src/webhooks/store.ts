@@ -264,8 +264,9 @@ export function createWebhookStore(db: Db) {
     /** Deliveries and their attempts go with it (ON DELETE CASCADE). */
     async remove(orgId: number, id: number, actor: Actor): Promise<boolean> {
       return db.tx(function* () {
+        // Locked (PostgreSQL): two deletions at once are one 204 and one 404, one entry.
         const before = yield* get<WebhookRow>(
-          "SELECT * FROM webhooks WHERE org_id = ? AND id = ?",
+          `SELECT * FROM webhooks WHERE org_id = ? AND id = ?${lock}`,
           orgId,
           id,
         );
