@@ -1,14 +1,17 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
+// A run's row and how it is read: run-rows.ts; which queued runs a claim takes: fair-pick.ts.
 import { type Db, type Param, type Program, all, count, get, insert, run } from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
 import type { FinalTx } from "./executor.ts";
-import { now, parseJson } from "../db/util.ts";
+import { now } from "../db/util.ts";
 import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
 import { createContentStore, uuidv7Floor } from "./content-store.ts";
 import { type FinalRows, createFinalRowsWriter } from "./final-rows.ts";
 import { type Chunk, createFindingStore } from "./findings-store.ts";
 import { LINK_RUN, linkParams } from "./idempotency.ts";
 import { RUN_FINDINGS_INLINE } from "./present.ts";
+import { type ClaimedRow, byAge, fairPick } from "./fair-pick.ts";
+import { COLUMNS, JOINS, type RunRow, SELECT, summariesJson, toRun } from "./run-rows.ts";
 import type { FileType } from "../validators/types.ts";
 import {
   RUN_STATUSES,
@@ -17,89 +20,7 @@ import {
   type RunStatus,
   type RunStep,
   type RunSummary,
-  type Submission,
 } from "./types.ts";
-
-interface RunRow {
-  id: string;
-  org_id: number;
-  workflow_id: number;
-  workflow_slug: string;
-  workflow_version: number;
-  status: RunStatus;
-  summary: string | null;
-  steps: string;
-  error: string | null;
-  attempts: number;
-  created_by: number | null;
-  created_by_name: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
-  s_id: number;
-  s_filename: string | null;
-  s_content_type: string;
-  s_charset: string;
-  s_file_type: FileType;
-  s_size: number;
-  s_sha256: string;
-  s_metadata: string;
-  s_created_at: string;
-  s_purged_at: string | null;
-}
-
-const COLUMNS = `r.*, w.slug AS workflow_slug, s.id AS s_id, s.filename AS s_filename, s.content_type AS s_content_type,
-  s.charset AS s_charset, s.file_type AS s_file_type, s.size AS s_size, s.sha256 AS s_sha256, s.metadata AS s_metadata,
-  s.created_at AS s_created_at, s.purged_at AS s_purged_at`;
-const JOINS = "JOIN submissions s ON s.id = r.submission_id JOIN workflows w ON w.id = r.workflow_id";
-const SELECT = `SELECT ${COLUMNS} FROM runs r ${JOINS}`;
-
-/**
- * The step summaries stored in runs.steps: `findings` always empty, `findings_count` instead; the
- * findings are stored apart (src/runs/findings-store.ts). A list parses these and nothing more,
- * however many findings the runs have (issue #19).
- */
-function summariesJson(steps: RunStep[]): string {
-  return JSON.stringify(
-    steps.map((s) => ({ ...s, findings: [], findings_count: s.findings_count ?? s.findings.length })),
-  );
-}
-
-/** The run row with its step summaries; findings are added by the caller when wanted. */
-function toRun(r: RunRow): Run {
-  const steps = parseJson<RunStep[]>(r.steps, []);
-  const submission: Submission = {
-    id: r.s_id,
-    filename: r.s_filename,
-    content_type: r.s_content_type,
-    charset: r.s_charset,
-    file_type: r.s_file_type,
-    size: r.s_size,
-    sha256: r.s_sha256,
-    metadata: parseJson(r.s_metadata, {}),
-    created_at: r.s_created_at,
-    purged_at: r.s_purged_at,
-  };
-  return {
-    id: r.id,
-    org_id: r.org_id,
-    workflow_id: r.workflow_id,
-    workflow_slug: r.workflow_slug,
-    workflow_version: r.workflow_version,
-    submission,
-    status: r.status,
-    summary: parseJson<RunSummary | null>(r.summary, null),
-    steps,
-    error: r.error,
-    attempts: r.attempts,
-    created_by: { id: r.created_by, username: r.created_by_name },
-    created_at: r.created_at,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-    duration_ms: r.duration_ms,
-  };
-}
 
 export interface NewRun {
   id: string;
@@ -183,47 +104,6 @@ function submissionParams(n: NewRun, ts: string): Param[] {
 
 function* insertSubmission(n: NewRun, ts: string): Program<number> {
   return yield* insert(INSERT_SUBMISSION, "id", ...submissionParams(n, ts));
-}
-
-export interface ClaimedRow {
-  id: string;
-  org_id: number;
-  created_at: string;
-  attempts: number;
-}
-const byAge = (a: ClaimedRow, b: ClaimedRow) =>
-  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1;
-
-/**
- * Up to `limit` of `rows` (queued runs of several orgs), one at a time to the org with the
- * fewest runs in flight plus picked so far, each org's oldest first; ties to the oldest run.
- */
-export function fairPick(rows: ClaimedRow[], limit: number, load: (r: ClaimedRow) => number): ClaimedRow[] {
-  const lines = new Map<number, ClaimedRow[]>();
-  for (const r of [...rows].sort(byAge)) {
-    const line = lines.get(Number(r.org_id));
-    if (line) line.push(r);
-    else lines.set(Number(r.org_id), [r]);
-  }
-  const picked = new Map<number, number>();
-  const out: ClaimedRow[] = [];
-  while (out.length < limit) {
-    let best: ClaimedRow[] | undefined;
-    let bestKey = 0;
-    for (const [org, line] of lines) {
-      if (!line.length) continue;
-      const key = load(line[0]!) + (picked.get(org) ?? 0);
-      if (!best || key < bestKey || (key === bestKey && byAge(line[0]!, best[0]!) < 0)) {
-        best = line;
-        bestKey = key;
-      }
-    }
-    if (!best) break;
-    const r = best.shift()!;
-    picked.set(Number(r.org_id), (picked.get(Number(r.org_id)) ?? 0) + 1);
-    out.push(r);
-  }
-  return out;
 }
 
 /** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */

@@ -1,7 +1,7 @@
-// The claim's pick (src/runs/store.ts, fairPick): fair across orgs, yet one org's backlog is
+// The claim's pick (src/runs/fair-pick.ts): fair across orgs, yet one org's backlog is
 // still claimed in groups.
 import { describe, expect, test } from "bun:test";
-import { type ClaimedRow, fairPick } from "../../../src/runs/store.ts";
+import { type ClaimedRow, fairPick } from "../../../src/runs/fair-pick.ts";
 
 const row = (id: string, org: number, created_at: string): ClaimedRow => ({
   id,
