@@ -110,6 +110,14 @@ const notJson = (contentType: string | null) =>
       contentType ? `, not ${quote(contentType)}` : ""
     }.`,
   );
+/** No coding at all: an empty Content-Encoding or `identity` (RFC 9110 §8.4.1). */
+const IDENTITY = /^\s*(?:identity\s*)?$/i;
+const notDecoded = (coding: string) =>
+  new AppError(
+    415,
+    "unsupported_media_type",
+    `Content-Encoding ${quote(coding)} is not supported on this endpoint; send the JSON object without one.`,
+  );
 const notAnObject = () =>
   new AppError(400, "invalid_request", "The request body must be a JSON object.", [
     { field: "body", code: "invalid", message: "The body must be a JSON object ({…})." },
@@ -361,9 +369,15 @@ export function createLimits(
       let problem: AppError | null = null;
       /** Not JSON, to an API path: never parsed (a refusal, or ignored by a route without a body). */
       let unread = false;
+      const coding = request.headers.get("content-encoding");
       if (bytes.length && path.startsWith("/api/")) {
         // A route without a body schema ignores a body: routing answers (404, 405, the route).
-        if (!API_JSON.test(ct ?? "")) {
+        // A coded body (gzip, br …) is never inflated here: gzip was refused as "not a JSON
+        // object", and any other coding's bytes were read as if uncoded (RFC 9110 §8.4: 415).
+        if (coding !== null && !IDENTITY.test(coding)) {
+          unread = true;
+          if (route !== "none") problem = notDecoded(coding);
+        } else if (!API_JSON.test(ct ?? "")) {
           unread = true;
           if (route !== "none") problem = notJson(ct);
         } else {
@@ -389,7 +403,10 @@ export function createLimits(
       if (!problem && route === "authed" && bytes.length && !unread && !parsesAsJson(bytes))
         problem = malformedBody();
       // A body refused or ignored is not parsed at all: a media type the framework has no parser for.
-      if (problem || unread) request.headers.set("content-type", UNREAD_TYPE);
+      // A route without a body schema ignores its body: parsed, malformed JSON sent to one (a
+      // DELETE, a cancel) was a 400 parse_error before authentication and the access gate.
+      if (problem || unread || (route === "none" && bytes.length))
+        request.headers.set("content-type", UNREAD_TYPE);
       requests.set(request, { headers: set.headers, isRun, ip, deferred: problem ?? undefined, route });
       return;
     }
