@@ -8,7 +8,7 @@ const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
 const dataDir = join(dir, "data");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function assay(args: string[], stdin?: string) {
+function assay(args: string[], stdin?: string | Uint8Array) {
   const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
     env: { ...process.env, ASSAY_DATA_DIR: dataDir },
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
@@ -252,7 +252,7 @@ describe("assay CLI", () => {
     expect(assay(["users", "list"]).out).toContain("root");
   });
   test("bad arguments exit 2 on every subcommand: options it does not take, extra arguments, bad values", () => {
-    const usage = (args: string[], says: string, stdin?: string) => {
+    const usage = (args: string[], says: string, stdin?: string | Uint8Array) => {
       const r = assay(args, stdin);
       expect({ args, code: r.code, out: r.out }).toEqual({ args, code: 2, out: "" });
       expect(r.err).toContain(says);
@@ -269,6 +269,16 @@ describe("assay CLI", () => {
     usage(["tokens", "create", "root", "--name", "big", "--expires-in", "999999w"], "at most 36500 days");
     // The password comes from stdin only when asked to: never read unasked.
     usage(["users", "set-password", "root"], "needs --password-stdin", "secret-password\n");
+    // A password that is not UTF-8 (Latin-1 "passwörd-passwörd") is refused: every such byte was
+    // read as U+FFFD, so the web form's UTF-8 "ö" never matched, and "ö" and "ü" were one password.
+    const latin1 = Buffer.from("passw\xf6rd-passw\xf6rd\n", "latin1");
+    usage(
+      ["users", "set-password", "root", "--password-stdin"],
+      "the password on stdin is not UTF-8 text",
+      latin1,
+    );
+    usage(["users", "create", "lat", "--password-stdin"], "the password on stdin is not UTF-8 text", latin1);
+    expect(assay(["users", "list"]).out).not.toContain("lat");
     usage(["migrate", "--database-url", "postgres://%zz@/x"], "database URL is not a valid URL");
     usage(
       ["serve", "--port", "0", "--base-url", "https://assay.example.com/?x=1"],

@@ -2,6 +2,7 @@
 // value is an error, never ignored), with one wording for every command's mistakes. Each command
 // declares its options (src/cli/commands.ts); `-h`/`--help` is everywhere.
 import { parseArgs as parseNodeArgs } from "node:util";
+import { utf8Text } from "../lib/text.ts";
 
 export interface Parsed {
   positionals: string[];
@@ -114,7 +115,9 @@ export function allowOnly(p: Parsed, flags: readonly string[]) {
 export async function readPasswordStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "");
+  // Not read as "utf8": each byte that is not UTF-8 became U+FFFD, so a Latin-1 "ö" never matched
+  // the web form's, and "ö" and "ü" were the same password.
+  const text = utf8Text(Buffer.concat(chunks));
+  if (text === null) throw new UsageError("the password on stdin is not UTF-8 text");
+  return text.replace(/\r?\n$/, "");
 }
