@@ -27,6 +27,25 @@ const PAGE_HEADERS = {
   "cross-origin-opener-policy": "same-origin",
 };
 
+/**
+ * Whether an Accept-Encoding header accepts gzip (RFC 9110 §12.5.3): named (or `x-gzip`, or `*`
+ * when gzip itself is not named) with a weight above 0. `gzip;q=0` refuses it: a word match sent
+ * gzip to a client that had said it cannot read it.
+ */
+export function acceptsGzip(header: string | null): boolean {
+  let named: boolean | null = null;
+  let any: boolean | null = null;
+  for (const item of (header ?? "").split(",")) {
+    const [coding = "", ...params] = item.split(";").map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => /^q\s*=/.test(p));
+    const weight = q === undefined ? 1 : Number(q.slice(q.indexOf("=") + 1).trim());
+    const ok = Number.isFinite(weight) && weight > 0;
+    if (coding === "gzip" || coding === "x-gzip") named = (named ?? false) || ok;
+    else if (coding === "*") any = ok;
+  }
+  return named ?? any ?? false;
+}
+
 /** Answers with an in-memory file: gzip when accepted, 304 when the ETag matches. */
 export function serve(
   asset: Asset,
@@ -34,7 +53,7 @@ export function serve(
   cacheControl: string,
   extra: Record<string, string> = {},
 ) {
-  const gzip = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
+  const gzip = acceptsGzip(request.headers.get("accept-encoding"));
   // Each encoding is its own representation, so it has its own ETag (RFC 9110 §8.8.3).
   const etag = gzip ? `${asset.etag.slice(0, -1)}-gz"` : asset.etag;
   const headers: Record<string, string> = {
