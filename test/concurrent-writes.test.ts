@@ -22,6 +22,7 @@ let root: string;
 beforeAll(async () => {
   s = await startTestServer({ webhook_allow_private: true });
   root = s.rootToken;
+  await createWorkflow(s, root, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());
 
@@ -300,7 +301,6 @@ test("the audit log's chain is whole after every race above", async () => {
 // the cancel waits at its write.
 describe.skipIf(!onPostgres)("a queued run canceled as another node claims it", () => {
   test("200 canceled: the cancel follows the run to the node that took it", async () => {
-    await createWorkflow(s, root, HOLD_WORKFLOW);
     await createWorkflow(s, root, {
       slug: "quick",
       allowed_file_types: ["JSON"],
@@ -362,4 +362,25 @@ describe.skipIf(!onPostgres)("a queued run canceled as another node claims it", 
       for (const g of gates) g.open();
     }
   });
+});
+
+// Held by a gate, so exact on both backends: the run executes while its user is deleted.
+test("409, not 500, for a sync run whose user is deleted while it executes", async () => {
+  const u = await s.user("runaway", "acme", "author");
+  const g = s.gates.gate();
+  const r = call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+    token: u.token,
+    raw: g.doc(),
+    headers: { "content-type": "application/json" },
+  });
+  await g.held();
+  expect((await call(s, "DELETE", "/api/v1/admin/users/runaway/", { token: root })).status).toBe(204);
+  g.open();
+  expect((await r).json).toEqual(
+    errorBody(
+      409,
+      "conflict",
+      "Something this request refers to was deleted by another request meanwhile; send it again.",
+    ),
+  );
 });
