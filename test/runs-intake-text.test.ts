@@ -318,6 +318,20 @@ describe("filenames", () => {
     expect(r.json.submission.filename).toBe("café.xml");
   });
 
+  test("a file part's filename is read as X-Filename is: UTF-8 if it is, else Latin-1 (was U+FFFD)", async () => {
+    const part = (name: number[]) =>
+      Uint8Array.from([
+        ...Buffer.from('--XX\r\nContent-Disposition: form-data; name="file"; filename="'),
+        ...name,
+        ...Buffer.from('"\r\nContent-Type: application/xml\r\n\r\n<a/>\r\n--XX--\r\n'),
+      ]);
+    const multipart = { "content-type": "multipart/form-data; boundary=XX" };
+    const utf8 = await post("all", part([...Buffer.from("café.xml")]), multipart);
+    const latin1 = await post("all", part([...Buffer.from("café.xml", "latin1")]), multipart);
+    expect([utf8.status, utf8.json.submission.filename]).toEqual([201, "café.xml"]);
+    expect([latin1.status, latin1.json.submission.filename]).toEqual([201, "café.xml"]);
+  });
+
   const refused = (field: string) =>
     invalid({
       field,

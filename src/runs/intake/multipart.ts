@@ -11,6 +11,22 @@ export interface Part {
 
 export class MultipartError extends Error {}
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+/**
+ * A part's header lines, read as X-Filename is (src/runs/intake/filenames.ts, headerText): as
+ * UTF-8 when they are (browsers send a file's name so), else as Latin-1, HTTP's historical reading.
+ * A lenient UTF-8 decode put U+FFFD for the name's bytes: `caf\xE9.xml` was stored as "caf\uFFFD.xml".
+ */
+function headerLines(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    // Each byte its code point (ISO-8859-1), as Bun reads a request's own header bytes; WHATWG's
+    // "latin1" decoder is windows-1252, which reads 0x80 as €.
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+  }
+}
+
 const CRLF = [13, 10];
 const MAX_PARTS = 32;
 const MAX_HEADER_BYTES = 8192;
@@ -95,7 +111,6 @@ export function boundaryOf(contentType: string): string {
 export function parseMultipart(body: Uint8Array, boundary: string): Part[] {
   const enc = new TextEncoder();
   const delimiter = enc.encode(`--${boundary}`);
-  const dec = new TextDecoder("utf-8", { fatal: false });
   let at = indexOf(body, delimiter, 0);
   if (at !== 0 && (at < 2 || body[at - 2] !== CRLF[0] || body[at - 1] !== CRLF[1]))
     throw new MultipartError("no opening boundary");
@@ -111,7 +126,7 @@ export function parseMultipart(body: Uint8Array, boundary: string): Part[] {
     const emptyHead = body[at] === 13 && body[at + 1] === 10;
     if (!emptyHead && (headEnd === -1 || headEnd - at > MAX_HEADER_BYTES))
       throw new MultipartError("malformed part headers");
-    const headers = emptyHead ? "" : dec.decode(body.subarray(at, headEnd));
+    const headers = emptyHead ? "" : headerLines(body.subarray(at, headEnd));
     const bodyStart = emptyHead ? at + 2 : headEnd + 4;
     const end = indexOf(body, next, bodyStart);
     if (end === -1) throw new MultipartError("a part is not terminated by a boundary");
