@@ -591,6 +591,55 @@ describe("limits count bytes", () => {
   });
 });
 
+describe("metadata is measured the same in every mode", () => {
+  test("its object's JSON, not the part's spacing: a multipart part is handled as the envelope's field", async () => {
+    // The spec: after upload, a multipart request is handled the same way as a JSON envelope.
+    // 36 bytes as the object's JSON, 126 as the spaced text of the part (the limit here is 64).
+    const meta = { source: "ci", commit: "abc123def" };
+    const pad = " ".repeat(30);
+    const text = `{${pad}"source":"ci",${pad}"commit":"abc123def"${pad}}`;
+    expect([JSON.stringify(meta).length, text.length]).toEqual([36, 126]);
+    expect([JSON.stringify(meta).length <= 64, text.length > 64]).toEqual([true, true]);
+    const form = new FormData();
+    form.append("file", new Blob(["{}"], { type: "application/json" }), "a.json");
+    form.append("metadata", text);
+    const multipart = await call(s, "POST", runs("json"), { token: exec, raw: form });
+    const envelope = await call(s, "POST", runs("json"), {
+      token: exec,
+      raw: `{"content": "{}", "content_type": "application/json", "metadata": ${text}}`,
+      headers: JSON_CT,
+    });
+    for (const r of [multipart, envelope])
+      expect([r.status, r.json.submission?.metadata]).toEqual([201, meta]);
+    // Over the limit as an object: refused in both.
+    const big = JSON.stringify({ k: "x".repeat(60) });
+    const tooBig = [{ field: "metadata", code: "too_large", message: "metadata may hold at most 64 bytes." }];
+    const form2 = new FormData();
+    form2.append("file", new Blob(["{}"], { type: "application/json" }), "a.json");
+    form2.append("metadata", big);
+    await refused(
+      runs("json"),
+      { token: exec, raw: form2 },
+      400,
+      "invalid_request",
+      "The run request is invalid.",
+      tooBig,
+    );
+    await refused(
+      runs("json"),
+      {
+        token: exec,
+        raw: `{"content": "{}", "content_type": "application/json", "metadata": ${big}}`,
+        headers: JSON_CT,
+      },
+      400,
+      "invalid_request",
+      "The run request is invalid.",
+      tooBig,
+    );
+  });
+});
+
 describe("odd but legal requests", () => {
   test("a one-letter Host header is routed normally", async () => {
     const { connect } = await import("node:net");

@@ -347,24 +347,19 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   // An empty multipart part is no part (docs/api.md); an envelope's "" is a string, not an object.
   if (meta !== undefined && meta !== null && (meta !== "" || mode === "envelope")) {
     if (f.metadataIsText && typeof meta === "string") {
-      if (byteLength(meta) > limits.maxMetadataBytes)
+      // Measured below as the envelope's is, by the object's JSON: the part's own text was
+      // measured before, so spacing or escapes that fit an envelope were a 400 in multipart. The
+      // part is bounded by the body's limit (and read off the HTTP thread when large).
+      try {
+        // A part holding `null` is no metadata, as the envelope's `"metadata": null` is.
+        meta = JSON.parse(meta) ?? undefined;
+      } catch {
         errors.push({
           field: "metadata",
-          code: "too_large",
-          message: `metadata may hold at most ${limits.maxMetadataBytes} bytes.`,
+          code: "parse_error",
+          message: "metadata must be a JSON object (the text is not JSON).",
         });
-      else {
-        try {
-          // A part holding `null` is no metadata, as the envelope's `"metadata": null` is.
-          meta = JSON.parse(meta) ?? undefined;
-        } catch {
-          errors.push({
-            field: "metadata",
-            code: "parse_error",
-            message: "metadata must be a JSON object (the text is not JSON).",
-          });
-          meta = undefined;
-        }
+        meta = undefined;
       }
     }
     if (meta !== undefined && !errors.some((e) => e.field === "metadata")) {
