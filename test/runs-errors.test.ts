@@ -411,6 +411,8 @@ describe("400 invalid_request with errors[]", () => {
     ));
   test("content string without content_type", () =>
     bad({ body: { content: "{}" } }, [item("content_type", "required")]));
+  test("content string without content_type, its filename naming no known type", () =>
+    bad({ body: { content: "{}", filename: "data.bin" } }, [item("content_type", "required")]));
   test("both file and content parts", () => {
     const f = new FormData();
     f.append("file", new File(["{}"], "a.json", { type: "application/json" }));

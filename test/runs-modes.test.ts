@@ -149,6 +149,22 @@ describe("base64 in all three modes", () => {
       expect.objectContaining({ file_type: "YAML", filename: "data.yml", content_type: "application/yaml" }),
     );
   });
+  test("envelope: a string content's type comes from the filename's extension too, as in multipart", async () => {
+    // A multipart request is handled the same way as a JSON envelope (the spec, Mode 3).
+    const r = await call(s, "POST", path, { token, body: { content: "a: 1\n", filename: "data.yml" } });
+    expect(r.status).toBe(201);
+    expect(r.json.submission).toEqual(
+      expect.objectContaining({ file_type: "YAML", filename: "data.yml", content_type: "application/yaml" }),
+    );
+    // An explicit content_type wins over the name, in both modes.
+    const named = await call(s, "POST", path, {
+      token,
+      body: { content: "a,b\n", filename: "data.yml", content_type: "text/csv" },
+    });
+    expect(named.json.submission).toEqual(
+      expect.objectContaining({ file_type: "CSV", content_type: "text/csv" }),
+    );
+  });
   test("multipart with a content_encoding part", async () => {
     await check(
       await call(s, "POST", path, {

@@ -208,7 +208,12 @@ function parseEnvelope(body: Uint8Array, required: boolean, charset: string): Fi
       o.content !== null && typeof o.content === "object"
         ? text.slice(content.start, content.end)
         : undefined,
-    contentType: o.content_type,
+    // Without content_type, a string's type comes from the filename's extension, as a multipart
+    // file part's does: the spec handles a multipart request "the same way as a JSON envelope".
+    contentType:
+      o.content_type == null && typeof o.content === "string" && typeof o.filename === "string"
+        ? typeFromFilename(o.filename)
+        : o.content_type,
     filename: o.filename,
     metadata: o.metadata,
     encoding: o.content_encoding,
@@ -329,7 +334,8 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     errors.push({
       field: "content_type",
       code: "required",
-      message: "content_type is required: the media type of content.",
+      message:
+        "content_type is required: the media type of content (or a filename whose extension names one).",
     });
   else if (typeof ct !== "string")
     errors.push({ field: "content_type", code: "invalid", message: "content_type must be a string." });
