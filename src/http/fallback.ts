@@ -17,9 +17,13 @@ const MAX_AUTHORITIES = 1024;
  * False when the request's URL cannot be parsed: Bun hands over the bare path for HTTP/1.0
  * without a Host and for a Host that is empty or holds a character no host has (`Host: a b`),
  * and builds a URL no parser accepts from others (`Host: [::1`, `Host: x:99999`, `Host: :80`).
- * HTTP/1.1 without any Host is refused by Bun itself (400). Each authority is parsed once.
+ * HTTP/1.1 without any Host is refused by Bun itself (400); with two, here. Each authority is parsed
+ * once.
  */
 export function hasAuthority(request: Request): boolean {
+  // Two Host lines name no one server (RFC 9112 §3.2: 400). Bun joins them ("a, b") and builds the
+  // URL from the first, so links and Locations named whichever host a client put first.
+  if (request.headers.get("host")?.includes(",")) return false;
   const u = request.url;
   const start = u.startsWith("http://") ? 7 : u.startsWith("https://") ? 8 : -1;
   if (start < 0) return false;

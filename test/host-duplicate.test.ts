@@ -1,0 +1,121 @@
+// A request with two Host lines names no one server: RFC 9112 §3.2 asks a 400. Bun joins them
+// ("a, b") and built the URL from the first, so a run's `url`, a list's `next` and a Location
+// named whichever host the client put first, and a proxy routing on the other disagreed with
+// Assay about the target. Every listener now answers the JSON 400 of a request without a usable
+// Host (src/http/fallback.ts). Found attacking the built binary.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { DEFAULT_HEADERS } from "../src/http/security.ts";
+import { createWorkflow } from "./helpers/fixtures.ts";
+import { type TestServer, errorBody, startTestServer } from "./helpers/server.ts";
+
+const NO_HOST = errorBody(400, "invalid_request", "The request needs a Host header naming this server.", [
+  { field: "Host", code: "required", message: "Send a Host header with this server's host (and port)." },
+]);
+
+/** One request on its own connection; the status and body once the whole answer has come. */
+function raw(port: number, head: string) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
+    const sock = connect(port, "127.0.0.1");
+    let out = "";
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no whole answer in 10 s: ${JSON.stringify(out)}`));
+    }, 10_000);
+    const done = () => {
+      clearTimeout(timer);
+      sock.destroy();
+      const end = out.indexOf("\r\n\r\n");
+      const lines = out.slice(0, end).split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const l of lines.slice(1)) {
+        const at = l.indexOf(":");
+        headers[l.slice(0, at).toLowerCase()] = l.slice(at + 1).trim();
+      }
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? "")?.[1] ?? 0),
+        headers,
+        body: out.slice(end + 4),
+      });
+    };
+    sock.on("data", (d) => {
+      out += d.toString();
+      const end = out.indexOf("\r\n\r\n");
+      const len = /\r\ncontent-length: *(\d+)/i.exec(out)?.[1];
+      if (end >= 0 && len !== undefined && out.length - end - 4 >= Number(len)) done();
+    });
+    sock.on("close", done);
+    sock.on("error", () => {});
+    sock.on("connect", () => sock.write(head));
+  });
+}
+
+function expectNoHost(r: Awaited<ReturnType<typeof raw>>) {
+  expect([r.status, JSON.parse(r.body)]).toEqual([400, NO_HOST]);
+  expect(r.headers["cache-control"]).toBe("no-store");
+  for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
+}
+
+let s: TestServer;
+let port: number;
+let exec: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  port = Number(new URL(s.url).port);
+  exec = (await s.user("dup-exec", "acme", "executor")).token;
+  await createWorkflow(s, s.rootToken, {
+    slug: "dup",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+});
+afterAll(() => s.close());
+
+test("two Host lines: the 400, whichever comes first, the same host twice too", async () => {
+  const self = `127.0.0.1:${port}`;
+  for (const [a, b] of [
+    [self, "evil.example"],
+    ["evil.example", self],
+    [self, self],
+  ])
+    expectNoHost(
+      await raw(port, `GET /healthz HTTP/1.1\r\nHost: ${a}\r\nHost: ${b}\r\nConnection: close\r\n\r\n`),
+    );
+  const list = await raw(
+    port,
+    `GET /api/v1/orgs/acme/runs/?page_size=1 HTTP/1.1\r\nHost: evil.example\r\nHost: ${self}\r\nAuthorization: Bearer ${exec}\r\nConnection: close\r\n\r\n`,
+  );
+  expectNoHost(list);
+});
+
+test("a run start with two Host lines stores nothing; with one it is a run", async () => {
+  const before = await s.count("runs");
+  const body = '{"a":1}';
+  const head = (hosts: string) =>
+    `POST /api/v1/orgs/acme/workflows/dup/runs/ HTTP/1.1\r\n${hosts}Authorization: Bearer ${exec}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+  expectNoHost(await raw(port, head(`Host: evil.example\r\nHost: 127.0.0.1:${port}\r\n`)));
+  expect(await s.count("runs")).toBe(before);
+  const ok = await raw(port, head(`Host: 127.0.0.1:${port}\r\n`));
+  expect(ok.status).toBe(201);
+  expect(JSON.parse(ok.body).url).toStartWith(`http://127.0.0.1:${port}/`);
+  expect(await s.count("runs")).toBe(before + 1);
+});
+
+test("with HTTP threads every listener answers the same 400", async () => {
+  const t = await startTestServer({ http_threads: 2 });
+  try {
+    const p = Number(new URL(t.url).port);
+    // A connection each: the kernel spreads them over both listeners (all on one: 2^-31).
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, () =>
+        raw(
+          p,
+          `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${p}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`,
+        ),
+      ),
+    );
+    for (const r of answers) expectNoHost(r);
+  } finally {
+    await t.close();
+  }
+});
