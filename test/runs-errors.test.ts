@@ -523,13 +523,13 @@ describe("400 invalid_request with errors[]", () => {
 });
 
 describe("400 file_type_unsupported", () => {
-  test("a type outside allowed_file_types", async () => {
+  test("a type outside allowed_file_types; detail also names a step that could not read it", async () => {
     await refused(
       runs("json"),
       { token: exec, raw: "<a/>", headers: { "content-type": "application/xml" } },
       400,
       "file_type_unsupported",
-      "This workflow accepts JSON submissions; this one is XML.",
+      'This workflow accepts JSON submissions; this one is XML. Step 1 "schema" (json_schema) does not support XML submissions either.',
     );
   });
   test("detail names the blocking step when a validator does not support the type", async () => {

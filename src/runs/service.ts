@@ -119,15 +119,17 @@ function fileTypeRefusal(
 }
 
 function refusalOf(def: WorkflowVersion, fileType: string, extra: readonly ValidatorDef[]): string | null {
+  // The first active step whose validator cannot read the type: rule 2's "blocking step".
+  const step = def.steps.find(
+    (s) =>
+      s.is_active &&
+      !getValidator(s.validator, extra)?.supportedFileTypes.includes(fileType as Intake["fileType"]),
+  );
+  const blocks =
+    step && `Step ${step.order} "${step.name}" (${step.validator}) does not support ${fileType} submissions`;
   if (!def.allowed_file_types.includes(fileType as Intake["fileType"]))
-    return `This workflow accepts ${def.allowed_file_types.join(", ")} submissions; this one is ${fileType}.`;
-  for (const s of def.steps) {
-    if (!s.is_active) continue;
-    const v = getValidator(s.validator, extra);
-    if (!v?.supportedFileTypes.includes(fileType as Intake["fileType"]))
-      return `Step ${s.order} "${s.name}" (${s.validator}) does not support ${fileType} submissions.`;
-  }
-  return null;
+    return `This workflow accepts ${def.allowed_file_types.join(", ")} submissions; this one is ${fileType}.${blocks ? ` ${blocks} either.` : ""}`;
+  return blocks ? `${blocks}.` : null;
 }
 
 // A version's steps never change (versions are immutable and cached), so its active steps are

@@ -31,9 +31,14 @@ test("a type the workflow does not allow is refused, every time, with the same w
     expect(refusal(() => checkFileType(def, "XML"))).toEqual({
       status: 400,
       code: "file_type_unsupported",
-      message: "This workflow accepts JSON, TEXT submissions; this one is XML.",
+      message:
+        'This workflow accepts JSON, TEXT submissions; this one is XML. Step 1 "s" (json_schema) does not support XML submissions either.',
     });
   expect(refusal(() => checkFileType(def, "JSON"))).toBeNull();
+  // No step that could not read it: the allowed types alone are the reason.
+  expect(refusal(() => checkFileType(version("syntax"), "XML"))?.message).toBe(
+    "This workflow accepts JSON, TEXT submissions; this one is XML.",
+  );
 });
 
 test("a step whose validator does not take the type refuses it; an inactive step does not", () => {
