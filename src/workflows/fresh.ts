@@ -7,8 +7,12 @@
 import { conflict } from "../errors.ts";
 import { StaleWorkflow } from "./store.ts";
 
-/** Attempts before giving up: each lost one means another save of the same workflow succeeded. */
-export const EDIT_ATTEMPTS = 5;
+/**
+ * Attempts before giving up. Each lost one means another save of the same workflow succeeded, so
+ * an edit among N at once loses at most N − 1 times: 12 lets a dozen simultaneous edits (a CI job
+ * patching one workflow from parallel steps) all land; 5 refused 3–7 of 10 (2026-11-29).
+ */
+export const EDIT_ATTEMPTS = 12;
 
 export const editConflict = () =>
   conflict("The workflow was changed by another request while this one was saved; send it again.");
@@ -21,6 +25,9 @@ export async function fresh<T>(edit: () => Promise<T>): Promise<T> {
     } catch (e) {
       if (!(e instanceof StaleWorkflow)) throw e;
       if (attempt >= EDIT_ATTEMPTS) throw editConflict();
+      // A short random pause spreads the losers out, so that they do not all read, check and
+      // collide again in the same turn.
+      await Bun.sleep(Math.random() * 2 * attempt);
     }
   }
 }
