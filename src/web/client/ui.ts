@@ -160,7 +160,15 @@ export const empty = (text: string) => h("p", { class: "empty" }, text);
 export const emptyPage = (count: number, text: string) =>
   empty(count > 0 ? `This page is past the end of the list (${count} items in all).` : text);
 
-export function table(head: string[], rows: Child[][], caption?: string): HTMLElement {
+/**
+ * A column heading: shown, or (for a column whose cells say what they are: buttons, a badge) only
+ * read out. A header cell is never empty: a screen reader names the column of every cell it reads.
+ */
+export type Head = string | { hidden: string };
+const headText = (x: Head) => (typeof x === "string" ? x : "");
+
+/** A table with column headers; a "" head is an unnamed column of actions (read as "Actions"). */
+export function table(head: Head[], rows: Child[][], caption?: string): HTMLElement {
   return h(
     "div",
     { class: "table-wrap" },
@@ -174,7 +182,15 @@ export function table(head: string[], rows: Child[][], caption?: string): HTMLEl
         h(
           "tr",
           null,
-          head.map((x) => h("th", { scope: "col" }, x)),
+          head.map((x) =>
+            h(
+              "th",
+              { scope: "col" },
+              typeof x === "string" && x
+                ? x
+                : h("span", { class: "sr-only" }, typeof x === "string" ? "Actions" : x.hidden),
+            ),
+          ),
         ),
       ),
       h(
@@ -185,7 +201,13 @@ export function table(head: string[], rows: Child[][], caption?: string): HTMLEl
             "tr",
             null,
             // data-label: on a phone each row becomes a card of "label: value" lines (app.css).
-            r.map((c, i) => h("td", { "data-label": head[i] || null }, h("div", { class: "cell" }, c))),
+            r.map((c, i) =>
+              h(
+                "td",
+                { "data-label": (head[i] && headText(head[i])) || null },
+                h("div", { class: "cell" }, c),
+              ),
+            ),
           ),
         ),
       ),

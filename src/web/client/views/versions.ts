@@ -126,7 +126,19 @@ export async function versionListView(ctx: Ctx): Promise<Rendered> {
       heading(`History of ${w.name}`),
       h("p", { class: "lead" }, "Every save makes a version. Runs name the version they ran."),
       rows.length
-        ? table(["Version", "Saved", "By", "", "Steps", "", "Compare"], rows, "Versions")
+        ? table(
+            [
+              "Version",
+              "Saved",
+              "By",
+              { hidden: "Restored from" },
+              "Steps",
+              { hidden: "Current" },
+              "Compare",
+            ],
+            rows,
+            "Versions",
+          )
         : emptyPage(data.count, "No versions."),
       pager(data.count, page, size, (p) => `${pagePath(org, wf)}?page=${p}`),
     ),
