@@ -25,7 +25,23 @@ export function shell(pageOrg: string | null, path: string, content: Child): HTM
   const switcher = user.orgs.length
     ? h(
         "details",
-        { class: "org-switch" },
+        {
+          class: "org-switch",
+          // A disclosure menu closes with Escape (focus back on its button) and when the keyboard
+          // leaves it: an open <details> does neither by itself, and stayed over the page.
+          onkeydown: (e: KeyboardEvent) => {
+            const d = e.currentTarget as HTMLDetailsElement;
+            if (e.key !== "Escape" || !d.open) return;
+            e.preventDefault();
+            d.open = false;
+            d.querySelector("summary")?.focus();
+          },
+          onfocusout: (e: FocusEvent) => {
+            const d = e.currentTarget as HTMLDetailsElement;
+            const to = e.relatedTarget as Node | null;
+            if (to && !d.contains(to)) d.open = false;
+          },
+        },
         h(
           "summary",
           null,
