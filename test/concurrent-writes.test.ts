@@ -365,7 +365,7 @@ describe.skipIf(!onPostgres)("a queued run canceled as another node claims it", 
 });
 
 // Held by a gate, so exact on both backends: the run executes while its user is deleted.
-test("409, not 500, for a sync run whose user is deleted while it executes", async () => {
+test("a sync run whose user is deleted while it executes: 401 to the request (its token died in flight), the run kept without its user", async () => {
   const u = await s.user("runaway", "acme", "author");
   const g = s.gates.gate();
   const r = call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
@@ -376,11 +376,14 @@ test("409, not 500, for a sync run whose user is deleted while it executes", asy
   await g.held();
   expect((await call(s, "DELETE", "/api/v1/admin/users/runaway/", { token: root })).status).toBe(204);
   g.open();
-  expect((await r).json).toEqual(
-    errorBody(
-      409,
-      "conflict",
-      "Something this request refers to was deleted by another request meanwhile; send it again.",
-    ),
+  // The spec: in-flight requests with a token that stopped working fail with 401. Before, the
+  // run's write failed on the deleted user (500, then 409) and the run was lost.
+  expect((await r).json).toEqual(errorBody(401, "authentication_required", "Invalid token."));
+  // …and the run is stored as the deletion leaves an async run of that user: without its id.
+  const list = await call(s, "GET", "/api/v1/orgs/acme/runs/?workflow=hold", { token: root });
+  const kept = list.json.results.filter(
+    (x: { created_by: { username: string } }) => x.created_by.username === "runaway",
   );
+  expect(kept).toHaveLength(1);
+  expect(kept[0]).toMatchObject({ status: "succeeded", created_by: { id: null, username: "runaway" } });
 });

@@ -17,7 +17,7 @@
 // (`wire`), one group in flight at a time: the runs that arrive meanwhile form the next one. A run
 // whose writes depend on what it reads in the transaction (the webhook outbox of an org that has
 // webhooks) is written by the main connection's group commit, as without the thread.
-import { type Param, type Program, each, insert, insertEach, run } from "../db/program.ts";
+import { type Param, type Program, ReferenceGone, each, insert, insertEach, run } from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
 import type { RowStatement, WireRun } from "../db/writer-protocol.ts";
 import type { WriteBatcher } from "./batch.ts";
@@ -53,6 +53,11 @@ export interface FinalRows {
    * null when one of them needs what the transaction reads.
    */
   wire(): WireRun | null;
+  /**
+   * The same run without its user (`created_by` null, the name kept): written when the user was
+   * deleted while the run executed, as the deletion leaves a stored run's row (ON DELETE SET NULL).
+   */
+  withoutUser?(): FinalRows;
 }
 
 interface Entry {
@@ -112,6 +117,20 @@ export function rowStatements(n: number): RowStatement[] {
   return out;
 }
 
+/**
+ * A run written alone, after its group failed. Only here, off the common path: a run whose user
+ * was deleted meanwhile failed on the foreign key, and is written again without the user.
+ */
+function writeAlone(batch: WriteBatcher, e: Entry): void {
+  batch
+    .write(() => alone(e.rows))
+    .then(e.resolve, (error) => {
+      const orphan = error instanceof ReferenceGone ? e.rows.withoutUser?.() : undefined;
+      if (!orphan) return e.reject(error);
+      batch.write(() => alone(orphan)).then(e.resolve, e.reject);
+    });
+}
+
 export function createFinalRowsWriter(batch: WriteBatcher, thread: WriterThread | null = null) {
   /** The runs waiting for the next group commit; null once that commit has taken them. */
   let open: Entry[] | null = null;
@@ -138,7 +157,7 @@ export function createFinalRowsWriter(batch: WriteBatcher, thread: WriterThread 
         // Closed now, so that each of them is written below, and none waits for a commit that
         // will not come.
         if (open === list) open = null;
-        for (const e of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
+        for (const e of list) writeAlone(batch, e);
       },
     );
   };
@@ -184,7 +203,7 @@ export function createFinalRowsWriter(batch: WriteBatcher, thread: WriterThread 
         },
         () => {
           // Nothing of the group was written: each run again, alone, on the main connection.
-          for (const { entry: e } of list) batch.write(() => alone(e.rows)).then(e.resolve, e.reject);
+          for (const { entry: e } of list) writeAlone(batch, e);
         },
       )
       .finally(() => {

@@ -172,7 +172,18 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
     inTx: FinalTx | undefined,
     chunks: Chunk[],
   ): Promise<number> {
-    const ts = n.createdAt ?? now();
+    return writeFinal(finalRows(n, u, inTx, chunks, n.createdAt ?? now(), n.user.id));
+  }
+
+  /** A final run's rows; `userId` null: its user was deleted while it executed (final-rows.ts). */
+  function finalRows(
+    n: NewRun,
+    u: FinalUpdate & { startedAt: string },
+    inTx: FinalTx | undefined,
+    chunks: Chunk[],
+    ts: string,
+    userId: number | null,
+  ): FinalRows {
     const rows: FinalRows = {
       submission: () => ({ sql: INSERT_SUBMISSION, params: submissionParams(n, ts) }),
       row: (sid) => [
@@ -183,7 +194,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         sid,
         u.status,
         summariesJson(u.steps),
-        n.user.id,
+        userId,
         n.user.username,
         ts,
         u.startedAt,
@@ -216,8 +227,9 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
             : findings.statements(n.id, chunks),
         };
       },
+      withoutUser: () => finalRows(n, u, inTx, chunks, ts, null),
     };
-    return writeFinal(rows);
+    return rows;
   }
 
   // Queued runs, counted at start (recover) and then kept in step with every write below (the
