@@ -219,6 +219,27 @@ describe("400 for a JSON body that is not UTF-8 (RFC 8259 §8.1), whatever chars
     });
     expect([ok.status, ok.json.description]).toEqual([200, "café"]);
   });
+  test("a UTF-16 object with its BOM, labelled charset=utf-16 or not: 400 not UTF-8, not 'not an object'", async () => {
+    const text = '{"slug":"sixteen","name":"x","allowed_file_types":["JSON"]}';
+    const utf16 = (le: boolean) => {
+      const out = le ? [0xff, 0xfe] : [0xfe, 0xff];
+      for (const c of text) out.push(...(le ? [c.charCodeAt(0), 0] : [0, c.charCodeAt(0)]));
+      return Uint8Array.from(out);
+    };
+    for (const [bytes, ct] of [
+      [utf16(true), "application/json; charset=utf-16"],
+      [utf16(false), "application/json; charset=utf-16"],
+      [utf16(true), "application/json"],
+    ] as const) {
+      const r = await call(s, "POST", WORKFLOWS, {
+        token: s.rootToken,
+        raw: bytes,
+        headers: { "content-type": ct },
+      });
+      expect([r.status, r.json]).toEqual([400, notUtf8]);
+    }
+    expect((await call(s, "GET", `${WORKFLOWS}sixteen/`, { token: s.rootToken })).status).toBe(404);
+  });
   test("without a token the answer is still 401: the body waits for authentication", async () => {
     const r = await call(s, "POST", WORKFLOWS, {
       raw: latin1("latin-c"),

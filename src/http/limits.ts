@@ -386,10 +386,11 @@ export function createLimits(
           // a 400 "Expected object". Written as it knows it, for every route at once.
           const known = ct!.replace(API_JSON_TYPE, "application/json");
           if (known !== ct) request.headers.set("content-type", known);
-          if (firstSignificant(bytes) !== 0x7b && route !== "none") problem = notAnObject();
           // JSON is UTF-8 whatever charset a client names (RFC 8259 §8.1; the parameter has no
-          // meaning for application/json): other bytes were read as U+FFFD and stored so.
-          else if (route !== "none" && !isUtf8(bytes)) problem = notUtf8();
+          // meaning for application/json): other bytes were read as U+FFFD and stored so. Checked
+          // first: a UTF-16 object after its BOM is not "not an object".
+          if (route !== "none" && !isUtf8(bytes)) problem = notUtf8();
+          else if (firstSignificant(bytes) !== 0x7b && route !== "none") problem = notAnObject();
         }
       } else if (!bytes.length && route !== "none") problem = missingBody();
       if (!unread) {
