@@ -49,7 +49,10 @@ function location(f: Finding): Child {
 /** Findings per page when more of a step's findings are loaded (the API's maximum page size). */
 const FINDINGS_PAGE = 200;
 
-function stepSection(s: RunStep, more: (s: RunStep) => Promise<void>): HTMLElement {
+function stepSection(
+  s: RunStep,
+  more: (s: RunStep, button: HTMLButtonElement) => Promise<void>,
+): HTMLElement {
   const findings = s.findings ?? [];
   const total = s.findings_count ?? findings.length;
   return h(
@@ -83,16 +86,45 @@ function stepSection(s: RunStep, more: (s: RunStep) => Promise<void>): HTMLEleme
             {
               type: "button",
               class: "button secondary",
-              onclick: (e: Event) => {
-                (e.currentTarget as HTMLButtonElement).disabled = true;
-                void more(s);
-              },
+              "data-key": `more-${s.order}`,
+              onclick: (e: Event) => void more(s, e.currentTarget as HTMLButtonElement),
             },
             `Show ${Math.min(FINDINGS_PAGE, total - findings.length)} more`,
           ),
         )
       : null,
   );
+}
+
+/**
+ * Keyboard focus across a redraw of the run's parts (each poll that changed the run, "Show more",
+ * "Cancel run"): what was focused, by its data-key, href or id, to focus its replacement after.
+ * Without this, focus fell to the top of the page each time and the next Tab started over.
+ */
+interface FocusKey {
+  key: string;
+  /** Where focus goes when the control is gone: the step's heading for "Show more", else the h1. */
+  fallback: string;
+}
+function whereFocus(parts: HTMLElement[]): FocusKey | null {
+  const el = document.activeElement as HTMLElement | null;
+  if (!el || !parts.some((p) => p.contains(el))) return null;
+  const key = el.dataset.key
+    ? `[data-key="${el.dataset.key}"]`
+    : el.getAttribute("href")
+      ? `[href="${CSS.escape(el.getAttribute("href")!)}"]`
+      : el.id
+        ? `#${CSS.escape(el.id)}`
+        : null;
+  if (!key) return null;
+  const more = /^more-(\d+)$/.exec(el.dataset.key ?? "");
+  return { key, fallback: more ? `#step-${more[1]}` : "main h1" };
+}
+function refocus(f: FocusKey): void {
+  const el = document.querySelector<HTMLElement>(f.key) ?? document.querySelector<HTMLElement>(f.fallback);
+  if (!el) return;
+  if (!el.matches("a[href], button, input, select, textarea, [tabindex]")) el.tabIndex = -1;
+  el.focus();
 }
 
 function progress(r: Run): string {
@@ -136,6 +168,11 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
   const content = h("div");
   const actions = h("div", { class: "actions" });
   const draw = () => {
+    const focus = whereFocus([summary, steps, content, actions]);
+    drawParts();
+    if (focus) refocus(focus);
+  };
+  const drawParts = () => {
     live.textContent = FINAL.has(run.status) ? `Finished: ${run.status.replace("_", " ")}.` : progress(run);
     const s = run.summary;
     mount(
@@ -208,7 +245,11 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
     mount(
       actions,
       !FINAL.has(run.status) && (can(org, "author") || (mine && can(org, "executor")))
-        ? h("button", { type: "button", class: "button danger", onclick: cancel }, "Cancel run")
+        ? h(
+            "button",
+            { type: "button", class: "button danger", "data-key": "cancel", onclick: cancel },
+            "Cancel run",
+          )
         : null,
       h(
         "a",
@@ -223,7 +264,10 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
     );
   };
   /** The next page of a step's findings, appended to what the run answer carried. */
-  const more = async (step: RunStep) => {
+  const more = async (step: RunStep, button: HTMLButtonElement) => {
+    // Where focus is, taken before the button is disabled (Chrome then moves focus off it).
+    const focus = whereFocus([steps]);
+    button.disabled = true;
     const have = step.findings.length;
     const page = Math.floor(have / FINDINGS_PAGE) + 1;
     try {
@@ -243,7 +287,8 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
           column: f.column,
           rule: f.rule,
         });
-      draw();
+      drawParts();
+      if (focus) refocus(focus);
     } catch (e) {
       mount(problem, errorNotice(e));
     }
