@@ -368,4 +368,48 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     // The table itself is not read out again on every refresh.
     expect(await page.locator("[aria-live] table, [role=status] table").count()).toBe(0);
   });
+
+  test('the run page keeps keyboard focus through "Show more" and "Cancel run"', async () => {
+    await createWorkflow(s, s.rootToken, {
+      slug: "lines",
+      allowed_file_types: ["TEXT"],
+      steps: [
+        { name: "short lines", validator: "text_rules", config: { max_line_length: 1, max_findings: 2000 } },
+      ],
+    });
+    const many = await call(s, "POST", "/api/v1/orgs/acme/workflows/lines/runs/", {
+      token: s.rootToken,
+      raw: `${Array.from({ length: 1300 }, (_, i) => `line ${i + 1}`).join("\n")}\n`,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(many.status).toBe(201);
+    await open(`/app/orgs/acme/runs/${many.json.id}/`);
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement;
+        return e === document.body ? "body" : `${e?.tagName.toLowerCase()} ${e?.textContent?.trim()}`;
+      });
+    await page.getByRole("button", { name: "Show 200 more" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByText("Showing 1,200 of 1,300 findings.").waitFor();
+    expect(await focused()).toBe("button Show 100 more");
+    await page.keyboard.press("Enter");
+    await page.getByRole("table", { name: "Findings of step 1" }).locator("tbody tr").nth(1299).waitFor();
+    // The button is gone with the last page: focus is on its step's heading, not the page's top.
+    expect(await focused()).toBe("h3 1. short lines ✖ failed");
+
+    const gate = s.gates.gate();
+    const held = await call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {
+      token: s.rootToken,
+      raw: gate.doc(),
+      headers: { "content-type": "application/json", prefer: "respond-async" },
+    });
+    expect(held.status).toBe(202);
+    await gate.held();
+    await open(`/app/orgs/acme/runs/${held.json.id}/`);
+    await page.getByRole("button", { name: "Cancel run" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Finished: canceled." }).waitFor();
+    expect(await focused()).toBe(`h1 Run ${held.json.id.slice(-8)}`);
+  });
 });
