@@ -110,7 +110,11 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       const gone = () => invalid("No such user.", [{ field: "username", ...noSuchUser(username) }]);
       if (!user) throw gone();
       await whileUserExists(orgs.addMember(orgId, user.id, r, actor), gone);
-      return (await orgs.member(orgId, username))!;
+      // Read after the commit: another request (or node) may have removed the member or deleted
+      // the user in between. Then the answer is what that request left, not a 500.
+      const m = await orgs.member(orgId, username);
+      if (!m) throw conflict("The member was removed by another request meanwhile.");
+      return m;
     },
     async setRole(orgId: number, username: string, role: string, actor: Actor) {
       const r = checkRole(role);
