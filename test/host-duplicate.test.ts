@@ -4,51 +4,10 @@
 // Assay about the target. Every listener now answers the JSON 400 of a request without a usable
 // Host (src/http/fallback.ts). Found attacking the built binary.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { DEFAULT_HEADERS } from "../src/http/security.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { type TestServer, errorBody, startTestServer } from "./helpers/server.ts";
-
-const NO_HOST = errorBody(400, "invalid_request", "The request needs a Host header naming this server.", [
-  { field: "Host", code: "required", message: "Send a Host header with this server's host (and port)." },
-]);
-
-/** One request on its own connection; the status and body once the whole answer has come. */
-function raw(port: number, head: string) {
-  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
-    const sock = connect(port, "127.0.0.1");
-    let out = "";
-    const timer = setTimeout(() => {
-      sock.destroy();
-      reject(new Error(`no whole answer in 10 s: ${JSON.stringify(out)}`));
-    }, 10_000);
-    const done = () => {
-      clearTimeout(timer);
-      sock.destroy();
-      const end = out.indexOf("\r\n\r\n");
-      const lines = out.slice(0, end).split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const l of lines.slice(1)) {
-        const at = l.indexOf(":");
-        headers[l.slice(0, at).toLowerCase()] = l.slice(at + 1).trim();
-      }
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? "")?.[1] ?? 0),
-        headers,
-        body: out.slice(end + 4),
-      });
-    };
-    sock.on("data", (d) => {
-      out += d.toString();
-      const end = out.indexOf("\r\n\r\n");
-      const len = /\r\ncontent-length: *(\d+)/i.exec(out)?.[1];
-      if (end >= 0 && len !== undefined && out.length - end - 4 >= Number(len)) done();
-    });
-    sock.on("close", done);
-    sock.on("error", () => {});
-    sock.on("connect", () => sock.write(head));
-  });
-}
+import { NO_HOST, rawRequest as raw } from "./helpers/raw-http.ts";
+import { type TestServer, startTestServer } from "./helpers/server.ts";
 
 function expectNoHost(r: Awaited<ReturnType<typeof raw>>) {
   expect([r.status, JSON.parse(r.body)]).toEqual([400, NO_HOST]);
