@@ -201,15 +201,19 @@ describe("202 accepted", () => {
 });
 
 describe("cancel", () => {
-  test("a running run is stopped and ends canceled; cancel again is 409", async () => {
+  /** An async run of `hold`, its step running in a worker and held there until the gate opens. */
+  async function heldRun() {
     const gate = s.gates.gate();
     const r = await call(s, "POST", runs("hold"), {
       token: exec,
       raw: gate.doc(),
       headers: { ...JSON_CT, prefer: "respond-async" },
     });
-    const path = new URL(r.json.url).pathname;
-    await gate.held(); // its step is running in a worker, and stays there until canceled
+    await gate.held();
+    return { gate, url: r.json.url as string, path: new URL(r.json.url).pathname };
+  }
+  test("a running run is stopped and ends canceled; cancel again is 409", async () => {
+    const { path } = await heldRun(); // stays running until canceled
     const c = await call(s, "POST", `${path}cancel/`, { token: exec });
     expect(c.status).toBe(200);
     expect(c.json.status).toBe("canceled");
@@ -222,19 +226,12 @@ describe("cancel", () => {
     // The race is the test's own: the gate opens as the cancel is sent, so the step's end and the
     // cancel meet in every order over the attempts. Whichever wins, the answer must say so.
     for (let i = 0; i < 24; i++) {
-      const gate = s.gates.gate();
-      const r = await call(s, "POST", runs("hold"), {
-        token: exec,
-        raw: gate.doc(),
-        headers: { ...JSON_CT, prefer: "respond-async" },
-      });
-      const path = new URL(r.json.url).pathname;
-      await gate.held();
+      const { gate, url, path } = await heldRun();
       const delay = (i % 8) / 2; // ms between the gate opening and the cancel, varied over the attempts
       const cancel = Bun.sleep(delay).then(() => call(s, "POST", `${path}cancel/`, { token: exec }));
       gate.open();
       const c = await cancel;
-      const final = await waitForRun(s, exec, r.json.url);
+      const final = await waitForRun(s, exec, url);
       if (c.status === 200) {
         expect(c.json.status).toBe("canceled");
         expect(final.status).toBe("canceled");
