@@ -215,6 +215,27 @@ describe("retries", () => {
     expect([done.status, done.attempts.length, done.attempts[3].http_status]).toEqual(["succeeded", 4, 200]);
     expect(rx.received.at(-1)!.headers.get("webhook-id")).toBe(d.id);
   });
+  test("while an attempt is under way, next_attempt_at says when it began (not the claim's lease end)", async () => {
+    const { rx, path } = await setup("re-busy");
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    rx.respond(async () => {
+      await held;
+      return new Response("ok");
+    });
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    await rx.waitFor((x) => x.length === 1); // the attempt has reached the receiver, which holds it
+    const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: admin })).json;
+    expect(d.status).toBe("pending");
+    // Before: the lease's end, the time limit plus 30 s ahead, as if the next attempt were due then.
+    expect(Date.parse(d.next_attempt_at)).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse(d.next_attempt_at)).toBeGreaterThanOrEqual(Date.parse(d.created_at));
+    const listed = (await call(s, "GET", `${path}deliveries/`, { token: admin })).json.results[0];
+    expect(listed.next_attempt_at).toBe(d.next_attempt_at);
+    release();
+  });
   test("409 redeliver while pending; 404 for an unknown delivery", async () => {
     const { rx, hook, path } = await setup("re-409");
     let release = () => {};

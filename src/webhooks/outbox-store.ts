@@ -46,7 +46,10 @@ const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
       WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)
       LIMIT CAST(? AS INTEGER)) AS firsts) AS due
   FROM pending p JOIN webhooks w ON w.id = p.webhook_id`;
-const COLUMNS = "id, webhook_id, event, run_id, status, created_at, next_attempt_at, finished_at";
+// While an attempt is under way its row's next_attempt_at holds the claim's lease end (when
+// another node may take it over): what a reader is told is when the attempt began.
+const COLUMNS =
+  "id, webhook_id, event, run_id, status, created_at, CASE WHEN claimed_at IS NULL THEN next_attempt_at ELSE claimed_at END AS next_attempt_at, finished_at";
 
 export function createOutboxStore(db: Db) {
   // Claims skip rows another transaction holds (PostgreSQL); SQLite has one writer and no such rows.
