@@ -412,4 +412,42 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     await page.getByRole("status").filter({ hasText: "Finished: canceled." }).waitFor();
     expect(await focused()).toBe(`h1 Run ${held.json.id.slice(-8)}`);
   });
+
+  test("a message after an action is said by a live region that was on the page before it", async () => {
+    const token = await call(s, "POST", "/api/v1/users/me/tokens/", {
+      token: s.rootToken,
+      body: { name: "to revoke" },
+    });
+    expect(token.status).toBe(201);
+    // The region is taken before each action: a region inserted with its text already in it (the
+    // new page's message after a navigation) is not reliably announced.
+    const region = async () =>
+      page.evaluate(() => {
+        const r = document.querySelector("#announcer");
+        (window as unknown as { region: Element | null }).region = r;
+        return r?.getAttribute("role");
+      });
+    const said = () =>
+      page.waitForFunction(() => {
+        const r = (window as unknown as { region: Element | null }).region;
+        return r?.isConnected ? r.textContent : null;
+      });
+
+    await open("/app/settings/tokens/");
+    expect(await region()).toBe("status");
+    await page.getByRole("button", { name: "Revoke token to revoke" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke token" }).click();
+    expect(await (await said()).jsonValue()).toBe("Token “to revoke” revoked.");
+
+    // A flash: the page is drawn again, the region stays.
+    const hook = await call(s, "GET", "/api/v1/orgs/acme/webhooks/", { token: s.rootToken });
+    await open(`/app/orgs/acme/webhooks/${hook.json.results[0].id}/`);
+    expect(await region()).toBe("status");
+    await page.getByRole("button", { name: "Send ping" }).click();
+    expect(await (await said()).jsonValue()).toBe("Ping queued: it appears in the delivery log.");
+    // Seen too, in a box that is no second live region.
+    const box = page.locator(".notice.success");
+    expect(await box.textContent()).toContain("Ping queued");
+    expect(await box.getAttribute("role")).toBeNull();
+  });
 });

@@ -68,7 +68,7 @@ describe.skipIf(!hasChromium)("long lists in Chromium", () => {
 
     await page.getByRole("row", { name: /u201/ }).getByRole("button", { name: "Delete" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
-    await page.getByText("User u201 deleted.").waitFor();
+    await page.locator("main").getByText("User u201 deleted.").waitFor();
     expect(await firstColumn()).toEqual(["u200"]);
     expect(await s.deps.users.getByUsername("u201")).toBeNull();
   });

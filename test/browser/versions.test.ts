@@ -87,7 +87,7 @@ describe.skipIf(!hasChromium)("workflow history (Chromium)", () => {
     await page.getByRole("button", { name: "Restore version 1" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Restore" }).click();
     await page.getByRole("heading", { name: "Version 3" }).waitFor();
-    await page.getByText("Version 1 restored as version 3.").waitFor();
+    await page.locator("main").getByText("Version 1 restored as version 3.").waitFor();
     const w = await call(s, "GET", "/api/v1/orgs/acme/workflows/orders/", { token: s.rootToken });
     expect(w.json.version).toBe(3);
     expect(w.json.steps[0].config).toEqual(schema(["id"]));

@@ -96,7 +96,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
 
     await page.getByRole("button", { name: "Revoke token CI pipeline" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Revoke token" }).click();
-    await page.getByText("Token “CI pipeline” revoked.").waitFor();
+    await page.locator("main").getByText("Token “CI pipeline” revoked.").waitFor();
     const refused = await apiFetch("/api/v1/users/me/", { token });
     expect(refused.status).toBe(401);
     expect(refused.json).toEqual({
@@ -128,7 +128,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     await page.getByRole("button", { name: "Create workflow" }).click();
     await page.waitForURL(/\/app\/orgs\/acme\/workflows\/orders\/$/);
     await page.getByRole("heading", { name: "Orders", level: 1 }).waitFor();
-    await page.getByText("Workflow “Orders” created.").waitFor();
+    await page.locator("main").getByText("Workflow “Orders” created.").waitFor();
     expect(await page.locator("ol.steps li").count()).toBe(1);
     await screenshot(page, "workflow");
   });
@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
   test("deactivates the workflow (runs refused) and reactivates it", async () => {
     await page.goto("/app/orgs/acme/workflows/orders/");
     await page.getByRole("button", { name: "Deactivate" }).click();
-    await page.getByText("Workflow deactivated: new runs are refused.").waitFor();
+    await page.locator("main").getByText("Workflow deactivated: new runs are refused.").waitFor();
     expect(await page.getByRole("link", { name: "Run", exact: true }).count()).toBe(0);
     const refused = await apiFetch("/api/v1/orgs/acme/workflows/orders/runs/", {
       method: "POST",
@@ -202,7 +202,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     expect(refused.json.code).toBe("workflow_inactive");
 
     await page.getByRole("button", { name: "Activate" }).click();
-    await page.getByText("Workflow activated: it accepts runs again.").waitFor();
+    await page.locator("main").getByText("Workflow activated: it accepts runs again.").waitFor();
     await page.getByRole("link", { name: "Run", exact: true }).waitFor();
     const accepted = await apiFetch("/api/v1/orgs/acme/workflows/orders/runs/", {
       method: "POST",
@@ -230,7 +230,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Delete");
     await del.click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete workflow" }).click();
-    await page.getByText("Workflow “Scratch” deleted.").waitFor();
+    await page.locator("main").getByText("Workflow “Scratch” deleted.").waitFor();
     expect(new URL(page.url()).pathname).toBe("/app/orgs/acme/workflows/");
     expect(await page.getByRole("link", { name: "Scratch" }).count()).toBe(0);
   });
@@ -272,7 +272,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     await p.getByLabel("New password", { exact: true }).fill("ed password 2");
     await p.getByLabel("New password again").fill("ed password 2");
     await p.getByRole("button", { name: "Change password" }).click();
-    await p.getByText("Password changed.").waitFor();
+    await p.locator("main").getByText("Password changed.").waitFor();
     const after = (await p.context().cookies()).find((c) => c.name === "assay_session")?.value;
     expect(after).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(after).not.toBe(before);
@@ -291,7 +291,7 @@ describe.skipIf(!hasChromium)("web app in Chromium", () => {
     expect(await page.getByRole("button", { name: /^Save the role of/ }).count()).toBe(0);
     await page.getByLabel("Role of ed", { exact: true }).selectOption("author");
     await page.getByRole("button", { name: "Save the role of ed" }).click();
-    await page.getByText("ed is now author.").waitFor();
+    await page.locator("main").getByText("ed is now author.").waitFor();
     expect(await page.getByLabel("Role of ed", { exact: true }).inputValue()).toBe("author");
     await screenshot(page, "members");
   });

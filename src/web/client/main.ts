@@ -5,7 +5,7 @@ import { h, mount } from "./dom.ts";
 import { type Ctx, match, navigate, startRouter } from "./router.ts";
 import { defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
 import { shell } from "./shell.ts";
-import { errorNotice, heading, notice, takeFlash } from "./ui.ts";
+import { announcerRegion, errorNotice, heading, notice, takeFlash } from "./ui.ts";
 import { loginView } from "./views/login.ts";
 import { setupView } from "./views/setup.ts";
 import "./views/index.ts";
@@ -93,6 +93,7 @@ whenSignedOut(() => {
 });
 
 async function boot() {
+  announcerRegion();
   try {
     if (!(await loadSession())) setupNeeded = (await get<{ needed: boolean }>("setup/")).needed;
   } catch (e) {

@@ -60,15 +60,48 @@ export function errorNotice(e: unknown): HTMLDivElement {
   return notice("error", h("p", null, (e as Error)?.message ?? String(e)));
 }
 
-let pendingFlash: HTMLElement | null = null;
+/**
+ * One polite live region for the whole app, outside #app so that no page render replaces it: a
+ * screen reader announces a change in a live region it already knows, not reliably one that is
+ * inserted with its text already in it (as a new page's "Webhook saved." was).
+ */
+let announcer: HTMLElement | null = null;
+export function announcerRegion(): HTMLElement {
+  if (!announcer?.isConnected) {
+    announcer = h("div", { id: "announcer", class: "sr-only", role: "status" });
+    document.body.append(announcer);
+  }
+  return announcer;
+}
+/** Says `text` through the app's live region (emptied first, so the same text twice is said twice). */
+export function announce(text: string): void {
+  const region = announcerRegion();
+  region.textContent = "";
+  requestAnimationFrame(() => {
+    region.textContent = text;
+  });
+}
+
+/**
+ * A success or info message shown after an action: seen in a box, heard through the live region
+ * (the box is no live region of its own, or it would be read twice).
+ */
+export function told(kind: "success" | "info", text: string): HTMLDivElement {
+  const box = notice(kind, text);
+  box.removeAttribute("role");
+  announce(text);
+  return box;
+}
+
+let pendingFlash: { kind: "success" | "info"; text: string } | null = null;
 /** A message for the next page shown (after a save that navigates away). */
 export const flash = (kind: "success" | "info", text: string) => {
-  pendingFlash = notice(kind, text);
+  pendingFlash = { kind, text };
 };
 export function takeFlash(): HTMLElement | null {
   const f = pendingFlash;
   pendingFlash = null;
-  return f;
+  return f ? told(f.kind, f.text) : null;
 }
 
 const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });

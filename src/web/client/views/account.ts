@@ -4,7 +4,7 @@ import { field, h } from "../dom.ts";
 import { clearErrors, localError, showErrors } from "../forms.ts";
 import type { Rendered } from "../router.ts";
 import { loadSession, me } from "../session.ts";
-import { busy, heading, notice, table, time } from "../ui.ts";
+import { busy, heading, table, time, told } from "../ui.ts";
 
 export async function accountView(): Promise<Rendered> {
   const user = me();
@@ -52,7 +52,7 @@ export async function accountView(): Promise<Rendered> {
             h(
               "div",
               { class: "form-errors" },
-              notice("success", "Password changed. Your other browser sessions were signed out."),
+              told("success", "Password changed. Your other browser sessions were signed out."),
             ),
           );
         } catch (err) {

@@ -15,6 +15,7 @@ import {
   pager,
   table,
   time,
+  told,
 } from "../ui.ts";
 
 const EXPIRY = [
@@ -195,7 +196,7 @@ export async function tokensView(ctx: Ctx): Promise<Rendered> {
           if (!ok) return;
           try {
             await api("DELETE", `users/me/tokens/${t.id}/`);
-            mount(top, notice("success", `Token “${t.name}” revoked.`));
+            mount(top, told("success", `Token “${t.name}” revoked.`));
             await refresh();
           } catch (e) {
             mount(top, errorNotice(e));
