@@ -231,13 +231,32 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     expect(problems).toEqual([]);
   });
 
-  test("the setup page (an instance without users) has no axe violation either", async () => {
+  test("the setup page (an instance without users): no axe violation, a refused field says why", async () => {
     const empty = await startEmptyServer();
     try {
       const p = await axePage(browser, empty.url);
       await p.goto("/");
       await p.getByLabel("Setup code").waitFor();
       expect(await audit(p, "setup")).toEqual([]);
+      // A wrong code: the message is by the field, which names it and takes focus.
+      await p.getByLabel("Setup code").fill("AAAA-AAAA");
+      await p.getByLabel("Administrator username").fill("ada");
+      await p.getByLabel("Password (8 characters or more)").fill("correct horse battery");
+      await p.getByLabel("Organization slug (lowercase letters, digits, -)").fill("acme");
+      await p.getByRole("button", { name: "Create and sign in" }).click();
+      await p.getByRole("alert").filter({ hasText: "The setup code is not the one" }).waitFor();
+      const input = p.getByLabel("Setup code");
+      expect(await input.getAttribute("aria-invalid")).toBe("true");
+      expect(
+        await input.evaluate((el) =>
+          (el.getAttribute("aria-describedby") ?? "")
+            .split(" ")
+            .map((id) => document.getElementById(id)?.textContent)
+            .join(" "),
+        ),
+      ).toContain("Copy the setup code from the log of the running server");
+      expect(await input.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await audit(p, "setup refused")).toEqual([]);
       await p.context().close();
     } finally {
       await empty.close();

@@ -1,16 +1,18 @@
 // The first run: while the instance has no user, this form stands where the sign-in form would
 // (src/web/setup-routes.ts). It creates the first administrator with a password and the first
 // organization, guarded by the one-time setup code the server printed in its log, then signs in.
-import { ApiError, api, setCsrf } from "../api.ts";
+import { api, setCsrf } from "../api.ts";
 import { field, h } from "../dom.ts";
 import { loadSession } from "../session.ts";
-import { busy, errorNotice } from "../ui.ts";
+import { clearErrors, showErrors } from "../forms.ts";
+import { busy } from "../ui.ts";
 
 export function setupView(done: (org: string) => void): HTMLElement {
   const input = (name: string, attrs: Record<string, string | boolean> = {}) =>
     h("input", {
       name,
       id: `setup-${name}`,
+      "data-field": name,
       required: true,
       autocapitalize: "none",
       spellcheck: "false",
@@ -27,14 +29,24 @@ export function setupView(done: (org: string) => void): HTMLElement {
   const orgSlug = input("org_slug", { maxlength: "63", pattern: "[a-z][a-z0-9\\-]{0,62}" });
   const orgName = input("org_name", { required: false, maxlength: "200" });
   const submit = h("button", { type: "submit", class: "button" }, "Create and sign in");
-  const status = h("div", { class: "form-status" });
+  // The server's errors[] go next to the fields they name (aria-invalid, aria-describedby), the
+  // summary above them; they were a list at the top, tied to no field.
+  const fields = h(
+    "div",
+    null,
+    field("Setup code", code),
+    field("Administrator username", username),
+    field("Password (8 characters or more)", password),
+    field("Organization slug (lowercase letters, digits, -)", orgSlug),
+    field("Organization name (optional)", orgName),
+  );
   const form = h(
     "form",
     {
       class: "card",
       onsubmit: async (e: Event) => {
         e.preventDefault();
-        status.replaceChildren();
+        clearErrors(fields);
         try {
           await busy(submit, async () => {
             const r = await api<{ csrf_token: string; org_slug: string }>("POST", "setup/", {
@@ -52,8 +64,7 @@ export function setupView(done: (org: string) => void): HTMLElement {
             done(r.org_slug);
           });
         } catch (err) {
-          status.append(errorNotice(err));
-          if (err instanceof ApiError && err.errors.some((x) => x.field === "setup_code")) code.focus();
+          showErrors(fields, err);
         }
       },
     },
@@ -63,12 +74,7 @@ export function setupView(done: (org: string) => void): HTMLElement {
       null,
       "This instance has no user yet. Create the first administrator and organization. The setup code is in the log of the running server (printed when it started).",
     ),
-    status,
-    field("Setup code", code),
-    field("Administrator username", username),
-    field("Password (8 characters or more)", password),
-    field("Organization slug (lowercase letters, digits, -)", orgSlug),
-    field("Organization name (optional)", orgName),
+    fields,
     h("div", { class: "actions" }, submit),
   );
   return h(
