@@ -469,4 +469,20 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     expect(await box.textContent()).toContain("Ping queued");
     expect(await box.getAttribute("role")).toBeNull();
   });
+
+  test("a session that ends is said through the live region, over the sign-in form", async () => {
+    const p = await axePage(browser, s.url);
+    try {
+      await signIn(p, "root", PASSWORD);
+      await p.context().clearCookies();
+      await p.getByRole("link", { name: "Runs" }).click();
+      await p.getByLabel("Username").waitFor();
+      const said = await p.waitForFunction(() => document.querySelector("#announcer")?.textContent || null);
+      expect(await said.jsonValue()).toBe("Your session has ended. Sign in again to continue.");
+      expect(await p.locator("main .notice").getAttribute("role")).toBeNull();
+      expect(await audit(p, "sign-in after the session ended")).toEqual([]);
+    } finally {
+      await p.context().close();
+    }
+  });
 });

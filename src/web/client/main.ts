@@ -5,7 +5,7 @@ import { h, mount } from "./dom.ts";
 import { type Ctx, match, navigate, startRouter } from "./router.ts";
 import { defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
 import { shell } from "./shell.ts";
-import { announcerRegion, errorNotice, heading, notice, takeFlash } from "./ui.ts";
+import { announcerRegion, errorNotice, heading, takeFlash, told } from "./ui.ts";
 import { loginView } from "./views/login.ts";
 import { setupView } from "./views/setup.ts";
 import "./views/index.ts";
@@ -88,7 +88,9 @@ async function render(initial: boolean): Promise<void> {
 whenSignedOut(() => {
   if (!session()) return;
   forget();
-  endedNotice = notice("info", "Your session has ended. Sign in again to continue.");
+  // Said through the app's live region: focus goes to the username field, and the box alone,
+  // inserted with its text, was not reliably read.
+  endedNotice = told("info", "Your session has ended. Sign in again to continue.");
   void render(false);
 });
 
