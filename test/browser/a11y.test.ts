@@ -83,6 +83,7 @@ async function audit(page: Page, name: string): Promise<string[]> {
   const size = page.viewportSize()!;
   await page.setViewportSize({ width: 320, height: 640 });
   if ((await structure(page)).overflow) out.push("scrolls sideways at 320 px");
+  out.push(...(await axe(page)).map((x) => `320 px: ${x}`));
   await page.setViewportSize(size);
   return out.map((x) => `${name}: ${x}`);
 }
