@@ -1,6 +1,7 @@
 // Settings are read once at start from ASSAY_* environment variables and `serve` flags (a flag
 // wins), checked all together — every bad key is reported, not just the first — then frozen.
-// The table below is the single source for parsing, `assay serve --help` and docs/configuration.md.
+// The table below is the single source for parsing, `assay serve --help` and README.md's
+// configuration table (test/unit/config-docs.test.ts holds that table equal to it).
 import { availableParallelism, hostname } from "node:os";
 /** The environment variable that enables the test-only `test_hold` validator. */
 export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
