@@ -276,6 +276,30 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     await dialog.waitFor({ state: "hidden" });
     expect(await create.evaluate((b) => b === document.activeElement)).toBe(true);
 
+    // A token made in the dialog: focus on its value, which is described by the warning to copy it.
+    await create.click();
+    await dialog.getByLabel("Name").fill("a11y");
+    await dialog.getByRole("button", { name: "Create token" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    const description = () =>
+      page.evaluate(() =>
+        (document.activeElement?.getAttribute("aria-describedby") ?? "")
+          .split(" ")
+          .map((id) => document.getElementById(id)?.textContent)
+          .join(" "),
+      );
+    expect(await description()).toContain("Copy this token now. You will not see it again.");
+    problems.push(...(await axe(page)).map((x) => `new token: ${x}`));
+
+    // A rotated webhook secret: the same.
+    const hooks = await call(s, "GET", "/api/v1/orgs/acme/webhooks/", { token: s.rootToken });
+    await open(`/app/orgs/acme/webhooks/${hooks.json.results[0].id}/`);
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rotate" }).click();
+    await page.getByLabel("Signing secret").waitFor();
+    expect(await description()).toContain("Copy the signing secret now. You will not see it again.");
+    problems.push(...(await axe(page)).map((x) => `rotated secret: ${x}`));
+
     // A refused workflow: each message sits by its field, which names it and is marked invalid.
     await open("/app/orgs/acme/new-workflow");
     await page.getByLabel("Name", { exact: true }).fill("Dup");

@@ -62,6 +62,9 @@ function revealed(t: Token): HTMLElement {
     readonly: true,
     value: t.token,
     "aria-label": `Value of the new token ${t.name}`,
+    // The warning is read with the field that takes focus: the box alone, inserted with its
+    // text, was not reliably announced.
+    "aria-describedby": "new-token-warning",
     spellcheck: "false",
     onfocus: (e: Event) => (e.target as HTMLInputElement).select(),
   });
@@ -73,7 +76,7 @@ function revealed(t: Token): HTMLElement {
       "warning",
       h(
         "p",
-        null,
+        { id: "new-token-warning" },
         h("strong", null, "Copy this token now. You will not see it again."),
         " Only a hash of it is stored.",
       ),

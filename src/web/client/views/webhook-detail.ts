@@ -151,6 +151,8 @@ export async function webhookDetailView(ctx: Ctx): Promise<Rendered> {
       return;
     const r = await api<Webhook>("POST", `${base}rotate-secret/`);
     mount(status, secretBox(r.secret ?? ""));
+    // As after creating a webhook: focus on the new secret, read with its warning.
+    (status.querySelector("input.secret") as HTMLInputElement | null)?.focus();
   });
   const remove = run(
     "Delete",

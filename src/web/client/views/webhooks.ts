@@ -32,6 +32,7 @@ export function secretBox(secret: string): HTMLElement {
     readonly: true,
     value: secret,
     "aria-label": "Signing secret",
+    "aria-describedby": "new-secret-warning",
   });
   return h(
     "section",
@@ -40,7 +41,7 @@ export function secretBox(secret: string): HTMLElement {
       "warning",
       h(
         "p",
-        null,
+        { id: "new-secret-warning" },
         h("strong", null, "Copy the signing secret now. You will not see it again."),
         " Receivers use it to check the webhook-signature header.",
       ),
