@@ -1,0 +1,33 @@
+// The YAML reader says what it finds in findings, never on the server's stderr.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { run } from "./helpers.ts";
+
+let warnings: string[] = [];
+const listen = (w: Error) => warnings.push(w.message);
+beforeEach(() => {
+  warnings = [];
+  process.on("warning", listen);
+});
+afterEach(() => {
+  process.off("warning", listen);
+});
+
+describe("a key that is a sequence or a mapping emits no process warning", () => {
+  // yaml's toJS names such a key by its text and, at its default logLevel "warn", tells the
+  // process so (process.emitWarning: "(node:…) Warning: Keys with collection values will be
+  // stringified …" on the server's stderr, once per submission). The syntax step reads YAML as
+  // YAML and accepts the key; json_schema and assertions give their own yaml.key_not_scalar.
+  test.each([
+    ["? [a, b]\n: 1\n", "syntax", {}],
+    ["{ {x: 1}: y }\n", "syntax", {}],
+    ["? [a, b]\n: 1\n", "json_schema", { schema: {} }],
+    ["? [a, b]\n: 1\n", "assertions", { rules: [{ id: "r", expr: "true", message: "m" }] }],
+  ] as const)("%j through %s", async (doc, slug, config) => {
+    const r = run(slug, config, doc, "YAML");
+    // emitWarning delivers its event on a later turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(warnings).toEqual([]);
+    expect(r.findings.map((f) => f.code)).toEqual(slug === "syntax" ? [] : ["yaml.key_not_scalar"]);
+  });
+});
