@@ -4,7 +4,7 @@
 // MAX_JSON_DEPTH is refused before anything recursive sees it (JSC's JSON.parse is iterative).
 import { type Node, type ParseError, parseTree, printParseErrorCode, visit } from "jsonc-parser";
 import { MAX_JSON_DEPTH } from "../limits.ts";
-import { pointerSegments } from "./findings.ts";
+import { pointerJoin, pointerSegments } from "./findings.ts";
 import { depthExceededAt, parsedDepthExceededAt } from "./json-depth.ts";
 import { LineIndex, type Position } from "./position.ts";
 
@@ -128,9 +128,15 @@ export function jsonPointerOffset(tree: Node | undefined, pointer: string, key =
   return key && keyNode ? keyNode.offset : node.offset;
 }
 
-/** Duplicate object keys (legal per RFC 8259 but almost always a mistake), in document order. */
-export function duplicateKeys(text: string, limit: number): Array<{ key: string; offset: number }> {
-  const out: Array<{ key: string; offset: number }> = [];
+/**
+ * Duplicate object keys (legal per RFC 8259 but almost always a mistake), in document order, each
+ * with the JSON Pointer of the member it names (the value the last one gives).
+ */
+export function duplicateKeys(
+  text: string,
+  limit: number,
+): Array<{ key: string; offset: number; path: string }> {
+  const out: Array<{ key: string; offset: number; path: string }> = [];
   const stack: Array<Set<string>> = [];
   // Streaming visit: no tree is built, so large files stay cheap.
   visit(
@@ -142,9 +148,13 @@ export function duplicateKeys(text: string, limit: number): Array<{ key: string;
       onObjectEnd: () => {
         stack.pop();
       },
-      onObjectProperty: (key, offset) => {
+      onObjectProperty: (key, offset, _length, _line, _column, pathOf) => {
         const seen = stack[stack.length - 1];
-        if (seen?.has(key) && out.length < limit) out.push({ key, offset });
+        if (seen?.has(key) && out.length < limit) {
+          // The containing object's path is only built for a duplicate.
+          const path = [...pathOf(), key].reduce<string>((p, seg) => pointerJoin(p, seg), "");
+          out.push({ key, offset, path });
+        }
         seen?.add(key);
       },
     },

@@ -30,6 +30,7 @@ function checkJson(input: ValidationInput, out: FindingCollector): void {
         finding("json.duplicate_key", `duplicate key "${d.key}"; the last one wins`, {
           severity: "warning",
           ...pos,
+          path: d.path,
         }),
       )
     )

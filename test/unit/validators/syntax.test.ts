@@ -56,11 +56,14 @@ describe("syntax: JSON", () => {
     const exact = run("syntax", { max_findings: 149 }, keys(151), "JSON");
     expect([exact.findings.length, exact.truncated]).toEqual([149, false]);
   });
-  test("duplicate keys are a warning", () => {
+  test("duplicate keys are a warning, with the path of the member they name", () => {
     const r = syntax('{"a": 1,\n "a": 2}', "JSON");
-    expect(r.findings.map((f) => [f.code, f.severity, f.line, f.column])).toEqual([
-      ["json.duplicate_key", "warning", 2, 2],
+    expect(r.findings.map((f) => [f.code, f.severity, f.line, f.column, f.path])).toEqual([
+      ["json.duplicate_key", "warning", 2, 2, "/a"],
     ]);
+    // Nested, inside an array, and keys that need RFC 6901 escaping.
+    const nested = syntax('{"x": [{"k/~": 1, "k/~": 2}], "y": {"z": {"q": 1, "q": 2}}}', "JSON");
+    expect(nested.findings.map((f) => f.path)).toEqual(["/x/0/k~1~0", "/y/z/q"]);
   });
   test("hostile nesting is json.max_depth, not a stack overflow", () => {
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
