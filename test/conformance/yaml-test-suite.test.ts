@@ -10,6 +10,8 @@
 //    own with one more json_schema step `{const: v}` for each distinct value `v` of its model: the
 //    documents that step refuses must be exactly those whose model is not `v` (the same lines as
 //    the `false` step gives for them). Together: the same documents, each the value it should be.
+//    The same workflow has an assertions step with a rule `data == <v>` for each such `v` (CEL
+//    reads YAML on its own path, integers exact): each rule must fail on exactly those documents.
 //
 // Pass counts are exact and every known miss is listed by name: the test fails when a count
 // drops, when an unlisted case misses, or when a listed one starts passing. docs/conformance.md
@@ -138,7 +140,13 @@ let seq = 0;
 interface Step {
   name: string;
   status: string;
-  findings: Array<{ severity: string; code: string; message: string; line: number | null }>;
+  findings: Array<{
+    severity: string;
+    code: string;
+    message: string;
+    line: number | null;
+    rule: string | null;
+  }>;
 }
 
 async function runOn(
@@ -151,6 +159,17 @@ async function runOn(
     headers: { "content-type": "application/yaml", "x-filename": "in.yaml" },
   });
   return r.status === 201 ? { steps: r.json.steps } : { refused: `${r.status} ${r.text}` };
+}
+
+/** A JSON value as a CEL literal: `data == <literal>` holds for the document that is that value. */
+function cel(v: unknown): string {
+  if (v === null || typeof v === "boolean" || typeof v === "string") return JSON.stringify(v);
+  // An integral number is a CEL int, as YAML's integers are; `1.0` (a double) equals it in CEL.
+  if (typeof v === "number") return String(v);
+  if (Array.isArray(v)) return `[${v.map(cel).join(", ")}]`;
+  return `{${Object.entries(v as object)
+    .map(([k, x]) => `${JSON.stringify(k)}: ${cel(x)}`)
+    .join(", ")}}`;
 }
 
 const errorsOf = (step: Step | undefined) => (step?.findings ?? []).filter((f) => f.severity === "error");
@@ -175,6 +194,23 @@ async function judge(c: Case): Promise<string | null> {
           validator: "json_schema",
           config: { schema: { const: v }, max_findings: 10000 },
         })),
+        // A stream without documents has no value to compare (and assertions needs a rule).
+        ...(values.length === 0
+          ? []
+          : [
+              {
+                name: "rules",
+                validator: "assertions",
+                config: {
+                  rules: values.map((v, i) => ({
+                    id: `is${i}`,
+                    expr: `data == ${cel(v)}`,
+                    message: `not ${i}`,
+                  })),
+                  max_findings: 10000,
+                },
+              },
+            ]),
       ],
     });
   }
@@ -192,6 +228,11 @@ async function judge(c: Case): Promise<string | null> {
     const got = errorsOf(run.steps[2 + i]).map((f) => f.line);
     if (JSON.stringify(sortedLines(got)) !== JSON.stringify(sortedLines(expected)))
       return `value ${JSON.stringify(values[i])} is not documents at lines ${sortedLines(expected)} but ${sortedLines(got)}`;
+    // assertions reads YAML on its own path (integers exact, as CEL ints): the same documents.
+    const others = c.model.filter((m) => !Bun.deepEquals(m, values[i], true)).length;
+    const refused = errorsOf(run.steps[2 + values.length]).filter((f) => f.rule === `is${i}`).length;
+    if (refused !== others)
+      return `assertions: data == ${cel(values[i])} is false for ${refused} documents, not ${others}`;
   }
   return null;
 }
