@@ -40,7 +40,10 @@ export class DocumentError extends Error {
 export function parseDocument(text: string): WorkflowInput {
   let doc: unknown;
   try {
-    doc = YAML.parse(text, { maxAliasCount: 100 });
+    // logLevel "error": errors are thrown, warnings not printed. At "warn" the library told the
+    // process (the CLI's stderr) of what it coerces, a key that is a sequence; the definition's
+    // checks below say what is wrong instead. ("silent" would not throw errors either.)
+    doc = YAML.parse(text, { maxAliasCount: 100, logLevel: "error" });
   } catch (e) {
     // The parser's first line names the position and ends with ":" before its code frame.
     throw new Error(`not valid YAML/JSON: ${(e as Error).message.split("\n")[0]!.replace(/:$/, "")}`);
