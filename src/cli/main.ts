@@ -14,12 +14,15 @@ import { drained, err, out } from "./out.ts";
 import { ConfigError, loadConfig, unknownEnvironment } from "../config.ts";
 import { DataDirLockedError } from "../db/lock.ts";
 import { describeDb } from "../db/open.ts";
+import { createLogger, routeConsole } from "../lib/log.ts";
 import { AppError } from "../errors.ts";
 import { PortInUseError, startServer } from "../server.ts";
 import { VERSION } from "../version.ts";
 
 async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
+  // The runtime's own warnings (bun:sql's) as JSON log lines, like the server's (docs/deploy.md).
+  routeConsole(createLogger(config.log_level));
   for (const u of unknownEnvironment(process.env))
     void err(
       `assay serve: warning: ${u.name} names no setting and is ignored${u.meant ? ` (did you mean ${u.meant}?)` : ""}\n`,

@@ -1,4 +1,6 @@
 // Structured one-line JSON logs to stderr. Levels: debug < info < warn < error < silent.
+import { format } from "node:util";
+
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type Level = keyof typeof LEVELS;
 
@@ -16,4 +18,15 @@ export function createLogger(level: string): Logger {
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...fields })}\n`);
   };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+/**
+ * What the runtime's own modules write with console.warn and console.error (bun:sql's "LISTEN …
+ * failed, retrying" while PostgreSQL is away) becomes a log line like ours, so that stderr stays
+ * one JSON object a line. For `assay serve` and its HTTP threads only: the CLI's other commands
+ * write plain messages.
+ */
+export function routeConsole(log: Logger): void {
+  console.warn = (...args: unknown[]) => log.warn(format(...args));
+  console.error = (...args: unknown[]) => log.error(format(...args));
 }

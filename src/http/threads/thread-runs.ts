@@ -23,7 +23,7 @@ import { WriteLock, type WriteLockInit } from "../../db/write-lock.ts";
 import { now } from "../../db/util.ts";
 import { serviceUnavailable } from "../../errors.ts";
 import { INLINE_MAX_BYTES, InlineRunner } from "../../jobs/inline.ts";
-import { createLogger } from "../../lib/log.ts";
+import { createLogger, routeConsole } from "../../lib/log.ts";
 import { uuidv7 } from "../../lib/uuid.ts";
 import { countFinals } from "../../metrics/routes.ts";
 import { Metrics, type MetricsDelta } from "../../metrics/registry.ts";
@@ -88,6 +88,7 @@ type Server = { requestIP(r: Request): { address: string } | null };
 export async function createThreadRuns(index: number, init: ThreadRunsInit, wakeWebhooks: () => void) {
   const { config } = init;
   const log = createLogger(config.log_level);
+  routeConsole(log); // this Worker's console: the runtime's warnings as JSON lines (src/lib/log.ts)
   const db = await openDb(
     { ...config, database_pool_size: Math.min(PG_POOL, config.database_pool_size) },
     { migrate: false },
