@@ -1,7 +1,7 @@
 // GET /metrics (Prometheus text). Public when ASSAY_METRICS_ENABLED=true (scrapers on a trusted
 // network); otherwise it needs an instance administrator's token.
 import { Elysia } from "elysia";
-import { count } from "../db/program.ts";
+import { DatabaseUnavailable, count } from "../db/program.ts";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { requireInstanceAdmin } from "../orgs/access.ts";
@@ -48,24 +48,31 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
  * did themselves (ASSAY_HTTP_THREADS > 1, src/http/threads/sharing.ts), counted with this thread's.
  */
 export function instrument(deps: Deps, metrics: Metrics, threads?: ThreadTotals) {
-  // Refreshed before each render (src/metrics/routes.ts renders after refresh()).
-  let onDisk = { queued: 0, running: 0 };
+  // Refreshed before each render (src/metrics/routes.ts renders after refresh()). While the
+  // database is away the two gauges are left out of the scrape (null), not the whole answer: the
+  // rest (the 503s counted meanwhile) is what an operator reads then.
+  let onDisk: { queued: number; running: number } | null = null;
   metrics.beforeRender(async () => {
-    onDisk = await deps.db.exec(
-      (function* () {
-        return {
-          queued: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
-          running: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'running'"),
-        };
-      })(),
-    );
+    try {
+      onDisk = await deps.db.exec(
+        (function* () {
+          return {
+            queued: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
+            running: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'running'"),
+          };
+        })(),
+      );
+    } catch (e) {
+      if (!(e instanceof DatabaseUnavailable)) throw e;
+      onDisk = null;
+    }
   });
-  metrics.gauge("assay_runs_queued", "Runs waiting for a worker (the queue depth).", () => [
-    [{}, onDisk.queued + deps.executor.stats().memoryQueued],
-  ]);
-  metrics.gauge("assay_runs_running", "Runs being executed.", () => [
-    [{}, onDisk.running + deps.executor.stats().memoryRunning],
-  ]);
+  metrics.gauge("assay_runs_queued", "Runs waiting for a worker (the queue depth).", () =>
+    onDisk ? [[{}, onDisk.queued + deps.executor.stats().memoryQueued]] : [],
+  );
+  metrics.gauge("assay_runs_running", "Runs being executed.", () =>
+    onDisk ? [[{}, onDisk.running + deps.executor.stats().memoryRunning]] : [],
+  );
   metrics.gauge(
     "assay_db_statements_total",
     "Database statements this server ran (on PostgreSQL each is a round trip).",
