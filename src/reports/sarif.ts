@@ -76,12 +76,19 @@ export function renderSarif(items: ReportItem[]) {
     }
     for (const step of run.steps) {
       for (const f of step.findings) {
-        const physical: Record<string, unknown> = { artifactLocation: { uri, index } };
-        if (f.line !== null && f.line >= 1)
-          physical.region = {
-            startLine: f.line,
-            ...(f.column !== null && f.column >= 1 ? { startColumn: f.column } : {}),
-          };
+        // Always a region: GitHub code scanning places a result by region.startLine (required
+        // there; a result without one is not shown at its file). A finding about the whole
+        // document (no line: an assertion, a rule of the table) is placed at line 1.
+        const physical: Record<string, unknown> = {
+          artifactLocation: { uri, index },
+          region:
+            f.line !== null && f.line >= 1
+              ? {
+                  startLine: f.line,
+                  ...(f.column !== null && f.column >= 1 ? { startColumn: f.column } : {}),
+                }
+              : { startLine: 1 },
+        };
         const loc: Record<string, unknown> = { physicalLocation: physical };
         if (f.path) loc.logicalLocations = [{ fullyQualifiedName: f.path }];
         results.push({
