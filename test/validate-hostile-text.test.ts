@@ -169,3 +169,39 @@ describe("report files: the data kept, lone surrogates replaced by U+FFFD", () =
     );
   });
 });
+
+describe("SARIF locations of files named with a backslash (POSIX: part of the name)", () => {
+  test("`back\\slash.json` and `back/slash.json` are two artifacts; each result points at its own file", async () => {
+    mkdirSync(join(dir, "back"), { recursive: true });
+    writeFileSync(join(dir, "back\\slash.json"), '{"a": 1, "a": 2}\n');
+    writeFileSync(join(dir, "back/slash.json"), '{"b": 1, "b": 2}\n');
+    const r = await remote("back\\slash.json", "back/slash.json", "--format", "sarif");
+    // Exit 1: the workflow's assertion fails too (no "note"); only the duplicate keys matter here.
+    expect([r.code, r.err]).toEqual([1, ""]);
+    const run = JSON.parse(r.out).runs[0];
+    expect(run.artifacts.map((a: { location: { uri: string } }) => a.location.uri)).toEqual([
+      "back%5Cslash.json",
+      "back/slash.json",
+    ]);
+    expect(
+      run.results
+        .filter((x: { ruleId: string }) => x.ruleId === "json.duplicate_key")
+        .map((x: { message: { text: string }; locations: { physicalLocation: unknown }[] }) => [
+          x.message.text,
+          x.locations[0]!.physicalLocation,
+        ]),
+    ).toEqual([
+      [
+        'duplicate key "a"; the last one wins',
+        {
+          artifactLocation: { uri: "back%5Cslash.json", index: 0 },
+          region: { startLine: 1, startColumn: 10 },
+        },
+      ],
+      [
+        'duplicate key "b"; the last one wins',
+        { artifactLocation: { uri: "back/slash.json", index: 1 }, region: { startLine: 1, startColumn: 10 } },
+      ],
+    ]);
+  });
+});

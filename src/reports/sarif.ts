@@ -13,10 +13,13 @@ const LEVEL: Record<Severity, "error" | "warning" | "note"> = {
   info: "note",
 };
 
-/** A file path as a relative URI reference: forward slashes, each segment percent-encoded. */
+/**
+ * A file path as a relative URI reference, each segment percent-encoded. The path is already
+ * written with "/" (labelOf turns Windows' "\" into "/"): a "\" left is part of a name (POSIX),
+ * `%5C`, not a directory — `back\slash.json` was reported as the other file `back/slash.json`.
+ */
 export function fileUri(file: string): string {
   return file
-    .replace(/\\/g, "/")
     .split("/")
     .map((seg) => encodeURIComponent(seg.toWellFormed()))
     .join("/");
