@@ -60,7 +60,7 @@ export function createIdempotencyStore(db: Db) {
      * a conflict, so two requests racing with one key (two nodes, or two connections) cannot both
      * win; the loser reads the winner's row, locked.
      */
-    async begin(userId: number, key: string, hash: string): Promise<Begin> {
+    async begin(userId: number, key: string, hash: string, legacyHash: string | null = null): Promise<Begin> {
       const nowMs = Date.now();
       const purge = nowMs - lastPurge > 60_000;
       if (purge) lastPurge = nowMs;
@@ -99,7 +99,7 @@ export function createIdempotencyStore(db: Db) {
           );
           return { state: "new" } as Begin;
         }
-        if (row.request_hash !== hash)
+        if (row.request_hash !== hash && row.request_hash !== legacyHash)
           throw new AppError(
             422,
             "idempotency_key_reused",
@@ -123,7 +123,12 @@ export function createIdempotencyStore(db: Db) {
       });
     },
     /** The answer recorded for this key and request within the window, or null (nothing claimed). */
-    async peek(userId: number, key: string, hash: string): Promise<Exclude<Begin, { state: "new" }> | null> {
+    async peek(
+      userId: number,
+      key: string,
+      hash: string,
+      legacyHash: string | null = null,
+    ): Promise<Exclude<Begin, { state: "new" }> | null> {
       const row = await db.exec(
         get<KeyRow>(
           "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
@@ -132,7 +137,8 @@ export function createIdempotencyStore(db: Db) {
         ),
       );
       const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-      if (row?.state !== "done" || row.request_hash !== hash || row.created_at < expired) return null;
+      const same = row?.request_hash === hash || (legacyHash !== null && row?.request_hash === legacyHash);
+      if (row?.state !== "done" || !same || row.created_at < expired) return null;
       const linked = linkedRun(row);
       if (linked !== null) return { state: "run", runId: linked };
       return {

@@ -222,7 +222,8 @@ export function createRunService(deps: {
     if (version === null) return null;
     const body = await bodyOf(request, limits.maxPayloadBytes).catch(() => null);
     if (!body) return null;
-    return idempotency.peek(p.user.id, key, requestHash(request, orgId, wf.id, pinned, version, body));
+    const [hash, legacy] = requestHash(request, orgId, wf.id, pinned, version, body);
+    return idempotency.peek(p.user.id, key, hash, legacy);
   }
 
   /**
@@ -292,8 +293,8 @@ export function createRunService(deps: {
         throw new AppError(400, "invalid_request", "Invalid Idempotency-Key.", [
           { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
         ]);
-      const hash = requestHash(request, orgId, wf.id, pinned, version, body);
-      const begun = await idempotency.begin(p.user.id, key, hash);
+      const [hash, legacy] = requestHash(request, orgId, wf.id, pinned, version, body);
+      const begun = await idempotency.begin(p.user.id, key, hash, legacy);
       if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
       if (begun.state === "run")
         return { runId: begun.runId, replay: null, replayRun: begun.runId, idempotencyKey: key };
@@ -384,7 +385,12 @@ export function createRunService(deps: {
 /** A body read longer than this (ms) is followed by a re-check of the caller's credentials. */
 export const RECHECK_AFTER_MS = 20;
 
-/** What makes two requests "the same request" for an Idempotency-Key (CONTRACT §4). */
+/**
+ * What makes two requests "the same request" for an Idempotency-Key (CONTRACT §4): the hash to
+ * record, and for a multipart request also the hash builds before 2026-11-28 recorded
+ * for it (boundary included), which still counts as the same request: a key recorded by an older
+ * node, in a rolling upgrade or just before one, is replayed, not refused as reused.
+ */
 function requestHash(
   request: Request,
   orgId: number,
@@ -392,15 +398,20 @@ function requestHash(
   pinned: string | null,
   version: number,
   body: Uint8Array,
-): string {
-  const h = createHash("sha256");
+): [hash: string, legacy: string | null] {
   const boundary = multipartBoundary(request.headers.get("content-type"));
-  for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"]) {
-    const value = request.headers.get(name) ?? "";
-    h.update(`${name}:${boundary && name === "content-type" ? value.replace(boundary.param, "") : value}\n`);
-  }
-  h.update(`${orgId}:${workflowId}${pinned === null ? "" : `@${version}`}\n`);
-  if (!boundary) return h.update(body).digest("hex");
+  const headersAndTarget = (withoutBoundary: boolean) => {
+    const h = createHash("sha256");
+    for (const name of ["content-type", "content-encoding", "x-filename", "x-submission-mode"]) {
+      const value = request.headers.get(name) ?? "";
+      h.update(
+        `${name}:${boundary && withoutBoundary && name === "content-type" ? value.replace(boundary.param, "") : value}\n`,
+      );
+    }
+    return h.update(`${orgId}:${workflowId}${pinned === null ? "" : `@${version}`}\n`);
+  };
+  const h = headersAndTarget(true);
+  if (!boundary) return [h.update(body).digest("hex"), null];
   // A multipart client picks a new random boundary for every send, its retry too: the body is
   // hashed with each delimiter as one fixed mark, so a retry of the same form is the same request
   // (RFC 2046 §5.1.1: the boundary never occurs inside a part).
@@ -411,7 +422,8 @@ function requestHash(
     h.update(bytes.subarray(from, at)).update("\u0000--boundary\u0000");
     from = at + delimiter.length;
   }
-  return h.update(bytes.subarray(from)).digest("hex");
+  const legacy = headersAndTarget(false).update(body).digest("hex");
+  return [h.update(bytes.subarray(from)).digest("hex"), legacy];
 }
 
 /** A multipart Content-Type's boundary: the parameter as written, and its value. */
