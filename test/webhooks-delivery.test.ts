@@ -4,8 +4,9 @@
 import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliCompressSync } from "node:zlib";
-import { createWorkflow } from "./helpers/fixtures.ts";
+import { createWorkflow, until } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { sample } from "./helpers/threads.ts";
 import {
   type Receiver,
   eventually,
@@ -214,6 +215,53 @@ describe("retries", () => {
     const done = await settled(d.id);
     expect([done.status, done.attempts.length, done.attempts[3].http_status]).toEqual(["succeeded", 4, 200]);
     expect(rx.received.at(-1)!.headers.get("webhook-id")).toBe(d.id);
+  });
+  test("/metrics counts attempts and finished deliveries by result, and the deliveries pending", async () => {
+    const scrape = async () => {
+      const m = await call(s, "GET", "/metrics", { token: admin });
+      expect(m.status).toBe(200);
+      const n = (name: string, labels: Record<string, string> = {}) => sample(m.text, name, labels);
+      return {
+        attempts: {
+          ok: n("assay_webhook_attempts_total", { result: "succeeded" }),
+          failed: n("assay_webhook_attempts_total", { result: "failed" }),
+        },
+        finished: {
+          ok: n("assay_webhook_deliveries_total", { status: "succeeded" }),
+          failed: n("assay_webhook_deliveries_total", { status: "failed" }),
+        },
+        pending: n("assay_webhook_deliveries_pending"),
+        inFlight: n("assay_webhook_attempts_in_flight"),
+      };
+    };
+    const { rx, path, deliveries, settled } = await setup("re-metrics");
+    // Earlier tests' attempts all counted: nothing pending, nothing under way.
+    await until(async () => {
+      const m = await scrape();
+      return m.pending === 0 && m.inFlight === 0;
+    }, "earlier deliveries to finish");
+    const before = await scrape();
+    rx.respond(() => new Response("down", { status: 503 }));
+    await run("re-metrics", "{}");
+    const failed = await settled((await deliveries())[0].id);
+    expect([failed.status, failed.attempts.length]).toEqual(["failed", 3]);
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    rx.respond(async () => {
+      await held;
+      return new Response("ok");
+    });
+    const ping = await call(s, "POST", `${path}ping/`, { token: admin });
+    await rx.waitFor((x) => x.length === 4);
+    const during = await scrape();
+    expect([during.pending, during.inFlight]).toEqual([1, 1]); // the ping, being attempted
+    release();
+    expect((await settled(ping.json.id)).status).toBe("succeeded");
+    const after = await scrape();
+    expect(after.attempts).toEqual({ ok: before.attempts.ok + 1, failed: before.attempts.failed + 3 });
+    expect(after.finished).toEqual({ ok: before.finished.ok + 1, failed: before.finished.failed + 1 });
   });
   test("while an attempt is under way, next_attempt_at says when it began (not the claim's lease end)", async () => {
     const { rx, path } = await setup("re-busy");

@@ -49,9 +49,9 @@ export function metricsRoutes(deps: Deps, metrics: Metrics, auth: ReturnType<typ
  */
 export function instrument(deps: Deps, metrics: Metrics, threads?: ThreadTotals) {
   // Refreshed before each render (src/metrics/routes.ts renders after refresh()). While the
-  // database is away the two gauges are left out of the scrape (null), not the whole answer: the
+  // database is away the three gauges are left out of the scrape (null), not the whole answer: the
   // rest (the 503s counted meanwhile) is what an operator reads then.
-  let onDisk: { queued: number; running: number } | null = null;
+  let onDisk: { queued: number; running: number; deliveries: number } | null = null;
   metrics.beforeRender(async () => {
     try {
       onDisk = await deps.db.exec(
@@ -59,6 +59,7 @@ export function instrument(deps: Deps, metrics: Metrics, threads?: ThreadTotals)
           return {
             queued: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
             running: yield* count("SELECT count(*) AS n FROM runs WHERE status = 'running'"),
+            deliveries: yield* count("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'"),
           };
         })(),
       );
@@ -72,6 +73,40 @@ export function instrument(deps: Deps, metrics: Metrics, threads?: ThreadTotals)
   );
   metrics.gauge("assay_runs_running", "Runs being executed.", () =>
     onDisk ? [[{}, onDisk.running + deps.executor.stats().memoryRunning]] : [],
+  );
+  metrics.gauge(
+    "assay_webhook_deliveries_pending",
+    "Webhook deliveries not yet finished (due, waiting for a retry, or being attempted), every node's.",
+    () => (onDisk ? [[{}, onDisk.deliveries]] : []),
+  );
+  metrics.gauge(
+    "assay_webhook_attempts_in_flight",
+    "Webhook delivery attempts this server has under way.",
+    () => [[{}, deps.webhookDispatcher.stats().inFlight]],
+  );
+  metrics.gauge(
+    "assay_webhook_attempts_total",
+    "Webhook delivery attempts this server made since start, by result (failed: any answer but 2xx, a timeout, a refused address).",
+    () => {
+      const a = deps.webhookDispatcher.stats().attempts;
+      return [
+        [{ result: "succeeded" }, a.succeeded],
+        [{ result: "failed" }, a.failed],
+      ];
+    },
+    "counter",
+  );
+  metrics.gauge(
+    "assay_webhook_deliveries_total",
+    "Webhook deliveries this server finished since start, by final status (failed: retries exhausted or 410 Gone).",
+    () => {
+      const d = deps.webhookDispatcher.stats().deliveries;
+      return [
+        [{ status: "succeeded" }, d.succeeded],
+        [{ status: "failed" }, d.failed],
+      ];
+    },
+    "counter",
   );
   metrics.gauge(
     "assay_db_statements_total",

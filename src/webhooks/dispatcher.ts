@@ -63,6 +63,8 @@ export function createWebhookDispatcher(
   let claimedAsOf = "";
   // A lease longer than any attempt: a delivery in flight is never taken twice.
   const leaseMs = o.timeoutMs + 30_000;
+  /** What this server sent since start, for /metrics (each node counts its own). */
+  const sent = { attempts: { succeeded: 0, failed: 0 }, deliveries: { succeeded: 0, failed: 0 } };
 
   function outcomeOf(d: DueDelivery, a: Attempt & ReceiverHints): Outcome {
     const tries = d.tries + 1;
@@ -123,6 +125,8 @@ export function createWebhookDispatcher(
       log.warn("webhook attempt recorded without its response excerpt", { delivery: d.id, error: String(e) });
       disabled = await outbox.recordAttempt(d.id, { ...a, response_excerpt: null }, outcome, policy, why);
     }
+    sent.attempts[a.error === null ? "succeeded" : "failed"]++;
+    if (outcome.status !== "pending") sent.deliveries[outcome.status]++;
     if (disabled) log.warn("webhook deactivated", { webhook: d.webhook_id, reason: disabled });
   }
 
@@ -223,7 +227,11 @@ export function createWebhookDispatcher(
       shutdown.abort();
       await all;
     },
-    stats: () => ({ inFlight: inFlight.size }),
+    stats: () => ({
+      inFlight: inFlight.size,
+      attempts: { ...sent.attempts },
+      deliveries: { ...sent.deliveries },
+    }),
   };
 }
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
