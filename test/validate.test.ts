@@ -180,6 +180,31 @@ describe("exit codes and the text summary", () => {
     expect(strict.out).toContain("PASS notes/clean.txt");
   });
 
+  test("--fail-on warning: the JUnit report fails the step that warned, as the exit code does", async () => {
+    const strict = await remote(
+      "notes",
+      "notes/todo.txt",
+      "notes/clean.txt",
+      "--fail-on",
+      "warning",
+      "--format",
+      "junit",
+    );
+    expect(strict.code).toBe(1);
+    expect(await junitProblems(strict.out)).toEqual([]);
+    // One failure in all: the warning's step, with the warning in the failure's text.
+    expect(strict.out).toMatch(/<testsuites name="assay" tests="2" failures="1" errors="0"/);
+    expect(strict.out).toMatch(
+      /<failure message="1 warning \(failing on warnings\)" type="warning">notes\/todo.txt:2:1 warning text\./,
+    );
+    // Without the option the same warning is output of a passed case, and nothing fails.
+    const plain = await remote("notes", "notes/todo.txt", "notes/clean.txt", "--format", "junit");
+    expect(plain.code).toBe(0);
+    expect(plain.out).toMatch(/failures="0" errors="0"/);
+    expect(plain.out).not.toContain("<failure");
+    expect(plain.out).toContain("<system-out>notes/todo.txt:2:1 warning text.");
+  });
+
   test("the content type comes from the extension; --content-type overrides it", async () => {
     const unknown = await remote("orders", "data/good.data");
     expect(unknown.code).toBe(2);

@@ -30,6 +30,7 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
 }
 
 const errorsIn = (s: ReportStep) => s.findings.filter((f) => f.severity === "error").length;
+const warningsIn = (s: ReportStep) => s.findings.filter((f) => f.severity === "warning").length;
 
 /**
  * The step's error-level findings, all of them, when they can be known: a bounded report (the
@@ -69,7 +70,12 @@ function truncationNotes(run: ReportRun): string[] {
   return notes;
 }
 
-function stepCase(item: ReportItem, step: ReportStep): Case {
+/** How the report judges a step: `warning` (assay validate --fail-on warning) fails a step that warns. */
+export interface JunitOptions {
+  failOn?: "error" | "warning";
+}
+
+function stepCase(item: ReportItem, step: ReportStep, o: JunitOptions): Case {
   const { run, file } = item;
   const open = `<testcase name="${escapeAttr(`${step.order}. ${step.name} (${step.validator})`)}" classname="${escapeAttr(file)}" time="${seconds(step.duration_ms)}"`;
   const omitted = omittedOf(step);
@@ -82,6 +88,12 @@ function stepCase(item: ReportItem, step: ReportStep): Case {
   if (step.status === "failed") {
     c.failure = true;
     body = `<failure message="${escapeAttr(failureMessage(run, step))}" type="failed">${escapeXml(lines)}</failure>`;
+  } else if (o.failOn === "warning" && step.status === "passed" && warningsIn(step) > 0) {
+    // The command fails on warnings, so the report says which step failed it: a CI page that
+    // showed every case green under a red job was a contradiction.
+    c.failure = true;
+    const message = `${plural(warningsIn(step), "warning")} (failing on warnings)`;
+    body = `<failure message="${escapeAttr(message)}" type="warning">${escapeXml(lines)}</failure>`;
   } else if (step.status === "error") {
     c.error = true;
     body = `<error message="${escapeAttr(step.error ?? "The step could not finish.")}" type="error"/>`;
@@ -90,7 +102,7 @@ function stepCase(item: ReportItem, step: ReportStep): Case {
     body = `<skipped message="${escapeAttr(skippedWhy(run, step))}"/>`;
   }
   // Warnings and infos of a passed step are worth seeing, but are not a failure.
-  if (lines && step.status !== "failed") body += `<system-out>${escapeXml(lines)}</system-out>`;
+  if (lines && !c.failure) body += `<system-out>${escapeXml(lines)}</system-out>`;
   c.xml = body ? `${open}>${body}</testcase>` : `${open}/>`;
   return c;
 }
@@ -125,11 +137,14 @@ function property(name: string, value: unknown) {
   return `<property name="${escapeAttr(name)}" value="${escapeAttr(value ?? "")}"/>`;
 }
 
-function suite(item: ReportItem): { xml: string; tests: number; failures: number; errors: number } {
+function suite(
+  item: ReportItem,
+  o: JunitOptions,
+): { xml: string; tests: number; failures: number; errors: number } {
   const { run, file, notValidated } = item;
   const cases = notValidated
     ? [notValidatedCase(file, notValidated)]
-    : run.steps.map((s) => stepCase(item, s));
+    : run.steps.map((s) => stepCase(item, s, o));
   const extra = notValidated ? null : runCase(item);
   if (extra) cases.push(extra);
   const count = (k: "failure" | "error" | "skipped") => cases.filter((c) => c[k]).length;
@@ -169,8 +184,8 @@ function suite(item: ReportItem): { xml: string; tests: number; failures: number
   return { xml, tests: cases.length, failures: count("failure"), errors: count("error") };
 }
 
-export function renderJunit(items: ReportItem[]): string {
-  const suites = items.map(suite);
+export function renderJunit(items: ReportItem[], o: JunitOptions = {}): string {
+  const suites = items.map((i) => suite(i, o));
   const sum = (k: "tests" | "failures" | "errors") => suites.reduce((n, s) => n + s[k], 0);
   const ms = items.reduce((n, i) => n + (i.run.duration_ms ?? 0), 0);
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="assay" tests="${sum("tests")}" failures="${sum("failures")}" errors="${sum("errors")}" time="${seconds(ms)}">\n${suites.map((s) => s.xml).join("")}</testsuites>\n`;

@@ -86,7 +86,7 @@ export function render(format: CliFormat, c: OutputContext): string {
     case "json":
       return renderJsonReport(c);
     case "junit":
-      return renderJunit(items());
+      return renderJunit(items(), { failOn: c.failOn });
     case "sarif":
       return `${reportJson(renderSarif(items()), 2)}\n`;
     case "html":
