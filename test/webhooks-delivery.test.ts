@@ -60,6 +60,18 @@ async function setup(org: string, body: Record<string, unknown> = {}) {
     });
   return { rx, hook: r.json, path, deliveries, settled };
 }
+/** Makes `rx` hold every request until the returned function is called, then answer 200 "ok". */
+function holdAnswers(rx: Receiver): () => void {
+  let release = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  rx.respond(async () => {
+    await held;
+    return new Response("ok");
+  });
+  return release;
+}
 const run = (org: string, doc: string, wf = "orders") =>
   call(s, "POST", `/api/v1/orgs/${org}/workflows/${wf}/runs/`, { token: admin, raw: doc, headers: JSON_CT });
 
@@ -245,14 +257,7 @@ describe("retries", () => {
     await run("re-metrics", "{}");
     const failed = await settled((await deliveries())[0].id);
     expect([failed.status, failed.attempts.length]).toEqual(["failed", 3]);
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    rx.respond(async () => {
-      await held;
-      return new Response("ok");
-    });
+    const release = holdAnswers(rx);
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     await rx.waitFor((x) => x.length === 4);
     const during = await scrape();
@@ -265,14 +270,7 @@ describe("retries", () => {
   });
   test("while an attempt is under way, next_attempt_at says when it began (not the claim's lease end)", async () => {
     const { rx, path } = await setup("re-busy");
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    rx.respond(async () => {
-      await held;
-      return new Response("ok");
-    });
+    const release = holdAnswers(rx);
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     await rx.waitFor((x) => x.length === 1); // the attempt has reached the receiver, which holds it
     const d = (await call(s, "GET", `${path}deliveries/${ping.json.id}/`, { token: admin })).json;
@@ -286,14 +284,7 @@ describe("retries", () => {
   });
   test("409 redeliver while pending; 404 for an unknown delivery", async () => {
     const { rx, hook, path } = await setup("re-409");
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    rx.respond(async () => {
-      await held;
-      return new Response("ok");
-    });
+    const release = holdAnswers(rx);
     const ping = await call(s, "POST", `${path}ping/`, { token: admin });
     await rx.waitFor((x) => x.length === 1);
     const r = await call(s, "POST", `${path}deliveries/${ping.json.id}/redeliver/`, { token: admin });
@@ -431,14 +422,7 @@ describe("ping, rotation, transport rules", () => {
   });
   test("a run is answered at once while its receiver hangs", async () => {
     const { rx, deliveries } = await setup("pi-hang");
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    rx.respond(async () => {
-      await held;
-      return new Response("ok");
-    });
+    const release = holdAnswers(rx);
     await run("pi-hang", "{}");
     await rx.waitFor((x) => x.length === 1); // the first delivery is now in flight, held
     const heldAt = performance.now();

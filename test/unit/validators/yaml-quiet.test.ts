@@ -1,16 +1,9 @@
 // The YAML reader says what it finds in findings, never on the server's stderr.
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { collectWarnings } from "../../helpers/warnings.ts";
 import { run } from "./helpers.ts";
 
-let warnings: string[] = [];
-const listen = (w: Error) => warnings.push(w.message);
-beforeEach(() => {
-  warnings = [];
-  process.on("warning", listen);
-});
-afterEach(() => {
-  process.off("warning", listen);
-});
+const warnings = collectWarnings();
 
 describe("a key that is a sequence or a mapping emits no process warning", () => {
   // yaml's toJS names such a key by its text and, at its default logLevel "warn", tells the
@@ -24,10 +17,8 @@ describe("a key that is a sequence or a mapping emits no process warning", () =>
     ["? [a, b]\n: 1\n", "assertions", { rules: [{ id: "r", expr: "true", message: "m" }] }],
   ] as const)("%j through %s", async (doc, slug, config) => {
     const r = run(slug, config, doc, "YAML");
-    // emitWarning delivers its event on a later turn.
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(warnings).toEqual([]);
+    await warnings.settled();
+    expect(warnings.messages).toEqual([]);
     expect(r.findings.map((f) => f.code)).toEqual(slug === "syntax" ? [] : ["yaml.key_not_scalar"]);
   });
 });
