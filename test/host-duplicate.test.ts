@@ -4,16 +4,9 @@
 // Assay about the target. Every listener now answers the JSON 400 of a request without a usable
 // Host (src/http/fallback.ts). Found attacking the built binary.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { DEFAULT_HEADERS } from "../src/http/security.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { NO_HOST, rawRequest as raw } from "./helpers/raw-http.ts";
+import { expectNoHost, rawRequest as raw } from "./helpers/raw-http.ts";
 import { type TestServer, startTestServer } from "./helpers/server.ts";
-
-function expectNoHost(r: Awaited<ReturnType<typeof raw>>) {
-  expect([r.status, JSON.parse(r.body)]).toEqual([400, NO_HOST]);
-  expect(r.headers["cache-control"]).toBe("no-store");
-  for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
-}
 
 let s: TestServer;
 let port: number;

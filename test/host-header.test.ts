@@ -4,18 +4,9 @@
 // source lines — and nothing is stored (src/http/fallback.ts).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { hostRequired, internalError } from "../src/http/fallback.ts";
-import { DEFAULT_HEADERS } from "../src/http/security.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { NO_HOST, rawRequest as raw } from "./helpers/raw-http.ts";
+import { expectNoHost, rawRequest as raw } from "./helpers/raw-http.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
-
-function expectNoHost(r: Awaited<ReturnType<typeof raw>>) {
-  expect(r.status).toBe(400);
-  expect(JSON.parse(r.body)).toEqual(NO_HOST);
-  expect(r.headers["content-type"]).toBe("application/json");
-  expect(r.headers["cache-control"]).toBe("no-store");
-  for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
-}
 
 let s: TestServer;
 let port: number;

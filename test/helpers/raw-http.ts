@@ -1,6 +1,8 @@
 // Requests written byte for byte on a socket of their own: what fetch cannot send (no Host, two
 // Host lines, a bare path), read back whole. Used by the Host tests.
+import { expect } from "bun:test";
 import { connect } from "node:net";
+import { DEFAULT_HEADERS } from "../../src/http/security.ts";
 import { errorBody } from "./server.ts";
 
 /** The JSON 400 of a request without a usable Host (src/http/fallback.ts). */
@@ -46,4 +48,13 @@ export function rawRequest(port: number, head: string) {
     sock.on("error", () => {});
     sock.on("connect", () => sock.write(head));
   });
+}
+
+/** The answer is that JSON 400, with the headers every answer carries. */
+export function expectNoHost(r: Awaited<ReturnType<typeof rawRequest>>) {
+  expect(r.status).toBe(400);
+  expect(JSON.parse(r.body)).toEqual(NO_HOST);
+  expect(r.headers["content-type"]).toBe("application/json");
+  expect(r.headers["cache-control"]).toBe("no-store");
+  for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
 }
