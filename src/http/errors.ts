@@ -6,7 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia, NotFoundError, ParseError, ValidationError } from "elysia";
 import { DatabaseUnavailable, ReferenceGone, RetryableConflict, UnstorableText } from "../db/program.ts";
 import { AppError, type ErrorItem, conflict, malformedBody, serviceUnavailable } from "../errors.ts";
-import type { Logger } from "../lib/log.ts";
+import { type Logger, throttle } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
 import { fieldCheckOf } from "./openapi/named.ts";
@@ -219,6 +219,9 @@ export interface UnmatchedOptions {
  * The answer for an error a route or hook threw (the framework's own 404 and 405 aside): the
  * plugin below, and the sync-run lane of the HTTP threads (src/http/threads/lane.ts).
  */
+/** Every request gets its 503 while the database is away; the log says so once a minute. */
+const outage = throttle();
+
 export function errorAnswer(
   log: Logger,
   error: unknown,
@@ -237,7 +240,9 @@ export function errorAnswer(
   // The database is down, restarting, or gave up on a statement: the client may retry; the
   // pool reconnects by itself. Logged without the driver's text in the answer.
   if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
-    log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message });
+    outage("database unavailable", (r) =>
+      log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message, ...r }),
+    );
     return errorResponse(
       serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
       headers,

@@ -2,7 +2,7 @@
 // off the request path with a bounded number in flight, and sleeps until the next one is due or
 // until woken by a new event. Everything it needs is in the database, so a restart loses nothing:
 // at-least-once, since an attempt cut short is sent again.
-import type { Logger } from "../lib/log.ts";
+import { type Logger, throttle } from "../lib/log.ts";
 import type { RunStore } from "../runs/store.ts";
 import { attempt } from "./deliver.ts";
 import type { OutboxStore } from "./outbox-store.ts";
@@ -63,6 +63,7 @@ export function createWebhookDispatcher(
   let claimedAsOf = "";
   // A lease longer than any attempt: a delivery in flight is never taken twice.
   const leaseMs = o.timeoutMs + 30_000;
+  const passFailed = throttle();
   /** What this server sent since start, for /metrics (each node counts its own). */
   const sent = { attempts: { succeeded: 0, failed: 0 }, deliveries: { succeeded: 0, failed: 0 } };
 
@@ -168,7 +169,8 @@ export function createWebhookDispatcher(
       } while (again && !closed);
       if (!closed) await arm();
     } catch (e) {
-      log.error("webhook dispatcher pass failed", { error: String(e) });
+      // Once a second while the database is away: said once a minute, with the count.
+      passFailed("pass", (r) => log.error("webhook dispatcher pass failed", { error: String(e), ...r }));
       if (!closed) timer = setTimeout(() => void pass(), 1000);
     }
   }
