@@ -2,19 +2,16 @@
 // needs it most: it was a 503, since the queue gauges count rows first. Those two series are left
 // out of that scrape; the rest (the 503s counted meanwhile) is there. PostgreSQL only: the
 // cluster is stopped under the running server.
-import { SYSTEM } from "../src/audit/actor.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { SQL } from "bun";
-import { testConfig } from "../src/config.ts";
-import { type RunningServer, startServer } from "../src/server.ts";
+import type { RunningServer } from "../src/server.ts";
 import { onPostgres } from "./helpers/backend.ts";
-import { createWorkflow } from "./helpers/fixtures.ts";
-import { type PgCluster, startPgCluster } from "./helpers/pg-cluster.ts";
+import { type OwnCluster, startOnOwnCluster } from "./helpers/own-cluster.ts";
+import type { PgCluster } from "./helpers/pg-cluster.ts";
 import { call, errorBody } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 import { sample } from "./helpers/threads.ts";
 
+let own: OwnCluster | undefined;
 let cluster: PgCluster;
 let server: RunningServer;
 let token = "";
@@ -23,39 +20,13 @@ const RUNS = "/api/v1/orgs/acme/workflows/orders/runs/";
 
 beforeAll(async () => {
   if (!onPostgres) return;
-  cluster = await startPgCluster();
-  const admin = new SQL(`${cluster.baseUrl}postgres`);
-  await admin.unsafe("CREATE DATABASE assay");
-  await admin.close();
-  server = await startServer(
-    testConfig({
-      port: 0,
-      log_level: "silent",
-      rate_limit_disabled: true,
-      metrics_enabled: true,
-      node_id: "n1",
-      workers: 1,
-      data_dir: dataDir,
-      database_url: `${cluster.baseUrl}assay`,
-    }),
-  );
-  const d = server.deps;
-  const org = await d.orgs.create("acme", "Acme", SYSTEM);
-  const root = await d.users.create({ username: "root", is_admin: true }, SYSTEM);
-  await d.orgs.addMember(org.id, root.id, "admin", SYSTEM);
-  token = (await d.tokens.create(root.id, "t", null, SYSTEM)).token;
-  await createWorkflow(server, token, {
-    slug: "orders",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
-  });
+  own = await startOnOwnCluster(dataDir, { metrics_enabled: true, node_id: "n1", workers: 1 }, [
+    { name: "syntax", validator: "syntax", config: {} },
+  ]);
+  ({ cluster, server, token } = own);
 }, 120_000);
 
-afterAll(async () => {
-  await server?.stop();
-  cluster?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 const started = (status: string, m: string) =>
   sample(m, "assay_http_request_duration_seconds_count", {
