@@ -76,9 +76,15 @@ export class Evaluator {
     for (const l of this.#globals) {
       if (!scope.bind(l, this.parameters)) return void out.add(scope.failure(l));
     }
-    for (const { pattern, rules } of this.#patterns) {
+    // A pattern whose own let fails is reported and skipped; the patterns after it still run
+    // (they cannot see its lets). A schema-level let is in every pattern's scope: none can run.
+    patterns: for (const { pattern, rules } of this.#patterns) {
       const local = scope.child();
-      for (const l of pattern.lets) if (!local.bind(l, {})) return void out.add(local.failure(l));
+      for (const l of pattern.lets) {
+        if (local.bind(l, {})) continue;
+        if (!out.add(local.failure(l))) return;
+        continue patterns;
+      }
       const claimed = new Set<XNode>();
       for (const prepared of rules) {
         if (!this.#rule(prepared, local, doc, claimed, out)) return;

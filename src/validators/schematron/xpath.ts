@@ -66,14 +66,22 @@ function registerCurrent(): void {
 
 export type XPathOptions = NonNullable<Parameters<typeof fx.evaluateXPath>[5]>;
 
+/**
+ * fn:serialize#1 passes the save-time check (fontoxpath declares it) but fails every call unless
+ * an XML serializer is given; documents are slimdom trees (document.ts), so slimdom's serializes.
+ */
+let serializer: unknown;
+
 /** The options of every evaluation under a schema's `sch:ns` declarations. */
 export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
   registerCurrent();
   registerRegexFunctions();
   const resolve = (prefix: string): string | null =>
     Object.hasOwn(namespaces, prefix) ? namespaces[prefix] : (BUILTIN_PREFIXES[prefix] ?? null);
+  serializer ??= new slimdom.XMLSerializer();
   return {
     language: fx.evaluateXPath.XPATH_3_1_LANGUAGE,
+    xmlSerializer: serializer,
     namespaceResolver: (prefix: string) => (prefix === "" ? null : resolve(prefix)),
     functionNameResolver: ({ prefix, localName }: { prefix: string; localName: string }, arity: number) => {
       if (prefix === "" && localName === "current" && arity === 0)

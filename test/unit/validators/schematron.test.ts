@@ -401,6 +401,17 @@ describe("schematron: variables, diagnostics, phases, parameters, includes", () 
     expect(validate(schema, xml).findings.map((f) => f.path)).toEqual(["/order/line[1]", "/order/line[3]"]);
   });
 
+  test("serialize() gives a node's markup (it failed every run: no serializer was set)", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line">
+      <sch:report id="SER" role="info" test="true()"><sch:value-of select="serialize(.)"/></sch:report>
+    </sch:rule></sch:pattern>`);
+    const xml = '<order><line sku="a"><n>1</n></line></order>';
+    const r = validate(schema, xml);
+    expect(r.findings.map((f) => [f.severity, f.code, f.message])).toEqual([
+      ["info", "schematron.SER", '<line sku="a"><n>1</n></line>'],
+    ]);
+  });
+
   test("namespaces come from sch:ns; the document's prefixes are kept in paths", () => {
     const schema = sch(`<sch:ns prefix="o" uri="urn:order"/>
       <sch:pattern><sch:rule context="o:line"><sch:assert id="NS" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>`);
@@ -531,5 +542,18 @@ describe("schematron: documents", () => {
       "schematron.Q error 2",
     ]);
     expect(r.findings[0].message).toStartWith("the assert CAST could not be evaluated: FORG0001");
+  });
+
+  test("a pattern whose let cannot be evaluated is reported and skipped; the next patterns run", () => {
+    const bad = sch(`<sch:pattern id="P1"><sch:let name="p" value="xs:decimal(/order/line/@price)"/>
+      <sch:rule context="line"><sch:assert id="A" test="$p > 0">a</sch:assert></sch:rule>
+    </sch:pattern>
+    <sch:pattern id="P2"><sch:rule context="line"><sch:assert id="Q" test="@qty > 0">q</sch:assert></sch:rule></sch:pattern>`);
+    const r = validate(bad, '<order>\n<line price="abc" qty="0"/>\n</order>');
+    expect(r.findings.map((f) => `${f.code} ${f.severity}`)).toEqual([
+      "schematron.evaluation_error error",
+      "schematron.Q error",
+    ]);
+    expect(r.findings[0].message).toStartWith('the let "p" could not be evaluated: FORG0001');
   });
 });
