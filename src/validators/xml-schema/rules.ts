@@ -28,6 +28,13 @@ const XSD: Table = [
   [/Duplicate key-sequence/, "cvc-identity-constraint.4.2.2"],
   [/Not all fields of key identity-constraint/, "cvc-identity-constraint.4.2.1"],
   [/No match found for key-sequence/, "cvc-identity-constraint.4.3"],
+  // A field must give at most one node, of a simple type (XML Schema 1.0 §3.11.4, clause 3).
+  [
+    /of a field of \w+ identity-constraint .*(?:more than one member|non-simple type)/,
+    "cvc-identity-constraint.3",
+  ],
+  // A QName's prefix names no namespace in scope: the value is not in QName's value space.
+  [/The QName value '[^']*' has no corresponding namespace declaration/, "cvc-datatype-valid"],
   [/The value '[^']*' of simple type/, "cvc-attribute.3"],
 ];
 

@@ -245,6 +245,44 @@ describe("xml_schema: RelaxNG and DTD", () => {
     ]);
   });
 
+  // Found by the W3C suite (test/conformance/xsdtests.test.ts): these fell back to cvc-assess-elt.
+  test("rules named after what failed: a key field of more than one node or of a complex type, an unbound QName prefix", () => {
+    const xs = (body: string) => `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">${body}</xs:schema>`;
+    const keyed = (field: string) =>
+      xs(
+        `<xs:element name="r"><xs:complexType><xs:sequence><xs:element name="i" maxOccurs="unbounded"><xs:complexType><xs:sequence><xs:element name="k" maxOccurs="unbounded"><xs:complexType><xs:sequence><xs:element name="v" type="xs:int" minOccurs="0"/></xs:sequence></xs:complexType></xs:element></xs:sequence></xs:complexType></xs:element></xs:sequence></xs:complexType><xs:key name="key"><xs:selector xpath="i"/><xs:field xpath="${field}"/></xs:key></xs:element>`,
+      );
+    const findings = (schema: string, xml: string) =>
+      validate("xsd", schema, xml).findings.map((f) => [f.rule, f.message, f.path]);
+    expect(findings(keyed("k/v"), "<r><i><k><v>1</v></k><k><v>2</v></k></i></r>")).toEqual([
+      [
+        "cvc-identity-constraint.3",
+        "Element 'v': The XPath 'k/v' of a field of key identity-constraint 'key' evaluates to a node-set with more than one member.",
+        "/r/i/k[2]/v",
+      ],
+    ]);
+    expect(findings(keyed("k"), "<r><i><k/></i></r>")).toEqual([
+      [
+        "cvc-identity-constraint.3",
+        "Element 'k': The XPath 'k' of a field of key identity-constraint 'key' does evaluate to a node of non-simple type.",
+        "/r/i/k",
+      ],
+      [
+        "cvc-identity-constraint.4.2.1",
+        "Element 'i': Not all fields of key identity-constraint 'key' evaluate to a node.",
+        "/r/i",
+      ],
+    ]);
+    expect(findings(xs(`<xs:element name="q" type="xs:QName"/>`), "<q>p:x</q>")).toEqual([
+      [
+        "cvc-datatype-valid",
+        "Element 'q': The QName value 'p:x' has no corresponding namespace declaration in scope.",
+        "/q",
+      ],
+      ["cvc-datatype-valid", "Element 'q': 'p:x' is not a valid value of the atomic type 'xs:QName'.", "/q"],
+    ]);
+  });
+
   test("DTD: the document type declaration names the root element (VC: Root Element Type)", () => {
     const both = "<!ELEMENT a EMPTY><!ELEMENT r EMPTY>";
     expect(slimmed(validate("dtd", both, '<?xml version="1.0"?>\n<!-- x -->\n<!DOCTYPE r>\n<a/>'))).toEqual([
