@@ -21,6 +21,7 @@ import { type SharedBudgets, createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { pathParams } from "./http/path-params.ts";
+import { queryKeys, queryOnce } from "./http/query.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
 import { createRunLane, lanePath } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
@@ -55,6 +56,7 @@ export interface AppOptions {
 
 export function createApp(deps: Deps, opts: AppOptions = {}) {
   let matcher: (path: string) => string[] = () => [];
+  let declared = new Map<string, Set<string>>();
   let built: AnyElysia = new Elysia();
   let takesBody: (method: string, path: string) => "none" | "open" | "authed" = () => "none";
   // Several nodes on PostgreSQL count every budget in the database: one budget per client.
@@ -117,6 +119,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
     // Before the routes' own transforms (authentication, the org gate): a path that names nothing.
     .use(pathParams)
+    // After the routes' own checks: a declared query parameter given twice (src/http/query.ts).
+    .use(queryOnce(() => declared))
     // Before the limits: a 429 or 413 from them is readable cross-origin too.
     .use(cors.plugin)
     .use(limits.plugin)
@@ -150,6 +154,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     // Security headers on every answer, errors and 404s included (src/http/security.ts).
     .headers({ ...DEFAULT_HEADERS });
   matcher = methodMatcher(app.routes);
+  declared = queryKeys(app.routes);
   takesBody = bodyMatcher(app.routes);
   built = app;
   return app;

@@ -46,7 +46,6 @@ test("412 precondition_failed for another version or a weak tag; nothing saved",
     ["PATCH", '"1"', { name: "Stale" }],
     ["PUT", '"1"', body("Stale")],
     ["PATCH", `W/"${before.version}"`, { name: "Weak" }],
-    ["PATCH", "garbage", {}],
   ] as const) {
     const r = await send(method, tag, b);
     expect(r.status).toBe(412);
@@ -90,9 +89,9 @@ describe("DELETE with If-Match", () => {
     s.deps.workflowStore.hooks.beforeDelete = undefined;
   });
 
-  test("412 for another version, a weak tag or garbage: nothing deleted; 204 for the current one or *", async () => {
+  test("412 for another version or a weak tag: nothing deleted; 204 for the current one or *", async () => {
     const p = await create("del-a");
-    for (const tag of ['"2"', 'W/"1"', "garbage"]) {
+    for (const tag of ['"2"', 'W/"1"']) {
       const r = await del(p, tag);
       expect(r.json).toEqual(failed(1));
     }
@@ -203,5 +202,56 @@ describe("restore with If-Match", () => {
     const ok = await restore('"2"');
     expect([ok.status, ok.json.version, ok.json.restored_from]).toEqual([201, 3, 1]);
     expect((await call(s, "GET", p, { token: author })).json).toMatchObject({ name: "first", version: 3 });
+  });
+});
+
+// A header that is neither `*` nor a list of quoted entity tags (RFC 9110 §8.8.3): until
+// 2026-11-29 `If-Match: 2` (the version unquoted) was a 412 saying it named another version than
+// "2", and a malformed If-None-Match a 200 on every poll. Now a 400 naming the header.
+describe("a malformed If-Match or If-None-Match", () => {
+  const bad = (name: string) =>
+    errorBody(400, "invalid_request", `Invalid value for ${name}.`, [
+      {
+        field: name,
+        code: "invalid",
+        message: `${name} is * or a list of entity tags in double quotes, such as "7".`,
+      },
+    ]);
+  const MALFORMED = (v: number) => [`${v}`, `"${v}`, `W/${v}`, "garbage", ",", `"${v}" "${v}"`];
+
+  test("400 on PATCH, PUT, DELETE and a restore; nothing saved", async () => {
+    const before = (await call(s, "GET", path, { token: author })).json;
+    for (const tag of MALFORMED(before.version))
+      for (const [method, p, b] of [
+        ["PATCH", path, { name: "Malformed" }],
+        ["PUT", path, body("Malformed")],
+        ["DELETE", path, undefined],
+        ["POST", `${path}versions/1/restore/`, undefined],
+      ] as const) {
+        const r = await call(s, method, p, { token: author, body: b, headers: { "if-match": tag } });
+        expect([method, tag, r.status, r.json]).toEqual([method, tag, 400, bad("If-Match")]);
+      }
+    expect((await call(s, "GET", path, { token: author })).json).toEqual(before);
+  });
+
+  test("400 on GET and HEAD with If-None-Match; a 404 comes first", async () => {
+    const v = (await call(s, "GET", path, { token: author })).json.version;
+    for (const tag of MALFORMED(v)) {
+      const r = await call(s, "GET", path, { token: author, headers: { "if-none-match": tag } });
+      expect([tag, r.status, r.json]).toEqual([tag, 400, bad("If-None-Match")]);
+      const h = await fetch(`${s.url}${path}`, {
+        method: "HEAD",
+        headers: { authorization: `Bearer ${author}`, "if-none-match": tag },
+      });
+      expect(h.status).toBe(400);
+    }
+    const missing = await call(s, "GET", `${base}nope/`, {
+      token: author,
+      headers: { "if-none-match": "7" },
+    });
+    expect([missing.status, missing.json]).toEqual([404, errorBody(404, "not_found", "Workflow not found.")]);
+    // Empty list elements are allowed (RFC 9110 §5.6.1): a list with a trailing comma still matches.
+    const ok = await call(s, "GET", path, { token: author, headers: { "if-none-match": `"${v}", ` } });
+    expect(ok.status).toBe(304);
   });
 });

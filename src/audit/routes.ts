@@ -2,7 +2,7 @@
 // chain's head. Pages of JSON by default; ?format=csv|jsonl streams every matching entry.
 import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
-import { type ErrorItem, invalid, notFound } from "../errors.ts";
+import { type ErrorItem, invalid, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
@@ -162,6 +162,8 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         requireInstanceAdmin(principal);
         let orgId: number | undefined;
         if (query.org !== undefined) {
+          // Empty, as every other filter's empty value: a 400, not "Organization not found".
+          if (query.org === "") throw invalidField("org", "org is an organization's slug.");
           const o = await orgs.getBySlug(query.org);
           if (!o) throw notFound("Organization");
           orgId = o.id;

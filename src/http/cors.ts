@@ -80,6 +80,20 @@ export function createCors(config: Pick<Config, "cors_origins">): Cors {
       h["access-control-allow-origin"] = any ? "*" : origin!;
       h["access-control-expose-headers"] = exposed;
     });
+  // A route that answers with a Response of its own and a Vary of its own (the web app's files:
+  // `Vary: accept-encoding`) kept its Vary over ours, so a cache could serve one origin's answer,
+  // Access-Control-Allow-Origin included, to another: Origin is added to it.
+  if (vary)
+    plugin.onAfterHandle({ as: "global" }, ({ responseValue }) => {
+      if (!(responseValue instanceof Response)) return;
+      const own = responseValue.headers.get("vary");
+      if (own === null || own.split(",").some((v) => v.trim().toLowerCase() === "origin")) return;
+      try {
+        responseValue.headers.set("vary", `${own}, ${vary}`);
+      } catch {
+        // immutable headers (Response.redirect()): none of ours has a Vary
+      }
+    });
 
   return {
     allows,

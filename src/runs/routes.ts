@@ -86,6 +86,14 @@ export function runRoutes(
           if (ms === null) errors.push({ field: k, code: "invalid", message: timeFilterMessage(k) });
           else filters[k === "created_after" ? "createdAfter" : "createdBefore"] = storedTime(ms);
         }
+        // Empty, it named no workflow and the list was silently empty; every other filter's empty
+        // value is a 400 too.
+        if (query.workflow === "")
+          errors.push({
+            field: "workflow",
+            code: "invalid",
+            message: "workflow is a workflow's slug or id.",
+          });
         if (errors.length) throw new AppError(400, "invalid_request", "Invalid filters.", errors);
         if (query.workflow !== undefined) {
           const wf = await workflowStore.find(org.id, query.workflow);

@@ -3,6 +3,7 @@
 // needs authentication — the HTML holds no data.
 import { Elysia, t } from "elysia";
 import { notFound } from "../errors.ts";
+import { noneMatchNames } from "../http/conditional.ts";
 import { type Asset, webAssets } from "./assets.ts";
 
 // No inline script or style anywhere: the policy can be strict.
@@ -62,7 +63,11 @@ export function serve(
     "cache-control": cacheControl,
     vary: "accept-encoding",
   };
-  if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+  // Compared weakly, any tag of a list, or `*` (RFC 9110 §13.1.2): a proxy that compresses weakens
+  // the tag (`W/"…"`), and a cache may send every tag it holds. A malformed header is no match.
+  const noneMatch = request.headers.get("if-none-match");
+  if (noneMatch !== null && noneMatchNames(noneMatch, etag))
+    return new Response(null, { status: 304, headers });
   headers["content-type"] = asset.type;
   if (gzip) headers["content-encoding"] = "gzip";
   return new Response(gzip ? asset.gzip : asset.body, { headers });

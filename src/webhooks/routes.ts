@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
@@ -20,6 +21,8 @@ import { presentDelivery, presentWebhook } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
 const ListQuery = t.Object(PageQuery, { additionalProperties: true });
+// A 202 points at its status monitor (RFC 9110 §15.3.3): the delivery, which GET follows.
+const queued = { responses: { 202: { headers: { Location: header("Location") } } } };
 const SEND_LIMIT =
   "Pings and redeliveries of one webhook share a budget (20 a minute by default, all its admins together): over it, 429 rate_limited with Retry-After.";
 
@@ -39,6 +42,8 @@ export function webhookRoutes(
   const admin = async (p: Parameters<typeof requireOrgRole>[1], slug: string) =>
     (await requireOrgRole(orgs, p, slug, "admin")).org;
   const detail = { tags: ["Webhooks"] };
+  const deliveryUrl = (request: Request, org: string, d: { webhook_id: number; id: string }) =>
+    `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org}/webhooks/${d.webhook_id}/deliveries/${encodeURIComponent(d.id)}/`;
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/webhooks" })
     .use(auth)
     .get(
@@ -151,18 +156,20 @@ export function webhookRoutes(
         const org = await admin(principal, params.org_slug);
         const delivery = await webhooks.ping(org.id, params.id, actor, (w) => limit(w, request, set.headers));
         set.status = 202;
+        set.headers.location = deliveryUrl(request, org.slug, delivery);
         return presentDelivery(delivery);
       },
       {
         auth: "admin",
         params: WebhookParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
-        detail: {
+        detail: describe({
           ...detail,
           description: SEND_LIMIT,
           operationId: "pingWebhook",
           summary: "Queue a ping event; follow it in the delivery log",
-        },
+          ...queued,
+        }),
       },
     )
     .get(
@@ -206,18 +213,20 @@ export function webhookRoutes(
           limit(w, request, set.headers),
         );
         set.status = 202;
+        set.headers.location = deliveryUrl(request, org.slug, again);
         return presentDelivery(again);
       },
       {
         auth: "admin",
         params: DeliveryParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
-        detail: {
+        detail: describe({
           ...detail,
           description: SEND_LIMIT,
           operationId: "redeliverDelivery",
           summary: "Send a finished delivery again (same webhook-id, fresh retries)",
-        },
+          ...queued,
+        }),
       },
     );
 }

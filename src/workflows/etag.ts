@@ -1,16 +1,23 @@
 // A workflow's ETag is its version (`"7"`): every change adds one (CONTRACT §2). If-Match on a
 // PUT or PATCH makes the edit conditional on it (RFC 9110 §13.1.1): a client that read version 7
 // changes version 7 or nothing, where concurrent edits otherwise all land (fresh.ts). If-None-Match
-// on a GET answers 304 while the workflow is still at the version named (§13.1.2).
-import { AppError } from "../errors.ts";
+// on a GET answers 304 while the workflow is still at the version named (§13.1.2). A header that
+// is neither `*` nor a list of entity tags (`If-Match: 7`, unquoted) is a 400 naming it: read as a
+// tag that matches nothing it was a 412 "names another version" for the very version it meant, and
+// an If-None-Match a 200 forever.
+import { ifMatchHolds as matchHolds, noneMatchNames } from "../http/conditional.ts";
+import { AppError, invalidField } from "../errors.ts";
 
 export const etagOf = (version: number) => `"${version}"`;
 
+const malformed = (name: "If-Match" | "If-None-Match") =>
+  invalidField(name, `${name} is * or a list of entity tags in double quotes, such as "7".`);
+
 /** RFC 9110 §13.1.1: `*`, or a list of entity tags compared strongly (a weak W/"7" never matches). */
 export function ifMatchHolds(header: string, version: number): boolean {
-  const h = header.trim();
-  if (h === "*") return true;
-  return h.split(",").some((tag) => tag.trim() === etagOf(version));
+  const holds = matchHolds(header, etagOf(version));
+  if (holds === null) throw malformed("If-Match");
+  return holds;
 }
 
 /**
@@ -18,10 +25,9 @@ export function ifMatchHolds(header: string, version: number): boolean {
  * 304 Not Modified. The comparison is weak (`W/"7"` matches as `"7"` does); `*` matches any.
  */
 export function noneMatchFails(header: string, version: number): boolean {
-  const h = header.trim();
-  if (h === "*") return true;
-  const tag = etagOf(version);
-  return h.split(",").some((t) => t.trim().replace(/^W\//, "") === tag);
+  const names = noneMatchNames(header, etagOf(version));
+  if (names === null) throw malformed("If-None-Match");
+  return names;
 }
 
 export const preconditionFailed = (version: number) =>

@@ -113,7 +113,10 @@ export const PARAMETERS = {
 
 /** Answer headers, under components.headers. */
 export const HEADERS = {
-  Location: str("Absolute URL of the resource created or of the run to poll.", { format: "uri" }),
+  Location: str(
+    "Absolute URL of the resource created, of the run to poll, or of the webhook delivery queued.",
+    { format: "uri" },
+  ),
   RetryAfter: str("Seconds to wait before asking again.", { pattern: "^[0-9]+$" }),
   PreferenceApplied: str("The Prefer preferences that were honoured (RFC 7240), e.g. `respond-async`."),
   IdempotentReplayed: str(
