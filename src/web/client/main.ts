@@ -15,6 +15,15 @@ let controller: AbortController | null = null;
 let endedNotice: HTMLElement | null = null;
 /** The instance has no user yet (GET /api/v1/setup/): the setup form instead of the sign-in. */
 let setupNeeded = false;
+/** The user changed something on the page shown (typed, picked, ticked) since it was drawn. */
+let edited = false;
+/**
+ * The page a session ended on while the user had changed something in it: shown again, with what
+ * they entered, when the same user signs in again on the same address (a form's work is not lost
+ * to a session's end); any other sign-in loads its page afresh.
+ */
+let kept: { key: string; username: string; title: string; nodes: Node[] } | null = null;
+const pageKey = () => location.pathname + location.search;
 
 function problemPage(e: unknown): { title: string; body: Node } {
   if (e instanceof ApiError && e.status === 404)
@@ -47,7 +56,10 @@ async function render(initial: boolean): Promise<void> {
       root,
       loginView(endedNotice, () => {
         endedNotice = null;
-        navigate(path.startsWith("/app") ? path + location.search : "/app/", { replace: true });
+        const back = kept;
+        kept = null;
+        if (back && back.key === pageKey() && back.username === session()?.me.username) restore(back);
+        else navigate(path.startsWith("/app") ? path + location.search : "/app/", { replace: true });
       }),
     );
     (root.querySelector("input") as HTMLInputElement | null)?.focus();
@@ -80,13 +92,35 @@ async function render(initial: boolean): Promise<void> {
   if (ctl.signal.aborted) return;
   document.title = `${page.title} · Assay`;
   mount(root, shell(org, path, [takeFlash(), page.body]));
+  edited = false;
   if (!initial) (root.querySelector("h1") as HTMLElement | null)?.focus();
   const hash = location.hash.slice(1);
   if (hash) document.getElementById(hash)?.scrollIntoView();
 }
 
+/** The kept page back in place, its input as it was; the refusal the ended session caused removed. */
+function restore(back: NonNullable<typeof kept>): void {
+  mount(root, ...back.nodes);
+  document.title = back.title;
+  for (const el of root.querySelectorAll(".session-ended")) (el.closest(".form-errors") ?? el).remove();
+  root
+    .querySelector("main")
+    ?.prepend(told("info", "Signed in again. What you entered on this page is kept: send it again."));
+  edited = true;
+  (root.querySelector("h1") as HTMLElement | null)?.focus();
+}
+
 whenSignedOut(() => {
   if (!session()) return;
+  kept =
+    edited && root.querySelector("header.top")
+      ? {
+          key: pageKey(),
+          username: session()!.me.username,
+          title: document.title,
+          nodes: [...root.childNodes],
+        }
+      : null;
   forget();
   // Said through the app's live region: focus goes to the username field, and the box alone,
   // inserted with its text, was not reliably read.
@@ -96,6 +130,15 @@ whenSignedOut(() => {
 
 async function boot() {
   announcerRegion();
+  // Only what the user does fires these (a value set by a script does not).
+  for (const type of ["input", "change"])
+    document.addEventListener(
+      type,
+      (e) => {
+        if (root.contains(e.target as Node) && root.querySelector("header.top")) edited = true;
+      },
+      true,
+    );
   try {
     if (!(await loadSession())) setupNeeded = (await get<{ needed: boolean }>("setup/")).needed;
   } catch (e) {

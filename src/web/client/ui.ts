@@ -55,7 +55,10 @@ export function notice(kind: "error" | "success" | "info" | "warning", ...conten
 export function errorNotice(e: unknown): HTMLDivElement {
   if (e instanceof ApiError) {
     const items = e.errors.map((x) => h("li", null, x.field ? `${x.field}: ${x.message}` : x.message));
-    return notice("error", h("p", null, e.message), items.length ? h("ul", null, items) : null);
+    const box = notice("error", h("p", null, e.message), items.length ? h("ul", null, items) : null);
+    // What a page shows when its session ended under it: removed if the page is shown again.
+    if (e.status === 401) box.classList.add("session-ended");
+    return box;
   }
   return notice("error", h("p", null, (e as Error)?.message ?? String(e)));
 }
