@@ -22,6 +22,7 @@ import { createSharedLimiter } from "./http/ratelimit-shared.ts";
 import { openapiRoutes } from "./http/openapi/routes.ts";
 import { pathParams } from "./http/path-params.ts";
 import { queryKeys, queryOnce } from "./http/query.ts";
+import { type AccessLog, createAccessLog, requestId } from "./http/request-log.ts";
 import { DEFAULT_HEADERS } from "./http/security.ts";
 import { createRunLane, lanePath } from "./http/threads/lane.ts";
 import { type Metrics, metricsRoutes } from "./metrics/index.ts";
@@ -89,10 +90,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     if (request.headers.get("authorization") === null) return;
     await authenticate(request, headers);
   };
+  const accessLog = deps.config.access_log ? createAccessLog(deps.log, deps.config.trust_proxy) : undefined;
   // The sync-run lane (src/http/threads/lane.ts): the same pieces as the route, no framework.
   const lane = createRunLane({
     log: deps.log,
     metrics: opts.metrics,
+    accessLog,
     cors: cors.enabled,
     enterRun: limits.enterRun,
     authenticate,
@@ -114,8 +117,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;
     })
+    // Every answer names its request (src/http/request-log.ts), errors and 404s included.
+    .onRequest(({ request, set }) => {
+      set.headers["x-request-id"] = requestId(request);
+    })
     // First: a request the limits refuse before any route (413, 429, 400) is timed and counted too.
-    .use(opts.metrics ? httpTiming(opts.metrics) : new Elysia())
+    .use(opts.metrics || accessLog ? httpTiming(opts.metrics, accessLog, listening) : new Elysia())
     .use(errorPlugin(deps.log, () => matcher, { cors, authenticate: authenticateUnmatched }))
     // Before the routes' own transforms (authentication, the org gate): a path that names nothing.
     .use(pathParams)
@@ -174,13 +181,20 @@ function setOwnHeader(r: Response, name: string, value: string): boolean {
 /**
  * Request durations by route template (not the raw path: ids would explode the series);
  * `unmatched` for requests answered without a route: unknown paths, 405, OPTIONS, and the limits'
- * refusals that come before routing (413, 429, a body nested too deeply …).
+ * refusals that come before routing (413, 429, a body nested too deeply …). The access log's line,
+ * when it is on, is written from the same place with the same route and status.
  */
-function httpTiming(metrics: Metrics) {
+function httpTiming(
+  metrics: Metrics | undefined,
+  accessLog: AccessLog | undefined,
+  listening: () => Server<unknown>,
+) {
   const started = new WeakMap<Request, number>();
+  const clients = new WeakMap<Request, string | null>();
   return new Elysia({ name: "http-timing" })
     .onRequest(({ request }) => {
       started.set(request, performance.now());
+      if (accessLog) clients.set(request, accessLog.client(request, listening()));
     })
     .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
       const t0 = started.get(request);
@@ -193,9 +207,10 @@ function httpTiming(metrics: Metrics) {
           : typeof set.status === "number"
             ? set.status
             : 200;
-      metrics.httpDuration.observe(
+      metrics?.httpDuration.observe(
         { route: route || "unmatched", method: request.method, status: String(status) },
         (performance.now() - t0) / 1000,
       );
+      accessLog?.write(request, clients.get(request) ?? null, route || "unmatched", status, t0);
     });
 }

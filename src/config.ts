@@ -320,6 +320,12 @@ export const SETTINGS = [
     help: "Serve /metrics without a token (otherwise instance-admin token)",
   },
   { key: "log_level", kind: "string", def: "info", help: "debug | info | warn | error | silent" },
+  {
+    key: "access_log",
+    kind: "bool",
+    def: false,
+    help: "Log one line per answered request: method, path, status, duration, request id, client",
+  },
 ] as const satisfies readonly SettingDef[];
 
 type Value<D extends SettingDef> = D["kind"] extends "int"

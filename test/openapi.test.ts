@@ -188,6 +188,7 @@ describe("operations", () => {
       "RateLimit-Policy",
       "Retry-After",
       "Warning",
+      "X-Request-Id",
     ]);
     for (const status of ["401", "403", "404", "409", "413", "415", "422", "429"])
       expect(o.responses[status].$ref).toStartWith("#/components/responses/");
@@ -261,14 +262,17 @@ describe("operations", () => {
       'post /api/v1/auth/logout/ [{"session":[]},{}]',
       "post /api/v1/setup/ []",
     ]);
-    // Authenticated answers carry the rate-limit headers, and Warning near a token's rotation deadline.
+    // Authenticated answers carry the request id, the rate-limit headers, and Warning near a
+    // token's rotation deadline.
     expect(Object.keys(op("/api/v1/orgs/", "get").responses["200"].headers)).toEqual([
+      "X-Request-Id",
       "RateLimit-Policy",
       "RateLimit",
       "Warning",
     ]);
     // Public ones carry the address's budget (CONTRACT §8: every answer), never a Warning.
     expect(Object.keys(op("/healthz", "get").responses["200"].headers)).toEqual([
+      "X-Request-Id",
       "RateLimit-Policy",
       "RateLimit",
     ]);
@@ -393,6 +397,7 @@ describe("statuses and headers from the global layers", () => {
       "RateLimit",
       "RateLimit-Policy",
       "Retry-After",
+      "X-Request-Id",
     ]);
     expect(ref(op("/api/v1/auth/login/", "post"), "401")).toBe("#/components/responses/PublicUnauthorized");
     expect(ref(op("/api/v1/setup/", "post"), "409")).toBe("#/components/responses/PublicConflict");

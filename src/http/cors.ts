@@ -18,6 +18,7 @@ export const CORS_REQUEST_HEADERS = [
   "X-Submission-Mode",
   "If-Match",
   "If-None-Match",
+  "X-Request-Id",
 ];
 /** Answer headers a cross-origin client may read, beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
@@ -31,6 +32,7 @@ export const CORS_EXPOSED_HEADERS = [
   "WWW-Authenticate",
   "Content-Disposition",
   "ETag",
+  "X-Request-Id",
 ];
 /** Seconds a browser may cache a preflight: Chromium's ceiling (Firefox allows a day). */
 export const CORS_MAX_AGE = 7200;

@@ -10,6 +10,7 @@ import { type Logger, throttle } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
 import { fieldCheckOf } from "./openapi/named.ts";
+import { knownRequestId } from "./request-log.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -241,7 +242,12 @@ export function errorAnswer(
   // pool reconnects by itself. Logged without the driver's text in the answer.
   if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
     outage("database unavailable", (r) =>
-      log.warn("database unavailable", { path: new URL(request.url).pathname, error: error.message, ...r }),
+      log.warn("database unavailable", {
+        path: new URL(request.url).pathname,
+        request_id: knownRequestId(request),
+        error: error.message,
+        ...r,
+      }),
     );
     return errorResponse(
       serviceUnavailable("The database is not available right now; retry shortly.", DB_RETRY_AFTER_S),
@@ -251,7 +257,11 @@ export function errorAnswer(
   // A row the request names was deleted meanwhile (another request, node or the CLI): the
   // request may be sent again, and then gets the answer the deletion calls for.
   if (error instanceof ReferenceGone) {
-    log.warn("reference deleted meanwhile", { path: new URL(request.url).pathname, error: error.message });
+    log.warn("reference deleted meanwhile", {
+      path: new URL(request.url).pathname,
+      request_id: knownRequestId(request),
+      error: error.message,
+    });
     return errorResponse(
       conflict("Something this request refers to was deleted by another request meanwhile; send it again."),
       headers,
@@ -271,6 +281,7 @@ export function errorAnswer(
   log.error("unhandled error", {
     method: request.method,
     path: new URL(request.url).pathname,
+    request_id: knownRequestId(request),
     error: String((error as Error)?.stack ?? error),
   });
   return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), headers);

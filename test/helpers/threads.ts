@@ -28,11 +28,15 @@ export async function via(
   throw new Error(`no request reached thread ${thread} (${path}) in 200 tries`);
 }
 
-/** The headers a client sees, without the ones that differ by nature (date, ids, lengths of ids). */
+/**
+ * The headers a client sees, without the ones that differ by nature (date, ids, lengths of ids);
+ * the request's id (each answer's own, src/http/request-log.ts) as "<request id>" when it is one.
+ */
 export function headersOf(r: Answer, drop: string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
   r.headers.forEach((v, k) => {
-    if (!["date", "content-length", "location", ...drop].includes(k)) out[k] = v;
+    if (k === "x-request-id") out[k] = /^[A-Za-z0-9._:/+=@-]{1,128}$/.test(v) ? "<request id>" : v;
+    else if (!["date", "content-length", "location", ...drop].includes(k)) out[k] = v;
   });
   return out;
 }

@@ -139,16 +139,22 @@ export const HEADERS = {
     'How to save the body: `attachment; filename="…"` (a download) or `inline; filename="…"`.',
   ),
   ETag: str('A workflow\'s version as a strong entity tag, e.g. `"7"`: send it back in If-Match.'),
+  RequestId: str(
+    "The request's id, as the server's log lines name it: the request's own X-Request-Id when that is 1–128 letters, digits and `. _ : / + = @ -`, else a new UUID.",
+    { pattern: "^[A-Za-z0-9._:/+=@-]{1,128}$" },
+  ),
   SetCookie: str(
     "The web session cookie `assay_session` (HttpOnly, SameSite=Lax; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
   ),
 };
 
 /**
- * The headers every answer carries (CONTRACT §8): the token's and its user's budgets once
- * authenticated, the client address's `"ip"` budget (failed authentications) otherwise.
+ * The headers every answer carries: the request's id (docs/api.md), and the rate limits
+ * (CONTRACT §8): the token's and its user's budgets once authenticated, the client address's
+ * `"ip"` budget (failed authentications) otherwise.
  */
 export const RATE_LIMIT_HEADERS = {
+  "X-Request-Id": { $ref: "#/components/headers/RequestId" },
   "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
   RateLimit: { $ref: "#/components/headers/RateLimit" },
 };

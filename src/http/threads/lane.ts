@@ -13,6 +13,7 @@ import type { Metrics } from "../../metrics/index.ts";
 import type { StartRunContext } from "../../runs/start-handler.ts";
 import type { Principal } from "../auth.ts";
 import { errorAnswer } from "../errors.ts";
+import { type AccessLog, requestId } from "../request-log.ts";
 import { DEFAULT_HEADERS } from "../security.ts";
 
 /** The route template the framework reports for the run start (the metric's `route` label). */
@@ -53,6 +54,8 @@ export function lanePath(request: Request): string | null {
 export function createRunLane(parts: {
   log: Logger;
   metrics?: Metrics;
+  /** The access log's line writer, when ASSAY_ACCESS_LOG is on (src/http/request-log.ts). */
+  accessLog?: AccessLog;
   /** CORS answers depend on Origin (src/http/cors.ts): such servers keep the framework's path. */
   cors: boolean;
   enterRun(request: Request, path: string, server: Server, headers: Record<string, unknown>): void;
@@ -76,8 +79,9 @@ export function createRunLane(parts: {
   ): Promise<Response> {
     const t0 = performance.now();
     laned.add(request);
-    // What `.headers(DEFAULT_HEADERS)` puts in the framework's `set.headers` for every request.
-    const headers: Record<string, unknown> = { ...DEFAULT_HEADERS };
+    // What `.headers(DEFAULT_HEADERS)` and the request-id hook (src/app.ts) put in the
+    // framework's `set.headers` for every request.
+    const headers: Record<string, unknown> = { ...DEFAULT_HEADERS, "x-request-id": requestId(request) };
     let res: Response;
     try {
       parts.enterRun(request, path, server, headers);
@@ -99,6 +103,7 @@ export function createRunLane(parts: {
       { route: RUN_ROUTE, method: "POST", status: String(res.status) },
       (performance.now() - t0) / 1000,
     );
+    parts.accessLog?.write(request, parts.accessLog.client(request, server), RUN_ROUTE, res.status, t0);
     return res;
   }
 }

@@ -58,6 +58,7 @@ import { MemoryBudgets, type MemoryBudgetsInit } from "../ratelimit-memory.ts";
 import { type BoardInit, ThreadBoard } from "./board.ts";
 import { type Handed, offers } from "./handoff.ts";
 import { Relay, createRunLane } from "./lane.ts";
+import { createAccessLog } from "../request-log.ts";
 
 /** What an HTTP thread needs to serve sync runs itself, from the main thread. */
 export interface ThreadRunsInit {
@@ -234,6 +235,7 @@ export async function createThreadRuns(index: number, init: ThreadRunsInit, wake
   const lane = createRunLane({
     log,
     metrics,
+    accessLog: config.access_log ? createAccessLog(log, config.trust_proxy) : undefined,
     cors: createCors(config).enabled,
     enterRun: limits.enterRun,
     authenticate,
