@@ -30,7 +30,23 @@ export interface AttemptOptions {
   allowPrivate: boolean;
   /** Aborted on shutdown: the attempt then resolves null and is not logged. */
   shutdown: AbortSignal;
+  /** The target's resolution and check (tests give a host name two addresses). */
+  resolve?: typeof resolveTarget;
 }
+
+/**
+ * Errors that mean no connection was made, so nothing was sent: the attempt goes on to the host's
+ * next checked address, as browsers and curl do (a dual-stack receiver whose IPv6 route is
+ * broken). Any other failure ends the attempt: the request may have reached the receiver.
+ */
+const NOT_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "ConnectionRefused",
+]);
+const notConnected = (e: unknown) => NOT_CONNECTED.has((e as { code?: string })?.code ?? "");
 
 /**
  * The URL to fetch and the TLS server name: the host replaced by the checked address, so the
@@ -97,20 +113,30 @@ export async function attempt(
   });
   try {
     const u = new URL(url);
-    const r = await resolveTarget(u, o.allowPrivate, signal);
+    const r = await (o.resolve ?? resolveTarget)(u, o.allowPrivate, signal);
     if (!r.ok) return done(null, `refused: ${r.message}`, null);
-    const p = pinned(u, r.addresses[0]!);
-    const res = await fetch(p.target, {
-      method: "POST",
-      // Never inflated: fetch would inflate far ahead of the excerpt (211 bytes of brotli are
-      // 256 MiB; eight such replies at once took the server to 600 MB). Nor asked for.
-      headers: { ...headers, host: p.host, "accept-encoding": "identity" },
-      body,
-      redirect: "manual",
-      decompress: false,
-      signal,
-      ...(p.serverName ? { tls: { serverName: p.serverName } } : {}),
-    });
+    const send = (address: string) => {
+      const p = pinned(u, address);
+      return fetch(p.target, {
+        method: "POST",
+        // Never inflated: fetch would inflate far ahead of the excerpt (211 bytes of brotli are
+        // 256 MiB; eight such replies at once took the server to 600 MB). Nor asked for.
+        headers: { ...headers, host: p.host, "accept-encoding": "identity" },
+        body,
+        redirect: "manual",
+        decompress: false,
+        signal,
+        ...(p.serverName ? { tls: { serverName: p.serverName } } : {}),
+      });
+    };
+    let res: Response | undefined;
+    for (let i = 0; res === undefined; i++) {
+      try {
+        res = await send(r.addresses[i]!);
+      } catch (e) {
+        if (i + 1 >= r.addresses.length || !notConnected(e) || signal.aborted) throw e;
+      }
+    }
     // The status decides; a body that trickles past the time limit only shortens the excerpt.
     const excerpt = await readExcerpt(res).catch(() => null);
     if (o.shutdown.aborted) return null;
