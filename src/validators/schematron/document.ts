@@ -159,15 +159,39 @@ export class SourceDocument {
       const range = owner?.position;
       if (!range) return null;
       const start = this.#tagStart(range.start, owner);
-      const tag = this.text.slice(start, range.end);
-      // The name after whitespace and before `=`: the first such match is the attribute itself.
-      const escaped = node.nodeName.replace(/[.]/g, "\\.");
-      const m = new RegExp(`\\s${escaped}\\s*=`).exec(tag);
-      return this.#lines.position(start + (m ? m.index + 1 : 0));
+      const at = attributeOffset(this.text.slice(start, range.end), node.nodeName);
+      return this.#lines.position(start + (at ?? 0));
     }
     if (node.nodeType === DOCUMENT) return { line: 1, column: 1 };
     if (node.position) return this.#lines.position(this.#tagStart(node.position.start, node));
     return node.parentNode ? this.positionOf(node.parentNode) : null;
+  }
+}
+
+/**
+ * Where the attribute `name` starts in a start tag (`<el a="…" name='…'>`), or null. The tag is
+ * read attribute by attribute, values skipped whole: a search for ` name=` found it inside an
+ * earlier attribute's value (`<a note='x id="1"' id="2">`).
+ */
+export function attributeOffset(tag: string, name: string): number | null {
+  let i = 1;
+  while (i < tag.length && !/[\s/>]/.test(tag[i]!)) i++; // the element's name
+  for (;;) {
+    while (i < tag.length && /\s/.test(tag[i]!)) i++;
+    if (i >= tag.length || tag[i] === ">" || tag[i] === "/") return null;
+    const nameStart = i;
+    while (i < tag.length && !/[\s=]/.test(tag[i]!)) i++;
+    const found = tag.slice(nameStart, i);
+    while (i < tag.length && /\s/.test(tag[i]!)) i++;
+    if (tag[i] !== "=") return null;
+    i++;
+    while (i < tag.length && /\s/.test(tag[i]!)) i++;
+    const quote = tag[i];
+    if (quote !== '"' && quote !== "'") return null;
+    const close = tag.indexOf(quote, i + 1);
+    if (close < 0) return null;
+    if (found === name) return nameStart;
+    i = close + 1;
   }
 }
 

@@ -113,6 +113,16 @@ describe("schematron: asserts and reports", () => {
     ]);
   });
 
+  test("an attribute is located at its own name, not at the same words inside an earlier value", () => {
+    const schema = sch(`<sch:pattern><sch:rule context="line/@qty">
+      <sch:assert id="Q" test=". > 0">qty</sch:assert>
+    </sch:rule></sch:pattern>`);
+    const xml = `<order>\n<line note='set qty="0" here' data-qty = "1"\n  qty = "0"/>\n</order>`;
+    expect(slim(validate(schema, xml)).map((f) => [f.path, f.line, f.column])).toEqual([
+      ["/order/line/@qty", 3, 3],
+    ]);
+  });
+
   test("subject moves the finding to another node", () => {
     const schema = sch(`<sch:pattern><sch:rule context="order">
       <sch:assert id="S" test="sum(line/(@qty * @price)) = xs:decimal(total)" subject="total">total</sch:assert>
