@@ -1,6 +1,7 @@
 // A finding's message and the submitted content on the run page show bidirectional controls as
 // `\uNNNN`, as the HTML report and `assay validate` do: obeyed, U+202E made text read as its
-// reverse; the content viewer warns, as code review tools do ("Trojan Source").
+// reverse; the content viewer warns, as code review tools do ("Trojan Source"). A finding's path
+// too: it names the document's own keys, and was shown with the override obeyed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { createWorkflow } from "../helpers/fixtures.ts";
@@ -49,6 +50,11 @@ describe.skipIf(!hasChromium)("finding messages on the run page (Chromium)", () 
     const text = await cell.textContent();
     expect(text).toContain("ok\\u202e1000");
     expect(text).not.toContain("\u202e");
+  });
+
+  test("an override in the path that names the document's key is shown, not obeyed", async () => {
+    const cell = page.getByRole("table", { name: "Findings of step 1" }).locator("tbody tr td").nth(3);
+    expect(await cell.locator("code").textContent()).toBe("/ok\\u202e1000");
   });
 
   test("the content viewer shows it the same way, under a warning", async () => {

@@ -25,7 +25,8 @@ const MAX_CONTENT_BYTES = 5 * 1048576;
 
 function location(f: Finding): Child {
   const parts: Child[] = [];
-  if (f.path) parts.push(h("code", null, f.path));
+  // The path names the document's own keys (a JSON key, a CSV header): controls shown, not obeyed.
+  if (f.path) parts.push(h("code", null, showHiddenControls(f.path)));
   if (f.line != null) {
     const label = `line ${f.line}${f.column != null ? `, column ${f.column}` : ""}`;
     parts.push(
@@ -60,7 +61,7 @@ function stepSection(
     { class: "run-step", "aria-labelledby": `step-${s.order}` },
     h("h3", { id: `step-${s.order}` }, `${s.order}. ${s.name} `, badge(s.status)),
     h("p", { class: "muted small" }, h("code", null, s.validator), ` · ${duration(s.duration_ms)}`),
-    s.error ? notice("error", h("p", null, s.error)) : null,
+    s.error ? notice("error", h("p", null, showHiddenControls(s.error))) : null,
     findings.length
       ? table(
           ["Severity", "Code", "Message", "Location"],
@@ -237,7 +238,7 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
             h("p", null, "Some steps reported more findings than their limit; the list is truncated."),
           )
         : null,
-      run.error ? notice("error", h("p", null, run.error)) : null,
+      run.error ? notice("error", h("p", null, showHiddenControls(run.error))) : null,
     );
     mount(steps, run.steps.length ? run.steps.map((x) => stepSection(x, more)) : empty("No steps."));
     mount(content, text !== null ? contentViewer(text, run.steps) : contentNote);
