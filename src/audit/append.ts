@@ -2,8 +2,12 @@
 // own transaction (`yield* audit(actor, change)`), so the entry commits with the change or not
 // at all. Appenders take the chain's head row first and hold it until they commit: on PostgreSQL
 // a row lock (INSERT … ON CONFLICT DO UPDATE waits for a concurrent appender, then sees its
-// committed head), on SQLite the database's write lock. The chain stays one line.
-import { type Program, get, run } from "../db/program.ts";
+// committed head), on SQLite the database's write lock. The chain stays one line. Two entries of
+// one transaction — two cancels in one group commit (src/runs/batch.ts), whose programs
+// PostgreSQL runs side by side — append one after the other (`alone`): interleaved, both read the
+// head before either wrote its hash, and the second entry's prev_hash named the entry before the
+// first (the chain broke under concurrent cancels, 2026-11-29).
+import { type Program, alone, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 import { changesNothing, changesText } from "./changes.ts";
 import { GENESIS, hashOf } from "./chain.ts";
@@ -51,6 +55,11 @@ export function* audit(actor: Actor, change: Change): Program<AuditRow | null> {
   // A request that changed nothing (a role set to the one it was, a restore of an active org):
   // no state changed, so no entry (docs/audit.md: "every request that changes state").
   if (changesNothing(change)) return null;
+  return yield* alone(append(actor, change));
+}
+
+/** Takes the head, writes the entry and moves the head to it: nothing of the transaction between. */
+function* append(actor: Actor, change: Change): Program<AuditRow> {
   // The head's seq is already the new entry's; its hash is still the previous entry's.
   const head = (yield* get<{ seq: number | string; hash: string }>(TAKE_HEAD, GENESIS))!;
   const e: Omit<AuditRow, "hash"> = {

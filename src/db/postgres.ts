@@ -149,6 +149,8 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     return t;
   };
   const stats = { statements: 0, transactions: 0 };
+  /** Per connection handle: the end of the last `alone` program started on it (run in turn). */
+  const alones = new WeakMap<SQL, Promise<void>>();
   /** Per transaction (its connection's handle): the answers of `once` reads, as promises. */
   const onces = new WeakMap<SQL, Map<string, Promise<unknown>>>();
   /** A transaction's work; its `once` answers end with it, whether or not its handle is reused. */
@@ -176,6 +178,21 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       return answer;
     }
     if (o.op === "each") return Promise.all(o.programs.map((p) => drive(q, p)));
+    if (o.op === "alone") {
+      // Behind the connection's previous `alone` program, whether it succeeded or not.
+      const before = alones.get(q) ?? Promise.resolve();
+      const mine = before.then(() => drive(q, o.program));
+      const settled = mine.then(
+        () => {},
+        () => {},
+      );
+      alones.set(q, settled);
+      try {
+        return await mine;
+      } finally {
+        if (alones.get(q) === settled) alones.delete(q);
+      }
+    }
     stats.statements++;
     // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
     // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write

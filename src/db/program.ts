@@ -26,7 +26,9 @@ export type Op =
   /** A read whose answer may serve the rest of its transaction (see `once`). */
   | { op: "once"; key: string; load: () => Program<unknown> }
   /** Programs independent of one another, in one step (see `each`). */
-  | { op: "each"; programs: Program<unknown>[] };
+  | { op: "each"; programs: Program<unknown>[] }
+  /** A program that runs in turn with the other `alone` programs of its transaction (see `alone`). */
+  | { op: "alone"; program: Program<unknown> };
 
 export type Program<T> = Generator<Op, T, unknown>;
 
@@ -77,6 +79,18 @@ export function* each<T>(programs: Program<T>[]): Program<T[]> {
   if (programs.length === 0) return [];
   if (programs.length === 1) return [yield* programs[0]!];
   return (yield { op: "each", programs }) as T[];
+}
+
+/**
+ * `program`, with no statement of another `alone` program of the same transaction between its
+ * own: for a read-then-write of a row that every such program reads and writes (the audit chain's
+ * head, src/audit/append.ts). PostgreSQL runs the programs of a group commit side by side on one
+ * connection (`Db.txGroup`, `each`), so two of them could otherwise both read the row before
+ * either wrote it; SQLite runs programs one after the other anyway. Not nested (it would wait for
+ * itself).
+ */
+export function* alone<T>(program: Program<T>): Program<T> {
+  return (yield { op: "alone", program }) as T;
 }
 
 /** `SELECT count(*) AS n …`: the count as a number on both dialects. */

@@ -68,6 +68,7 @@ export function createSqliteDb(db: Database): SqliteDb {
   const step = (o: Op): unknown => {
     if (o.op === "once") return drive(o.load());
     if (o.op === "each") return o.programs.map((p) => drive(p));
+    if (o.op === "alone") return drive(o.program);
     stats.statements++;
     const st = prepared(o.sql);
     switch (o.op) {
