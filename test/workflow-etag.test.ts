@@ -255,3 +255,53 @@ describe("a malformed If-Match or If-None-Match", () => {
     expect(ok.status).toBe(304);
   });
 });
+
+// RFC 9110 §13.1.2: on a method other than GET and HEAD, an If-None-Match that names the current
+// version (or `*`) is a 412. Until 2026-11-29 the edits ignored it: `PUT` with `If-None-Match: *`
+// ("only if it does not exist yet") replaced the existing workflow.
+describe("If-None-Match on an edit", () => {
+  const nothingChanged = (version: number) =>
+    errorBody(
+      412,
+      "precondition_failed",
+      `If-None-Match names the workflow's current version (ETag "${version}") or is *: nothing was changed.`,
+    );
+
+  test("412 on PUT, PATCH, DELETE and a restore for * or the current version; nothing changed", async () => {
+    const before = (await call(s, "GET", path, { token: author })).json;
+    const v = before.version;
+    for (const tag of ["*", `"${v}"`, `W/"${v}"`, `"0", "${v}"`])
+      for (const [method, p, b] of [
+        ["PUT", path, body("Overwritten")],
+        ["PATCH", path, { name: "Overwritten" }],
+        ["DELETE", path, undefined],
+        ["POST", `${path}versions/1/restore/`, undefined],
+      ] as const) {
+        const r = await call(s, method, p, { token: author, body: b, headers: { "if-none-match": tag } });
+        expect([method, tag, r.status, r.json]).toEqual([method, tag, 412, nothingChanged(v)]);
+      }
+    expect((await call(s, "GET", path, { token: author })).json).toEqual(before);
+  });
+
+  test("another version lets the edit through; If-Match is judged first", async () => {
+    const v = (await call(s, "GET", path, { token: author })).json.version;
+    const ok = await call(s, "PATCH", path, {
+      token: author,
+      body: { description: `past ${v}` },
+      headers: { "if-none-match": '"0"' },
+    });
+    expect([ok.status, ok.headers.get("etag")]).toEqual([200, `"${v + 1}"`]);
+    const both = await call(s, "PATCH", path, {
+      token: author,
+      body: { description: "both" },
+      headers: { "if-match": `"${v}"`, "if-none-match": "*" },
+    });
+    expect(both.json).toEqual(failed(v + 1));
+    const missing = await call(s, "PATCH", `${base}nope/`, {
+      token: author,
+      body: { description: "x" },
+      headers: { "if-none-match": "*" },
+    });
+    expect([missing.status, missing.json]).toEqual([404, errorBody(404, "not_found", "Workflow not found.")]);
+  });
+});

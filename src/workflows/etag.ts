@@ -30,6 +30,27 @@ export function noneMatchFails(header: string, version: number): boolean {
   return names;
 }
 
+/** The conditional headers of an edit of a workflow (PUT, PATCH, DELETE, a restore). */
+export interface Preconditions {
+  ifMatch?: string | undefined;
+  ifNoneMatch?: string | undefined;
+}
+
+/**
+ * RFC 9110 §13.2.2 for an edit of the workflow at `version`, after the access checks: If-Match
+ * first, then If-None-Match, which on a method other than GET and HEAD is a 412 when it names the
+ * current version or is `*` (§13.1.2: "PUT only if it does not exist yet" must not overwrite).
+ */
+export function checkPreconditions(c: Preconditions | undefined, version: number) {
+  if (c?.ifMatch !== undefined && !ifMatchHolds(c.ifMatch, version)) throw preconditionFailed(version);
+  if (c?.ifNoneMatch !== undefined && noneMatchFails(c.ifNoneMatch, version))
+    throw new AppError(
+      412,
+      "precondition_failed",
+      `If-None-Match names the workflow's current version (ETag ${etagOf(version)}) or is *: nothing was changed.`,
+    );
+}
+
 export const preconditionFailed = (version: number) =>
   new AppError(
     412,

@@ -30,7 +30,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
   const detail = { tags: ["Workflows"] };
   // PUT and PATCH: If-Match in, ETag out (etag.ts).
   const conditional = {
-    parameters: [param("IfMatch")],
+    parameters: [param("IfMatch"), param("IfNoneMatchEdit")],
     responses: { 200: { headers: { ETag: header("ETag") } } },
   };
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug/workflows" })
@@ -108,14 +108,10 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       "/:workflow/",
       async ({ params, body, request, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(
-          org.id,
-          params.workflow,
-          body,
-          true,
-          actor,
-          headers["if-match"],
-        );
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, true, actor, {
+          ifMatch: headers["if-match"],
+          ifNoneMatch: headers["if-none-match"],
+        });
         set.headers.etag = etagOf(workflow.version);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
@@ -136,14 +132,10 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       "/:workflow/",
       async ({ params, body, request, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        const { workflow, steps } = await workflows.update(
-          org.id,
-          params.workflow,
-          body,
-          false,
-          actor,
-          headers["if-match"],
-        );
+        const { workflow, steps } = await workflows.update(org.id, params.workflow, body, false, actor, {
+          ifMatch: headers["if-match"],
+          ifNoneMatch: headers["if-none-match"],
+        });
         set.headers.etag = etagOf(workflow.version);
         return presentDetail(origin(request), org.slug, workflow, steps);
       },
@@ -164,7 +156,10 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       "/:workflow/",
       async ({ params, principal, actor, headers, set }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "author");
-        await workflows.remove(org.id, params.workflow, actor, headers["if-match"]);
+        await workflows.remove(org.id, params.workflow, actor, {
+          ifMatch: headers["if-match"],
+          ifNoneMatch: headers["if-none-match"],
+        });
         set.status = 204;
       },
       {
@@ -175,7 +170,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
           ...detail,
           operationId: "deleteWorkflow",
           summary: "Delete a workflow (its runs stay readable)",
-          parameters: [param("IfMatch")],
+          parameters: [param("IfMatch"), param("IfNoneMatchEdit")],
         }),
       },
     )

@@ -7,7 +7,7 @@ import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
 import type { FileType, ValidatorDef } from "../validators/types.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
-import { ifMatchHolds, preconditionFailed } from "./etag.ts";
+import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
 import type { SaveHow, WorkflowStore } from "./store.ts";
 import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
@@ -175,13 +175,12 @@ export function createWorkflowService(
       b: WorkflowInput,
       replace: boolean,
       actor: Actor,
-      /** The request's If-Match (etag.ts): checked against each read, a retry's included. */
-      ifMatch?: string,
+      /** The request's If-Match and If-None-Match (etag.ts): checked against each read, a retry's included. */
+      cond?: Preconditions,
     ) {
       return fresh(async () => {
         const cur = await load(orgId, identifier);
-        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, cur.workflow.version))
-          throw preconditionFailed(cur.workflow.version);
+        checkPreconditions(cond, cur.workflow.version);
         const now = draftOf(cur.workflow, cur.steps);
         const given = applyInput(replace ? EMPTY : now, b);
         const d = b.steps ? { ...given, steps: keepStepIds(given.steps, now.steps) } : given;
@@ -194,11 +193,10 @@ export function createWorkflowService(
       });
     },
     /** If-Match (etag.ts) makes the deletion conditional on the version, as for PUT and PATCH. */
-    async remove(orgId: number, identifier: string, actor: Actor, ifMatch?: string) {
+    async remove(orgId: number, identifier: string, actor: Actor, cond?: Preconditions) {
       return fresh(async () => {
         const { workflow } = await load(orgId, identifier);
-        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, workflow.version))
-          throw preconditionFailed(workflow.version);
+        checkPreconditions(cond, workflow.version);
         await store.softDelete(workflow, actor);
       });
     },

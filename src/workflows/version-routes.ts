@@ -132,7 +132,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
           params.workflow,
           params.version,
           actor,
-          headers["if-match"],
+          { ifMatch: headers["if-match"], ifNoneMatch: headers["if-none-match"] },
         );
         // Nothing to restore (the workflow already equals n): 200 with the current version.
         const { workflow, meta, def } = await versions.detail(org.id, String(w.id), String(w.version));
@@ -153,7 +153,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
           summary: "Restore version n: a new version with its settings and steps (slug and status stay)",
           description:
             "201 with the new version and its Location; 200 with the current version when the workflow already equals n (nothing saved). If-Match names the workflow's ETag as read.",
-          parameters: [param("IfMatch")],
+          parameters: [param("IfMatch"), param("IfNoneMatchEdit")],
         }),
       },
     );

@@ -6,7 +6,7 @@ import type { Actor } from "../audit/types.ts";
 import { AppError, invalidField, notFound } from "../errors.ts";
 import { diffVersions } from "./diff.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
-import { ifMatchHolds, preconditionFailed } from "./etag.ts";
+import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
 import { draftOf } from "./service.ts";
 import type { WorkflowStore } from "./store.ts";
@@ -110,12 +110,12 @@ export function createVersionService(
      * with their configs as saved (stored schemas as they were then, not re-read). `created` is
      * false when the workflow already equals n: nothing is saved.
      */
-    /** `ifMatch`: the workflow's ETag as the client read it (etag.ts), as for PUT and PATCH. */
-    async restore(orgId: number, identifier: string, n: string, actor: Actor, ifMatch?: string) {
+    /** `cond`: the request's If-Match and If-None-Match (etag.ts), as for PUT and PATCH. */
+    async restore(orgId: number, identifier: string, n: string, actor: Actor, cond?: Preconditions) {
       // Applied to the workflow as it is when saved, like every edit (fresh.ts).
       return fresh(async () => {
         const w = await load(orgId, identifier);
-        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, w.version)) throw preconditionFailed(w.version);
+        checkPreconditions(cond, w.version);
         const { def } = await one(w, n);
         const curSteps = await store.steps(w.id);
         const d = restoreDraft(w, curSteps, def);

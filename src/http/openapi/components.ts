@@ -109,6 +109,14 @@ export const PARAMETERS = {
       'The ETag of the workflow as read (`"7"`, or `W/"7"`), or `*`: while the workflow is still at that version the answer is 304 Not Modified, without a body (RFC 9110 §13.1.2).',
     schema: { type: "string", examples: ['"7"'] },
   },
+  IfNoneMatchEdit: {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description:
+      'An ETag (`"7"`, or `W/"7"`) or `*`: when it names the workflow\'s current version, or is `*`, nothing is changed and the answer is 412 precondition_failed (RFC 9110 §13.1.2).',
+    schema: { type: "string", examples: ["*"] },
+  },
 };
 
 /** Answer headers, under components.headers. */
