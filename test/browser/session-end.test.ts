@@ -2,7 +2,8 @@
 // out in another tab): the save is refused (401) and the sign-in form shows. Signed in again as the
 // same user, the page comes back as it was, with what was typed in it, to be sent again. It came
 // back freshly loaded before: an author's edits to a workflow were lost. Signed in as someone
-// else, the page is loaded afresh for them: nothing of the other user's page is kept.
+// else, the page is loaded afresh for them: nothing of the other user's page is kept. A modal
+// dialog open at that moment is closed: it stayed over the sign-in form, out of reach behind it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, call, startTestServer } from "../helpers/server.ts";
@@ -88,6 +89,27 @@ describe.skipIf(!hasChromium)("the session ends while a form is filled in (Chrom
     expect((await workflow()).description).toBe("Typed before the session ended");
     expect(await page.locator("header.top a[title=Account]").textContent()).toBe("other");
     expect(await page.locator("main .notice.info").count()).toBe(0);
+    await page.context().close();
+  });
+
+  test("a dialog open when the session ends does not cover the sign-in form", async () => {
+    page = await newPage(browser, s.url);
+    await signIn(page, "root", PASSWORD);
+    await page.goto("/app/settings/tokens/");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name", { exact: true }).fill("ci");
+    await s.sql("DELETE FROM web_sessions");
+    await dialog.getByRole("button", { name: "Create token" }).click();
+    await page.getByRole("heading", { name: "Sign in to Assay" }).waitFor();
+    expect(await page.locator("dialog[open]").count()).toBe(0);
+    // A click, as a person's: it reaches the field only when no modal dialog is over it.
+    await page.getByLabel("Username").click({ timeout: 2000 });
+    await page.keyboard.type("root");
+    await page.getByLabel("Password").click({ timeout: 2000 });
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor();
     await page.context().close();
   });
 });

@@ -122,6 +122,9 @@ whenSignedOut(() => {
         }
       : null;
   forget();
+  // A modal dialog (a new token's, a confirmation) would stay over the sign-in form and keep it
+  // out of reach: closed, as its Cancel does.
+  for (const dlg of document.querySelectorAll("dialog[open]")) (dlg as HTMLDialogElement).close();
   // Said through the app's live region: focus goes to the username field, and the box alone,
   // inserted with its text, was not reliably read.
   endedNotice = told("info", "Your session has ended. Sign in again to continue.");
