@@ -245,7 +245,8 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
     const mine = run.created_by?.username === me().username;
     mount(
       actions,
-      !FINAL.has(run.status) && (can(org, "author") || (mine && can(org, "executor")))
+      // As the API decides: its creator (whatever their role now) or an Author.
+      !FINAL.has(run.status) && (mine || can(org, "author"))
         ? h(
             "button",
             { type: "button", class: "button danger", "data-key": "cancel", onclick: cancel },
