@@ -1,5 +1,6 @@
 // The webhooks page in Chromium: a webhook added there shows its secret once and appears in the
-// list at once (the list was left as it was until the page was reloaded).
+// list at once (the list was left as it was until the page was reloaded). What the receiver
+// answered is shown as text, its bidirectional controls as \uNNNN (they were obeyed).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { until } from "../helpers/fixtures.ts";
@@ -60,6 +61,38 @@ describe.skipIf(!hasChromium)("the webhooks page", () => {
       const cells = await row.locator("td").allInnerTexts();
       expect(cells).toContain("200");
       expect(cells).not.toContain("500");
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  test("a receiver's answer is text, a bidirectional control in it shown as \\uNNNN", async () => {
+    const receiver: Receiver = startReceiver();
+    try {
+      receiver.respond(
+        () =>
+          new Response("<b>down</b> until \u202etomorrow", {
+            status: 503,
+            headers: { "content-type": "text/html" },
+          }),
+      );
+      const hook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+        token: s.rootToken,
+        body: { url: receiver.url, events: ["run.completed"] },
+      });
+      expect(hook.status).toBe(201);
+      const base = `/api/v1/orgs/acme/webhooks/${hook.json.id}/`;
+      expect((await call(s, "POST", `${base}ping/`, { token: s.rootToken })).status).toBeLessThan(300);
+      await until(
+        async () =>
+          (await call(s, "GET", `${base}deliveries/`, { token: s.rootToken })).json.results[0]?.attempts
+            .length > 0,
+        "an attempt",
+      );
+      await page.goto(`/app/orgs/acme/webhooks/${hook.json.id}/`);
+      await page.locator("details summary").first().click();
+      const excerpt = page.locator("details pre").first();
+      expect(await excerpt.textContent()).toBe("<b>down</b> until \\u202etomorrow");
     } finally {
       await receiver.stop();
     }

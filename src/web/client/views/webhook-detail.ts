@@ -18,6 +18,7 @@ import {
   time,
 } from "../ui.ts";
 import { type Webhook, guard, secretBox, webhookFields } from "./webhooks.ts";
+import { showHiddenControls } from "../../../lib/text.ts";
 
 interface Attempt {
   attempted_at: string;
@@ -74,8 +75,11 @@ function deliveryRows(org: string, hookId: number, list: Delivery[], status: HTM
                 null,
                 time(a.attempted_at),
                 ` · ${a.http_status ?? "no answer"} · ${duration(a.duration_ms)}`,
-                a.error ? ` · ${a.error}` : "",
-                a.response_excerpt ? h("pre", { class: "code-block" }, a.response_excerpt) : null,
+                // The receiver's words: bidirectional controls shown as \uNNNN, not obeyed.
+                a.error ? ` · ${showHiddenControls(a.error)}` : "",
+                a.response_excerpt
+                  ? h("pre", { class: "code-block" }, showHiddenControls(a.response_excerpt))
+                  : null,
               ),
             ),
           ),
