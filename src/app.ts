@@ -5,7 +5,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import { adminRoutes } from "./admin/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import type { Deps } from "./deps.ts";
-import { hasAuthority, hostRequired } from "./http/fallback.ts";
+import { hasAuthority, hostRequired, shortTlsAuthority } from "./http/fallback.ts";
 import {
   type AuthNeed,
   type Principal,
@@ -105,14 +105,18 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   // The server the app listens on (the lane reads the client's address from it).
   const listening = (): Server<unknown> => app.server as Server<unknown>;
   // normalize off: unknown body fields are refused (400) rather than silently dropped.
-  // standardHostname off: routing must not assume a Host of 4+ characters (`Host: x` is legal).
-  const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: false } })
+  // The framework finds a request's path by searching for "/" from a fixed offset: 7 without
+  // standardHostname (`http://` and a Host of any length: `Host: x` is legal), 11 with it. Over
+  // HTTPS 7 finds the second slash of `https://` and no route matched; 11 needs a Host of 3+
+  // characters, and a shorter one is refused in the wrapper below (shortTlsAuthority).
+  const tls = deps.config.tls_cert_file !== null;
+  const app = new Elysia({ name: "assay", normalize: false, handler: { standardHostname: tls } })
     // Around the framework's handler: a run start the lane takes never enters the framework
     // (no context, no copy of the default headers, no hooks; its answer is whole).
     .wrap((handle, request: Request) => {
       count?.(request);
       // Before anything parses the URL: without an authority it is a bare path (fallback.ts).
-      if (!hasAuthority(request)) return hostRequired;
+      if (!hasAuthority(request) || (tls && shortTlsAuthority(request))) return hostRequired;
       const path = lanePath(request);
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;

@@ -55,6 +55,18 @@ export const SETTINGS = [
     help: "Public URL for Location/next/previous (default: from the request)",
   },
   {
+    key: "tls_cert_file",
+    kind: "string",
+    def: null,
+    help: "Serve HTTPS: the certificate chain, PEM (with --tls-key-file; default: plain HTTP)",
+  },
+  {
+    key: "tls_key_file",
+    kind: "string",
+    def: null,
+    help: "Serve HTTPS: the certificate's private key, PEM, unencrypted",
+  },
+  {
     key: "sync_wait_ms",
     kind: "int",
     def: 5000,
@@ -481,6 +493,11 @@ export function loadConfig(
     if (typeof base === "string") out.base_url = base;
     else at("base_url", base.problem);
   }
+  if ((out.tls_cert_file === null) !== (out.tls_key_file === null))
+    at(
+      out.tls_cert_file === null ? "tls_key_file" : "tls_cert_file",
+      `HTTPS needs both a certificate and its key: set ${flags.tls_cert_file !== undefined || flags.tls_key_file !== undefined ? "--tls-cert-file and --tls-key-file" : "ASSAY_TLS_CERT_FILE and ASSAY_TLS_KEY_FILE"}`,
+    );
   if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
     at("node_id", "node id must be 1 to 64 letters, digits, dots, dashes or underscores");
   if (typeof out.cors_origins === "string") {

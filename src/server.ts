@@ -9,6 +9,7 @@ import { type DataDirLock, lockDataDir } from "./db/lock.ts";
 import { DB_FILE, openDb } from "./db/open.ts";
 import { type SchemaHold, holdSchema } from "./db/schema-hold.ts";
 import { createDeps } from "./deps.ts";
+import { type TlsFiles, loadTls, tlsListenProblem } from "./http/tls.ts";
 import { createLogger } from "./lib/log.ts";
 import { Metrics, instrument } from "./metrics/index.ts";
 import { createQueueSignal } from "./runs/queue-signal.ts";
@@ -104,10 +105,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // (DataDirLockedError, src/db/lock.ts). On PostgreSQL there is no data dir to hold.
   // A port another process holds is found before the data dir is created or migrated, so that
   // start leaves nothing behind (a mistyped --data-dir with a port in use left a new database).
+  // The certificate and key too (HTTPS, src/http/tls.ts): unreadable, not PEM, or not a pair.
+  const tls = loadTls(config);
   try {
-    probePort(config.host, config.port);
+    probePort(config.host, config.port, tls);
   } catch (e) {
-    throw listenError(config, e);
+    throw tlsListenProblem(e) ?? listenError(config, e);
   }
   const lock = config.database_url ? null : lockDataDir(config.data_dir);
   try {
@@ -125,7 +128,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * anything is written. The listen still decides: the port can be taken in between. Port 0 is
  * probed too (on a port the kernel picks): the host is what can be wrong with it.
  */
-function probePort(host: string, port: number): void {
+function probePort(host: string, port: number, tls: TlsFiles | null): void {
   let probe: { stop(closeActive?: boolean): void } | null = null;
   try {
     // Bun.serve, as the app's listen: the same failures with the same words.
@@ -133,6 +136,7 @@ function probePort(host: string, port: number): void {
       hostname: host,
       port,
       reusePort: false,
+      ...(tls ? { tls } : {}),
       fetch: () => new Response(null, { status: 503 }),
     });
   } finally {
@@ -314,9 +318,11 @@ async function startOn(
     if (!portLock) throw new PortInUseError(config.host, config.port);
     undo.push(() => portLock?.release());
   }
+  const tls = loadTls(config);
   app.listen({
     hostname: config.host,
     port: config.port,
+    ...(tls ? { tls } : {}),
     // Elysia's Bun adapter asks for SO_REUSEPORT unless told otherwise: a second server on the
     // same port would then start "successfully" and the kernel would split requests between
     // two databases. Without it the second bind fails, as it should. With HTTP threads the
@@ -357,7 +363,7 @@ async function startOn(
     checkpointer?.onFallback((pages) => threads.autoCheckpoint(pages));
   }
   const server = app.server!;
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", {
     url,
     database: db.dialect,

@@ -38,6 +38,18 @@ export function hasAuthority(request: Request): boolean {
   return ok;
 }
 
+/**
+ * Over HTTPS, a Host of one or two characters (`https://x/…`): the framework finds the path of
+ * such a URL from a fixed offset (src/app.ts, `standardHostname`), which over HTTPS assumes at
+ * least three. Answered as a Host this server cannot use, rather than routed to a wrong path.
+ */
+export function shortTlsAuthority(request: Request): boolean {
+  const u = request.url;
+  if (!u.startsWith("https://")) return false;
+  const end = u.indexOf("/", 8);
+  return end >= 0 && end < 11;
+}
+
 /** 400 for a request without a usable Host (RFC 9112 §3.2 asks the same of HTTP/1.1). */
 export function hostRequired(): Response {
   return errorResponse(

@@ -5,6 +5,7 @@
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { ThreadInit, ToMain } from "./protocol.ts";
+import { loadTls } from "../tls.ts";
 import { type Handler, ThreadCounts, attachRelay } from "./relay.ts";
 import type { ThreadReport, ThreadRunsInit } from "./thread-runs.ts";
 
@@ -97,6 +98,7 @@ export async function startHttpThreads(
         host: config.host,
         port,
         idleTimeout: config.idle_timeout_s,
+        tls: loadTls(config),
         maxPayloadBytes: config.max_payload_bytes,
         inline: config.inline_jobs,
         runs,

@@ -10,6 +10,8 @@ export interface ThreadInit {
   host: string;
   port: number;
   idleTimeout: number;
+  /** HTTPS: the main listener's certificate and key (src/http/tls.ts), or null. */
+  tls: { cert: string; key: string } | null;
   maxPayloadBytes: number;
   /** The inline lane is on (config inline_jobs): otherwise the thread serves no run itself. */
   inline: boolean;

@@ -44,6 +44,7 @@ async function start(i: ThreadInit) {
       // As on the main listener (src/server.ts): the app enforces every body limit itself.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       idleTimeout: i.idleTimeout,
+      ...(i.tls ? { tls: i.tls } : {}),
       // Never Bun's development error page (it shows the stack): a bug here answers as the app's 500.
       development: false,
       error: internalError,
