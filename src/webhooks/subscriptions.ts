@@ -15,7 +15,11 @@
 // src/db/program.ts): a group commit's final runs are one program (src/runs/final-rows.ts), and
 // its read is made after every run of the group was submitted, so a webhook committed before a
 // run's request is seen by that run. A generation read would be a round trip of its own, which
-// is what the lookup costs.
+// is what the lookup costs. The read locks the rows it returns (FOR KEY SHARE, what the outbox
+// row's foreign key takes anyway): a deletion in progress is waited for and its webhook left out,
+// and none can commit before the outbox rows do. Unlocked, a webhook deleted between the read and
+// the insert failed the insert, and with it the run's final write: twice in a row (the group, then
+// the write alone) left the run `running` for as long as its node lived (2026-11-29).
 import type { Db, Program } from "../db/program.ts";
 import { all, get, once } from "../db/program.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
@@ -38,8 +42,11 @@ const GENERATION = "SELECT value FROM cache_generation WHERE id = 1";
 /** Orgs whose answer is kept (an LRU): far more than one server's active orgs. */
 const CAPACITY = 10_000;
 
-function* load(orgId: number): Program<Subscription[]> {
-  const rows = yield* all<{ id: number; events: string; workflow_slugs: string }>(ACTIVE, orgId);
+/** PostgreSQL: the webhooks held until the transaction ends (the header says why). */
+const ACTIVE_HELD = `${ACTIVE} FOR KEY SHARE OF w`;
+
+function* load(orgId: number, sql = ACTIVE): Program<Subscription[]> {
+  const rows = yield* all<{ id: number; events: string; workflow_slugs: string }>(sql, orgId);
   return rows.map((r) => ({
     id: r.id,
     events: parseJson<string[]>(r.events, []),
@@ -67,7 +74,7 @@ export function createSubscriptions(db: Db): Subscriptions {
   // PostgreSQL: read once per transaction and org (a group commit's runs share the read).
   if (db.dialect !== "sqlite")
     return {
-      of: (orgId) => once(`webhooks:${orgId}`, () => load(orgId)),
+      of: (orgId) => once(`webhooks:${orgId}`, () => load(orgId, ACTIVE_HELD)),
       quiet: () => null,
       idle: () => false,
     };
