@@ -251,6 +251,42 @@ describe("assay CLI", () => {
     expect(existsSync(typo)).toBe(false);
     expect(assay(["users", "list"]).out).toContain("root");
   });
+  test("bad arguments on a data dir without an installation are still exit 2, said as such", () => {
+    // `members list` without ORG read "No Assay installation" (exit 1): the command built a service
+    // (and so opened the database) before it looked at its arguments; `settings set` read its keys
+    // from the database.
+    const typo = join(dir, "no-installation-here");
+    for (const [args, says] of [
+      [["members"], "usage: assay members add|set-role|remove|list …"],
+      [["members", "frob"], "usage: assay members add|set-role|remove|list …"],
+      [["members", "add", "acme", "root"], "usage: assay members add ORG USERNAME ROLE"],
+      [
+        ["members", "add", "acme", "root", "boss"],
+        'ROLE is one of viewer, executor, author, admin, not "boss"',
+      ],
+      [["members", "set-role", "acme", "root"], "usage: assay members set-role ORG USERNAME ROLE"],
+      [["members", "remove", "acme"], "usage: assay members remove ORG USERNAME"],
+      [["members", "list"], "usage: assay members list ORG"],
+      [["settings", "set"], "usage: assay settings set KEY VALUE"],
+      [["settings", "set", "nope", "1"], "usage: assay settings set KEY VALUE"],
+      [["settings", "set", "token_rotation_days", "abc"], "VALUE must be a number of days"],
+      [["users", "delete"], "usage: assay users delete USERNAME"],
+      [["orgs", "suspend"], "usage: assay orgs suspend SLUG"],
+      [["tokens", "list"], "usage: assay tokens list USERNAME"],
+    ] as const) {
+      const r = assay([...args, "--data-dir", typo]);
+      const first = r.err.split("\n")[0]!;
+      expect({ args, code: r.code, out: r.out, says: first.startsWith(`assay ${args[0]}: ${says}`) }).toEqual(
+        {
+          args,
+          code: 2,
+          out: "",
+          says: true,
+        },
+      );
+    }
+    expect(existsSync(typo)).toBe(false);
+  });
   test("bad arguments exit 2 on every subcommand: options it does not take, extra arguments, bad values", () => {
     const usage = (args: string[], says: string, stdin?: string | Uint8Array) => {
       const r = assay(args, stdin);

@@ -7,6 +7,7 @@ import { AppError, invalid } from "../errors.ts";
 import { FIRST_RUN_INVALID, inputProblems } from "../setup/service.ts";
 import { checkRole, createOrgService, refuseDeletedOrg } from "../orgs/service.ts";
 import { ROLES } from "../orgs/store.ts";
+import { DEFAULT_SETTINGS } from "../settings/store.ts";
 import { checkTokenName } from "../tokens/routes.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { deleteOtherSessions } from "../web/store.ts";
@@ -193,7 +194,9 @@ export async function members(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   const q = { ...p, positionals: rest };
   await withDeps(p, async (d) => {
-    const svc = createOrgService(d.orgs, d.users);
+    // Built when first used: a service touched before the arguments are checked reported a
+    // missing installation (exit 1) for `members add ORG USER` without a role (exit 2).
+    const svc = () => createOrgService(d.orgs, d.users);
     const org = async (slug: string) =>
       (await d.orgs.getBySlug(slug)) ?? fail(`There is no organization "${slug}".`);
     /**
@@ -210,18 +213,18 @@ export async function members(p: Parsed) {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
-      const m = await svc.addMember((await live(slug!)).id, username!, checkRole(role!), cli);
+      const m = await svc().addMember((await live(slug!)).id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "set-role") {
       // An existing member's role: how an org whose last Admin was deleted gets one again.
       const [slug, username, role] = need(q, 3, "members set-role ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
-      const m = await svc.setRole((await live(slug!)).id, username!, role!, cli);
+      const m = await svc().setRole((await live(slug!)).id, username!, role!, cli);
       print(`${m.username} is now ${m.role} of ${slug}.`);
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");
-      await svc.removeMember((await org(slug!))!.id, username!, cli);
+      await svc().removeMember((await org(slug!))!.id, username!, cli);
       print(`Removed ${username} from ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "list") {
       const [slug] = need(q, 1, "members list ORG");
@@ -287,7 +290,8 @@ export async function settings(p: Parsed) {
       for (const [k, v] of Object.entries(await d.settings.get())) print(`${k} = ${v ?? "null"}`);
     } else if (sub === "set") {
       const [key, value] = rest;
-      const keys = Object.keys(await d.settings.get());
+      // The keys are known without the database: a bad one is exit 2 even where there is none.
+      const keys = Object.keys(DEFAULT_SETTINGS);
       if (!key || value === undefined || rest.length > 2 || !keys.includes(key))
         throw new UsageError(
           `usage: assay settings set KEY VALUE (KEY: ${keys.join(", ")}; VALUE: days or null)`,
