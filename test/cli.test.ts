@@ -251,6 +251,36 @@ describe("assay CLI", () => {
     expect(existsSync(typo)).toBe(false);
     expect(assay(["users", "list"]).out).toContain("root");
   });
+  test("a misspelt ASSAY_* variable is named on stderr by every command, not only serve", () => {
+    // `ASSAY_DATA_DIRR=/srv/assay assay init` initialised ./assay-data without a word.
+    const run = (args: string[]) => {
+      const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
+        cwd: dir,
+        env: { ...process.env, ASSAY_DATA_DIR: dataDir, ASSAY_DATA_DIRR: "/elsewhere", ASSAY_TOKN: "t" },
+        stdin: "ignore",
+      });
+      return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+    };
+    const warned = (c: string) =>
+      `assay ${c}: warning: ASSAY_DATA_DIRR names no setting and is ignored (did you mean ASSAY_DATA_DIR?)\n` +
+      `assay ${c}: warning: ASSAY_TOKN names no setting and is ignored (did you mean ASSAY_TOKEN?)\n`;
+    const list = run(["users", "list"]);
+    expect({ code: list.code, err: list.err }).toEqual({ code: 0, err: warned("users") });
+    expect(list.out).toContain("root");
+    // The token stays alone on stdout's last line: the warnings are on stderr.
+    const t = run(["tokens", "create", "root", "--name", "env-check"]);
+    expect({ code: t.code, err: t.err }).toEqual({ code: 0, err: warned("tokens") });
+    expect(lastLine(t.out)).toMatch(/^assay_[A-Za-z0-9_-]{51}$/);
+    expect(
+      run(["validate", "x.json", "--org", "acme", "--workflow", "w", "--server", "http://127.0.0.1:1"]),
+    ).toEqual({
+      code: 2,
+      out: "",
+      err: `${warned("validate")}assay validate: --token (or ASSAY_TOKEN) is required\nRun "assay validate -h" for help.\n`,
+    });
+    // Help and version read no variable: nothing said.
+    expect(run(["version"]).err).toBe("");
+  });
   test("bad arguments on a data dir without an installation are still exit 2, said as such", () => {
     // `members list` without ORG read "No Assay installation" (exit 1): the command built a service
     // (and so opened the database) before it looked at its arguments; `settings set` read its keys

@@ -140,6 +140,29 @@ describe("same answers as assay validate", () => {
 /** The options that send a file to the test server's `orders` workflow at `url`. */
 const against = (url: string) => ["--server", url, "--token", token, "--org", "acme", "--workflow", "orders"];
 
+test("a misspelt ASSAY_TOKEN or ASSAY_SERVER is named on stderr; the server's variables are not the light client's business", async () => {
+  for (const [label, cmd] of CLIENTS) {
+    const p = Bun.spawn([...cmd, "good.json", "--org", "acme", "--workflow", "orders"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, ASSAY_SERVER: server.url, ASSAY_TOKN: token, ASSAY_WORKERS: "2" },
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    });
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    expect({ label, code, out, err: err.replace(/assay(-validate| validate)\b/g, "PROGRAM") }).toEqual({
+      label,
+      code: 2,
+      out: "",
+      err: 'PROGRAM: warning: ASSAY_TOKN names no setting and is ignored (did you mean ASSAY_TOKEN?)\nPROGRAM: --token (or ASSAY_TOKEN) is required\nRun "PROGRAM -h" for help.\n',
+    });
+  }
+});
+
 test("the secret of a user:password in --server is printed nowhere; a backslash name is reported as typed", async () => {
   for (const [label, cmd] of CLIENTS) {
     const creds = await run(cmd, [

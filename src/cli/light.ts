@@ -3,6 +3,7 @@
 // server, without the server or its validators (no --local). Decision: docs/decisions.md.
 import { UsageError, parseArgs } from "./args.ts";
 import { COMMANDS, type CommandSpec, optionsOf, renderHelp } from "./help.ts";
+import { envWarning, misspeltClientEnv } from "./env.ts";
 import { err, out } from "./out.ts";
 import { validate } from "./validate.ts";
 import { VERSION } from "../version.ts";
@@ -38,6 +39,7 @@ export async function lightMain(argv: string[]): Promise<number> {
       await out(`${help()}\n`);
       return 0;
     }
+    for (const u of misspeltClientEnv(process.env)) await err(envWarning(PROGRAM, u));
     return await validate(p, null, PROGRAM);
   } catch (e) {
     const message =

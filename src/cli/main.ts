@@ -11,7 +11,8 @@ import { validate } from "./validate.ts";
 import { createLocal, loadLocalWorkflow } from "./validate/local.ts";
 import { workflows } from "./workflows.ts";
 import { drained, err, out } from "./out.ts";
-import { ConfigError, loadConfig, unknownEnvironment } from "../config.ts";
+import { CLIENT_ENV, envWarning, nearest } from "./env.ts";
+import { ConfigError, SETTINGS, envName, loadConfig, unknownEnvironment } from "../config.ts";
 import { DataDirLockedError } from "../db/lock.ts";
 import { describeDb } from "../db/open.ts";
 import { createLogger, routeConsole } from "../lib/log.ts";
@@ -23,10 +24,7 @@ async function serve(flags: Record<string, string>) {
   const config = loadConfig(process.env, flags);
   // The runtime's own warnings (bun:sql's) as JSON log lines, like the server's (docs/deploy.md).
   routeConsole(createLogger(config.log_level));
-  for (const u of unknownEnvironment(process.env))
-    void err(
-      `assay serve: warning: ${u.name} names no setting and is ignored${u.meant ? ` (did you mean ${u.meant}?)` : ""}\n`,
-    );
+  for (const u of unknownEnvironment(process.env)) void err(envWarning("assay serve", u));
   const server = await startServer(config);
   // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
   // A signal while stopping changes nothing: with `once`, the same signal again (a second Ctrl-C,
@@ -97,6 +95,13 @@ export async function main(argv: string[]): Promise<number> {
     if (p.bools.has("help")) {
       void out(`${commandHelp(command)}\n`);
       return 0;
+    }
+    // `serve` warns once its settings are read; the others read ASSAY_DATA_DIR, ASSAY_DATABASE_URL,
+    // ASSAY_SERVER or ASSAY_TOKEN, and a misspelt one pointed them elsewhere without a word.
+    if (command !== "serve" && command !== "version") {
+      const names = [...SETTINGS.map((x) => envName(x.key)), ...CLIENT_ENV];
+      for (const u of unknownEnvironment(process.env))
+        void err(envWarning(`assay ${command}`, { name: u.name, meant: nearest(u.name, names) }));
     }
     switch (command) {
       case "serve":
