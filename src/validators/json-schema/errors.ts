@@ -83,16 +83,20 @@ function splitContains(errors: TbError[]): TbError[] {
   return out;
 }
 
-function quote(v: unknown): string {
+export function quote(v: unknown): string {
   const s = JSON.stringify(v) ?? String(v);
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
+
+/** Starts the message of a large enum's error in the explaining schema (enum-sets.ts). */
+export const ENUM_SET_ERROR = "\u0000enum\u0000";
 
 function messageFor(e: TbError): string {
   const p = e.params;
   switch (e.keyword) {
     case "enum":
-      return `must be one of ${quote(p.allowedValues)}`;
+      // A looked-up enum's error (enum-sets.ts `enumError`) has its message written already.
+      return "allowedValues" in p ? `must be one of ${quote(p.allowedValues)}` : e.message;
     case "const":
       return `must be exactly ${quote(p.allowedValue)}`;
     case "if":
@@ -241,11 +245,43 @@ function select(errors: TbError[], ctx: ErrorContext, notes: Map<TbError, string
   return out;
 }
 
-export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {}): Finding[] {
+/**
+ * Where errors stand in the document, for the name lists: which pointers have an error on them
+ * or below them (`unevaluated*`), and the errors on each pointer. Looked up per listed name: a
+ * list of a million names, each compared with every error, was quadratic (2026-11-29).
+ */
+function errorPlaces(errors: TbError[]) {
+  const within = new Set<string>();
+  const at = new Map<string, TbError[]>();
+  for (const o of errors) {
+    if (o.keyword === "boolean") continue;
+    const list = at.get(o.instancePath);
+    if (list) list.push(o);
+    else at.set(o.instancePath, [o]);
+    for (const p of pointerAncestors(o.instancePath)) {
+      if (within.has(p)) break;
+      within.add(p);
+    }
+  }
+  return { within, at: (p: string) => at.get(p) ?? [] };
+}
+
+/**
+ * The findings of `raw`, in document order; at most `limit` of them (the caller keeps the first
+ * max_findings and needs one more to know it dropped some): a name list of a million names made
+ * a million findings to keep a thousand.
+ */
+export function toFindings(
+  raw: TbError[],
+  locate: Locate,
+  ctx: ErrorContext = {},
+  limit = Number.POSITIVE_INFINITY,
+): Finding[] {
   const all = splitContains(raw);
   const notes = new Map<TbError, string>();
   const errors = select(all, ctx, notes).sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
   const out: Finding[] = [];
+  let places: ReturnType<typeof errorPlaces> | undefined;
   const push = (e: TbError, code: string, message: string, pointer: string, key = false) => {
     const note = notes.get(e);
     out.push(
@@ -260,6 +296,7 @@ export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {
   // name that is missing, naming it (as `required` does).
   const dependencyDone = new Set<string>();
   for (const e of errors) {
+    if (out.length >= limit) break;
     const deps = e.params.dependencies;
     if (
       (e.keyword === "dependentRequired" || e.keyword === "dependencies") &&
@@ -293,19 +330,16 @@ export function toFindings(raw: TbError[], locate: Locate, ctx: ErrorContext = {
       // Another keyword of the same schema object failed: its annotations were dropped with it.
       const siblingFailed =
         unevaluated && errors.some((o) => o !== e && o.keyword !== "boolean" && under(o, e.schemaPath));
+      places ??= errorPlaces(errors);
       for (const name of names) {
+        if (out.length >= limit) break;
         const at = pointerJoin(e.instancePath, name);
         // A failing subschema (other than `false`) already says what is wrong with this member;
         // for unevaluated*, so does any error on the member, and a property declared by a
         // sibling keyword that failed is not "unevaluated" to the person reading this.
-        const explained = errors.some(
-          (o) =>
-            o !== e &&
-            o.keyword !== "boolean" &&
-            (unevaluated
-              ? o.instancePath === at || o.instancePath.startsWith(`${at}/`)
-              : o.instancePath === at && o.schemaPath.startsWith(childPrefix)),
-        );
+        const explained = unevaluated
+          ? places.within.has(at)
+          : places.at(at).some((o) => o !== e && o.schemaPath.startsWith(childPrefix));
         const declared =
           siblingFailed && typeof name === "string" && (ctx.declares?.(e.schemaPath, name) ?? false);
         if (!explained && !declared)

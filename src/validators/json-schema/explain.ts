@@ -5,6 +5,7 @@ import Schema from "typebox/schema";
 import { isPlainObject } from "../shared/config-shape.ts";
 import { pointerSegments } from "../shared/findings.ts";
 import { compileUserRegex } from "../shared/user-regex.ts";
+import { enumError } from "./enum-sets.ts";
 import type { ErrorContext, TbError } from "./errors.ts";
 import { ROOT_BASE } from "./refs.ts";
 import { withUserPatterns } from "./user-patterns.ts";
@@ -64,7 +65,7 @@ export function errorContext(
         boolean,
         TbError[],
       ];
-      return errors.map((x) => ({
+      return errors.map(enumError).map((x) => ({
         ...x,
         schemaPath: `#${pointer}${x.schemaPath.replace(/^#/, "")}`,
         instancePath: `${e.instancePath}${x.instancePath}`,

@@ -100,6 +100,28 @@ export function isJsonProblem(r: ParsedJson | JsonProblem): r is JsonProblem {
   return (r as JsonProblem).code !== undefined;
 }
 
+/** Each object node's members by name, built on first lookup. */
+const memberIndex = new WeakMap<Node, Map<string, Node>>();
+
+/**
+ * An object node's members by name; the last duplicate wins, as in JSON.parse. Indexed once per
+ * object: a finding per member of an object of a million members looked each name up by a scan of
+ * all of them (2026-11-29: quadratic, a 14 MB document failing `additionalProperties` ran past the
+ * step's time limit).
+ */
+function membersOf(node: Node): Map<string, Node> {
+  let index = memberIndex.get(node);
+  if (!index) {
+    index = new Map();
+    for (const prop of node.children ?? []) {
+      const name = prop.children?.[0]?.value;
+      if (typeof name === "string") index.set(name, prop);
+    }
+    memberIndex.set(node, index);
+  }
+  return index;
+}
+
 /**
  * Offset for a JSON Pointer: the value's start, or with `key` the property name's start.
  * Falls back to the deepest existing ancestor (e.g. for a missing property).
@@ -112,13 +134,9 @@ export function jsonPointerOffset(tree: Node | undefined, pointer: string, key =
     let next: Node | undefined;
     keyNode = undefined;
     if (node.type === "object") {
-      // The last duplicate wins, as in JSON.parse.
-      for (const prop of node.children ?? []) {
-        if (prop.children?.[0]?.value === seg) {
-          next = prop.children[1];
-          keyNode = prop.children[0];
-        }
-      }
+      const prop = membersOf(node).get(seg);
+      next = prop?.children?.[1];
+      keyNode = prop?.children?.[0];
     } else if (node.type === "array" && /^\d+$/.test(seg)) {
       next = node.children?.[Number(seg)];
     }

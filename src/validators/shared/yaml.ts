@@ -10,8 +10,10 @@ import {
   isSeq,
   Lexer,
   type Node,
+  type Pair,
   Parser,
   type CST,
+  type YAMLMap,
 } from "yaml";
 import { MAX_JSON_DEPTH, MAX_YAML_ALIAS_COUNT } from "../limits.ts";
 import { pointerJoin, pointerSegments } from "./findings.ts";
@@ -555,6 +557,20 @@ function exactBigIntegers(doc: Document.Parsed): void {
 }
 
 /** Offset for a JSON Pointer into a document: the value node, or with `key` the key node. */
+/** Each mapping's pairs by property name, built on first lookup (as json.ts `membersOf`). */
+const pairIndex = new WeakMap<object, Map<string, Pair>>();
+
+/** A mapping's pairs by the property name each key converts to; the last duplicate wins. */
+function pairsOf(doc: Document.Parsed, node: YAMLMap): Map<string, Pair> {
+  let index = pairIndex.get(node);
+  if (!index) {
+    index = new Map();
+    for (const pair of node.items) index.set(scalarKeyName(doc, pair.key) ?? String(pair.key), pair);
+    pairIndex.set(node, index);
+  }
+  return index;
+}
+
 export function yamlPointerOffset(doc: Document.Parsed, pointer: string, key = false): number | null {
   let node: unknown = doc.contents;
   let keyNode: Node | undefined;
@@ -564,13 +580,9 @@ export function yamlPointerOffset(doc: Document.Parsed, pointer: string, key = f
     let next: unknown;
     keyNode = undefined;
     if (isMap(node)) {
-      for (const pair of node.items) {
-        const k = scalarKeyName(doc, pair.key) ?? String(pair.key);
-        if (k === seg) {
-          next = pair.value;
-          keyNode = pair.key as Node;
-        }
-      }
+      const pair = pairsOf(doc, node).get(seg);
+      next = pair?.value;
+      keyNode = pair?.key as Node | undefined;
     } else if (isSeq(node) && /^\d+$/.test(seg)) next = node.items[Number(seg)];
     // A missing or null value (e.g. "key:" with nothing after it) points at the key or parent.
     if (next === undefined || next === null) return offsetOf(keyNode) ?? offsetOf(node);
