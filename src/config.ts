@@ -3,6 +3,7 @@
 // The table below is the single source for parsing, `assay serve --help` and README.md's
 // configuration table (test/unit/config-docs.test.ts holds that table equal to it).
 import { availableParallelism, hostname } from "node:os";
+import { parseDatabaseUrl } from "./db/url.ts";
 /** The environment variable that enables the test-only `test_hold` validator. */
 export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
@@ -372,7 +373,8 @@ export function wantsWriterThread(c: { writer_thread: string; database_url: stri
 
 function parsesAsUrl(url: string): boolean {
   try {
-    const u = new URL(url);
+    const u = parseDatabaseUrl(url)?.url;
+    if (!u) return false;
     decodeURIComponent(u.username);
     decodeURIComponent(u.password);
     decodeURIComponent(u.pathname);

@@ -218,7 +218,7 @@ function migrateOne(db: Database, m: Migration, rebuild: readonly string[], curr
 }
 
 /** Any number: the key of the advisory lock that serializes migrations across nodes. */
-const MIGRATION_LOCK = 0x4153_5341; // "ASSA"
+export const MIGRATION_LOCK = 0x4153_5341; // "ASSA"
 
 type PgHistory = { version: number; name: string; additive: number }[];
 
@@ -232,9 +232,37 @@ export async function assertRunnable(q: Pick<PgDb["sql"], "unsafe">): Promise<Pg
   return applied;
 }
 
+/**
+ * Brings a PostgreSQL schema up to this build's. A schema already there is only read, so a role
+ * with only SELECT/INSERT/UPDATE/DELETE on Assay's tables can serve a database its owner migrated
+ * (docs/postgres.md, "Roles and privileges"). A role's statement_timeout does not apply to the
+ * migration, nor to waiting for another node's: one canceled half-way would fail at every start.
+ */
 export async function migratePostgres(db: PgDb): Promise<number> {
+  try {
+    return await migratePostgresTx(db);
+  } catch (e) {
+    throw await explainSetupError(db.sql, e);
+  }
+}
+
+async function migratePostgresTx(db: PgDb): Promise<number> {
   return db.sql.begin(async (tx) => {
+    // First: waiting for another node's migration is not canceled by the role's timeout either.
+    await tx.unsafe("SET LOCAL statement_timeout = 0");
     await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    const [table] = (await tx.unsafe(
+      `SELECT to_regclass('assay_schema_migrations') IS NOT NULL AS present,
+         EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('assay_schema_migrations')
+                 AND attname = 'additive' AND NOT attisdropped) AS additive`,
+    )) as { present: boolean; additive: boolean }[];
+    if (table?.present && table.additive) {
+      const applied = await assertRunnable(tx);
+      const done = new Set(applied.map((r) => r.version));
+      const newer = applied.filter((r) => r.version > LATEST);
+      if (MIGRATIONS.every((m) => done.has(m.version)))
+        return newer.length ? Math.max(...newer.map((r) => r.version)) : LATEST;
+    }
     await tx.unsafe(
       "CREATE TABLE IF NOT EXISTS assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
@@ -256,6 +284,75 @@ export async function migratePostgres(db: PgDb): Promise<number> {
     }
     return newer.length ? Math.max(...newer.map((r) => r.version)) : LATEST;
   });
+}
+
+/**
+ * Setting up or upgrading the schema failed for a reason the operator must fix in PostgreSQL (a
+ * privilege, the search_path, another application's tables): said in Assay's words, with what
+ * to run, instead of the server's one-line error.
+ */
+export class DatabaseSetupError extends Error {
+  override name = "DatabaseSetupError";
+}
+
+/** The table names Assay's migrations create (another application's tables by these names clash). */
+const OWN_TABLES = new Set(
+  MIGRATIONS.flatMap((m) =>
+    [...m.postgres.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/gi)].map((x) =>
+      x[1]!.toLowerCase(),
+    ),
+  ),
+);
+
+/** An identifier as SQL that can be pasted: double-quoted unless it is plain lower case. */
+const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`);
+
+const PRIVILEGES_DOC = 'docs/postgres.md, "Roles and privileges"';
+
+async function explainSetupError(sql: PgDb["sql"], e: unknown): Promise<unknown> {
+  const err = e as { errno?: unknown; message?: string } | null;
+  const state = err?.errno;
+  if (state !== "42501" && state !== "3F000" && state !== "42P07") return e;
+  const said = `PostgreSQL: ${err?.message ?? state}`;
+  let who: { role: string; db: string; schema: string | null; path: string; assay: boolean } | undefined;
+  try {
+    [who] = (await sql.unsafe(
+      `SELECT current_user AS role, current_database() AS db, current_schema() AS schema,
+         current_setting('search_path') AS path,
+         to_regclass('assay_schema_migrations') IS NOT NULL AS assay`,
+    )) as NonNullable<typeof who>[];
+  } catch {
+    return e; // not even that (CONNECT refused, the server gone): the server's own words
+  }
+  if (!who) return e;
+  const role = ident(who.role);
+  const db = `database "${who.db}"`;
+  if (state === "3F000" || !who.schema)
+    return new DatabaseSetupError(
+      `the role "${who.role}" has no schema to create Assay's tables in, in ${db}: no schema of its search_path (${who.path}) exists (${said}). Create one it owns — CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay — or correct the search_path (${PRIVILEGES_DOC}).`,
+    );
+  const schema = ident(who.schema);
+  if (state === "42P07") {
+    if (who.assay) return e;
+    const clash = (
+      (await sql
+        .unsafe("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
+        .catch(() => [])) as { name: string }[]
+    )
+      .map((r) => r.name)
+      .filter((n) => OWN_TABLES.has(n));
+    return new DatabaseSetupError(
+      `schema "${who.schema}" of ${db} holds another application's tables by the names of Assay's (${clash.slice(0, 5).join(", ") || said}${clash.length > 5 ? ", …" : ""}); nothing was changed. Give Assay an empty database or a schema of its own: CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay (${PRIVILEGES_DOC}).`,
+    );
+  }
+  // Assay's tables are there (its history among them): this build must change them, as their owner.
+  if (who.assay || /must be owner/i.test(err?.message ?? ""))
+    return new DatabaseSetupError(
+      `the role "${who.role}" does not own Assay's tables in schema "${who.schema}" of ${db}, and this build must upgrade them (${said}). Run "assay migrate" once as the role that owns them, then start the server again (${PRIVILEGES_DOC}).`,
+    );
+  return new DatabaseSetupError(
+    `the role "${who.role}" may not create tables in schema "${who.schema}" of ${db} (${said}); Assay creates its tables at the first start and on upgrades. Give it a schema of its own — CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay — or the privilege on this one: GRANT CREATE ON SCHEMA ${schema} TO ${role} (${PRIVILEGES_DOC}).`,
+  );
 }
 
 export class SchemaInUse extends Error {

@@ -6,11 +6,12 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { dataDirError } from "./dir-access.ts";
+import { createOwnerOnly, dataDirError } from "./dir-access.ts";
 import { assertAssayFile, migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
 import { DatabaseUnavailable, get } from "./program.ts";
 import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
+import { formatDatabaseUrl, parseDatabaseUrl } from "./url.ts";
 
 export const DB_FILE = "assay.db";
 
@@ -27,6 +28,8 @@ export function openDatabase(dataDir: string, opts: { readonly?: boolean } = {})
   let db: Database | null = null;
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // An empty file is a new database to SQLite; created first so that it is the owner's only.
+    createOwnerOnly(join(dataDir, DB_FILE));
     db = new Database(join(dataDir, DB_FILE), { create: true, strict: true });
     setUp(db, opts);
     return db;
@@ -71,8 +74,10 @@ const SHOWN_PARAMS = new Set([
 
 /** A URL without its password (in the userinfo or the query), for logs and messages. */
 export function redactUrl(url: string): string {
+  const parsed = parseDatabaseUrl(url);
+  if (!parsed) return "postgres://…";
   try {
-    const u = new URL(url);
+    const u = parsed.url;
     if (u.password) u.password = "***";
     const masked = [...u.searchParams.keys()].some((k) => !SHOWN_PARAMS.has(k.toLowerCase()));
     if (masked) {
@@ -80,7 +85,7 @@ export function redactUrl(url: string): string {
       for (const [k, v] of u.searchParams) kept.append(k, SHOWN_PARAMS.has(k.toLowerCase()) ? v : "***");
       u.search = kept.toString();
     }
-    return u.href;
+    return formatDatabaseUrl(parsed);
   } catch {
     return "postgres://…";
   }

@@ -1,0 +1,202 @@
+// PostgreSQL as an operations team hands it out: a role that is not a superuser and does not own
+// the database, where `public` grants no CREATE (PostgreSQL 15+), perhaps a schema of its own,
+// another application's tables beside Assay's, a Unix socket, a statement_timeout on the role.
+// What it lacks is said in Assay's words with the statement that grants it (docs/postgres.md,
+// "Roles and privileges"); with what those docs list, it works. PostgreSQL only.
+import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { testConfig } from "../src/config.ts";
+import { MIGRATIONS, MIGRATION_LOCK } from "../src/db/migrate.ts";
+import { SYSTEM } from "../src/audit/actor.ts";
+import { startServer } from "../src/server.ts";
+import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
+import { runAssay } from "./helpers/cli.ts";
+import { sharedPgCluster } from "./helpers/pg-cluster.ts";
+import { call } from "./helpers/server.ts";
+import { testTempDir } from "./helpers/temp.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => {});
+});
+
+/** `assay …` with no database in the environment: the command line says which. */
+const assay = (...args: string[]) => runAssay(args, { env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "" } });
+
+let seq = 0;
+/** An empty database owned by the superuser, a client on it as the superuser, and a new login role. */
+async function setUp() {
+  const db = await emptyPgDatabase();
+  const admin = new SQL({ url: db.url, max: 1 });
+  const role = `assay_r${process.pid}_${++seq}`;
+  await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+  cleanups.push(db.drop, () => admin.close());
+  const as = (r: string, query = "") => `${db.url.replace("postgres@", `${r}@`)}${query}`;
+  const name = new URL(db.url).pathname.slice(1);
+  const tables = async (schema: string) =>
+    (
+      (await admin.unsafe("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [
+        schema,
+      ])) as { t: string }[]
+    ).map((r) => r.t);
+  return { url: db.url, admin, role, as, name, tables };
+}
+
+describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
+  test("a role without CREATE on public is told which privilege to grant; serve and migrate exit 1, nothing created", async () => {
+    const { as, role, name, tables, admin } = await setUp();
+    const said = `the role "${role}" may not create tables in schema "public" of database "${name}" (PostgreSQL: permission denied for schema public); Assay creates its tables at the first start and on upgrades. Give it a schema of its own — CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay — or the privilege on this one: GRANT CREATE ON SCHEMA public TO ${role} (docs/postgres.md, "Roles and privileges").\n`;
+    expect(await assay("migrate", "--database-url", as(role))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay migrate: ${said}`,
+    });
+    expect(await assay("serve", "--port", "0", "--database-url", as(role))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay serve: ${said}`,
+    });
+    expect(await tables("public")).toEqual([]);
+    // The grant the message names is enough.
+    await admin.unsafe(`GRANT CREATE ON SCHEMA public TO ${role}`);
+    const r = await assay("migrate", "--database-url", as(role));
+    expect(r.code).toBe(0);
+    expect(await tables("public")).toContain("assay_schema_migrations");
+  }, 90_000);
+
+  test("a search_path naming no schema that exists is said so", async () => {
+    const { as, role, name } = await setUp();
+    const url = as(role, "?options=-c%20search_path%3Dassay_nope");
+    expect(await assay("migrate", "--database-url", url)).toEqual({
+      code: 1,
+      out: "",
+      err: `assay migrate: the role "${role}" has no schema to create Assay's tables in, in database "${name}": no schema of its search_path (assay_nope) exists (PostgreSQL: no schema has been selected to create in). Create one it owns — CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay — or correct the search_path (docs/postgres.md, "Roles and privileges").\n`,
+    });
+  }, 90_000);
+
+  test("another application's users table in public: refused by name, its table untouched, nothing created", async () => {
+    const { url, admin, name, tables } = await setUp();
+    await admin.unsafe("CREATE TABLE users (id serial PRIMARY KEY, email text)");
+    await admin.unsafe("INSERT INTO users (email) VALUES ('a@example.com')");
+    expect(await assay("migrate", "--database-url", url)).toEqual({
+      code: 1,
+      out: "",
+      err: `assay migrate: schema "public" of database "${name}" holds another application's tables by the names of Assay's (users); nothing was changed. Give Assay an empty database or a schema of its own: CREATE SCHEMA assay AUTHORIZATION postgres; ALTER ROLE postgres SET search_path = assay (docs/postgres.md, "Roles and privileges").\n`,
+    });
+    expect(await tables("public")).toEqual(["users"]);
+    expect(await admin.unsafe("SELECT email FROM users")).toEqual([{ email: "a@example.com" }]);
+  }, 90_000);
+
+  test("a schema of its own (owner migrates), served by a role with only USAGE and SELECT/INSERT/UPDATE/DELETE", async () => {
+    const { as, admin, role, tables } = await setUp();
+    const app = `${role}_app`;
+    await admin.unsafe(`CREATE ROLE ${app} LOGIN`);
+    await admin.unsafe(`CREATE SCHEMA assay AUTHORIZATION ${role}`);
+    // Another application's users table in public stays out of the way.
+    await admin.unsafe("CREATE TABLE public.users (id serial PRIMARY KEY, email text)");
+    const ownerUrl = as(role, "?options=-c%20search_path%3Dassay");
+    const m = await assay("migrate", "--database-url", ownerUrl);
+    expect(m.code).toBe(0);
+    expect(m.out).toEndWith(`?options=***: schema 0 → ${MIGRATIONS.at(-1)?.version}.\n`);
+    expect(await tables("public")).toEqual(["users"]);
+    expect(await tables("assay")).toContain("runs");
+    await admin.unsafe(`GRANT USAGE ON SCHEMA assay TO ${app}`);
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app}`);
+    await admin.unsafe(`ALTER ROLE ${app} SET search_path = assay`);
+    const server = await startServer(
+      testConfig({
+        port: 0,
+        log_level: "silent",
+        workers: 1,
+        rate_limit_disabled: true,
+        data_dir: testTempDir("assay-pgpriv-"),
+        database_url: as(app),
+      }),
+    );
+    cleanups.push(() => server.stop());
+    const d = server.deps;
+    const u = await d.users.create({ username: "root", is_admin: true }, SYSTEM);
+    const org = await d.orgs.create("acme", "ACME", SYSTEM);
+    await d.orgs.addMember(org.id, u.id, "admin", SYSTEM);
+    const { token } = await d.tokens.create(u.id, "t", null, SYSTEM);
+    const wf = await call(server, "POST", "/api/v1/orgs/acme/workflows/", {
+      token,
+      body: {
+        slug: "orders",
+        name: "Orders",
+        allowed_file_types: ["JSON"],
+        steps: [
+          { name: "s", validator: "json_schema", config: { schema: { type: "object", required: ["id"] } } },
+        ],
+      },
+    });
+    expect(wf.status).toBe(201);
+    const run = await call(server, "POST", "/api/v1/orgs/acme/workflows/orders/runs/", { token, body: {} });
+    expect(run.status).toBe(201);
+    expect(run.json.status).toBe("failed");
+    const again = await call(server, "GET", `/api/v1/orgs/acme/runs/${run.json.id}/`, { token });
+    expect(again.json).toEqual(run.json);
+  }, 90_000);
+
+  test("a role without ownership of Assay's tables is told to migrate as their owner", async () => {
+    const { url, as, admin, role, name } = await setUp();
+    // Migrated by the owner up to one migration before this build's.
+    await admin.unsafe(
+      "CREATE TABLE assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0)",
+    );
+    for (const m of MIGRATIONS.slice(0, -1)) {
+      await admin.unsafe(m.postgres);
+      await admin.unsafe("INSERT INTO assay_schema_migrations VALUES ($1, $2, 'before', $3)", [
+        m.version,
+        m.name,
+        m.additive ? 1 : 0,
+      ]);
+    }
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+    expect(await assay("serve", "--port", "0", "--database-url", as(role))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay serve: the role "${role}" does not own Assay's tables in schema "public" of database "${name}", and this build must upgrade them (PostgreSQL: permission denied for schema public). Run "assay migrate" once as the role that owns them, then start the server again (docs/postgres.md, "Roles and privileges").\n`,
+    });
+    expect((await assay("migrate", "--database-url", url)).code).toBe(0);
+  }, 90_000);
+
+  test("the role's statement_timeout does not cancel a migration waiting for another node's", async () => {
+    const { url, as, admin, role } = await setUp();
+    await admin.unsafe(`GRANT CREATE ON SCHEMA public TO ${role}`);
+    await admin.unsafe(`ALTER ROLE ${role} SET statement_timeout = '100ms'`);
+    // Another node migrating: the migration lock held.
+    const other = new SQL({ url, max: 1 });
+    await other.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    let done = false;
+    const migrating = assay("migrate", "--database-url", as(role)).finally(() => {
+      done = true;
+    });
+    // Waiting on it for ten times the timeout (a canceled wait ends the command first).
+    for (;;) {
+      const [w] = (await admin.unsafe(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event_type = 'Lock'
+           AND now() - query_start > interval '1 second'`,
+        [role],
+      )) as { n: number }[];
+      if (w?.n || done) break;
+      await Bun.sleep(50);
+    }
+    await other.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+    await other.close();
+    expect(await migrating).toMatchObject({ code: 0, err: "" });
+  }, 90_000);
+
+  test("a Unix-socket URL without a host (postgres://user:pw@/db?host=DIR) is accepted and shown without its password", async () => {
+    const { url } = await setUp();
+    const cluster = await sharedPgCluster();
+    const name = new URL(url).pathname.slice(1);
+    const socket = `postgres://postgres:sekrit9@/${name}?host=${cluster.dir}&port=${cluster.port}`;
+    const r = await assay("migrate", "--database-url", socket);
+    expect(r).toEqual({
+      code: 0,
+      out: `PostgreSQL postgres://postgres:***@/${name}?host=${cluster.dir}&port=${cluster.port}: schema 0 → ${MIGRATIONS.at(-1)?.version}.\n`,
+      err: "",
+    });
+  }, 90_000);
+});
