@@ -1,7 +1,7 @@
 // Operating the built binary (issue 22): one server per port and per data dir, an init that
 // writes everything or nothing, and a start log that says what to do next.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, ensureBinary, serveBinary } from "./helpers/binary.ts";
@@ -167,4 +167,55 @@ describe("assay init writes everything or nothing", () => {
       'assay orgs: The organization slug "beta" is taken by a deleted organization; restore it with `assay orgs restore beta`, or choose another slug.\n',
     );
   });
+});
+
+describe("the data dir's files are readable by their owner only", () => {
+  // They hold password and token hashes, webhook secrets and submitted content, like a backup
+  // (0600). SQLite created them 0644 less the umask: in a data dir the operator made (mkdir,
+  // systemd's StateDirectory=, both 0755) every local user could read them.
+  const modes = (data: string) =>
+    Object.fromEntries(readdirSync(data).map((f) => [f, (statSync(join(data, f)).mode & 0o777).toString(8)]));
+
+  test("in a 0755 dir made beforehand: init, then a server with its WAL, lock and PID file", async () => {
+    const data = freshDir();
+    mkdirSync(data);
+    chmodSync(data, 0o755);
+    const init = await assay(["init", "--org", "acme", "--admin", "root", "--data-dir", data]);
+    expect(init.code).toBe(0);
+    expect(modes(data)).toEqual({ "assay.db": "600" });
+    const token = init.out.trim().split("\n").at(-1)!;
+    const { proc, url } = await serveBinary(BINARY, data);
+    try {
+      // A write, so that the WAL holds something while the server runs.
+      const r = await fetch(`${url}/api/v1/orgs/acme/`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Acme" }),
+      });
+      expect(r.status).toBe(200);
+      const running = modes(data);
+      expect(Object.keys(running)).toEqual(
+        expect.arrayContaining(["assay.db-wal", "assay.db-shm", "server.lock"]),
+      );
+      expect(Object.entries(running).filter(([, m]) => m !== "600")).toEqual([]);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+    expect(Object.entries(modes(data)).filter(([, m]) => m !== "600")).toEqual([]);
+  }, 120_000);
+
+  test("migrate and a server on a new data dir inside a 0755 dir", async () => {
+    const data = freshDir();
+    mkdirSync(data);
+    chmodSync(data, 0o755);
+    expect((await assay(["migrate", "--data-dir", data])).code).toBe(0);
+    expect(modes(data)).toEqual({ "assay.db": "600" });
+    const fresh = join(data, "inner");
+    const { proc } = await serveBinary(BINARY, fresh);
+    proc.kill("SIGTERM");
+    await proc.exited;
+    expect((statSync(fresh).mode & 0o777).toString(8)).toBe("700");
+    expect(Object.entries(modes(fresh)).filter(([, m]) => m !== "600")).toEqual([]);
+  }, 120_000);
 });

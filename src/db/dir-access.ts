@@ -2,7 +2,7 @@
 // neither the file nor the reason: an operator who started the server as the wrong user, or on a
 // read-only copy, learns neither. The error is restated with the data dir and, when that is the
 // cause, the missing permission.
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 
 const OPEN_ERRORS = /^(SQLITE_(CANTOPEN|READONLY|PERM|AUTH)|EACCES|EPERM|EROFS)/;
@@ -75,5 +75,20 @@ export function ensureDataDir(dir: string): void {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
     throw dataDirError(dir, "", e);
+  }
+}
+
+/**
+ * Creates `file` empty, readable and writable by its owner only (0600), unless it exists. SQLite
+ * creates a database with 0644 less the umask, and its -wal and -shm files take the database
+ * file's mode: in a data dir the operator made (`mkdir`, systemd's StateDirectory=, both 0755),
+ * password and token hashes, webhook secrets and submitted content were readable by every local
+ * user, while a backup of the same file is 0600. An existing file keeps the mode it was given.
+ */
+export function createOwnerOnly(file: string): void {
+  try {
+    closeSync(openSync(file, "wx", 0o600));
+  } catch (e) {
+    if ((e as { code?: string }).code !== "EEXIST") throw e;
   }
 }

@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dataDirError } from "./dir-access.ts";
+import { createOwnerOnly, dataDirError } from "./dir-access.ts";
 import { ensureDataDir } from "./dir-access.ts";
 
 export const LOCK_FILE = "server.lock";
@@ -43,6 +43,7 @@ function holderPid(dir: string): number | null {
  * when another process holds it. Close the handle to let go; the kernel does when we exit.
  */
 export function holdFileLock(path: string): Database | null {
+  createOwnerOnly(path);
   const db = new Database(path, { create: true });
   try {
     db.exec("PRAGMA busy_timeout = 0");
@@ -62,7 +63,7 @@ export function lockDataDir(dir: string): DataDirLock {
   let got: Database | null = null;
   try {
     got = holdFileLock(join(dir, LOCK_FILE));
-    if (got) writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
+    if (got) writeFileSync(join(dir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
   } catch (e) {
     got?.close();
     throw dataDirError(dir, LOCK_FILE, e);
