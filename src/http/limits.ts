@@ -207,14 +207,20 @@ function takeBoth(
 const andThen = <T, R>(v: T | Promise<T>, then: (x: T) => R): R | Promise<R> =>
   v instanceof Promise ? v.then(then) : then(v);
 
-/** The 429 for a pair of decisions: the token's budget named first, the longer wait given. */
-function refusal([t, u]: [Decision, Decision], what: "requests" | "runs started"): AppError | null {
+/**
+ * The 429 for a pair of decisions: the token's budget named first, the longer wait given. The
+ * first budget is the caller's own (principalKey): a token's, or a web session's — the web app's
+ * message said "with this token", though it has none.
+ */
+function refusal(
+  [t, u]: [Decision, Decision],
+  what: "requests" | "runs started",
+  p: Principal,
+): AppError | null {
   if (t.allowed && u.allowed) return null;
   const worst = !t.allowed && (u.allowed || t.retryAfterSeconds >= u.retryAfterSeconds) ? t : u;
-  return rateLimited(
-    worst,
-    `${what} ${worst === t ? "with this token" : "by this user (all tokens together)"}`,
-  );
+  const own = !p.token && p.session ? "in this web session" : "with this token";
+  return rateLimited(worst, `${what} ${worst === t ? own : "by this user (all tokens together)"}`);
 }
 
 /** The client's address: the socket peer, or with trust_proxy the address the proxy appended. */
@@ -422,7 +428,7 @@ export function createLimits(
       runs.set(p, { headers, key: principalKey(p), userKey: `u:${p.user.id}`, general });
       return;
     }
-    const refused = refusal(general, "requests");
+    const refused = refusal(general, "requests", p);
     if (refused) throw refused;
   };
 
@@ -490,7 +496,7 @@ export function createLimits(
     beforeRun(p: Principal): void | Promise<void> {
       if (!enabled) return;
       const st = runs.get(p);
-      const refused = st && refusal(st.general, "requests");
+      const refused = st && refusal(st.general, "requests", p);
       if (refused) throw refused;
       const started = takeBoth(
         shared,
@@ -501,7 +507,7 @@ export function createLimits(
       );
       return andThen(started, (d) => {
         if (st) show(st.headers, runPolicy, [...st.general, ...d]);
-        const over = refusal(d, "runs started");
+        const over = refusal(d, "runs started", p);
         if (over) throw over;
       });
     },
