@@ -199,4 +199,31 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
       err: "",
     });
   }, 90_000);
+
+  test("connections used up (max_connections, a CONNECTION LIMIT): serve says how many it opens and what to change", async () => {
+    const { as, admin, role, name } = await setUp();
+    await admin.unsafe(`ALTER DATABASE ${name} OWNER TO ${role}`);
+    await admin.unsafe(`ALTER ROLE ${role} CONNECTION LIMIT 4`);
+    const r = await runAssay(["serve", "--port", "0", "--database-url", as(role)], {
+      env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "", ASSAY_DATABASE_POOL_SIZE: "" },
+    });
+    const lines = r.err.trim().split("\n");
+    expect(r.code).toBe(1);
+    expect(lines.at(-1)).toBe(
+      `assay serve: PostgreSQL ${as(role)} refused a connection (too many connections for role "${role}"). Each server opens ASSAY_DATABASE_POOL_SIZE (20) connections at its start, plus 2 of its own: lower ASSAY_DATABASE_POOL_SIZE, or raise max_connections (or the role's CONNECTION LIMIT) (docs/postgres.md, "Sizing").`,
+    );
+    // Within the limit: the pool and the server's own two.
+    const server = await startServer(
+      testConfig({
+        port: 0,
+        log_level: "silent",
+        workers: 1,
+        data_dir: testTempDir("assay-pgpriv-"),
+        database_url: as(role),
+        database_pool_size: 2,
+      }),
+    );
+    cleanups.push(() => server.stop());
+    expect((await call(server, "GET", "/readyz")).status).toBe(200);
+  }, 90_000);
 });

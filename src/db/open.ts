@@ -131,6 +131,7 @@ export async function openDb(
       }
       if (Date.now() >= deadline) {
         await db.close();
+        if (isTooManyConnections(e)) throw tooManyConnections(c, e);
         throw new Error(`cannot reach ${redactUrl(c.database_url)}: ${(e as Error).message}`);
       }
       if (!waited) opts.onWaiting?.(redactUrl(c.database_url), (e as Error).message);
@@ -142,7 +143,26 @@ export async function openDb(
 
 function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? "";
-  return /CONNECTION|ECONN/.test(code);
+  return /CONNECTION|ECONN/.test(code) || isTooManyConnections(e);
+}
+
+/**
+ * 53300 too_many_connections: max_connections (or the role's or database's CONNECTION LIMIT) is
+ * used up. Waited for at start like an unreachable server (a node stopping frees its share).
+ */
+export const isTooManyConnections = (e: unknown) =>
+  (e as { errno?: unknown })?.errno === "53300" ||
+  (e instanceof DatabaseUnavailable && e.message.endsWith("(53300)"));
+
+/**
+ * Bun's client opens the whole pool at the first statement, not as load grows: a server holds
+ * ASSAY_DATABASE_POOL_SIZE connections (plus its own two) from its start, whatever its load.
+ */
+export function tooManyConnections(c: DbConfig, e: unknown): Error {
+  const pool = c.database_pool_size ?? 20;
+  return new Error(
+    `PostgreSQL ${redactUrl(c.database_url!)} refused a connection (${e instanceof DatabaseUnavailable ? "too many connections" : (e as Error).message}). Each server opens ASSAY_DATABASE_POOL_SIZE (${pool}) connections at its start, plus 2 of its own: lower ASSAY_DATABASE_POOL_SIZE, or raise max_connections (or the role's CONNECTION LIMIT) (docs/postgres.md, "Sizing").`,
+  );
 }
 
 /** Checkpoint the WAL into the main file and close a raw SQLite connection (scripts, tests). */
