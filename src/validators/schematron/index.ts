@@ -116,23 +116,18 @@ function compile(config: unknown) {
     try {
       // Before slimdom's quadratic build: the element, found in libxml2's tree when some start
       // tag is long enough to hold that many attributes (one XPath, ~0.1 s on 5 MB, else skipped).
-      const crowded = longTag(input.text)
-        ? parsed.doc.get(`//*[count(@*) > ${MAX_SCHEMATRON_ATTRIBUTES}]`)
-        : null;
-      if (crowded) {
-        out.add(
-          finding(
-            "xml.too_many_attributes",
-            `the element <${(crowded as XmlElement).name}> has more than ${MAX_SCHEMATRON_ATTRIBUTES} attributes: the document was not checked`,
-            { line: crowded.line > 0 ? crowded.line : null, rule: null },
-          ),
-        );
-        return out.result();
-      }
+      const long = longTag(input.text);
+      const crowded = long ? parsed.doc.get(`//*[count(@*) > ${MAX_SCHEMATRON_ATTRIBUTES}]`) : null;
+      if (crowded) return tooManyAttributes(out, (crowded as XmlElement).name, crowded.line);
       const entities = declaredEntities(input.text);
       // An entity that holds elements: saxes can only insert text, so it reads libxml2's tree,
       // entities expanded, and findings name their node's path but no line.
-      if (entities === "markup") doc = new SourceDocument(parsed.doc.toString({ format: false }), {}, false);
+      const expanded = entities === "markup" ? parsed.doc.toString({ format: false }) : null;
+      // Namespace declarations are attributes to slimdom too, and XPath's @* leaves them out: a
+      // start tag of 100,000 of them ran past the step's time limit (2026-11-29).
+      const declaring = expanded !== null ? crowdedTag(expanded) : long ? crowdedTag(input.text) : null;
+      if (declaring) return tooManyAttributes(out, declaring.name, expanded === null ? declaring.line : 0);
+      if (entities === "markup") doc = new SourceDocument(expanded ?? "", {}, false);
       else {
         const undeclared = undeclaredEntities(input.text);
         doc = new SourceDocument(input.text, { ...undeclared, ...entities });
@@ -152,6 +147,61 @@ function compile(config: unknown) {
     evaluator.run(doc, out);
     return out.result();
   };
+}
+
+function tooManyAttributes(out: FindingCollector, name: string, line: number) {
+  out.add(
+    finding(
+      "xml.too_many_attributes",
+      `the element <${name}> has more than ${MAX_SCHEMATRON_ATTRIBUTES} attributes: the document was not checked`,
+      { line: line > 0 ? line : null, rule: null },
+    ),
+  );
+  return out.result();
+}
+
+/**
+ * The first start tag holding more than MAX_SCHEMATRON_ATTRIBUTES attributes and namespace
+ * declarations together (each has one `=` outside quotes), with its name and line; comments,
+ * CDATA sections and processing instructions skipped. Only runs of text without `<` long enough
+ * to hold one are read (as `longTag`), so an ordinary document costs one scan for `<`.
+ */
+export function crowdedTag(text: string): { name: string; line: number } | null {
+  const need = 5 * MAX_SCHEMATRON_ATTRIBUTES;
+  const skip = (at: number, open: string, close: string) =>
+    text.startsWith(open, at) ? text.indexOf(close, at + open.length) : -2;
+  for (let at = text.indexOf("<"); at !== -1; ) {
+    let end = skip(at, "<!--", "-->");
+    if (end === -2) end = skip(at, "<![CDATA[", "]]>");
+    if (end === -2) end = skip(at, "<?", "?>");
+    if (end !== -2) {
+      if (end === -1) return null;
+      at = text.indexOf("<", end);
+      continue;
+    }
+    const next = text.indexOf("<", at + 1);
+    if ((next === -1 ? text.length : next) - at > need && /[^\s/>!]/.test(text[at + 1] ?? "")) {
+      let count = 0;
+      let quote = "";
+      let i = at + 1;
+      for (; i < text.length; i++) {
+        const c = text[i];
+        if (quote) {
+          if (c === quote) quote = "";
+        } else if (c === '"' || c === "'") quote = c;
+        else if (c === "=") count++;
+        else if (c === ">") break;
+      }
+      if (count > MAX_SCHEMATRON_ATTRIBUTES) {
+        const name = /^[^\s/>]+/.exec(text.slice(at + 1, at + 1 + 1000))?.[0] ?? "";
+        let line = 1;
+        for (let j = text.indexOf("\n"); j !== -1 && j < at; j = text.indexOf("\n", j + 1)) line++;
+        return { name, line };
+      }
+    }
+    at = next;
+  }
+  return null;
 }
 
 /**
