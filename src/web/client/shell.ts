@@ -10,13 +10,16 @@ export function shell(pageOrg: string | null, path: string, content: Child): HTM
   const org = pageOrg ?? defaultOrg();
   const link = (href: string, label: string) =>
     h("li", null, h("a", { href, "aria-current": path.startsWith(href) ? "page" : null }, label));
+  // The org as the address named it, decoded: encoded again, so that a crafted address
+  // ("/app/orgs/acme%2F..%2F..%2Fadmin/…") cannot point the navigation at other pages.
+  const base = org ? `/app/orgs/${encodeURIComponent(org)}/` : "";
   const orgNav = org
     ? [
-        link(`/app/orgs/${org}/workflows/`, "Workflows"),
-        link(`/app/orgs/${org}/runs/`, "Runs"),
-        link(`/app/orgs/${org}/members/`, "Members"),
-        can(org, "admin") ? link(`/app/orgs/${org}/webhooks/`, "Webhooks") : null,
-        can(org, "admin") ? link(`/app/orgs/${org}/audit/`, "Audit log") : null,
+        link(`${base}workflows/`, "Workflows"),
+        link(`${base}runs/`, "Runs"),
+        link(`${base}members/`, "Members"),
+        can(org, "admin") ? link(`${base}webhooks/`, "Webhooks") : null,
+        can(org, "admin") ? link(`${base}audit/`, "Audit log") : null,
       ]
     : [];
   // A menu of links rather than a <select> that navigates on change: arrowing through a
