@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type Checkpointer, startCheckpointer } from "./db/checkpointer.ts";
 import { type WriterThread, startWriterThread } from "./db/writer.ts";
 import { type DataDirLock, lockDataDir } from "./db/lock.ts";
-import { DB_FILE, isTooManyConnections, openDb, tooManyConnections } from "./db/open.ts";
+import { DB_FILE, openDb, startProblem } from "./db/open.ts";
 import { type SchemaHold, holdSchema } from "./db/schema-hold.ts";
 import { createDeps } from "./deps.ts";
 import { type TlsFiles, loadTls, tlsListenProblem } from "./http/tls.ts";
@@ -92,8 +92,9 @@ export class ListenError extends Error {
 
 /** A failure of a listen (the probe's, the app's, an HTTP thread's) as the error the CLI reports. */
 function listenError(config: Config, e: unknown): unknown {
-  // The pool, the schema hold or the LISTEN session found max_connections used up.
-  if (config.database_url && isTooManyConnections(e)) return tooManyConnections(config, e);
+  // max_connections used up, a statement_timeout: said with what to change.
+  const problem = startProblem(config, e);
+  if (problem) return problem;
   const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
   if (code === "EADDRINUSE") return new PortInUseError(config.host, config.port);
   if (e instanceof ThreadListenError || (e as { syscall?: string })?.syscall === "listen")

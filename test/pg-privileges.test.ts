@@ -8,6 +8,9 @@ import { SQL } from "bun";
 import { testConfig } from "../src/config.ts";
 import { MIGRATIONS, MIGRATION_LOCK } from "../src/db/migrate.ts";
 import { SYSTEM } from "../src/audit/actor.ts";
+import { holdSchema } from "../src/db/schema-hold.ts";
+import { serversHolding } from "../src/db/serving-lock.ts";
+import { createLogger } from "../src/lib/log.ts";
 import { startServer } from "../src/server.ts";
 import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { runAssay } from "./helpers/cli.ts";
@@ -225,5 +228,46 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
     );
     cleanups.push(() => server.stop());
     expect((await call(server, "GET", "/readyz")).status).toBe(200);
+  }, 90_000);
+
+  test("a role's idle_session_timeout does not end the schema hold's session (idle by design)", async () => {
+    const { url, as, admin, role } = await setUp();
+    expect((await assay("migrate", "--database-url", url)).code).toBe(0);
+    await admin.unsafe(`GRANT SELECT ON assay_schema_migrations TO ${role}`);
+    await admin.unsafe(`ALTER ROLE ${role} SET idle_session_timeout = '200ms'`);
+    const hold = await holdSchema(as(role), createLogger("silent"));
+    cleanups.push(() => hold.stop());
+    // Idle for five times the timeout, still holding; a session the timeout ended drops the lock.
+    for (;;) {
+      const [s] = (await admin.unsafe(
+        `SELECT count(*) FILTER (WHERE state = 'idle' AND now() - state_change > interval '1 second')::int AS idle
+           FROM pg_stat_activity WHERE usename = $1`,
+        [role],
+      )) as { idle: number }[];
+      if (s?.idle) break;
+      if ((await serversHolding(admin)) === 0) break;
+      await Bun.sleep(50);
+    }
+    expect(await serversHolding(admin)).toBe(1);
+  }, 90_000);
+
+  test("a statement_timeout too short for the server's start is named, with what to change", async () => {
+    const { url, as, admin, role, name } = await setUp();
+    await admin.unsafe(`ALTER DATABASE ${name} OWNER TO ${role}`);
+    expect((await assay("migrate", "--database-url", as(role))).code).toBe(0);
+    await admin.unsafe(`ALTER ROLE ${role} SET statement_timeout = '200ms'`);
+    // A table the start reads, locked meanwhile: its statement waits, and the timeout ends it.
+    const locker = new SQL({ url, max: 1 });
+    cleanups.push(() => locker.close());
+    const r = await locker.begin(async (tx) => {
+      await tx.unsafe("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+      return runAssay(["serve", "--port", "0", "--database-url", as(role)], {
+        env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "" },
+      });
+    });
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split("\n").at(-1)).toBe(
+      `assay serve: PostgreSQL ${as(role)} canceled a statement of the server's start (57014: the role's statement_timeout, or an administrator's cancel). Raise the role's statement_timeout or set it to 0 for Assay's role: ALTER ROLE … SET statement_timeout = 0 (docs/postgres.md, "Roles and privileges").`,
+    );
   }, 90_000);
 });

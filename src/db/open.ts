@@ -155,6 +155,23 @@ export const isTooManyConnections = (e: unknown) =>
   (e instanceof DatabaseUnavailable && e.message.endsWith("(53300)"));
 
 /**
+ * A server's start that PostgreSQL ended for a reason the operator sets (max_connections, a
+ * statement_timeout), said with what to change; null for anything else.
+ */
+export function startProblem(c: DbConfig, e: unknown): Error | null {
+  if (!c.database_url) return null;
+  if (isTooManyConnections(e)) return tooManyConnections(c, e);
+  if (
+    (e as { errno?: unknown })?.errno === "57014" ||
+    (e instanceof DatabaseUnavailable && e.message.endsWith("(57014)"))
+  )
+    return new Error(
+      `PostgreSQL ${redactUrl(c.database_url)} canceled a statement of the server's start (57014: the role's statement_timeout, or an administrator's cancel). Raise the role's statement_timeout or set it to 0 for Assay's role: ALTER ROLE … SET statement_timeout = 0 (docs/postgres.md, "Roles and privileges").`,
+    );
+  return null;
+}
+
+/**
  * Bun's client opens the whole pool at the first statement, not as load grows: a server holds
  * ASSAY_DATABASE_POOL_SIZE connections (plus its own two) from its start, whatever its load.
  */

@@ -49,6 +49,11 @@ export async function holdSchema(
     );
   // Taken, then the history read: once held, a too-new schema is reported but never taken twice.
   const take = async () => {
+    // Idle by design: a role's idle_session_timeout (PostgreSQL 14+) would end the session, and
+    // the lock with it, every few seconds. Not a setting before 14 (42704): nothing to undo.
+    await sql.unsafe("SET idle_session_timeout = 0").catch((e) => {
+      if ((e as { errno?: unknown })?.errno !== "42704") throw e;
+    });
     await sql.unsafe(`SELECT pg_advisory_lock_shared(${SERVING_LOCK})`);
     await assertRunnable(sql);
   };
