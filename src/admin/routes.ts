@@ -230,17 +230,17 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .post(
       "/orgs/:org_slug/restore/",
-      async ({ params, principal, actor }) =>
-        requireInstanceAdmin(principal) ??
-        presentOrg(
-          await orgs.update(
-            (await findOrg(params.org_slug)).id,
-            { status: "active", deleted_at: null },
-            actor,
-            "org.restore",
-          ),
-          false,
-        ),
+      async ({ params, principal, actor }) => {
+        requireInstanceAdmin(principal);
+        const o = await orgs.update(
+          (await findOrg(params.org_slug)).id,
+          { status: "active", deleted_at: null },
+          actor,
+          "org.restore",
+        );
+        deps.webhookDispatcher.wake(); // its webhooks' deliveries held while it was not active
+        return presentOrg(o, false);
+      },
       {
         auth: true,
         params: t.Object({ org_slug: t.String() }),

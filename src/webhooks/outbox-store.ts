@@ -30,6 +30,8 @@ interface EndpointRow {
  * now, now, the bound). The endpoints are found by skipping through the pending index one
  * webhook_id at a time (a loose index scan), and everything else is a seek per endpoint
  * (migration 17): the cost grows with the endpoints that have work, not with a backlog.
+ * An endpoint of a suspended or deleted org counts as inactive: its pending deliveries wait for a
+ * restore, as they wait for an inactive webhook's reactivation (docs/webhooks.md).
  */
 const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
     SELECT (SELECT min(webhook_id) FROM webhook_deliveries WHERE status = 'pending')
@@ -37,7 +39,8 @@ const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
     SELECT (SELECT min(x.webhook_id) FROM webhook_deliveries x WHERE x.status = 'pending' AND x.webhook_id > p.webhook_id)
     FROM pending p WHERE p.webhook_id IS NOT NULL
   )
-  SELECT w.id AS webhook_id, w.org_id, w.is_active,
+  SELECT w.id AS webhook_id, w.org_id,
+    CASE WHEN w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL THEN 1 ELSE 0 END AS is_active,
     (SELECT min(d.next_attempt_at) FROM webhook_deliveries d
       WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)) AS oldest,
     (SELECT count(*) FROM webhook_deliveries c
@@ -45,7 +48,7 @@ const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
     (SELECT count(*) FROM (SELECT 1 AS one FROM webhook_deliveries d
       WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)
       LIMIT CAST(? AS INTEGER)) AS firsts) AS due
-  FROM pending p JOIN webhooks w ON w.id = p.webhook_id`;
+  FROM pending p JOIN webhooks w ON w.id = p.webhook_id JOIN orgs o ON o.id = w.org_id`;
 // While an attempt is under way its row's next_attempt_at holds the claim's lease end (when
 // another node may take it over): what a reader is told is when the attempt began.
 const COLUMNS =
@@ -274,7 +277,7 @@ export function createOutboxStore(db: Db) {
     async nextDue(after = ""): Promise<string | null> {
       const r = await db.exec(
         get<{ t: string | null }>(
-          "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND d.next_attempt_at > CAST(? AS TEXT) AND w.is_active = 1",
+          "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id WHERE d.status = 'pending' AND d.next_attempt_at > CAST(? AS TEXT) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL",
           after,
         ),
       );
