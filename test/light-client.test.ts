@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { BINARY, LIGHT, ensureBinary, serveBinary } from "./helpers/binary.ts";
+import { VERSION } from "../src/version.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "assay-light-"));
 let server: Awaited<ReturnType<typeof serveBinary>>;
@@ -161,6 +162,17 @@ test("a misspelt ASSAY_TOKEN or ASSAY_SERVER is named on stderr; the server's va
       err: 'PROGRAM: warning: ASSAY_TOKN names no setting and is ignored (did you mean ASSAY_TOKEN?)\nPROGRAM: --token (or ASSAY_TOKEN) is required\nRun "PROGRAM -h" for help.\n',
     });
   }
+});
+
+test("--version alone prints the version, with an argument after it is exit 2; -h names it", async () => {
+  const light = (args: string[]) => run(["node", LIGHT], args);
+  expect(await light(["--version"])).toEqual({ code: 0, out: `assay-validate ${VERSION}\n`, err: "" });
+  expect(await light(["-v", "good.json"])).toEqual({
+    code: 2,
+    out: "",
+    err: 'PROGRAM: unexpected argument "good.json"\nRun "PROGRAM -h" for help.\n',
+  });
+  expect((await light(["-h"])).out).toContain("\n  -v, --version ");
 });
 
 test("the secret of a user:password in --server is printed nowhere; a backslash name is reported as typed", async () => {

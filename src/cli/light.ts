@@ -17,13 +17,21 @@ function help(): string {
     ...v,
     usage: v.usage.filter((u) => !u.includes("--local")).map((u) => u.replace("assay validate", PROGRAM)),
     about: `${v.about}\nThe light client of Assay: for --local, use the assay binary.`,
-    optionHelp: v.optionHelp.filter(([o]) => !/--local|--workflow-file/.test(o)),
+    optionHelp: [
+      ...v.optionHelp.filter(([o]) => !/--local|--workflow-file/.test(o)),
+      ["-v, --version", "print the version (alone, as the only argument)"],
+    ],
   };
   return renderHelp(spec);
 }
 
 export async function lightMain(argv: string[]): Promise<number> {
   if (argv[0] === "--version" || argv[0] === "-v") {
+    // As `assay --version`: an argument after it is a mistake (exit 2), not ignored.
+    if (argv.length > 1) {
+      await err(`${PROGRAM}: unexpected argument "${argv[1]}"\nRun "${PROGRAM} -h" for help.\n`);
+      return 2;
+    }
     await out(`${PROGRAM} ${VERSION}\n`);
     return 0;
   }
