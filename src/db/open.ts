@@ -114,7 +114,12 @@ export async function openDb(
     const raw = openDatabase(c.data_dir, { readonly: !migrate });
     return createSqliteDb(raw);
   }
-  const db = createPgDb(c.database_url, { max: c.database_pool_size ?? 20 });
+  let db: PgDb;
+  try {
+    db = createPgDb(c.database_url, { max: c.database_pool_size ?? 20 });
+  } catch (e) {
+    throw tlsProblem(c, e) ?? e;
+  }
   const deadline = Date.now() + (opts.waitMs ?? 0);
   let waited = false;
   for (;;) {
@@ -127,7 +132,7 @@ export async function openDb(
     } catch (e) {
       if (!(e instanceof DatabaseUnavailable) && !isConnectionError(e)) {
         await db.close();
-        throw e;
+        throw tlsProblem(c, e) ?? e;
       }
       if (Date.now() >= deadline) {
         await db.close();
@@ -153,6 +158,32 @@ function isConnectionError(e: unknown): boolean {
 export const isTooManyConnections = (e: unknown) =>
   (e as { errno?: unknown })?.errno === "53300" ||
   (e instanceof DatabaseUnavailable && e.message.endsWith("(53300)"));
+
+/**
+ * TLS that failed as the URL's sslmode asked (the client's words alone — "self signed
+ * certificate", "Server does not support SSL" — named neither the server nor what to change).
+ */
+function tlsProblem(c: DbConfig, e: unknown): Error | null {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  const code = typeof err?.code === "string" ? err.code : "";
+  const message = typeof err?.message === "string" ? err.message : "";
+  const url = redactUrl(c.database_url!);
+  const query = parseDatabaseUrl(c.database_url!)?.url.searchParams;
+  const mode = query?.get("sslmode") ?? "prefer";
+  if (code === "ERR_POSTGRES_TLS_NOT_AVAILABLE")
+    return new Error(
+      `PostgreSQL ${url} does not offer TLS, which sslmode=${mode} requires: turn ssl on in the server, or connect with sslmode=disable where the network allows it (docs/postgres.md).`,
+    );
+  if (/CA file|caFile/i.test(message))
+    return new Error(
+      `PostgreSQL ${url}: sslrootcert=${query?.get("sslrootcert") ?? ""} cannot be read as a CA certificate (${message}): give a readable PEM file (docs/postgres.md).`,
+    );
+  if (/CERT|ALTNAME/.test(code) || /certificate/i.test(message))
+    return new Error(
+      `PostgreSQL ${url}: its TLS certificate was refused (${message}). sslmode=verify-full and verify-ca check it against the CA file given as sslrootcert=FILE (else the system's CAs), verify-full also its host name; sslmode=require encrypts without checking it (docs/postgres.md).`,
+    );
+  return null;
+}
 
 /**
  * A server's start that PostgreSQL ended for a reason the operator sets (max_connections, a
