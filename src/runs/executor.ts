@@ -277,12 +277,27 @@ export function createExecutor(
     wake(r.id);
   }
 
+  /**
+   * Direct runs being written queued by persistQueued, until the write settles: out of `directs`
+   * already, not yet readable on disk. settle() waits for the write (a client whose wait ran out
+   * while a stop wrote its run read no run at all: 500 instead of 202).
+   */
+  const persisting = new Map<string, Promise<unknown>>();
+
   /** Writes a direct run still in memory as an ordinary queued run, launched from memory. */
   function persistQueued(d: DirectRun): Promise<number> {
     const r = d.record;
     if (memQueue.delete(r.id)) memBytes -= r.submission.bytes.byteLength;
     directs.delete(r.id);
     d.written = store.create(r);
+    const settled = d.written.then(
+      () => {},
+      () => {},
+    );
+    persisting.set(r.id, settled);
+    void settled.then(() => {
+      if (persisting.get(r.id) === settled) persisting.delete(r.id);
+    });
     fresh.set(r.id, freshOf(r));
     freshBytes += r.submission.bytes.byteLength;
     void d.written.then(
@@ -696,7 +711,11 @@ export function createExecutor(
      */
     async settle(id: string): Promise<Run | null> {
       const d = directs.get(id);
-      if (!d) return null;
+      if (!d) {
+        // Being written queued (a stop began): on disk once that write commits.
+        await persisting.get(id);
+        return null;
+      }
       d.settled = true;
       if (!d.written) {
         // Waiting in memory, or ended without a write (it failed): on disk as queued, to run.
