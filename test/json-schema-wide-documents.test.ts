@@ -190,3 +190,28 @@ test("500,000 objects under an enum of 20,000 objects: compared by value, whatev
   expect(r).toMatchObject({ run: "failed", step: "failed", error: null, count: 1 });
   expect(r.first).toMatchObject({ code: "json_schema.enum", path: "/500000", rule: "#/items/enum" });
 }, 180_000);
+
+test("a large enum beside a $ref and unevaluatedProperties: the enum's finding alone", async () => {
+  // The explained enum's lookup sits in an applicator of its own; in the $ref's allOf slot, its
+  // failure dropped what the $ref had evaluated, and `a` was reported as unevaluated too.
+  const values = range(40).map((i) => ({ a: i }));
+  await save("beside", "JSON", {
+    schema: {
+      $defs: { x: { properties: { a: {} } } },
+      $ref: "#/$defs/x",
+      enum: values,
+      unevaluatedProperties: false,
+    },
+  });
+  const r = await run("beside", '{"a": 100, "b": 1}');
+  expect(r).toMatchObject({ run: "failed", step: "failed", error: null, count: 2 });
+  expect(r.first).toEqual({
+    code: "json_schema.enum",
+    message: `must be one of ${JSON.stringify(values).slice(0, 77)}...`,
+    path: "",
+    line: 1,
+    column: 1,
+    rule: "#/enum",
+  });
+  expect(r.last).toMatchObject({ code: "json_schema.unevaluatedProperties", path: "/b" });
+}, 60_000);

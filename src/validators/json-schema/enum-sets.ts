@@ -46,17 +46,24 @@ function enumCheck(values: unknown[]) {
     (composites.size > 0 && (isObj(value) || Array.isArray(value)) && composites.has(canonical(value)));
 }
 
+/** Keywords that may hold the explaining schema's lookup: applicators whose failure is theirs alone. */
+const HOLDERS = ["anyOf", "oneOf"] as const;
+
 function refined(s: Obj, explained: boolean): Obj {
   const { enum: values, ...rest } = s;
   const check = enumCheck(values as unknown[]);
   if (!explained) return { ...rest, "~refine": [{ check, error: () => "must be one of the enum's values" }] };
-  // typebox runs a schema object's `~refine` only once its other keywords pass, and the enum's
-  // finding stands beside theirs: the lookup is a member of `allOf` of its own (the last, after
-  // ref-paths.ts's slots), whose error carries the finding's message; `enumError` reads it back.
+  // typebox runs a schema object's `~refine` only once its other keywords pass, while the enum's
+  // finding stands beside theirs: the lookup is the one branch of an `anyOf` (or `oneOf`) of its
+  // own, whose failure neither hides the other keywords' findings nor drops what they evaluated
+  // (an `allOf` member would: unevaluatedProperties then named properties a $ref had declared).
+  // Its error carries the finding's message; `enumErrors` reads it back. A schema object with
+  // both keywords keeps its enum, checked value by value.
+  const holder = HOLDERS.find((k) => !(k in rest));
+  if (!holder) return s;
   let message: string | undefined;
-  const error = () => (message ??= `${ENUM_SET_ERROR}must be one of ${quote(values)}`);
-  const member = { "~refine": [{ check, error }] };
-  return { ...rest, allOf: Array.isArray(rest.allOf) ? [...rest.allOf, member] : [member] };
+  const error = () => (message ??= `${ENUM_SET_ERROR}${holder}\u0000must be one of ${quote(values)}`);
+  return { ...rest, [holder]: [{ "~refine": [{ check, error }] }] };
 }
 
 /**
@@ -64,7 +71,7 @@ function refined(s: Obj, explained: boolean): Obj {
  * `explained`: for the schema whose errors become findings (index.ts): typebox's interpreter
  * compares a value with every enum value in turn, so explaining a failed document of 100,000
  * values under an enum of 100,000 ran past the step's time limit (2026-11-29). Its errors are
- * `~refine` errors there, which `enumError` turns back into the enum's.
+ * `~refine` errors there, which `enumErrors` turns back into the enum's.
  */
 export function withEnumSets(s: unknown, explained = false): unknown {
   if (!isObj(s)) return s;
@@ -89,10 +96,22 @@ export function withEnumSets(s: unknown, explained = false): unknown {
   return Array.isArray(out.enum) && out.enum.length >= ENUM_SET_MIN ? refined(out, explained) : out;
 }
 
-/** An error of a looked-up enum of the explaining schema, as typebox reports an `enum`'s. */
-export function enumError(e: TbError): TbError {
-  const m = e.params.message;
-  if (e.keyword !== "~refine" || typeof m !== "string" || !m.startsWith(ENUM_SET_ERROR)) return e;
-  const schemaPath = e.schemaPath.replace(/\/allOf\/\d+$/, "");
-  return { ...e, keyword: "enum", schemaPath, message: m.slice(ENUM_SET_ERROR.length), params: {} };
+/**
+ * The explaining schema's errors with each looked-up enum's as typebox reports an `enum`'s: the
+ * lookup's error at `…/anyOf/0` becomes the enum's at `…`, and the error of the `anyOf` that
+ * holds it (at `…`, on the same value) is dropped.
+ */
+export function enumErrors(errors: TbError[]): TbError[] {
+  const holders = new Set<string>();
+  const mapped = errors.map((e) => {
+    const m = e.params.message;
+    if (e.keyword !== "~refine" || typeof m !== "string" || !m.startsWith(ENUM_SET_ERROR)) return e;
+    const rest = m.slice(ENUM_SET_ERROR.length);
+    const holder = rest.slice(0, rest.indexOf("\u0000"));
+    const schemaPath = e.schemaPath.slice(0, e.schemaPath.length - `/${holder}/0`.length);
+    holders.add(`${holder}\u0000${schemaPath}\u0000${e.instancePath}`);
+    return { ...e, keyword: "enum", schemaPath, message: rest.slice(holder.length + 1), params: {} };
+  });
+  if (holders.size === 0) return errors;
+  return mapped.filter((e) => !holders.has(`${e.keyword}\u0000${e.schemaPath}\u0000${e.instancePath}`));
 }

@@ -95,7 +95,7 @@ function messageFor(e: TbError): string {
   const p = e.params;
   switch (e.keyword) {
     case "enum":
-      // A looked-up enum's error (enum-sets.ts `enumError`) has its message written already.
+      // A looked-up enum's error (enum-sets.ts `enumErrors`) has its message written already.
       return "allowedValues" in p ? `must be one of ${quote(p.allowedValues)}` : e.message;
     case "const":
       return `must be exactly ${quote(p.allowedValue)}`;

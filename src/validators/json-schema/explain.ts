@@ -5,7 +5,7 @@ import Schema from "typebox/schema";
 import { isPlainObject } from "../shared/config-shape.ts";
 import { pointerSegments } from "../shared/findings.ts";
 import { compileUserRegex } from "../shared/user-regex.ts";
-import { enumError } from "./enum-sets.ts";
+import { enumErrors } from "./enum-sets.ts";
 import type { ErrorContext, TbError } from "./errors.ts";
 import { ROOT_BASE } from "./refs.ts";
 import { withUserPatterns } from "./user-patterns.ts";
@@ -65,7 +65,7 @@ export function errorContext(
         boolean,
         TbError[],
       ];
-      return errors.map(enumError).map((x) => ({
+      return enumErrors(errors).map((x) => ({
         ...x,
         schemaPath: `#${pointer}${x.schemaPath.replace(/^#/, "")}`,
         instancePath: `${e.instancePath}${x.instancePath}`,

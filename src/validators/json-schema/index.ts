@@ -21,7 +21,7 @@ import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
 import { withUserPatterns } from "./user-patterns.ts";
 import { compileCheck } from "./engine.ts";
-import { enumError, withEnumSets } from "./enum-sets.ts";
+import { enumErrors, withEnumSets } from "./enum-sets.ts";
 import { patternIssues } from "./walk.ts";
 
 export interface JsonSchemaConfig {
@@ -327,7 +327,7 @@ export function compileJsonSchemaPassCheck(config: unknown, opts: JsonSchemaOpti
  * error's path names the `$ref`s it went through (ref-paths.ts). Compiled on the first failure.
  */
 function slottedValidator(schema: unknown, context: Record<string, unknown>) {
-  // Large enums are lookups here too (enum-sets.ts), their errors read back by enumError.
+  // Large enums are lookups here too (enum-sets.ts), their errors read back by enumErrors.
   const slotted = {
     schema: withEnumSets(withRefSlots(schema), true),
     context: Object.fromEntries(
@@ -358,7 +358,7 @@ export function compileJsonSchema(config: unknown, opts: JsonSchemaOptions = {})
         explaining ??= slottedValidator(schema, context);
         const e = explaining;
         const [, errors] = withUserPatterns(() => e.validator.Errors(doc.value)) as [boolean, TbError[]];
-        const real = errors.map(enumError).filter((x) => !unevaluatedOnArray(doc.value, x));
+        const real = enumErrors(errors).filter((x) => !unevaluatedOnArray(doc.value, x));
         // Only the interpreter's fault on arrays failed the check (a schema too wide to compile,
         // engine.ts): the document matches, as the compiled check would have said.
         if (real.length === 0 && errors.length > 0) return null;
