@@ -86,6 +86,8 @@ export function ensureDataDir(dir: string): void {
  * user, while a backup of the same file is 0600. An existing file keeps the mode it was given.
  */
 export function createOwnerOnly(file: string): void {
+  // Never an open for writing where the file is there: a read-only copy is opened as before.
+  if (existsSync(file)) return;
   try {
     closeSync(openSync(file, "wx", 0o600));
   } catch (e) {
