@@ -36,3 +36,12 @@ test("the start banner's description carries the masked URL", () => {
     "PostgreSQL postgres://h/db?password=***",
   );
 });
+
+test("a Unix-socket URL (userinfo, no host) keeps its form, the password masked", () => {
+  expect(redactUrl("postgres://assay:sekrit9@/assay?host=/run/postgresql&port=5433")).toBe(
+    "postgres://assay:***@/assay?host=/run/postgresql&port=5433",
+  );
+  expect(redactUrl("postgresql://assay@/assay?host=%2Frun%2Fpostgresql&password=sekrit9")).toBe(
+    "postgresql://assay@/assay?host=%2Frun%2Fpostgresql&password=***",
+  );
+});
