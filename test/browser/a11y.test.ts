@@ -274,6 +274,13 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     problems.push(...(await axe(page)).map((x) => `token dialog: ${x}`));
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "hidden" });
+    // Focus moves back on the app's next turn, not with the hiding itself: awaited (bounded), then
+    // asserted.
+    await page
+      .waitForFunction(() => document.activeElement?.textContent?.trim() === "Create token", undefined, {
+        timeout: 10_000,
+      })
+      .catch(() => null);
     expect(await create.evaluate((b) => b === document.activeElement)).toBe(true);
 
     // A token made in the dialog: focus on its value, which is described by the warning to copy it.
@@ -281,14 +288,21 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     await dialog.getByLabel("Name").fill("a11y");
     await dialog.getByRole("button", { name: "Create token" }).click();
     await dialog.waitFor({ state: "hidden" });
-    const description = () =>
-      page.evaluate(() =>
-        (document.activeElement?.getAttribute("aria-describedby") ?? "")
+    // What the focused element is described by, once focus has moved there (bounded wait; then
+    // the assertion below says what it was).
+    const description = async (expected: string) => {
+      const text = (want: string | null) => {
+        const d = (document.activeElement?.getAttribute("aria-describedby") ?? "")
           .split(" ")
           .map((id) => document.getElementById(id)?.textContent)
-          .join(" "),
-      );
-    expect(await description()).toContain("Copy this token now. You will not see it again.");
+          .join(" ");
+        return want === null ? d : d.includes(want);
+      };
+      await page.waitForFunction(text, expected, { timeout: 10_000 }).catch(() => null);
+      return (await page.evaluate(text, null)) as string;
+    };
+    const COPY_TOKEN = "Copy this token now. You will not see it again.";
+    expect(await description(COPY_TOKEN)).toContain(COPY_TOKEN);
     problems.push(...(await axe(page)).map((x) => `new token: ${x}`));
 
     // A rotated webhook secret: the same.
@@ -297,7 +311,8 @@ describe.skipIf(!hasChromium)("accessibility of every page (Chromium, axe-core)"
     await page.getByRole("button", { name: "Rotate secret" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Rotate" }).click();
     await page.getByLabel("Signing secret").waitFor();
-    expect(await description()).toContain("Copy the signing secret now. You will not see it again.");
+    const COPY_SECRET = "Copy the signing secret now. You will not see it again.";
+    expect(await description(COPY_SECRET)).toContain(COPY_SECRET);
     problems.push(...(await axe(page)).map((x) => `rotated secret: ${x}`));
 
     // A refused workflow: each message sits by its field, which names it and is marked invalid.
