@@ -2,6 +2,7 @@
 // (docs/webhooks.md, "Suspended and deleted organizations"): its webhooks' pending deliveries
 // wait, neither sent nor failed, until the org is restored.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RECHECK_AFTER_MS } from "../src/runs/service.ts";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.ts";
@@ -136,5 +137,138 @@ describe("a webhook's pending deliveries while its organization is not active", 
     expect([run.status, run.json.status]).toEqual([200, "succeeded"]);
     expect(await s.count(`webhook_deliveries WHERE webhook_id = ${a.hookId}`)).toBe(0);
     expect(a.rx.received.length).toBe(0);
+  });
+});
+
+describe("a run request waiting for its run (Prefer: wait) when access changes meanwhile", () => {
+  /** Org `org`: Admin, an executor `ex`, a workflow "hold"; starts a held run as `ex` that waits. */
+  async function waiting(org: string) {
+    const { token: admin } = await s.user(`${org}-admin`, org, "admin");
+    const ex = await s.user(`${org}-ex`, org, "executor");
+    await createWorkflow(
+      s,
+      admin,
+      {
+        slug: "hold",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "hold", validator: "test_hold", config: {} }],
+      },
+      org,
+    );
+    const gate = s.gates.gate();
+    const pending = call(s, "POST", `/api/v1/orgs/${org}/workflows/hold/runs/`, {
+      token: ex.token,
+      raw: gate.doc(),
+      headers: { ...JSON_CT, prefer: "wait=60" },
+    });
+    await gate.held();
+    const finish = async () => {
+      gate.open();
+      return pending;
+    };
+    const runs = async () =>
+      s.sql<{ status: string }>(
+        "SELECT r.status FROM runs r JOIN orgs o ON o.id = r.org_id WHERE o.slug = ? ORDER BY r.id",
+        org,
+      );
+    return { admin, ex, finish, runs };
+  }
+  const forbidden = (detail: string) => ({ detail, code: "permission_denied", status: 403, errors: [] });
+
+  test("403 when the caller is removed from the org; the run goes on", async () => {
+    const w = await waiting("wait-removed");
+    const removed = await call(s, "DELETE", `/api/v1/orgs/wait-removed/members/wait-removed-ex/`, {
+      token: w.admin,
+    });
+    expect(removed.status).toBe(204);
+    const r = await w.finish();
+    expect([r.status, r.json]).toEqual([403, forbidden("You are not a member of this organization.")]);
+    await until(async () => (await w.runs())[0]?.status === "succeeded", "the run to finish");
+  });
+
+  test("403 when the org is suspended meanwhile", async () => {
+    const w = await waiting("wait-suspended");
+    expect(
+      (await call(s, "POST", "/api/v1/admin/orgs/wait-suspended/suspend/", { token: s.rootToken })).status,
+    ).toBe(200);
+    const r = await w.finish();
+    expect([r.status, r.json]).toEqual([403, forbidden("The organization is suspended.")]);
+  });
+
+  test("403 when the org is deleted meanwhile", async () => {
+    const w = await waiting("wait-deleted");
+    expect((await call(s, "DELETE", "/api/v1/orgs/wait-deleted/", { token: w.admin })).status).toBe(204);
+    const r = await w.finish();
+    expect([r.status, r.json]).toEqual([403, forbidden("The organization has been deleted.")]);
+  });
+
+  test("201 with the results when the role is lowered to Viewer: a Viewer reads runs", async () => {
+    const w = await waiting("wait-viewer");
+    const lowered = await call(s, "PATCH", "/api/v1/orgs/wait-viewer/members/wait-viewer-ex/", {
+      token: w.admin,
+      body: { role: "viewer" },
+    });
+    expect(lowered.status).toBe(200);
+    const r = await w.finish();
+    expect([r.status, r.json.status]).toEqual([201, "succeeded"]);
+  });
+});
+
+describe("a slow upload when access changes while the body arrives", () => {
+  test("403 and no run when the role is lowered to Viewer (Prefer: respond-async)", async () => {
+    const org = "upload-viewer";
+    const { token: admin } = await s.user(`${org}-admin`, org, "admin");
+    const u = await s.user(`${org}-ex`, org, "executor");
+    await createWorkflow(
+      s,
+      admin,
+      {
+        slug: "w",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "syntax", validator: "syntax", config: {} }],
+      },
+      org,
+    );
+    const b = await call(s, "POST", "/api/v1/users/me/tokens/", { token: u.token, body: { name: "slow" } });
+    expect(b.status).toBe(201);
+    let send!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        send = c;
+      },
+    });
+    send.enqueue(new TextEncoder().encode('{"id": '));
+    const pending = fetch(`${s.url}/api/v1/orgs/${org}/workflows/w/runs/`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${b.json.token}`, ...JSON_CT, prefer: "respond-async" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    // The request has been authenticated once the token shows a last use (kept in memory).
+    await until(async () => {
+      const list = await call(s, "GET", "/api/v1/users/me/tokens/", { token: u.token });
+      return !!list.json.results.find((t: { id: number; last_used_at: string | null }) => t.id === b.json.id)
+        ?.last_used_at;
+    }, "the upload's authentication");
+    const lowered = await call(s, "PATCH", `/api/v1/orgs/${org}/members/${org}-ex/`, {
+      token: admin,
+      body: { role: "viewer" },
+    });
+    expect(lowered.status).toBe(200);
+    // Past the re-check's threshold: the body is read for longer than RECHECK_AFTER_MS.
+    await Bun.sleep(RECHECK_AFTER_MS + 10);
+    send.enqueue(new TextEncoder().encode("1}"));
+    send.close();
+    const r = await pending;
+    expect([r.status, await r.json()]).toEqual([
+      403,
+      {
+        detail: "This action needs the executor role or higher.",
+        code: "permission_denied",
+        status: 403,
+        errors: [],
+      },
+    ]);
+    expect(await s.count(`runs WHERE org_id = ${await s.org(org)}`)).toBe(0);
   });
 });

@@ -57,11 +57,16 @@ export function startRunHandler(
       : prefer.waitSeconds !== null
         ? `wait=${waitMs / 1000}`
         : null;
-    const recheck = async () => {
+    /** `min`: executor before the run is committed (a slow upload), viewer for its results. */
+    const recheck = async (min: "executor" | "viewer") => {
       if (principal.token) await tokens.recheck(principal.token.id);
       // A session ended meanwhile (sign-out, password change, user deleted) likewise: CONTRACT §4.
       else if (principal.session && hooks.session && !(await hooks.session(request)))
         throw unauthenticated("The session has ended.");
+      // Removed from the org, the org suspended or deleted, or the role lowered meanwhile: 403, as
+      // the request would now get (CONTRACT §6); after the run, as a GET of it would (a Viewer
+      // still reads it). Read at the current generation, not the one authentication saw.
+      await requireOrgRole(orgs, { ...principal, generation: undefined }, params.org_slug, min);
     };
     const started = await runService.start(
       principal,
@@ -70,7 +75,7 @@ export function startRunHandler(
       request,
       waitMs > 0,
       query.version ?? null,
-      recheck,
+      () => recheck("executor"),
     );
     if (started.replay) {
       const r = started.replay;
@@ -108,9 +113,10 @@ export function startRunHandler(
         headers,
         body: text,
       });
-    // The wait can be long: a token revoked meanwhile gets 401, not the results. An inline run
-    // (started.run) waited for nothing but its own commit, a millisecond or two: no recheck.
-    if (waitMs > 0 && !started.run) await recheck();
+    // The wait can be long: a token revoked meanwhile gets 401, a caller removed from the org 403,
+    // not the results. An inline run (started.run) waited for nothing but its own commit, a
+    // millisecond or two: no recheck.
+    if (waitMs > 0 && !started.run) await recheck("viewer");
     return answer(status, text, headers, set);
   };
 
