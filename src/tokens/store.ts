@@ -1,7 +1,7 @@
 // SQL for API tokens. last_used_at is written in batches by the auth layer, not per request.
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
+import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
 export interface TokenRecord {
@@ -81,7 +81,11 @@ const activeOf = (userId: number, bornAfter: string | null) =>
 
 export function createTokenStore(db: Db) {
   const byId = (id: number) => get<TokenRecord>(`SELECT ${COLS} FROM api_tokens WHERE id = ?`, id);
-  const lock = forUpdate(db.dialect);
+  // NO KEY UPDATE: creations at once still take turns on the user's row, but the key-share lock
+  // of a foreign key check (a run, a workflow version or an idempotency key naming the user) does
+  // not wait for it. With FOR UPDATE, a token created while its owner saved workflows deadlocked
+  // on PostgreSQL (503).
+  const lock = db.dialect === "postgres" ? " FOR NO KEY UPDATE" : "";
   return {
     /** The database, whose cache generation guards verified tokens (src/db/generation.ts). */
     db,
