@@ -100,6 +100,14 @@ export const SETTINGS = [
     help: "Largest YAML document a step parses (0 = no limit): the YAML reader holds ~175 bytes of memory per byte",
   },
   {
+    key: "max_schematron_elements",
+    kind: "int",
+    def: 200000,
+    min: 0,
+    max: 100000000,
+    help: "Most elements a Schematron step reads (0 = no limit): its document model holds ~3.3 KB of memory per element",
+  },
+  {
     key: "max_body_bytes",
     kind: "int",
     def: 2097152,

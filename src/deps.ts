@@ -3,6 +3,7 @@
 import type { AnyDb } from "./db/open.ts";
 import { type Config, TEST_GATES_ENV, queuePerOrg } from "./config.ts";
 import { MAX_YAML_BYTES_ENV } from "./validators/yaml-limit.ts";
+import { MAX_SCHEMATRON_ELEMENTS_ENV } from "./validators/schematron/element-limit.ts";
 import type { Logger } from "./lib/log.ts";
 import { WorkerPool } from "./jobs/pool.ts";
 import { memoryLimitBytes } from "./jobs/memory.ts";
@@ -61,6 +62,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     ...(config.test_gates_dir ? { [TEST_GATES_ENV]: config.test_gates_dir } : {}),
     // A flag's value too, not only the environment's.
     [MAX_YAML_BYTES_ENV]: String(config.max_yaml_bytes),
+    [MAX_SCHEMATRON_ELEMENTS_ENV]: String(config.max_schematron_elements),
   };
   // The CLI's admin commands need no workers: a pool is only started for the server.
   const pool = opts.workerUrl

@@ -4,6 +4,7 @@
 // schematron.successful_report without one), schematron.evaluation_error, and the xml.* codes of
 // an unparsable document.
 import { MAX_SCHEMATRON_ATTRIBUTES } from "../limits.ts";
+import { maxSchematronElements, moreStartTagsThan } from "./element-limit.ts";
 import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
@@ -127,6 +128,17 @@ function compile(config: unknown) {
       // start tag of 100,000 of them ran past the step's time limit (2026-11-29).
       const declaring = expanded !== null ? crowdedTag(expanded) : long ? crowdedTag(input.text) : null;
       if (declaring) return tooManyAttributes(out, declaring.name, expanded === null ? declaring.line : 0);
+      const maxElements = maxSchematronElements();
+      if (maxElements > 0 && moreStartTagsThan(expanded ?? input.text, maxElements)) {
+        out.add(
+          finding(
+            "xml.too_many_elements",
+            `the document has more than ${maxElements} elements, the most a Schematron step reads (ASSAY_MAX_SCHEMATRON_ELEMENTS): it was not checked`,
+            { line: 1, column: 1, rule: null },
+          ),
+        );
+        return out.result();
+      }
       if (entities === "markup") doc = new SourceDocument(expanded ?? "", {}, false);
       else {
         const undeclared = undeclaredEntities(input.text);
