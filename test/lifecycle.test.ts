@@ -272,3 +272,62 @@ describe("a slow upload when access changes while the body arrives", () => {
     expect(await s.count(`runs WHERE org_id = ${await s.org(org)}`)).toBe(0);
   });
 });
+
+describe("retention during a download", () => {
+  test("content purged while GET …/content/ streams it: the connection is cut, not a short file ended cleanly", async () => {
+    const org = "purge-download";
+    const { token } = await s.user(`${org}-admin`, org, "admin");
+    await createWorkflow(
+      s,
+      token,
+      {
+        slug: "w",
+        retention_days: 1,
+        allowed_file_types: ["TEXT"],
+        steps: [{ name: "syntax", validator: "syntax", config: {} }],
+      },
+      org,
+    );
+    // 20 MiB: 20 slices of 1 MiB (src/runs/content-store.ts), far more than the socket buffers
+    // hold while the client reads nothing.
+    const size = 20 * 1024 * 1024;
+    const started = await call(s, "POST", `/api/v1/orgs/${org}/workflows/w/runs/`, {
+      token,
+      raw: "x".repeat(size),
+      headers: { "content-type": "text/plain" },
+    });
+    expect(started.status).toBe(201);
+    const res = await fetch(`${s.url}/api/v1/orgs/${org}/runs/${started.json.id}/content/`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let got = (await reader.read()).value?.byteLength ?? 0;
+    // Time simulated: the submission made older than its workflow's retention, then the sweep.
+    await s.sql(
+      "UPDATE submissions SET created_at = ? WHERE id = ?",
+      "2020-01-01T00:00:00.000Z",
+      started.json.submission.id,
+    );
+    expect(await s.retention.sweep()).toBe(1);
+    const rest = (async () => {
+      for (;;) {
+        const c = await reader.read();
+        if (c.done) return "ended";
+        got += c.value.byteLength;
+      }
+    })();
+    await expect(rest).rejects.toThrow();
+    expect(got).toBeLessThan(size);
+    const after = await call(s, "GET", `/api/v1/orgs/${org}/runs/${started.json.id}/content/`, { token });
+    expect([after.status, after.json]).toEqual([
+      410,
+      {
+        detail: "The submission content was purged by the retention policy; the run and its findings remain.",
+        code: "gone",
+        status: 410,
+        errors: [],
+      },
+    ]);
+  });
+});

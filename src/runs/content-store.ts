@@ -62,14 +62,19 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
       }
       return at === size ? out : null;
     },
-    /** The content as a stream of its slices (the download of GET …/content/). */
+    /**
+     * The content as a stream of its slices (the download of GET …/content/). A slice missing
+     * before the last one was purged by retention during the download: the stream fails, so the
+     * connection is cut and the client sees an error, not a shorter file that ended cleanly.
+     */
     stream(runId: string, count: number): ReadableStream<Uint8Array> {
       let seq = 0;
       return new ReadableStream<Uint8Array>({
         async pull(controller) {
-          const row = seq < count ? await slice(runId, seq++) : null;
+          if (seq >= count) return controller.close();
+          const row = await slice(runId, seq++);
           if (row) controller.enqueue(new Uint8Array(row.bytes));
-          else controller.close();
+          else controller.error(new Error("the content was purged during the download"));
         },
       });
     },
