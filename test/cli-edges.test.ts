@@ -308,6 +308,46 @@ describe("a data dir that cannot be written", () => {
   });
 });
 
+describe("beside a server that writes (another process holding the write lock)", () => {
+  test("a command that reads, then writes, waits for the lock instead of failing at once", async () => {
+    // A change reads first (the org, as it checks it), then writes. In a deferred
+    // transaction the write met the other process's lock without waiting: exit 1, "the database
+    // is locked by another process", under a server doing nothing more than a loop of PATCHes.
+    const holder = new Database(join(data, "assay.db"));
+    holder.exec("PRAGMA busy_timeout = 5000");
+    holder.exec("BEGIN IMMEDIATE");
+    let held = true;
+    try {
+      const p = Bun.spawn([process.execPath, main, "orgs", "suspend", "acme", "--data-dir", data], {
+        cwd: dir,
+        env: cleanEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      // Let go once the command is done or after 2 s, well within its 5 s busy timeout.
+      await Promise.race([p.exited, Bun.sleep(2000)]);
+      holder.exec("ROLLBACK");
+      held = false;
+      const [out, err, code] = await Promise.all([
+        new Response(p.stdout).text(),
+        new Response(p.stderr).text(),
+        p.exited,
+      ]);
+      expect({ code, out, err }).toEqual({
+        code: 0,
+        out: `Organization acme: suspended (SQLite in ${data}).\n`,
+        err: "",
+      });
+    } finally {
+      if (held) holder.exec("ROLLBACK");
+      holder.close();
+    }
+    expect(assay(["orgs", "list", "--data-dir", data]).out).toMatch(/acme\s+acme\s+suspended/);
+    expect(assay(["orgs", "restore", "acme", "--data-dir", data]).code).toBe(0);
+  });
+});
+
 describe("assay backup", () => {
   test("a backup that does not fit (a file size limit) says so, names the file, leaves nothing", () => {
     const file = join(dir, "backup-too-big.db");

@@ -38,13 +38,16 @@ export interface SqliteDb extends Db {
   beginImmediate(): void;
 }
 
+/** The message of a transaction that met another process's write lock (src/cli/context.ts retries it). */
+export const LOCKED = "the database is locked by another process";
+
 /** Engine errors become the driver-neutral ones; anything else is a bug and stays as it is. */
 export function translateSqliteError(e: unknown): unknown {
   if (e instanceof SQLiteError) {
     if (/UNIQUE|PRIMARY KEY/.test(e.message)) return new UniqueViolation(e.message);
     if (/FOREIGN KEY/.test(e.message)) return new ReferenceGone(e.message);
     if (/SQLITE_BUSY|database is locked/i.test(`${e.code} ${e.message}`))
-      return new DatabaseUnavailable("the database is locked by another process");
+      return new DatabaseUnavailable(LOCKED);
     // The disk (or a quota) is full: a 503 the client may retry once the operator made room, and
     // a warning that says so, not a 500 logged as our bug. SQLite rolled the transaction back.
     if (/SQLITE_FULL|disk is full/i.test(`${e.code} ${e.message}`))
