@@ -331,3 +331,56 @@ describe("retention during a download", () => {
     ]);
   });
 });
+
+describe("a webhook filter naming a workflow deleted since", () => {
+  test("200 for a save that sends the stored filter back; 400 for a slug it adds", async () => {
+    const org = "filter-deleted";
+    const { token } = await s.user(`${org}-admin`, org, "admin");
+    for (const slug of ["w", "v"])
+      await createWorkflow(
+        s,
+        token,
+        { slug, allowed_file_types: ["JSON"], steps: [{ name: "syntax", validator: "syntax", config: {} }] },
+        org,
+      );
+    const rx = startReceiver();
+    receivers.push(rx);
+    const hook = await call(s, "POST", `/api/v1/orgs/${org}/webhooks/`, {
+      token,
+      body: { url: `${rx.url}/a`, workflow_slugs: ["w", "v"] },
+    });
+    expect(hook.status).toBe(201);
+    expect((await call(s, "DELETE", `/api/v1/orgs/${org}/workflows/w/`, { token })).status).toBe(204);
+    const path = `/api/v1/orgs/${org}/webhooks/${hook.json.id}/`;
+    // What the web app's form sends: every field, the filter as it was.
+    const form = {
+      url: `${rx.url}/b`,
+      events: ["run.completed"],
+      workflow_slugs: ["w", "v"],
+      is_active: true,
+    };
+    const saved = await call(s, "PATCH", path, { token, body: form });
+    expect([saved.status, saved.json.url, saved.json.workflow_slugs]).toEqual([
+      200,
+      `${rx.url}/b`,
+      ["w", "v"],
+    ]);
+    const unknown = (i: number, slug: string) => ({
+      field: `workflow_slugs[${i}]`,
+      code: "unknown_workflow",
+      message: `No workflow with the slug "${slug}" in this organization.`,
+    });
+    const added = await call(s, "PATCH", path, { token, body: { workflow_slugs: ["w", "v", "x"] } });
+    expect([added.status, added.json]).toEqual([
+      400,
+      { detail: "The webhook is invalid.", code: "invalid_request", status: 400, errors: [unknown(2, "x")] },
+    ]);
+    // Taken out, the deleted workflow's slug cannot be put back: it is new to the filter again.
+    expect((await call(s, "PATCH", path, { token, body: { workflow_slugs: ["v"] } })).status).toBe(200);
+    const back = await call(s, "PATCH", path, { token, body: { workflow_slugs: ["w", "v"] } });
+    expect([back.status, back.json]).toEqual([
+      400,
+      { detail: "The webhook is invalid.", code: "invalid_request", status: 400, errors: [unknown(0, "w")] },
+    ]);
+  });
+});

@@ -54,9 +54,16 @@ export function createWebhookService(d: WebhookServiceDeps) {
     return r.ok ? [] : item(r.code, r.message);
   }
 
-  async function slugProblems(orgId: number, slugs: string[]): Promise<ErrorItem[]> {
+  /**
+   * `kept`: the webhook's filter as stored. A slug already in it is not checked again: its
+   * workflow may have been deleted since (the slug stays, naming nothing, docs/webhooks.md), and a
+   * save that sends the filter back unchanged (the web app's form always does) is not refused for
+   * it.
+   */
+  async function slugProblems(orgId: number, slugs: string[], kept: readonly string[]): Promise<ErrorItem[]> {
     const errors: ErrorItem[] = [];
     for (const [i, slug] of slugs.entries()) {
+      if (kept.includes(slug)) continue;
       const w = await d.workflows.find(orgId, slug);
       if (w?.slug !== slug)
         errors.push({
@@ -69,10 +76,14 @@ export function createWebhookService(d: WebhookServiceDeps) {
   }
 
   /** Checks what the input names; throws one 400 with every problem. */
-  async function check(orgId: number, input: WebhookInput): Promise<WebhookChanges> {
+  async function check(
+    orgId: number,
+    input: WebhookInput,
+    kept: readonly string[] = [],
+  ): Promise<WebhookChanges> {
     const errors = [
       ...(input.url !== undefined ? await urlProblems(input.url) : []),
-      ...(input.workflow_slugs ? await slugProblems(orgId, input.workflow_slugs) : []),
+      ...(input.workflow_slugs ? await slugProblems(orgId, input.workflow_slugs, kept) : []),
     ];
     if (errors.length) throw invalid("The webhook is invalid.", errors);
     return {
@@ -121,7 +132,7 @@ export function createWebhookService(d: WebhookServiceDeps) {
     },
     async update(orgId: number, id: string, input: WebhookInput, actor: Actor): Promise<Webhook> {
       const w = await load(orgId, id);
-      const updated = await d.store.update(orgId, w.id, await check(orgId, input), actor);
+      const updated = await d.store.update(orgId, w.id, await check(orgId, input, w.workflow_slugs), actor);
       if (!updated) throw notFound("Webhook");
       if (input.is_active) d.wake(); // deliveries paused while inactive are due again
       return updated;
