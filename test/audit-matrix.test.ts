@@ -11,6 +11,7 @@ import { runAssay } from "./helpers/cli.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { testTempDir } from "./helpers/temp.ts";
 
 let s: TestServer;
 let root: string;
@@ -1477,6 +1478,153 @@ describe("the matrix", () => {
       }
     });
   }
+});
+
+// The CLI's administration commands that write (CONTRACT §1), on the server's database: the actor
+// is the operating-system account (type cli, no user, token or address); a refused command
+// (exit 1) writes nothing. `set-password` reads stdin (test/cli.test.ts).
+describe("the CLI", () => {
+  const assay = (...args: string[]) => runAssay([...args, ...s.cliArgs]);
+  test("each write command: exactly its entries, by the CLI; refusals write nothing", async () => {
+    // The account by its user id, as `id -un` names it (not $USER, unset here).
+    const account = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+    const slug = `cli-${uniq()}`;
+    const user = `cli-u-${uniq()}`;
+    const file = `${testTempDir("assay-audit-cli-")}/wf.json`;
+    await Bun.write(file, JSON.stringify({ ...wfBody("cli-imported"), status: "active" }));
+    let tokenId = "";
+    const rows: [args: () => string[], code: number, log: Want[]][] = [
+      [() => ["users", "create", user], 0, [["user.create", null, "user", user]]],
+      [() => ["users", "create", user], 1, []],
+      [() => ["orgs", "create", slug], 0, [["org.create", slug, "org", slug]]],
+      [() => ["orgs", "create", slug], 1, []],
+      [() => ["members", "add", slug, user, "viewer"], 0, [["member.add", slug, "member", user]]],
+      [() => ["members", "add", slug, user, "viewer"], 1, []],
+      [() => ["members", "set-role", slug, user, "author"], 0, [["member.update", slug, "member", user]]],
+      [() => ["members", "set-role", slug, "nobody-here", "author"], 1, []],
+      [
+        () => ["tokens", "create", user, "--name", "cli-token"],
+        0,
+        [["token.create", null, "token", "cli-token"]],
+      ],
+      [() => ["tokens", "revoke", tokenId], 0, [["token.revoke", null, "token", "cli-token"]]],
+      [() => ["tokens", "revoke", "999999"], 1, []],
+      [
+        () => ["settings", "set", "audit_retention_days", "3650"],
+        0,
+        [["settings.update", null, "settings", null]],
+      ],
+      [() => ["settings", "set", "audit_retention_days", "-4"], 2, []],
+      [() => ["workflows", "import", slug, file], 0, [["workflow.create", slug, "workflow", "cli-imported"]]],
+      [() => ["orgs", "suspend", slug], 0, [["org.suspend", slug, "org", slug]]],
+      [() => ["orgs", "restore", slug], 0, [["org.restore", slug, "org", slug]]],
+      [() => ["members", "remove", slug, user], 0, [["member.remove", slug, "member", user]]],
+      [() => ["members", "remove", slug, user], 1, []],
+      [() => ["orgs", "delete", slug], 0, [["org.delete", slug, "org", slug]]],
+      [() => ["orgs", "suspend", slug], 1, []],
+      [() => ["users", "delete", user], 0, [["user.delete", null, "user", user]]],
+      [() => ["users", "delete", user], 1, []],
+      [() => ["init", "--org", "x", "--admin", "x"], 1, []],
+    ];
+    for (const [args, code, want] of rows) {
+      const before = await headSeq();
+      const r = await assay(...args());
+      expect({ args: args(), code: r.code }).toEqual({ args: args(), code });
+      if (args()[0] === "tokens" && args()[1] === "create")
+        tokenId = String((await s.row<{ id: number }>("SELECT max(id) AS id FROM api_tokens"))!.id);
+      const entries = await since(before);
+      expect({
+        args: args(),
+        log: entries.map((e) => [e.action, e.org_slug, e.target.type, e.target.name]),
+      }).toEqual({
+        args: args(),
+        log: want,
+      });
+      expect(entries.map((e) => e.seq)).toEqual(want.map((_, i) => before + 1 + i));
+      for (const e of entries)
+        expect(e.actor).toEqual({
+          type: "cli",
+          user_id: null,
+          username: account,
+          token_id: null,
+          session_id: null,
+          ip: null,
+        });
+    }
+  });
+});
+
+describe("reading it after deletions", () => {
+  test("a deleted org's and a deleted user's entries stay readable with the names they had", async () => {
+    const org = `gone-${uniq()}`;
+    const made = await call(s, "POST", "/api/v1/admin/orgs/", {
+      token: root,
+      body: { org_slug: org, name: "Gone Inc" },
+    });
+    expect(made.status).toBe(201);
+    const u = await s.user(`leaver-${uniq()}`, org, "author");
+    const username = (await s.row<{ username: string }>("SELECT username FROM users WHERE id = ?", u.id))!
+      .username;
+    for (const slug of ["one", "two", "three"])
+      expect(
+        (await call(s, "POST", `/api/v1/orgs/${org}/workflows/`, { token: u.token, body: wfBody(slug) }))
+          .status,
+      ).toBe(201);
+    expect((await call(s, "DELETE", `/api/v1/admin/users/${username}/`, { token: root })).status).toBe(204);
+    expect((await call(s, "DELETE", `/api/v1/admin/orgs/${org}/`, { token: root })).status).toBe(204);
+    // By org and actor, paged: the next page keeps the filters.
+    const first = await call(s, "GET", `/api/v1/admin/audit/?org=${org}&actor=${username}&page_size=2`, {
+      token: root,
+    });
+    expect(first.status).toBe(200);
+    expect(first.json.count).toBe(3);
+    expect(
+      first.json.results.map((e: Entry) => [
+        e.action,
+        e.org_slug,
+        e.actor.username,
+        e.actor.user_id,
+        e.target.name,
+      ]),
+    ).toEqual([
+      ["workflow.create", org, username, u.id, "three"],
+      ["workflow.create", org, username, u.id, "two"],
+    ]);
+    const next = await call(s, "GET", new URL(first.json.next).pathname + new URL(first.json.next).search, {
+      token: root,
+    });
+    expect(next.json.results.map((e: Entry) => e.target.name)).toEqual(["one"]);
+    const all = await call(s, "GET", `/api/v1/admin/audit/?org=${org}`, { token: root });
+    expect(all.json.results.map((e: Entry) => [e.action, e.org_slug, e.target.name]).reverse()).toEqual([
+      ["org.create", org, org],
+      ["member.add", org, "root"],
+      ["member.add", org, username],
+      ["workflow.create", org, "one"],
+      ["workflow.create", org, "two"],
+      ["workflow.create", org, "three"],
+      ["member.remove", org, username],
+      ["org.delete", org, org],
+    ]);
+    // The deletion records the org as it was, name included.
+    expect(all.json.results[0].changes).toEqual({
+      before: { slug: org, name: "Gone Inc", status: "active", deleted_at: null },
+      after: { deleted_at: expect.any(String) },
+    });
+    const exported = await call(s, "GET", `/api/v1/admin/audit/?org=${org}&format=jsonl`, { token: root });
+    expect(
+      exported.text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).org_slug),
+    ).toEqual(Array(8).fill(org));
+    // The deleted user's own entry keeps its name.
+    const gone = await call(s, "GET", `/api/v1/admin/audit/?action=user.delete&target_id=${u.id}`, {
+      token: root,
+    });
+    expect(gone.json.results.map((e: Entry) => [e.target.name, e.changes?.before])).toEqual([
+      [username, { username, name: "", email: "", is_admin: false }],
+    ]);
+  });
 });
 
 describe("beyond one request", () => {

@@ -213,7 +213,13 @@ export function createOrgStore(db: Db) {
           target_id: id,
           target_name: after.slug,
           before: before ? orgRecord(before) : null,
-          after: orgRecord(after),
+          // A deletion records the whole org as it was (docs/audit.md: a delete records the whole
+          // record; until 2026-11-29 only `deleted_at` changed, so the entry named no org name):
+          // before is the org, after its deletion time. Deleting a deleted org changes nothing.
+          after:
+            action === "org.delete" && before?.deleted_at === null
+              ? { deleted_at: after.deleted_at }
+              : orgRecord(after),
         });
         return after;
       });
