@@ -348,6 +348,77 @@ describe("beside a server that writes (another process holding the write lock)",
   });
 });
 
+describe("a server beside another process that writes (the CLI, a script)", () => {
+  test("a request whose transaction reads, then writes, waits for the other's lock: 200, not 503", async () => {
+    // A workflow PATCH reads the workflow, then writes it and the audit log. Its deferred
+    // transaction met the other process's lock at its first write and failed at once: 5 of 400
+    // PATCHes were 503 while `assay orgs suspend|restore` ran 50 times beside them.
+    const d = join(dir, "server-beside");
+    const init = assay(["init", "--org", "acme", "--admin", "root", "--data-dir", d]);
+    expect(init.code).toBe(0);
+    const token = init.out.trim().split("\n").at(-1)!;
+    const server = Bun.spawn(
+      [process.execPath, main, "serve", "--port", "0", "--data-dir", d, "--log-level", "error"],
+      {
+        cwd: dir,
+        env: cleanEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "ignore",
+      },
+    );
+    try {
+      const reader = server.stdout.getReader();
+      let banner = "";
+      while (!/listening on (\S+)/.test(banner)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`serve exited: ${banner}`);
+        banner += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const url = /listening on (\S+)/.exec(banner)![1]!;
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${url}/api/v1/orgs/acme/${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const created = await call("POST", "workflows/", {
+        slug: "w",
+        name: "W",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax", config: {} }],
+      });
+      expect(created.status).toBe(201);
+      const holder = new Database(join(d, "assay.db"));
+      holder.exec("PRAGMA busy_timeout = 5000");
+      holder.exec("BEGIN IMMEDIATE");
+      let held = true;
+      try {
+        const patched = call("PATCH", "workflows/w/", { description: "changed" });
+        // Let go once answered or after 2 s, well within the server's 5 s busy timeout.
+        await Promise.race([patched, Bun.sleep(2000)]);
+        holder.exec("ROLLBACK");
+        held = false;
+        const r = await patched;
+        expect({
+          status: r.status,
+          description: ((await r.json()) as { description?: string }).description,
+        }).toEqual({
+          status: 200,
+          description: "changed",
+        });
+      } finally {
+        if (held) holder.exec("ROLLBACK");
+        holder.close();
+      }
+    } finally {
+      server.kill("SIGTERM");
+      await server.exited;
+    }
+  });
+});
+
 describe("assay backup", () => {
   test("a backup that does not fit (a file size limit) says so, names the file, leaves nothing", () => {
     const file = join(dir, "backup-too-big.db");

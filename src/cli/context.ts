@@ -7,8 +7,6 @@ import { join } from "node:path";
 import { MIGRATIONS, schemaVersion } from "../db/migrate.ts";
 import { holdOffServers } from "../db/lock.ts";
 import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
-import { DatabaseUnavailable, type Program, type TxOptions } from "../db/program.ts";
-import { LOCKED, type SqliteDb } from "../db/sqlite.ts";
 import { AppError } from "../errors.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { createLogger } from "../lib/log.ts";
@@ -58,7 +56,6 @@ export async function withDeps<T>(
   } finally {
     release();
   }
-  if (db.dialect === "sqlite") waitForOtherWriters(db);
   const deps = createDeps(config, db, createLogger("warn"));
   try {
     return await fn(deps);
@@ -66,26 +63,6 @@ export async function withDeps<T>(
     await deps.tokens.close();
     await db.close();
   }
-}
-
-/**
- * The server (another process) writes too. A deferred transaction that read first failed at its
- * first write at once, without waiting, when the server held the write lock or had committed
- * since the read: `assay orgs suspend` beside a server serving a loop of PATCHes was exit 1, "the
- * database is locked by another process". Such a transaction is run again IMMEDIATE, which waits
- * for the lock in SQLite's busy handler (5 s). Not every transaction IMMEDIATE from the start: a
- * long read (`audit verify`'s walk) would hold the server's writes off meanwhile.
- */
-function waitForOtherWriters(db: SqliteDb) {
-  const deferred = db.tx.bind(db);
-  db.tx = <T>(make: () => Program<T>, opts?: TxOptions): Promise<T> =>
-    opts?.immediate
-      ? deferred(make, opts)
-      : deferred(make, opts).catch((e: unknown) =>
-          e instanceof DatabaseUnavailable && e.message === LOCKED
-            ? deferred(make, { ...opts, immediate: true })
-            : Promise.reject(e),
-        );
 }
 
 /**

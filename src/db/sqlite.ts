@@ -19,6 +19,8 @@ const STATEMENT_CACHE = 1000;
 /** How long /readyz waits for another process's write lock before it answers 503. */
 const PING_WAIT_MS = 1000;
 const PING_RETRY_MS = 50;
+/** A transaction that failed on the lock sooner than this did not wait in the busy handler (5 s). */
+const FAILED_AT_ONCE_MS = 1000;
 
 export interface SqliteDb extends Db {
   readonly dialect: "sqlite";
@@ -38,7 +40,7 @@ export interface SqliteDb extends Db {
   beginImmediate(): void;
 }
 
-/** The message of a transaction that met another process's write lock (src/cli/context.ts retries it). */
+/** The message of a transaction that met another process's write lock. */
 export const LOCKED = "the database is locked by another process";
 
 /** Engine errors become the driver-neutral ones; anything else is a bug and stays as it is. */
@@ -164,9 +166,27 @@ export function createSqliteDb(db: Database): SqliteDb {
       // puts the whole thread to sleep.
       if (gate.held)
         return new Promise<T>((resolve, reject) => gate.whenOpen(() => tx(make, opts).then(resolve, reject)));
+      const started = performance.now();
       try {
         return Promise.resolve(txSync(make(), opts));
       } catch (e) {
+        // Another process (the CLI, a script) holds the write lock or committed since this
+        // deferred transaction's first read: SQLite fails its first write at once, without the
+        // busy handler a first write gets, and the client got a 503 for an admin command run
+        // beside the server. Run again IMMEDIATE: it waits for the lock like any first write.
+        // Not when the failure came after that wait (a lock held for the whole busy timeout).
+        if (
+          !immediate &&
+          !opts?.immediate &&
+          e instanceof DatabaseUnavailable &&
+          e.message === LOCKED &&
+          performance.now() - started < FAILED_AT_ONCE_MS
+        )
+          try {
+            return Promise.resolve(txSync(make(), { ...opts, immediate: true }));
+          } catch (again) {
+            return Promise.reject(again);
+          }
         return Promise.reject(e);
       }
     },
