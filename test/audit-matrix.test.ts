@@ -10,7 +10,7 @@ import { SYSTEM } from "../src/audit/actor.ts";
 import { runAssay } from "./helpers/cli.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
-import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startEmptyServer, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
 let s: TestServer;
@@ -1554,6 +1554,42 @@ describe("the CLI", () => {
   });
 });
 
+describe("the first run", () => {
+  test("the setup form: its user, org and membership, by the anonymous caller from its address; a wrong code writes nothing", async () => {
+    const e = await startEmptyServer();
+    try {
+      const form = { setup_code: e.setupCode, username: "ada", password: PASSWORD, org_slug: "first" };
+      const wrong = await call(e, "POST", "/api/v1/setup/", { body: { ...form, setup_code: "AAAA-AAAA" } });
+      expect(wrong.status).toBe(400);
+      const r = await call(e, "POST", "/api/v1/setup/", { body: form });
+      expect(r.status).toBe(201);
+      const cookie = /^assay_session=[^;]*/.exec(r.headers.get("set-cookie") ?? "")![0];
+      const log = await call(e, "GET", "/api/v1/admin/audit/", { headers: { cookie } });
+      expect(log.status).toBe(200);
+      const entries = (log.json.results as Entry[]).reverse();
+      expect(entries.map((x) => [x.seq, x.action, x.org_slug, x.target.type, x.target.name])).toEqual([
+        [1, "user.create", null, "user", "ada"],
+        [2, "org.create", "first", "org", "first"],
+        [3, "member.add", "first", "member", "ada"],
+        [4, "auth.login", null, "user", "ada"],
+      ]);
+      for (const x of entries.slice(0, 3))
+        expect(x.actor).toEqual({
+          type: "anonymous",
+          user_id: null,
+          username: "ada",
+          token_id: null,
+          session_id: null,
+          ip: "127.0.0.1",
+        });
+      expect(keysOf(entries.map((x) => x.changes)).filter((k) => FORBIDDEN_KEYS.has(k))).toEqual([]);
+      expect(JSON.stringify(entries)).not.toContain(PASSWORD);
+    } finally {
+      await e.close();
+    }
+  });
+});
+
 describe("reading it after deletions", () => {
   test("a deleted org's and a deleted user's entries stay readable with the names they had", async () => {
     const org = `gone-${uniq()}`;
@@ -1627,6 +1663,27 @@ describe("reading it after deletions", () => {
   });
 });
 
+describe("without valid credentials", () => {
+  test("every operation that needs a caller: 401 with a bogus token, nothing written", async () => {
+    const any = new Proxy({} as Vals, { get: () => "1" });
+    let checked = 0;
+    for (const [op, row] of Object.entries(OPS)) {
+      const req = row.ok.req(any);
+      if (req.token === null || op === "POST /api/v1/setup/") continue; // public: sign-in, sign-out, session routes
+      const before = await headSeq();
+      const r = await send({ ...req, token: "assay_bogusbogusbogusbogusbogus" });
+      expect({ op, status: r.status, code: r.json?.code }).toEqual({
+        op,
+        status: 401,
+        code: "authentication_required",
+      });
+      expect({ op, head: await headSeq() }).toEqual({ op, head: before });
+      checked++;
+    }
+    expect(checked).toBe(Object.keys(OPS).length - 4);
+  });
+});
+
 describe("beyond one request", () => {
   test("an idempotent replay of a run logs nothing, nor does the run", async () => {
     const before = await headSeq();
@@ -1644,6 +1701,7 @@ describe("beyond one request", () => {
   test("no-op changes write nothing", async () => {
     const w = await make.workflow();
     const m = await make.user("viewer");
+    const h = await make.webhook();
     const before = await headSeq();
     for (const [method, path, body] of [
       ["PATCH", `${A}/workflows/${w.wf}/`, {}],
@@ -1652,6 +1710,11 @@ describe("beyond one request", () => {
       ["PATCH", `${A}/`, {}],
       ["POST", "/api/v1/admin/orgs/acme/restore/", undefined],
       ["PATCH", "/api/v1/admin/settings/", {}],
+      // The same definition again (workflows as code, applied twice).
+      ["PUT", `${A}/workflows/${w.wf}/`, wfBody(w.wf!)],
+      // Onto the version it already equals.
+      ["POST", `${A}/workflows/${w.wf}/versions/1/restore/`, undefined],
+      ["PATCH", `${A}/webhooks/${h.id}/`, { is_active: false }],
     ] as const) {
       const r = await call(s, method, path, { token: root, body });
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
@@ -1663,6 +1726,8 @@ describe("beyond one request", () => {
     const orgs = await Promise.all([1, 2, 3].map(() => make.org()));
     const users = await Promise.all([1, 2, 3].map(() => make.user("viewer")));
     const wfs = await Promise.all([1, 2, 3].map(() => make.workflow()));
+    const joiners = await Promise.all([1, 2, 3].map(() => make.user()));
+    const held = await Promise.all([1, 2].map(() => make.heldRun()));
     const before = await headSeq();
     const results = await Promise.all([
       ...users.map((u) => call(s, "DELETE", `/api/v1/admin/users/${u.username}/`, { token: root })),
@@ -1688,16 +1753,33 @@ describe("beyond one request", () => {
           headers: { "content-type": "application/json" },
         }),
       ),
+      ...[1, 2, 3].map((i) =>
+        call(s, "POST", `${A}/schemas/`, {
+          token: root,
+          body: { uri: `urn:parallel:${uniq()}${i}`, schema: {} },
+        }),
+      ),
+      ...[1, 2, 3].map(() =>
+        call(s, "POST", `${A}/webhooks/`, {
+          token: root,
+          body: { url: "https://1.1.1.1/p", is_active: false },
+        }),
+      ),
+      ...joiners.map((u) =>
+        call(s, "POST", `${A}/members/`, { token: root, body: { username: u.username, role: "viewer" } }),
+      ),
+      ...held.map((h) => call(s, "POST", `${A}/runs/${h.run}/cancel/`, { token: root })),
     ]);
     expect(results.map((r) => r.status)).toEqual([
       ...Array(3).fill(204),
       ...Array(3).fill(201),
       ...Array(3).fill(200),
-      ...Array(9).fill(201),
+      ...Array(18).fill(201),
+      ...Array(2).fill(200),
     ]);
     const entries = await since(before);
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => before + 1 + i));
-    expect(entries.length).toBe(3 * 2 + 3 * 2 + 3 + 3 + 3);
+    expect(entries.length).toBe(3 * 2 + 3 * 2 + 3 + 3 + 3 + 3 + 3 + 3 + 2);
     // A user's delete and its member.remove, an org's create and its member.add: side by side.
     for (const [i, e] of entries.entries()) {
       if (e.action === "user.delete")
