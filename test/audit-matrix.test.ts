@@ -1590,6 +1590,31 @@ describe("the first run", () => {
   });
 });
 
+describe("reading it: filters", () => {
+  test("a target_type that names no target is a 400, not an empty page; every entry's type is one of them", async () => {
+    for (const path of ["/api/v1/admin/audit/", `${A}/audit/`, "/api/v1/admin/audit/?format=csv&"]) {
+      const r = await call(s, "GET", `${path}${path.endsWith("&") ? "" : "?"}target_type=workflows`, {
+        token: root,
+      });
+      expect(r.json).toEqual(
+        errorBody(400, "invalid_request", "Invalid filters.", [
+          {
+            field: "target_type",
+            code: "invalid",
+            message:
+              "target_type is one of workflow, member, token, user, org, webhook, run, schema, settings, audit_log.",
+          },
+        ]),
+      );
+    }
+    const types = await s.sql<{ t: string }>("SELECT DISTINCT target_type AS t FROM audit_log");
+    for (const { t } of types) {
+      const r = await call(s, "GET", `/api/v1/admin/audit/?target_type=${t}&page_size=1`, { token: root });
+      expect({ t, status: r.status, count: r.json.count > 0 }).toEqual({ t, status: 200, count: true });
+    }
+  });
+});
+
 describe("reading it after deletions", () => {
   test("a deleted org's and a deleted user's entries stay readable with the names they had", async () => {
     const org = `gone-${uniq()}`;

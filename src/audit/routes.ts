@@ -17,6 +17,22 @@ import { type AuditFilters, type AuditItem, createAuditStore } from "./store.ts"
 const FORMATS = ["json", "csv", "jsonl"] as const;
 type Format = (typeof FORMATS)[number];
 const MAX_FILTER_LENGTH = 200;
+/**
+ * The targets entries name (docs/audit.md). Another value is a 400, as an unknown run status is:
+ * a typo (`workflows`) answered an empty page, read as "nothing changed".
+ */
+export const TARGET_TYPES = [
+  "workflow",
+  "member",
+  "token",
+  "user",
+  "org",
+  "webhook",
+  "run",
+  "schema",
+  "settings",
+  "audit_log",
+] as const;
 
 type Query = Partial<
   Record<
@@ -39,6 +55,12 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
   filters.actor = text("actor");
   filters.action = text("action");
   filters.targetType = text("target_type");
+  if (filters.targetType && !(TARGET_TYPES as readonly string[]).includes(filters.targetType))
+    errors.push({
+      field: "target_type",
+      code: "invalid",
+      message: `target_type is one of ${TARGET_TYPES.join(", ")}.`,
+    });
   filters.targetId = text("target_id");
   for (const k of ["created_after", "created_before"] as const) {
     const v = q[k];
