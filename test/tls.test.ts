@@ -185,19 +185,19 @@ describe("the certificate and key are checked at start, before anything is writt
   test("a file that cannot be read", () =>
     refused(
       { tls_cert_file: file("missing.pem") },
-      `ASSAY_TLS_CERT_FILE: cannot read "${file("missing.pem")}" (ENOENT)`,
+      `ASSAY_TLS_CERT_FILE (--tls-cert-file): cannot read "${file("missing.pem")}" (ENOENT)`,
     ));
 
   test("a key file holding a certificate", () =>
     refused(
       { tls_key_file: file("cert.pem") },
-      `ASSAY_TLS_KEY_FILE: "${file("cert.pem")}" holds no PEM private key`,
+      `ASSAY_TLS_KEY_FILE (--tls-key-file): "${file("cert.pem")}" holds no PEM private key`,
     ));
 
   test("a key that is not the certificate's", () =>
     refused(
       { tls_key_file: file("other-key.pem") },
-      "ASSAY_TLS_CERT_FILE / ASSAY_TLS_KEY_FILE: the key is not the certificate's",
+      "ASSAY_TLS_CERT_FILE (--tls-cert-file) / ASSAY_TLS_KEY_FILE (--tls-key-file): the key is not the certificate's",
     ));
 
   test("a certificate file whose PEM is broken", () => {
@@ -208,7 +208,7 @@ describe("the certificate and key are checked at start, before anything is writt
     return refused(
       { tls_cert_file: file("broken.pem") },
       expect.stringMatching(
-        /^ASSAY_TLS_CERT_FILE \/ ASSAY_TLS_KEY_FILE: the certificate or key was refused \(ERR_OSSL_/,
+        /^ASSAY_TLS_CERT_FILE \(--tls-cert-file\) \/ ASSAY_TLS_KEY_FILE \(--tls-key-file\): the certificate or key was refused \(ERR_OSSL_/,
       ) as unknown as string,
     );
   });

@@ -5,6 +5,10 @@
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../config.ts";
 
+// Named as both spellings: a setting may come from the environment or from its flag.
+const CERT = "ASSAY_TLS_CERT_FILE (--tls-cert-file)";
+const KEY = "ASSAY_TLS_KEY_FILE (--tls-key-file)";
+
 export interface TlsFiles {
   cert: string;
   key: string;
@@ -27,13 +31,8 @@ export function loadTls(config: {
     return text;
   };
   return {
-    cert: read("ASSAY_TLS_CERT_FILE", config.tls_cert_file, /-----BEGIN CERTIFICATE-----/, "certificate"),
-    key: read(
-      "ASSAY_TLS_KEY_FILE",
-      config.tls_key_file,
-      /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/,
-      "private key",
-    ),
+    cert: read(CERT, config.tls_cert_file, /-----BEGIN CERTIFICATE-----/, "certificate"),
+    key: read(KEY, config.tls_key_file, /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/, "private key"),
   };
 }
 
@@ -46,5 +45,5 @@ export function tlsListenProblem(e: unknown): ConfigError | null {
     : code.includes("ENCRYPT") || code.includes("BAD_DECRYPT")
       ? "the key is encrypted (give it unencrypted, readable by the server only)"
       : `the certificate or key was refused (${code})`;
-  return new ConfigError([`ASSAY_TLS_CERT_FILE / ASSAY_TLS_KEY_FILE: ${why}`]);
+  return new ConfigError([`${CERT} / ${KEY}: ${why}`]);
 }
