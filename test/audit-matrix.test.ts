@@ -7,6 +7,7 @@
 // Reading the log (filters, export, tenants): test/audit-read.test.ts; tampering: audit-verify.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SYSTEM } from "../src/audit/actor.ts";
+import { AUDIT_ACTIONS } from "../src/audit/types.ts";
 import { runAssay } from "./helpers/cli.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
@@ -1591,7 +1592,7 @@ describe("the first run", () => {
 });
 
 describe("reading it: filters", () => {
-  test("a target_type that names no target is a 400, not an empty page; every entry's type is one of them", async () => {
+  test("a target_type or action that names none is a 400, not an empty page; every entry's is one of them", async () => {
     for (const path of ["/api/v1/admin/audit/", `${A}/audit/`, "/api/v1/admin/audit/?format=csv&"]) {
       const r = await call(s, "GET", `${path}${path.endsWith("&") ? "" : "?"}target_type=workflows`, {
         token: root,
@@ -1607,6 +1608,39 @@ describe("reading it: filters", () => {
         ]),
       );
     }
+    const typo = await call(s, "GET", `${A}/audit/?action=workflow.updated&target_type=workflow`, {
+      token: root,
+    });
+    expect(typo.json).toEqual(
+      errorBody(400, "invalid_request", "Invalid filters.", [
+        {
+          field: "action",
+          code: "invalid",
+          message:
+            "action is an action such as workflow.update (docs/audit.md), or a kind such as workflow.*; kinds: workflow, step, schema, webhook, member, token, user, org, settings, auth, run, audit.",
+        },
+      ]),
+    );
+    for (const action of ["workflow.update", "workflow.*", "workflow.", "auth.*"]) {
+      const r = await call(s, "GET", `/api/v1/admin/audit/?action=${action}`, { token: root });
+      expect({ action, status: r.status }).toEqual({ action, status: 200 });
+    }
+    for (const action of ["workflows.*", "*", ".*", "workflow", "workflow.update.*"]) {
+      const r = await call(s, "GET", `/api/v1/admin/audit/?action=${action}`, { token: root });
+      expect({ action, status: r.status, field: r.json.errors?.[0]?.field }).toEqual({
+        action,
+        status: 400,
+        field: "action",
+      });
+    }
+    // The actions the filter knows are those docs/audit.md lists, and every entry written is one.
+    const doc = await Bun.file(`${import.meta.dir}/../docs/audit.md`).text();
+    const table = doc.slice(doc.indexOf("| Kind | Actions |"), doc.indexOf("Runs started are not logged"));
+    const documented = [...table.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((m) => m[1]);
+    expect([...documented].sort()).toEqual([...AUDIT_ACTIONS].sort());
+    const written = await s.sql<{ a: string }>("SELECT DISTINCT action AS a FROM audit_log");
+    for (const { a } of written)
+      expect({ a, known: (AUDIT_ACTIONS as readonly string[]).includes(a) }).toEqual({ a, known: true });
     const types = await s.sql<{ t: string }>("SELECT DISTINCT target_type AS t FROM audit_log");
     for (const { t } of types) {
       const r = await call(s, "GET", `/api/v1/admin/audit/?target_type=${t}&page_size=1`, { token: root });
@@ -1721,6 +1755,37 @@ describe("beyond one request", () => {
     const b = await call(s, "POST", `${A}/workflows/plain/runs/`, req);
     expect([a.status, b.status, b.headers.get("idempotent-replayed")]).toEqual([201, 201, "true"]);
     expect(await headSeq()).toBe(before);
+  });
+
+  test("a workflow renamed: its entry and one webhook.update per webhook whose filter names it, together", async () => {
+    const w = await make.workflow();
+    const hooks = await Promise.all(
+      [1, 2].map(() =>
+        call(s, "POST", `${A}/webhooks/`, {
+          token: root,
+          body: { url: "https://1.1.1.1/renamed", is_active: false, workflow_slugs: [w.wf] },
+        }),
+      ),
+    );
+    expect(hooks.map((h) => h.status)).toEqual([201, 201]);
+    const before = await headSeq();
+    const r = await call(s, "PATCH", `${A}/workflows/${w.wf}/`, {
+      token: root,
+      body: { slug: `${w.wf}-new` },
+    });
+    expect(r.status).toBe(200);
+    const entries = await since(before);
+    expect(
+      entries.map((e) => [e.seq, e.action, e.target.type, e.target.id, e.changes?.reason ?? null]),
+    ).toEqual([
+      [before + 1, "webhook.update", "webhook", String(hooks[0]!.json.id), "workflow.rename"],
+      [before + 2, "webhook.update", "webhook", String(hooks[1]!.json.id), "workflow.rename"],
+      [before + 3, "workflow.update", "workflow", expect.any(String), null],
+    ]);
+    expect(entries[0]!.changes).toMatchObject({
+      before: { workflow_slugs: [w.wf] },
+      after: { workflow_slugs: [`${w.wf}-new`] },
+    });
   });
 
   test("no-op changes write nothing", async () => {

@@ -13,6 +13,7 @@ import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
 import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
 import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
 import { type AuditFilters, type AuditItem, createAuditStore } from "./store.ts";
+import { AUDIT_ACTIONS } from "./types.ts";
 
 const FORMATS = ["json", "csv", "jsonl"] as const;
 type Format = (typeof FORMATS)[number];
@@ -41,6 +42,14 @@ type Query = Partial<
   >
 >;
 
+const KINDS = [...new Set(AUDIT_ACTIONS.map((a) => a.slice(0, a.indexOf("."))))];
+/** A known action, or a kind of them (`workflow.*`, `workflow.`): a typo is a 400, not an empty page. */
+function actionMatches(v: string): boolean {
+  if ((AUDIT_ACTIONS as readonly string[]).includes(v)) return true;
+  const kind = v.endsWith(".*") ? v.slice(0, -2) : v.endsWith(".") ? v.slice(0, -1) : null;
+  return kind !== null && KINDS.includes(kind);
+}
+
 /** The filters of a query; 400 with one errors[] item per bad value. */
 function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
   const errors: ErrorItem[] = [];
@@ -54,6 +63,12 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
   };
   filters.actor = text("actor");
   filters.action = text("action");
+  if (filters.action && !actionMatches(filters.action))
+    errors.push({
+      field: "action",
+      code: "invalid",
+      message: `action is an action such as workflow.update (docs/audit.md), or a kind such as workflow.*; kinds: ${KINDS.join(", ")}.`,
+    });
   filters.targetType = text("target_type");
   if (filters.targetType && !(TARGET_TYPES as readonly string[]).includes(filters.targetType))
     errors.push({

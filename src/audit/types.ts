@@ -14,8 +14,53 @@ export interface Actor {
 }
 
 /** One change, as a write path describes it to the log. */
+/**
+ * Every action the log records (docs/audit.md). The `action` filter accepts these, or a kind
+ * (`workflow.*`), and refuses anything else with a 400.
+ */
+export const AUDIT_ACTIONS = [
+  "workflow.create",
+  "workflow.update",
+  "workflow.restore",
+  "workflow.delete",
+  "step.create",
+  "step.update",
+  "step.delete",
+  "schema.create",
+  "schema.update",
+  "schema.delete",
+  "webhook.create",
+  "webhook.update",
+  "webhook.delete",
+  "webhook.rotate_secret",
+  "webhook.ping",
+  "webhook.redeliver",
+  "member.add",
+  "member.update",
+  "member.remove",
+  "token.create",
+  "token.revoke",
+  "user.create",
+  "user.update",
+  "user.delete",
+  "user.set_password",
+  "user.password_change",
+  "org.create",
+  "org.update",
+  "org.suspend",
+  "org.restore",
+  "org.delete",
+  "settings.update",
+  "auth.login",
+  "auth.login_failed",
+  "auth.logout",
+  "run.cancel",
+  "audit.purge",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 export interface Change {
-  /** `noun.verb`: workflow.update, member.add, token.revoke, auth.login_failed … */
+  /** `noun.verb`, one of AUDIT_ACTIONS: workflow.update, member.add, token.revoke … */
   action: string;
   /** The org the change belongs to (its Admins read it); null for instance-wide changes. */
   org_id: number | null;
