@@ -69,6 +69,8 @@ interface Op {
     log: (v: Vals) => Want[];
     /** The caller, if not root's token: a session, or nobody. */
     actor?: "session" | "anonymous";
+    /** The first entry's `changes`, where the row checks them. */
+    changes?: (v: Vals) => unknown;
   };
   refused: Refusal[];
 }
@@ -181,6 +183,12 @@ const OPS: Record<string, Op> = {
       status: 201,
       req: () => ({ method: "POST", path: "/api/v1/users/me/tokens/", body: { name: "matrix-token" } }),
       log: () => [["token.create", null, "token", "matrix-token"]],
+      changes: () => ({
+        after: { name: "matrix-token", expires_at: null },
+        owner: "root",
+        owner_id: rootId,
+        prefix: expect.stringMatching(/^assay_/),
+      }),
     },
     refused: [
       {
@@ -216,6 +224,10 @@ const OPS: Record<string, Op> = {
       prep: make.org,
       req: (v) => ({ method: "DELETE", path: `/api/v1/orgs/${v.org}/` }),
       log: (v) => [["org.delete", v.org!, "org", v.org!]],
+      changes: (v) => ({
+        before: { slug: v.org, name: v.org!.toUpperCase(), status: "active", deleted_at: null },
+        after: { deleted_at: expect.any(String) },
+      }),
     },
     refused: [
       {
@@ -236,6 +248,7 @@ const OPS: Record<string, Op> = {
       prep: make.org,
       req: (v) => ({ method: "PATCH", path: `/api/v1/orgs/${v.org}/`, body: { name: "Renamed" } }),
       log: (v) => [["org.update", v.org!, "org", v.org!]],
+      changes: (v) => ({ before: { name: v.org!.toUpperCase() }, after: { name: "Renamed" } }),
     },
     refused: [
       {
@@ -261,6 +274,7 @@ const OPS: Record<string, Op> = {
       prep: () => make.user(),
       req: (v) => ({ method: "POST", path: `${A}/members/`, body: { username: v.username, role: "viewer" } }),
       log: (v) => [["member.add", "acme", "member", v.username!]],
+      changes: () => ({ after: { role: "viewer" } }),
     },
     refused: [
       {
@@ -301,6 +315,7 @@ const OPS: Record<string, Op> = {
       prep: () => make.user("viewer"),
       req: (v) => ({ method: "DELETE", path: `${A}/members/${v.username}/` }),
       log: (v) => [["member.remove", "acme", "member", v.username!]],
+      changes: () => ({ before: { role: "viewer" } }),
     },
     refused: [
       {
@@ -329,6 +344,7 @@ const OPS: Record<string, Op> = {
       prep: () => make.user("viewer"),
       req: (v) => ({ method: "PATCH", path: `${A}/members/${v.username}/`, body: { role: "author" } }),
       log: (v) => [["member.update", "acme", "member", v.username!]],
+      changes: () => ({ before: { role: "viewer" }, after: { role: "author" } }),
     },
     refused: [
       {
@@ -836,6 +852,7 @@ const OPS: Record<string, Op> = {
       prep: make.heldRun,
       req: (v) => ({ method: "POST", path: `${A}/runs/${v.run}/cancel/` }),
       log: () => [["run.cancel", "acme", "run", "hold"]],
+      changes: () => ({ before: { status: "running" }, after: { status: "canceled" }, workflow_version: 1 }),
     },
     refused: [
       {
@@ -918,6 +935,7 @@ const OPS: Record<string, Op> = {
       prep: make.webhook,
       req: (v) => ({ method: "PATCH", path: `${A}/webhooks/${v.id}/`, body: { events: ["run.failed"] } }),
       log: () => [["webhook.update", "acme", "webhook", "https://1.1.1.1/audit-hook"]],
+      changes: () => ({ before: { events: ["run.completed"] }, after: { events: ["run.failed"] } }),
     },
     refused: [
       {
@@ -1016,6 +1034,12 @@ const OPS: Record<string, Op> = {
       },
       req: (v) => ({ method: "POST", path: `${A}/webhooks/${v.id}/deliveries/${v.delivery}/redeliver/` }),
       log: () => [["webhook.redeliver", "acme", "webhook", "https://1.1.1.1/audit-hook"]],
+      // Which delivery: the target is the webhook.
+      changes: (v) => ({
+        delivery_id: v.delivery,
+        before: { status: "failed" },
+        after: { status: "pending" },
+      }),
     },
     refused: [
       {
@@ -1139,6 +1163,10 @@ const OPS: Record<string, Op> = {
       prep: make.org,
       req: (v) => ({ method: "DELETE", path: `/api/v1/admin/orgs/${v.org}/` }),
       log: (v) => [["org.delete", v.org!, "org", v.org!]],
+      changes: (v) => ({
+        before: { slug: v.org, name: v.org!.toUpperCase(), status: "active", deleted_at: null },
+        after: { deleted_at: expect.any(String) },
+      }),
     },
     refused: [
       {
@@ -1215,6 +1243,7 @@ const OPS: Record<string, Op> = {
       status: 200,
       req: () => ({ method: "PATCH", path: "/api/v1/admin/settings/", body: { audit_retention_days: 4000 } }),
       log: () => [["settings.update", null, "settings", null]],
+      changes: () => ({ before: { audit_retention_days: null }, after: { audit_retention_days: 4000 } }),
     },
     refused: [
       {
@@ -1439,6 +1468,7 @@ describe("the matrix", () => {
         expect(entries.map((e) => [e.action, e.org_slug, e.target.type, e.target.name])).toEqual(want);
         // One request's entries follow each other.
         expect(entries.map((e) => e.seq)).toEqual(want.map((_, i) => before + 1 + i));
+        if (row.ok.changes) expect(entries[0]!.changes).toEqual(row.ok.changes(v) as Record<string, unknown>);
         for (const e of entries) {
           expect(e.actor.ip).toBe("127.0.0.1");
           if (!row.ok.actor)

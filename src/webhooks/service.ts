@@ -184,12 +184,15 @@ export function createWebhookService(d: WebhookServiceDeps) {
       if (found.status === "pending") throw stillPending(found.next_attempt_at);
       await spend(w.id);
       const again = await d.outbox.redeliver(w.id, deliveryId, (was) =>
+        // The delivery's id beside the change: inside before and after it was equal on both
+        // sides, so the diff left it out and the entry named no delivery (until 2026-11-29).
         logWebhook(
           actor,
           "webhook.redeliver",
           w,
-          { delivery_id: was.id, status: was.status },
-          { delivery_id: was.id, status: "pending" },
+          { status: was.status },
+          { status: "pending" },
+          { delivery_id: was.id },
         ),
       );
       if (!again) throw stillPending(found.next_attempt_at); // it went back meanwhile
