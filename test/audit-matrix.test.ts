@@ -1789,14 +1789,15 @@ describe("beyond one request", () => {
 
   test("a workflow renamed: its entry and one webhook.update per webhook whose filter names it, together", async () => {
     const w = await make.workflow();
-    const hooks = await Promise.all(
-      [1, 2].map(() =>
-        call(s, "POST", `${A}/webhooks/`, {
+    // One after the other: the entries name them in id order.
+    const hooks = [];
+    for (const _ of [1, 2])
+      hooks.push(
+        await call(s, "POST", `${A}/webhooks/`, {
           token: root,
           body: { url: "https://1.1.1.1/renamed", is_active: false, workflow_slugs: [w.wf] },
         }),
-      ),
-    );
+      );
     expect(hooks.map((h) => h.status)).toEqual([201, 201]);
     const before = await headSeq();
     const r = await call(s, "PATCH", `${A}/workflows/${w.wf}/`, {
