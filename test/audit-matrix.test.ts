@@ -1585,6 +1585,43 @@ describe("the CLI", () => {
   });
 });
 
+describe("the CLI with a password on stdin", () => {
+  test("users create --password-stdin and set-password: by the CLI, the password in no entry", async () => {
+    const { MAIN } = await import("./helpers/cli.ts");
+    const withStdin = async (args: string[], input: string) => {
+      const p = Bun.spawn([process.execPath, MAIN, ...args, ...s.cliArgs], {
+        stdin: new TextEncoder().encode(input),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      return { code: await p.exited, err: await new Response(p.stderr).text() };
+    };
+    const user = `pw-${uniq()}`;
+    const before = await headSeq();
+    expect(await withStdin(["users", "create", user, "--password-stdin"], `${PASSWORD} one\n`)).toEqual({
+      code: 0,
+      err: "",
+    });
+    expect(await withStdin(["users", "set-password", user, "--password-stdin"], `${PASSWORD} two\n`)).toEqual(
+      {
+        code: 0,
+        err: "",
+      },
+    );
+    const entries = await since(before);
+    expect(entries.map((e) => [e.action, e.actor.type, e.target.name, e.changes])).toEqual([
+      [
+        "user.create",
+        "cli",
+        user,
+        { after: { username: user, name: "", email: "", is_admin: false, has_password: true } },
+      ],
+      ["user.set_password", "cli", user, { after: { password_set: true } }],
+    ]);
+    expect(JSON.stringify(await s.sql("SELECT * FROM audit_log"))).not.toContain(PASSWORD);
+  });
+});
+
 describe("the first run", () => {
   test("the setup form: its user, org and membership, by the anonymous caller from its address; a wrong code writes nothing", async () => {
     const e = await startEmptyServer();
@@ -1816,6 +1853,31 @@ describe("beyond one request", () => {
     expect(entries[0]!.changes).toMatchObject({
       before: { workflow_slugs: [w.wf] },
       after: { workflow_slugs: [`${w.wf}-new`] },
+    });
+  });
+
+  test("a write in a web session names the session, not a token", async () => {
+    const v = await make.session();
+    const u = (await s.deps.users.getByUsername(v.username!))!;
+    await s.deps.orgs.addMember(await s.org("acme"), u.id, "author", SYSTEM);
+    const sessionId = Number(
+      (await s.row<{ id: number }>("SELECT max(id) AS id FROM web_sessions WHERE user_id = ?", u.id))!.id,
+    );
+    const before = await headSeq();
+    const r = await call(s, "POST", `${A}/workflows/`, {
+      headers: session(v),
+      body: wfBody(`sess-${uniq()}`),
+    });
+    expect(r.status).toBe(201);
+    const [e, ...rest] = await since(before);
+    expect(rest).toEqual([]);
+    expect(e!.actor).toEqual({
+      type: "user",
+      user_id: u.id,
+      username: v.username,
+      token_id: null,
+      session_id: sessionId,
+      ip: "127.0.0.1",
     });
   });
 
