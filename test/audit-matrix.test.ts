@@ -13,6 +13,7 @@ import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startEmptyServer, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
+import { eventually, startReceiver } from "./helpers/webhook-receiver.ts";
 
 let s: TestServer;
 let root: string;
@@ -1619,6 +1620,52 @@ describe("the CLI with a password on stdin", () => {
       ["user.set_password", "cli", user, { after: { password_set: true } }],
     ]);
     expect(JSON.stringify(await s.sql("SELECT * FROM audit_log"))).not.toContain(PASSWORD);
+  });
+});
+
+describe("changes the system makes", () => {
+  test("a webhook the receiver asks to stop (410): one webhook.update by the system, with the reason", async () => {
+    const w = await startTestServer({ webhook_allow_private: true });
+    const rx = startReceiver();
+    try {
+      rx.respond(() => new Response("gone", { status: 410 }));
+      const made = await call(w, "POST", "/api/v1/orgs/acme/webhooks/", {
+        token: w.rootToken,
+        body: { url: `${rx.url}/hook?key=abc`, events: ["ping"] },
+      });
+      expect(made.status).toBe(201);
+      const before = Number((await w.row<{ n: number }>("SELECT max(seq) AS n FROM audit_log"))!.n);
+      const ping = await call(w, "POST", `/api/v1/orgs/acme/webhooks/${made.json.id}/ping/`, {
+        token: w.rootToken,
+      });
+      expect(ping.status).toBe(202);
+      const off = await eventually(async () => {
+        const r = await call(w, "GET", "/api/v1/admin/audit/?action=webhook.update", { token: w.rootToken });
+        return r.json.results[0];
+      });
+      expect(off).toMatchObject({
+        org_slug: "acme",
+        actor: { type: "system", user_id: null, username: null, token_id: null, session_id: null, ip: null },
+        action: "webhook.update",
+        target: { type: "webhook", id: String(made.json.id), name: `${rx.url}/hook?key=***` },
+        changes: {
+          before: { is_active: true },
+          after: { is_active: false },
+          reason: expect.stringContaining("410 Gone"),
+        },
+      });
+      // The ping's entry, then the deactivation: nothing else.
+      const all = await call(w, "GET", "/api/v1/admin/audit/", { token: w.rootToken });
+      expect(all.json.results.filter((e: Entry) => e.seq > before).map((e: Entry) => e.action)).toEqual([
+        "webhook.update",
+        "webhook.ping",
+      ]);
+      const v = await runAssay(["audit", "verify", ...w.cliArgs]);
+      expect({ code: v.code, err: v.err }).toEqual({ code: 0, err: "" });
+    } finally {
+      await rx.stop();
+      await w.close();
+    }
   });
 });
 

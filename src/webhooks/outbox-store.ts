@@ -1,8 +1,11 @@
 // SQL for the delivery outbox and its attempt log. A delivery is `pending` until a 2xx
 // (`succeeded`) or the last retry (`failed`); `next_attempt_at` says when it is due.
+import { SYSTEM } from "../audit/actor.ts";
+import { audit } from "../audit/append.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
+import { auditUrl } from "./store.ts";
 import { createSubscriptions } from "./subscriptions.ts";
 import type { Attempt, Delivery, DisablePolicy, DueDelivery, Outcome } from "./types.ts";
 import { type Bounds, DEFAULT_BOUNDS, shareClaims } from "./claim.ts";
@@ -351,13 +354,26 @@ export function createOutboxStore(db: Db) {
         // A 410 Gone asks to stop at once; otherwise the streak and its span decide.
         if (!o.deactivate && (w.failed_streak < policy.afterFailures || span < policy.afterMs)) return null;
         const why = o.deactivate ?? reason(w.failed_streak);
-        yield* run(
-          "UPDATE webhooks SET is_active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ?",
+        const off = (yield* get<{ org_id: number | string; url: string }>(
+          "UPDATE webhooks SET is_active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ? RETURNING org_id, url",
           why,
           ts,
           ts,
           d.webhook_id,
-        );
+        ))!;
+        // Logged as an Admin's deactivation would be, by the system: "who turned it off?" is
+        // answered by the log too, not only by the webhook's disabled_reason (until 2026-11-29
+        // this change wrote no entry).
+        yield* audit(SYSTEM, {
+          action: "webhook.update",
+          org_id: Number(off.org_id),
+          target_type: "webhook",
+          target_id: d.webhook_id,
+          target_name: auditUrl(off.url),
+          before: { is_active: true },
+          after: { is_active: false },
+          context: { reason: why },
+        });
         return why;
       });
     },
