@@ -8,6 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { AUDIT_ACTIONS } from "../src/audit/types.ts";
+import { testConfig } from "../src/config.ts";
+import { openDb } from "../src/db/open.ts";
+import { all } from "../src/db/program.ts";
+import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { runAssay } from "./helpers/cli.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
@@ -1670,6 +1674,43 @@ describe("changes the system makes", () => {
 });
 
 describe("the first run", () => {
+  test("assay init: its user, org, membership and token, by the CLI; the token in no entry", async () => {
+    const dir = testTempDir("assay-audit-init-");
+    const pg = onPostgres ? await freshPgDatabase() : null;
+    const where = pg ? ["--database-url", pg.url] : ["--data-dir", dir];
+    try {
+      const r = await runAssay(["init", "--org", "first", "--admin", "ada", ...where]);
+      expect(r.code).toBe(0);
+      const token = r.out.trim().split("\n").at(-1)!;
+      const v = await runAssay(["audit", "verify", ...where]);
+      expect(v.code).toBe(0);
+      const db = await openDb(testConfig({ data_dir: dir, database_url: pg?.url ?? null }));
+      try {
+        const rows = await db.exec(
+          all<{
+            action: string;
+            actor_type: string;
+            actor_username: string;
+            target_name: string;
+            changes: string;
+          }>("SELECT action, actor_type, actor_username, target_name, changes FROM audit_log ORDER BY seq"),
+        );
+        const account = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+        expect(rows.map((x) => [x.action, x.actor_type, x.actor_username, x.target_name])).toEqual([
+          ["user.create", "cli", account, "ada"],
+          ["org.create", "cli", account, "first"],
+          ["member.add", "cli", account, "ada"],
+          ["token.create", "cli", account, expect.any(String)],
+        ]);
+        expect(JSON.stringify(rows)).not.toContain(token);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await pg?.drop();
+    }
+  });
+
   test("the setup form: its user, org and membership, by the anonymous caller from its address; a wrong code writes nothing", async () => {
     const e = await startEmptyServer();
     try {
