@@ -1991,6 +1991,18 @@ describe("beyond one request", () => {
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
     }
     expect(await headSeq()).toBe(before);
+    // Again what was done already: a token revoked twice, an org suspended twice.
+    const tk = await make.token();
+    const o = await make.org();
+    for (const [method, path, status] of [
+      ["DELETE", `/api/v1/users/me/tokens/${tk.id}/`, 204],
+      ["POST", `/api/v1/admin/orgs/${o.org}/suspend/`, 200],
+    ] as const) {
+      expect((await call(s, method, path, { token: root })).status).toBe(status);
+      const once = await headSeq();
+      const r = await call(s, method, path, { token: root });
+      expect({ path, status: r.status, head: await headSeq() }).toEqual({ path, status, head: once });
+    }
   });
 
   test("parallel writers of every kind: each request's entries contiguous, the chain verifies", async () => {
