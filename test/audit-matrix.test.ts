@@ -3,7 +3,10 @@
 // documented entries, one after the other, naming the caller (user, token or session, address),
 // the org and the target, with no secret in them; a refusal writes nothing (a failed sign-in writes
 // its `auth.login_failed`, as documented). The operation list is read from the running server's
-// OpenAPI document, so an operation added without a row here fails the first test.
+// OpenAPI document, so an operation added without a row here fails the first test. Beyond the
+// table: the CLI's write commands and `assay init`, the first-run form, changes the server makes
+// itself, no-op and repeated changes, writers in parallel (`assay audit verify` after them), and
+// reading: filters that name nothing, a deleted org's and user's entries.
 // Reading the log (filters, export, tenants): test/audit-read.test.ts; tampering: audit-verify.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SYSTEM } from "../src/audit/actor.ts";
