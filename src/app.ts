@@ -116,7 +116,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
     .wrap((handle, request: Request) => {
       count?.(request);
       // Before anything parses the URL: without an authority it is a bare path (fallback.ts).
-      if (!hasAuthority(request) || (tls && shortTlsAuthority(request))) return hostRequired;
+      if (!hasAuthority(request) || (tls && shortTlsAuthority(request))) return () => hostRequired(request);
       const path = lanePath(request);
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;

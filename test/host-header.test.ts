@@ -80,5 +80,5 @@ test("the listeners' last resort is the app's JSON 500, never Bun's error page",
   expect(r.status).toBe(500);
   expect(r.headers.get("content-type")).toBe("application/json");
   expect(await r.json()).toEqual(errorBody(500, "internal_error", "An internal error occurred."));
-  expect(hostRequired().status).toBe(400);
+  expect(hostRequired(new Request("http://x/healthz")).status).toBe(400);
 });

@@ -3,6 +3,7 @@
 // lane; a client's own id kept when it is a plain token; the access log's line per answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { expectNoHost, rawRequest } from "./helpers/raw-http.ts";
 import { type TestServer, startTestServer } from "./helpers/server.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -82,6 +83,16 @@ describe.each([false, true])("request ids (access log %p)", (accessLog) => {
       const r = await fetch(`${s.url}/healthz`, { headers: { "x-request-id": bad } });
       expect(r.headers.get("x-request-id")).toMatch(UUID);
     }
+  });
+
+  test("a request without a usable Host gets its 400 with its id too", async () => {
+    const port = Number(new URL(s.url).port);
+    const own = await rawRequest(port, "GET /healthz HTTP/1.0\r\nX-Request-Id: no-host-1\r\n\r\n");
+    expectNoHost(own);
+    expect(own.headers["x-request-id"]).toBe("no-host-1");
+    const made = await rawRequest(port, "GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n");
+    expectNoHost(made);
+    expect(made.headers["x-request-id"]).toMatch(UUID);
   });
 
   test("an idempotent replay carries the id of the request that got it, not the first one's", async () => {

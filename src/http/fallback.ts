@@ -5,6 +5,7 @@
 // — whenever NODE_ENV is not `production` (docs/security.md).
 import { AppError } from "../errors.ts";
 import { errorResponse } from "./errors.ts";
+import { requestId } from "./request-log.ts";
 import { DEFAULT_HEADERS } from "./security.ts";
 
 const HEADERS = { ...DEFAULT_HEADERS, "cache-control": "no-store" };
@@ -50,13 +51,16 @@ export function shortTlsAuthority(request: Request): boolean {
   return end >= 0 && end < 11;
 }
 
-/** 400 for a request without a usable Host (RFC 9112 §3.2 asks the same of HTTP/1.1). */
-export function hostRequired(): Response {
+/**
+ * 400 for a request without a usable Host (RFC 9112 §3.2 asks the same of HTTP/1.1), with the
+ * request's id as every answer (src/http/request-log.ts).
+ */
+export function hostRequired(request: Request): Response {
   return errorResponse(
     new AppError(400, "invalid_request", "The request needs a Host header naming this server.", [
       { field: "Host", code: "required", message: "Send a Host header with this server's host (and port)." },
     ]),
-    HEADERS,
+    { ...HEADERS, "x-request-id": requestId(request) },
   );
 }
 

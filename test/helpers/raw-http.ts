@@ -50,11 +50,12 @@ export function rawRequest(port: number, head: string) {
   });
 }
 
-/** The answer is that JSON 400, with the headers every answer carries. */
+/** The answer is that JSON 400, with the headers every answer carries (its request id too). */
 export function expectNoHost(r: Awaited<ReturnType<typeof rawRequest>>) {
   expect(r.status).toBe(400);
   expect(JSON.parse(r.body)).toEqual(NO_HOST);
   expect(r.headers["content-type"]).toBe("application/json");
   expect(r.headers["cache-control"]).toBe("no-store");
   for (const [k, v] of Object.entries(DEFAULT_HEADERS)) expect(r.headers[k]).toBe(v);
+  expect(r.headers["x-request-id"]).toMatch(/^[A-Za-z0-9._:/+=@-]{1,128}$/);
 }

@@ -62,7 +62,7 @@ async function accept(
   srv: { requestIP(r: Request): { address: string } | null },
 ): Promise<Response> {
   // As on the main listener (src/app.ts): the main thread could not rebuild a bare path.
-  if (!hasAuthority(req)) return hostRequired();
+  if (!hasAuthority(req)) return hostRequired(req);
   const p: Pending = { req, resolve: () => {}, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
   if (runs && fastCandidate(req, init!.maxPayloadBytes)) {
     try {
