@@ -2,6 +2,7 @@
 // the framework's routes, its 404 and 405, errors, the web app, and sync runs answered by the
 // lane; a client's own id kept when it is a plain token; the access log's line per answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
 import { expectNoHost, rawRequest } from "./helpers/raw-http.ts";
 import { type TestServer, startTestServer } from "./helpers/server.ts";
@@ -155,5 +156,60 @@ describe.each([false, true])("request ids (access log %p)", (accessLog) => {
       route: "unmatched",
       status: 404,
     });
+  });
+});
+
+/** A run start whose client sends part of its declared body and closes the connection. */
+function goneMidBody(port: number, token: string, id: string): Promise<void> {
+  return new Promise((resolve) => {
+    const sock = connect(port, "127.0.0.1");
+    sock.on("error", () => {});
+    sock.on("close", () => resolve());
+    sock.on("connect", () =>
+      sock.end(
+        "POST /api/v1/orgs/acme/workflows/gone/runs/ HTTP/1.1\r\nHost: x\r\n" +
+          `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 900\r\n` +
+          `X-Request-Id: ${id}\r\n\r\n{"a":1`,
+      ),
+    );
+  });
+}
+
+describe.each([1, 2])("a run start whose client goes away mid-body (%i HTTP thread(s))", (threads) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      access_log: true,
+      log_level: "info",
+      ...(threads > 1 ? { http_threads: 2 } : {}),
+    });
+    await createWorkflow(s, s.rootToken, {
+      slug: "gone",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+  });
+  afterAll(() => s.close());
+
+  test("is the 400 of an incomplete body in the access log, with its client, and no error line", async () => {
+    const port = Number(new URL(s.url).port);
+    const ids = ["gone-0", "gone-1", "gone-2", "gone-3"];
+    const lines = await logged(async (sofar) => {
+      for (const id of ids) {
+        await goneMidBody(port, s.rootToken, id);
+        await until(() => sofar().some((l) => l.msg === "request" && l.request_id === id), `${id}'s line`);
+      }
+    });
+    const mine = lines.filter((l) => ids.includes(l.request_id as string));
+    expect(mine.filter((l) => l.msg !== "request")).toEqual([]);
+    for (const id of ids)
+      expect(mine.find((l) => l.request_id === id)).toMatchObject({
+        level: "info",
+        msg: "request",
+        method: "POST",
+        route: "/api/v1/orgs/:org_slug/workflows/:workflow/runs/",
+        status: 400,
+        client: "127.0.0.1",
+      });
   });
 });

@@ -2,7 +2,7 @@
 // workflow); here 4 rate limit … 9 commit. Nothing is stored when a request is refused.
 import { createHash } from "node:crypto";
 import { AppError, serviceUnavailable } from "../errors.ts";
-import { readBody } from "../http/body.ts";
+import { readBody, readWhole } from "../http/body.ts";
 import type { Principal } from "../http/auth.ts";
 import { getValidator } from "../validators/registry.ts";
 import type { ValidatorDef } from "../validators/types.ts";
@@ -69,7 +69,7 @@ async function bodyOf(request: Request, max: number): Promise<Uint8Array> {
     Number(declared) <= max &&
     Number(declared) < OFFLOAD_MIN_BYTES
   )
-    return request.bytes();
+    return readWhole(request);
   return readBody(request, max);
 }
 

@@ -78,6 +78,8 @@ export function createRunLane(parts: {
     workflow: string,
   ): Promise<Response> {
     const t0 = performance.now();
+    // The client's address now: the server forgets it once the connection is gone.
+    const client = parts.accessLog?.client(request, server) ?? null;
     laned.add(request);
     // What `.headers(DEFAULT_HEADERS)` and the request-id hook (src/app.ts) put in the
     // framework's `set.headers` for every request.
@@ -103,7 +105,7 @@ export function createRunLane(parts: {
       { route: RUN_ROUTE, method: "POST", status: String(res.status) },
       (performance.now() - t0) / 1000,
     );
-    parts.accessLog?.write(request, parts.accessLog.client(request, server), RUN_ROUTE, res.status, t0);
+    parts.accessLog?.write(request, client, RUN_ROUTE, res.status, t0);
     return res;
   }
 }

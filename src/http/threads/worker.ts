@@ -64,7 +64,10 @@ async function accept(
   // As on the main listener (src/app.ts): the main thread could not rebuild a bare path.
   if (!hasAuthority(req)) return hostRequired(req);
   const p: Pending = { req, resolve: () => {}, bytes: null, reader: null, bodyFailed: false, onRChunk: null };
+  let ip: string | null | undefined;
   if (runs && fastCandidate(req, init!.maxPayloadBytes)) {
+    // The peer before the body: once a client that goes away mid-body is gone, Bun knows none.
+    ip = srv.requestIP(req)?.address ?? null;
     try {
       p.bytes = await req.bytes();
     } catch {
@@ -75,10 +78,10 @@ async function accept(
       if (res) return res;
     }
   }
-  return relay(req, srv, p);
+  return relay(req, ip === undefined ? (srv.requestIP(req)?.address ?? null) : ip, p);
 }
 
-function relay(req: Request, srv: { requestIP(r: Request): { address: string } | null }, p: Pending) {
+function relay(req: Request, ip: string | null, p: Pending) {
   const id = ++nextId;
   return new Promise<Response>((resolve) => {
     p.resolve = resolve;
@@ -96,7 +99,7 @@ function relay(req: Request, srv: { requestIP(r: Request): { address: string } |
       method: req.method,
       url: req.url,
       headers: encodeHeaders(req.headers),
-      ip: srv.requestIP(req)?.address ?? null,
+      ip,
       hasBody: req.method !== "GET" && req.method !== "HEAD",
       // Read already: sent along whole (a copy: the lane may have kept a view of it).
       body: p.bytes && !p.bodyFailed ? (p.bytes.slice().buffer as ArrayBuffer) : undefined,
