@@ -146,6 +146,35 @@ export function createIdempotencyStore(db: Db) {
         answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" },
       };
     },
+    /**
+     * The key's answered request within the window, whatever the request now: its hash, its run,
+     * and the answer recorded (null: answered from the run). Read only, after a refusal
+     * (service.replayByKey): the retry of a request whose workflow was deleted since, or whose
+     * caller may now only read the run.
+     */
+    async answered(
+      userId: number,
+      key: string,
+    ): Promise<{ hash: string; runId: string; answer: StoredAnswer | null } | null> {
+      const row = await db.exec(
+        get<KeyRow>(
+          "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
+          userId,
+          key,
+        ),
+      );
+      const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
+      if (row?.state !== "done" || row.created_at < expired || row.body === null) return null;
+      const linked = linkedRun(row);
+      if (linked !== null) return { hash: row.request_hash, runId: linked, answer: null };
+      const runId = (JSON.parse(row.body) as { id?: unknown }).id;
+      if (typeof runId !== "string") return null;
+      return {
+        hash: row.request_hash,
+        runId,
+        answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body },
+      };
+    },
     async complete(userId: number, key: string, a: StoredAnswer): Promise<void> {
       await db.exec(
         run(

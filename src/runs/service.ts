@@ -185,7 +185,37 @@ export function createRunService(deps: {
   };
 
   const extra = deps.extraValidators ?? [];
-  const service = { start: startRun };
+  const service = { start: startRun, replayByKey };
+
+  /**
+   * The retry of an answered request that is refused now (its workflow deleted, or its slug taken
+   * by a new one; the caller now a Viewer): the first answer, as long as the key is kept, if the
+   * key's run is in this org, of the workflow the URL names (its slug or id as they are) and the
+   * request is the same (the hash with the run's workflow). Else null: the refusal stands. Only
+   * after a refusal: no cost on a start.
+   */
+  async function replayByKey(
+    p: Principal,
+    orgId: number,
+    identifier: string,
+    request: Request,
+    pinned: string | null,
+  ): Promise<StartOutcome | null> {
+    const key = request.headers.get("idempotency-key");
+    if (key === null || !IDEMPOTENCY_KEY_RE.test(key)) return null;
+    const kept = await idempotency.answered(p.user.id, key);
+    if (!kept) return null;
+    const run = await runs.get(orgId, kept.runId);
+    if (!run || (identifier !== run.workflow_slug && identifier !== String(run.workflow_id))) return null;
+    const version = pinned === null ? run.workflow_version : versionNumber(pinned);
+    if (version === null) return null;
+    const body = await bodyOf(request, limits.maxPayloadBytes).catch(() => null);
+    if (!body) return null;
+    const [hash, legacy] = requestHash(request, orgId, run.workflow_id, pinned, version, body);
+    if (kept.hash !== hash && kept.hash !== legacy) return null;
+    if (kept.answer) return { runId: "", replay: kept.answer, idempotencyKey: key };
+    return { runId: run.id, replay: null, replayRun: run.id, idempotencyKey: key };
+  }
 
   /**
    * A refusal a change to the workflow after a first answer can cause (deactivated, its steps
@@ -294,7 +324,11 @@ export function createRunService(deps: {
           { field: "Idempotency-Key", code: "invalid", message: "1 to 255 visible ASCII characters." },
         ]);
       const [hash, legacy] = requestHash(request, orgId, wf.id, pinned, version, body);
-      const begun = await idempotency.begin(p.user.id, key, hash, legacy);
+      const begun = await idempotency.begin(p.user.id, key, hash, legacy).catch((e) => {
+        // Read again by replayByKey (422: the key's workflow may be gone, its slug reused).
+        bodiesRead.set(request, body);
+        throw e;
+      });
       if (begun.state === "replay") return { runId: "", replay: begun.answer, idempotencyKey: key };
       if (begun.state === "run")
         return { runId: begun.runId, replay: null, replayRun: begun.runId, idempotencyKey: key };

@@ -3,11 +3,11 @@
 // route runs it (routes.ts), and so does the sync-run lane of the HTTP threads
 // (src/http/threads/lane.ts), which reaches it without the framework: one implementation.
 import type { Deps } from "../deps.ts";
-import { notFound, unauthenticated } from "../errors.ts";
+import { AppError, notFound, unauthenticated } from "../errors.ts";
 import type { Principal } from "../http/auth.ts";
 import { DEFAULT_HEADERS } from "../http/security.ts";
 import { publicOrigin } from "../http/url.ts";
-import { requireOrgRole } from "../orgs/access.ts";
+import { type OrgContext, requireOrgRole } from "../orgs/access.ts";
 import { parsePrefer } from "./prefer.ts";
 import { presentRun } from "./present.ts";
 import { isFinal } from "./types.ts";
@@ -40,10 +40,20 @@ export function startRunHandler(
 ) {
   const { orgs, config, runs, runService, executor, tokens, workflowStore } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
-  return async ({ params, query, request, principal, set }: StartRunContext): Promise<Response> => {
-    const { org } = await requireOrgRole(orgs, principal, params.org_slug, "executor");
+  return async (ctx: StartRunContext): Promise<Response> => {
+    const { params, query, request, principal, set } = ctx;
+    let org: OrgContext["org"];
+    try {
+      ({ org } = await requireOrgRole(orgs, principal, params.org_slug, "executor"));
+    } catch (e) {
+      // The role lowered to Viewer since: a retry with the key gets the first answer, as a GET of
+      // the run would; removed from the org, or the org suspended, the 403 a GET would get.
+      if (!(e instanceof AppError) || e.status !== 403 || !request.headers.has("idempotency-key")) throw e;
+      const { org: readable } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+      return replayAfter(e, readable, ctx);
+    }
     const wf = await workflowStore.find(org.id, params.workflow, principal.generation);
-    if (!wf) throw notFound("Workflow");
+    if (!wf) return replayAfter(notFound("Workflow"), org, ctx);
     const limited = hooks.beforeRun?.(principal);
     if (limited) await limited;
     const prefer = parsePrefer(request.headers.get("prefer"));
@@ -68,15 +78,22 @@ export function startRunHandler(
       // still reads it). Read at the current generation, not the one authentication saw.
       await requireOrgRole(orgs, { ...principal, generation: undefined }, params.org_slug, min);
     };
-    const started = await runService.start(
-      principal,
-      org.id,
-      wf,
-      request,
-      waitMs > 0,
-      query.version ?? null,
-      () => recheck("executor"),
-    );
+    let started: Awaited<ReturnType<typeof runService.start>>;
+    try {
+      started = await runService.start(
+        principal,
+        org.id,
+        wf,
+        request,
+        waitMs > 0,
+        query.version ?? null,
+        () => recheck("executor"),
+      );
+    } catch (e) {
+      // The key's workflow deleted and its slug taken by a new one: the same request still.
+      if (e instanceof AppError && e.errorCode === "idempotency_key_reused") return replayAfter(e, org, ctx);
+      throw e;
+    }
     if (started.replay) {
       const r = started.replay;
       return answer(r.status, r.body, { ...r.headers, "idempotent-replayed": "true" }, set);
@@ -119,6 +136,31 @@ export function startRunHandler(
     if (waitMs > 0 && !started.run) await recheck("viewer");
     return answer(status, text, headers, set);
   };
+
+  /**
+   * A refusal, unless the request carries an Idempotency-Key whose first answer it repeats
+   * (runService.replayByKey): then that answer, as a replay. Outside the handler: nothing is
+   * allocated for it on a start.
+   */
+  async function replayAfter(
+    refusal: AppError,
+    o: { id: number; slug: string },
+    { params, query, request, principal, set }: StartRunContext,
+  ): Promise<Response> {
+    const byKey = await runService.replayByKey(
+      principal,
+      o.id,
+      params.workflow,
+      request,
+      query.version ?? null,
+    );
+    if (byKey?.replay) {
+      const r = byKey.replay;
+      return answer(r.status, r.body, { ...r.headers, "idempotent-replayed": "true" }, set);
+    }
+    if (byKey?.replayRun) return replayRun(byKey.replayRun, o, request, principal.user.id, set);
+    throw refusal;
+  }
 
   /**
    * A retry of a request whose run was committed but never answered (its server died in between):
