@@ -77,3 +77,28 @@ test("start tags are counted in one scan: end tags, comments, declarations and P
   expect(moreStartTagsThan("<a", 0)).toBe(true);
   expect(moreStartTagsThan("a <", 0)).toBe(false);
 });
+
+/** A DOCTYPE whose entity `e` holds `n` `<item n="1"/>`s. */
+const withEntity = (n: number, body: string) =>
+  `<?xml version="1.0"?>\n<!DOCTYPE list [<!ENTITY e '${'<item n="1"/>'.repeat(n)}'>]>\n<list>${body}</list>`;
+
+test("elements an entity holds count where they are used, not where the DOCTYPE declares them", async () => {
+  // 1 + 3 × 3 elements = the bound: checked (it used to count the declaration's 3 as well: 13).
+  const at = await run(withEntity(3, "&e;&e;&e;"));
+  expect(at.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "passed"]);
+  // The declaration of an entity nobody uses holds no elements at all.
+  const unused = await run(withEntity(9, '<item n="1"/><item n="0"/>'));
+  expect(unused.steps.map((x: { status: string }) => x.status)).toEqual(["passed", "failed"]);
+  expect(unused.steps[1].findings.map((f: { code: string }) => f.code)).toEqual(["schematron.POS"]);
+  // One element more, by a fourth reference or one written out: refused.
+  for (const body of ["&e;&e;&e;&e;", '&e;&e;&e;<item n="1"/>']) {
+    const over = await run(withEntity(3, body));
+    expect(over.steps[1].findings.map((f: { code: string }) => f.code)).toEqual(["xml.too_many_elements"]);
+  }
+});
+
+test("a DOCTYPE's declarations are not counted; comments after it are", () => {
+  const dtd = `<!DOCTYPE a [<!ENTITY e '<b/><b/><b/>'><!-- <c> --><?pi <d>?>]>`;
+  expect(moreStartTagsThan(`<?xml version="1.0"?>\n<!-- <x> -->\n${dtd}<a>&e;</a>`, 1)).toBe(false);
+  expect(moreStartTagsThan(`${dtd}<a><!-- <c> --></a>`, 1)).toBe(true);
+});
