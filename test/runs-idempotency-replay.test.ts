@@ -6,6 +6,7 @@
 // src/http/threads/fast-path.ts), with the same answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import { fresh } from "./helpers/threads.ts";
 
@@ -186,6 +187,34 @@ describe.each([
     const b = await post(s, "rev-wf", other.json.token, "k-rev");
     expect([b.status, b.headers.get(REPLAYED)]).toEqual([201, "true"]);
     expect(b.json).toEqual(a.json);
+  });
+
+  test("the first request still in flight: 409 with Retry-After, its workflow deleted or not, then the replay", async () => {
+    const s = server();
+    const { token } = await s.user("fly-exec", "acme", "executor");
+    await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+    const gate = s.gates.gate();
+    const h = { ...JSON_CT, "idempotency-key": "k-fly", prefer: "wait=60" };
+    const first = call(s, "POST", runs("hold"), fresh({ token, raw: gate.doc(), headers: h }));
+    await gate.held();
+    const second = await call(s, "POST", runs("hold"), fresh({ token, raw: gate.doc(), headers: h }));
+    expect([second.status, second.headers.get("retry-after")]).toEqual([409, "1"]);
+    expect(second.json).toEqual(
+      errorBody(
+        409,
+        "idempotency_key_in_progress",
+        "A request with this Idempotency-Key is still in progress; retry shortly.",
+      ),
+    );
+    // Its workflow deleted meanwhile: still 409, not 404 (it was a 404).
+    expect((await del(s, "hold")).status).toBe(204);
+    const third = await call(s, "POST", runs("hold"), fresh({ token, raw: gate.doc(), headers: h }));
+    expect([third.status, third.headers.get("retry-after"), third.json]).toEqual([409, "1", second.json]);
+    gate.open();
+    const a = await first;
+    expect(a.status).toBe(201);
+    const b = await call(s, "POST", runs("hold"), fresh({ token, raw: gate.doc(), headers: h }));
+    expect([b.status, b.headers.get(REPLAYED), b.json]).toEqual([201, "true", a.json]);
   });
 
   test("a refused request (4xx) stores nothing: the corrected retry with the key runs", async () => {

@@ -51,6 +51,16 @@ interface KeyRow {
   created_at: string;
 }
 
+/** 409 while the key's first request is being answered. */
+export const inProgress = () =>
+  new AppError(
+    409,
+    "idempotency_key_in_progress",
+    "A request with this Idempotency-Key is still in progress; retry shortly.",
+    [],
+    { "Retry-After": "1" },
+  );
+
 export function createIdempotencyStore(db: Db) {
   const lock = forUpdate(db.dialect);
   let lastPurge = 0;
@@ -108,14 +118,7 @@ export function createIdempotencyStore(db: Db) {
         // Its request died after the run's commit (or a restart freed it: releaseAbandoned).
         if (linked !== null && (stale || row.state === "done"))
           return { state: "run", runId: linked } as Begin;
-        if (row.state === "in_progress")
-          throw new AppError(
-            409,
-            "idempotency_key_in_progress",
-            "A request with this Idempotency-Key is still in progress; retry shortly.",
-            [],
-            { "Retry-After": "1" },
-          );
+        if (row.state === "in_progress") throw inProgress();
         return {
           state: "replay",
           answer: { status: row.status!, headers: JSON.parse(row.headers ?? "{}"), body: row.body ?? "" },
@@ -150,12 +153,12 @@ export function createIdempotencyStore(db: Db) {
      * The key's answered request within the window, whatever the request now: its hash, its run,
      * and the answer recorded (null: answered from the run). Read only, after a refusal
      * (service.replayByKey): the retry of a request whose workflow was deleted since, or whose
-     * caller may now only read the run.
+     * caller may now only read the run. "in_progress": its first request is still in flight.
      */
     async answered(
       userId: number,
       key: string,
-    ): Promise<{ hash: string; runId: string; answer: StoredAnswer | null } | null> {
+    ): Promise<{ hash: string; runId: string; answer: StoredAnswer | null } | "in_progress" | null> {
       const row = await db.exec(
         get<KeyRow>(
           "SELECT request_hash, state, status, headers, body, created_at FROM idempotency_keys WHERE user_id = ? AND key = ?",
@@ -163,7 +166,14 @@ export function createIdempotencyStore(db: Db) {
           key,
         ),
       );
-      const expired = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
+      const nowMs = Date.now();
+      const expired = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+      // Its first request is still being answered (what it asked cannot be told yet): 409 too.
+      if (
+        row?.state === "in_progress" &&
+        row.created_at >= new Date(nowMs - IN_PROGRESS_STALE_MS).toISOString()
+      )
+        return "in_progress";
       if (row?.state !== "done" || row.created_at < expired || row.body === null) return null;
       const linked = linkedRun(row);
       if (linked !== null) return { hash: row.request_hash, runId: linked, answer: null };

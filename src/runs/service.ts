@@ -14,7 +14,7 @@ import { uuidv7 } from "../lib/uuid.ts";
 import { offers } from "../http/threads/handoff.ts";
 import { type DirectRun, type FinalState, queuedRun } from "./direct.ts";
 import type { Executor } from "./executor.ts";
-import type { IdempotencyStore } from "./idempotency.ts";
+import { type IdempotencyStore, inProgress } from "./idempotency.ts";
 import type { Intake } from "./intake/modes.ts";
 import { isSliced } from "./content-store.ts";
 import { type IntakeRunner, OFFLOAD_MIN_BYTES } from "./intake/offload.ts";
@@ -191,7 +191,8 @@ export function createRunService(deps: {
    * The retry of an answered request that is refused now (its workflow deleted, or its slug taken
    * by a new one; the caller now a Viewer): the first answer, as long as the key is kept, if the
    * key's run is in this org, of the workflow the URL names (its slug or id as they are) and the
-   * request is the same (the hash with the run's workflow). Else null: the refusal stands. Only
+   * request is the same (the hash with the run's workflow). Its first request still in flight:
+   * 409, as begin gives. Else null: the refusal stands. Only
    * after a refusal: no cost on a start.
    */
   async function replayByKey(
@@ -204,6 +205,7 @@ export function createRunService(deps: {
     const key = request.headers.get("idempotency-key");
     if (key === null || !IDEMPOTENCY_KEY_RE.test(key)) return null;
     const kept = await idempotency.answered(p.user.id, key);
+    if (kept === "in_progress") throw inProgress();
     if (!kept) return null;
     const run = await runs.get(orgId, kept.runId);
     if (!run || (identifier !== run.workflow_slug && identifier !== String(run.workflow_id))) return null;
