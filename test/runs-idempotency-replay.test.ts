@@ -217,6 +217,36 @@ describe.each([
     expect([b.status, b.headers.get(REPLAYED), b.json]).toEqual([201, "true", a.json]);
   });
 
+  test("the first request in flight and its workflow deactivated: 409 in progress, then the replay", async () => {
+    const s = server();
+    const { token } = await s.user("off-exec", "acme", "executor");
+    await createWorkflow(s, s.rootToken, { ...HOLD_WORKFLOW, slug: "hold-off" });
+    const gate = s.gates.gate();
+    const h = { ...JSON_CT, "idempotency-key": "k-fly-off", prefer: "wait=60" };
+    const send = () => call(s, "POST", runs("hold-off"), fresh({ token, raw: gate.doc(), headers: h }));
+    const first = send();
+    await gate.held();
+    const off = await call(s, "PATCH", "/api/v1/orgs/acme/workflows/hold-off/", {
+      token: s.rootToken,
+      body: { status: "inactive" },
+    });
+    expect(off.status).toBe(200);
+    const second = await send();
+    expect([second.status, second.headers.get("retry-after")]).toEqual([409, "1"]);
+    expect(second.json).toEqual(
+      errorBody(
+        409,
+        "idempotency_key_in_progress",
+        "A request with this Idempotency-Key is still in progress; retry shortly.",
+      ),
+    );
+    gate.open();
+    const a = await first;
+    expect(a.status).toBe(201);
+    const b = await send();
+    expect([b.status, b.headers.get(REPLAYED), b.json]).toEqual([201, "true", a.json]);
+  });
+
   test("a refused request (4xx) stores nothing: the corrected retry with the key runs", async () => {
     const s = server();
     const { token } = await s.user("bad-exec", "acme", "executor");

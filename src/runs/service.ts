@@ -237,6 +237,13 @@ export function createRunService(deps: {
     if (replay?.state === "replay") return { runId: "", replay: replay.answer, idempotencyKey: key };
     if (replay?.state === "run")
       return { runId: replay.runId, replay: null, replayRun: replay.runId, idempotencyKey: key };
+    // Its first request still in flight: 409 idempotency_key_in_progress, as before the change.
+    if (
+      key !== null &&
+      IDEMPOTENCY_KEY_RE.test(key) &&
+      (await idempotency.answered(p.user.id, key)) === "in_progress"
+    )
+      throw inProgress();
     throw refusal;
   }
 
