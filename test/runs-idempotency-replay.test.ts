@@ -2,18 +2,19 @@
 // happened since, as long as the key is kept (docs/decisions.md, "Idempotency keys"): the
 // workflow deleted, its slug taken by a new one, the caller now a Viewer. What a GET of the run
 // would refuse (removed from the org, the org suspended, the token revoked) the replay refuses
-// the same way. On one thread and on two HTTP threads (a key-bearing start never takes the lane:
-// src/http/threads/fast-path.ts), with the same answers.
+// the same way. On one thread and on two HTTP threads, each by the lane (a plain run path:
+// src/http/threads/lane.ts) and by the framework (a query string), with the same answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
-import { fresh } from "./helpers/threads.ts";
+import { fresh, via } from "./helpers/threads.ts";
 
 let one: TestServer;
 let two: TestServer;
+let oneApp: TestServer;
+let twoApp: TestServer;
 const JSON_CT = { "content-type": "application/json" };
-const runs = (wf: string, org = "acme") => `/api/v1/orgs/${org}/workflows/${wf}/runs/`;
 const WF = (slug: string) => ({
   slug,
   allowed_file_types: ["JSON"],
@@ -22,14 +23,22 @@ const WF = (slug: string) => ({
 const REPLAYED = "idempotent-replayed";
 
 beforeAll(async () => {
-  [one, two] = await Promise.all([startTestServer(), startTestServer({ http_threads: 2 })]);
+  [one, two, oneApp, twoApp] = await Promise.all([
+    startTestServer(),
+    startTestServer({ http_threads: 2 }),
+    startTestServer(),
+    startTestServer({ http_threads: 2 }),
+  ]);
 });
-afterAll(() => Promise.all([one?.close(), two?.close()]));
+afterAll(() => Promise.all([one, two, oneApp, twoApp].map((s) => s?.close())));
 
 describe.each([
-  ["one thread", () => one],
-  ["two HTTP threads", () => two],
-])("%s", (_name, server) => {
+  ["one thread, the lane", () => one, ""],
+  ["two HTTP threads, the lane", () => two, ""],
+  ["one thread, the framework", () => oneApp, "?via=app"],
+  ["two HTTP threads, the framework", () => twoApp, "?via=app"],
+])("%s", (_name, server, query) => {
+  const runs = (wf: string, org = "acme") => `/api/v1/orgs/${org}/workflows/${wf}/runs/${query}`;
   const post = (
     s: TestServer,
     wf: string,
@@ -63,6 +72,11 @@ describe.each([
         a.json.url,
       ]);
       expect(b.json).toEqual(a.json);
+    }
+    if (s === two || s === twoApp) {
+      // By thread 1 too: its lane, or relayed to the framework, answered alike.
+      const r = await via(s, 1, query ? "relay" : "lane", () => post(s, "del-wf", token, "k-del"));
+      expect([r.status, r.headers.get(REPLAYED), r.json]).toEqual([201, "true", a.json]);
     }
     const gone = errorBody(404, "not_found", "Workflow not found.");
     expect((await post(s, "del-wf", token, "k-del", '{"id":2}')).json).toEqual(gone);
