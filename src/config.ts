@@ -4,6 +4,7 @@
 // configuration table (test/unit/config-docs.test.ts holds that table equal to it).
 import { availableParallelism, hostname } from "node:os";
 import { parseDatabaseUrl } from "./db/url.ts";
+import { nearest } from "./lib/nearest.ts";
 /** The environment variable that enables the test-only `test_hold` validator. */
 export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
@@ -415,26 +416,7 @@ export function unknownEnvironment(
   return Object.keys(env)
     .filter((n) => n.startsWith("ASSAY_") && !known.has(n) && !OTHER_ENV.test(n))
     .sort()
-    .map((name) => {
-      const close = names
-        .map((k) => ({ k, d: distance(name, k) }))
-        .filter((c) => c.d <= Math.max(2, Math.floor(name.length / 5)))
-        .sort((a, b) => a.d - b.d)[0];
-      const prefix = names.filter((k) => k.startsWith(name) || name.startsWith(k));
-      return { name, meant: close?.k ?? (prefix.length === 1 ? prefix[0]! : null) };
-    });
-}
-
-/** Levenshtein distance (names are short). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
+    .map((name) => ({ name, meant: nearest(name, names) }));
 }
 
 export function loadConfig(

@@ -2,6 +2,7 @@
 // with a self-signed certificate made by openssl. A failure names the server (password as ***)
 // and what to change, not only the client's words ("self signed certificate"). PostgreSQL only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { selfSignedCertificate } from "./helpers/certificate.ts";
 import { SQL } from "bun";
 import { chownSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,27 +22,7 @@ beforeAll(async () => {
   if (!onPostgres) return;
   cluster = await startPgCluster();
   const data = join(cluster.dir, "data");
-  const r = Bun.spawnSync([
-    "openssl",
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    join(data, "server.key"),
-    "-out",
-    join(data, "server.crt"),
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-  ]);
-  if (r.exitCode !== 0) throw new Error(`openssl failed: ${r.stderr.toString()}`);
+  selfSignedCertificate(join(data, "server.crt"), join(data, "server.key"));
   writeFileSync(ca(), await Bun.file(join(data, "server.crt")).text());
   if (process.getuid?.() === 0) {
     const uid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim());

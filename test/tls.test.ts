@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { ConfigError, loadConfig, testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
+import { selfSignedCertificate } from "./helpers/certificate.ts";
 import { type TestServer, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 import { NO_HOST } from "./helpers/raw-http.ts";
@@ -18,35 +19,10 @@ const dir = testTempDir("assay-tls-");
 const file = (name: string) => join(dir, name);
 let ca = "";
 
-/** A self-signed certificate for 127.0.0.1 and localhost (and its key), by openssl. */
-function makeCertificate(cert: string, key: string, name: string) {
-  const r = Bun.spawnSync([
-    "openssl",
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-    "-days",
-    "2",
-    "-subj",
-    `/CN=${name}`,
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-  ]);
-  if (r.exitCode !== 0) throw new Error(`openssl failed: ${r.stderr.toString()}`);
-}
-
 beforeAll(async () => {
   mkdirSync(dir, { recursive: true });
-  makeCertificate(file("cert.pem"), file("key.pem"), "assay-test");
-  makeCertificate(file("other-cert.pem"), file("other-key.pem"), "other");
+  selfSignedCertificate(file("cert.pem"), file("key.pem"), "assay-test");
+  selfSignedCertificate(file("other-cert.pem"), file("other-key.pem"), "other");
   ca = await Bun.file(file("cert.pem")).text();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,31 +2,12 @@
 // (ASSAY_DATA_DIR, ASSAY_DATABASE_URL, ASSAY_SERVER, ASSAY_TOKEN), and `ASSAY_DATA_DIRR=/srv/assay
 // assay init` initialised ./assay-data without a word. Kept free of src/config.ts so that the light
 // client (src/cli/light.ts) stays small: it checks only the two variables it reads.
+import { nearest } from "../lib/nearest.ts";
 
 /** The variables the clients (`assay validate`, `workflows export|apply`, assay-validate) read. */
 export const CLIENT_ENV = ["ASSAY_SERVER", "ASSAY_TOKEN"] as const;
 
-/** Levenshtein distance (names are short). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-/** The name in `names` that `name` most likely meant (as src/config.ts unknownEnvironment judges), or null. */
-export function nearest(name: string, names: readonly string[]): string | null {
-  const close = names
-    .map((k) => ({ k, d: distance(name, k) }))
-    .filter((c) => c.d <= Math.max(2, Math.floor(name.length / 5)))
-    .sort((a, b) => a.d - b.d)[0];
-  const prefix = names.filter((k) => k.startsWith(name) || name.startsWith(k));
-  return close?.k ?? (prefix.length === 1 ? prefix[0]! : null);
-}
+export { nearest };
 
 /** One warning line per variable, in `assay serve`'s words. */
 export const envWarning = (program: string, u: { name: string; meant: string | null }) =>

@@ -5,16 +5,12 @@
 // worker's environment is given by the pool (src/deps.ts puts the server's value in it), and
 // `assay validate --local` runs in the process whose environment the user set. Only workers parse
 // YAML: the inline lane takes JSON alone (src/jobs/inline.ts).
+import { limitFromEnv } from "./env-limit.ts";
 
 export const MAX_YAML_BYTES_ENV = "ASSAY_MAX_YAML_BYTES";
 export const DEFAULT_MAX_YAML_BYTES = 4 * 1024 * 1024;
 
-const limit = fromEnv(process.env[MAX_YAML_BYTES_ENV]);
-
-function fromEnv(raw: string | undefined): number {
-  if (raw === undefined || !/^\d{1,10}$/.test(raw.trim())) return DEFAULT_MAX_YAML_BYTES;
-  return Number(raw.trim());
-}
+const limit = limitFromEnv(MAX_YAML_BYTES_ENV, DEFAULT_MAX_YAML_BYTES);
 
 /** Bytes of UTF-8 a YAML document may have; 0: no limit. */
 export function maxYamlBytes(): number {

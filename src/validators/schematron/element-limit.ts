@@ -4,18 +4,14 @@
 // be could need ~10 GB in one worker, and the server's memory limit would stop the step that has
 // run longest, which may be another org's. As ASSAY_MAX_YAML_BYTES (src/validators/yaml-limit.ts):
 // a setting the pool puts in each worker's environment (src/deps.ts).
+import { limitFromEnv } from "../env-limit.ts";
 
 import { prologEnd } from "../shared/xml-prolog.ts";
 
 export const MAX_SCHEMATRON_ELEMENTS_ENV = "ASSAY_MAX_SCHEMATRON_ELEMENTS";
 export const DEFAULT_MAX_SCHEMATRON_ELEMENTS = 200_000;
 
-const limit = fromEnv(process.env[MAX_SCHEMATRON_ELEMENTS_ENV]);
-
-function fromEnv(raw: string | undefined): number {
-  if (raw === undefined || !/^\d{1,10}$/.test(raw.trim())) return DEFAULT_MAX_SCHEMATRON_ELEMENTS;
-  return Number(raw.trim());
-}
+const limit = limitFromEnv(MAX_SCHEMATRON_ELEMENTS_ENV, DEFAULT_MAX_SCHEMATRON_ELEMENTS);
 
 /** Elements a Schematron step reads; 0: no limit. */
 export function maxSchematronElements(): number {
