@@ -7,11 +7,10 @@
 // since SQLite's one writer cannot be held that way without failing the write.
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { SYSTEM } from "../src/audit/actor.ts";
 import { testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { createWorkflow, seedRoot, until } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { call } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
@@ -41,10 +40,7 @@ describe.skipIf(!onPostgres)("graceful stop", () => {
         shutdown_grace_ms: 60_000,
       }),
     );
-    const u = await s.deps.users.create({ username: "root", is_admin: true }, SYSTEM);
-    const org = await s.deps.orgs.create("acme", "ACME", SYSTEM);
-    await s.deps.orgs.addMember(org.id, u.id, "admin", SYSTEM);
-    const { token } = await s.deps.tokens.create(u.id, "t", null, SYSTEM);
+    const { token } = await seedRoot(s);
     await createWorkflow(s, token, HOLD_WORKFLOW);
     const post = (doc: string, wait: number) =>
       call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {

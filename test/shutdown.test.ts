@@ -3,10 +3,9 @@
 // Runs are held by test_hold gates (docs/testing.md), never by a slow fixture.
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { SYSTEM } from "../src/audit/actor.ts";
 import { testConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
-import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { createWorkflow, seedRoot, until } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { BINARY, ensureBinary, serveBinary } from "./helpers/binary.ts";
 import { call } from "./helpers/server.ts";
@@ -57,10 +56,7 @@ test("stop with clients waiting: runs not started are answered 202 at once and n
       shutdown_grace_ms: 60_000,
     }),
   );
-  const u = await s.deps.users.create({ username: "root", is_admin: true }, SYSTEM);
-  const org = await s.deps.orgs.create("acme", "ACME", SYSTEM);
-  await s.deps.orgs.addMember(org.id, u.id, "admin", SYSTEM);
-  const { token } = await s.deps.tokens.create(u.id, "t", null, SYSTEM);
+  const { token } = await seedRoot(s);
   await createWorkflow(s, token, HOLD_WORKFLOW);
   const post = (doc: string) =>
     call(s, "POST", "/api/v1/orgs/acme/workflows/hold/runs/", {

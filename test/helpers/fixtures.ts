@@ -43,16 +43,28 @@ export async function seedAcme(
   s: Server & { deps: import("../../src/deps.ts").Deps },
   password?: string,
 ): Promise<{ token: string; rootId: number }> {
+  const seeded = await seedRoot(s, password);
+  await createWorkflow(s, seeded.token, {
+    slug: "q",
+    allowed_file_types: ["JSON"],
+    steps: [{ name: "syntax", validator: "syntax", config: {} }],
+  });
+  return seeded;
+}
+
+/**
+ * Org "acme" with an instance admin "root" as its Admin (with `password`, if given) and root's
+ * token, straight through the server's stores: for servers a test starts with startServer itself.
+ */
+export async function seedRoot(
+  s: { deps: import("../../src/deps.ts").Deps },
+  password?: string,
+): Promise<{ token: string; rootId: number }> {
   const d = s.deps;
   const org = await d.orgs.create("acme", "Acme", SYSTEM);
   const root = await d.users.create({ username: "root", is_admin: true }, SYSTEM);
   if (password) await d.users.setPassword(root.id, await Bun.password.hash(password), SYSTEM);
   await d.orgs.addMember(org.id, root.id, "admin", SYSTEM);
   const token = (await d.tokens.create(root.id, "t", null, SYSTEM)).token;
-  await createWorkflow(s, token, {
-    slug: "q",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
-  });
   return { token, rootId: root.id };
 }
