@@ -15,8 +15,11 @@ const ca = () => join(cluster.dir, "ca.crt");
 const url = (host: string, query: string) =>
   `postgres://postgres:sekrit9@${host}:${cluster.port}/postgres?${query}`;
 const shown = (host: string, query: string) => url(host, query).replace("sekrit9", "***");
-const migrate = (u: string) =>
-  runAssay(["migrate", "--database-url", u], { env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "" } });
+const migrate = (u: string) => assay("migrate", u);
+const assay = (command: string, u: string) =>
+  runAssay([...command.split(" "), "--database-url", u], {
+    env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "" },
+  });
 
 beforeAll(async () => {
   if (!onPostgres) return;
@@ -41,6 +44,17 @@ describe.skipIf(!onPostgres)("TLS to PostgreSQL", () => {
     });
   }, 60_000);
 
+  // The commands that open the database without migrating it said "cannot reach …: database
+  // unavailable (ERR_POSTGRES_TLS_NOT_AVAILABLE)" where `migrate` and `serve` said what to change.
+  test("an admin command says the same as migrate when TLS is not offered", async () => {
+    for (const command of ["users list", "audit verify"])
+      expect(await assay(command, url("127.0.0.1", "sslmode=require"))).toEqual({
+        code: 1,
+        out: "",
+        err: `assay ${command.split(" ")[0]}: PostgreSQL ${shown("127.0.0.1", "sslmode=require")} does not offer TLS, which sslmode=require requires: turn ssl on in the server, or connect with sslmode=disable where the network allows it (docs/postgres.md).\n`,
+      });
+  }, 60_000);
+
   test("with ssl on: require and verify-full with its CA connect; an unchecked certificate and an unreadable CA file are said so", async () => {
     const admin = new SQL({ url: `${cluster.baseUrl}postgres`, max: 1 });
     await admin.unsafe("ALTER SYSTEM SET ssl = on");
@@ -62,6 +76,11 @@ describe.skipIf(!onPostgres)("TLS to PostgreSQL", () => {
       code: 1,
       out: "",
       err: `assay migrate: PostgreSQL ${shown("localhost", "sslmode=verify-full")}: its TLS certificate was refused (self signed certificate). sslmode=verify-full and verify-ca check it against the CA file given as sslrootcert=FILE (else the system's CAs), verify-full also its host name; sslmode=require encrypts without checking it (docs/postgres.md).\n`,
+    });
+    expect(await assay("users list", url("localhost", "sslmode=verify-full"))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay users: PostgreSQL ${shown("localhost", "sslmode=verify-full")}: its TLS certificate was refused (self signed certificate). sslmode=verify-full and verify-ca check it against the CA file given as sslrootcert=FILE (else the system's CAs), verify-full also its host name; sslmode=require encrypts without checking it (docs/postgres.md).\n`,
     });
     const missing = join(cluster.dir, "no-such-ca.crt");
     const q = `sslmode=verify-full&sslrootcert=${missing}`;

@@ -130,9 +130,12 @@ export async function openDb(
       else await db.exec(get("SELECT 1"));
       return db;
     } catch (e) {
-      if (!(e instanceof DatabaseUnavailable) && !isConnectionError(e)) {
+      // A TLS failure is no outage to wait out; through a statement (no migration: the admin
+      // commands) it comes as DatabaseUnavailable with the client's error as its cause.
+      const tls = tlsProblem(c, e instanceof DatabaseUnavailable && e.cause ? e.cause : e);
+      if (tls || (!(e instanceof DatabaseUnavailable) && !isConnectionError(e))) {
         await db.close();
-        throw tlsProblem(c, e) ?? e;
+        throw tls ?? e;
       }
       if (Date.now() >= deadline) {
         await db.close();

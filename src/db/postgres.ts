@@ -86,8 +86,9 @@ export function translatePgError(e: unknown): unknown {
   // is shutting down or starting; 57014: statement timeout (query_canceled).
   if (/^(08|53|57P)/.test(state) || state === "57014")
     return new DatabaseUnavailable(`database unavailable (${state})`);
+  // The client's error is kept as the cause: a start that fails on TLS says why (src/db/open.ts).
   if (err.code && CONNECTION_CODES.has(err.code))
-    return new DatabaseUnavailable(`database unavailable (${err.code})`);
+    return new DatabaseUnavailable(`database unavailable (${err.code})`, { cause: e });
   if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET")
     return new DatabaseUnavailable(`database unavailable (${err.code})`);
   return e;
