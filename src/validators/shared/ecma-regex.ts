@@ -394,6 +394,10 @@ class Parser {
       else ranges.push(...a);
     }
     this.i++; // "]"
+    // Negated, the class stays RE2's `[^…]`: RE2 case-folds the members and then negates, which
+    // is ECMA's meaning under i (no member folds as the character does). Written as the
+    // complement's ranges, RE2's folding widened it back: `[^a-z]` under i matched "Q", `[^x]` "x".
+    if (negate && ranges.length > 0) return `[^${ranges.map(rangeText).join("")}${items.join("")}]`;
     if (items.length === 0) return classOf(negate ? invert(ranges) : ranges);
     return `[${negate ? "^" : ""}${ranges.map(rangeText).join("")}${items.join("")}]`;
   }
