@@ -188,6 +188,25 @@ export function createRunService(deps: {
   const service = { start: startRun, replayByKey };
 
   /**
+   * The URL names the key's run's workflow: its id, its slug now, or the slug it had when the first
+   * request was answered (the slug in that answer). A workflow renamed since is still the one the
+   * retry's URL named; without the answer's slug its retry was a 404 while a deleted one's replayed.
+   */
+  function namesRunWorkflow(
+    identifier: string,
+    run: { workflow_id: number; workflow_slug: string },
+    answer: { body: string } | null,
+  ): boolean {
+    if (identifier === run.workflow_slug || identifier === String(run.workflow_id)) return true;
+    if (!answer) return false;
+    try {
+      return (JSON.parse(answer.body) as { workflow?: { slug?: unknown } }).workflow?.slug === identifier;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * The retry of an answered request that is refused now (its workflow deleted, or its slug taken
    * by a new one; the caller now a Viewer): the first answer, as long as the key is kept, if the
    * key's run is in this org, of the workflow the URL names (its slug or id as they are) and the
@@ -208,7 +227,7 @@ export function createRunService(deps: {
     if (kept === "in_progress") throw inProgress();
     if (!kept) return null;
     const run = await runs.get(orgId, kept.runId);
-    if (!run || (identifier !== run.workflow_slug && identifier !== String(run.workflow_id))) return null;
+    if (!run || !namesRunWorkflow(identifier, run, kept.answer)) return null;
     const version = pinned === null ? run.workflow_version : versionNumber(pinned);
     if (version === null) return null;
     const body = await bodyOf(request, limits.maxPayloadBytes).catch(() => null);
