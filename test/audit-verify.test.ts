@@ -128,11 +128,19 @@ describe("the head, recorded elsewhere", () => {
   });
 
   test("a rewrite from entry k on with fresh hashes passes the chain alone, but not the anchor", async () => {
-    const head = JSON.parse((await assay("audit", "head")).out) as { seq: number; hash: string };
+    const printed = (await assay("audit", "head")).out;
+    const head = JSON.parse(printed) as { seq: number; hash: string };
     const anchor = `${head.seq}:${head.hash}`;
     expect((await assay("audit", "verify", "--anchor", anchor)).out).toContain(
       `The anchor ${head.seq} is in the chain, unchanged.`,
     );
+    // What `audit head` printed, pasted as it is (its help says "as `assay audit head` printed
+    // it"; until 2026-11-29 only SEQ:HASH was taken, which `head` never prints).
+    expect(await assay("audit", "verify", "--anchor", printed.trim())).toMatchObject({
+      code: 0,
+      err: "",
+      out: expect.stringContaining(`The anchor ${head.seq} is in the chain, unchanged.`),
+    });
     // Whoever can write the database can recompute every hash after the one they change.
     const rows = (await s.sql<AuditRow>("SELECT * FROM audit_log WHERE seq >= 4 ORDER BY seq")).map(toRow);
     let prev = (await rowAt(3)).hash;
@@ -151,17 +159,23 @@ describe("the head, recorded elsewhere", () => {
     }
     await s.sql("UPDATE audit_head SET hash = ? WHERE id = 1", prev);
     expect((await assay("audit", "verify")).code).toBe(0); // what the chain does not prove (docs/audit.md)
-    const r = await assay("audit", "verify", "--anchor", anchor);
-    expect(r.code).toBe(1);
-    expect(r.out).toStartWith(
-      `BROKEN at entry ${head.seq}: entry ${head.seq} is not the one recorded elsewhere`,
-    );
+    for (const given of [anchor, printed]) {
+      const r = await assay("audit", "verify", "--anchor", given);
+      expect(r.code).toBe(1);
+      expect(r.out).toStartWith(
+        `BROKEN at entry ${head.seq}: entry ${head.seq} is not the one recorded elsewhere`,
+      );
+    }
   });
 
   test("a malformed anchor is a usage error (exit 2)", async () => {
-    const r = await assay("audit", "verify", "--anchor", "12");
-    expect(r.code).toBe(2);
-    expect(r.err).toContain("--anchor is SEQ:HASH");
+    for (const bad of ["12", '{"seq": 12}', `{"seq": "12", "hash": "${"a".repeat(64)}"}`, "[]", "{"]) {
+      const r = await assay("audit", "verify", "--anchor", bad);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(
+        '--anchor is SEQ:HASH or the JSON head `assay audit head` prints ({"seq", "hash", …})',
+      );
+    }
   });
 
   test("-h prints the command's help", async () => {

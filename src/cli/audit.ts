@@ -14,9 +14,11 @@ export async function audit(p: Parsed): Promise<number> {
   allowOnly(p, sub === "verify" ? ["anchor", "data_dir"] : ["data_dir"]);
   let anchor: { seq: number; hash: string } | undefined;
   if (p.flags.anchor !== undefined) {
-    const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(p.flags.anchor);
-    if (!m) throw new UsageError("--anchor is SEQ:HASH, as `assay audit head` prints it");
-    anchor = { seq: Number(m[1]), hash: m[2]! };
+    anchor = parseAnchor(p.flags.anchor);
+    if (!anchor)
+      throw new UsageError(
+        '--anchor is SEQ:HASH or the JSON head `assay audit head` prints ({"seq", "hash", …})',
+      );
   }
   return withDeps(p, async (d) => {
     if (sub === "head") {
@@ -47,4 +49,25 @@ export async function audit(p: Parsed): Promise<number> {
       print(`The anchor ${anchor!.seq} is older than the retention kept: it could not be checked.`);
     return 0;
   });
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * An anchor as recorded: SEQ:HASH, or the head as `assay audit head` and
+ * `GET /api/v1/admin/audit/head/` print it (JSON with `seq` and `hash`), pasted as it is.
+ */
+function parseAnchor(text: string): { seq: number; hash: string } | undefined {
+  const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text);
+  if (m) return { seq: Number(m[1]), hash: m[2]! };
+  let head: unknown;
+  try {
+    head = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { seq, hash } = (head && typeof head === "object" ? head : {}) as { seq?: unknown; hash?: unknown };
+  if (!Number.isSafeInteger(seq) || (seq as number) < 1 || typeof hash !== "string" || !HASH.test(hash))
+    return undefined;
+  return { seq: seq as number, hash };
 }

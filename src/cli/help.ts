@@ -131,7 +131,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about:
       'verify walks the audit log\'s hash chain from its oldest entry to its head and exits 0 when\nintact; otherwise it prints the first broken link (an entry changed, removed or inserted) and\nexits 1. --anchor checks that an entry recorded elsewhere earlier is still there, unchanged.\nhead prints the chain\'s head {"seq", "hash", "created_at"} as JSON, to record outside\nAssay (docs/audit.md).',
     options: { anchor: s, ...DATA_OPTIONS },
-    optionHelp: [["--anchor SEQ:HASH", "an earlier head, as `assay audit head` printed it"], ...DATA_HELP],
+    optionHelp: [
+      ["--anchor SEQ:HASH", "an earlier head: the JSON `assay audit head` printed, or its seq:hash"],
+      ...DATA_HELP,
+    ],
   },
   backup: {
     summary: "copy the database",
