@@ -1,5 +1,6 @@
 // Step outcomes built outside a validator: skipped steps, and steps ended by an error, a time
 // limit, a cancel or a crash. Shared by the pool and the worker so both say things the same way.
+import { headOf } from "../lib/text.ts";
 import type { StepOutcome } from "./protocol.ts";
 
 const MAX_MESSAGE = 200;
@@ -39,5 +40,5 @@ export function shortWorkerError(formatted: string): string {
 }
 
 function clip(text: string): string {
-  return text.length > MAX_MESSAGE ? text.slice(0, MAX_MESSAGE - 1) + "…" : text;
+  return text.length > MAX_MESSAGE ? `${headOf(text, MAX_MESSAGE - 1)}…` : text;
 }

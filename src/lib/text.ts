@@ -56,9 +56,19 @@ export function quote(input: unknown): string {
 
 /** `s` cut to ECHO_MAX characters with "…" (for a field name taken from the client's keys). */
 export function clip(s: string): string {
-  if (s.length <= ECHO_MAX) return s;
-  const cut = s.slice(0, ECHO_MAX);
-  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+  return s.length <= ECHO_MAX ? s : `${headOf(s, ECHO_MAX)}…`;
+}
+
+/**
+ * The first `units` UTF-16 code units of `s`, one fewer when the cut would split a surrogate
+ * pair: `slice` alone leaves half an emoji, a lone surrogate that JSON.stringify writes as the
+ * escape "\ud83d", which strict JSON parsers refuse.
+ */
+export function headOf(s: string, units: number): string {
+  const cut = s.slice(0, units);
+  return /[\ud800-\udbff]$/.test(cut) && /^[\udc00-\udfff]/.test(s.slice(units, units + 1))
+    ? cut.slice(0, -1)
+    : cut;
 }
 
 /**

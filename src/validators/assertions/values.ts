@@ -1,6 +1,7 @@
 // Between the submission and CEL: parsed data → CEL values, and CEL values → text for messages.
 import { isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
+import { headOf } from "../../lib/text.ts";
 import { MAX_INT, MIN_INT } from "./ext/numbers.ts";
 import { durationText, timestampText } from "./ext/time.ts";
 import { view } from "./views.ts";
@@ -98,4 +99,4 @@ function* limited<T>(items: Iterable<T>): Generator<T> {
   }
 }
 
-const clip = (s: string) => (s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}…` : s);
+const clip = (s: string) => (s.length > MAX_SHOWN ? `${headOf(s, MAX_SHOWN)}…` : s);

@@ -2,6 +2,7 @@
 // errors (additionalProperties lists names); users want one finding per real problem, placed on
 // the offending value or key. `rule` is the keyword's location along the evaluation path, with
 // the `$ref`s it went through (ref-paths.ts: the errors come from the slotted copy).
+import { headOf } from "../../lib/text.ts";
 import { finding, pointerJoin } from "../shared/findings.ts";
 import type { Position } from "../shared/position.ts";
 import type { Finding } from "../types.ts";
@@ -85,7 +86,7 @@ function splitContains(errors: TbError[]): TbError[] {
 
 export function quote(v: unknown): string {
   const s = JSON.stringify(v) ?? String(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return s.length > 80 ? `${headOf(s, 77)}...` : s;
 }
 
 /** Starts the message of a large enum's error in the explaining schema (enum-sets.ts). */

@@ -1,3 +1,4 @@
+import { headOf } from "../../lib/text.ts";
 import { MAX_FINDING_MESSAGE_CHARS, MAX_STEP_FINDING_CHARS } from "../limits.ts";
 import type { Finding, Severity, ValidationResult } from "../types.ts";
 
@@ -52,7 +53,8 @@ export class FindingCollector {
 
 /**
  * A step's findings as they leave the worker: at most `max`, messages cut at
- * MAX_FINDING_MESSAGE_CHARS, and no more than MAX_STEP_FINDING_CHARS in all (limits.ts).
+ * MAX_FINDING_MESSAGE_CHARS, and no more than MAX_STEP_FINDING_CHARS in all (limits.ts); their
+ * text well-formed Unicode.
  * `truncated` when anything was dropped.
  */
 export function boundFindings(all: Finding[], max: number): { findings: Finding[]; truncated: boolean } {
@@ -60,13 +62,21 @@ export function boundFindings(all: Finding[], max: number): { findings: Finding[
   let chars = 0;
   for (const f of all) {
     if (findings.length >= max) return { findings, truncated: true };
-    const message =
+    // Well-formed: data quoted in a message or named in a path (a JSON key "\ud800") may hold a
+    // lone surrogate, which every answer would write as an escape strict parsers refuse: U+FFFD,
+    // as the reports write it. The cut never splits a pair either.
+    const message = (
       f.message.length > MAX_FINDING_MESSAGE_CHARS
-        ? `${f.message.slice(0, MAX_FINDING_MESSAGE_CHARS - 1)}…`
-        : f.message;
-    chars += message.length + (f.path?.length ?? 0) + (f.rule?.length ?? 0);
+        ? `${headOf(f.message, MAX_FINDING_MESSAGE_CHARS - 1)}…`
+        : f.message
+    ).toWellFormed();
+    const path = f.path?.toWellFormed() ?? null;
+    const rule = f.rule?.toWellFormed() ?? null;
+    chars += message.length + (path?.length ?? 0) + (rule?.length ?? 0);
     if (chars > MAX_STEP_FINDING_CHARS) return { findings, truncated: true };
-    findings.push(message === f.message ? f : { ...f, message });
+    findings.push(
+      message === f.message && path === f.path && rule === f.rule ? f : { ...f, message, path, rule },
+    );
   }
   return { findings, truncated: false };
 }

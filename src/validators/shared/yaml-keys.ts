@@ -14,6 +14,7 @@ import {
   type Tags,
   type YAMLMap,
 } from "yaml";
+import { headOf } from "../../lib/text.ts";
 import { appendAll } from "../../lib/arrays.ts";
 
 const RESOLVED = Symbol("resolved YAML tag");
@@ -34,7 +35,7 @@ const explicit = (tag: string, resolve: (str: string) => unknown, what: string) 
   resolve(str: string, onError: (message: string) => void): unknown {
     const v = resolve(str);
     if (v !== undefined) return v;
-    onError(`not ${what}: ${JSON.stringify(str.slice(0, 40))}`);
+    onError(`not ${what}: ${JSON.stringify(headOf(str, 40))}`);
     return str;
   },
 });

@@ -25,6 +25,7 @@ import {
   jsonKeyName,
   markResolvedTags,
 } from "./yaml-keys.ts";
+import { headOf } from "../../lib/text.ts";
 import { appendAll } from "../../lib/arrays.ts";
 import { maxYamlBytes } from "../yaml-limit.ts";
 
@@ -502,14 +503,14 @@ function keyCollision(
           const earlier = names.get(name);
           if (earlier?.range && written.range) {
             // As written (`1`, `"1"`, `*a`): their values print alike.
-            const src = (n: Node) => text.slice(n.range![0], n.range![1]).trim().slice(0, 40);
+            const src = (n: Node) => headOf(text.slice(n.range![0], n.range![1]).trim(), 40);
             return { first: src(earlier), second: src(written), offset: written.range[0] };
           }
           names.set(name, written);
         } else if ((isSeq(key) || isMap(key)) && written?.range) {
           // `? [a, b]: 1`: yaml's toJS named it "[ a, b ]", a name no JSON document could have.
           const shown = text.slice(written.range[0], written.range[1]).trim();
-          const cut = shown.length > 40 ? `${shown.slice(0, 39)}…` : shown;
+          const cut = shown.length > 40 ? `${headOf(shown, 39)}…` : shown;
           return { key: cut, kind: isSeq(key) ? "sequence" : "mapping", offset: written.range[0] };
         } else if (written && !isAlias(written)) stack.push(written);
         stack.push(pair.value);

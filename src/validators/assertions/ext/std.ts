@@ -6,6 +6,7 @@
 // - <, <=, >, >= on strings compared UTF-16 units; CEL orders strings by code point.
 // - matches() compiled its pattern on every call (30 µs); compiled patterns are kept here. The
 //   engine is RE2 (linear time), as CEL specifies, so no pattern can make a match run away.
+import { headOf } from "../../../lib/text.ts";
 import { fail } from "../errors.ts";
 import { RE2JS } from "@bufbuild/re2";
 import { type CelFunc, CelScalar, celFunc, celMethod, celUint } from "@bufbuild/cel";
@@ -36,7 +37,7 @@ function parseDouble(s: string): number {
 
 /** A value inside an error message: quoted, and cut short (it comes from the data). */
 export function quote(s: string): string {
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+  return JSON.stringify(s.length > 40 ? `${headOf(s, 40)}…` : s);
 }
 
 const PATTERN_CACHE_SIZE = 256;
