@@ -1,7 +1,8 @@
-// A retry with the same Idempotency-Key after its workflow was renamed: the URL still names the
-// slug the first request used, which now names nothing (or a new workflow that took it). The run
-// exists, so the retry gets the first answer as it does after a delete (docs/decisions.md, "An
-// idempotent retry after a change"); it was a 404. Found by test/model-fuzz.test.ts.
+// A retry with the same Idempotency-Key after its workflow was renamed, or deleted, and its slug
+// taken by a new workflow that refuses runs: the URL still names the slug the first request used.
+// The run exists, so the retry gets the first answer, as after a plain delete (docs/decisions.md,
+// "An idempotent retry after a change"); it was a 404 (renamed), or the new workflow's 409
+// workflow_inactive or 400 no_workflow_steps. Found by test/model-fuzz.test.ts.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
@@ -64,3 +65,28 @@ test("renamed and its old slug taken by a new workflow: the retry still replays 
   expect([atNew.status, atNew.json]).toEqual([201, first.json]);
   expect(await s.count("runs")).toBe(before);
 });
+
+test.each([
+  ["inactive", { status: "inactive" }, errorBody(409, "workflow_inactive")],
+  ["without an active step", { steps: [] }, errorBody(400, "no_workflow_steps")],
+])(
+  "deleted and its slug taken by a new workflow %s: the retry replays; another body gets the new one's refusal",
+  async (name, change, refusal) => {
+    const slug = `gone-${name.length}`;
+    await createWorkflow(s, s.rootToken, WF(slug));
+    const first = await start(slug, `k-${slug}`);
+    expect(first.status).toBe(201);
+    expect(
+      (await call(s, "DELETE", `/api/v1/orgs/acme/workflows/${slug}/`, { token: s.rootToken })).status,
+    ).toBe(204);
+    await createWorkflow(s, s.rootToken, { ...WF(slug), ...change });
+    const before = await s.count("runs");
+
+    const retry = await start(slug, `k-${slug}`);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    expect(retry.json).toEqual(first.json);
+    const other = await start(slug, `k-${slug}`, '{"id":2}');
+    expect([other.status, other.json]).toEqual([refusal.status, refusal]);
+    expect(await s.count("runs")).toBe(before);
+  },
+);

@@ -280,6 +280,8 @@ export function createRunService(deps: {
     if (version === null) return null;
     const body = await bodyOf(request, limits.maxPayloadBytes).catch(() => null);
     if (!body) return null;
+    // Kept for replayByKey: the URL's slug may name the key's run's workflow though not this one.
+    bodiesRead.set(request, body);
     const [hash, legacy] = requestHash(request, orgId, wf.id, pinned, version, body);
     return idempotency.peek(p.user.id, key, hash, legacy);
   }

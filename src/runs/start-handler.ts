@@ -90,8 +90,15 @@ export function startRunHandler(
         () => recheck("executor"),
       );
     } catch (e) {
-      // The key's workflow deleted and its slug taken by a new one: the same request still.
-      if (e instanceof AppError && e.errorCode === "idempotency_key_reused") return replayAfter(e, org, ctx);
+      // The key's workflow deleted (or renamed) and its slug taken by a new one: the same request
+      // still, also when the new one refuses runs (inactive, no active step), which is found
+      // before the key is read.
+      if (
+        e instanceof AppError &&
+        REPLAYABLE_REFUSALS.has(e.errorCode) &&
+        request.headers.has("idempotency-key")
+      )
+        return replayAfter(e, org, ctx);
       throw e;
     }
     if (started.replay) {
@@ -185,6 +192,12 @@ export function startRunHandler(
     return answer(final ? 201 : 202, text, { ...headers, "idempotent-replayed": "true" }, set);
   }
 }
+
+/**
+ * Refusals of a run start that a retry of an answered request replays over: the key used with
+ * another request (its workflow's slug now another workflow's), or that new workflow's state.
+ */
+const REPLAYABLE_REFUSALS = new Set(["idempotency_key_reused", "workflow_inactive", "no_workflow_steps"]);
 
 /** What every answer of this route carries: the security headers, JSON, and no shared caching. */
 const COMMON_HEADERS = new Headers({
