@@ -110,7 +110,16 @@ function* elements(el: Element): Generator<Element> {
   for (const child of Array.from(el.children)) yield* elements(child);
 }
 
+/**
+ * Answers of functionExists by name and arity. The names are the author's (any prefix a schema
+ * binds, any local name and arity), so the answers are bounded like matchesChecked below: without
+ * it every schema saved with new names grew the thread that checks saves.
+ */
 const known = new Map<string, boolean>();
+export const FUNCTION_LOOKUPS_KEPT = 1000;
+
+/** How many answers functionExists keeps (for tests of its bound). */
+export const functionLookupsKept = (): number => known.size;
 
 /** Whether fontoxpath has this function (a constant-time lookup, not the author's code). */
 function functionExists(uri: string, local: string, arity: number): boolean {
@@ -126,6 +135,7 @@ function functionExists(uri: string, local: string, arity: number): boolean {
     } catch {
       hit = false; // not a name fontoxpath can even look up
     }
+    if (known.size >= FUNCTION_LOOKUPS_KEPT) known.clear();
     known.set(key, hit);
   }
   return hit;
