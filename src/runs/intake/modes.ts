@@ -15,6 +15,12 @@ import { classify, parseMediaType, xmlEncoding } from "./filetypes.ts";
 import { fileTypeOf, typeFromFilename } from "./media-types.ts";
 import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
 
+/**
+ * An unpaired surrogate in JSON.stringify's text: it writes one as a `\udXXX` escape (pairs as the
+ * character itself); an even run of backslashes before it is text, not an escape.
+ */
+const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;
+
 export interface Intake {
   bytes: Uint8Array;
   /** What the submission's data is, as declared: mime plus charset when one was given. */
@@ -378,13 +384,23 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
           code: "too_deep",
           message: `metadata may nest at most ${MAX_METADATA_DEPTH} levels.`,
         });
-      else if (byteLength(JSON.stringify(meta)) > limits.maxMetadataBytes)
-        errors.push({
-          field: "metadata",
-          code: "too_large",
-          message: `metadata may hold at most ${limits.maxMetadataBytes} bytes.`,
-        });
-      else metadata = meta as Record<string, unknown>;
+      else {
+        const json = JSON.stringify(meta);
+        if (LONE_SURROGATE_ESCAPE.test(json))
+          errors.push({
+            field: "metadata",
+            code: "invalid",
+            message:
+              "metadata may not contain unpaired surrogates (an escape such as \\ud800 without its pair), in keys or values.",
+          });
+        else if (byteLength(json) > limits.maxMetadataBytes)
+          errors.push({
+            field: "metadata",
+            code: "too_large",
+            message: `metadata may hold at most ${limits.maxMetadataBytes} bytes.`,
+          });
+        else metadata = meta as Record<string, unknown>;
+      }
     }
   }
   // content and its encoding.
@@ -402,6 +418,14 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
   if (c === undefined || c === null)
     errors.push({ field: "content", code: "required", message: "content is required." });
   else if (c instanceof Uint8Array) bytes = base64 ? decodeBase64(new TextDecoder().decode(c)) : c;
+  else if (typeof c === "string" && !base64 && !c.isWellFormed())
+    // UTF-8 cannot hold one: encoding put U+FFFD in its place, and stored what was not sent.
+    errors.push({
+      field: "content",
+      code: "invalid_encoding",
+      message:
+        "content may not contain unpaired surrogates (an escape such as \\ud800 without its pair): no encoding stores one.",
+    });
   else if (typeof c === "string") {
     bytes = base64 ? decodeBase64(c) : utf8.encode(c);
     decodedFromString = !base64;
