@@ -109,24 +109,33 @@ export function createWebhookDispatcher(
       allowPrivate: o.allowPrivate,
       shutdown: shutdown.signal,
     });
-    if (!a) return outbox.release(d.id);
+    if (!a) return outbox.release(d.id, d);
     const outcome = outcomeOf(d, a);
     const policy = { afterFailures: o.disableAfterFailures, afterMs: o.disableAfterDays * DAY_MS };
     const why = (streak: number) => {
       const days = o.disableAfterDays === 1 ? "1 day" : `${o.disableAfterDays} days`;
       return `Deactivated after ${streak} consecutive failed deliveries over at least ${days}; last attempt: ${a.error}. Fix the endpoint, then PATCH is_active: true.`;
     };
-    let disabled: string | null;
+    let disabled: string | null | undefined;
     try {
-      disabled = await outbox.recordAttempt(d.id, a, outcome, policy, why);
+      disabled = await outbox.recordAttempt(d.id, d, a, outcome, policy, why);
     } catch (e) {
       // The receiver's words are the only part the database may refuse (an encoding it cannot
       // store): the attempt is recorded without them rather than left to the lease, which would
       // send it again and again with nothing logged.
       log.warn("webhook attempt recorded without its response excerpt", { delivery: d.id, error: String(e) });
-      disabled = await outbox.recordAttempt(d.id, { ...a, response_excerpt: null }, outcome, policy, why);
+      disabled = await outbox.recordAttempt(d.id, d, { ...a, response_excerpt: null }, outcome, policy, why);
     }
     sent.attempts[a.error === null ? "succeeded" : "failed"]++;
+    if (disabled === undefined) {
+      // Deleted with its webhook meanwhile, or (several nodes) this node was stopped past its
+      // lease and another node took the delivery over: that node records its own attempt
+      // (at-least-once: the receiver may have had this one too).
+      log.warn("webhook attempt not recorded: its delivery was removed or taken over meanwhile", {
+        delivery: d.id,
+      });
+      return;
+    }
     if (outcome.status !== "pending") sent.deliveries[outcome.status]++;
     if (disabled) log.warn("webhook deactivated", { webhook: d.webhook_id, reason: disabled });
   }
@@ -155,7 +164,7 @@ export function createWebhookDispatcher(
         const claimed = await outbox.claimDue(room, lease, o.node, undefined, claimedAsOf);
         for (const d of claimed) {
           if (closed) {
-            await outbox.release(d.id);
+            await outbox.release(d.id, d);
             continue;
           }
           const p = send(d)

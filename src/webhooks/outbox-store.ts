@@ -52,6 +52,14 @@ const ENDPOINT_LOADS = `WITH RECURSIVE pending(webhook_id) AS (
       WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= CAST(? AS TEXT)
       LIMIT CAST(? AS INTEGER)) AS firsts) AS due
   FROM pending p JOIN webhooks w ON w.id = p.webhook_id JOIN orgs o ON o.id = w.org_id`;
+/**
+ * An attempt's claim on its delivery. A node stopped (SIGSTOP, a long pause) past its lease finds
+ * the delivery taken over by another node, whose attempt may be in flight: its own outcome must
+ * not clear that claim (a third attempt would start beside the second) nor set `tries` back. A
+ * claim is the node and the moment it claimed: the same node may claim the delivery again later.
+ */
+export type DeliveryClaim = { claimed_by: string; claimed_at: string };
+const OWN_CLAIM = " AND claimed_by = CAST(? AS TEXT) AND claimed_at = CAST(? AS TEXT)";
 // While an attempt is under way its row's next_attempt_at holds the claim's lease end (when
 // another node may take it over): what a reader is told is when the attempt began.
 const COLUMNS =
@@ -263,7 +271,7 @@ export function createOutboxStore(db: Db) {
         }
         if (!ids.length) return [];
         return yield* all<DueDelivery>(
-          `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, w.url, w.secret,
+          `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, d.claimed_by, d.claimed_at, w.url, w.secret,
              w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
            WHERE d.id IN (${ids.map(() => "CAST(? AS TEXT)").join(", ")})`,
@@ -289,13 +297,15 @@ export function createOutboxStore(db: Db) {
     async setPayload(id: string, payload: string): Promise<void> {
       await db.exec(run("UPDATE webhook_deliveries SET payload = ? WHERE id = ?", payload, id));
     },
-    /** An attempt cut short by shutdown: due again at once, nothing logged. */
-    async release(id: string): Promise<void> {
+    /** An attempt cut short by shutdown: due again at once, nothing logged (if still this claim's). */
+    async release(id: string, claim: DeliveryClaim): Promise<void> {
       await db.exec(
         run(
-          "UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'${OWN_CLAIM}`,
           now(),
           id,
+          claim.claimed_by,
+          claim.claimed_at,
         ),
       );
     },
@@ -303,26 +313,30 @@ export function createOutboxStore(db: Db) {
      * Logs an attempt and applies its outcome. A delivery ending `failed` extends the webhook's
      * failure streak; past the policy the webhook is deactivated with `reason`, and at once with
      * the outcome's own reason when it has one (a 410 Gone). Returns the reason when it did that,
-     * null otherwise.
+     * null otherwise; `undefined` when the claim was no longer this attempt's (nothing written).
      */
     async recordAttempt(
       id: string,
+      claim: DeliveryClaim,
       a: Attempt,
       o: Outcome,
       policy: DisablePolicy,
       reason: (streak: number) => string,
-    ): Promise<string | null> {
+    ): Promise<string | null | undefined> {
       return db.tx(function* () {
         const ts = now();
         const d = yield* get<{ webhook_id: number; created_at: string }>(
-          "UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending' RETURNING webhook_id, created_at",
+          `UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending'${OWN_CLAIM} RETURNING webhook_id, created_at`,
           o.status,
           o.tries,
           o.nextAttemptAt,
           o.status === "pending" ? null : ts,
           id,
+          claim.claimed_by,
+          claim.claimed_at,
         );
-        if (!d) return null; // deleted with its webhook meanwhile
+        // Deleted with its webhook, finished, or taken over by another node meanwhile.
+        if (!d) return undefined;
         yield* run(
           "INSERT INTO webhook_attempts (delivery_id, attempted_at, http_status, duration_ms, error, response_excerpt) VALUES (?, ?, ?, ?, ?, ?)",
           id,

@@ -39,6 +39,9 @@ export interface DueDelivery {
   payload: string | null;
   tries: number;
   created_at: string;
+  /** This attempt's claim (src/webhooks/outbox-store.ts, DeliveryClaim). */
+  claimed_by: string;
+  claimed_at: string;
   url: string;
   secret: string;
   previous_secret: string | null;
