@@ -86,7 +86,8 @@ export function* logWebhook(
 /**
  * A workflow's slug changed: the webhooks whose filter names the old slug name the new one, in
  * the rename's transaction (a filter names what the Admin chose, not a string that a rename
- * would strand and a later workflow could take). One `webhook.update` entry each.
+ * would strand and a later workflow could take). One `webhook.update` entry each. The rename
+ * holds the org's row (lockForRename), as a webhook's creation or filter change does.
  */
 export function* renameInFilters(
   actor: Actor,
@@ -117,6 +118,42 @@ export function* renameInFilters(
   }
 }
 
+/**
+ * Taken by a workflow's rename before it writes, and by a webhook's creation or filter change
+ * before it checks the filter (PostgreSQL; SQLite runs writes one at a time): the check then
+ * sees every rename that ended, and a rename sees every filter written before it.
+ */
+export function* lockForRename(dialect: Db["dialect"], orgId: number): Program<void> {
+  yield* get(`SELECT id FROM orgs WHERE id = ?${forUpdate(dialect)}`, orgId);
+}
+
+/** The slugs of a filter that named no workflow in the write's transaction. */
+export class UnknownWorkflowSlugs extends Error {
+  override name = "UnknownWorkflowSlugs";
+  constructor(readonly slugs: string[]) {
+    super(`unknown workflow slugs: ${slugs.join(", ")}`);
+  }
+}
+
+/**
+ * Throws UnknownWorkflowSlugs for the slugs that name no workflow of the org now, those in `kept`
+ * (the filter as stored) left out: the service's check before the transaction may have read a
+ * slug just before a rename moved it (docs/webhooks.md).
+ */
+function* checkSlugs(orgId: number, slugs: readonly string[], kept: readonly string[]): Program<void> {
+  const unknown: string[] = [];
+  for (const slug of slugs) {
+    if (kept.includes(slug)) continue;
+    const w = yield* get(
+      "SELECT id FROM workflows WHERE org_id = ? AND slug = ? AND deleted_at IS NULL",
+      orgId,
+      slug,
+    );
+    if (!w) unknown.push(slug);
+  }
+  if (unknown.length) throw new UnknownWorkflowSlugs(unknown);
+}
+
 export interface WebhookChanges {
   url?: string;
   events?: string[];
@@ -141,9 +178,12 @@ export function createWebhookStore(db: Db) {
       const ts = now();
       return db.tx(
         function* () {
-          // The org's row, locked: two creations racing cannot both pass the count.
+          // The org's row, locked: two creations racing cannot both pass the count, and a rename
+          // of a workflow the filter names (which takes it too) is either seen here or sees
+          // this webhook.
           yield* get(`SELECT id FROM orgs WHERE id = ?${lock}`, orgId);
           if ((yield* countOf(orgId)) >= max) return null;
+          yield* checkSlugs(orgId, w.workflow_slugs, []);
           const row = yield* get<WebhookRow>(
             "INSERT INTO webhooks (org_id, url, events, workflow_slugs, is_active, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
             orgId,
@@ -190,12 +230,16 @@ export function createWebhookStore(db: Db) {
      */
     async update(orgId: number, id: number, c: WebhookChanges, actor: Actor): Promise<Webhook | null> {
       return db.tx(function* () {
+        // A new filter: the org's row first, as a rename takes it.
+        if (c.workflow_slugs !== undefined) yield* lockForRename(db.dialect, orgId);
         const before = yield* get<WebhookRow>(
           `SELECT * FROM webhooks WHERE org_id = ? AND id = ?${lock}`,
           orgId,
           id,
         );
         if (!before) return null;
+        if (c.workflow_slugs !== undefined)
+          yield* checkSlugs(orgId, c.workflow_slugs, parseJson<string[]>(before.workflow_slugs, []));
         const sets: string[] = ["updated_at = ?"];
         const args: (string | number)[] = [now()];
         const set = (column: string, value: string, was: string) => {

@@ -7,7 +7,7 @@ import { GenerationCache, deepFreeze } from "../db/generation.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
-import { renameInFilters } from "../webhooks/store.ts";
+import { lockForRename, renameInFilters } from "../webhooks/store.ts";
 import { workflowRecord } from "./audit.ts";
 import { resolveConfigs, storeConfigs } from "./config-store.ts";
 import type { StepDef, Workflow, WorkflowDraft, WorkflowVersion } from "./types.ts";
@@ -249,6 +249,8 @@ export function createWorkflowStore(db: Db) {
           if (expected !== undefined && (old?.version !== expected || old.deleted_at != null))
             throw new StaleWorkflow();
           const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
+          // Before the row is written: webhook writes take the org's row first too.
+          if (old && old.slug !== d.slug) yield* lockForRename(db.dialect, orgId);
           const row =
             id == null
               ? yield* get<WorkflowRow>(
