@@ -39,6 +39,17 @@ export function charCount(s: string): number {
   return n;
 }
 
+/**
+ * True when JSON.stringify's text of a value holds an unpaired surrogate: it writes one as a
+ * `\udXXX` escape (a pair as the character itself), which strict JSON parsers refuse; an even
+ * run of backslashes before it is text, not an escape.
+ */
+export const jsonHasLoneSurrogate = (json: string): boolean => /(?<!\\)(?:\\\\)*\\ud[89a-f]/.test(json);
+
+/** The reason given where stored JSON may not hold one. */
+export const NO_LONE_SURROGATES =
+  "may not contain unpaired surrogates (an escape such as \\ud800 without its pair)";
+
 /** True when `s` may be stored as multi-line text. */
 export const textCharactersOk = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed();
 

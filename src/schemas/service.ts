@@ -4,7 +4,13 @@
 // step uses it, with the documents it includes and imports: those may be stored in any order.
 import type { Actor } from "../audit/types.ts";
 import { type ErrorItem, type Problem, invalid, notFound } from "../errors.ts";
-import { charCount, NAME_CHARACTERS, nameCharactersOk } from "../lib/text.ts";
+import {
+  charCount,
+  jsonHasLoneSurrogate,
+  NAME_CHARACTERS,
+  NO_LONE_SURROGATES,
+  nameCharactersOk,
+} from "../lib/text.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
 import { refsOf } from "../validators/json-schema/resources.ts";
@@ -159,6 +165,13 @@ export function createSchemaService(store: SchemaStore) {
     const uri = canonicalUri(body.uri);
     if (typeof uri !== "string") throw invalid("The schema is invalid.", [uri]);
     const kind = body.kind ?? "json_schema";
+    // Stored, every read and every step that pins it would repeat it as an escape.
+    if (
+      typeof body.schema === "string"
+        ? !body.schema.isWellFormed()
+        : jsonHasLoneSurrogate(JSON.stringify(body.schema) ?? "")
+    )
+      throw bodyError("schema", "invalid", `A schema ${NO_LONE_SURROGATES}.`);
     if (kind === "xsd") {
       if (typeof body.schema !== "string")
         throw bodyError("schema", "invalid", "An XSD document is given as a string of XML.");

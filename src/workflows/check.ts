@@ -3,7 +3,15 @@
 // Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
 // drafts and on the workflow check thread for heavy ones (check-thread.ts).
 import { type ErrorItem, type Problem, invalid, invalidBecause } from "../errors.ts";
-import { charCount, NAME_CHARACTERS, nameCharactersOk, quote, textCharactersOk } from "../lib/text.ts";
+import {
+  charCount,
+  jsonHasLoneSurrogate,
+  NAME_CHARACTERS,
+  NO_LONE_SURROGATES,
+  nameCharactersOk,
+  quote,
+  textCharactersOk,
+} from "../lib/text.ts";
 import {
   type StepConfigContext,
   authoredConfig,
@@ -89,8 +97,14 @@ function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConf
     return null;
   }
   const config = s.config ?? {};
+  const authored = JSON.stringify(authoredConfig(config));
+  // Stored, every read of the workflow (its versions, export, audit) would repeat it as an escape.
+  if (jsonHasLoneSurrogate(authored)) {
+    errors.push({ field: f("config"), code: "invalid", message: `A step config ${NO_LONE_SURROGATES}.` });
+    return null;
+  }
   // The snapshot a saved step carries is the server's, not the author's: measured below.
-  if (Buffer.byteLength(JSON.stringify(authoredConfig(config)), "utf8") > MAX_STEP_CONFIG_BYTES) {
+  if (Buffer.byteLength(authored, "utf8") > MAX_STEP_CONFIG_BYTES) {
     errors.push({
       field: f("config"),
       code: "too_large",

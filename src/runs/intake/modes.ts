@@ -3,7 +3,15 @@
 // charset, filename and metadata. Problems in the request are collected into errors[] items.
 import { isUtf8 } from "node:buffer";
 import { AppError, type ErrorItem } from "../../errors.ts";
-import { NAME_CHARACTERS, charCount, clip, nameCharactersOk, quote } from "../../lib/text.ts";
+import {
+  NAME_CHARACTERS,
+  NO_LONE_SURROGATES,
+  charCount,
+  clip,
+  jsonHasLoneSurrogate,
+  nameCharactersOk,
+  quote,
+} from "../../lib/text.ts";
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
@@ -14,12 +22,6 @@ import { checkFilename, headerText } from "./filenames.ts";
 import { classify, parseMediaType, xmlEncoding } from "./filetypes.ts";
 import { fileTypeOf, typeFromFilename } from "./media-types.ts";
 import { MultipartError, type Part, boundaryOf, parseMultipart } from "./multipart.ts";
-
-/**
- * An unpaired surrogate in JSON.stringify's text: it writes one as a `\udXXX` escape (pairs as the
- * character itself); an even run of backslashes before it is text, not an escape.
- */
-const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;
 
 export interface Intake {
   bytes: Uint8Array;
@@ -386,12 +388,11 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
         });
       else {
         const json = JSON.stringify(meta);
-        if (LONE_SURROGATE_ESCAPE.test(json))
+        if (jsonHasLoneSurrogate(json))
           errors.push({
             field: "metadata",
             code: "invalid",
-            message:
-              "metadata may not contain unpaired surrogates (an escape such as \\ud800 without its pair), in keys or values.",
+            message: `metadata ${NO_LONE_SURROGATES}, in keys or values.`,
           });
         else if (byteLength(json) > limits.maxMetadataBytes)
           errors.push({
@@ -423,8 +424,7 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
     errors.push({
       field: "content",
       code: "invalid_encoding",
-      message:
-        "content may not contain unpaired surrogates (an escape such as \\ud800 without its pair): no encoding stores one.",
+      message: `content ${NO_LONE_SURROGATES}: no encoding stores one.`,
     });
   else if (typeof c === "string") {
     bytes = base64 ? decodeBase64(c) : utf8.encode(c);
