@@ -141,6 +141,36 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
     expect(again.json).toEqual(run.json);
   }, 90_000);
 
+  test("a serving role without its privileges on one of Assay's tables is told the GRANT, by serve and every command", async () => {
+    const { as, admin, role, name } = await setUp();
+    const app = `${role}_app`;
+    await admin.unsafe(`CREATE ROLE ${app} LOGIN`);
+    await admin.unsafe(`CREATE SCHEMA assay AUTHORIZATION ${role}`);
+    expect(
+      (await assay("migrate", "--database-url", as(role, "?options=-c%20search_path%3Dassay"))).code,
+    ).toBe(0);
+    await admin.unsafe(`GRANT USAGE ON SCHEMA assay TO ${app}`);
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app}`);
+    await admin.unsafe(`ALTER ROLE ${app} SET search_path = assay`);
+    // As after an upgrade that added a table, without ALTER DEFAULT PRIVILEGES: it was
+    // "assay serve: permission denied for table content_chunks", naming neither role nor schema.
+    await admin.unsafe(`REVOKE DELETE ON assay.content_chunks FROM ${app}`);
+    await admin.unsafe(`REVOKE ALL ON assay.webhooks FROM ${app}`);
+    const said = `the role "${app}" lacks SELECT, INSERT, UPDATE or DELETE on 2 of Assay's tables in schema "assay" of database "${name}" (content_chunks, webhooks). Grant them: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app} (docs/postgres.md, "Roles and privileges").\n`;
+    expect(await assay("serve", "--port", "0", "--database-url", as(app))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay serve: ${said}`,
+    });
+    expect(await assay("users", "list", "--database-url", as(app))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay users: ${said}`,
+    });
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app}`);
+    expect(await assay("users", "list", "--database-url", as(app))).toMatchObject({ code: 0, err: "" });
+  }, 90_000);
+
   test("a role without ownership of Assay's tables is told to migrate as their owner", async () => {
     const { url, as, admin, role, name } = await setUp();
     // Migrated by the owner up to one migration before this build's.

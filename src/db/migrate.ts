@@ -239,11 +239,39 @@ export async function assertRunnable(q: Pick<PgDb["sql"], "unsafe">): Promise<Pg
  * migration, nor to waiting for another node's: one canceled half-way would fail at every start.
  */
 export async function migratePostgres(db: PgDb): Promise<number> {
+  let version: number;
   try {
-    return await migratePostgresTx(db);
+    version = await migratePostgresTx(db);
   } catch (e) {
     throw await explainSetupError(db.sql, e);
   }
+  await checkTablePrivileges(db.sql);
+  return version;
+}
+
+/**
+ * Every command reads and writes Assay's tables: a serving role that lacks a privilege on one of
+ * them (a table an upgrade added, without ALTER DEFAULT PRIVILEGES) is said at once, with the
+ * statement that grants it, not as PostgreSQL's "permission denied for table …" from whichever
+ * statement met it first (2026-11-29: `assay serve` stopped so, naming neither role nor schema).
+ * Catalog reads only: a lock held on a table does not hold this up.
+ */
+async function checkTablePrivileges(sql: PgDb["sql"]): Promise<void> {
+  const [row] = (await sql.unsafe(
+    `SELECT current_user AS role, current_database() AS db, current_schema() AS schema,
+       coalesce(array_agg(t.tablename::text ORDER BY t.tablename) FILTER (WHERE NOT (
+         has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
+         AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE'))), '{}') AS missing
+     FROM pg_tables t
+     JOIN pg_class c ON c.relname = t.tablename AND c.relnamespace = to_regnamespace(quote_ident(t.schemaname))
+     WHERE t.schemaname = current_schema() AND t.tablename = ANY($1::text[])`,
+    [[...OWN_TABLES]],
+  )) as { role: string; db: string; schema: string | null; missing: string[] }[];
+  if (!row?.schema || !row.missing.length) return;
+  const shown = `${row.missing.slice(0, 5).join(", ")}${row.missing.length > 5 ? ", …" : ""}`;
+  throw new DatabaseSetupError(
+    `the role "${row.role}" lacks SELECT, INSERT, UPDATE or DELETE on ${row.missing.length} of Assay's tables in schema "${row.schema}" of database "${row.db}" (${shown}). Grant them: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(row.schema)} TO ${ident(row.role)} (${PRIVILEGES_DOC}).`,
+  );
 }
 
 async function migratePostgresTx(db: PgDb): Promise<number> {
