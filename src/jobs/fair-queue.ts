@@ -6,6 +6,13 @@
 /** An org's key; jobs submitted without one share a single org. */
 export type OrgKey = string | number;
 
+/**
+ * Orgs whose last turn is remembered, far more than one server's active orgs. Orgs come and go
+ * (an org deleted stays in the map otherwise): the least recently served are forgotten first,
+ * and a forgotten org ranks as served before any remembered one, which it was.
+ */
+export const SERVED_KEPT = 10_000;
+
 export class FairQueue<T extends { org: OrgKey }> {
   readonly #byOrg = new Map<OrgKey, T[]>();
   /** When each org last had a job taken: the least recently served wins a tie. */
@@ -15,6 +22,11 @@ export class FairQueue<T extends { org: OrgKey }> {
 
   get size(): number {
     return this.#size;
+  }
+
+  /** Orgs whose last turn is remembered (for tests of its bound). */
+  get servedKept(): number {
+    return this.#served.size;
   }
 
   push(item: T): void {
@@ -65,8 +77,12 @@ export class FairQueue<T extends { org: OrgKey }> {
 
   /** Takes `item` (from peek) out of the queue and counts its org as just served. */
   take(item: T): void {
-    // Kept for orgs with nothing left queued too: there are only as many as the instance has orgs.
-    if (this.remove(item)) this.#served.set(item.org, ++this.#turn);
+    // Kept for orgs with nothing left queued too, up to SERVED_KEPT. Deleted and set again, so
+    // that the map's order is the order of service and its first key the one to forget.
+    if (!this.remove(item)) return;
+    this.#served.delete(item.org);
+    this.#served.set(item.org, ++this.#turn);
+    if (this.#served.size > SERVED_KEPT) this.#served.delete(this.#served.keys().next().value as OrgKey);
   }
 
   /** Every job, and empties the queue. */

@@ -1,7 +1,7 @@
 // The pick order of the pool's waiting jobs (src/jobs/fair-queue.ts): fair across orgs, FIFO
 // within one.
 import { describe, expect, test } from "bun:test";
-import { FairQueue, type OrgKey } from "../../../src/jobs/fair-queue.ts";
+import { FairQueue, type OrgKey, SERVED_KEPT } from "../../../src/jobs/fair-queue.ts";
 
 type Job = { org: OrgKey; name: string };
 const job = (org: OrgKey, name: string): Job => ({ org, name });
@@ -64,5 +64,19 @@ describe("FairQueue", () => {
     expect(q.drain().map((j) => j.name)).toEqual(["b1"]);
     expect(q.size).toBe(0);
     expect(q.peek(() => 0)).toBeUndefined();
+  });
+
+  test("remembers when at most SERVED_KEPT orgs were served: deleted orgs do not stay for ever", () => {
+    const q = new FairQueue<Job>();
+    for (let i = 0; i < SERVED_KEPT + 100; i++) {
+      q.push(job(i, `o${i}`));
+      q.take(q.peek(() => 0)!);
+      expect(q.servedKept).toBeLessThanOrEqual(SERVED_KEPT);
+    }
+    // Forgotten orgs were the least recently served, and still rank so: org 0 (forgotten) goes
+    // before the org served last, which goes after the one served before it.
+    const last = SERVED_KEPT + 99;
+    for (const org of [last, last - 1, 0]) q.push(job(org, `again${org}`));
+    expect(order(q)).toEqual(["again0", `again${last - 1}`, `again${last}`]);
   });
 });
