@@ -240,7 +240,11 @@ export function createWorkflowService(
         d.steps.splice(from, 1);
         const to = s.order === undefined ? from : Math.min(s.order - 1, d.steps.length);
         d.steps.splice(to, 0, changed);
-        const unchanged = () => contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps));
+        // The same contents in the same places: a step moved past a twin (same name, validator and
+        // config) reads the same by content but is a change (a step keeps its id through moves).
+        const unchanged = () =>
+          contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)) &&
+          d.steps.every((x, i) => x.id === cur.steps[i]!.id);
         if (unchanged()) return { ...cur, step: cur.steps[from]! };
         await check(orgId, d, to);
         if (unchanged()) return { ...cur, step: cur.steps[from]! }; // with snapshots, as update()
