@@ -190,6 +190,11 @@ export function createExecutor(
   let memoryTurn = true;
   /** Every launch() in progress, so close() can wait for their last writes. */
   const launches = new Set<Promise<void>>();
+  /**
+   * The runs of those launches, until their final write is done: never claimed again meanwhile
+   * (store.claim), though a run's claim may be gone (this node stopped past its lease).
+   */
+  const launching = new Set<string>();
   const fresh = new Map<string, FreshRun>();
   let freshBytes = 0;
   const takeFresh = (id: string) => {
@@ -480,6 +485,7 @@ export function createExecutor(
 
   /** Reserves the run's slot before launch's awaits (so the loop cannot overfill) and tracks it. */
   function track(id: string, org: number, run: () => Promise<void>) {
+    launching.add(id);
     flights.set(id, {
       org,
       job: null,
@@ -497,6 +503,7 @@ export function createExecutor(
       })
       .finally(() => {
         launches.delete(p);
+        launching.delete(id);
         if (flights.get(id)?.job === null && !flights.get(id)?.steps.length) flights.delete(id);
         if (unavailable) dispatchLater();
         else void dispatch();
@@ -574,7 +581,7 @@ export function createExecutor(
         if (!idleOnly) memoryTurn = true;
         if (!onDisk) break;
         const room = idleOnly ? 1 : capacity - flights.size;
-        const claimed = await store.claim(room, leases.claim(), busy, idleOnly);
+        const claimed = await store.claim(room, leases.claim(), busy, idleOnly, [...launching]);
         if (!claimed.length) {
           if (direct === undefined) break;
           memoryTurn = true; // nothing on disk to take: memory's turn

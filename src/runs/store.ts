@@ -454,15 +454,22 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      * to the org with the fewest in `busy` (this node's runs in flight, by org) plus those
      * picked so far, each org's oldest first. `idleOnly`: one run, of an org with none in `busy`. Another node may claim
      * the same run at once (PostgreSQL): the update takes only runs still queued, so each run
-     * goes to one node. Urgent: workers wait.
+     * goes to one node. Urgent: workers wait. `executing`: runs this node's jobs are still on
+     * (PostgreSQL), never claimed here: a node stopped past its lease comes back with its old job
+     * running while another node's recovery queued the run again; claiming it would run it twice
+     * in this process. It is claimed once that job has ended (its write refused), here or elsewhere.
      */
     async claim(
       limit: number,
       claim: Claim,
       busy: ReadonlyMap<number, number> = new Map(),
       idleOnly = false,
+      executing: readonly string[] = [],
     ): Promise<{ id: string; attempts: number; org_id: number }[]> {
       const ts = now();
+      const skip = shared ? executing : [];
+      const notOurs = (col: string) =>
+        skip.length ? ` AND ${col} NOT IN (${skip.map(() => "CAST(? AS TEXT)").join(", ")})` : "";
       const createdBefore = created;
       let heads = 0;
       const load = (r: ClaimedRow) => busy.get(Number(r.org_id)) ?? 0;
@@ -471,7 +478,8 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         // Each org's oldest queued run: one index seek per org (runs_org_status_created), not a
         // scan of the queue, which one org may have filled.
         const firsts = yield* all<ClaimedRow>(
-          "SELECT h.id, h.org_id, h.created_at, h.attempts FROM orgs o JOIN runs h ON h.id = (SELECT r.id FROM runs r WHERE r.org_id = o.id AND r.status = 'queued' ORDER BY r.created_at, r.id LIMIT 1)",
+          `SELECT h.id, h.org_id, h.created_at, h.attempts FROM orgs o JOIN runs h ON h.id = (SELECT r.id FROM runs r WHERE r.org_id = o.id AND r.status = 'queued'${notOurs("r.id")} ORDER BY r.created_at, r.id LIMIT 1)`,
+          ...skip,
         );
         heads = firsts.length;
         const candidates = firsts.filter((r) => !idleOnly || load(r) === 0);
@@ -483,9 +491,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           idleOnly || candidates.length === 0 || candidates.length >= limit
             ? []
             : yield* all<ClaimedRow>(
-                `SELECT r.id, r.org_id, r.created_at, r.attempts FROM runs r WHERE r.status = 'queued' AND r.org_id IN (${candidates.map(() => "?").join(", ")}) AND r.id NOT IN (${candidates.map(() => "?").join(", ")}) ORDER BY r.created_at, r.id LIMIT CAST(? AS INTEGER)`,
+                `SELECT r.id, r.org_id, r.created_at, r.attempts FROM runs r WHERE r.status = 'queued' AND r.org_id IN (${candidates.map(() => "?").join(", ")}) AND r.id NOT IN (${candidates.map(() => "?").join(", ")})${notOurs("r.id")} ORDER BY r.created_at, r.id LIMIT CAST(? AS INTEGER)`,
                 ...candidates.map((r) => r.org_id),
                 ...candidates.map((r) => r.id),
+                ...skip,
                 (limit - candidates.length) * candidates.length,
               );
         const chosen = fairPick([...candidates, ...next], limit, load);
@@ -510,10 +519,11 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         // wait for the next signal after a lost race.
         if (!shared || got.length === chosen.length || idleOnly) return got;
         const more = yield* all<ClaimedRow>(
-          `${SET} WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT CAST(? AS INTEGER) FOR UPDATE SKIP LOCKED) RETURNING id, attempts, org_id, created_at`,
+          `${SET} WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued'${notOurs("id")} ORDER BY created_at, id LIMIT CAST(? AS INTEGER) FOR UPDATE SKIP LOCKED) RETURNING id, attempts, org_id, created_at`,
           ts,
           claim.node,
           claim.leaseUntil,
+          ...skip,
           chosen.length - got.length,
         );
         return [...got, ...more];
