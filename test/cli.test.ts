@@ -79,7 +79,7 @@ describe("assay CLI", () => {
     expect(assay(["members", "add", "beta", "carol", "author"]).code).toBe(1);
     expect(assay(["members", "set-role", "beta", "carol", "author"])).toEqual({
       code: 0,
-      out: "carol is now author of beta.\n",
+      out: `carol is now author of beta (SQLite in ${dataDir}).\n`,
       err: "",
     });
     expect(assay(["members", "list", "beta"]).out).toMatch(/carol\s+author/);
@@ -403,6 +403,30 @@ describe("assay CLI", () => {
       });
     }
   });
+  // README: "A command that changes data names the database in its message"; five of them did
+  // not (2026-11-29), so one run on a mistyped data dir read like a success on the right one.
+  test("every command that changes data names the database in what it prints", () => {
+    const where = `SQLite in ${dataDir}`;
+    const said = (args: string[], stdin?: string) => {
+      const r = assay(args, stdin);
+      expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: "" });
+      return r.out.split("\n")[0];
+    };
+    expect(said(["users", "create", "named-u", "--password-stdin"], "a long password here")).toMatch(
+      new RegExp(`^Created user named-u \\(id \\d+\\) \\(${where}\\)\\.$`),
+    );
+    expect(said(["orgs", "create", "named-o"])).toBe(`Created organization named-o (${where}).`);
+    expect(said(["members", "add", "named-o", "named-u", "viewer"])).toBe(
+      `named-u is now viewer of named-o (${where}).`,
+    );
+    expect(said(["members", "set-role", "named-o", "named-u", "author"])).toBe(
+      `named-u is now author of named-o (${where}).`,
+    );
+    expect(said(["tokens", "create", "named-u", "--name", "n"])).toMatch(
+      new RegExp(`^Token \\d+ "n" for named-u \\(${where}; shown once\\):$`),
+    );
+  });
+
   test("backup writes a consistent copy and refuses to overwrite", () => {
     const file = join(dir, "backup.db");
     expect(assay(["backup", file]).code).toBe(0);

@@ -101,7 +101,9 @@ export async function users(p: Parsed) {
         },
         cli,
       );
-      print(`Created user ${u.username} (id ${u.id})${u.is_admin ? ", instance admin" : ""}.`);
+      print(
+        `Created user ${u.username} (id ${u.id})${u.is_admin ? ", instance admin" : ""} (${describeDb(d.config)}).`,
+      );
     } else if (sub === "list") {
       allowOnly(p, ["data_dir"]);
       need(q, 0, "users list");
@@ -150,7 +152,7 @@ export async function orgs(p: Parsed) {
       allowOnly(p, ["name", "data_dir"]);
       const [slug] = need(q, 1, "orgs create SLUG [--name N]");
       const o = await createOrgService(d.orgs, d.users).create(slug!, p.flags.name, cli);
-      print(`Created organization ${o.slug}.`);
+      print(`Created organization ${o.slug} (${describeDb(d.config)}).`);
     } else if (sub === "list") {
       allowOnly(p, ["data_dir"]);
       need(q, 0, "orgs list");
@@ -214,14 +216,14 @@ export async function members(p: Parsed) {
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
       const m = await svc().addMember((await live(slug!)).id, username!, checkRole(role!), cli);
-      print(`${m.username} is now ${m.role} of ${slug}.`);
+      print(`${m.username} is now ${m.role} of ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "set-role") {
       // An existing member's role: how an org whose last Admin was deleted gets one again.
       const [slug, username, role] = need(q, 3, "members set-role ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
         throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
       const m = await svc().setRole((await live(slug!)).id, username!, role!, cli);
-      print(`${m.username} is now ${m.role} of ${slug}.`);
+      print(`${m.username} is now ${m.role} of ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "remove") {
       const [slug, username] = need(q, 2, "members remove ORG USERNAME");
       await svc().removeMember((await org(slug!))!.id, username!, cli);
@@ -253,7 +255,7 @@ export async function tokens(p: Parsed) {
       if (!u) fail(`There is no user "${username}".`);
       const { record, token } = await d.tokens.create(u!.id, p.flags.name, days, cli);
       print(
-        `Token ${record.id} "${record.name}" for ${username}${record.expires_at ? `, expires ${record.expires_at}` : ""} (shown once):`,
+        `Token ${record.id} "${record.name}" for ${username}${record.expires_at ? `, expires ${record.expires_at}` : ""} (${describeDb(d.config)}; shown once):`,
       );
       print(token);
     } else if (sub === "list") {
