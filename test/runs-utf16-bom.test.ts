@@ -58,7 +58,7 @@ const utf16 = (text: string, le: boolean) => {
   if (!le) for (let i = 0; i < body.length; i += 2) [body[i], body[i + 1]] = [body[i + 1]!, body[i]!];
   return new Uint8Array([...(le ? [0xff, 0xfe] : [0xfe, 0xff]), ...body]);
 };
-const post = (wf: string, raw: Uint8Array, type: string) =>
+const post = (wf: string, raw: BodyInit, type: string) =>
   call(s, "POST", runs(wf), { token: s.rootToken, raw, headers: { "content-type": type } });
 const findings = (r: Awaited<ReturnType<typeof post>>) =>
   r.json.steps.flatMap((st: { findings: { code: string; line: number; column: number }[] }) =>
