@@ -3,12 +3,34 @@
 import { SYSTEM } from "../audit/actor.ts";
 import { audit } from "../audit/append.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
-import { now } from "../db/util.ts";
+import { now, parseJson } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
 import { auditUrl } from "./store.ts";
 import { createSubscriptions } from "./subscriptions.ts";
 import type { Attempt, Delivery, DisablePolicy, DueDelivery, Outcome } from "./types.ts";
 import { type Bounds, DEFAULT_BOUNDS, shareClaims } from "./claim.ts";
+
+/**
+ * The workflow's slug and the org's webhook filters in one statement: a rename writes both in one
+ * transaction (src/webhooks/store.ts, renameInFilters), and one statement sees both before it or
+ * both after it, also on PostgreSQL, where the subscriptions read earlier in the transaction is
+ * another snapshot. Compared with that read's filters, a rename committed in between left the run
+ * without its delivery (2026-11-29).
+ */
+function* slugAndFilters(
+  orgId: number,
+  workflowId: number,
+): Program<{ slug: string; filters: Map<number, string[]> }> {
+  const rows = yield* all<{ id: number | string; workflow_slugs: string; slug: string | null }>(
+    "SELECT h.id, h.workflow_slugs, (SELECT w.slug FROM workflows w WHERE w.id = CAST(? AS INTEGER)) AS slug FROM webhooks h WHERE h.org_id = CAST(? AS INTEGER)",
+    workflowId,
+    orgId,
+  );
+  return {
+    slug: rows[0]?.slug ?? "",
+    filters: new Map(rows.map((r) => [Number(r.id), parseJson<string[]>(r.workflow_slugs, [])])),
+  };
+}
 
 /** Attempts kept per delivery: redelivering again and again must not grow the log forever. */
 const MAX_ATTEMPTS_KEPT = 50;
@@ -120,14 +142,13 @@ export function createOutboxStore(db: Db) {
       const hooks = yield* subscriptions.of(orgId);
       if (!hooks.length) return 0;
       const ts = now();
-      let slug: string | undefined;
+      let named: { slug: string; filters: Map<number, string[]> } | undefined;
       let n = 0;
       for (const h of hooks) {
-        const slugs = h.workflowSlugs;
-        if (slugs.length) {
-          slug ??=
-            (yield* get<{ slug: string }>("SELECT slug FROM workflows WHERE id = ?", workflowId))?.slug ?? "";
-          if (!slugs.includes(slug)) continue;
+        if (h.workflowSlugs.length) {
+          named ??= yield* slugAndFilters(orgId, workflowId);
+          const slugs = named.filters.get(h.id) ?? h.workflowSlugs;
+          if (slugs.length && !slugs.includes(named.slug)) continue;
         }
         for (const type of types) {
           if (!h.events.includes(type)) continue;
