@@ -243,10 +243,17 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   // (created or requeued): a claim on PostgreSQL cannot see either kind, so a short claim keeps them counted (see claim()).
   let creating = 0;
   let created = 0;
-  // The same two per org, for the per-org share of the queue (queuedOfOrg).
+  // The same two per org, for the per-org share of the queue (queuedOfOrg), kept only while they
+  // count something: an org's creates in flight, and the creates committed while a count of its
+  // queue is read (one tally per read). Kept for every org that ever queued a run, they grew with
+  // the instance's orgs, deleted ones too.
   const creatingOf = new Map<number, number>();
-  const createdOf = new Map<number, number>();
-  const bump = (m: Map<number, number>, org: number, by: number) => m.set(org, (m.get(org) ?? 0) + by);
+  const readsOf = new Map<number, Set<{ committed: number }>>();
+  const creatingBy = (org: number, by: number) => {
+    const n = (creatingOf.get(org) ?? 0) + by;
+    if (n > 0) creatingOf.set(org, n);
+    else creatingOf.delete(org);
+  };
   const countQueued = () => count("SELECT count(*) AS n FROM runs WHERE status = 'queued'");
   // Several nodes may share the database (PostgreSQL): claims race (claim()), counts are estimates.
   const shared = db.dialect === "postgres";
@@ -272,11 +279,11 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt, as));
       queued++;
       creating++;
-      bump(creatingOf, n.orgId, 1);
+      creatingBy(n.orgId, 1);
       try {
         const sid = await batch.write(() => insertBoth(n, ts, "queued", null));
         created++;
-        bump(createdOf, n.orgId, 1);
+        for (const read of readsOf.get(n.orgId) ?? []) read.committed++;
         onQueued();
         return sid;
       } catch (e) {
@@ -284,7 +291,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         throw e;
       } finally {
         creating--;
-        bump(creatingOf, n.orgId, -1);
+        creatingBy(n.orgId, -1);
       }
     },
     /**
@@ -411,6 +418,10 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
     queuedCount(): number {
       return Math.max(0, queued);
     },
+    /** Orgs with a per-org count kept (creates in flight, counts of the queue being read): for tests. */
+    orgsCounted(): number {
+      return creatingOf.size + readsOf.size;
+    },
     /**
      * One org's queued runs: those committed (counted in the database, every node's) plus this
      * store's creates of the org not committed yet, or committed since the count began (counted
@@ -420,11 +431,27 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      * its own to see.
      */
     async queuedOfOrg(orgId: number): Promise<() => number> {
-      const before = createdOf.get(orgId) ?? 0;
-      const n = await db.exec(
-        count("SELECT count(*) AS n FROM runs WHERE org_id = ? AND status = 'queued'", orgId),
-      );
-      return () => n + (creatingOf.get(orgId) ?? 0) + ((createdOf.get(orgId) ?? 0) - before);
+      const read = { committed: 0 };
+      const reads = readsOf.get(orgId) ?? new Set();
+      readsOf.set(orgId, reads.add(read));
+      const done = () => {
+        reads.delete(read);
+        if (!reads.size && readsOf.get(orgId) === reads) readsOf.delete(orgId);
+      };
+      let n: number;
+      try {
+        n = await db.exec(
+          count("SELECT count(*) AS n FROM runs WHERE org_id = ? AND status = 'queued'", orgId),
+        );
+      } catch (e) {
+        done();
+        throw e;
+      }
+      // Read once, in the turn of the create that follows (service.ts): the tally ends there.
+      return () => {
+        done();
+        return n + (creatingOf.get(orgId) ?? 0) + read.committed;
+      };
     },
     /**
      * Whether the next claim should look at the queue: runs counted, or a change made elsewhere
