@@ -43,7 +43,8 @@ export function contentHeaders(filename: string): Record<string, string> {
  * every client gets a safe name, those that read `filename*` the real one.
  */
 export function attachment(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\%;]/g, "_");
+  // One "_" a character (u: an emoji is one, not its two UTF-16 code units).
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\%;]/gu, "_");
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeRFC8187(filename)}`;
 }
 
