@@ -134,7 +134,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     setup: createSetupService(createSetupStore(db)),
     workflowStore,
     workflows: createWorkflowService(workflowStore, schemaStore, extraValidators, draftChecker),
-    versions: createVersionService(workflowStore, createVersionStore(db), draftChecker),
+    versions: createVersionService(workflowStore, createVersionStore(db), draftChecker, extraValidators),
     schemaStore,
     schemas: createSchemaService(schemaStore),
   };

@@ -5,6 +5,7 @@ import { canonicalJson } from "../audit/chain.ts";
 import type { Actor } from "../audit/types.ts";
 import { AppError, invalidField, notFound } from "../errors.ts";
 import { diffVersions } from "./diff.ts";
+import type { ValidatorDef } from "../validators/types.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
@@ -65,6 +66,8 @@ export function createVersionService(
   versions: VersionStore,
   /** Where drafts are checked (check-thread.ts); without one, always here. */
   checker: DraftChecker = createDraftChecker(),
+  /** Validators this instance adds (a test server's test_hold), known to restores as to saves. */
+  extra: readonly ValidatorDef[] = [],
 ) {
   async function load(orgId: number, identifier: string) {
     const w = await store.find(orgId, identifier);
@@ -122,7 +125,7 @@ export function createVersionService(
         if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
         // Checked like any save (a validator may have gone since), with no stored schemas
         // supplied: the snapshot carried in each config is what is restored.
-        await checker.check(d, {}, null, orgId);
+        await checker.check(d, { extra }, null, orgId);
         const saved = await store.save(
           orgId,
           w.id,
