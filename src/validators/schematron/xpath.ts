@@ -9,6 +9,7 @@ import fx from "fontoxpath";
 import { slimdom } from "slimdom-sax-parser";
 // fontoxpath's own regex compiler (its dependency): matches() runs `compile(p, {language: "xpath"})`.
 import { compile as compileXsPattern } from "xspattern";
+import { CODEPOINT_NS, isCodepointFunction, registerCodepointFunctions } from "./codepoint-functions.ts";
 import {
   REGEX_NS,
   isRegexFunction,
@@ -76,6 +77,7 @@ let serializer: unknown;
 export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
   registerCurrent();
   registerRegexFunctions();
+  registerCodepointFunctions();
   const resolve = (prefix: string): string | null =>
     Object.hasOwn(namespaces, prefix) ? namespaces[prefix] : (BUILTIN_PREFIXES[prefix] ?? null);
   serializer ??= new slimdom.XMLSerializer();
@@ -90,6 +92,9 @@ export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
       // fontoxpath's tokenize() and replace() backtrack (and give up): ours run on RE2.
       if (namespaceURI === FN_NS && isRegexFunction(localName, arity))
         return { namespaceURI: REGEX_NS, localName };
+      // fontoxpath's count UTF-16 code units: ours count code points.
+      if (namespaceURI === FN_NS && isCodepointFunction(localName, arity))
+        return { namespaceURI: CODEPOINT_NS, localName };
       return { namespaceURI, localName };
     },
   } as XPathOptions;
@@ -298,7 +303,12 @@ function functionProblem(
     return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
   if (uri === FN_NS && local === "current" && arity === 0) return null;
   // Both would reach fontoxpath's own tokenize() and replace(), which backtrack (regex-functions.ts).
-  if (uri === FN_NS && isRegexFunction(local, arity) && nameEl.getAttributeNS(XQX, "prefix") === null)
+  // And these fontoxpath's string-to-codepoints() and compare(), which count UTF-16 code units.
+  if (
+    uri === FN_NS &&
+    (isRegexFunction(local, arity) || isCodepointFunction(local, arity)) &&
+    nameEl.getAttributeNS(XQX, "prefix") === null
+  )
     return `calls Q{${FN_NS}}${local}, which Assay runs only as ${local}() or fn:${local}()`;
   if (uri === FN_NS && local === "function-lookup")
     return "calls function-lookup(), which Assay does not allow: name the function in the expression";
