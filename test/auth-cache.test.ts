@@ -297,6 +297,7 @@ function fakeDb(gen: () => number): Db {
     dialect: "sqlite",
     generation: gen,
     exec: async (p) => run(p),
+    read: async (p) => run(p),
     tx: async (make) => run(make()),
     ping: async () => true,
     close: async () => {},

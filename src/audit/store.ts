@@ -67,7 +67,7 @@ export function createAuditStore(db: Db) {
       offset: number,
     ): Promise<{ count: number; items: AuditItem[] }> {
       const w = where(f);
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(`SELECT count(*) AS n FROM audit_log a ${w.sql}`, ...w.params);
           const rows = yield* all<AuditItem>(

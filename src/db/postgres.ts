@@ -260,6 +260,16 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         throw translatePgError(e);
       }
     },
+    async read<T>(p: Program<T>): Promise<T> {
+      stats.transactions++;
+      try {
+        return (await sql.begin("isolation level repeatable read read only", (t) =>
+          inTx(t as unknown as SQL, (q) => drive(q, p)),
+        )) as T;
+      } catch (e) {
+        throw translatePgError(e);
+      }
+    },
     async tx<T>(make: () => Program<T>, _opts?: TxOptions): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         stats.transactions++;

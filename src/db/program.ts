@@ -166,6 +166,13 @@ export interface Db {
   /** Runs a program; each statement commits on its own. */
   exec<T>(p: Program<T>): Promise<T>;
   /**
+   * Runs a program of reads on one snapshot: a list's count and its page agree whatever commits
+   * meanwhile. PostgreSQL: a REPEATABLE READ READ ONLY transaction (each statement of `exec`, or of
+   * a READ COMMITTED transaction, reads its own snapshot); SQLite: `exec`, whose program runs on
+   * one connection without a break.
+   */
+  read<T>(p: Program<T>): Promise<T>;
+  /**
    * Runs a program in one transaction. `make` may be called again when the transaction must be
    * retried (a serialization failure on PostgreSQL): it must build a fresh program each time.
    */

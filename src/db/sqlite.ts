@@ -160,6 +160,9 @@ export function createSqliteDb(db: Database): SqliteDb {
         return Promise.reject(e);
       }
     },
+    read<T>(p: Program<T>): Promise<T> {
+      return self.exec(p);
+    },
     tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T> {
       // Another writer of this process holds the lock (a WAL restart, the writer thread's group,
       // write-gate.ts): wait for it here, between turns, and not in SQLite's busy handler, which

@@ -145,7 +145,7 @@ export function createOrgStore(db: Db) {
       offset: number;
     }): Promise<{ count: number; items: Org[] }> {
       const where = opts.includeDeleted ? "" : "WHERE deleted_at IS NULL";
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(`SELECT count(*) AS n FROM orgs ${where}`);
           const items = yield* all<Org>(
@@ -165,7 +165,7 @@ export function createOrgStore(db: Db) {
     ): Promise<{ count: number; items: OrgAccess[] }> {
       const base =
         "FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = CAST(? AS INTEGER) AND o.deleted_at IS NULL";
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(`SELECT count(*) AS n ${base}`, userId);
           const items = yield* all<OrgAccess>(
@@ -225,7 +225,7 @@ export function createOrgStore(db: Db) {
       });
     },
     async members(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Member[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count("SELECT count(*) AS n FROM memberships WHERE org_id = ?", orgId);
           const items = yield* all<Member>(

@@ -365,7 +365,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       // (each ~2 KB with ten steps' summaries: −19 % for a page of 50, docs/benchmarks.md).
       const page = arms.map((st) => arm(st, "r.id AS id, r.created_at AS created_at")).join(" UNION ALL ");
       const pageSql = `SELECT ${COLUMNS} FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)) AS page JOIN runs r ON r.id = page.id ${JOINS} ORDER BY page.created_at DESC, page.id DESC`;
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(countSql, ...armArgs);
           const rows = yield* all<RunRow>(pageSql, ...armArgs, limit, offset);

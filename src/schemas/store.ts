@@ -109,7 +109,7 @@ export function createSchemaStore(db: Db) {
     ): Promise<{ count: number; items: SchemaSummary[] }> {
       const filter = kind ? " AND kind = CAST(? AS TEXT)" : "";
       const args = kind ? [orgId, kind] : [orgId];
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(
             `SELECT count(*) AS n FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter}`,

@@ -119,7 +119,7 @@ export function createTokenStore(db: Db) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: TokenRecord[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count("SELECT count(*) AS n FROM api_tokens WHERE user_id = ?", userId);
           const items = yield* all<TokenRecord>(

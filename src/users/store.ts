@@ -173,7 +173,7 @@ export function createUserStore(db: Db) {
       });
     },
     async list(limit: number, offset: number): Promise<{ count: number; items: User[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count("SELECT count(*) AS n FROM users");
           const items = yield* all<UserRow>(

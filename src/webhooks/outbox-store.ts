@@ -177,7 +177,7 @@ export function createOutboxStore(db: Db) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: Delivery[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(
             "SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?",
@@ -194,7 +194,7 @@ export function createOutboxStore(db: Db) {
       );
     },
     async get(webhookId: number, id: string): Promise<Delivery | null> {
-      return db.exec(
+      return db.read(
         (function* () {
           const row = yield* get<DeliveryRow>(
             `SELECT ${COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND id = ?`,

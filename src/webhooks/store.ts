@@ -209,7 +209,7 @@ export function createWebhookStore(db: Db) {
       return r ? toWebhook(r) : null;
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Webhook[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* countOf(orgId);
           const rows = yield* all<WebhookRow>(

@@ -211,7 +211,7 @@ export function createWorkflowStore(db: Db) {
       return (await db.exec(stepsOf(workflowId))).map(toStep);
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Workflow[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(
             "SELECT count(*) AS n FROM workflows WHERE org_id = ? AND deleted_at IS NULL",

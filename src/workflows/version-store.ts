@@ -30,7 +30,7 @@ export function createVersionStore(db: Db) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: VersionMeta[] }> {
-      return db.exec(
+      return db.read(
         (function* () {
           const n = yield* count(
             "SELECT count(*) AS n FROM workflow_versions WHERE workflow_id = ?",
