@@ -50,6 +50,33 @@ function describe(text: string, err: ParseError): string {
   return MESSAGES[printParseErrorCode(err.error)] ?? "invalid JSON";
 }
 
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+
+/**
+ * Where in a string its error is: jsonc-parser gives the string's opening quote for a control
+ * character, a bad escape or a bad \u escape; an editor should land on the character itself, as
+ * the XML and YAML errors do. Null for other errors (or none found: the quote then).
+ */
+function inString(text: string, err: ParseError): number | null {
+  const kind = printParseErrorCode(err.error);
+  if (kind !== "InvalidCharacter" && kind !== "InvalidEscapeCharacter" && kind !== "InvalidUnicode")
+    return null;
+  if (text[err.offset] !== '"') return null;
+  for (let i = err.offset + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) return null; // the closing quote
+    if (c < 0x20) return kind === "InvalidCharacter" ? i : null;
+    if (c !== 0x5c) continue;
+    const next = text[i + 1];
+    if (next === "u") {
+      if (!HEX4.test(text.slice(i + 2, i + 6))) return kind === "InvalidUnicode" ? i : null;
+      i += 5;
+    } else if (next !== undefined && '"\\/bfnrt'.includes(next)) i++;
+    else return kind === "InvalidEscapeCharacter" ? i : null;
+  }
+  return null;
+}
+
 /** Parses strict JSON; returns the value and a tree, or the first problem with its position. */
 export function parseJson(input: string): ParsedJson | JsonProblem {
   // The byte order mark (RFC 8259 §8.1 allows ignoring one) is gone already: every reader decodes
@@ -83,7 +110,7 @@ export function parseJson(input: string): ParsedJson | JsonProblem {
     return {
       code: "json.syntax_error",
       message: describe(text, first),
-      position: lines.position(first.offset),
+      position: lines.position(inString(text, first) ?? first.offset),
     };
   }
   const deep = parsedDepthExceededAt(text, value);
