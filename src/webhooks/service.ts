@@ -1,6 +1,7 @@
 // Webhook rules: URL shape and SSRF check, event and workflow filters, the per-org limit, the
 // secret shown once, rotation, ping and redelivery. Routes call this; it never sees a request.
 import type { Actor } from "../audit/types.ts";
+import { ReferenceGone } from "../db/program.ts";
 import { type ErrorItem, conflict, invalid, notFound } from "../errors.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
@@ -182,9 +183,14 @@ export function createWebhookService(d: WebhookServiceDeps) {
       const w = await load(orgId, id);
       requireActive(w);
       await spend(w.id);
-      const delivery = await d.outbox.enqueue(w.id, "ping", pingBody(w.id, w.url), (queued) =>
-        logWebhook(actor, "webhook.ping", w, null, { delivery_id: queued.id }),
-      );
+      const delivery = await d.outbox
+        .enqueue(w.id, "ping", pingBody(w.id, w.url), (queued) =>
+          logWebhook(actor, "webhook.ping", w, null, { delivery_id: queued.id }),
+        )
+        .catch((e) => {
+          // Deleted since it was loaded (its row's foreign key): the 404 the ping sent again gets.
+          throw e instanceof ReferenceGone ? notFound("Webhook") : e;
+        });
       d.wake();
       return delivery;
     },
