@@ -22,8 +22,37 @@ export function toDocument(w: Workflow, steps: StepDef[]) {
   };
 }
 
+/**
+ * Characters YAML 1.1 readers (PyYAML …) take for line breaks (NEL, U+2028, U+2029), and the byte
+ * order mark, which YAML 1.2 allows only in a quoted scalar (§5.2): the yaml library wrote them
+ * raw, in plain scalars. A string holding one is double-quoted, and each written as its escape.
+ */
+const NOT_PORTABLE = /[\u0085\u2028\u2029\ufeff]/;
+const ESCAPE: Record<string, string> = {
+  "\u0085": "\\N",
+  "\u2028": "\\L",
+  "\u2029": "\\P",
+  "\ufeff": "\\uFEFF",
+};
+
+function portableYaml(doc: object): string {
+  const d = new YAML.Document(doc);
+  let quoted = false;
+  YAML.visit(d, {
+    Scalar(_, node) {
+      if (typeof node.value === "string" && NOT_PORTABLE.test(node.value)) {
+        node.type = "QUOTE_DOUBLE";
+        quoted = true;
+      }
+    },
+  });
+  const text = d.toString({ lineWidth: 0 });
+  // Every one of them is now inside a double-quoted scalar, where the escape means the character.
+  return quoted ? text.replace(new RegExp(NOT_PORTABLE.source, "g"), (c) => ESCAPE[c]!) : text;
+}
+
 export const stringifyDocument = (doc: object, format: "yaml" | "json") =>
-  format === "json" ? `${JSON.stringify(doc, null, 2)}\n` : YAML.stringify(doc, { lineWidth: 0 });
+  format === "json" ? `${JSON.stringify(doc, null, 2)}\n` : portableYaml(doc);
 
 /** A document that parses but is no workflow definition: the API's errors[] items for it. */
 export class DocumentError extends Error {
