@@ -83,8 +83,10 @@ export function translatePgError(e: unknown): unknown {
   if (state === "22021" || state === "22P05") return new UnstorableText(state);
   if (state === "40001" || state === "40P01") return new RetryableConflict(err.message ?? state);
   // 08: connection exception; 53: insufficient resources (too many connections); 57P: the server
-  // is shutting down or starting; 57014: statement timeout (query_canceled).
-  if (/^(08|53|57P)/.test(state) || state === "57014")
+  // is shutting down or starting; 57014: statement timeout (query_canceled); 25P03: the session
+  // ended by idle_in_transaction_session_timeout (this node was paused mid-transaction: SIGSTOP, a
+  // frozen VM; docs/postgres.md).
+  if (/^(08|53|57P)/.test(state) || state === "57014" || state === "25P03")
     return new DatabaseUnavailable(`database unavailable (${state})`);
   // The client's error is kept as the cause: a start that fails on TLS says why (src/db/open.ts).
   if (err.code && CONNECTION_CODES.has(err.code))
