@@ -6,8 +6,7 @@
 // on the new claim (seen with the built binary: SIGSTOP, the others busy, SIGCONT). PostgreSQL
 // only: one node on SQLite never finds its running runs requeued under it.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
 import { get as getSql, run as runSql } from "../src/db/program.ts";
@@ -16,12 +15,13 @@ import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { createWorkflow, seedAcme, until, waitForRun } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { call } from "./helpers/server.ts";
+import { testTempDir } from "./helpers/temp.ts";
 
 const JSON_CT = { "content-type": "application/json" };
 
 describe.skipIf(!onPostgres)("a node whose running run was requeued under it", () => {
   const gates = createGates();
-  const dir = mkdtempSync(join(tmpdir(), "assay-reclaim-"));
+  const dir = testTempDir("assay-reclaim-");
   let a: RunningServer | null = null;
   let drop: () => Promise<void> = async () => {};
   afterAll(async () => {
