@@ -1,6 +1,7 @@
 // The org's audit log (Admin): who changed what, when and from where, newest first, with the
 // API's filters and its CSV / JSON Lines export (same-origin downloads: the session cookie
 // authenticates a GET). Verifying the chain is `assay audit verify` (docs/audit.md).
+import { showHiddenControls } from "../../../lib/text.ts";
 import { ApiError, type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h } from "../dom.ts";
 import { refusedFilters, showErrors } from "../forms.ts";
@@ -42,7 +43,7 @@ function changes(e: Entry): Child {
     "details",
     null,
     h("summary", null, "Details"),
-    h("pre", { class: "code-block" }, JSON.stringify(e.changes, null, 2)),
+    h("pre", { class: "code-block" }, showHiddenControls(JSON.stringify(e.changes, null, 2))),
   );
 }
 

@@ -1,6 +1,7 @@
 // A workflow's history: every version (who saved it, when, restored from which), one version's
 // whole definition with what changed against another, and restore (Author). Runs link here: the
 // page of the version a run executed (by workflow id, so the link survives a slug change).
+import { showHiddenControls } from "../../../lib/text.ts";
 import { type Page, api, enc, get } from "../api.ts";
 import { type Child, h } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
@@ -60,7 +61,7 @@ const who = (v: VersionMeta) => v.created_by?.username ?? "—";
 const value = (v: unknown): Child =>
   v === undefined
     ? h("span", { class: "muted" }, "—")
-    : h("code", { class: "diff-value" }, JSON.stringify(v));
+    : h("code", { class: "diff-value" }, showHiddenControls(JSON.stringify(v)));
 const pagePath = (org: string, wf: string | number, n?: number) =>
   `/app/orgs/${org}/workflows/${wf}/versions/${n === undefined ? "" : `${n}/`}`;
 
@@ -247,7 +248,7 @@ export async function versionDetailView(ctx: Ctx): Promise<Rendered> {
                   "details",
                   null,
                   h("summary", null, "Configuration"),
-                  h("pre", { class: "code-block" }, JSON.stringify(s.config, null, 2)),
+                  h("pre", { class: "code-block" }, showHiddenControls(JSON.stringify(s.config, null, 2))),
                 ),
               ),
             ),

@@ -1,5 +1,6 @@
 // Workflows of an org: the list, and one workflow with its steps, recent runs and the actions the
 // user's role allows (run, edit, activate/deactivate, delete).
+import { showHiddenControls } from "../../../lib/text.ts";
 import { type Page, api, enc, get } from "../api.ts";
 import { h } from "../dom.ts";
 import { type Ctx, type Rendered, navigate, reload } from "../router.ts";
@@ -78,7 +79,7 @@ function configPreview(config: Record<string, unknown>) {
     "details",
     null,
     h("summary", null, "Configuration"),
-    h("pre", { class: "code-block" }, JSON.stringify(config, null, 2)),
+    h("pre", { class: "code-block" }, showHiddenControls(JSON.stringify(config, null, 2))),
   );
 }
 
