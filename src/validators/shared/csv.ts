@@ -49,37 +49,42 @@ interface Located {
   problem?: { offset: number; kind: string };
 }
 
-/** Walks one record from `start` the way RFC 4180 reads it. */
+/**
+ * Walks one record from `start` the way RFC 4180 reads it. The delimiter and quote are one
+ * character each, which may be two UTF-16 code units (an emoji): matched as strings, so that one
+ * outside the Basic Multilingual Plane is found too (it was compared with a single code unit and
+ * never matched: findings were reported on the wrong line).
+ */
 function locate(text: string, start: number, d: string, q: string): Located {
   const cellStarts = [start];
+  const at = (s: string, i: number) => (s.length === 1 ? text[i] === s : text.startsWith(s, i));
   let i = start;
   for (;;) {
-    if (text[i] === q) {
+    if (at(q, i)) {
       const open = i;
-      i++;
+      i += q.length;
       for (;;) {
         if (i >= text.length)
           return { cellStarts, end: i, next: i, problem: { offset: open, kind: "unclosed" } };
-        if (text[i] === q) {
-          if (text[i + 1] === q) i += 2;
+        if (at(q, i)) {
+          if (at(q, i + q.length)) i += 2 * q.length;
           else break;
         } else i++;
       }
-      i++;
+      i += q.length;
       const c = text[i];
-      if (i < text.length && c !== d && c !== "\n" && c !== "\r") {
+      if (i < text.length && !at(d, i) && c !== "\n" && c !== "\r") {
         return { cellStarts, end: i, next: i, problem: { offset: i, kind: "after_quote" } };
       }
     } else {
-      while (i < text.length && text[i] !== d && text[i] !== "\n" && text[i] !== "\r") {
-        if (text[i] === q)
-          return { cellStarts, end: i, next: i, problem: { offset: i, kind: "stray_quote" } };
+      while (i < text.length && !at(d, i) && text[i] !== "\n" && text[i] !== "\r") {
+        if (at(q, i)) return { cellStarts, end: i, next: i, problem: { offset: i, kind: "stray_quote" } };
         i++;
       }
     }
     if (i >= text.length) return { cellStarts, end: i, next: i };
-    if (text[i] === d) {
-      i++;
+    if (at(d, i)) {
+      i += d.length;
       cellStarts.push(i);
       continue;
     }
