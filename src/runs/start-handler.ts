@@ -3,6 +3,7 @@
 // route runs it (routes.ts), and so does the sync-run lane of the HTTP threads
 // (src/http/threads/lane.ts), which reaches it without the framework: one implementation.
 import type { Deps } from "../deps.ts";
+import { ReferenceGone } from "../db/program.ts";
 import { AppError, notFound, unauthenticated } from "../errors.ts";
 import type { Principal } from "../http/auth.ts";
 import { DEFAULT_HEADERS } from "../http/security.ts";
@@ -90,6 +91,9 @@ export function startRunHandler(
         () => recheck("executor"),
       );
     } catch (e) {
+      // A row the run refers to deleted since authentication (its user, with the token): the 401
+      // or 403 the request now gets, not the catch-all 409 (src/http/errors.ts). Nothing stored.
+      if (e instanceof ReferenceGone) await recheck("executor");
       // The key's workflow deleted (or renamed) and its slug taken by a new one: the same request
       // still, also when the new one refuses runs (inactive, no active step), which is found
       // before the key is read.
