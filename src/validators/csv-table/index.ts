@@ -104,7 +104,9 @@ function compile(config: unknown) {
             ? ` (the schema puts "${label}" at column ${elsewhere + 1}: columns are out of order)`
             : label.charCodeAt(0) === 0xfeff
               ? " (it begins with U+FEFF: the file has a second byte order mark)"
-              : "";
+              : label.normalize("NFC") === name.normalize("NFC")
+                ? " (the same letters in another Unicode normalization form: labels are compared character by character)"
+                : "";
         add(
           "incorrect_label",
           `column ${i + 1} is "${label}" but the schema expects "${name}"${why}`,
