@@ -236,16 +236,23 @@ export function createExecutor(
     const ev = { runId: id, orgId, workflowId, status };
     // The outcome exists only in memory: kept until the database takes it (an outage of
     // PostgreSQL, or a locked SQLite file, passes; a shutdown leaves the run for recovery).
-    const wrote = await untilStored(() =>
-      store.finish(
-        id,
-        { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
-        withExtra(inFinalTx(ev), extra),
-        onlyIf,
-        anyNode ? undefined : opts.node,
-      ),
-    );
-    held.delete(id);
+    let wrote: boolean;
+    try {
+      wrote = await untilStored(() =>
+        store.finish(
+          id,
+          { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
+          withExtra(inFinalTx(ev), extra),
+          onlyIf,
+          anyNode ? undefined : opts.node,
+        ),
+      );
+    } finally {
+      // Written, refused, or failed for good: the claim is no longer renewed. After a failure
+      // the run is still `running` under this node, and a recovery pass puts it back in the
+      // queue once the lease runs out (renewed, it stayed running for as long as this node lived).
+      held.delete(id);
+    }
     if (!wrote) return false;
     for (const h of afterFinal) h(ev, durationMs ?? 0, steps);
     wake(id);
