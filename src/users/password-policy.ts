@@ -3,7 +3,7 @@
 // run of keys. No composition rules (a digit, a capital): 800-63B advises against them. The list
 // is short on purpose: the passwords at the head of every published leak list (what online
 // guessing tries within the sign-in limiter's budget), not a breach corpus.
-import { charCount } from "../lib/text.ts";
+import { NO_LONE_SURROGATES, charCount } from "../lib/text.ts";
 
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 1024;
@@ -117,12 +117,16 @@ function straightRun(p: string): boolean {
   });
 }
 
-/** The length check of passwordProblem, its first: the one that does not read the username. */
+/**
+ * The checks of passwordProblem that do not read the username, its first: the length, and no
+ * unpaired surrogate (the hash is of its UTF-8, where U+FFFD stands in for each: "a\ud800…" and
+ * "a\ufffd…" were one password).
+ */
 export function passwordLengthProblem(password: string): string | null {
   const length = charCount(password);
-  return length < MIN_PASSWORD || length > MAX_PASSWORD
-    ? `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`
-    : null;
+  if (length < MIN_PASSWORD || length > MAX_PASSWORD)
+    return `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`;
+  return password.isWellFormed() ? null : `A password ${NO_LONE_SURROGATES}.`;
 }
 
 /** Why `password` is refused for `username`, or null when it is acceptable. */
