@@ -4,7 +4,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, type Program, all, count, get, run } from "../db/program.ts";
+import { type Db, type Program, ReferenceGone, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import { lockForRename, renameInFilters } from "../webhooks/store.ts";
@@ -18,6 +18,8 @@ export interface SaveHow {
   action: string;
   /** The version a restore copied (workflow_versions.restored_from). */
   restoredFrom?: number;
+  /** The author's user is gone: the version records the name only (store.save). */
+  withoutAuthor?: boolean;
 }
 
 /** What a version records as its author: a user's name, or the CLI and the account that ran it. */
@@ -164,7 +166,7 @@ function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string, how: SaveHow): 
     w.version,
     stored,
     ts,
-    how.actor.user_id,
+    how.withoutAuthor ? null : how.actor.user_id,
     authorName(how.actor),
     how.restoredFrom ?? null,
     steps.length,
@@ -241,68 +243,78 @@ export function createWorkflowStore(db: Db) {
       expected?: number,
     ): Promise<{ workflow: Workflow; steps: StepDef[] }> {
       await hooks.beforeSave?.();
-      return uniqueOrAsync(
-        db.tx(function* () {
-          const ts = now();
-          const types = JSON.stringify(d.allowed_file_types);
-          const old = id == null ? null : yield* get<WorkflowRow>(`${SELECT} WHERE w.id = ?`, id);
-          if (expected !== undefined && (old?.version !== expected || old.deleted_at != null))
-            throw new StaleWorkflow();
-          const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
-          // Before the row is written: webhook writes take the org's row first too.
-          if (old && old.slug !== d.slug) yield* lockForRename(db.dialect, orgId);
-          const row =
-            id == null
-              ? yield* get<WorkflowRow>(
-                  "INSERT INTO workflows (org_id, slug, name, description, status, allowed_file_types, fail_fast, retention_days, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING *, 0 AS step_count",
-                  orgId,
-                  d.slug,
-                  d.name,
-                  d.description,
-                  d.status,
-                  types,
-                  d.fail_fast ? 1 : 0,
-                  d.retention_days,
-                  ts,
-                  ts,
-                )
-              : yield* get<WorkflowRow>(
-                  "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND deleted_at IS NULL RETURNING *, 0 AS step_count",
-                  d.slug,
-                  d.name,
-                  d.description,
-                  d.status,
-                  types,
-                  d.fail_fast ? 1 : 0,
-                  d.retention_days,
-                  ts,
-                  id,
-                  // Checked again here: on PostgreSQL another transaction may have committed
-                  // since the SELECT above, and this UPDATE waited for it, then saw its row.
-                  expected ?? old?.version ?? 0,
-                );
-          if (!row) throw new StaleWorkflow();
-          if (old && old.slug !== row!.slug)
-            yield* renameInFilters(how.actor, orgId, row!.id, old.slug, row!.slug);
-          const steps = yield* writeSteps(row!.id, d.steps, ts);
-          const definition = yield* snapshot(row!, steps, ts, how);
-          versions.delete(`${row!.id}:${row!.version}`); // exact even if a version were ever rewritten
-          const workflow = toWorkflow({ ...row!, step_count: steps.length });
-          yield* audit(how.actor, {
-            action: how.action,
-            org_id: orgId,
-            target_type: "workflow",
-            target_id: workflow.id,
-            target_name: workflow.slug,
-            before: old ? workflowRecord(toWorkflow(old), oldSteps, null) : null,
-            after: workflowRecord(workflow, steps, definition),
-            context: how.restoredFrom ? { restored_from: how.restoredFrom } : undefined,
-          });
-          return { workflow, steps };
-        }),
-        slugTaken(d.slug),
-        "slug",
-      );
+      try {
+        return await write(how);
+      } catch (e) {
+        // The author's user deleted while this ran (workflow_versions.created_by): saved without
+        // the id, as the deletion leaves the user's earlier versions (ON DELETE SET NULL).
+        if (e instanceof ReferenceGone && !how.withoutAuthor) return write({ ...how, withoutAuthor: true });
+        throw e;
+      }
+      function write(how: SaveHow) {
+        return uniqueOrAsync(
+          db.tx(function* () {
+            const ts = now();
+            const types = JSON.stringify(d.allowed_file_types);
+            const old = id == null ? null : yield* get<WorkflowRow>(`${SELECT} WHERE w.id = ?`, id);
+            if (expected !== undefined && (old?.version !== expected || old.deleted_at != null))
+              throw new StaleWorkflow();
+            const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
+            // Before the row is written: webhook writes take the org's row first too.
+            if (old && old.slug !== d.slug) yield* lockForRename(db.dialect, orgId);
+            const row =
+              id == null
+                ? yield* get<WorkflowRow>(
+                    "INSERT INTO workflows (org_id, slug, name, description, status, allowed_file_types, fail_fast, retention_days, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING *, 0 AS step_count",
+                    orgId,
+                    d.slug,
+                    d.name,
+                    d.description,
+                    d.status,
+                    types,
+                    d.fail_fast ? 1 : 0,
+                    d.retention_days,
+                    ts,
+                    ts,
+                  )
+                : yield* get<WorkflowRow>(
+                    "UPDATE workflows SET slug = ?, name = ?, description = ?, status = ?, allowed_file_types = ?, fail_fast = ?, retention_days = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND deleted_at IS NULL RETURNING *, 0 AS step_count",
+                    d.slug,
+                    d.name,
+                    d.description,
+                    d.status,
+                    types,
+                    d.fail_fast ? 1 : 0,
+                    d.retention_days,
+                    ts,
+                    id,
+                    // Checked again here: on PostgreSQL another transaction may have committed
+                    // since the SELECT above, and this UPDATE waited for it, then saw its row.
+                    expected ?? old?.version ?? 0,
+                  );
+            if (!row) throw new StaleWorkflow();
+            if (old && old.slug !== row!.slug)
+              yield* renameInFilters(how.actor, orgId, row!.id, old.slug, row!.slug);
+            const steps = yield* writeSteps(row!.id, d.steps, ts);
+            const definition = yield* snapshot(row!, steps, ts, how);
+            versions.delete(`${row!.id}:${row!.version}`); // exact even if a version were ever rewritten
+            const workflow = toWorkflow({ ...row!, step_count: steps.length });
+            yield* audit(how.actor, {
+              action: how.action,
+              org_id: orgId,
+              target_type: "workflow",
+              target_id: workflow.id,
+              target_name: workflow.slug,
+              before: old ? workflowRecord(toWorkflow(old), oldSteps, null) : null,
+              after: workflowRecord(workflow, steps, definition),
+              context: how.restoredFrom ? { restored_from: how.restoredFrom } : undefined,
+            });
+            return { workflow, steps };
+          }),
+          slugTaken(d.slug),
+          "slug",
+        );
+      }
     },
     /**
      * Deletes the workflow as read (`w`, at `w.version`): when another request saved or deleted it
