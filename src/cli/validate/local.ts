@@ -10,7 +10,7 @@ import { Lru } from "../../jobs/lru.ts";
 import { utf8Text } from "../../lib/text.ts";
 import type { StepOutcome } from "../../jobs/protocol.ts";
 import type { ReportRun } from "../../reports/types.ts";
-import { charsetOf, decodeText } from "../../runs/intake/charsets.ts";
+import { charsetOf, decodeText, utf16ByBom } from "../../runs/intake/charsets.ts";
 import { classify, fileTypeOf, parseMediaType } from "../../runs/intake/filetypes.ts";
 import { checkFileType } from "../../runs/service.ts";
 import { applyOutcome, finalStatus, pendingSteps, summarize } from "../../runs/summary.ts";
@@ -95,8 +95,9 @@ function admit(w: LocalWorkflow, f: InputFile): { fileType: FileType; charset: s
       `The content type "${f.contentType}" is not supported.`,
     );
   // As the server reads it (src/runs/intake/charsets.ts): us-ascii strict, iso-8859-1 byte for
-  // byte, a bare utf-16 by its BOM.
-  const charset = charsetOf(media.charset ?? "utf-8", f.bytes);
+  // byte, a bare utf-16 by its BOM, and without a charset a UTF-16 BOM as UTF-16.
+  const label = media.charset ?? (utf16ByBom(declared, f.bytes) ? "utf-16" : "utf-8");
+  const charset = charsetOf(label, f.bytes);
   if (!charset)
     throw new AppError(415, "unsupported_media_type", `The charset "${media.charset}" is not supported.`);
   let text: string;

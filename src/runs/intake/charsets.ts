@@ -46,6 +46,17 @@ export function charsetOf(label: string, bytes: Uint8Array): string | null {
   return bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : "utf-16be";
 }
 
+/**
+ * Whether a document sent without a `charset` parameter is UTF-16 by its byte order mark (which
+ * no UTF-8 text starts with): YAML 1.2 §5.2 requires UTF-16 input, Excel's and Notepad's
+ * "Unicode" text files are UTF-16LE with one, and XML names its encoding so (RFC 7303). JSON is
+ * UTF-8 (RFC 8259 §8.1). The server's intake and `assay validate --local` both ask this.
+ */
+export function utf16ByBom(fileType: string, bytes: Uint8Array): boolean {
+  const bom = (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff);
+  return bom && fileType !== "JSON";
+}
+
 /** Whether ASCII text is the same bytes in this charset (a JSON envelope can be sniffed as bytes). */
 export const asciiCompatible = (charset: string) => charset !== "utf-16le" && charset !== "utf-16be";
 

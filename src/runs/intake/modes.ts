@@ -15,7 +15,7 @@ import {
 import { MAX_JSON_DEPTH } from "../../validators/limits.ts";
 import type { FileType } from "../../validators/types.ts";
 import { decodeBase64 } from "./base64.ts";
-import { asciiCompatible, charsetOf, decodeText, decodes, normaliseCharset } from "./charsets.ts";
+import { asciiCompatible, charsetOf, decodeText, decodes, normaliseCharset, utf16ByBom } from "./charsets.ts";
 import { MAX_METADATA_DEPTH, nestedDeeperThan } from "./depth.ts";
 import { topLevelMembers } from "./envelope-text.ts";
 import { checkFilename, headerText } from "./filenames.ts";
@@ -524,11 +524,8 @@ function finish(
     const charset = usable && decodes(bytes, usable) ? usable : "utf-8";
     return { bytes, contentType: declared.trim(), charset, filename, metadata, fileType: "XML", mode };
   }
-  // Without a charset parameter, a UTF-16 byte order mark (which no UTF-8 text starts with)
-  // names the encoding, as it does for XML: YAML 1.2 §5.2 requires UTF-16 input, and Excel's and
-  // Notepad's "Unicode" text files are UTF-16LE with a BOM. JSON is UTF-8 (RFC 8259 §8.1).
-  const bom = (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff);
-  const label = !media.charset && !fromText && declaredType !== "JSON" && bom ? "utf-16" : charsetLabel;
+  // Without a charset parameter, a UTF-16 byte order mark names the encoding (charsets.ts).
+  const label = !media.charset && !fromText && utf16ByBom(declaredType, bytes) ? "utf-16" : charsetLabel;
   const charset = charsetOf(label, bytes);
   if (!charset) throw unsupported(`The charset ${quote(charsetLabel)} is not supported.`);
   // The text itself is needed only to tell JSON from plain text; otherwise checking that the
