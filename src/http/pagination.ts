@@ -65,13 +65,32 @@ export interface Envelope<T> {
   results: T[];
 }
 
+/** A query pair's key, decoded as a form's is (`pa%67e` is `page`); as written if it does not decode. */
+function keyOf(pair: string): string {
+  const raw = pair.split("=", 1)[0]!.replace(/\+/g, " ");
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 /** The envelope with absolute next/previous URLs that keep the request's other parameters. */
 export function envelope<T>(publicUrl: string, p: Page, count: number, results: T[]): Envelope<T> {
   const link = (page: number) => {
     const u = new URL(publicUrl);
-    u.searchParams.set("page", String(page));
+    const set: [string, string][] = [["page", String(page)]];
     if (u.searchParams.has("page_size") || p.pageSize !== DEFAULT_PAGE_SIZE)
-      u.searchParams.set("page_size", String(p.pageSize));
+      set.push(["page_size", String(p.pageSize)]);
+    // The other parameters as the client wrote them: URLSearchParams decodes and re-encodes every
+    // one (an ignored `x=%FF` came back as `x=%EF%BF%BD`). Ours replace theirs in place, or go last.
+    const pairs = u.search.slice(1).split("&").filter(Boolean);
+    for (const [key, value] of set) {
+      const at = pairs.findIndex((pair) => keyOf(pair) === key);
+      if (at >= 0) pairs[at] = `${key}=${value}`;
+      else pairs.push(`${key}=${value}`);
+    }
+    u.search = pairs.join("&");
     return u.href;
   };
   const lastPage = Math.max(1, Math.ceil(count / p.pageSize));
