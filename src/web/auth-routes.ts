@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import { actorOf, anonymousActor } from "../audit/actor.ts";
 import { audit } from "../audit/append.ts";
 import type { Deps } from "../deps.ts";
+import { ReferenceGone } from "../db/program.ts";
 import { invalid, unauthenticated } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { clientIp } from "../http/client-ip.ts";
@@ -89,11 +90,14 @@ export function webAuthRoutes(
         }
         // A new secret on every sign-in (no session fixation); the one the browser held ends.
         const previous = await sessions.current(request);
-        const { secret, session } = await sessions.start(
-          found.user,
-          auditIp(server, request),
-          previous?.session.id ?? null,
-        );
+        const { secret, session } = await sessions
+          .start(found.user, auditIp(server, request), previous?.session.id ?? null)
+          .catch(async (e) => {
+            if (!(e instanceof ReferenceGone)) throw e;
+            // The user deleted since the password was checked: refused as one sent after it.
+            await loginFailed(auditIp(server, request), body.username, null, "unknown_user");
+            throw unauthenticated(BAD_LOGIN);
+          });
         const secure = isHttps(request, config.base_url);
         set.headers["set-cookie"] = sessionCookie(secret, SESSION_TTL_MS / 1000, secure);
         return { user: presentUser(found.user), csrf_token: session.csrf, expires_at: session.expires_at };
