@@ -160,8 +160,13 @@ export function createSqliteDb(db: Database): SqliteDb {
         return Promise.reject(e);
       }
     },
+    // One program, run without a break on this connection: one snapshot already.
     read<T>(p: Program<T>): Promise<T> {
-      return self.exec(p);
+      try {
+        return Promise.resolve(drive(p));
+      } catch (e) {
+        return Promise.reject(e);
+      }
     },
     tx<T>(make: () => Program<T>, opts?: TxOptions): Promise<T> {
       // Another writer of this process holds the lock (a WAL restart, the writer thread's group,
