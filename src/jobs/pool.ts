@@ -292,6 +292,38 @@ export class WorkerPool {
       this.#queue.take(task);
       this.#post(slot, task);
     }
+    this.#steal();
+  }
+
+  /**
+   * Nothing queued and a worker idle: it takes over a job handed to a busy worker. Without this,
+   * that job waited for the job ahead of it however long it ran (a step may run for its whole time
+   * limit on a small document too), beside an idle worker: a sync run answered 202 after its wait,
+   * having never started (found by the model fuzzer, 2026-11-29). The busy worker is told to drop
+   * its copy; until it answers, a stand-in (`ghost`) keeps the job's place there, as a job canceled
+   * while handed over does: if that worker started it before the drop, it runs it for nothing,
+   * within its limits, and its messages reach no one.
+   */
+  #steal(): void {
+    for (const idle of this.#slots) {
+      if (!idle.idle) continue;
+      const from = this.#slots.find((s) =>
+        s.jobs.some((t, i) => i > 0 && t.state === "posted" && !t.recalled),
+      );
+      if (!from) return;
+      const at = from.jobs.findIndex((t, i) => i > 0 && t.state === "posted" && !t.recalled);
+      const task = from.jobs[at]!;
+      from.jobs[at] = { ...task, state: "done", steps: [], resolve: () => {} };
+      try {
+        from.post({ type: "drop", jobId: task.job.jobId });
+      } catch {
+        // the worker is gone: #stop resubmits nothing of a stand-in
+      }
+      task.state = "queued";
+      task.slot = null;
+      task.deadline = undefined;
+      this.#post(idle, task);
+    }
   }
 
   /** Jobs on workers (running, or handed over and not recalled), by org. */

@@ -2,6 +2,8 @@
 // each way, a worker holds its next job, a job's limits start when it does, and a job waiting in a
 // worker survives that worker's death and can be canceled without it. Real Workers, no sleeps.
 import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   PIPELINE_MAX_BYTES,
   type PoolEvent,
@@ -17,8 +19,24 @@ import {
   type StepSpec,
   startPool,
 } from "./pool-helpers.ts";
+import { until } from "../../helpers/fixtures.ts";
+import { testTempDir } from "../../helpers/temp.ts";
 
 afterEach(closePools);
+
+/** Files the `gate` fake waits for: the test ends a job by opening its gate. */
+const gates = (() => {
+  let dir = "";
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = "";
+  });
+  const at = (name: string) => {
+    dir ||= testTempDir("assay-pool-gates-");
+    return join(dir, name);
+  };
+  return { path: at, open: (name: string) => writeFileSync(at(name), "") };
+})();
 
 function traffic(outcome: RunOutcome) {
   return JSON.parse(outcome.steps[0].findings[0].message) as { received: number; posted: number };
@@ -201,6 +219,59 @@ describe("a job waiting in a worker", () => {
     expect((await h1.done).status).toBe("completed");
     expect((await h3.done).status).toBe("completed");
     expect(exits(events)).toEqual([expect.objectContaining({ reason: "timed_out", jobId: stuck.jobId })]);
+  });
+
+  test("is taken over by a worker that becomes idle, not held behind a job that runs on", async () => {
+    // Both workers busy with jobs the test ends; `next` is handed to the first of the two (the
+    // pool picks the first of equally loaded workers). The other one is freed: `next` runs there
+    // while the job ahead of it still runs. It waited for that job before, however long it ran.
+    const pool = await startPool(2);
+    const a = makeJob("a", [["gate", { path: gates.path("a") }]]);
+    const b = makeJob("b", [["gate", { path: gates.path("b") }]]);
+    const next = makeJob("next", [["echo"]]);
+    const ha = pool.submit(a, limits(a, Infinity));
+    const hb = pool.submit(b, limits(b, Infinity));
+    const hn = pool.submit(next, limits(next));
+    expect(pool.stats()).toMatchObject({ busy: 2, pipelined: 1, queued: 0 });
+    gates.open("b");
+    expect((await hb.done).status).toBe("completed");
+    const moved = await hn.done;
+    expect(echoed(moved).text).toBe("next");
+    expect(pool.stats()).toMatchObject({ busy: 1, pipelined: 0, queued: 0 });
+    gates.open("a");
+    expect((await ha.done).status).toBe("completed");
+  });
+
+  test("taken over: a worker that starts its copy anyway runs it for no one", async () => {
+    // The deaf worker never hears the drop: after `a` it runs `next` again. That run's messages
+    // reach no callback, and the pool's books stay right.
+    const pool = await startPool(2, { workerUrl: DEAF_WORKER });
+    const a = makeJob("a", [["gate", { path: gates.path("a") }]]);
+    const b = makeJob("b", [["gate", { path: gates.path("b") }]]);
+    const next = makeJob("next", [["echo"]]);
+    const calls: string[] = [];
+    const ha = pool.submit(a, limits(a, Infinity));
+    pool.submit(b, limits(b, Infinity));
+    const hn = pool.submit(
+      next,
+      limits(next, 5000, {
+        onStepStart: (i) => calls.push(`start ${i}`),
+        onStepEnd: (i, o) => calls.push(`end ${i} ${o.status}`),
+      }),
+    );
+    gates.open("b");
+    const moved = echoed(await hn.done);
+    gates.open("a");
+    expect((await ha.done).status).toBe("completed");
+    // Its copy of `next` ends without a message to anyone; then both workers are idle, and two
+    // probes sent at once go one to each. a's worker has run `a` and its copy of `next`.
+    await until(() => pool.stats().busy === 0, "a's worker to end its copy of next");
+    const probes = [makeJob("p1", [["echo"]]), makeJob("p2", [["echo"]])];
+    const seen = (await Promise.all(probes.map((p) => pool.submit(p, limits(p)).done))).map((o) => echoed(o));
+    const aWorker = seen.find((s) => s.workerId !== moved.workerId);
+    expect(aWorker?.validations).toBe(2);
+    expect(calls).toEqual(["start 0", "end 0 passed"]);
+    expect(pool.stats()).toMatchObject({ busy: 0, pipelined: 0, queued: 0 });
   });
 
   test("one whose config the worker evicted gets it again", async () => {
