@@ -173,9 +173,12 @@ export function createRunService(deps: {
    */
   const admission = (orgId: number): (() => void) | Promise<() => void> => {
     const check = (ofOrg: (() => number) | null) => () => {
+      // Read first, whatever is refused: the reading ends the store's tally of the org's creates
+      // (runs/store.ts, queuedOfOrg); left unread by the queue's 503, it stayed for ever.
+      const mine = ofOrg?.();
       if (executor.queueDepth() >= limits.maxQueue)
         throw serviceUnavailable("Too many runs are waiting; retry later.", 5);
-      if (ofOrg && ofOrg() + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg)
+      if (mine !== undefined && mine + executor.queuedInMemory(orgId) >= limits.maxQueuePerOrg)
         throw serviceUnavailable("Too many of this organization's runs are waiting; retry later.", 5);
     };
     // Not awaited when the count is not needed: an await of nothing still yields a turn, in which
