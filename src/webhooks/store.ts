@@ -122,9 +122,13 @@ export function* renameInFilters(
  * Taken by a workflow's rename before it writes, and by a webhook's creation or filter change
  * before it checks the filter (PostgreSQL; SQLite runs writes one at a time): the check then
  * sees every rename that ended, and a rename sees every filter written before it.
+ * FOR NO KEY UPDATE, which excludes these writes and a creation's FOR UPDATE but not the share a
+ * foreign key takes: a run group (src/runs/batch.ts) holding a webhook's row (its outbox read)
+ * and then creating a run of the org deadlocked with a filter change that held the org's row FOR
+ * UPDATE and then waited for the webhook's; and a rename held up every run created in its org.
  */
 export function* lockForRename(dialect: Db["dialect"], orgId: number): Program<void> {
-  yield* get(`SELECT id FROM orgs WHERE id = ?${forUpdate(dialect)}`, orgId);
+  yield* get(`SELECT id FROM orgs WHERE id = ?${dialect === "postgres" ? " FOR NO KEY UPDATE" : ""}`, orgId);
 }
 
 /** The slugs of a filter that named no workflow in the write's transaction. */
