@@ -377,8 +377,8 @@ export class WorkerPool {
 
   /**
    * An idle worker, else (for a small job) the least loaded one with room behind its jobs. Only
-   * behind a small job: a job handed over waits for that worker even if another one frees up first,
-   * and large documents are the ones that take long.
+   * behind a small job: large documents are the ones that take long. A job handed over is taken
+   * over by a worker that frees up first (#steal).
    */
   #slotFor(size: number): Slot | undefined {
     let best: Slot | undefined;
