@@ -42,7 +42,8 @@ describe.skipIf(!onPostgres)("a run whose final write fails for good", () => {
         database_url: pg.url,
         node_id: "f",
         test_gates_dir: gates.dir,
-        run_lease_ms: 1000,
+        // Short, so that recovery comes soon; not shorter: a busy machine must still renew it in time.
+        run_lease_ms: 3000,
       }),
     );
     const t = (await seedAcme(s, "correct horse battery")).token;
