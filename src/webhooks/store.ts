@@ -184,8 +184,9 @@ export function createWebhookStore(db: Db) {
         function* () {
           // The org's row, locked: two creations racing cannot both pass the count, and a rename
           // of a workflow the filter names (which takes it too) is either seen here or sees
-          // this webhook.
-          yield* get(`SELECT id FROM orgs WHERE id = ?${lock}`, orgId);
+          // this webhook. The same lock as a rename's: runs created in the org meanwhile (their
+          // foreign key's share) do not wait for it.
+          yield* lockForRename(db.dialect, orgId);
           if ((yield* countOf(orgId)) >= max) return null;
           yield* checkSlugs(orgId, w.workflow_slugs, []);
           const row = yield* get<WebhookRow>(
