@@ -302,16 +302,15 @@ export class WorkerPool {
    * having never started (found by the model fuzzer, 2026-11-29). The busy worker is told to drop
    * its copy; until it answers, a stand-in (`ghost`) keeps the job's place there, as a job canceled
    * while handed over does: if that worker started it before the drop, it runs it for nothing,
-   * within its limits, and its messages reach no one.
+   * within its limits, and its messages reach no one. Of several such jobs, the one of the org with
+   * the fewest jobs running, as the fair pick would choose (#handedOver).
    */
   #steal(): void {
     for (const idle of this.#slots) {
       if (!idle.idle) continue;
-      const from = this.#slots.find((s) =>
-        s.jobs.some((t, i) => i > 0 && t.state === "posted" && !t.recalled),
-      );
-      if (!from) return;
-      const at = from.jobs.findIndex((t, i) => i > 0 && t.state === "posted" && !t.recalled);
+      const pick = this.#handedOver();
+      if (!pick) return;
+      const [from, at] = pick;
       const task = from.jobs[at]!;
       from.jobs[at] = { ...task, state: "done", steps: [], resolve: () => {} };
       try {
@@ -324,6 +323,28 @@ export class WorkerPool {
       task.deadline = undefined;
       this.#post(idle, task);
     }
+  }
+
+  /**
+   * The job #steal takes: handed to a busy worker, not started, not recalled; of the org with the
+   * fewest jobs running, then the one that would start first. As [its slot, its index].
+   */
+  #handedOver(): [Slot, number] | null {
+    const running = new Map<OrgKey, number>();
+    for (const s of this.#slots) {
+      const t = s.jobs[0];
+      if (t?.state === "running") running.set(t.org, (running.get(t.org) ?? 0) + 1);
+    }
+    let best: [Slot, number, number] | null = null;
+    for (const s of this.#slots) {
+      for (let i = 1; i < s.jobs.length; i++) {
+        const t = s.jobs[i];
+        if (t.state !== "posted" || t.recalled) continue;
+        const load = running.get(t.org) ?? 0;
+        if (!best || load < best[2] || (load === best[2] && i < best[1])) best = [s, i, load];
+      }
+    }
+    return best && [best[0], best[1]];
   }
 
   /** Jobs on workers (running, or handed over and not recalled), by org. */

@@ -242,6 +242,35 @@ describe("a job waiting in a worker", () => {
     expect((await ha.done).status).toBe("completed");
   });
 
+  test("taken over: of two handed-over jobs, the one of the org with fewer jobs running", async () => {
+    // Three workers: two on org x's jobs, one on y's. Then x's third job and y's second are handed
+    // over (to the first two workers, least loaded first). y's worker is freed: it takes y's job,
+    // whose org now has none running, not x's, handed over first (which took it before; y2 then
+    // waited behind x2's gate).
+    const pool = await startPool(3);
+    const job = (name: string) => makeJob(name, [["gate", { path: gates.path(name) }]]);
+    const [x1, x2, y1, x3] = ["x1", "x2", "y1", "x3"].map(job);
+    const y2 = makeJob("y2", [["echo"]]);
+    const starts: string[] = [];
+    const submit = (j: typeof y2, org: string) => {
+      const name = new TextDecoder().decode(j.bytes);
+      return pool.submit(j, limits(j, Infinity, { org, onStepStart: () => starts.push(name) }));
+    };
+    submit(x1, "x");
+    submit(x2, "x");
+    const hy1 = submit(y1, "y");
+    submit(x3, "x");
+    const hy2 = submit(y2, "y");
+    expect(pool.stats()).toMatchObject({ busy: 3, pipelined: 2, queued: 0 });
+    gates.open("y1");
+    expect((await hy1.done).status).toBe("completed");
+    expect(echoed(await hy2.done).text).toBe("y2");
+    // …and once y2 has ended, that worker takes x3 the same way.
+    expect(starts).toEqual(["x1", "x2", "y1", "y2", "x3"]);
+    expect(pool.stats()).toMatchObject({ busy: 3, pipelined: 0 });
+    for (const name of ["x1", "x2", "x3"]) gates.open(name);
+  });
+
   test("taken over: a worker that starts its copy anyway runs it for no one", async () => {
     // The deaf worker never hears the drop: after `a` it runs `next` again. That run's messages
     // reach no callback, and the pool's books stay right.
