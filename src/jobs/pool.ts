@@ -15,7 +15,14 @@ import {
 import { FairQueue, type OrgKey } from "./fair-queue.ts";
 import { MemoryWatch } from "./memory.ts";
 import { errorStep, shortError, skippedStep } from "./outcome.ts";
-import type { FromWorker, JobStep, RunJob, StepOutcome } from "./protocol.ts";
+import {
+  CLAIM_FREE,
+  CLAIM_TAKEN,
+  type FromWorker,
+  type JobStep,
+  type RunJob,
+  type StepOutcome,
+} from "./protocol.ts";
 import { type RunningStep, WorkerSlot } from "./slot.ts";
 
 export * from "./model.ts";
@@ -38,6 +45,8 @@ interface Task {
   steps: (StepOutcome | undefined)[];
   state: "queued" | "posted" | "running" | "done";
   slot: Slot | null;
+  /** Handed to a busy worker: the cell that says whether it started it or another took it. */
+  claim?: Int32Array<SharedArrayBuffer>;
   /** When the job's time in all runs out (performance.now()), from its first step's start. */
   deadline?: number;
   done: Promise<RunOutcome>;
@@ -299,11 +308,10 @@ export class WorkerPool {
    * Nothing queued and a worker idle: it takes over a job handed to a busy worker. Without this,
    * that job waited for the job ahead of it however long it ran (a step may run for its whole time
    * limit on a small document too), beside an idle worker: a sync run answered 202 after its wait,
-   * having never started (found by the model fuzzer, 2026-11-29). The busy worker is told to drop
-   * its copy; until it answers, a stand-in (`ghost`) keeps the job's place there, as a job canceled
-   * while handed over does: if that worker started it before the drop, it runs it for nothing,
-   * within its limits, and its messages reach no one. Of several such jobs, the one of the org with
-   * the fewest jobs running, as the fair pick would choose (#handedOver).
+   * having never started (found by the model fuzzer, 2026-11-29). The job's claim cell decides
+   * (protocol.ts): the busy worker has either started it already (then it stays there) or will
+   * skip it and answer `dropped`; it is also told to drop it now. Until it answers, a stand-in
+   * keeps the job's place in that worker's list, as a job canceled while handed over does.
    */
   #steal(): void {
     for (const idle of this.#slots) {
@@ -326,8 +334,9 @@ export class WorkerPool {
   }
 
   /**
-   * The job #steal takes: handed to a busy worker, not started, not recalled; of the org with the
-   * fewest jobs running, then the one that would start first. As [its slot, its index].
+   * The job #steal takes, its claim taken: handed to a busy worker and not started there, not
+   * recalled; of the org with the fewest jobs running (as the fair pick would choose), then the
+   * one that would start first. As [its slot, its index]; null when there is none.
    */
   #handedOver(): [Slot, number] | null {
     const running = new Map<OrgKey, number>();
@@ -335,16 +344,19 @@ export class WorkerPool {
       const t = s.jobs[0];
       if (t?.state === "running") running.set(t.org, (running.get(t.org) ?? 0) + 1);
     }
-    let best: [Slot, number, number] | null = null;
+    const candidates: [Slot, number, number][] = [];
     for (const s of this.#slots) {
       for (let i = 1; i < s.jobs.length; i++) {
         const t = s.jobs[i];
-        if (t.state !== "posted" || t.recalled) continue;
-        const load = running.get(t.org) ?? 0;
-        if (!best || load < best[2] || (load === best[2] && i < best[1])) best = [s, i, load];
+        if (t.state === "posted" && !t.recalled && t.claim) candidates.push([s, i, running.get(t.org) ?? 0]);
       }
     }
-    return best && [best[0], best[1]];
+    candidates.sort((a, b) => a[2] - b[2] || a[1] - b[1]);
+    for (const [s, i] of candidates) {
+      // Not FREE: its worker has started it (the end of the job ahead is still on its way here).
+      if (Atomics.compareExchange(s.jobs[i].claim!, 0, CLAIM_FREE, CLAIM_TAKEN) === CLAIM_FREE) return [s, i];
+    }
+    return null;
   }
 
   /** Jobs on workers (running, or handed over and not recalled), by org. */
@@ -433,8 +445,9 @@ export class WorkerPool {
     // queued behind another is sent as a copy of its (small) bytes: if this worker dies first, the
     // job goes to another worker and needs them again.
     const bytes = first ? task.job.bytes : task.job.bytes.slice(0);
+    task.claim = first ? undefined : new Int32Array(new SharedArrayBuffer(4));
     try {
-      slot.post({ type: "run", job: { ...task.job, bytes, steps } }, [bytes]);
+      slot.post({ type: "run", job: { ...task.job, bytes, steps, claim: task.claim } }, [bytes]);
     } catch (err) {
       // A config that cannot be cloned: nothing was sent, the worker is untouched.
       const why = `could not send the job to a worker: ${shortError(err)}`;

@@ -27,7 +27,18 @@ export interface RunJob {
   filename: string | null;
   failFast: boolean;
   steps: JobStep[];
+  /**
+   * A job handed to a busy worker: a cell shared with the pool, 0 until one side takes the job.
+   * The worker sets 1 as it starts it; the pool sets 2 when another worker takes it over
+   * (pool.ts #steal), and the worker then skips it and answers `dropped`. Compare-and-swap on both
+   * sides: exactly one of them runs it, whatever the order their messages arrive in.
+   */
+  claim?: Int32Array<SharedArrayBuffer>;
 }
+
+export const CLAIM_FREE = 0;
+export const CLAIM_STARTED = 1;
+export const CLAIM_TAKEN = 2;
 
 export interface StepOutcome {
   status: Exclude<StepStatus, "pending" | "running">;
@@ -42,7 +53,8 @@ export interface StepOutcome {
  * A worker runs its jobs one at a time in the order received; a `run` that arrives while it is busy
  * waits in the worker (the pool pipelines small jobs so a worker never idles between two).
  * `drop` asks it to forget a job it has not started; it answers `dropped`, or nothing if it had
- * already started the job (whose messages then follow as usual).
+ * already started the job (whose messages then follow as usual). A job whose `claim` the pool took
+ * is answered `dropped` when the worker comes to it, drop or no drop.
  */
 export type ToWorker =
   | { type: "run"; job: RunJob }

@@ -8,7 +8,15 @@ import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
 import { Lru } from "./lru.ts";
 import { errorStep, shortError } from "./outcome.ts";
-import type { FromWorker, JobStep, RunJob, StepOutcome, ToWorker } from "./protocol.ts";
+import {
+  CLAIM_FREE,
+  CLAIM_STARTED,
+  type FromWorker,
+  type JobStep,
+  type RunJob,
+  type StepOutcome,
+  type ToWorker,
+} from "./protocol.ts";
 
 /** May load the validator's module first (src/validators/loader.ts). */
 export type ValidatorLookup = (slug: string) => ValidatorDef | undefined | Promise<ValidatorDef | undefined>;
@@ -174,7 +182,12 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   };
 
   const next = () => {
-    const job = waiting.shift();
+    let job = waiting.shift();
+    // Taken over by another worker while it waited here (protocol.ts, `claim`): skip it.
+    while (job?.claim && Atomics.compareExchange(job.claim, 0, CLAIM_FREE, CLAIM_STARTED) !== CLAIM_FREE) {
+      post({ type: "dropped", jobId: job.jobId });
+      job = waiting.shift();
+    }
     if (!job || failed) {
       busy = false;
       return;

@@ -2,7 +2,7 @@
 // each way, a worker holds its next job, a job's limits start when it does, and a job waiting in a
 // worker survives that worker's death and can be canceled without it. Real Workers, no sleeps.
 import { afterEach, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   PIPELINE_MAX_BYTES,
@@ -271,9 +271,42 @@ describe("a job waiting in a worker", () => {
     for (const name of ["x1", "x2", "x3"]) gates.open(name);
   });
 
-  test("taken over: a worker that starts its copy anyway runs it for no one", async () => {
-    // The deaf worker never hears the drop: after `a` it runs `next` again. That run's messages
-    // reach no callback, and the pool's books stay right.
+  test("not taken over once its worker has started it, though the pool has not heard yet", async () => {
+    // The main thread blocked in a loop (it hears no worker) while d ends on the first worker,
+    // then b on the second, which starts `next`. When the pool hears d's end, the first worker
+    // is idle and `next`, handed over behind b, looks free to take; its claim says it started.
+    // (d is over PIPELINE_MAX_BYTES, so `next` is handed to b's worker.)
+    const pool = await startPool(2);
+    const wait = (name: string) => {
+      while (!existsSync(gates.path(name))) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    };
+    // d's second step marks its start with its gate open: d ends with it, no wait.
+    const d = makeJob("d".repeat(PIPELINE_MAX_BYTES + 1), [
+      ["gate", { path: gates.path("d"), mark: gates.path("d-started") }],
+      ["gate", { path: gates.path("d"), mark: gates.path("d-ending") }],
+    ]);
+    const b = makeJob("b", [["gate", { path: gates.path("b"), mark: gates.path("b-started") }]]);
+    const next = makeJob("next", [["gate", { path: gates.path("next"), mark: gates.path("next-started") }]]);
+    const hd = pool.submit(d, limits(d, Infinity));
+    const hb = pool.submit(b, limits(b, Infinity));
+    const hn = pool.submit(next, limits(next, Infinity));
+    expect(pool.stats()).toMatchObject({ busy: 2, pipelined: 1 });
+    wait("d-started");
+    wait("b-started");
+    gates.open("d");
+    wait("d-ending");
+    gates.open("b");
+    wait("next-started");
+    await Promise.all([hb.done, hd.done]);
+    // `next` runs where it started, once: one worker busy, nothing handed over.
+    expect(pool.stats()).toMatchObject({ busy: 1, pipelined: 0, queued: 0 });
+    gates.open("next");
+    expect((await hn.done).status).toBe("completed");
+  });
+
+  test("taken over: the busy worker never runs its copy, even deaf to the drop", async () => {
+    // The deaf worker never hears the drop: the job's claim, taken by the pool, makes it skip its
+    // copy after `a` (protocol.ts). Its skip is answered `dropped`, and the pool's books stay right.
     const pool = await startPool(2, { workerUrl: DEAF_WORKER });
     const a = makeJob("a", [["gate", { path: gates.path("a") }]]);
     const b = makeJob("b", [["gate", { path: gates.path("b") }]]);
@@ -292,13 +325,13 @@ describe("a job waiting in a worker", () => {
     const moved = echoed(await hn.done);
     gates.open("a");
     expect((await ha.done).status).toBe("completed");
-    // Its copy of `next` ends without a message to anyone; then both workers are idle, and two
-    // probes sent at once go one to each. a's worker has run `a` and its copy of `next`.
-    await until(() => pool.stats().busy === 0, "a's worker to end its copy of next");
+    // Its copy of `next` skipped and said so; then both workers are idle, and two probes sent at
+    // once go one to each. a's worker has run `a` only.
+    await until(() => pool.stats().busy === 0, "a's worker to drop its copy of next");
     const probes = [makeJob("p1", [["echo"]]), makeJob("p2", [["echo"]])];
     const seen = (await Promise.all(probes.map((p) => pool.submit(p, limits(p)).done))).map((o) => echoed(o));
     const aWorker = seen.find((s) => s.workerId !== moved.workerId);
-    expect(aWorker?.validations).toBe(2);
+    expect(aWorker?.validations).toBe(1);
     expect(calls).toEqual(["start 0", "end 0 passed"]);
     expect(pool.stats()).toMatchObject({ busy: 0, pipelined: 0, queued: 0 });
   });
