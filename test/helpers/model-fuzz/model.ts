@@ -99,6 +99,31 @@ export class Model {
   }
 }
 
+/**
+ * The model of a workflow the server has just created (its 201's body: id, steps as saved), at
+ * version 1 with that version's definition recorded.
+ */
+export function createdWorkflow(
+  created: { id: number; steps: MStep[] },
+  fields: Pick<MWorkflow, "slug" | "name" | "description" | "status">,
+): MWorkflow {
+  const w: MWorkflow = {
+    id: created.id,
+    ...fields,
+    version: 1,
+    steps: created.steps.map((x) => ({
+      id: x.id,
+      name: x.name,
+      validator: x.validator,
+      config: x.config,
+      is_active: x.is_active,
+    })),
+    history: [],
+  };
+  w.history.push(definition(w, { ids: true }));
+  return w;
+}
+
 /** A workflow's definition as versions record it (status aside when `noStatus`). */
 export function definition(w: MWorkflow, opts: { ids?: boolean; noStatus?: boolean } = {}) {
   return JSON.stringify({

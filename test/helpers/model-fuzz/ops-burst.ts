@@ -1,6 +1,6 @@
 // Requests sent together: one winner, or all landing, whichever arrives first.
-import { type Ctx, type Json, type Ops, SLUGS, SYNTAX, type Res, type Actor } from "./context.ts";
-import { type MUser, type MWorkflow, ROLES, type Role, definition, rank } from "./model.ts";
+import { type Ctx, type Ops, SLUGS, SYNTAX, type Res, type Actor } from "./context.ts";
+import { type MUser, ROLES, type Role, createdWorkflow, definition, rank } from "./model.ts";
 
 export function burstOps(c: Ctx): Ops {
   const { int, pick, chance, m, st, check, http, expectStatus, audit, root, liveTokens, wfPath, sameList } =
@@ -47,23 +47,7 @@ export function burstOps(c: Ctx): Ops {
             }),
           );
           const won = expectOne(rs, 201, 409);
-          const w: MWorkflow = {
-            id: won.json.id,
-            slug,
-            name: "Burst",
-            description: "",
-            status: "active",
-            version: 1,
-            steps: won.json.steps.map((x: Json) => ({
-              id: x.id,
-              name: x.name,
-              validator: x.validator,
-              config: x.config,
-              is_active: x.is_active,
-            })),
-            history: [],
-          };
-          w.history.push(definition(w, { ids: true }));
+          const w = createdWorkflow(won.json, { slug, name: "Burst", description: "", status: "active" });
           o.workflows.set(w.id, w);
           return audit("workflow.create", org, null, true);
         }

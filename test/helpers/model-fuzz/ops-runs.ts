@@ -1,7 +1,7 @@
 // Runs: sync and async starts, idempotency keys new and reused, reads, cancels (of held runs too).
 import { HOLD_WORKFLOW } from "../gates.ts";
 import type { Ctx, Json, Ops } from "./context.ts";
-import { type MRun, definition, rank } from "./model.ts";
+import { type MRun, createdWorkflow, rank } from "./model.ts";
 
 export function runOps(c: Ctx): Ops {
   const {
@@ -241,23 +241,7 @@ export function runOps(c: Ctx): Ops {
           });
           if (au.token.revoked) return expectStatus(r, 401);
           expectStatus(r, 201);
-          w = {
-            id: r.json.id,
-            slug: "hold",
-            name: "Hold",
-            description: "",
-            status: "active",
-            version: 1,
-            steps: r.json.steps.map((x: Json) => ({
-              id: x.id,
-              name: x.name,
-              validator: x.validator,
-              config: x.config,
-              is_active: x.is_active,
-            })),
-            history: [],
-          };
-          w.history.push(definition(w, { ids: true }));
+          w = createdWorkflow(r.json, { slug: "hold", name: "Hold", description: "", status: "active" });
           o.workflows.set(w.id, w);
           audit("workflow.create", org, au);
         }

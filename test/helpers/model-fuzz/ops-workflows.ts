@@ -1,6 +1,6 @@
 // Workflows, their steps and versions: create, edit (PATCH, PUT, If-Match), rename, delete, slug reuse, restore.
 import { type Ctx, type Json, type Ops, SLUGS, SYNTAX, SCHEMA } from "./context.ts";
-import { type MStep, type MWorkflow, definition } from "./model.ts";
+import { type MStep, createdWorkflow, definition } from "./model.ts";
 
 export function workflowOps(c: Ctx): Ops {
   const {
@@ -118,23 +118,7 @@ export function workflowOps(c: Ctx): Ops {
           r.json.version === 1 && r.json.slug === slug && r.json.steps.length === steps.length,
           "created workflow differs from the request",
         );
-        const w: MWorkflow = {
-          id: r.json.id,
-          slug,
-          name: body.name,
-          description: r.json.description,
-          status,
-          version: 1,
-          steps: r.json.steps.map((x: Json) => ({
-            id: x.id,
-            name: x.name,
-            validator: x.validator,
-            config: x.config,
-            is_active: x.is_active,
-          })),
-          history: [],
-        };
-        w.history.push(definition(w, { ids: true }));
+        const w = createdWorkflow(r.json, { slug, name: body.name, description: r.json.description, status });
         check(
           ![...m.orgs.values()].some((x) => x.workflows.has(w.id) || x.deletedWorkflows.has(w.id)),
           `workflow id ${w.id} reused`,
