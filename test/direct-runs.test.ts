@@ -2,7 +2,7 @@
 // the 201 in their final state, or before the 202 as queued/running when the wait runs out.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
-import { type Gate, HOLD_WORKFLOW } from "./helpers/gates.ts";
+import { type Gate, HOLD_WORKFLOW, WORKER_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -44,13 +44,7 @@ const cancel = (url: string) => call(s, "POST", `${new URL(url).pathname}cancel/
 
 beforeAll(async () => {
   s = await startTestServer({ workers: 1, max_queue: 3, max_queue_per_org: 3 });
-  // Fast, but a worker's job: a json_schema-only run would end in the inline lane without waiting
-  // for a worker (test/inline-runs.test.ts), and these tests are about waiting for one.
-  await createWorkflow(s, s.rootToken, {
-    slug: "fast",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
-  });
+  await createWorkflow(s, s.rootToken, WORKER_WORKFLOW);
   await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());

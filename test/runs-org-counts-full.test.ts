@@ -5,7 +5,7 @@
 // walked all of them (2026-11-29 review).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
-import { HOLD_WORKFLOW } from "./helpers/gates.ts";
+import { HOLD_WORKFLOW, WORKER_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -15,11 +15,7 @@ const ASYNC = { "content-type": "application/json", prefer: "respond-async" };
 beforeAll(async () => {
   // The org's share equals the queue: a full queue is counted by both checks.
   s = await startTestServer({ workers: 1, max_queue: 3, max_queue_per_org: 3 });
-  await createWorkflow(s, s.rootToken, {
-    slug: "fast",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
-  });
+  await createWorkflow(s, s.rootToken, WORKER_WORKFLOW);
   await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());

@@ -2,7 +2,7 @@
 // #steal; docs/execution.md): it does not wait behind a step that runs on, however long.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
-import { HOLD_WORKFLOW } from "./helpers/gates.ts";
+import { HOLD_WORKFLOW, WORKER_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -11,12 +11,7 @@ const JSON_CT = { "content-type": "application/json" };
 
 beforeAll(async () => {
   s = await startTestServer({ workers: 2 });
-  // A worker's job: a json_schema-only run would end in the inline lane without a worker.
-  await createWorkflow(s, s.rootToken, {
-    slug: "fast",
-    allowed_file_types: ["JSON"],
-    steps: [{ name: "syntax", validator: "syntax", config: {} }],
-  });
+  await createWorkflow(s, s.rootToken, WORKER_WORKFLOW);
   await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
 });
 afterAll(() => s.close());

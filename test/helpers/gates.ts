@@ -12,6 +12,17 @@ export const HOLD_WORKFLOW = {
   steps: [{ name: "hold", validator: "test_hold", config: {} }],
 };
 
+/**
+ * A JSON workflow ("fast") whose runs end at once but are a worker's job: a json_schema-only run
+ * would end in the inline lane without a worker (test/inline-runs.test.ts). Beside HOLD_WORKFLOW
+ * in tests about runs waiting for a worker.
+ */
+export const WORKER_WORKFLOW = {
+  slug: "fast",
+  allowed_file_types: ["JSON"],
+  steps: [{ name: "syntax", validator: "syntax", config: {} }],
+};
+
 export interface Gate {
   name: string;
   /** A submission held by this gate; `padBytes` makes it larger (to cross a size threshold). */
