@@ -19,6 +19,7 @@ import m0016 from "./migrations/0016_audit_and_versions.sql" with { type: "text"
 import m0017 from "./migrations/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import m0018 from "./migrations/0018_ids_never_reused.sql" with { type: "text" };
 import m0019 from "./migrations/0019_step_configs.sql" with { type: "text" };
+import m0020 from "./migrations/0020_web_session_indexes.sql" with { type: "text" };
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -34,6 +35,7 @@ import p0016 from "./migrations/postgres/0016_audit_and_versions.sql" with { typ
 import p0017 from "./migrations/postgres/0017_webhook_pending_by_endpoint.sql" with { type: "text" };
 import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type: "text" };
 import p0019 from "./migrations/postgres/0019_step_configs.sql" with { type: "text" };
+import p0020 from "./migrations/postgres/0020_web_session_indexes.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
 import { SERVING_LOCK, serversHolding } from "./serving-lock.ts";
@@ -95,6 +97,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   // Not additive: a node of the previous build would read a new version's steps without configs.
   { version: 19, name: "step_configs", sqlite: m0019, postgres: p0019 },
+  // Indexes only: an older node signs in and out as before, its purge now a seek.
+  { version: 20, name: "web_session_indexes", sqlite: m0020, postgres: p0020, additive: true },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;

@@ -13,6 +13,13 @@ export interface SessionRow {
 
 const COLS = "id, user_id, csrf, created_at, expires_at";
 
+/** Expired sessions one sign-in removes at most. */
+export const SESSION_PURGE_BATCH = 100;
+
+// A subquery: SQLite's DELETE takes no LIMIT unless compiled with it, PostgreSQL's none at all.
+export const PURGE_EXPIRED =
+  "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)";
+
 export interface NewSession {
   user_id: number;
   digest: Uint8Array;
@@ -53,8 +60,14 @@ export function createSessionStore(db: Db) {
       return db.exec(get<SessionRow>(`SELECT ${COLS} FROM web_sessions WHERE id = ?`, id));
     },
 
-    async purgeExpired(): Promise<void> {
-      await db.exec(run("DELETE FROM web_sessions WHERE expires_at <= ?", now()));
+    /**
+     * Removes up to SESSION_PURGE_BATCH expired sessions, oldest first (a seek into
+     * web_sessions_expires, migration 20): one sign-in's cost stays bounded however many
+     * sessions expired meanwhile, and since a sign-in adds one session the backlog only shrinks.
+     * Returns how many were removed.
+     */
+    async purgeExpired(limit = SESSION_PURGE_BATCH): Promise<number> {
+      return db.exec(run(PURGE_EXPIRED, now(), limit));
     },
   };
 }
