@@ -9,6 +9,7 @@ import { checkRole, createOrgService, refuseDeletedOrg } from "../orgs/service.t
 import { ROLES } from "../orgs/store.ts";
 import { DEFAULT_SETTINGS } from "../settings/store.ts";
 import { checkTokenName } from "../tokens/routes.ts";
+import { hashPassword } from "../users/password-hash.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { deleteOtherSessions } from "../web/store.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
@@ -136,7 +137,7 @@ export async function users(p: Parsed) {
       checkPassword(pw, u!.username);
       // A reset is what an operator does for a compromised account: the user's web sessions end
       // with the old password (OWASP ASVS 3.3.3); API tokens are revoked on their own.
-      await d.users.setPassword(u!.id, await Bun.password.hash(pw), cli, "user.set_password", () =>
+      await d.users.setPassword(u!.id, await hashPassword(pw), cli, "user.set_password", () =>
         deleteOtherSessions(u!.id, null),
       );
       print(`Password set for ${username} (${describeDb(d.config)}).`);

@@ -6,6 +6,7 @@ import { randomInt, timingSafeEqual } from "node:crypto";
 import { type ErrorItem, type Problem, conflict, invalid } from "../errors.ts";
 import { deletedSlugMessage, orgNameProblem, orgSlugProblem } from "../orgs/service.ts";
 import { newToken } from "../tokens/secret.ts";
+import { hashPassword } from "../users/password-hash.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { usernameProblem } from "../users/service.ts";
 import type { Actor } from "../audit/types.ts";
@@ -88,7 +89,7 @@ export function createSetupService(store: SetupStore) {
       if ((await store.userCount()) > 0) throw already();
       const errors = await problems(i, opts.passwordRequired);
       if (errors.length) throw invalid(FIRST_RUN_INVALID, errors);
-      const password_hash = i.password === null ? null : await Bun.password.hash(i.password);
+      const password_hash = i.password === null ? null : await hashPassword(i.password);
       const secret = opts.withToken ? newToken() : null;
       const created = await store.create(
         {

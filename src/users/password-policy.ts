@@ -4,6 +4,7 @@
 // is short on purpose: the passwords at the head of every published leak list (what online
 // guessing tries within the sign-in limiter's budget), not a breach corpus.
 import { NO_LONE_SURROGATES, charCount } from "../lib/text.ts";
+import { normalizePassword } from "./password-hash.ts";
 
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 1024;
@@ -120,27 +121,34 @@ function straightRun(p: string): boolean {
 /**
  * The checks of passwordProblem that do not read the username, its first: the length, and no
  * unpaired surrogate (the hash is of its UTF-8, where U+FFFD stands in for each: "a\ud800…" and
- * "a\ufffd…" were one password).
+ * "a\ufffd…" were one password). The most is counted as sent, which bounds the work before
+ * anything else (NFKC makes at most 18 characters of one: 1024 sent, at most 18,432 hashed); the
+ * least is counted in the NFKC form, the one hashed, so two spellings of one password get one
+ * verdict ("Åbcdefg" with U+00C5 and with A + U+030A: 7 characters either way; "ﬁﬁﬁﬁ" and
+ * "fifififi": 8).
  */
 export function passwordLengthProblem(password: string): string | null {
-  const length = charCount(password);
-  if (length < MIN_PASSWORD || length > MAX_PASSWORD)
+  if (charCount(password) > MAX_PASSWORD || charCount(normalizePassword(password)) < MIN_PASSWORD)
     return `A password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`;
   return password.isWellFormed() ? null : `A password ${NO_LONE_SURROGATES}.`;
 }
 
-/** Why `password` is refused for `username`, or null when it is acceptable. */
+/**
+ * Why `password` is refused for `username`, or null when it is acceptable. Judged in the NFKC form,
+ * the one hashed: full-width "ｐａｓｓｗｏｒｄ" is "password".
+ */
 export function passwordProblem(password: string, username?: string): string | null {
   const length = passwordLengthProblem(password);
   if (length) return length;
-  const l = password.toLowerCase();
+  const hashed = normalizePassword(password);
+  const l = hashed.toLowerCase();
   // Containing a name of four or more characters (alice2024); a shorter one only if it is all.
   const name = username?.toLowerCase();
   if (name !== undefined && (name.length >= 4 ? l.includes(name) : l === name))
     return "A password must not contain the username.";
   if (COMMON.has(l))
     return "This password is one of the most common; attackers try it first. Choose another.";
-  if (new Set(l).size === 1 || straightRun(password))
+  if (new Set(l).size === 1 || straightRun(hashed))
     return "A password of one repeated character or a straight run of keys is tried first. Choose another.";
   return null;
 }

@@ -2,6 +2,7 @@
 import type { Actor } from "../audit/types.ts";
 import { type Problem, invalidBecause, invalidField, throwProblems } from "../errors.ts";
 import { NAME_CHARACTERS, charCount, nameCharactersOk } from "../lib/text.ts";
+import { hashPassword } from "./password-hash.ts";
 import { passwordLengthProblem, passwordProblem } from "./password-policy.ts";
 import type { UserStore } from "./store.ts";
 
@@ -55,7 +56,7 @@ export async function createUser(
     ],
     ["email", u.email === undefined ? null : emailProblem(u.email)],
   ]);
-  const password_hash = u.password != null ? await Bun.password.hash(u.password) : null;
+  const password_hash = u.password != null ? await hashPassword(u.password) : null;
   const { password: _, ...fields } = u;
   return users.create({ ...fields, password_hash }, actor);
 }

@@ -97,6 +97,17 @@ export function* createUserLogged(u: NewUser, actor: Actor): Program<User> {
   return user;
 }
 
+/**
+ * Replaces a hash made before normalization (of the raw string) with the NFKC form's, unless it
+ * changed meanwhile (a password set at the same time wins); true when it was replaced.
+ */
+export function* rehashPassword(id: number, stored: string, hash: string): Program<boolean> {
+  return (
+    (yield* run("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?", hash, id, stored)) >
+    0
+  );
+}
+
 const byName = (username: string) => get<UserRow>("SELECT * FROM users WHERE username = ?", username);
 
 export function createUserStore(db: Db) {

@@ -12,6 +12,7 @@ import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, Chars, errorResponses } from "../http/schemas.ts";
+import { hashPassword, verifyPassword } from "../users/password-hash.ts";
 import { MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
@@ -26,22 +27,6 @@ const SessionOut = named(
     expires_at: t.Nullable(t.String()),
   }),
 );
-
-// Unknown users and users without a password cost one hash verification too, so the answer's
-// timing does not tell which usernames exist.
-let dummyHash: Promise<string> | null = null;
-const dummy = () => {
-  dummyHash ??= Bun.password.hash("assay timing equaliser");
-  return dummyHash;
-};
-
-async function passwordMatches(hash: string | null | undefined, password: string): Promise<boolean> {
-  if (!hash) {
-    await Bun.password.verify(password, await dummy());
-    return false;
-  }
-  return Bun.password.verify(password, hash);
-}
 
 const BAD_LOGIN = "Invalid username or password.";
 const SET_COOKIE = { "Set-Cookie": header("SetCookie") };
@@ -83,15 +68,19 @@ export function webAuthRoutes(
       async ({ body, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), body.username);
         const found = await users.passwordHash(body.username);
-        if (!(await passwordMatches(found?.hash, body.password)) || !found) {
+        const matched = await verifyPassword(found?.hash, body.password);
+        if (!matched || !found) {
           const reason = !found ? "unknown_user" : found.hash ? "wrong_password" : "no_password";
           await loginFailed(auditIp(server, request), body.username, found?.user.id ?? null, reason);
           throw unauthenticated(BAD_LOGIN);
         }
         // A new secret on every sign-in (no session fixation); the one the browser held ends.
         const previous = await sessions.current(request);
+        // A hash stored before normalization (of the raw string) is replaced by the NFKC form's.
+        const rehash =
+          matched === "raw" ? { stored: found.hash!, hash: await hashPassword(body.password) } : undefined;
         const { secret, session } = await sessions
-          .start(found.user, auditIp(server, request), previous?.session.id ?? null)
+          .start(found.user, auditIp(server, request), previous?.session.id ?? null, rehash)
           .catch(async (e) => {
             if (!(e instanceof ReferenceGone)) throw e;
             // The user deleted since the password was checked: refused as one sent after it.
@@ -169,7 +158,8 @@ export function webAuthRoutes(
       async ({ body, principal, actor, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), principal.user.username);
         const found = await users.passwordHash(principal.user.username);
-        if (!(await passwordMatches(found?.hash, body.current_password)))
+        // A raw-form hash (made before normalization) matches too: it is replaced below anyway.
+        if (!(await verifyPassword(found?.hash, body.current_password)))
           throw invalid("The current password is incorrect.", [
             { field: "current_password", code: "incorrect", message: "The current password is incorrect." },
           ]);
@@ -184,7 +174,7 @@ export function webAuthRoutes(
         const renewal = principal.session ? sessions.renewal(principal.user.id) : null;
         await users.setPassword(
           principal.user.id,
-          await Bun.password.hash(body.new_password),
+          await hashPassword(body.new_password),
           actor,
           "user.password_change",
           function* () {

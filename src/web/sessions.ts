@@ -10,7 +10,7 @@ import type { Actor } from "../audit/types.ts";
 import type { Db, Program } from "../db/program.ts";
 import { forbidden } from "../errors.ts";
 import type { Principal, SessionAuth } from "../http/auth.ts";
-import type { User, UserStore } from "../users/store.ts";
+import { type User, type UserStore, rehashPassword } from "../users/store.ts";
 import { type SessionRow, createSessionStore, deleteSession, insertSession } from "./store.ts";
 
 export const SESSION_COOKIE = "assay_session";
@@ -94,12 +94,15 @@ export function createSessions(db: Db, users: UserStore) {
     authenticate,
     /**
      * A new session for a signed-in user (the one the browser held, `replacing`, ends) and its
-     * audit entry, in one transaction. The secret goes in the cookie and nowhere else.
+     * audit entry, in one transaction. The secret goes in the cookie and nowhere else. `rehash`:
+     * the password matched a hash of its raw form, replaced in the same transaction by `hash`
+     * (its NFKC form's), and the entry says so (`password_rehashed`).
      */
     async start(
       user: User,
       ip: string | null,
       replacing: number | null,
+      rehash?: { stored: string; hash: string },
     ): Promise<{ secret: string; session: SessionRow }> {
       await store.purgeExpired();
       const secret = randomBytes(32).toString("base64url");
@@ -112,6 +115,7 @@ export function createSessions(db: Db, users: UserStore) {
       const session = await db.tx(function* () {
         if (replacing !== null) yield* deleteSession(replacing);
         const row = yield* insertSession(fresh);
+        const rehashed = rehash ? yield* rehashPassword(user.id, rehash.stored, rehash.hash) : false;
         const actor = actorOf({ user, token: null, session: { id: row.id } }, ip);
         yield* audit(actor, {
           action: "auth.login",
@@ -119,7 +123,11 @@ export function createSessions(db: Db, users: UserStore) {
           target_type: "user",
           target_id: user.id,
           target_name: user.username,
-          after: { session_id: row.id, expires_at: row.expires_at },
+          after: {
+            session_id: row.id,
+            expires_at: row.expires_at,
+            ...(rehashed ? { password_rehashed: true } : {}),
+          },
         });
         return row;
       });
