@@ -17,6 +17,7 @@ import { MemoryWatch } from "./memory.ts";
 import { errorStep, shortError, skippedStep } from "./outcome.ts";
 import {
   CLAIM_FREE,
+  CLAIM_STARTED,
   CLAIM_TAKEN,
   type FromWorker,
   type JobStep,
@@ -29,8 +30,9 @@ export * from "./model.ts";
 
 /**
  * queued: in the pool's queue. posted: handed to a worker behind its running job. running: its
- * worker's first job. A done task can stay in a slot's `jobs`: canceled while posted, the worker may
- * still run it, so it keeps its place (and its time limits) until the worker ends or drops it.
+ * worker's first job. A done task can stay in a slot's `jobs`: canceled while posted, it keeps its
+ * place until the worker answers `dropped` or, if the worker had started it, until it comes first
+ * and the pool stops that worker (#drop); #steal's stand-ins too.
  * `recalled`: a posted task asked back for another org's job (#recall): it returns to the queue
  * when the worker drops it, or counts as running if the worker had already started it.
  */
@@ -465,7 +467,7 @@ export class WorkerPool {
   /** The worker's first job has just started (posted to it idle, or the job before it ended). */
   #begin(slot: Slot): void {
     const task = slot.jobs[0];
-    if (!task) return;
+    if (!task || this.#stopCanceled(slot)) return;
     // A recalled job may start or be dropped: it stays posted (no callbacks, its limit armed)
     // until the worker says which (`dropped`, or its first step's end: #ranAnyway).
     if (task.state === "posted" && !task.recalled) task.state = "running";
@@ -487,7 +489,7 @@ export class WorkerPool {
       step.timer = setTimeout(() => this.#timeout(slot, task, step, message), Math.max(0, limit));
     }
     slot.step = step;
-    // A canceled job the worker runs anyway keeps its limits (it may loop) but has no listener.
+    // A recalled job (#recall) that the worker may be running has its limits but no callbacks yet.
     if (task.state === "running") this.#call(task, () => task.opts.onStepStart?.(index));
   }
 
@@ -511,7 +513,6 @@ export class WorkerPool {
       this.#queue.remove(task);
       this.#finish(task, "canceled", reason);
     } else if (task.state === "posted" && slot) {
-      // Not started: the worker running another job is left alone and told to skip this one.
       this.#drop(slot, task, reason);
     } else if (task.state === "running" && slot) {
       this.#stop(slot, "canceled", "canceled", reason, "canceled");
@@ -519,13 +520,39 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Cancel a job handed over to a busy worker: it resolves `canceled` at once, steps skipped. Its
+   * claim decides the rest (protocol.ts). Taken here: the worker skips it when it comes to it,
+   * drop or no drop. Already started there (the pool has not heard yet): a `drop` would come too
+   * late and the job would run to its time limit for nobody, so its worker is stopped as for a
+   * running job, once the pool has heard the end of every job ahead of it (#stopCanceled).
+   */
   #drop(slot: Slot, task: Task, reason: string): void {
+    const taken =
+      !task.claim || Atomics.compareExchange(task.claim, 0, CLAIM_FREE, CLAIM_TAKEN) === CLAIM_FREE;
     this.#finish(task, "canceled", reason);
+    if (!taken) {
+      this.#stopCanceled(slot);
+      return;
+    }
     try {
       slot.post({ type: "drop", jobId: task.job.jobId });
     } catch {
       // the worker is gone; its replacement never had the job
     }
+  }
+
+  /**
+   * The worker's first job was canceled after the worker had started it (its claim says so): stop
+   * that worker. Only its first: the results of the jobs ahead are on their way, and each end
+   * heard brings the next to the front (#begin). Returns whether it stopped the worker.
+   */
+  #stopCanceled(slot: Slot): boolean {
+    const task = slot.jobs[0];
+    if (task?.state !== "done" || !task.claim || Atomics.load(task.claim, 0) !== CLAIM_STARTED) return false;
+    this.#stop(slot, "canceled", "canceled", "canceled", "canceled");
+    this.#respawn(slot, 0);
+    return true;
   }
 
   /**
@@ -569,7 +596,8 @@ export class WorkerPool {
   #overMemory(): number | null {
     let oldest: Slot | undefined;
     for (const slot of this.#slots) {
-      // A job canceled while handed over may still run on its worker: it counts too.
+      // A job canceled after its worker started it runs until the pool hears the end of the job
+      // ahead and stops it (#drop): it counts too.
       if (!slot.jobs.length || !slot.step) continue;
       if (!oldest || slot.step.startedAt < oldest.step!.startedAt) oldest = slot;
     }

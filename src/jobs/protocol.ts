@@ -30,8 +30,9 @@ export interface RunJob {
   /**
    * A job handed to a busy worker: a cell shared with the pool, 0 until one side takes the job.
    * The worker sets 1 as it starts it; the pool sets 2 when another worker takes it over
-   * (pool.ts #steal), and the worker then skips it and answers `dropped`. Compare-and-swap on both
-   * sides: exactly one of them runs it, whatever the order their messages arrive in.
+   * (pool.ts #steal) or the job is canceled (#drop), and the worker then skips it and answers
+   * `dropped`. Compare-and-swap on both sides: exactly one of them decides, whatever the order
+   * their messages arrive in (a cancel that finds 1 stops the worker instead).
    */
   claim?: Int32Array<SharedArrayBuffer>;
 }

@@ -2,8 +2,6 @@
 // each way, a worker holds its next job, a job's limits start when it does, and a job waiting in a
 // worker survives that worker's death and can be canceled without it. Real Workers, no sleeps.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   PIPELINE_MAX_BYTES,
   type PoolEvent,
@@ -14,29 +12,17 @@ import {
   closePools,
   DEAF_WORKER,
   echoed,
+  gateFiles,
   limits,
   makeJob,
   type StepSpec,
   startPool,
 } from "./pool-helpers.ts";
 import { until } from "../../helpers/fixtures.ts";
-import { testTempDir } from "../../helpers/temp.ts";
 
 afterEach(closePools);
 
-/** Files the `gate` fake waits for: the test ends a job by opening its gate. */
-const gates = (() => {
-  let dir = "";
-  afterEach(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    dir = "";
-  });
-  const at = (name: string) => {
-    dir ||= testTempDir("assay-pool-gates-");
-    return join(dir, name);
-  };
-  return { path: at, open: (name: string) => writeFileSync(at(name), "") };
-})();
+const gates = gateFiles();
 
 function traffic(outcome: RunOutcome) {
   return JSON.parse(outcome.steps[0].findings[0].message) as { received: number; posted: number };
@@ -189,38 +175,6 @@ describe("a job waiting in a worker", () => {
     expect(exits(events)).toEqual([]);
   });
 
-  test("canceled but started anyway: its result is ignored and the worker serves the next job", async () => {
-    const pool = await startPool(1, { workerUrl: DEAF_WORKER });
-    const ahead = makeJob("ahead", [["sleep", { ms: 50 }]]);
-    const ignored = makeJob("ignored", [["echo"]]);
-    const after = makeJob("after", [["echo"]]);
-    const calls: number[] = [];
-    const h1 = pool.submit(ahead, limits(ahead));
-    const h2 = pool.submit(ignored, limits(ignored, 5000, { onStepStart: (i) => calls.push(i) }));
-    h2.cancel();
-    expect(await h2.done).toMatchObject({ status: "canceled", error: "canceled" });
-    await h1.done;
-    const h3 = pool.submit(after, limits(after));
-    expect(echoed(await h3.done).validations).toBeGreaterThanOrEqual(2); // it did run "ignored"
-    expect(calls).toEqual([]);
-  });
-
-  test("canceled but started anyway: it still has its time limit, and the job behind moves on", async () => {
-    const events: PoolEvent[] = [];
-    const pool = await startPool(1, { workerUrl: DEAF_WORKER, onEvent: (e) => events.push(e) });
-    const ahead = makeJob("ahead", [["sleep", { ms: 50 }]]);
-    const stuck = makeJob("stuck", [["sleep_forever"]]);
-    const after = makeJob("after", [["echo"]]);
-    const h1 = pool.submit(ahead, limits(ahead));
-    const h2 = pool.submit(stuck, limits(stuck, 100));
-    h2.cancel();
-    const h3 = pool.submit(after, limits(after));
-    expect(await h2.done).toMatchObject({ status: "canceled" });
-    expect((await h1.done).status).toBe("completed");
-    expect((await h3.done).status).toBe("completed");
-    expect(exits(events)).toEqual([expect.objectContaining({ reason: "timed_out", jobId: stuck.jobId })]);
-  });
-
   test("is taken over by a worker that becomes idle, not held behind a job that runs on", async () => {
     // Both workers busy with jobs the test ends; `next` is handed to the first of the two (the
     // pool picks the first of equally loaded workers). The other one is freed: `next` runs there
@@ -277,9 +231,7 @@ describe("a job waiting in a worker", () => {
     // is idle and `next`, handed over behind b, looks free to take; its claim says it started.
     // (d is over PIPELINE_MAX_BYTES, so `next` is handed to b's worker.)
     const pool = await startPool(2);
-    const wait = (name: string) => {
-      while (!existsSync(gates.path(name))) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
-    };
+    const wait = gates.wait;
     // d's second step marks its start with its gate open: d ends with it, no wait.
     const d = makeJob("d".repeat(PIPELINE_MAX_BYTES + 1), [
       ["gate", { path: gates.path("d"), mark: gates.path("d-started") }],

@@ -1,8 +1,12 @@
 // Shared by the pool tests: jobs for the fake validators of fixtures/test-worker.ts, pools that
 // the test file closes after each test (afterEach(closePools)).
+import { afterEach } from "bun:test";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { PoolEvent, SubmitOptions } from "../../../src/jobs/pool.ts";
 import { WorkerPool } from "../../../src/jobs/pool.ts";
 import type { RunJob } from "../../../src/jobs/protocol.ts";
+import { testTempDir } from "../../helpers/temp.ts";
 
 export const TEST_WORKER = new URL("./fixtures/test-worker.ts", import.meta.url);
 /** The test worker deaf to `drop`: runs a job the pool canceled after sending it. */
@@ -77,4 +81,29 @@ export function submitAndWaitStart(pool: WorkerPool, job: RunJob, opts: SubmitOp
     onStepStart: (i) => (i === index ? started.resolve() : undefined),
   });
   return { handle, started: started.promise };
+}
+
+/**
+ * Files the `gate` fake waits for (a test ends a job by opening its gate) and writes as it starts
+ * (`mark`). `wait` blocks this thread until a file exists: the pool hears no worker meanwhile,
+ * so a test can hold the pool's view still while a worker moves on. Call at a file's top level.
+ */
+export function gateFiles() {
+  let dir = "";
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = "";
+  });
+  const path = (name: string) => {
+    dir ||= testTempDir("assay-pool-gates-");
+    return join(dir, name);
+  };
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  return {
+    path,
+    open: (name: string) => writeFileSync(path(name), ""),
+    wait: (name: string) => {
+      while (!existsSync(path(name))) Atomics.wait(pause, 0, 0, 2);
+    },
+  };
 }
