@@ -103,6 +103,21 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
     await same(answers[0]!, answers[1]!, 401, "authentication_required");
   });
 
+  test("412 for If-Match (a run has no entity tag) or If-None-Match: *, and no run", async () => {
+    for (const cond of <Record<string, string>[]>[{ "if-match": '"x"' }, { "if-none-match": "*" }]) {
+      const send = (s: TestServer) =>
+        call(
+          s,
+          "POST",
+          runs("order"),
+          fresh({ token: s.rootToken, raw: '{"id":1}', headers: { ...JSON_CT, ...cond } }),
+        );
+      const before = await two.count("runs");
+      await same(await send(one), await via(two, 1, "local", () => send(two)), 412, "precondition_failed");
+      expect(await two.count("runs")).toBe(before);
+    }
+  });
+
   test("403 for a viewer", async () => {
     const tokens = [
       (await one.user("vic", "acme", "viewer")).token,

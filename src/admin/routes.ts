@@ -66,6 +66,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: "exists",
         body: t.Object(
           {
             username: documentedWith(
@@ -118,6 +119,9 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: async (c: { params: { username: string } }) => {
+          if (!(await users.getByUsername(c.params.username))) throw notFound("User");
+        },
         params: t.Object({ username: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: {
@@ -167,6 +171,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: "exists",
         body: t.Object(
           {
             org_slug: documentedWith(t.String({ error: "must be a string" }), BOUNDS.orgSlug, orgSlugProblem),
@@ -218,6 +223,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: (c: { params: { org_slug: string } }) => findOrg(c.params.org_slug),
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED, 409) },
         detail: {
@@ -243,6 +249,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: (c: { params: { org_slug: string } }) => findOrg(c.params.org_slug),
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED) },
         detail: {
@@ -267,6 +274,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: (c: { params: { org_slug: string } }) => findOrg(c.params.org_slug),
         params: t.Object({ org_slug: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "adminDeleteOrg", summary: "Delete (soft) an organization" },
@@ -286,6 +294,7 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       ({ body, principal, actor }) => requireInstanceAdmin(principal) ?? settings.update(body, actor),
       {
         auth: true,
+        preconditions: "exists",
         body: t.Object(
           {
             token_default_ttl_days: t.Optional(Days),

@@ -7,6 +7,7 @@ import type { TokenService } from "../tokens/service.ts";
 import type { TokenRecord } from "../tokens/store.ts";
 import type { User } from "../users/store.ts";
 import { clientIp } from "./client-ip.ts";
+import { preconditionsPlugin } from "./preconditions.ts";
 
 export interface Principal {
   user: User;
@@ -112,7 +113,8 @@ export function authPlugin(deps: AuthDeps, authenticate = createAuthenticate(dep
   // Authentication runs in `transform`, before body and query validation: a request without a
   // valid token gets 401, never a 400 about its body (CONTRACT §4: the token is checked first).
   const authenticated = new WeakMap<Request, Principal>();
-  return new Elysia({ name: "auth" }).macro({
+  // With the `preconditions` option (src/http/preconditions.ts): every route module uses this plugin.
+  return new Elysia({ name: "auth" }).use(preconditionsPlugin).macro({
     auth: (need: AuthNeed) => ({
       transform: marked(async ({ request, set, path, params }: TransformContext) => {
         const principal = await authenticate(request, set.headers as Record<string, unknown>);

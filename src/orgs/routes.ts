@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { fieldProblem, notFound } from "../errors.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
@@ -64,6 +64,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "admin",
+        preconditions: "exists",
         params: OrgParams,
         body: t.Object(
           {
@@ -86,6 +87,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "admin",
+        preconditions: "exists",
         params: OrgParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {
@@ -122,6 +124,7 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "admin",
+        preconditions: "exists",
         params: OrgParams,
         body: t.Object(
           {
@@ -162,6 +165,13 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "admin",
+        preconditions: async (c: {
+          params: { org_slug: string; username: string };
+          principal: Principal;
+        }) => {
+          const { org } = await requireOrgRole(orgs, c.principal, c.params.org_slug, "admin");
+          if (!(await orgs.member(org.id, c.params.username))) throw notFound("Member");
+        },
         params: MemberParams,
         body: t.Object({ role: RoleSchema }, { additionalProperties: false }),
         response: { 200: MemberOut, ...errorResponses(...AUTHED, 409) },
@@ -181,6 +191,13 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "admin",
+        preconditions: async (c: {
+          params: { org_slug: string; username: string };
+          principal: Principal;
+        }) => {
+          const { org } = await requireOrgRole(orgs, c.principal, c.params.org_slug, "admin");
+          if (!(await orgs.member(org.id, c.params.username))) throw notFound("Member");
+        },
         params: MemberParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: {

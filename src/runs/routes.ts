@@ -7,6 +7,7 @@ import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedAs } from "../http/openapi/named.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
+import { checkUntagged } from "../http/preconditions.ts";
 import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
@@ -43,6 +44,7 @@ export function runRoutes(
     .use(auth)
     .post("/workflows/:workflow/runs/", startRun, {
       auth: true,
+      preconditions: "own",
       parse: "none",
       params: t.Object({ org_slug: t.String(), workflow: t.String() }),
       query: t.Object(
@@ -210,6 +212,7 @@ export function runRoutes(
         const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
+        checkUntagged(request.headers); // a run has no entity tag (src/http/preconditions.ts)
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);
         // Logged in the transaction that writes the canceled state (none if the run ended first),
         // by whichever node writes it.
@@ -236,6 +239,7 @@ export function runRoutes(
       },
       {
         auth: true,
+        preconditions: "own",
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
         response: { 200: RunOut, ...errorResponses(...AUTHED, 409) },
         detail: {

@@ -6,6 +6,7 @@ import type { Deps } from "../deps.ts";
 import { ReferenceGone } from "../db/program.ts";
 import { AppError, notFound, unauthenticated } from "../errors.ts";
 import type { Principal } from "../http/auth.ts";
+import { checkUntagged } from "../http/preconditions.ts";
 import { DEFAULT_HEADERS } from "../http/security.ts";
 import { publicOrigin } from "../http/url.ts";
 import { type OrgContext, requireOrgRole } from "../orgs/access.ts";
@@ -57,6 +58,8 @@ export function startRunHandler(
     if (!wf) return replayAfter(notFound("Workflow"), org, ctx);
     const limited = hooks.beforeRun?.(principal);
     if (limited) await limited;
+    // If-Match / If-None-Match: the runs of a workflow have no entity tag (src/http/preconditions.ts).
+    checkUntagged(request.headers);
     const prefer = parsePrefer(request.headers.get("prefer"));
     const waitMs = prefer.respondAsync
       ? 0

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { AppError } from "../errors.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
@@ -70,6 +70,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "author",
+        preconditions: "exists",
         params: OrgParams,
         body: SchemaIn,
         response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },
@@ -101,6 +102,8 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "author",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          schemas.load((await role(c.principal, c.params.org_slug, "author")).id, c.params.id),
         params: SchemaParams,
         body: SchemaIn,
         response: { 200: SchemaOut, ...errorResponses(...AUTHED, 409) },
@@ -120,6 +123,8 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "author",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          schemas.load((await role(c.principal, c.params.org_slug, "author")).id, c.params.id),
         params: SchemaParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: {

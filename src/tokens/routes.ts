@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { type Problem, fieldProblem, invalidBecause, notFound } from "../errors.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses, Int } from "../http/schemas.ts";
@@ -90,6 +90,7 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         },
         {
           auth: true,
+          preconditions: "exists",
           body: t.Object(
             {
               name: documentedWith(
@@ -149,6 +150,8 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         },
         {
           auth: true,
+          preconditions: async (c: { params: { id: string }; principal: Principal }) =>
+            ownToken(c.params.id, c.principal.user.id),
           params: t.Object({ id: t.String() }),
           response: { 204: t.Void(), ...errorResponses(...AUTHED) },
           detail: {

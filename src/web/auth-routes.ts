@@ -99,6 +99,7 @@ export function webAuthRoutes(
           },
           { additionalProperties: false },
         ),
+        preconditions: "exists",
         response: { 200: SessionOut, ...errorResponses(400, 401, 429, 500) },
         detail: describe({
           ...detail,
@@ -122,6 +123,7 @@ export function webAuthRoutes(
         set.status = 204;
       },
       {
+        preconditions: "exists",
         response: { 204: t.Void(), ...errorResponses(403, 500) },
         detail: describe({
           ...detail,
@@ -192,6 +194,7 @@ export function webAuthRoutes(
       },
       {
         auth: true,
+        preconditions: "exists",
         body: t.Object(
           {
             current_password: Chars(1024, { error: "must be a string of at most 1024 characters" }),

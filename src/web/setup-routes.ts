@@ -11,6 +11,7 @@ import { ipKey } from "../http/ratelimit.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedWith } from "../http/openapi/named.ts";
 import { BOUNDS, Chars, errorResponses } from "../http/schemas.ts";
+import { preconditionsPlugin } from "../http/preconditions.ts";
 import { publicOrigin } from "../http/url.ts";
 import { orgNameProblem, orgSlugProblem } from "../orgs/service.ts";
 import { codeMatches } from "../setup/service.ts";
@@ -35,7 +36,12 @@ export function setupRoutes(
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   // Public: the instance has no user yet (the POST is guarded by the one-time setup code).
   const detail = { tags: ["Web session"], security: [] };
+  const stillNeeded = async () => {
+    if (!(await deps.setup.needed()))
+      throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
+  };
   return new Elysia()
+    .use(preconditionsPlugin)
     .get("/api/v1/setup/", async () => ({ needed: await deps.setup.needed() }), {
       response: { 200: t.Object({ needed: t.Boolean() }), ...errorResponses(500) },
       detail: {
@@ -47,8 +53,7 @@ export function setupRoutes(
     .post(
       "/api/v1/setup/",
       async ({ body, request, server, set }) => {
-        if (!(await deps.setup.needed()))
-          throw conflict("This instance is already set up; sign in, or use `assay users` and `orgs`.");
+        await stillNeeded();
         const ip = clientIp(request, server, deps.config.trust_proxy);
         // Keyed as the sign-in budget is (auth-routes.ts): the client's address, not the proxy's.
         await limiter.attempt(ipKey(ip ?? "unknown"), "setup");
@@ -102,6 +107,8 @@ export function setupRoutes(
           },
           { additionalProperties: false },
         ),
+        // Once set up, the 409 comes first, as it would without If-Match (src/http/preconditions.ts).
+        preconditions: stillNeeded,
         response: {
           201: t.Object({
             user: UserOut,

@@ -2,7 +2,7 @@
 // rotation. Every route is Admin of the org; another org's webhook is 404.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
@@ -73,6 +73,7 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: "exists",
         params: OrgParams,
         body: WebhookIn,
         response: { 201: WebhookWithSecret, ...errorResponses(...AUTHED, 409) },
@@ -108,6 +109,8 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          webhooks.load((await admin(c.principal, c.params.org_slug)).id, c.params.id),
         params: WebhookParams,
         body: WebhookPatch,
         response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
@@ -127,6 +130,8 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          webhooks.load((await admin(c.principal, c.params.org_slug)).id, c.params.id),
         params: WebhookParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED) },
         detail: { ...detail, operationId: "deleteWebhook", summary: "Delete a webhook and its delivery log" },
@@ -141,6 +146,8 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          webhooks.load((await admin(c.principal, c.params.org_slug)).id, c.params.id),
         params: WebhookParams,
         response: { 200: WebhookWithSecret, ...errorResponses(...AUTHED) },
         detail: {
@@ -161,6 +168,8 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
+          webhooks.load((await admin(c.principal, c.params.org_slug)).id, c.params.id),
         params: WebhookParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: describe({
@@ -218,6 +227,15 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: async (c: {
+          params: { org_slug: string; id: string; delivery_id: string };
+          principal: Principal;
+        }) =>
+          webhooks.delivery(
+            (await admin(c.principal, c.params.org_slug)).id,
+            c.params.id,
+            c.params.delivery_id,
+          ),
         params: DeliveryParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: describe({

@@ -1,7 +1,7 @@
 // Workflow API: list and detail (Viewer), authoring (Author). CONTRACT §2, §2a, §3.
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { describe, header, param } from "../http/openapi/components.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
@@ -66,6 +66,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: "exists",
         params: OrgParams,
         body: WorkflowIn,
         response: { 201: WorkflowDetail, ...errorResponses(...AUTHED, 409) },
@@ -117,6 +118,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: "own",
         params: WorkflowParams,
         body: WorkflowIn,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409, 412) },
@@ -141,6 +143,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: "own",
         params: WorkflowParams,
         body: WorkflowPatch,
         response: { 200: WorkflowDetail, ...errorResponses(...AUTHED, 409, 412) },
@@ -164,6 +167,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: "own",
         params: WorkflowParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409, 412) },
         detail: describe({
@@ -185,6 +189,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: async (c: { params: { org_slug: string; workflow: string }; principal: Principal }) =>
+          workflows.load(
+            (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
+            c.params.workflow,
+          ),
         params: WorkflowParams,
         body: t.Composite([StepIn, t.Object({ order: t.Optional(StepOrder) })], {
           additionalProperties: false,
@@ -215,6 +224,15 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: async (c: {
+          params: { org_slug: string; workflow: string; step_id: string };
+          principal: Principal;
+        }) =>
+          workflows.getStep(
+            (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
+            c.params.workflow,
+            c.params.step_id,
+          ),
         params: StepParams,
         body: StepPatch,
         response: { 200: StepOut, ...errorResponses(...AUTHED, 409) },
@@ -234,6 +252,15 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
+        preconditions: async (c: {
+          params: { org_slug: string; workflow: string; step_id: string };
+          principal: Principal;
+        }) =>
+          workflows.getStep(
+            (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
+            c.params.workflow,
+            c.params.step_id,
+          ),
         params: StepParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, operationId: "deleteStep", summary: "Delete a step" },

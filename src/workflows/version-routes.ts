@@ -145,6 +145,7 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
       },
       {
         auth: "author",
+        preconditions: "own",
         params: VersionParams,
         response: { 200: VersionDetail, 201: VersionDetail, ...errorResponses(...AUTHED, 409, 412) },
         detail: describe({

@@ -197,7 +197,7 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
   410: ["Gone", "gone: the submission content was purged by the retention policy."],
   412: [
     "PreconditionFailed",
-    "precondition_failed: If-Match names another version than the workflow's current one.",
+    "precondition_failed: If-Match names another version than the workflow's current one, or any entity tag on a resource that has none (every other one), or If-None-Match is * (or names the workflow's version); nothing was changed.",
   ],
   413: ["PayloadTooLarge", "payload_too_large: the body is over the limit, which `detail` states."],
   415: [

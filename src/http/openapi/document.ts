@@ -4,7 +4,7 @@
 // parameters, a hand-written requestBody, answer headers, response content), cleans every schema
 // (./normalize.ts), refers error statuses to components.responses, and adds what global layers
 // do to every route (src/http/limits.ts, src/http/errors.ts): rate-limit headers, 413 on every
-// method that may carry a body, 415 on JSON bodies, 429 everywhere but the probes, 503 wherever
+// method that may carry a body, 412 on every unsafe one (src/http/preconditions.ts), 415 on JSON bodies, 429 everywhere but the probes, 503 wherever
 // the database is reached, Location on every 201. How to declare a route so that the document
 // stays lint-clean: docs/api.md.
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
@@ -172,6 +172,8 @@ function operation(op: Obj, d: Detail, reg: SchemaRegistry, at: { path: string; 
   statuses.add("400");
   // The body limit is checked before routing, for any method that may carry a body.
   if (!BODYLESS.has(at.method)) statuses.add("413");
+  // Every unsafe method judges If-Match and If-None-Match (src/http/preconditions.ts).
+  if (!BODYLESS.has(at.method)) statuses.add("412");
   // The address's budget for failed authentication is checked before routing, on every path.
   if (!PROBES.has(at.path)) statuses.add("429");
   if (!NO_DATABASE.has(at.path)) statuses.add("503");
