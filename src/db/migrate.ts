@@ -56,6 +56,13 @@ export interface Migration {
    * foreign keys off for the migration, checked before its commit.
    */
   sqliteAutoincrement?: readonly string[];
+  /**
+   * A table this migration creates, looked for on SQLite before the migration is taken as
+   * applied: some builds of 2026-11-24 shipped a later migration without this one, and SQLite
+   * then recorded only user_version, so "applied up to N" did not mean every migration up to N
+   * (docs/decisions.md, "Migrations an old build skipped").
+   */
+  sqliteProbe?: string;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -65,9 +72,11 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "org_schemas", sqlite: m0004, postgres: p0004 },
   { version: 5, name: "cache_generation", sqlite: m0005, postgres: p0005 },
   { version: 6, name: "run_indexes_by_status", sqlite: m0006, postgres: p0006 },
-  { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007 },
+  // Builds of 2026-11-24 10:02–12:22 ran 8 without 7 (user_version 8), 12:41–13:02 ran 10
+  // without 9 (user_version 10): the probe finds the table missing and the migration runs.
+  { version: 7, name: "run_findings", sqlite: m0007, postgres: p0007, sqliteProbe: "run_findings" },
   { version: 8, name: "stored_xml_schemas", sqlite: m0008, postgres: p0008 },
-  { version: 9, name: "nodes", sqlite: m0009, postgres: p0009, additive: true },
+  { version: 9, name: "nodes", sqlite: m0009, postgres: p0009, additive: true, sqliteProbe: "rate_events" },
   // The same indexes, by the same names, in the other order: an older node's queries still hold.
   { version: 10, name: "ascending_indexes", sqlite: m0010, postgres: p0010, additive: true },
   // Triggers only: an older node writes webhooks as before and the generation moves with it.
@@ -169,6 +178,12 @@ export function migrateSqlite(db: Database): number {
         ...MIGRATIONS.filter((x) => x.version <= current).map((x) => ({ version: x.version, additive: 0 })),
       );
     }
+    const skipped = skippedByOldBuilds(db, applied);
+    if (skipped.length) {
+      // Recorded as applied by a build that inferred it from user_version: run it now.
+      db.query(`DELETE FROM assay_schema_migrations WHERE version IN (${skipped.join(",")})`).run();
+      return { current, applied: applied.filter((r) => !skipped.includes(r.version)) };
+    }
     return { current, applied };
   };
   const upToDate = (() => {
@@ -179,7 +194,11 @@ export function migrateSqlite(db: Database): number {
       additive: number;
     }[];
     const have = new Set(applied.map((r) => r.version));
-    return applied.length && MIGRATIONS.every((m) => have.has(m.version)) ? { current, applied } : null;
+    return applied.length &&
+      MIGRATIONS.every((m) => have.has(m.version)) &&
+      !skippedByOldBuilds(db, applied).length
+      ? { current, applied }
+      : null;
   })();
   const { current, applied } = upToDate ?? db.transaction(readHistory).immediate();
   const newer = applied.filter((r) => r.version > LATEST);
@@ -201,6 +220,15 @@ export function migrateSqlite(db: Database): number {
     }
   }
   return Math.max(LATEST, current);
+}
+
+/** Versions taken as applied whose probe table is not there (see Migration.sqliteProbe). */
+function skippedByOldBuilds(db: Database, applied: readonly { version: number }[]): number[] {
+  const have = new Set(applied.map((r) => r.version));
+  const table = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?");
+  return MIGRATIONS.filter((m) => m.sqliteProbe && have.has(m.version) && !table.get(m.sqliteProbe)).map(
+    (m) => m.version,
+  );
 }
 
 function migrateOne(db: Database, m: Migration, rebuild: readonly string[], current: number): void {
