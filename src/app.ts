@@ -142,6 +142,10 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
         if (setOwnHeader(responseValue, "cache-control", "no-store")) return;
       }
       set.headers["cache-control"] ??= "no-store";
+      // One JSON media type for every answer: `application/json`, as errors have it (CONTRACT §5;
+      // RFC 8259 §11 defines no charset parameter: JSON is UTF-8). The framework's Response.json
+      // said `application/json;charset=utf-8` for successes (docs/decisions.md).
+      if (isJsonValue(responseValue)) set.headers["content-type"] ??= "application/json";
     })
     .use(openapiRoutes(deps.config, () => built))
     .use(healthRoutes(deps.db, opts.isDraining ?? (() => false)))
@@ -171,6 +175,13 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
   return app;
 }
 export type App = ReturnType<typeof createApp>;
+
+/** A value the framework answers as JSON: a plain object or an array. */
+function isJsonValue(v: unknown): boolean {
+  if (v === null || typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return Array.isArray(v) || proto === Object.prototype || proto === null;
+}
 
 /** Sets a header on a Response unless present; false when its headers are immutable. */
 function setOwnHeader(r: Response, name: string, value: string): boolean {
