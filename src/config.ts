@@ -5,6 +5,13 @@
 import { availableParallelism, hostname } from "node:os";
 import { parseDatabaseUrl } from "./db/url.ts";
 import { nearest } from "./lib/nearest.ts";
+/**
+ * idle_in_transaction_session_timeout of Assay's PostgreSQL sessions (docs/postgres.md): far above
+ * the idle gaps of Assay's own transactions (statements sent one after another by a program; none
+ * waits on a client, a worker or the network between them), short enough that a node paused
+ * mid-transaction holds up other nodes' writes for seconds, not for as long as it stays paused.
+ */
+export const PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10000;
 /** The environment variable that enables the test-only `test_hold` validator. */
 export const TEST_GATES_ENV = "ASSAY_TEST_GATES_DIR";
 
@@ -49,6 +56,14 @@ export const SETTINGS = [
     min: 2,
     max: 1000,
     help: "PostgreSQL connections this server may open",
+  },
+  {
+    key: "database_idle_in_transaction_timeout_ms",
+    kind: "int",
+    def: PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    min: 0,
+    max: 86400000,
+    help: "PostgreSQL: a transaction of this server's left idle this long is ended by the database, with its row locks (a node paused mid-transaction); 0 = the role's or database's setting",
   },
   {
     key: "base_url",

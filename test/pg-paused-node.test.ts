@@ -1,7 +1,9 @@
 // A node paused in the middle of a transaction (SIGSTOP, a frozen VM) holds its row locks: the
 // cache generation's row, which every write of tokens, users, orgs and workflows bumps, so every
-// node's such writes wait for it. PostgreSQL's idle_in_transaction_session_timeout bounds that
-// wait (docs/postgres.md): it ends the paused node's transaction and its session. When the node
+// node's such writes wait for it. PostgreSQL's idle_in_transaction_session_timeout, which Assay
+// sets on its own sessions (ASSAY_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, here 1 s; nothing is
+// set on the role or database), bounds that wait (docs/postgres.md): it ends the paused node's
+// transaction and its session. When the node
 // resumes, the request whose transaction was ended is a 503 with Retry-After, nothing changed —
 // it was a 500 internal_error (SQLSTATE 25P03 was not read as the database being unavailable) —
 // and the node serves the next request on a fresh connection. Built binary, PostgreSQL only.
@@ -33,12 +35,13 @@ describe.skipIf(!onPostgres)("a node paused in a transaction", () => {
     const pg = await freshPgDatabase();
     drop = pg.drop;
     own = new SQL({ url: pg.url, max: 3 });
-    const name = new URL(pg.url).pathname.slice(1);
-    await own.unsafe(`ALTER DATABASE ${name} SET idle_in_transaction_session_timeout = '1s'`);
     const init = Bun.spawnSync([bin, "init", "--org", "acme", "--admin", "root", "--database-url", pg.url]);
     expect(init.exitCode).toBe(0);
     const token = /^(assay_\S+)$/m.exec(init.stdout.toString())![1]!;
-    node = await serveBinary(bin, dir, { ASSAY_DATABASE_URL: pg.url });
+    node = await serveBinary(bin, dir, {
+      ASSAY_DATABASE_URL: pg.url,
+      ASSAY_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "1000",
+    });
     await createWorkflow(node, token, {
       slug: "orders",
       allowed_file_types: ["JSON"],
@@ -49,7 +52,6 @@ describe.skipIf(!onPostgres)("a node paused in a transaction", () => {
     let locked: () => void = () => {};
     const isLocked = new Promise<void>((r) => (locked = r));
     const holding = own.begin(async (tx) => {
-      await tx.unsafe("SET LOCAL idle_in_transaction_session_timeout = 0");
       await tx.unsafe("SELECT value FROM cache_generation WHERE id = 1 FOR UPDATE");
       locked();
       await new Promise<void>((r) => (release = r));

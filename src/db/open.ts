@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { PG_IDLE_IN_TRANSACTION_TIMEOUT_MS } from "../config.ts";
 import { createOwnerOnly, dataDirError } from "./dir-access.ts";
 import { assertAssayFile, migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
@@ -21,6 +22,8 @@ export interface DbConfig {
   data_dir: string;
   database_url: string | null;
   database_pool_size?: number;
+  /** Absent: PG_IDLE_IN_TRANSACTION_TIMEOUT_MS (a command given only a URL, `assay db copy`). */
+  database_idle_in_transaction_timeout_ms?: number;
 }
 
 /** The raw SQLite connection of a data dir, pragmas set, migrated unless `readonly`. */
@@ -116,7 +119,11 @@ export async function openDb(
   }
   let db: PgDb;
   try {
-    db = createPgDb(c.database_url, { max: c.database_pool_size ?? 20 });
+    db = createPgDb(c.database_url, {
+      max: c.database_pool_size ?? 20,
+      idleInTransactionTimeoutMs:
+        c.database_idle_in_transaction_timeout_ms ?? PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    });
   } catch (e) {
     throw tlsProblem(c, e) ?? e;
   }
@@ -132,7 +139,9 @@ export async function openDb(
     } catch (e) {
       // A TLS failure is no outage to wait out; through a statement (no migration: the admin
       // commands) it comes as DatabaseUnavailable with the client's error as its cause.
-      const tls = tlsProblem(c, e instanceof DatabaseUnavailable && e.cause ? e.cause : e);
+      const tls =
+        tlsProblem(c, e instanceof DatabaseUnavailable && e.cause ? e.cause : e) ??
+        startupParameterRefused(c, e);
       if (tls || (!(e instanceof DatabaseUnavailable) && !isConnectionError(e))) {
         await db.close();
         throw tls ?? e;
@@ -152,6 +161,20 @@ export async function openDb(
 function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: string })?.code ?? "";
   return /CONNECTION|ECONN/.test(code) || isTooManyConnections(e);
+}
+
+/**
+ * A pooler in front refused the startup parameter Assay sends (PgBouncer passes on only those it
+ * tracks, and closes the connection with "unsupported startup parameter"): no outage to wait out,
+ * and "cannot reach …: database unavailable (08P01)" said neither what nor where to change it.
+ */
+function startupParameterRefused(c: DbConfig, e: unknown): Error | null {
+  const said = (x: unknown) => String((x as { message?: unknown } | null)?.message ?? "");
+  const text = `${said(e)} ${said(e instanceof Error ? e.cause : null)}`;
+  if (!/unsupported startup parameter:? *idle_in_transaction_session_timeout/i.test(text)) return null;
+  return new Error(
+    `PostgreSQL ${redactUrl(c.database_url!)} refused the startup parameter idle_in_transaction_session_timeout (a pooler such as PgBouncer passes on only the parameters it tracks). Set ASSAY_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS=0 and set it on Assay's role instead: ALTER ROLE … SET idle_in_transaction_session_timeout = '10s' (docs/postgres.md, "Roles and privileges").`,
+  );
 }
 
 /**

@@ -27,6 +27,12 @@ export interface PgOptions {
   max?: number;
   /** Statements running longer than this are canceled by the server (ms; 0 = no limit). */
   statementTimeoutMs?: number;
+  /**
+   * A transaction left idle this long is ended by the server, with its session (ms; 0 or absent:
+   * the role's or database's setting). Sent as a startup parameter, so every connection of the
+   * pool has it from its first statement, reconnections included.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 export interface PgDb extends Db {
@@ -86,8 +92,10 @@ export function translatePgError(e: unknown): unknown {
   // is shutting down or starting; 57014: statement timeout (query_canceled); 25P03: the session
   // ended by idle_in_transaction_session_timeout (this node was paused mid-transaction: SIGSTOP, a
   // frozen VM; docs/postgres.md).
+  // The server's error is kept as the cause: a pooler's refusal of a startup parameter (08P01) is
+  // said at start with what to change (src/db/open.ts).
   if (/^(08|53|57P)/.test(state) || state === "57014" || state === "25P03")
-    return new DatabaseUnavailable(`database unavailable (${state})`);
+    return new DatabaseUnavailable(`database unavailable (${state})`, { cause: e });
   // The client's error is kept as the cause: a start that fails on TLS says why (src/db/open.ts).
   if (err.code && CONNECTION_CODES.has(err.code))
     return new DatabaseUnavailable(`database unavailable (${err.code})`, { cause: e });
@@ -138,7 +146,12 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     max: opts.max ?? 20,
     idleTimeout: 60,
     connectionTimeout: 10,
-    connection: opts.statementTimeoutMs ? { statement_timeout: String(opts.statementTimeoutMs) } : {},
+    connection: {
+      ...(opts.statementTimeoutMs ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
+      ...(opts.idleInTransactionTimeoutMs
+        ? { idle_in_transaction_session_timeout: String(opts.idleInTransactionTimeoutMs) }
+        : {}),
+    },
   });
   const texts = new Map<string, string>();
   const text = (s: string, suffix = "") => {
