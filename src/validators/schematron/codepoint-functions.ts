@@ -2,8 +2,8 @@
 // Unicode codepoint collation is the default and only one). fontoxpath's read JavaScript's
 // UTF-16 code units: string-to-codepoints('😀') was (55357, 56832), which codepoints-to-string()
 // then refused (FOCH0001), and compare('😀', '＄') was -1 though U+1F600 comes after U+FF04.
-// xpath.ts resolves the names here. The comparison operators (`<`, `gt` …) and min()/max() on
-// strings remain fontoxpath's: docs/validators.md names that difference.
+// xpath.ts resolves the names here; codepoint-order.ts rewrites the comparison operators (`<`,
+// `gt` …) and fn:min/fn:max on strings to use compare, min and max from here.
 import fx from "fontoxpath";
 
 export const CODEPOINT_NS = "urn:assay:schematron:codepoint";
@@ -38,6 +38,14 @@ export function registerCodepointFunctions(): void {
   fx.registerCustomXPathFunction(name("compare"), ["xs:string?", "xs:string?"], "xs:integer?", (_, a, b) =>
     a === null || b === null ? null : compareCodePoints(a, b),
   );
+  // fn:min and fn:max over strings, for codepoint-order.ts.
+  for (const [which, sign] of [
+    ["min", -1],
+    ["max", 1],
+  ] as const)
+    fx.registerCustomXPathFunction(name(which), ["xs:string*"], "xs:string?", (_, all: string[]) =>
+      all.length === 0 ? null : all.reduce((m, s) => (compareCodePoints(s, m) === sign ? s : m)),
+    );
   fx.registerCustomXPathFunction(
     name("compare"),
     ["xs:string?", "xs:string?", "xs:string"],

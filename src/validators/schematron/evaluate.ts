@@ -10,6 +10,7 @@ import type { Check, Let, Part, Pattern, Rule, Schematron } from "./schema.ts";
 import { DescendantVars } from "./descendants.ts";
 import { type AltPlan, CANDIDATES, planContext, planExpression } from "./match.ts";
 import { type XPathOptions, xpathOptions } from "./xpath.ts";
+import { OrderedExpressions } from "./codepoint-order.ts";
 import { appendAll } from "../../lib/arrays.ts";
 
 export type ParameterValue = string | number | boolean;
@@ -43,6 +44,8 @@ export class Evaluator {
   readonly #globals: Let[];
   readonly #patterns: { pattern: Pattern; rules: PreparedRule[] }[];
   readonly #descendants = new DescendantVars();
+  /** Every expression goes through it: strings ordered by code point (codepoint-order.ts). */
+  readonly #ordered: OrderedExpressions;
 
   constructor(
     readonly schema: Schematron,
@@ -51,6 +54,7 @@ export class Evaluator {
     readonly parameters: Record<string, ParameterValue> = {},
   ) {
     this.#opts = xpathOptions(schema.namespaces);
+    this.#ordered = new OrderedExpressions(this.#opts);
     const chosen = phase === null || phase === "#DEFAULT" ? (schema.defaultPhase ?? "#ALL") : phase;
     const active = chosen === "#ALL" ? null : schema.phases[chosen];
     this.#globals = [...schema.lets, ...(active?.lets ?? [])];
@@ -71,7 +75,7 @@ export class Evaluator {
   }
 
   run(doc: SourceDocument, out: FindingCollector): void {
-    const scope = new Scope(this.#opts, doc.root);
+    const scope = new Scope(this.#opts, this.#ordered, doc.root);
     for (const [name, key] of this.#descendants.keys) scope.vars[name] = nodeSequence(doc.named(key));
     for (const l of this.#globals) {
       if (!scope.bind(l, this.parameters)) return void out.add(scope.failure(l));
@@ -120,12 +124,24 @@ export class Evaluator {
       const opts = { ...this.#opts, currentContext: node };
       let results: (boolean | Error)[];
       try {
-        results = fx.evaluateXPathToArray(tests, node, null, scope.vars, opts) as boolean[];
+        results = fx.evaluateXPathToArray(
+          this.#ordered.get(tests),
+          node,
+          null,
+          scope.vars,
+          opts,
+        ) as boolean[];
       } catch {
         // One test failed to evaluate: find out which, and keep the others' results.
         results = p.tests.map((test) => {
           try {
-            return fx.evaluateXPathToBoolean(`${prefix}(${test})`, node, null, scope.vars, opts);
+            return fx.evaluateXPathToBoolean(
+              this.#ordered.get(`${prefix}(${test})`),
+              node,
+              null,
+              scope.vars,
+              opts,
+            );
           } catch (e) {
             return e instanceof Error ? e : new Error(String(e));
           }
@@ -160,7 +176,16 @@ export class Evaluator {
         vars = { ...vars, [CANDIDATES]: nodeSequence(candidates) };
       }
       const expr = `${prefix}${planExpression(plan)}`;
-      appendAll(found, fx.evaluateXPathToNodes(expr, doc.root, null, vars, this.#opts) as unknown as XNode[]);
+      appendAll(
+        found,
+        fx.evaluateXPathToNodes(
+          this.#ordered.get(expr),
+          doc.root,
+          null,
+          vars,
+          this.#opts,
+        ) as unknown as XNode[],
+      );
     }
     return plans.length > 1 ? doc.inOrder(found) : found;
   }
@@ -179,7 +204,7 @@ export class Evaluator {
       try {
         node =
           (fx.evaluateXPathToFirstNode(
-            `${prefix}(${c.subject})`,
+            this.#ordered.get(`${prefix}(${c.subject})`),
             context,
             null,
             scope.vars,
@@ -200,21 +225,28 @@ export class Evaluator {
       );
     }
     const render = (parts: Part[]) =>
-      normalize(parts.map((part) => text(part, prefix, context, scope, opts)).join(""));
+      normalize(parts.map((part) => text(part, prefix, context, scope, opts, this.#ordered)).join(""));
     const message = [render(c.message), ...c.diagnostics.map(render)].filter(Boolean).join(" ");
     const code = `schematron.${c.id ?? (c.kind === "assert" ? "failed_assert" : "successful_report")}`;
     return finding(code, message || `${c.kind} ${c.test}`, { ...where, severity: c.severity });
   }
 }
 
-function text(part: Part, prefix: string, node: XNode, scope: Scope, opts: XPathOptions): string {
+function text(
+  part: Part,
+  prefix: string,
+  node: XNode,
+  scope: Scope,
+  opts: XPathOptions,
+  ordered: OrderedExpressions,
+): string {
   if (typeof part === "string") return part;
   const expr =
     "select" in part
       ? `${prefix}string-join((${part.select}) ! string(.), ' ')`
       : `${prefix}name((${part.name ?? "."})[1])`;
   try {
-    return fx.evaluateXPathToString(expr, node, null, scope.vars, opts);
+    return fx.evaluateXPathToString(ordered.get(expr), node, null, scope.vars, opts);
   } catch (e) {
     return `[${errorText(e)}]`;
   }
@@ -235,11 +267,12 @@ class Scope {
 
   constructor(
     readonly opts: XPathOptions,
+    readonly ordered: OrderedExpressions,
     readonly root: XNode,
   ) {}
 
   child(): Scope {
-    const s = new Scope(this.opts, this.root);
+    const s = new Scope(this.opts, this.ordered, this.root);
     s.vars = { ...this.vars };
     s.inlined = [...this.inlined];
     return s;
@@ -255,10 +288,13 @@ class Scope {
     const kind = `${PASSABLE.map((t, i) => `if (${instance(t)}) then ${i}`).join(" else ")} else -1`;
     const expr = `${prefix}let $v := (${l.value}) return [array { $v }, ${kind}]`;
     try {
-      const [items, kind] = fx.evaluateXPathToArray(expr, this.root, null, this.vars, this.opts) as [
-        unknown[],
-        number,
-      ];
+      const [items, kind] = fx.evaluateXPathToArray(
+        this.ordered.get(expr),
+        this.root,
+        null,
+        this.vars,
+        this.opts,
+      ) as [unknown[], number];
       if (kind >= 0)
         this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
       else this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);

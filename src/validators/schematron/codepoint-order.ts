@@ -1,0 +1,162 @@
+// String order by code point for `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, fn:min#1 and
+// fn:max#1 (XPath F&O 3.1 §5.3.2: the default collation is the Unicode codepoint collation).
+// fontoxpath compares strings with JavaScript's `<`, by UTF-16 code unit: '😀' (U+1F600, units
+// D83D DE00) came before U+FFFD. It takes no collation and its operators cannot be replaced, so an
+// expression that may order strings is rewritten on its parse tree (XQueryX, which fontoxpath
+// evaluates as it does text): each such comparison becomes one that compares a pair of strings by
+// code point and hands every other pair to the original operator, so numbers, dates, untyped
+// values against numbers and the errors of mixed types behave exactly as before. Equality needs
+// nothing: two strings are equal in UTF-16 exactly when they are by code point.
+import fx from "fontoxpath";
+import { slimdom } from "slimdom-sax-parser";
+import { CODEPOINT_NS } from "./codepoint-functions.ts";
+import type { XPathOptions } from "./xpath.ts";
+
+const XQX = "http://www.w3.org/2005/XQueryX";
+
+const GENERAL: Record<string, string> = {
+  lessThanOp: "<",
+  lessThanOrEqualOp: "<=",
+  greaterThanOp: ">",
+  greaterThanOrEqualOp: ">=",
+};
+const VALUE: Record<string, string> = { ltOp: "lt", leOp: "le", gtOp: "gt", geOp: "ge" };
+
+/** Nothing that orders strings can be in an expression without one of these. */
+const MAY_ORDER = /[<>]|\b(?:lt|le|gt|ge|min|max)\b/;
+
+/** Statically typed so that no string can be among its values: its comparisons are left alone. */
+const NOT_STRING =
+  /^xs:(?:integer|decimal|double|float|numeric|boolean|date|dateTime|time|duration|dayTimeDuration|yearMonthDuration|g(?:Year|YearMonth|Month|MonthDay|Day)|(?:non)?(?:Negative|Positive)Integer|nonNegativeInteger|nonPositiveInteger|long|int|short|byte|unsigned(?:Long|Int|Short|Byte))[?*+]?$/;
+
+const isString = (v: string) =>
+  `(${v} instance of xs:string or ${v} instance of xs:anyURI or ${v} instance of xs:untypedAtomic)`;
+// fontoxpath binds no namespaced variable in a `let`: the names are in no namespace, with the
+// prefix the schema's own lets may not use (descendants.ts's `$assay-d…` share it).
+const A = "$assay-oa";
+const B = "$assay-ob";
+const X = "$assay-ox";
+const Y = "$assay-oy";
+const CP = `Q{${CODEPOINT_NS}}compare`;
+
+/**
+ * The templates, `A` and `B` standing for the operands. A general comparison is true when some
+ * pair of their atomized values is (§3.7.2): a pair of strings (untyped values compared with a
+ * string or each other are strings there too) by code point, any other pair by the operator
+ * itself. A value comparison: a pair of single strings by code point; anything else (empty, more
+ * than one, other types) by the operator, with its own answer or error.
+ */
+function template(local: string): string | null {
+  const general = GENERAL[local];
+  if (general)
+    return `let ${A} := data(${A}), ${B} := data(${B}) return some ${X} in ${A}, ${Y} in ${B} satisfies (if (${isString(X)} and ${isString(Y)}) then ${CP}(xs:string(${X}), xs:string(${Y})) ${general} 0 else ${X} ${general} ${Y})`;
+  const value = VALUE[local];
+  if (value)
+    return `let ${A} := data(${A}), ${B} := data(${B}) return if (${isString(A)} and ${isString(B)}) then ${CP}(xs:string(${A}), xs:string(${B})) ${value} 0 else ${A} ${value} ${B}`;
+  return null;
+}
+/** fn:min and fn:max over strings (and xs:anyURI; untyped values are numbers there). */
+const extremum = (which: "min" | "max") =>
+  `let ${A} := data(${A}) return if (exists(${A}) and (every ${X} in ${A} satisfies (${X} instance of xs:string or ${X} instance of xs:anyURI))) then Q{${CODEPOINT_NS}}${which}(for ${X} in ${A} return xs:string(${X})) else Q{http://www.w3.org/2005/xpath-functions}${which}(${A})`;
+
+/** The parts of slimdom's element this file uses. */
+interface El {
+  localName: string;
+  textContent: string | null;
+  children: ArrayLike<El>;
+  firstElementChild: El | null;
+  parentNode: { replaceChild(node: El, child: El): unknown } | null;
+  ownerDocument: { importNode(node: El, deep: boolean): El } | null;
+  getAttributeNS(ns: string | null, name: string): string | null;
+  getElementsByTagNameNS(ns: string, local: string): ArrayLike<El>;
+}
+const parse = (text: string, options: XPathOptions): El =>
+  fx.parseScript(text, { ...options, annotateAst: true } as never, new slimdom.Document()) as unknown as El;
+
+/** The single expression element a template's query body holds, parsed once per options. */
+function templateBody(text: string, options: XPathOptions): El {
+  const module = parse(text, options);
+  return module.getElementsByTagNameNS(XQX, "queryBody")[0]!.firstElementChild!;
+}
+
+const operand = (op: El, name: string): El | null =>
+  Array.from(op.children).find((c) => c.localName === name)?.firstElementChild ?? null;
+
+/** Replaces the first `$assay-oa` / `$assay-ob` reference in `body` with the operands. */
+function graft(body: El, operands: Record<string, El>): void {
+  for (const ref of Array.from(body.getElementsByTagNameNS(XQX, "varRef"))) {
+    // Only the first reference of each is the operand (the `let` binding's value); later ones
+    // name the bound variable.
+    const key = ref.firstElementChild?.textContent ?? "";
+    const value = operands[key];
+    if (!value) continue;
+    delete operands[key];
+    ref.parentNode!.replaceChild(value, ref);
+  }
+}
+
+/** Whether the function call is fn:min#1 or fn:max#1 (as resolved by the options). */
+function extremumOf(call: El): "min" | "max" | null {
+  const name = Array.from(call.children).find((c) => c.localName === "functionName");
+  const args = Array.from(call.children).find((c) => c.localName === "arguments");
+  if (!name || !args || args.children.length !== 1) return null;
+  if (name.getAttributeNS(XQX, "URI") !== "http://www.w3.org/2005/xpath-functions") return null;
+  const local = name.textContent;
+  return local === "min" || local === "max" ? local : null;
+}
+
+/**
+ * The expression to evaluate: `expr` itself when it orders no strings, otherwise its parse tree
+ * rewritten as above. Throws what parsing throws (the caller reports it as before).
+ */
+/** What fontoxpath evaluates: text, or a parse tree. */
+export type Evaluable = Parameters<typeof fx.evaluateXPath>[0];
+
+export function codepointOrdered(expr: string, options: XPathOptions): Evaluable {
+  if (!MAY_ORDER.test(expr)) return expr;
+  const module = parse(expr, options);
+  const targets: El[] = [];
+  for (const el of Array.from(module.getElementsByTagNameNS(XQX, "*"))) {
+    const local = el.localName;
+    if (GENERAL[local] || VALUE[local]) {
+      const [a, b] = [operand(el, "firstOperand"), operand(el, "secondOperand")];
+      const types = [a?.getAttributeNS(XQX, "type") ?? "", b?.getAttributeNS(XQX, "type") ?? ""];
+      if (a && b && !types.some((t) => NOT_STRING.test(t))) targets.push(el);
+    } else if (local === "functionCallExpr" && extremumOf(el)) targets.push(el);
+  }
+  if (targets.length === 0) return expr;
+  // Innermost first (reverse document order): an outer one's operands then hold the rewritten
+  // inner ones, moved along with them.
+  const doc = module.ownerDocument!;
+  for (const el of targets.reverse()) {
+    const which = el.localName === "functionCallExpr" ? extremumOf(el) : null;
+    const body = doc.importNode(
+      templateBody(which ? extremum(which) : template(el.localName)!, options),
+      true,
+    );
+    const operands: Record<string, El> = which
+      ? { "assay-oa": Array.from(el.children).find((c) => c.localName === "arguments")!.firstElementChild! }
+      : { "assay-oa": operand(el, "firstOperand")!, "assay-ob": operand(el, "secondOperand")! };
+    graft(body, operands);
+    el.parentNode!.replaceChild(body, el);
+  }
+  return module as unknown as Evaluable;
+}
+
+/** Longest list of rewritten expressions one evaluator keeps. */
+const KEPT = 10_000;
+
+/** codepointOrdered's answers for one set of options (a schema's), computed once per text. */
+export class OrderedExpressions {
+  readonly #done = new Map<string, Evaluable>();
+  constructor(readonly options: XPathOptions) {}
+  get(expr: string): Evaluable {
+    let hit = this.#done.get(expr);
+    if (hit === undefined) {
+      hit = codepointOrdered(expr, this.options);
+      if (this.#done.size >= KEPT) this.#done.clear();
+      this.#done.set(expr, hit);
+    }
+    return hit;
+  }
+}
