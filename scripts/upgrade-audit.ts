@@ -45,7 +45,8 @@ async function newPgDb(name: string) {
 }
 if (backend === "postgres") pgUrl = await newPgDb("upgraded");
 
-// Webhook receiver, alive across both servers.
+// Webhook receiver, alive across both servers; `failing` answers 503 (deliveries left pending).
+let failing = false;
 const received: { id: string; ts: string; sig: string; body: string; path: string }[] = [];
 const receiver = Bun.serve({
   port: 0,
@@ -58,7 +59,7 @@ const receiver = Bun.serve({
       body: await req.text(),
       path: new URL(req.url).pathname,
     });
-    return new Response("ok");
+    return failing ? new Response("down", { status: 503 }) : new Response("ok");
   },
 });
 const hookUrl = (p: string) => `http://127.0.0.1:${receiver.port}${p}`;
@@ -99,6 +100,11 @@ async function serve(tree: string) {
     await Bun.sleep(100);
   }
   return {
+    /** Killed outright (SIGKILL): no shutdown, runs and deliveries left as they were. */
+    async kill() {
+      p.kill("SIGKILL");
+      await p.exited;
+    },
     async stop() {
       p.kill("SIGTERM");
       await p.exited;
@@ -473,13 +479,28 @@ const reportJson = await call("GET", `/api/v1/orgs/acme/runs/${runs[1]!.id}/repo
   token: T,
 });
 writeFileSync(join(out, "snapshot.json"), JSON.stringify({ tokens, snapshot }, null, 1));
+// Work in flight when the old build dies: runs queued behind one worker, deliveries refused by the
+// receiver (pending, to be retried). Today's build must finish and deliver them.
+failing = true;
+const inflight: { id: string; doc: number }[] = [];
+for (const r of [...runs, ...runs].filter((x) => x.mode === "sync")) {
+  const [wf, body, ct] = docs[r.doc]!;
+  const a = await ok(
+    "POST",
+    `/api/v1/orgs/acme/workflows/${wf}/runs/`,
+    { token: tokens.ci, body, headers: { "content-type": ct, prefer: "respond-async" } },
+    202,
+  );
+  inflight.push({ id: a.body.id, doc: r.doc });
+}
+await server.kill();
+failing = false;
 const oldReceived = received.length;
 if (process.env.FIXTURE) {
   const { Database } = await import("bun:sqlite");
   const dir = process.env.FIXTURE;
   let dump: string;
   if (backend === "sqlite") {
-    await server.stop();
     const db = new Database(join(dataDir, "assay.db"), { readonly: true });
     const lit = (v: unknown) =>
       v === null
@@ -511,8 +532,6 @@ if (process.env.FIXTURE) {
     lines.push(`PRAGMA user_version = ${(db.query("PRAGMA user_version").get() as any).user_version};`);
     db.close();
     dump = `${lines.join("\n")}\n`;
-    server = await serve(OLD);
-    await server.stop();
   } else {
     const r = Bun.spawnSync([
       "pg_dump",
@@ -540,11 +559,22 @@ if (process.env.FIXTURE) {
   );
   writeFileSync(
     join(dir, `${sha}.${backend}.json`),
-    `${JSON.stringify({ commit: sha, base, tokens, passwords: { me: "Mimosa-Harbor-42!", alice: "Teal-Lantern-77!" }, session: { cookie: aliceCookie, csrf: aliceCsrf }, webhooks: hooks.map((h: any) => ({ id: h.id, secret: h.secret, url: h.url })), idempotent: { key: "upgrade-key-1", run: idemAnswer.body.id, status: idemAnswer.status, doc: 0 }, docs, runs, answers: keep }, null, 1)}\n`,
+    `${JSON.stringify({
+      commit: sha,
+      base,
+      tokens,
+      passwords: { me: "Mimosa-Harbor-42!", alice: "Teal-Lantern-77!" },
+      session: { cookie: aliceCookie, csrf: aliceCsrf },
+      webhooks: hooks.map((h: any) => ({ id: h.id, secret: h.secret, url: h.url })),
+      inflight,
+      idempotent: { key: "upgrade-key-1", run: idemAnswer.body.id, status: idemAnswer.status, doc: 0 },
+      docs,
+      runs,
+      answers: keep,
+    })}\n`,
   );
 }
-await server.stop();
-console.log("old server stopped");
+console.log("old server killed");
 
 // ---------------------------------------------------------------- phase 2: today's tree
 async function verify(label: string) {
@@ -638,6 +668,38 @@ async function verify(label: string) {
     note(
       `${label} idempotency replay: ${replay.status} replayed=${replay.headers.get("idempotent-replayed")} id ${replay.body.id} vs ${idemAnswer.body.id}`,
     );
+  // runs the old build left queued finish with the status of the same document's sync run, and
+  // the deliveries it left pending arrive
+  for (const f of inflight) {
+    let r: Answer | null = null;
+    for (let i = 0; i < 600; i++) {
+      r = await call("GET", `/api/v1/orgs/acme/runs/${f.id}/`, { token: T });
+      if (r.status !== 200 || !["queued", "running"].includes(r.body.status)) break;
+      await Bun.sleep(100);
+    }
+    const sync = runs.find((x) => x.mode === "sync" && x.doc === f.doc)!;
+    const want = (snapshot[`/api/v1/orgs/acme/runs/${sync.id}/`] as any).status;
+    if (r?.status !== 200 || r.body.status !== want)
+      note(
+        `${label} run left in flight ${f.id} (doc ${f.doc}): ${r?.status} ${r?.body?.status}, want ${want}`,
+      );
+  }
+  const deliveredIds = () =>
+    new Set(
+      received
+        .filter((x) => x.path === "/all")
+        .map((x) => {
+          try {
+            return JSON.parse(x.body).data?.run?.id;
+          } catch {
+            return null;
+          }
+        }),
+    );
+  for (let i = 0; i < 600 && inflight.some((f) => !deliveredIds().has(f.id)); i++) await Bun.sleep(100);
+  const missing = inflight.filter((f) => !deliveredIds().has(f.id));
+  if (missing.length)
+    note(`${label} deliveries of runs left in flight missing: ${missing.length}/${inflight.length}`);
   const rj = await call("GET", `/api/v1/orgs/acme/runs/${runs[1]!.id}/report/?format=json`, { token: T });
   if (rj.status !== reportJson.status) note(`${label} report json ${reportJson.status} → ${rj.status}`);
   // new runs on old workflows: the same findings as the old build's sync run of the same document

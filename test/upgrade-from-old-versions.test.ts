@@ -2,8 +2,9 @@
 // test/fixtures/upgrade/ is a dump of a data dir (or PostgreSQL database) that an old build made
 // (README.md there says how), with the answers that build gave. Today's server migrates it at
 // start; then everything the old build answered is read back and compared, old tokens, passwords
-// and a web session still work, an idempotency key still replays, new runs on the old workflows
-// end as the old runs did, and an old webhook still delivers, signed with its old secret.
+// and a web session still work, an idempotency key still replays, the runs and deliveries the
+// old build left when it was killed are finished and sent, new runs on the old workflows end as
+// the old runs did, and an old webhook still delivers, signed with its old secret.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -16,7 +17,7 @@ import { BACKEND, emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
 import { runAssay } from "./helpers/cli.ts";
 import { call, errorBody } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
-import { startReceiver, verifyStandardWebhook } from "./helpers/webhook-receiver.ts";
+import { eventually, startReceiver, verifyStandardWebhook } from "./helpers/webhook-receiver.ts";
 
 const DIR = join(import.meta.dir, "fixtures/upgrade");
 
@@ -28,6 +29,8 @@ interface Fixture {
   session: { cookie: string; csrf: string };
   webhooks: { id: number; secret: string; url: string }[];
   idempotent: { key: string; run: string; status: number; doc: number };
+  /** Runs started just before the old build was killed (SIGKILL): queued, running or finished. */
+  inflight: { id: string; doc: number }[];
   docs: [workflow: string, body: string, contentType: string][];
   runs: { id: string; wf: string; doc: number; mode: string }[];
   answers: Record<string, unknown>;
@@ -38,18 +41,24 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
 });
 
+/** The origin of the receiver the old build delivered to (gone since). */
+const receiverOrigin = (fx: Fixture) => new URL(fx.webhooks[0]!.url).origin;
+
 /**
  * The fixture's data, in a new data dir or an empty database. Its sessions, idempotency keys and
  * expiring token are moved to now: they expire in hours or days, and the fixture was made once.
+ * Its webhooks are pointed at `receiver`, in place of the old build's receiver.
  */
-async function load(name: string, opts: { historyUpTo?: number } = {}) {
+async function load(name: string, receiver: string, opts: { historyUpTo?: number } = {}) {
   const dump = readFileSync(join(DIR, `${name}.${BACKEND}.sql`), "utf8");
+  const fx = JSON.parse(readFileSync(join(DIR, `${name}.${BACKEND}.json`), "utf8")) as Fixture;
   const now = new Date();
   const later = new Date(now.getTime() + 24 * 3600_000).toISOString();
   const refresh = [
     `UPDATE web_sessions SET expires_at = '${later}'`,
     `UPDATE idempotency_keys SET created_at = '${now.toISOString()}'`,
     `UPDATE api_tokens SET expires_at = '${later}' WHERE expires_at IS NOT NULL`,
+    `UPDATE webhooks SET url = replace(url, '${receiverOrigin(fx)}', '${receiver}')`,
   ];
   const dataDir = testTempDir("assay-upgrade-");
   if (!onPostgres) {
@@ -123,14 +132,19 @@ describe.each(fixtures)(`data written by build %s, served today (${BACKEND})`, (
   let s: RunningServer;
   let where: Awaited<ReturnType<typeof load>>;
 
+  const receiver = startReceiver();
+  cleanups.push(() => receiver.stop());
+
   test("starts, and answers every read as the old build did", async () => {
-    where = await load(name);
+    where = await load(name, receiver.url);
     s = await serve(where);
     for (const [path, old] of Object.entries(fx.answers)) {
       const r = await call(s, "GET", path, { token: fx.tokens.me });
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
-      // Links name the server they were read from.
-      const was = JSON.parse(JSON.stringify(old).replaceAll(fx.base, s.url));
+      // Links name the server they were read from; webhooks, the receiver load() gave them.
+      const was = JSON.parse(
+        JSON.stringify(old).replaceAll(fx.base, s.url).replaceAll(receiverOrigin(fx), receiver.url),
+      );
       expect({ path, lost: lost(was, r.json) }).toEqual({ path, lost: [] });
     }
   });
@@ -168,33 +182,53 @@ describe.each(fixtures)(`data written by build %s, served today (${BACKEND})`, (
     expect(r.json.id).toBe(fx.idempotent.run);
   });
 
+  const syncStatus = (doc: number) => {
+    const run = fx.runs.find((r) => r.mode === "sync" && r.doc === doc)!;
+    return (fx.answers[`/api/v1/orgs/acme/runs/${run.id}/`] as { status: string }).status;
+  };
+  const deliveredRuns = () =>
+    new Set(
+      receiver.received
+        .filter((d) => d.path === "/all")
+        .map((d) => (d.json.data.run as { id: string } | undefined)?.id),
+    );
+
+  test("runs left queued or running by the killed old build finish, and its pending deliveries arrive", async () => {
+    for (const f of fx.inflight) {
+      const r = await eventually(async () => {
+        const got = await call(s, "GET", `/api/v1/orgs/acme/runs/${f.id}/`, { token: fx.tokens.me });
+        return ["queued", "running"].includes(got.json.status) ? undefined : got;
+      });
+      expect({ id: f.id, status: r.status, run: r.json.status }).toEqual({
+        id: f.id,
+        status: 200,
+        run: syncStatus(f.doc),
+      });
+    }
+    await receiver.waitFor(() => fx.inflight.every((f) => deliveredRuns().has(f.id)));
+  });
+
   test("new runs on the old workflows end as the old runs did, and the old webhook delivers them", async () => {
-    const receiver = startReceiver();
-    cleanups.push(() => receiver.stop());
     const hook = fx.webhooks[0]!;
-    const moved = await call(s, "PATCH", `/api/v1/orgs/acme/webhooks/${hook.id}/`, {
-      token: fx.tokens.me,
-      body: { url: `${receiver.url}/all` },
-    });
-    expect(moved.status).toBe(200);
-    const sync = fx.runs.filter((r) => r.mode === "sync");
-    for (const old of sync) {
+    const started: string[] = [];
+    for (const old of fx.runs.filter((r) => r.mode === "sync")) {
       const [wf, body, contentType] = fx.docs[old.doc]!;
       const r = await call(s, "POST", `/api/v1/orgs/acme/workflows/${wf}/runs/`, {
         token: fx.tokens.ci,
         raw: body,
         headers: { "content-type": contentType },
       });
-      const was = fx.answers[`/api/v1/orgs/acme/runs/${old.id}/`] as { status: string };
       expect({ wf, doc: old.doc, status: r.status, run: r.json.status }).toEqual({
         wf,
         doc: old.doc,
         status: 201,
-        run: was.status,
+        run: syncStatus(old.doc),
       });
+      started.push(r.json.id);
     }
-    const got = await receiver.waitFor((r) => r.filter((x) => x.path === "/all").length >= sync.length);
-    for (const d of got) expect(verifyStandardWebhook(hook.secret, d.headers, d.body)).toBe(true);
+    await receiver.waitFor(() => started.every((id) => deliveredRuns().has(id)));
+    for (const d of receiver.received.filter((x) => x.path === "/all"))
+      expect(verifyStandardWebhook(hook.secret, d.headers, d.body)).toBe(true);
   });
 
   test("the audit chain verifies after the upgrade", async () => {
@@ -213,7 +247,7 @@ describe.if(!onPostgres && fixtures.includes("fb326fc"))(
   () => {
     test("starts, with migration 7 applied, and its runs read back", async () => {
       const fx = JSON.parse(readFileSync(join(DIR, "fb326fc.sqlite.json"), "utf8")) as Fixture;
-      const s = await serve(await load("fb326fc", { historyUpTo: 8 }));
+      const s = await serve(await load("fb326fc", "http://127.0.0.1:9", { historyUpTo: 8 }));
       const old = fx.runs.find((r) => r.mode === "sync" && r.wf === "orders")!;
       const r = await call(s, "GET", `/api/v1/orgs/acme/runs/${old.id}/`, { token: fx.tokens.me });
       expect(r.status).toBe(200);
@@ -224,3 +258,34 @@ describe.if(!onPostgres && fixtures.includes("fb326fc"))(
     });
   },
 );
+
+// A build before migration 9 (2026-11-24 12:30) claimed a run without a lease: one it was
+// executing when it was killed is `running` with lease_until NULL. On PostgreSQL a node recovers
+// only runs whose lease ran out, and NULL never did: the run stayed running for ever.
+describe.if(onPostgres && fixtures.includes("fb326fc"))("a run a build before leases left running", () => {
+  test("is taken up and finishes", async () => {
+    const fx = JSON.parse(readFileSync(join(DIR, "fb326fc.postgres.json"), "utf8")) as Fixture;
+    const receiver = startReceiver();
+    cleanups.push(() => receiver.stop());
+    const where = await load("fb326fc", receiver.url);
+    const sql = new SQL({ url: where.databaseUrl!, max: 1 });
+    // What that build wrote when it started a run (src/runs/store.ts then).
+    const started = (await sql.unsafe(
+      `UPDATE runs SET status = 'running', started_at = coalesce(started_at, '${new Date().toISOString()}'), attempts = attempts + 1
+       WHERE id IN (SELECT id FROM runs WHERE status = 'queued' LIMIT 1) RETURNING id`,
+    )) as { id: string }[];
+    await sql.close();
+    expect(started.length).toBe(1);
+    const s = await serve(where);
+    const r = await eventually(async () => {
+      const got = await call(s, "GET", `/api/v1/orgs/acme/runs/${started[0]!.id}/`, { token: fx.tokens.me });
+      return ["queued", "running"].includes(got.json.status) ? undefined : got;
+    }, 30_000);
+    const doc = fx.inflight.find((f) => f.id === started[0]!.id)!.doc;
+    const sync = fx.runs.find((x) => x.mode === "sync" && x.doc === doc)!;
+    expect({ status: r.status, run: r.json.status }).toEqual({
+      status: 200,
+      run: (fx.answers[`/api/v1/orgs/acme/runs/${sync.id}/`] as { status: string }).status,
+    });
+  });
+});

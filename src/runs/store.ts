@@ -723,8 +723,11 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
     ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
       const ts = now();
       // At a node's start, the runs it held in its previous life (same node id) are its own to
-      // recover at once, without waiting for their claims to run out.
-      const whose = ownNode === undefined ? "lease_until < ?" : "(lease_until < ? OR node_id = ?)";
+      // recover at once, without waiting for their claims to run out. A run without a lease was
+      // left running by a build before leases (migration 9), stopped since: every run claimed
+      // from then on has one (docs/deploy.md, "Upgrades checked from earlier builds").
+      const expired = "(lease_until IS NULL OR lease_until < ?)";
+      const whose = ownNode === undefined ? expired : `(${expired} OR node_id = ?)`;
       const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
       const r = await db.tx(function* () {
         const why = `The run was interrupted ${maxAttempts} times (its server stopped or crashed) and was given up.`;
