@@ -55,7 +55,8 @@ export type PoolEvent =
   | {
       type: "worker_exit";
       worker: number;
-      reason: "crashed" | "timed_out" | "canceled" | "shutdown" | "memory";
+      /** recycled: replaced between jobs, past WORKER_MAX_RETAINED (no job was stopped). */
+      reason: "crashed" | "timed_out" | "canceled" | "shutdown" | "memory" | "recycled";
       jobId?: string;
       message?: string;
     }
@@ -92,6 +93,8 @@ export interface WorkerPoolOptions {
   memoryProbe?: () => number;
   /** The workers' process.env; default: this process's. */
   workerEnv?: Record<string, string>;
+  /** XPath expressions a worker may hold for good before it is replaced; default WORKER_MAX_RETAINED. */
+  maxRetained?: number;
 }
 
 /** Map to 503 + Retry-After: the server is saturated, not the request wrong. */

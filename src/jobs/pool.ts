@@ -62,6 +62,16 @@ type Slot = WorkerSlot<Task>;
  * transferred without a copy.
  */
 export const PIPELINE_MAX_BYTES = 64 * 1024;
+/**
+ * XPath expressions a worker may hold for good before it is replaced. fontoxpath caches every
+ * expression it compiled (3–10 KB each, measured: 11 MB for the EN 16931 rules) in a module-level
+ * map with no eviction or API to clear it, so a worker grew with every distinct Schematron config
+ * it ran (+89 MB of heap at 9,000 small ones). 20,000 bounds that at ~65–200 MB a worker
+ * (docs/benchmarks.md, fifteenth session) while ~18 configs the size of EN 16931 in use, or ~6,600
+ * of a rule of two checks, fit without a worker being replaced again and again, each replacement
+ * compiling them anew (EN 16931: ~2 s).
+ */
+export const WORKER_MAX_RETAINED = 20_000;
 const MAX_BACKOFF_MS = 5000;
 /** setTimeout fires at once for delays above 2^31-1 ms: treat those as "no limit". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -79,6 +89,10 @@ export class WorkerPool {
   #crashStreak = 0;
   readonly #started = Promise.withResolvers<void>();
   readonly #memory: MemoryWatch | null;
+  /** Workers replaced past maxRetained since start. */
+  #recycled = 0;
+  /** XPath expressions a worker may hold for good before it is replaced (#retained). Tests lower it. */
+  maxRetained: number;
 
   constructor(options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError("size must be >= 1");
@@ -89,6 +103,7 @@ export class WorkerPool {
     this.#maxQueue = options.maxQueue ?? Number.POSITIVE_INFINITY;
     this.#runTimeoutMs = options.runTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#onEvent = options.onEvent;
+    this.maxRetained = options.maxRetained ?? WORKER_MAX_RETAINED;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
     this.#memory = options.memoryLimitBytes
       ? new MemoryWatch(options.memoryLimitBytes, options.memoryProbe, () => this.#overMemory())
@@ -124,6 +139,11 @@ export class WorkerPool {
   /** Workers started and without a job: a job submitted now starts at once. */
   get idleWorkers(): number {
     return this.#slots.filter((s) => s.idle).length;
+  }
+
+  /** Workers replaced between jobs since start, past maxRetained (#recycle). */
+  get recycledWorkers(): number {
+    return this.#recycled;
   }
 
   /** True once close() was called. */
@@ -231,6 +251,7 @@ export class WorkerPool {
         const task = slot.jobs[0];
         if (task?.job.jobId !== message.jobId) return;
         this.#ranAnyway(task, message.index);
+        if (message.retained !== undefined) this.#retained(slot, message.retained);
         slot.endStep();
         if (task.state !== "done") {
           task.steps[message.index] = message.outcome;
@@ -418,7 +439,7 @@ export class WorkerPool {
   #slotFor(size: number): Slot | undefined {
     let best: Slot | undefined;
     for (const slot of this.#slots) {
-      if (!slot.worker || !slot.ready) continue;
+      if (!slot.worker || !slot.ready || slot.recycle) continue;
       const held = slot.jobs.length;
       if (held === 0) return slot;
       if (
@@ -466,6 +487,7 @@ export class WorkerPool {
 
   /** The worker's first job has just started (posted to it idle, or the job before it ended). */
   #begin(slot: Slot): void {
+    if (slot.recycle && this.#recycle(slot)) return;
     const task = slot.jobs[0];
     if (!task || this.#stopCanceled(slot)) return;
     // A recalled job may start or be dropped: it stays posted (no callbacks, its limit armed)
@@ -491,6 +513,60 @@ export class WorkerPool {
     slot.step = step;
     // A recalled job (#recall) that the worker may be running has its limits but no callbacks yet.
     if (task.state === "running") this.#call(task, () => task.opts.onStepStart?.(index));
+  }
+
+  /**
+   * The worker said how many XPath expressions it holds for good. Past maxRetained it takes no
+   * new job (#slotFor), the jobs handed to it and not started go back to the head of the queue for
+   * the other workers, and it is replaced as soon as no job of its own is left (#recycle).
+   */
+  #retained(slot: Slot, retained: number): void {
+    slot.retained = retained;
+    if (slot.recycle || this.#closed || retained <= this.maxRetained) return;
+    slot.recycle = true;
+    if (this.#takeBack(slot, 1)) this.#dispatch();
+  }
+
+  /**
+   * A worker past maxRetained whose first job has ended: the jobs it was handed and has not
+   * started go back to the queue; if it started none (the pool may not have heard yet: the
+   * claims say), it is replaced now, else once that job ends too. Returns whether it was replaced.
+   */
+  #recycle(slot: Slot): boolean {
+    this.#takeBack(slot, 0);
+    for (const t of slot.jobs) {
+      // Running there, or canceled after it started (then #stopCanceled replaces it anyway).
+      if (!t.claim || Atomics.load(t.claim, 0) === CLAIM_STARTED) return false;
+    }
+    // Left: jobs the worker will skip (their claims taken). No job of its is stopped.
+    this.#emit({ type: "worker_exit", worker: slot.id, reason: "recycled" });
+    this.#recycled++;
+    slot.retire();
+    this.#respawn(slot, 0);
+    return true;
+  }
+
+  /**
+   * Takes back the jobs handed to this worker from index `from` on whose claim the pool wins: to
+   * the head of the queue, in their order. Returns whether it took any.
+   */
+  #takeBack(slot: Slot, from: number): boolean {
+    const back: Task[] = [];
+    for (let i = from; i < slot.jobs.length; i++) {
+      const t = slot.jobs[i];
+      if (t.state !== "posted" || !t.claim) continue;
+      if (Atomics.compareExchange(t.claim, 0, CLAIM_FREE, CLAIM_TAKEN) === CLAIM_FREE) back.push(t);
+    }
+    if (back.length === 0) return false;
+    slot.jobs = slot.jobs.filter((t) => !back.includes(t));
+    for (const t of back) {
+      t.state = "queued";
+      t.slot = null;
+      t.recalled = false;
+      t.deadline = undefined;
+    }
+    for (const t of back.reverse()) this.#queue.unshift(t);
+    return true;
   }
 
   #jobEnded(slot: Slot, task: Task): void {

@@ -66,11 +66,13 @@ export type ToWorker =
  * Nothing announces a start: a job starts when the worker's previous one ended (or on receipt),
  * step 0 with it, and `step_end` of step i starts step i+1 unless it carries `end`. The pool derives
  * its onStepStart calls and time limits from that. `step_end` comes only for steps that ran (the
- * pool marks the rest skipped); `run_end` only for a job with no steps.
+ * pool marks the rest skipped); `run_end` only for a job with no steps. A `step_end` whose step
+ * compiled a config that stays in the worker for good carries `retained`, the worker's total of
+ * such XPath expressions so far (CompiledValidator.retains): past a bound the pool replaces it.
  */
 export type FromWorker =
   | { type: "ready" }
-  | { type: "step_end"; jobId: string; index: number; outcome: StepOutcome; end?: true }
+  | { type: "step_end"; jobId: string; index: number; outcome: StepOutcome; end?: true; retained?: number }
   | { type: "run_end"; jobId: string }
   | { type: "missing_config"; jobId: string; key: string }
   | { type: "dropped"; jobId: string }

@@ -30,6 +30,10 @@ export class WorkerSlot<Job> {
   /** Keys whose config this worker holds, as far as we know: those are sent without config. */
   readonly known = new Lru<string, true>(CONFIG_CACHE_SIZE);
   respawnTimer?: Timer;
+  /** XPath expressions this worker holds for good, as it last said (protocol.ts `retained`). */
+  retained = 0;
+  /** Past the pool's bound of those: takes no more jobs and is replaced once its own have ended. */
+  recycle = false;
 
   constructor(
     readonly id: number,
@@ -53,6 +57,8 @@ export class WorkerSlot<Job> {
   spawn(): void {
     this.respawnTimer = undefined;
     this.ready = false;
+    this.retained = 0;
+    this.recycle = false;
     this.known.clear();
     let worker: Worker;
     try {

@@ -33,6 +33,8 @@ interface CacheEntry {
 export interface JobDeps {
   lookup: ValidatorLookup;
   cache: Lru<string, CacheEntry>;
+  /** XPath expressions this worker's compiles left in it for good (CompiledValidator.retains). */
+  retained?: number;
   post(message: FromWorker): void;
   /** Ask the pool again for a config this worker evicted. */
   requestConfig(jobId: string, key: string): Promise<unknown>;
@@ -52,6 +54,7 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
   for (let index = 0; index < job.steps.length; index++) {
     const step = job.steps[index];
     const started = performance.now();
+    const retained = deps.retained ?? 0;
     let outcome: StepOutcome;
     try {
       const validate = await compiled(job.jobId, step, deps);
@@ -92,12 +95,14 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
       outcome = errorStep(shortError(limit ? new Error(err.message) : err), performance.now() - started);
       if (limit) outcome.findings = [err.finding];
     }
+    // Said only when this step's compile added to it: the pool may replace this worker (protocol.ts).
+    const more = (deps.retained ?? 0) === retained ? {} : { retained: deps.retained };
     // The last step's end is the job's end: one message where there were two (protocol.ts).
     if (index === job.steps.length - 1 || (job.failFast && outcome.status !== "passed")) {
-      post({ type: "step_end", jobId: job.jobId, index, outcome, end: true });
+      post({ type: "step_end", jobId: job.jobId, index, outcome, end: true, ...more });
       return;
     }
-    post({ type: "step_end", jobId: job.jobId, index, outcome });
+    post({ type: "step_end", jobId: job.jobId, index, outcome, ...more });
   }
   post({ type: "run_end", jobId: job.jobId });
 }
@@ -112,6 +117,7 @@ async function compiled(jobId: string, step: JobStep, deps: JobDeps): Promise<Co
     const def = await deps.lookup(step.validator);
     if (!def) throw new Error(`unknown validator "${step.validator}"`);
     entry.compiled = def.compile(entry.config);
+    if (entry.compiled.retains) deps.retained = (deps.retained ?? 0) + entry.compiled.retains;
   }
   return entry.compiled;
 }
@@ -173,6 +179,7 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   const deps: JobDeps = {
     lookup,
     cache,
+    retained: 0,
     post,
     requestConfig: (jobId, key) =>
       new Promise((resolve) => {

@@ -63,8 +63,15 @@ export interface ValidationResult {
   error?: string;
 }
 
-/** A step config compiled once (schema compiled, expressions parsed) and reused per run. */
-export type CompiledValidator = (input: ValidationInput, ctx: ValidationContext) => ValidationResult;
+/**
+ * A step config compiled once (schema compiled, expressions parsed) and reused per run. `retains`:
+ * XPath expressions this compile leaves for good in its thread (fontoxpath caches every expression
+ * it compiled, ~10 KB each, with no eviction): the pool replaces a worker past a bound of them
+ * (src/jobs/pool.ts, WORKER_MAX_RETAINED).
+ */
+export type CompiledValidator = ((input: ValidationInput, ctx: ValidationContext) => ValidationResult) & {
+  retains?: number;
+};
 
 export interface ValidatorDef {
   slug: string;

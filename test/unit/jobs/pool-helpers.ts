@@ -62,6 +62,7 @@ type PoolExtra = {
   workerUrl?: URL;
   memoryLimitBytes?: number;
   memoryProbe?: () => number;
+  maxRetained?: number;
 };
 export async function startPool(size: number, extra: PoolExtra = {}) {
   const pool = new WorkerPool({ size, workerUrl: TEST_WORKER, ...extra });

@@ -42,11 +42,23 @@ const atLimit: ValidatorDef = {
   },
 };
 
+/** Stands for Schematron: each compile leaves XPath expressions in the thread for good. */
+const retaining: ValidatorDef = {
+  ...textLength,
+  slug: "keeps",
+  compile: (config) =>
+    Object.assign(() => ({ findings: [], truncated: false }), {
+      retains: Number((config as { n: number }).n),
+    }),
+};
+
 function setup(requested: string[] = []) {
   const posted: FromWorker[] = [];
+  const defs: Record<string, ValidatorDef> = { len: textLength, limit: atLimit, keeps: retaining };
   const deps: JobDeps = {
-    lookup: (slug) => (slug === "len" ? textLength : slug === "limit" ? atLimit : undefined),
+    lookup: (slug) => defs[slug],
     cache: new Lru(8),
+    retained: 0,
     post: (m) => posted.push(m),
     requestConfig: async (_jobId, key) => {
       requested.push(key);
@@ -71,6 +83,27 @@ function job(bytes: number[], charset: string, steps: RunJob["steps"]): RunJob {
 const ends = (posted: FromWorker[]) => posted.flatMap((m) => (m.type === "step_end" ? [m.outcome] : []));
 
 describe("runJob", () => {
+  test("a step whose compile retains says the worker's total in its step_end; a cached one says nothing", async () => {
+    const { deps, posted } = setup();
+    const steps = (keys: string[]) =>
+      keys.map((key, i) => ({
+        key,
+        validator: i === 1 ? "len" : "keeps",
+        config: { n: 3, p: "" },
+        maxFindings: 5,
+      }));
+    await runJob(job([0x61], "utf-8", steps(["k1", "l", "k2"])), deps);
+    await runJob({ ...job([0x61], "utf-8", steps(["k1", "l", "k3"])), jobId: "j2" }, deps);
+    expect(posted.map((m) => (m.type === "step_end" ? [m.jobId, m.index, m.retained] : m.type))).toEqual([
+      ["j", 0, 3],
+      ["j", 1, undefined],
+      ["j", 2, 6],
+      ["j2", 0, undefined],
+      ["j2", 1, undefined],
+      ["j2", 2, 9],
+    ]);
+  });
+
   test("decodes with the job's charset", async () => {
     const { deps, posted } = setup();
     await runJob(
