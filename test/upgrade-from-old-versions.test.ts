@@ -238,6 +238,13 @@ describe.each(fixtures)(`data written by build %s, served today (${BACKEND})`, (
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
     expect(r.out).toContain("Intact");
   });
+
+  test.if(!onPostgres)("the upgraded data dir copies to PostgreSQL (assay db copy, verified)", async () => {
+    const pg = await emptyPgDatabase();
+    cleanups.push(pg.drop);
+    const r = await runAssay(["db", "copy", "--from", where.dataDir, "--to", pg.url]);
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+  });
 });
 
 // A data dir of 2026-11-24 10:02–12:22 (migration 8 without 7) that a build from 13:02 on opened
