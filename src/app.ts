@@ -16,6 +16,7 @@ import {
 import { requireInstanceAdmin, requireOrgRole } from "./orgs/access.ts";
 import { createCors } from "./http/cors.ts";
 import { bodyMatcher, errorPlugin, methodMatcher } from "./http/errors.ts";
+import { withHeadFraming } from "./http/head.ts";
 import { healthRoutes } from "./http/health.ts";
 import { type SharedBudgets, createLimits } from "./http/limits.ts";
 import { createSharedLimiter } from "./http/ratelimit-shared.ts";
@@ -117,6 +118,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}) {
       count?.(request);
       // Before anything parses the URL: without an authority it is a bare path (fallback.ts).
       if (!hasAuthority(request) || (tls && shortTlsAuthority(request))) return () => hostRequired(request);
+      // A HEAD a route answered from what it knows: its framing, not the framework's count (head.ts).
+      if (request.method === "HEAD")
+        return (...args: unknown[]) =>
+          Promise.resolve(
+            (handle as unknown as (...a: unknown[]) => Response | Promise<Response>)(...args),
+          ).then((r) => withHeadFraming(request, r));
       const path = lanePath(request);
       const answer: Promise<Response> | null = path === null ? null : lane(request, path, listening());
       return answer === null ? handle : () => answer;

@@ -5,6 +5,7 @@
 // submissions.content, in the same transaction as its run: the common run is unchanged.
 import { type Db, type Program, get, run } from "../db/program.ts";
 import type { WriteBatcher } from "./batch.ts";
+import type { FileType } from "../validators/types.ts";
 
 /** Content larger than this is sliced; never a run executed from memory (DIRECT_MAX_BYTES). */
 export const SLICED_ABOVE_BYTES = 1024 * 1024;
@@ -93,6 +94,42 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
   };
 }
 export type ContentStore = ReturnType<typeof createContentStore>;
+
+/**
+ * What a HEAD of a run's content needs (its name, its size, how GET frames it, whether retention
+ * purged it), from the submission's row alone: no byte of the content is read (src/http/head.ts).
+ */
+export function readContentHead(
+  db: Db,
+  orgId: number,
+  runId: string,
+): Promise<{
+  purged: boolean;
+  sliced: boolean;
+  size: number;
+  filename: string | null;
+  file_type: FileType;
+} | null> {
+  return db
+    .exec(
+      get<{ purged: number; chunks: number; size: number; filename: string | null; file_type: FileType }>(
+        "SELECT CASE WHEN s.content IS NULL AND s.content_chunks = 0 THEN 1 ELSE 0 END AS purged, s.content_chunks AS chunks, s.size, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+        runId,
+        orgId,
+      ),
+    )
+    .then((r) =>
+      r
+        ? {
+            purged: Number(r.purged) === 1,
+            sliced: Number(r.chunks) > 0,
+            size: Number(r.size),
+            filename: r.filename,
+            file_type: r.file_type,
+          }
+        : null,
+    );
+}
 
 /** The smallest UUIDv7 of the millisecond `ms`: every run id created before it sorts below it. */
 export function uuidv7Floor(ms: number): string {

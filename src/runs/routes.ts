@@ -2,16 +2,18 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
-import type { authPlugin } from "../http/auth.ts";
+import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { documentedAs } from "../http/openapi/named.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
+import { headAnswer } from "../http/head.ts";
 import { checkUntagged } from "../http/preconditions.ts";
 import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { roleRank } from "../orgs/store.ts";
+import { readContentHead } from "./content-store.ts";
 import { START_RUN_DOC } from "./docs.ts";
 import { startRunHandler } from "./start-handler.ts";
 import { filterTime, storedTime, timeFilterMessage } from "../lib/filter-time.ts";
@@ -38,6 +40,40 @@ export function runRoutes(
     const run = runId ? await runs.get(orgId, runId, findings) : null;
     if (!run) throw notFound("Run");
     return run;
+  };
+
+  /**
+   * The submitted bytes as a download, or for a HEAD GET's headers alone, from the submission's
+   * row: no byte of the content is read (src/http/head.ts). Content over 1 MiB is a stream of its
+   * slices, which Bun sends chunked, without Content-Length (oven-sh/bun#10507): HEAD says so too.
+   */
+  const contentAnswer = async (
+    params: { org_slug: string; run_id: string },
+    principal: Principal,
+    request: Request,
+  ): Promise<Response> => {
+    const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
+    const runId = runIdOf(params.run_id);
+    const gone = () =>
+      new AppError(
+        410,
+        "gone",
+        "The submission content was purged by the retention policy; the run and its findings remain.",
+      );
+    // A download of the exact bytes, never a document of our origin (src/http/security.ts).
+    const headersOf = (c: { filename: string | null; file_type: string }) =>
+      contentHeaders(c.filename ?? `run-${runId}.${EXTENSION[c.file_type] ?? "txt"}`);
+    if (request.method === "HEAD") {
+      const h = runId ? await readContentHead(deps.db, org.id, runId) : null;
+      if (!h) throw notFound("Run");
+      if (h.purged) throw gone();
+      return headAnswer(request, headersOf(h), h.sliced ? null : h.size);
+    }
+    const c = runId ? await runs.content(org.id, runId) : null;
+    if (!c) throw notFound("Run");
+    if (!c.body) throw gone();
+    // Content over 1 MiB is a stream of its slices (src/runs/content-store.ts).
+    return new Response(c.body as unknown as BodyInit, { headers: headersOf(c) });
   };
 
   return new Elysia({ prefix: "/api/v1/orgs/:org_slug" })
@@ -158,22 +194,7 @@ export function runRoutes(
     )
     .get(
       "/runs/:run_id/content/",
-      async ({ params, principal }) => {
-        const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
-        const runId = runIdOf(params.run_id);
-        const c = runId ? await runs.content(org.id, runId) : null;
-        if (!c) throw notFound("Run");
-        if (!c.body)
-          throw new AppError(
-            410,
-            "gone",
-            "The submission content was purged by the retention policy; the run and its findings remain.",
-          );
-        // A download of the exact bytes, never a document of our origin (src/http/security.ts).
-        const name = c.filename ?? `run-${runId}.${EXTENSION[c.file_type] ?? "txt"}`;
-        // Content over 1 MiB is a stream of its slices (src/runs/content-store.ts).
-        return new Response(c.body as unknown as BodyInit, { headers: contentHeaders(name) });
-      },
+      ({ params, principal, request }) => contentAnswer(params, principal, request),
       {
         auth: true,
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),

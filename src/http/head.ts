@@ -1,0 +1,35 @@
+// HEAD answered from what a route knows, not by producing the body. The framework answers a HEAD
+// by running the route's GET and reading its whole body to count it (Elysia's compose:
+// getResponseLength), then says that count in Content-Length: a run's content over 1 MiB was read
+// from the database slice by slice for nothing, and said a length that GET, sent as a stream, does
+// not (Bun drops Content-Length from a streamed body: oven-sh/bun#10507). A route's GET handler
+// that sees a HEAD answers `headAnswer`: no body, and the framing GET would have; the app's
+// wrapper (src/app.ts) puts that framing back over the framework's count.
+
+/** The framing of a HEAD's answer, by request: a Content-Length, or null for a chunked body. */
+const framing = new WeakMap<Request, string | null>();
+
+/**
+ * A HEAD's answer with GET's headers and no body. `length`: GET's Content-Length, or null when
+ * GET streams its body (Transfer-Encoding: chunked, no Content-Length).
+ */
+export function headAnswer(
+  request: Request,
+  headers: Record<string, string>,
+  length: number | null,
+): Response {
+  framing.set(request, length === null ? null : String(length));
+  const h = new Headers(headers);
+  if (length === null) h.set("transfer-encoding", "chunked");
+  else h.set("content-length", String(length));
+  return new Response(null, { headers: h });
+}
+
+/** The framework's answer to a HEAD, with the framing headAnswer set (src/app.ts). */
+export function withHeadFraming(request: Request, r: Response): Response {
+  const f = framing.get(request);
+  if (f === undefined) return r;
+  if (f === null) r.headers.delete("content-length");
+  else r.headers.set("content-length", f);
+  return r;
+}
