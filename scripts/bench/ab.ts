@@ -9,8 +9,15 @@
 // one side's environment ("K=V K2=V2": the same tree twice compares settings such as the
 // allocator's). Source trees, not binaries: each is run with `bun <dir>/src/main.ts` (a worktree
 // with node_modules).
+// Read endpoints: AB_GET=<path under /api/v1/orgs/bench/> (e.g. "runs/?page_size=50" or
+// "workflows/") loads that GET instead, after AB_SEED_RUNS sync runs (default 100) and
+// AB_SEED_WORKFLOWS more workflows (default 20) are created through the API on each side.
+// AB_PG=1 keeps both sides' state in PostgreSQL: a throwaway cluster started here (fsync on, as
+// measure 7), one database per side, unpinned (it shares the cores with the servers and wrk).
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { SQL } from "bun";
+import { type PgCluster, startPgCluster } from "../../test/helpers/pg-cluster.ts";
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import { describeMachine } from "./machine.ts";
 import { announced, api, cpuSeconds, initDataDir, pin, tempDir, waitHealthy } from "./server.ts";
@@ -46,18 +53,63 @@ function envOf(spec: string | undefined): Record<string, string> {
   return out;
 }
 
+const get = process.env.AB_GET;
+const cluster: PgCluster | null = process.env.AB_PG === "1" ? await startPgCluster({ fsync: true }) : null;
+let databases = 0;
+
+/** A new database in the cluster, as the side's ASSAY_DATABASE_URL (none without AB_PG). */
+async function databaseEnv(): Promise<Record<string, string>> {
+  if (!cluster) return {};
+  const name = `ab_${++databases}`;
+  const admin = new SQL(`${cluster.baseUrl}postgres`);
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  return { ASSAY_DATABASE_URL: `${cluster.baseUrl}${name}` };
+}
+
+/** The state a list reads: sync runs and workflows, through the API, 8 at a time. */
+async function seed(url: string, token: string) {
+  const runs = Number(process.env.AB_SEED_RUNS ?? 100);
+  const workflows = Number(process.env.AB_SEED_WORKFLOWS ?? 20);
+  const body = orderDocument();
+  const path = `/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`;
+  const jobs: (() => Promise<unknown>)[] = [];
+  for (let i = 0; i < workflows; i++)
+    jobs.push(() =>
+      api(url, token, "POST", "/api/v1/orgs/bench/workflows/", {
+        ...WORKFLOWS.order,
+        slug: `${WORKFLOWS.order.slug}-${i}`,
+        name: `${WORKFLOWS.order.name} ${i}`,
+      }),
+    );
+  for (let i = 0; i < runs; i++)
+    jobs.push(async () => {
+      const r = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body,
+      });
+      await r.arrayBuffer();
+      if (r.status !== 201) throw new Error(`seeding a run: ${r.status}`);
+    });
+  const next = async () => {
+    for (let job = jobs.shift(); job; job = jobs.shift()) await job();
+  };
+  await Promise.all(Array.from({ length: 8 }, next));
+}
+
 async function start(dir: string, extra: Record<string, string>): Promise<Side> {
   const data = tempDir("ab");
+  const db = await databaseEnv();
   // Each side's data dir is made by its own tree: a schema the other side's code wrote is refused.
-  const token = initDataDir(`${data}/d`, "bench", {}, [process.execPath, `${dir}/src/main.ts`]);
+  const token = initDataDir(`${data}/d`, "bench", db, [process.execPath, `${dir}/src/main.ts`]);
   const proc = Bun.spawn(
     [
       ...pin(machine, machine.serverCore),
       process.execPath,
       `${dir}/src/main.ts`,
       "serve",
-      "--data-dir",
-      `${data}/d`,
+      ...(cluster ? [] : ["--data-dir", `${data}/d`]),
       "--port",
       "0",
     ],
@@ -68,6 +120,7 @@ async function start(dir: string, extra: Record<string, string>): Promise<Side> 
         ASSAY_LOG_LEVEL: "warn",
         ASSAY_WORKERS: "1",
         NODE_ENV: "production",
+        ...db,
         ...extra,
       },
       stdout: "pipe",
@@ -77,8 +130,12 @@ async function start(dir: string, extra: Record<string, string>): Promise<Side> 
   const url = await announced(proc.stdout as ReadableStream<Uint8Array>, /listening on (http:\/\/\S+)/);
   await waitHealthy(url, performance.now());
   await api(url, token, "POST", "/api/v1/orgs/bench/workflows/", WORKFLOWS.order);
+  if (get) await seed(url, token);
   const load = {
-    url: `${url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
+    url: get
+      ? `${url}/api/v1/orgs/bench/${get}`
+      : `${url}/api/v1/orgs/bench/workflows/${WORKFLOWS.order.slug}/runs/`,
+    method: get ? ("GET" as const) : ("POST" as const),
     body: orderDocument(),
     headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
     connections: Number(process.env.CONNS ?? 16),
@@ -94,7 +151,13 @@ const median = (a: number[]) => {
 };
 
 const envs = [envOf(process.env.AB_ENV_A), envOf(process.env.AB_ENV_B)];
-const sides = [await start(dirs[0]!, envs[0]!), await start(dirs[1]!, envs[1]!)];
+let sides: Side[];
+try {
+  sides = [await start(dirs[0]!, envs[0]!), await start(dirs[1]!, envs[1]!)];
+} catch (e) {
+  cluster?.stop();
+  throw e;
+}
 try {
   for (const s of sides) await runWrk(machine, { ...s.load, seconds: 6 }); // warm-up
   for (let i = 0; i < rounds; i++) {
@@ -115,7 +178,7 @@ try {
     const round = (a: number[], d = 0) => a.map((x) => x.toFixed(d)).join(" ");
     const extra = process.env[`AB_ENV_${name}`];
     console.log(`${name} ${s.dir}${extra ? ` with ${extra}` : ""}`);
-    console.log(`  CPU µs/run ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
+    console.log(`  CPU µs/${get ? "request" : "run"} ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
     console.log(
       `  req/s ${round(s.rps)} · median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
     );
@@ -133,4 +196,5 @@ try {
   for (const s of sides) s.proc.kill("SIGINT");
   await Promise.all(sides.map((s) => s.proc.exited));
   for (const s of sides) rmSync(s.load.dir, { recursive: true, force: true });
+  cluster?.stop();
 }

@@ -25,29 +25,34 @@ export interface WrkLoad {
   connections: number;
   seconds: number;
   dir: string;
+  /** GET sends no body (`body` is then ignored); POST by default. */
+  method?: "GET" | "POST";
 }
 
 const luaString = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 
 function luaScript(load: WrkLoad): string {
-  const bodyFile = join(load.dir, "wrk-body.bin");
-  writeFileSync(bodyFile, load.body);
   const headers = Object.entries(load.headers)
     .map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)
     .join("\n");
+  if (load.method === "GET") return `wrk.method = "GET"\n${headers}\n${DONE}`;
+  const bodyFile = join(load.dir, "wrk-body.bin");
+  writeFileSync(bodyFile, load.body);
   return `wrk.method = "POST"
 local f = assert(io.open(${luaString(bodyFile)}, "rb"))
 wrk.body = f:read("*a")
 f:close()
 ${headers}
-function done(summary, latency, requests)
+${DONE}`;
+}
+
+const DONE = `function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('BENCH {"requests":%d,"duration_us":%d,"p50":%d,"p99":%d,"max":%d,"non2xx":%d,"socket":%d}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
     e.status, e.connect + e.read + e.write + e.timeout))
 end
 `;
-}
 
 export async function runWrk(m: Machine, load: WrkLoad): Promise<WrkResult> {
   const script = join(load.dir, "wrk.lua");
