@@ -4,6 +4,8 @@
 // What it lacks is said in Assay's words with the statement that grants it (docs/postgres.md,
 // "Roles and privileges"); with what those docs list, it works. PostgreSQL only.
 import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { testConfig } from "../src/config.ts";
 import { MIGRATIONS, MIGRATION_LOCK } from "../src/db/migrate.ts";
@@ -162,14 +164,89 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
       out: "",
       err: `assay serve: ${said}`,
     });
-    expect(await assay("users", "list", "--database-url", as(app))).toEqual({
+    expect(await assay("users", "create", "bob", "--database-url", as(app))).toEqual({
       code: 1,
       out: "",
       err: `assay users: ${said}`,
     });
+    // A command that only reads needs SELECT alone: it names the one table it may not read.
+    expect(await assay("users", "list", "--database-url", as(app))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay users: the role "${app}" lacks SELECT on 1 of Assay's tables in schema "assay" of database "${name}" (webhooks). Grant it: GRANT SELECT ON ALL TABLES IN SCHEMA assay TO ${app} (docs/postgres.md, "Roles and privileges").\n`,
+    });
     await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app}`);
-    expect(await assay("users", "list", "--database-url", as(app))).toMatchObject({ code: 0, err: "" });
+    expect(await assay("users", "create", "bob", "--database-url", as(app))).toMatchObject({
+      code: 0,
+      err: "",
+    });
   }, 90_000);
+
+  test("a role with SELECT alone runs the commands that only read; one that writes is told the GRANT for what is missing", async () => {
+    const { as, admin, role, name } = await setUp();
+    const reader = `${role}_reader`;
+    await admin.unsafe(`CREATE ROLE ${reader} LOGIN`);
+    await admin.unsafe(`CREATE SCHEMA assay AUTHORIZATION ${role}`);
+    const owner = as(role, "?options=-c%20search_path%3Dassay");
+    expect((await assay("init", "--org", "acme", "--admin", "root", "--database-url", owner)).code).toBe(0);
+    const file = join(testTempDir("assay-reader-"), "orders.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        slug: "orders",
+        name: "Orders",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "s", validator: "syntax" }],
+      }),
+    );
+    expect((await assay("workflows", "import", "acme", file, "--database-url", owner)).code).toBe(0);
+    await admin.unsafe(`GRANT USAGE ON SCHEMA assay TO ${reader}`);
+    await admin.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA assay TO ${reader}`);
+    await admin.unsafe(`ALTER ROLE ${reader} SET search_path = assay`);
+    const url = as(reader);
+    // Every command that only reads (until 2026-11-29 each was refused: all four were checked).
+    const reads: [string[], RegExp][] = [
+      [["users", "list"], /^ID +USERNAME.*\n1 +root /],
+      [["orgs", "list"], /^SLUG .*\nacme /],
+      [["members", "list", "acme"], /^USERNAME +ROLE.*\nroot +admin /],
+      [["tokens", "list", "root"], /^ID +NAME.*\n1 +/],
+      [["settings", "get"], /^token_default_ttl_days = null\n/],
+      [["settings"], /^token_default_ttl_days = null\n/],
+      [["audit", "verify"], /^Intact: \d+ entries/],
+      [["audit", "head"], /^\{"seq":\d+,/],
+      [["workflows", "export", "acme", "orders"], /^kind: assay\/workflow\n(.*\n)*slug: orders\n/],
+    ];
+    for (const [args, out] of reads) {
+      const r = await assay(...args, "--database-url", url);
+      expect([args.join(" "), r.code, r.err]).toEqual([args.join(" "), 0, ""]);
+      expect(r.out).toMatch(out);
+    }
+    // Assay's tables (its migrations' history is not among those checked), as PostgreSQL sorts them.
+    const tables = (
+      (await admin.unsafe(
+        "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'assay' AND tablename <> 'assay_schema_migrations' ORDER BY tablename",
+      )) as { t: string }[]
+    ).map((r) => r.t);
+    const said = (command: string) =>
+      `assay ${command}: the role "${reader}" lacks INSERT, UPDATE or DELETE on ${tables.length} of Assay's tables in schema "assay" of database "${name}" (${tables.slice(0, 5).join(", ")}, …). Grant them: GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${reader} (docs/postgres.md, "Roles and privileges").\n`;
+    for (const args of [
+      ["users", "create", "bob"],
+      ["orgs", "create", "beta"],
+      ["members", "remove", "acme", "root"],
+      ["tokens", "revoke", "1"],
+      ["settings", "set", "token_default_ttl_days", "30"],
+      ["workflows", "import", "acme", file],
+      ["serve", "--port", "0"],
+    ])
+      expect(await assay(...args, "--database-url", url)).toEqual({ code: 1, out: "", err: said(args[0]!) });
+    // A table it may not even read is named with SELECT alone, for a command that reads.
+    await admin.unsafe(`REVOKE SELECT ON assay.webhooks FROM ${reader}`);
+    expect(await assay("users", "list", "--database-url", url)).toEqual({
+      code: 1,
+      out: "",
+      err: `assay users: the role "${reader}" lacks SELECT on 1 of Assay's tables in schema "assay" of database "${name}" (webhooks). Grant it: GRANT SELECT ON ALL TABLES IN SCHEMA assay TO ${reader} (docs/postgres.md, "Roles and privileges").\n`,
+    });
+  }, 120_000);
 
   test("a role without ownership of Assay's tables is told to migrate as their owner", async () => {
     const { url, as, admin, role, name } = await setUp();

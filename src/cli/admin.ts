@@ -13,7 +13,7 @@ import { hashPassword } from "../users/password-hash.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { deleteOtherSessions } from "../web/store.ts";
 import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
-import { configOf, parseDuration, print, table, withDeps } from "./context.ts";
+import { configOf, parseDuration, print, readsOnly, table, withDeps } from "./context.ts";
 
 const need = (p: Parsed, n: number, usage: string) => {
   if (p.positionals.length !== n) throw new UsageError(`usage: assay ${usage}`);
@@ -82,7 +82,7 @@ export async function init(p: Parsed) {
 export async function users(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   const q = { ...p, positionals: rest };
-  await withDeps(p, async (d) => {
+  await withDeps(readsOnly(p, sub === "list"), async (d) => {
     if (sub === "create") {
       allowOnly(p, ["admin", "password_stdin", "name", "email", "data_dir"]);
       const [username] = need(
@@ -148,7 +148,7 @@ export async function users(p: Parsed) {
 export async function orgs(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   const q = { ...p, positionals: rest };
-  await withDeps(p, async (d) => {
+  await withDeps(readsOnly(p, sub === "list"), async (d) => {
     if (sub === "create") {
       allowOnly(p, ["name", "data_dir"]);
       const [slug] = need(q, 1, "orgs create SLUG [--name N]");
@@ -196,7 +196,7 @@ export async function orgs(p: Parsed) {
 export async function members(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   const q = { ...p, positionals: rest };
-  await withDeps(p, async (d) => {
+  await withDeps(readsOnly(p, sub === "list"), async (d) => {
     // Built when first used: a service touched before the arguments are checked reported a
     // missing installation (exit 1) for `members add ORG USER` without a role (exit 2).
     const svc = () => createOrgService(d.orgs, d.users);
@@ -245,7 +245,7 @@ export async function members(p: Parsed) {
 export async function tokens(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   const q = { ...p, positionals: rest };
-  await withDeps(p, async (d) => {
+  await withDeps(readsOnly(p, sub === "list"), async (d) => {
     if (sub === "create") {
       allowOnly(p, ["name", "expires_in", "data_dir"]);
       const [username] = need(q, 1, "tokens create USERNAME --name N [--expires-in 30d]");
@@ -287,7 +287,7 @@ export async function tokens(p: Parsed) {
 export async function settings(p: Parsed) {
   const [sub, ...rest] = p.positionals;
   allowOnly(p, ["data_dir"]);
-  await withDeps(p, async (d) => {
+  await withDeps(readsOnly(p, sub === "get" || sub === undefined), async (d) => {
     if (sub === "get" || sub === undefined) {
       if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
       for (const [k, v] of Object.entries(await d.settings.get())) print(`${k} = ${v ?? "null"}`);

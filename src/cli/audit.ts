@@ -3,7 +3,7 @@
 import { createAuditStore } from "../audit/store.ts";
 import { verifyChain } from "../audit/verify.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { print, withDeps } from "./context.ts";
+import { print, readsOnly, withDeps } from "./context.ts";
 import { err } from "./out.ts";
 
 /** Exit code: 0 intact, 1 broken (the first broken link is printed). */
@@ -20,7 +20,7 @@ export async function audit(p: Parsed): Promise<number> {
         '--anchor is SEQ:HASH or the JSON head `assay audit head` prints ({"seq", "hash", …})',
       );
   }
-  return withDeps(p, async (d) => {
+  return withDeps(readsOnly(p, true), async (d) => {
     if (sub === "head") {
       const head = await createAuditStore(d.db).head();
       // A failure, not a head: on stderr, so a script that records the head never records this.

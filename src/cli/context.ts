@@ -4,7 +4,7 @@ import { loadConfig } from "../config.ts";
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { MIGRATIONS, schemaVersion } from "../db/migrate.ts";
+import { MIGRATIONS, READS, WRITES, schemaVersion } from "../db/migrate.ts";
 import { holdOffServers } from "../db/lock.ts";
 import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
@@ -21,6 +21,16 @@ export const configOf = (p: Parsed) => {
   return loadConfig(process.env, flags);
 };
 
+/** A command's arguments, marked when the command only reads (readsOnly). */
+type Command = Parsed & { readOnly?: boolean };
+
+/**
+ * Marks a command that only reads (`users list`, `audit verify`, `workflows export` …): on
+ * PostgreSQL its role needs SELECT alone on Assay's tables (a reporting or auditing role); every
+ * other command checks SELECT, INSERT, UPDATE and DELETE at its start (docs/postgres.md).
+ */
+export const readsOnly = (p: Parsed, only: boolean): Command => (only ? { ...p, readOnly: true } : p);
+
 /**
  * `create`: only `assay init` may start an installation. Every other command on a data dir (or
  * database) that holds none refuses, naming it: a mistyped --data-dir, or a command run from the
@@ -28,7 +38,7 @@ export const configOf = (p: Parsed) => {
  * verify", or "(none)" as a success.
  */
 export async function withDeps<T>(
-  p: Parsed,
+  p: Command,
   fn: (deps: Deps) => Promise<T>,
   opts: { create?: boolean } = {},
 ): Promise<T> {
@@ -52,7 +62,7 @@ export async function withDeps<T>(
   const release = refuseUpgradeUnderServer(config);
   let db: Awaited<ReturnType<typeof openDb>>;
   try {
-    db = await openDb(config);
+    db = await openDb(config, { privileges: p.readOnly ? READS : WRITES });
   } finally {
     release();
   }

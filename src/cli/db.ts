@@ -3,7 +3,7 @@
 import { loadConfig } from "../config.ts";
 import { CopyMismatch, copyDatabase } from "../db/copy.ts";
 import { holdOffServers } from "../db/lock.ts";
-import { LATEST, schemaVersion } from "../db/migrate.ts";
+import { LATEST, READS, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
 import { serversHolding } from "../db/serving-lock.ts";
 import { AppError } from "../errors.ts";
@@ -77,7 +77,8 @@ async function copyInto(p: Parsed, from: string, to: string) {
   let src: AnyDb;
   try {
     releaseTo = refuseUpgradeUnderServer(where(to));
-    src = await openDb(where(from));
+    // The source is only read: a role with SELECT alone on its tables may be the one copied from.
+    src = await openDb(where(from), { privileges: READS });
   } catch (e) {
     releaseFrom();
     releaseTo();

@@ -9,7 +9,7 @@ import { utf8Text } from "../lib/text.ts";
 import { refuseDeletedOrg } from "../orgs/service.ts";
 import { DocumentError, parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
-import { print, withDeps } from "./context.ts";
+import { print, readsOnly, withDeps } from "./context.ts";
 import { out } from "./out.ts";
 import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
 
@@ -60,7 +60,7 @@ export async function workflows(p: Parsed): Promise<number> {
       void out(stringifyDocument(await exportRemote(remote, org, args[0]!), format));
       return 0;
     }
-    await withDeps(p, async (d) => {
+    await withDeps(readsOnly(p, true), async (d) => {
       const o = await d.orgs.getBySlug(org);
       if (!o || o.deleted_at) throw new AppError(404, "not_found", `There is no organization "${org}".`);
       const { workflow, steps } = await d.workflows.load(o.id, args[0]!);

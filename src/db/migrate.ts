@@ -270,39 +270,56 @@ export async function assertRunnable(q: Pick<PgDb["sql"], "unsafe">): Promise<Pg
  * (docs/postgres.md, "Roles and privileges"). A role's statement_timeout does not apply to the
  * migration, nor to waiting for another node's: one canceled half-way would fail at every start.
  */
-export async function migratePostgres(db: PgDb): Promise<number> {
+export async function migratePostgres(
+  db: PgDb,
+  privileges: readonly TablePrivilege[] = WRITES,
+): Promise<number> {
   let version: number;
   try {
     version = await migratePostgresTx(db);
   } catch (e) {
     throw await explainSetupError(db.sql, e);
   }
-  await checkTablePrivileges(db.sql);
+  await checkTablePrivileges(db.sql, privileges);
   return version;
 }
 
+export type TablePrivilege = "SELECT" | "INSERT" | "UPDATE" | "DELETE";
+/** What the server and every command that changes something need on each of Assay's tables. */
+export const WRITES: readonly TablePrivilege[] = ["SELECT", "INSERT", "UPDATE", "DELETE"];
+/** What a command that only reads needs (`users list`, `audit verify` …: src/cli/context.ts). */
+export const READS: readonly TablePrivilege[] = ["SELECT"];
+
 /**
- * Every command reads and writes Assay's tables: a serving role that lacks a privilege on one of
- * them (a table an upgrade added, without ALTER DEFAULT PRIVILEGES) is said at once, with the
+ * A role that lacks a privilege the command needs on one of Assay's tables (a table an upgrade
+ * added, without ALTER DEFAULT PRIVILEGES; a role made to read only) is said at once, with the
  * statement that grants it, not as PostgreSQL's "permission denied for table …" from whichever
  * statement met it first (2026-11-29: `assay serve` stopped so, naming neither role nor schema).
+ * Only what the command needs: a role with SELECT alone runs the commands that read.
  * Catalog reads only: a lock held on a table does not hold this up.
  */
-async function checkTablePrivileges(sql: PgDb["sql"]): Promise<void> {
+async function checkTablePrivileges(sql: PgDb["sql"], privileges: readonly TablePrivilege[]): Promise<void> {
+  // The privileges come from the fixed list above, never from input.
+  const held = privileges.map((p) => `has_table_privilege(c.oid, '${p}')`).join(" AND ");
+  const lacks = privileges.map((p) => `bool_or(NOT has_table_privilege(c.oid, '${p}')) AS "${p}"`).join(", ");
   const [row] = (await sql.unsafe(
-    `SELECT current_user AS role, current_database() AS db, current_schema() AS schema,
-       coalesce(array_agg(t.tablename::text ORDER BY t.tablename) FILTER (WHERE NOT (
-         has_table_privilege(c.oid, 'SELECT') AND has_table_privilege(c.oid, 'INSERT')
-         AND has_table_privilege(c.oid, 'UPDATE') AND has_table_privilege(c.oid, 'DELETE'))), '{}') AS missing
+    `SELECT current_user AS role, current_database() AS db, current_schema() AS schema, ${lacks},
+       coalesce(array_agg(t.tablename::text ORDER BY t.tablename) FILTER (WHERE NOT (${held})), '{}') AS missing
      FROM pg_tables t
      JOIN pg_class c ON c.relname = t.tablename AND c.relnamespace = to_regnamespace(quote_ident(t.schemaname))
      WHERE t.schemaname = current_schema() AND t.tablename = ANY($1::text[])`,
     [[...OWN_TABLES]],
-  )) as { role: string; db: string; schema: string | null; missing: string[] }[];
+  )) as ({ role: string; db: string; schema: string | null; missing: string[] } & Record<
+    TablePrivilege,
+    boolean | null
+  >)[];
   if (!row?.schema || !row.missing.length) return;
+  // What is missing on at least one of the tables, and only that, is granted.
+  const missing = privileges.filter((p) => row[p]);
   const shown = `${row.missing.slice(0, 5).join(", ")}${row.missing.length > 5 ? ", …" : ""}`;
+  const which = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(", ")} or ${missing.at(-1)}`;
   throw new DatabaseSetupError(
-    `the role "${row.role}" lacks SELECT, INSERT, UPDATE or DELETE on ${row.missing.length} of Assay's tables in schema "${row.schema}" of database "${row.db}" (${shown}). Grant them: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(row.schema)} TO ${ident(row.role)} (${PRIVILEGES_DOC}).`,
+    `the role "${row.role}" lacks ${which} on ${row.missing.length} of Assay's tables in schema "${row.schema}" of database "${row.db}" (${shown}). Grant ${missing.length === 1 ? "it" : "them"}: GRANT ${missing.join(", ")} ON ALL TABLES IN SCHEMA ${ident(row.schema)} TO ${ident(row.role)} (${PRIVILEGES_DOC}).`,
   );
 }
 

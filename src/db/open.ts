@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PG_IDLE_IN_TRANSACTION_TIMEOUT_MS } from "../config.ts";
 import { createOwnerOnly, dataDirError } from "./dir-access.ts";
-import { assertAssayFile, migratePostgres, migrateSqlite } from "./migrate.ts";
+import { type TablePrivilege, assertAssayFile, migratePostgres, migrateSqlite } from "./migrate.ts";
 import { type PgDb, createPgDb } from "./postgres.ts";
 import { DatabaseUnavailable, get } from "./program.ts";
 import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
@@ -110,6 +110,8 @@ export async function openDb(
     waitMs?: number;
     /** Called once, when the first attempt failed and the wait begins (the URL without its password). */
     onWaiting?: (database: string, error: string) => void;
+    /** PostgreSQL: the privileges checked on Assay's tables (default: all four; READS to only read). */
+    privileges?: readonly TablePrivilege[];
   } = {},
 ): Promise<AnyDb> {
   const migrate = opts.migrate ?? true;
@@ -131,7 +133,7 @@ export async function openDb(
   let waited = false;
   for (;;) {
     try {
-      if (migrate) await migratePostgres(db);
+      if (migrate) await migratePostgres(db, opts.privileges);
       // A statement, not ping(): ping's false hid why, so a database that does not exist or a
       // refused password read "cannot reach …: no answer"; they are said as `migrate` says them.
       else await db.exec(get("SELECT 1"));
