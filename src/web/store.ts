@@ -18,7 +18,7 @@ export const SESSION_PURGE_BATCH = 100;
 
 // A subquery: SQLite's DELETE takes no LIMIT unless compiled with it, PostgreSQL's none at all.
 export const PURGE_EXPIRED =
-  "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)";
+  "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT CAST(? AS INTEGER))";
 
 export interface NewSession {
   user_id: number;
