@@ -35,6 +35,8 @@ interface PreparedRule {
   plans: AltPlan[];
   /** `let … return` clause text of the rule's lets (without the global ones inlined per document). */
   letClause: string[];
+  /** The values of those lets, each an expression of its own (for OrderedExpressions). */
+  letValues: string[];
   /** The tests, `//name` searches answered from the index (descendants.ts). */
   tests: string[];
 }
@@ -69,6 +71,7 @@ export class Evaluator {
         letClause: rule.lets.map(
           (l) => `$${l.name} := (${this.#descendants.rewrite(l.value, schema.namespaces)})`,
         ),
+        letValues: rule.lets.map((l) => this.#descendants.rewrite(l.value, schema.namespaces)),
         tests: rule.checks.map((c) => this.#descendants.rewrite(c.test, schema.namespaces)),
       })),
     }));
@@ -115,6 +118,7 @@ export class Evaluator {
       );
     }
     const lets = [...scope.inlined, ...p.letClause];
+    const letParts = [...scope.inlinedValues, ...p.letValues];
     const prefix = lets.length > 0 ? `let ${lets.join(", ")} return ` : "";
     const tests = `${prefix}[${p.tests.map((t) => `boolean((${t}))`).join(", ")}]`;
     for (const node of nodes) {
@@ -125,7 +129,7 @@ export class Evaluator {
       let results: (boolean | Error)[];
       try {
         results = fx.evaluateXPathToArray(
-          this.#ordered.get(tests),
+          this.#ordered.get(tests, [...letParts, ...p.tests]),
           node,
           null,
           scope.vars,
@@ -136,7 +140,7 @@ export class Evaluator {
         results = p.tests.map((test) => {
           try {
             return fx.evaluateXPathToBoolean(
-              this.#ordered.get(`${prefix}(${test})`),
+              this.#ordered.get(`${prefix}(${test})`, [...letParts, test]),
               node,
               null,
               scope.vars,
@@ -151,10 +155,10 @@ export class Evaluator {
         const c = p.rule.checks[i];
         const r = results[i];
         if (r instanceof Error) {
-          const f = this.#finding(c, node, doc, prefix, scope, opts, r);
+          const f = this.#finding(c, node, doc, prefix, letParts, scope, opts, r);
           if (!out.add(f)) return false;
         } else if ((c.kind === "assert") !== r) {
-          if (!out.add(this.#finding(c, node, doc, prefix, scope, opts, null))) return false;
+          if (!out.add(this.#finding(c, node, doc, prefix, letParts, scope, opts, null))) return false;
         }
       }
     }
@@ -179,7 +183,7 @@ export class Evaluator {
       appendAll(
         found,
         fx.evaluateXPathToNodes(
-          this.#ordered.get(expr),
+          this.#ordered.get(expr, [...scope.inlinedValues, planExpression(plan)]),
           doc.root,
           null,
           vars,
@@ -195,6 +199,7 @@ export class Evaluator {
     context: XNode,
     doc: SourceDocument,
     prefix: string,
+    letParts: string[],
     scope: Scope,
     opts: XPathOptions,
     error: Error | null,
@@ -204,7 +209,7 @@ export class Evaluator {
       try {
         node =
           (fx.evaluateXPathToFirstNode(
-            this.#ordered.get(`${prefix}(${c.subject})`),
+            this.#ordered.get(`${prefix}(${c.subject})`, [...letParts, c.subject]),
             context,
             null,
             scope.vars,
@@ -225,7 +230,9 @@ export class Evaluator {
       );
     }
     const render = (parts: Part[]) =>
-      normalize(parts.map((part) => text(part, prefix, context, scope, opts, this.#ordered)).join(""));
+      normalize(
+        parts.map((part) => text(part, prefix, letParts, context, scope, opts, this.#ordered)).join(""),
+      );
     const message = [render(c.message), ...c.diagnostics.map(render)].filter(Boolean).join(" ");
     const code = `schematron.${c.id ?? (c.kind === "assert" ? "failed_assert" : "successful_report")}`;
     return finding(code, message || `${c.kind} ${c.test}`, { ...where, severity: c.severity });
@@ -235,6 +242,7 @@ export class Evaluator {
 function text(
   part: Part,
   prefix: string,
+  letParts: string[],
   node: XNode,
   scope: Scope,
   opts: XPathOptions,
@@ -246,7 +254,8 @@ function text(
       ? `${prefix}string-join((${part.select}) ! string(.), ' ')`
       : `${prefix}name((${part.name ?? "."})[1])`;
   try {
-    return fx.evaluateXPathToString(ordered.get(expr), node, null, scope.vars, opts);
+    const own = "select" in part ? part.select : (part.name ?? ".");
+    return fx.evaluateXPathToString(ordered.get(expr, [...letParts, own]), node, null, scope.vars, opts);
   } catch (e) {
     return `[${errorText(e)}]`;
   }
@@ -263,6 +272,8 @@ const normalize = (s: string) => s.replace(/\s+/g, " ").trim();
 class Scope {
   vars: Variables = {};
   inlined: string[] = [];
+  /** The values of `inlined`, each an expression of its own (for OrderedExpressions). */
+  inlinedValues: string[] = [];
   #error: unknown = null;
 
   constructor(
@@ -275,6 +286,7 @@ class Scope {
     const s = new Scope(this.opts, this.ordered, this.root);
     s.vars = { ...this.vars };
     s.inlined = [...this.inlined];
+    s.inlinedValues = [...this.inlinedValues];
     return s;
   }
 
@@ -289,7 +301,7 @@ class Scope {
     const expr = `${prefix}let $v := (${l.value}) return [array { $v }, ${kind}]`;
     try {
       const [items, kind] = fx.evaluateXPathToArray(
-        this.ordered.get(expr),
+        this.ordered.get(expr, [...this.inlinedValues, l.value]),
         this.root,
         null,
         this.vars,
@@ -297,7 +309,10 @@ class Scope {
       ) as [unknown[], number];
       if (kind >= 0)
         this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
-      else this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);
+      else {
+        this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);
+        this.inlinedValues.push(l.value);
+      }
       return true;
     } catch (e) {
       this.#error = e;
