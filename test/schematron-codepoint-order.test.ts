@@ -1,7 +1,8 @@
 // Schematron orders strings by code point (XPath F&O 3.1 §5.3.2, the Unicode codepoint
-// collation) in `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, min() and max(): fontoxpath compared
-// UTF-16 code units, so '😀' (U+1F600) came before U+FFFD and U+FF04 (src/validators/schematron/
-// codepoint-order.ts). Through the server: a workflow's asserts over a document, both backends.
+// collation) in `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, min(), max() and array:sort():
+// fontoxpath compared UTF-16 code units, so '😀' (U+1F600) came before U+FFFD and U+FF04
+// (src/validators/schematron/codepoint-order.ts). Through the server: a workflow's asserts over a
+// document, both backends.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
@@ -39,7 +40,7 @@ async function failing(tests: string[]) {
   );
 }
 
-test("an astral character sorts after U+FFFD and U+FF04, in every operator, min() and max()", async () => {
+test("an astral character sorts after U+FFFD and U+FF04, in every operator, min(), max() and array:sort()", async () => {
   expect(
     await failing([
       "@a > @b",
@@ -60,6 +61,8 @@ test("an astral character sorts after U+FFFD and U+FF04, in every operator, min(
       "min((string(@a), string(@c))) = '&#xFF04;'",
       "count(v[. > '&#xFFFD;']) = 1",
       "(@a > @b) and ('a' < 'b')",
+      "string-join(array:sort(array { v })?* ! string(), ',') = '&#xFFFD;,😀'",
+      "array:sort(array { v })(2) is v[1]",
       // A number literal that is not a whole operand: these still order strings.
       "@b < '😀' || 0",
       "'😀' || 1 > @b",
@@ -81,6 +84,8 @@ test("comparisons among BMP strings, numbers, dates and untyped values answer as
       "max((1, 3, 2)) = 3",
       "min(@n) = 10",
       "max(('b', 'a')) = 'b'",
+      "deep-equal(array:sort([3, 1, 2]), [1, 2, 3])",
+      "deep-equal(array:sort(['b', 'a', '&#xFF04;']), ['a', 'b', '&#xFF04;'])",
       "xs:date('2020-01-01') lt xs:date('2021-01-01')",
       "empty(() lt 'a')",
       "not(() > 'a')",

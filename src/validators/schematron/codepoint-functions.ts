@@ -3,7 +3,7 @@
 // UTF-16 code units: string-to-codepoints('😀') was (55357, 56832), which codepoints-to-string()
 // then refused (FOCH0001), and compare('😀', '＄') was -1 though U+1F600 comes after U+FF04.
 // xpath.ts resolves the names here; codepoint-order.ts rewrites the comparison operators (`<`,
-// `gt` …) and fn:min/fn:max on strings to use compare, min and max from here.
+// `gt` …), fn:min/fn:max and array:sort on strings to use compare, min, max and order from here.
 import fx from "fontoxpath";
 
 export const CODEPOINT_NS = "urn:assay:schematron:codepoint";
@@ -46,6 +46,14 @@ export function registerCodepointFunctions(): void {
     fx.registerCustomXPathFunction(name(which), ["xs:string*"], "xs:string?", (_, all: string[]) =>
       all.length === 0 ? null : all.reduce((m, s) => (compareCodePoints(s, m) === sign ? s : m)),
     );
+  // The 1-based positions of `keys` in code-point order, equal keys in their order (array:sort is
+  // stable), for codepoint-order.ts.
+  fx.registerCustomXPathFunction(name("order"), ["xs:string*"], "xs:integer*", (_, keys: string[]) =>
+    keys
+      .map((_, i) => i)
+      .sort((i, j) => compareCodePoints(keys[i]!, keys[j]!))
+      .map((i) => i + 1),
+  );
   fx.registerCustomXPathFunction(
     name("compare"),
     ["xs:string?", "xs:string?", "xs:string"],

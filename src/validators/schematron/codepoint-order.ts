@@ -1,5 +1,6 @@
-// String order by code point for `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, fn:min#1 and
-// fn:max#1 (XPath F&O 3.1 §5.3.2: the default collation is the Unicode codepoint collation).
+// String order by code point for `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, fn:min#1, fn:max#1
+// and array:sort#1 (XPath F&O 3.1 §5.3.2: the default collation is the Unicode codepoint
+// collation; fontoxpath has no fn:sort, and refuses every collation argument).
 // fontoxpath compares strings with JavaScript's `<`, by UTF-16 code unit: '😀' (U+1F600, units
 // D83D DE00) came before U+FFFD. It takes no collation and its operators cannot be replaced, so an
 // expression that may order strings is rewritten on its parse tree (XQueryX, which fontoxpath
@@ -23,7 +24,7 @@ const GENERAL: Record<string, string> = {
 const VALUE: Record<string, string> = { ltOp: "lt", leOp: "le", gtOp: "gt", geOp: "ge" };
 
 /** Nothing that orders strings can be in an expression without one of these. */
-const MAY_ORDER = /[<>]|\b(?:lt|le|gt|ge|min|max)\b/;
+const MAY_ORDER = /[<>]|\b(?:lt|le|gt|ge|min|max|sort)\b/;
 
 /** Statically typed so that no string can be among its values: its comparisons are left alone. */
 const NOT_STRING =
@@ -43,8 +44,13 @@ const ARITHMETIC = new Set([
 const notString = (operand: El) =>
   ARITHMETIC.has(operand.localName) || NOT_STRING.test(operand.getAttributeNS(XQX, "type") ?? "");
 
+// fontoxpath reads no Q{…} type name in `instance of`, so the templates say `xs:` and need the
+// schema to leave that prefix to XML Schema (as every schema does); functions are named Q{…}.
+const XS = "xs:";
+const ARRAY_NS = "http://www.w3.org/2005/xpath-functions/array";
+const ARRAY = `Q{${ARRAY_NS}}`;
 const isString = (v: string) =>
-  `(${v} instance of xs:string or ${v} instance of xs:anyURI or ${v} instance of xs:untypedAtomic)`;
+  `(${v} instance of ${XS}string or ${v} instance of ${XS}anyURI or ${v} instance of ${XS}untypedAtomic)`;
 // fontoxpath binds no namespaced variable in a `let`: the names are in no namespace, with the
 // prefix the schema's own lets may not use (descendants.ts's `$assay-d…` share it).
 const A = "$assay-oa";
@@ -63,15 +69,22 @@ const CP = `Q{${CODEPOINT_NS}}compare`;
 function template(local: string): string | null {
   const general = GENERAL[local];
   if (general)
-    return `let ${A} := data(${A}), ${B} := data(${B}) return some ${X} in ${A}, ${Y} in ${B} satisfies (if (${isString(X)} and ${isString(Y)}) then ${CP}(xs:string(${X}), xs:string(${Y})) ${general} 0 else ${X} ${general} ${Y})`;
+    return `let ${A} := data(${A}), ${B} := data(${B}) return some ${X} in ${A}, ${Y} in ${B} satisfies (if (${isString(X)} and ${isString(Y)}) then ${CP}(${XS}string(${X}), ${XS}string(${Y})) ${general} 0 else ${X} ${general} ${Y})`;
   const value = VALUE[local];
   if (value)
-    return `let ${A} := data(${A}), ${B} := data(${B}) return if (${isString(A)} and ${isString(B)}) then ${CP}(xs:string(${A}), xs:string(${B})) ${value} 0 else ${A} ${value} ${B}`;
+    return `let ${A} := data(${A}), ${B} := data(${B}) return if (${isString(A)} and ${isString(B)}) then ${CP}(${XS}string(${A}), ${XS}string(${B})) ${value} 0 else ${A} ${value} ${B}`;
   return null;
 }
 /** fn:min and fn:max over strings (and xs:anyURI; untyped values are numbers there). */
 const extremum = (which: "min" | "max") =>
-  `let ${A} := data(${A}) return if (exists(${A}) and (every ${X} in ${A} satisfies (${X} instance of xs:string or ${X} instance of xs:anyURI))) then Q{${CODEPOINT_NS}}${which}(for ${X} in ${A} return xs:string(${X})) else Q{http://www.w3.org/2005/xpath-functions}${which}(${A})`;
+  `let ${A} := data(${A}) return if (exists(${A}) and (every ${X} in ${A} satisfies (${X} instance of ${XS}string or ${X} instance of ${XS}anyURI))) then Q{${CODEPOINT_NS}}${which}(for ${X} in ${A} return ${XS}string(${X})) else Q{http://www.w3.org/2005/xpath-functions}${which}(${A})`;
+
+/**
+ * array:sort#1: members sorted by their atomized values (§17.3.32), which are compared by code
+ * point when every member is one string (or untyped value, or URI): the permutation comes from
+ * Q{…codepoint}order, the members stay what they were (nodes too). Anything else is fontoxpath's.
+ */
+const SORT = `let ${A} := ${A} return if (every ${X} in 1 to ${ARRAY}size(${A}) satisfies (let ${Y} := data(${A}(${X})) return count(${Y}) = 1 and ${isString(Y)})) then array { for ${X} in Q{${CODEPOINT_NS}}order(for ${Y} in 1 to ${ARRAY}size(${A}) return ${XS}string(data(${A}(${Y})))) return ${A}(${X}) } else ${ARRAY}sort(${A})`;
 
 /** The parts of slimdom's element this file uses. */
 interface El {
@@ -119,14 +132,15 @@ function graft(body: El, operands: Record<string, El>): void {
   }
 }
 
-/** Whether the function call is fn:min#1 or fn:max#1 (as resolved by the options). */
-function extremumOf(call: El): "min" | "max" | null {
+/** The template for a call of fn:min#1, fn:max#1 or array:sort#1 (as the options resolve it). */
+function callTemplate(call: El): string | null {
   const name = Array.from(call.children).find((c) => c.localName === "functionName");
   const args = Array.from(call.children).find((c) => c.localName === "arguments");
   if (!name || !args || args.children.length !== 1) return null;
-  if (name.getAttributeNS(XQX, "URI") !== "http://www.w3.org/2005/xpath-functions") return null;
-  const local = name.textContent;
-  return local === "min" || local === "max" ? local : null;
+  const [uri, local] = [name.getAttributeNS(XQX, "URI"), name.textContent];
+  if (uri === "http://www.w3.org/2005/xpath-functions" && (local === "min" || local === "max"))
+    return extremum(local);
+  return uri === ARRAY_NS && local === "sort" ? SORT : null;
 }
 
 /** What fontoxpath evaluates: text, or a parse tree. */
@@ -145,19 +159,16 @@ export function codepointOrdered(expr: string, options: XPathOptions): Evaluable
     if (GENERAL[local] || VALUE[local]) {
       const [a, b] = [operand(el, "firstOperand"), operand(el, "secondOperand")];
       if (a && b && ![a, b].some(notString)) targets.push(el);
-    } else if (local === "functionCallExpr" && extremumOf(el)) targets.push(el);
+    } else if (local === "functionCallExpr" && callTemplate(el)) targets.push(el);
   }
   if (targets.length === 0) return expr;
   // Innermost first (reverse document order): an outer one's operands then hold the rewritten
   // inner ones, moved along with them.
   const doc = module.ownerDocument!;
   for (const el of targets.reverse()) {
-    const which = el.localName === "functionCallExpr" ? extremumOf(el) : null;
-    const body = doc.importNode(
-      templateBody(which ? extremum(which) : template(el.localName)!, options),
-      true,
-    );
-    const operands: Record<string, El> = which
+    const call = el.localName === "functionCallExpr" ? callTemplate(el) : null;
+    const body = doc.importNode(templateBody(call ?? template(el.localName)!, options), true);
+    const operands: Record<string, El> = call
       ? { "assay-oa": Array.from(el.children).find((c) => c.localName === "arguments")!.firstElementChild! }
       : { "assay-oa": operand(el, "firstOperand")!, "assay-ob": operand(el, "secondOperand")! };
     graft(body, operands);
@@ -176,7 +187,7 @@ const STARTS_OPERAND = /(?:^|[([{,]|:=|\b(?:and|or|then|else|return|satisfies))\
 
 /** Whether every ordering operator of `expr` has a number literal as a whole operand (text only). */
 export function comparesOnlyNumbers(expr: string): boolean {
-  if (/\b(?:min|max)\b/.test(expr)) return false;
+  if (/\b(?:min|max|sort)\b/.test(expr)) return false;
   let i = 0;
   while (i < expr.length) {
     const c = expr[i];
