@@ -60,8 +60,8 @@ async function listed(query: string) {
   const statements: string[] = [];
   const exec0 = db.exec;
   const read0 = db.read;
-  // Every statement a program yields passes through here on its way to the driver (a list's
-  // count and page go through read: one snapshot).
+  // Every statement a program yields passes through here on its way to the driver (exec or
+  // read: the list's count and page are one statement, countedPage).
   const spy = (run: typeof db.exec) =>
     (<T>(p: Program<T>) =>
       run.call(

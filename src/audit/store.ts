@@ -1,6 +1,6 @@
 // Reading the audit log: filtered pages (newest first), export in chunks, the head. Writing is
 // append.ts (inside each change's transaction) and retention.ts (the purge).
-import { type Db, type Param, all, count, get } from "../db/program.ts";
+import { type Db, countedPage, type Param, all, get } from "../db/program.ts";
 import type { AuditRow } from "./types.ts";
 
 export interface AuditFilters {
@@ -67,18 +67,15 @@ export function createAuditStore(db: Db) {
       offset: number,
     ): Promise<{ count: number; items: AuditItem[] }> {
       const w = where(f);
-      return db.read(
-        (function* () {
-          const n = yield* count(`SELECT count(*) AS n FROM audit_log a ${w.sql}`, ...w.params);
-          const rows = yield* all<AuditItem>(
-            `${SELECT} ${w.sql} ORDER BY a.seq DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            ...w.params,
-            limit,
-            offset,
-          );
-          return { count: n, items: rows.map(toRow) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<AuditItem>(db, {
+        count: `SELECT count(*) AS n FROM audit_log a ${w.sql}`,
+        countParams: w.params,
+        page: `${SELECT} ${w.sql} ORDER BY a.seq DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [...w.params, limit, offset],
+        order: "p.seq DESC",
+        key: "seq",
+      });
+      return { count: n, items: rows.map(toRow) };
     },
     /** Every matching entry, newest first, `chunk` at a time (keyset on seq: no offset scans). */
     async *each(f: AuditFilters, chunk = 500): AsyncGenerator<AuditItem[]> {

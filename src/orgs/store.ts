@@ -2,7 +2,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now, uniqueOr } from "../db/util.ts";
 
 export const ROLES = ["viewer", "executor", "author", "admin"] as const;
@@ -145,17 +145,15 @@ export function createOrgStore(db: Db) {
       offset: number;
     }): Promise<{ count: number; items: Org[] }> {
       const where = opts.includeDeleted ? "" : "WHERE deleted_at IS NULL";
-      return db.read(
-        (function* () {
-          const n = yield* count(`SELECT count(*) AS n FROM orgs ${where}`);
-          const items = yield* all<Org>(
-            `SELECT * FROM orgs ${where} ORDER BY slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            opts.limit,
-            opts.offset,
-          );
-          return { count: n, items };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<Org>(db, {
+        count: `SELECT count(*) AS n FROM orgs ${where}`,
+        countParams: [],
+        page: `SELECT * FROM orgs ${where} ORDER BY slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [opts.limit, opts.offset],
+        order: "p.slug",
+        key: "id",
+      });
+      return { count: n, items: rows };
     },
     /** Orgs where the user is a member (deleted orgs hidden), with the role. */
     async listForUser(
@@ -165,18 +163,15 @@ export function createOrgStore(db: Db) {
     ): Promise<{ count: number; items: OrgAccess[] }> {
       const base =
         "FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = CAST(? AS INTEGER) AND o.deleted_at IS NULL";
-      return db.read(
-        (function* () {
-          const n = yield* count(`SELECT count(*) AS n ${base}`, userId);
-          const items = yield* all<OrgAccess>(
-            `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            userId,
-            limit,
-            offset,
-          );
-          return { count: n, items };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<OrgAccess>(db, {
+        count: `SELECT count(*) AS n ${base}`,
+        countParams: [userId],
+        page: `SELECT o.*, m.role ${base} ORDER BY o.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [userId, limit, offset],
+        order: "p.slug",
+        key: "id",
+      });
+      return { count: n, items: rows };
     },
     /**
      * `action`: what the audit log calls it (org.update, org.delete, org.suspend, org.restore).
@@ -225,18 +220,15 @@ export function createOrgStore(db: Db) {
       });
     },
     async members(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Member[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* count("SELECT count(*) AS n FROM memberships WHERE org_id = ?", orgId);
-          const items = yield* all<Member>(
-            `${MEMBER_SEL} WHERE m.org_id = CAST(? AS INTEGER) ORDER BY u.username LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            orgId,
-            limit,
-            offset,
-          );
-          return { count: n, items };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<Member>(db, {
+        count: "SELECT count(*) AS n FROM memberships WHERE org_id = CAST(? AS INTEGER)",
+        countParams: [orgId],
+        page: `${MEMBER_SEL} WHERE m.org_id = CAST(? AS INTEGER) ORDER BY u.username LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [orgId, limit, offset],
+        order: "p.username",
+        key: "user_id",
+      });
+      return { count: n, items: rows };
     },
     async member(orgId: number, username: string): Promise<Member | null> {
       return db.exec(

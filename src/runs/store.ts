@@ -1,6 +1,16 @@
 // SQL for submissions and runs. The runs table is the queue (status 'queued', oldest first).
 // A run's row and how it is read: run-rows.ts; which queued runs a claim takes: fair-pick.ts.
-import { type Db, type Param, type Program, all, count, get, insert, run } from "../db/program.ts";
+import {
+  type Db,
+  type Param,
+  type Program,
+  all,
+  count,
+  countedPage,
+  get,
+  insert,
+  run,
+} from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
 import type { FinalTx } from "./executor.ts";
 import { now } from "../db/util.ts";
@@ -365,14 +375,16 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       // (each ~2 KB with ten steps' summaries: −19 % for a page of 50, docs/benchmarks.md).
       const page = arms.map((st) => arm(st, "r.id AS id, r.created_at AS created_at")).join(" UNION ALL ");
       const pageSql = `SELECT ${COLUMNS} FROM (${page} ORDER BY created_at DESC, id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)) AS page JOIN runs r ON r.id = page.id ${JOINS} ORDER BY page.created_at DESC, page.id DESC`;
-      return db.read(
-        (function* () {
-          const n = yield* count(countSql, ...armArgs);
-          const rows = yield* all<RunRow>(pageSql, ...armArgs, limit, offset);
-          // Step summaries only: a list never reads a finding (issue #19).
-          return { count: n, items: rows.map(toRun) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<RunRow>(db, {
+        count: countSql,
+        countParams: armArgs,
+        page: pageSql,
+        pageParams: [...armArgs, limit, offset],
+        order: "p.created_at DESC, p.id DESC",
+        key: "id",
+      });
+      // Step summaries only: a list never reads a finding (issue #19).
+      return { count: n, items: rows.map(toRun) };
     },
     /** A run's submitted content for download: the bytes, or a stream of its slices. */
     async content(

@@ -5,7 +5,7 @@
 import { audit } from "../audit/append.ts";
 import { digestOf } from "../audit/changes.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, all, forUpdate, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
 export type SchemaKind = "json_schema" | "xsd";
@@ -109,21 +109,15 @@ export function createSchemaStore(db: Db) {
     ): Promise<{ count: number; items: SchemaSummary[] }> {
       const filter = kind ? " AND kind = CAST(? AS TEXT)" : "";
       const args = kind ? [orgId, kind] : [orgId];
-      return db.read(
-        (function* () {
-          const n = yield* count(
-            `SELECT count(*) AS n FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter}`,
-            ...args,
-          );
-          const items = yield* all<SchemaSummary>(
-            `SELECT ${SUMMARY} FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter} ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            ...args,
-            limit,
-            offset,
-          );
-          return { count: n, items };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<SchemaSummary>(db, {
+        count: `SELECT count(*) AS n FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter}`,
+        countParams: args,
+        page: `SELECT ${SUMMARY} FROM org_schemas WHERE org_id = CAST(? AS INTEGER)${filter} ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [...args, limit, offset],
+        order: "p.id",
+        key: "id",
+      });
+      return { count: n, items: rows };
     },
     /** The org's JSON Schemas with these URIs, keyed by URI (URIs it does not store are absent). */
     async byUris(orgId: number, uris: string[]): Promise<Record<string, Record<string, unknown>>> {

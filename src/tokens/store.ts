@@ -1,7 +1,7 @@
 // SQL for API tokens. last_used_at is written in batches by the auth layer, not per request.
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, all, count, get, run } from "../db/program.ts";
 import { now } from "../db/util.ts";
 
 export interface TokenRecord {
@@ -119,18 +119,15 @@ export function createTokenStore(db: Db) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: TokenRecord[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* count("SELECT count(*) AS n FROM api_tokens WHERE user_id = ?", userId);
-          const items = yield* all<TokenRecord>(
-            `SELECT ${COLS} FROM api_tokens WHERE user_id = CAST(? AS INTEGER) ORDER BY id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            userId,
-            limit,
-            offset,
-          );
-          return { count: n, items };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<TokenRecord>(db, {
+        count: "SELECT count(*) AS n FROM api_tokens WHERE user_id = CAST(? AS INTEGER)",
+        countParams: [userId],
+        page: `SELECT ${COLS} FROM api_tokens WHERE user_id = CAST(? AS INTEGER) ORDER BY id DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [userId, limit, offset],
+        order: "p.id DESC",
+        key: "id",
+      });
+      return { count: n, items: rows };
     },
     /** Tokens that are neither revoked nor past their expiry. */
     /**

@@ -2,7 +2,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, count, get, all, run, forUpdate, type Program } from "../db/program.ts";
+import { type Db, countedPage, count, get, all, run, forUpdate, type Program } from "../db/program.ts";
 import { bool, now, uniqueOr } from "../db/util.ts";
 import { conflict } from "../errors.ts";
 
@@ -184,17 +184,15 @@ export function createUserStore(db: Db) {
       });
     },
     async list(limit: number, offset: number): Promise<{ count: number; items: User[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* count("SELECT count(*) AS n FROM users");
-          const items = yield* all<UserRow>(
-            "SELECT * FROM users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-            limit,
-            offset,
-          );
-          return { count: n, items: items.map(toUser) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<UserRow>(db, {
+        count: "SELECT count(*) AS n FROM users",
+        countParams: [],
+        page: "SELECT * FROM users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+        pageParams: [limit, offset],
+        order: "p.id",
+        key: "id",
+      });
+      return { count: n, items: rows.map(toUser) };
     },
     /**
      * Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). Each

@@ -1,7 +1,7 @@
 // SQL for webhook endpoints. Deliveries (the outbox) and attempts are in outbox-store.ts.
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { bool, now, parseJson } from "../db/util.ts";
 
 interface WebhookRow {
@@ -214,18 +214,15 @@ export function createWebhookStore(db: Db) {
       return r ? toWebhook(r) : null;
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Webhook[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* countOf(orgId);
-          const rows = yield* all<WebhookRow>(
-            "SELECT * FROM webhooks WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
-            orgId,
-            limit,
-            offset,
-          );
-          return { count: n, items: rows.map(toWebhook) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<WebhookRow>(db, {
+        count: "SELECT count(*) AS n FROM webhooks WHERE org_id = CAST(? AS INTEGER)",
+        countParams: [orgId],
+        page: "SELECT * FROM webhooks WHERE org_id = CAST(? AS INTEGER) ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)",
+        pageParams: [orgId, limit, offset],
+        order: "p.id",
+        key: "id",
+      });
+      return { count: n, items: rows.map(toWebhook) };
     },
     /**
      * Applies the changes; (re)activating clears the automatic deactivation and its streak. A

@@ -4,7 +4,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, type Program, ReferenceGone, all, count, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, ReferenceGone, all, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import { lockForRename, renameInFilters } from "../webhooks/store.ts";
@@ -213,21 +213,15 @@ export function createWorkflowStore(db: Db) {
       return (await db.exec(stepsOf(workflowId))).map(toStep);
     },
     async list(orgId: number, limit: number, offset: number): Promise<{ count: number; items: Workflow[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* count(
-            "SELECT count(*) AS n FROM workflows WHERE org_id = ? AND deleted_at IS NULL",
-            orgId,
-          );
-          const rows = yield* all<WorkflowRow>(
-            `${SELECT} WHERE w.org_id = CAST(? AS INTEGER) AND w.deleted_at IS NULL ORDER BY w.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            orgId,
-            limit,
-            offset,
-          );
-          return { count: n, items: rows.map(toWorkflow) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<WorkflowRow>(db, {
+        count: "SELECT count(*) AS n FROM workflows WHERE org_id = CAST(? AS INTEGER) AND deleted_at IS NULL",
+        countParams: [orgId],
+        page: `${SELECT} WHERE w.org_id = CAST(? AS INTEGER) AND w.deleted_at IS NULL ORDER BY w.slug LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [orgId, limit, offset],
+        order: "p.slug",
+        key: "id",
+      });
+      return { count: n, items: rows.map(toWorkflow) };
     },
     /**
      * Creates (id null) or replaces a workflow's definition; bumps the version on update. The

@@ -1,6 +1,6 @@
 // SQL for reading workflow versions (the snapshots themselves are written by store.ts's save and
 // read, parsed and cached, by its version()).
-import { type Db, all, count, get } from "../db/program.ts";
+import { type Db, countedPage, get } from "../db/program.ts";
 
 export interface VersionMeta {
   workflow_id: number;
@@ -30,21 +30,15 @@ export function createVersionStore(db: Db) {
       limit: number,
       offset: number,
     ): Promise<{ count: number; items: VersionMeta[] }> {
-      return db.read(
-        (function* () {
-          const n = yield* count(
-            "SELECT count(*) AS n FROM workflow_versions WHERE workflow_id = ?",
-            workflowId,
-          );
-          const rows = yield* all<VersionMeta>(
-            `SELECT ${COLS} FROM workflow_versions WHERE workflow_id = CAST(? AS INTEGER) ORDER BY version DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
-            workflowId,
-            limit,
-            offset,
-          );
-          return { count: n, items: rows.map(toMeta) };
-        })(),
-      );
+      const { count: n, rows } = await countedPage<VersionMeta>(db, {
+        count: "SELECT count(*) AS n FROM workflow_versions WHERE workflow_id = CAST(? AS INTEGER)",
+        countParams: [workflowId],
+        page: `SELECT ${COLS} FROM workflow_versions WHERE workflow_id = CAST(? AS INTEGER) ORDER BY version DESC LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+        pageParams: [workflowId, limit, offset],
+        order: "p.version DESC",
+        key: "version",
+      });
+      return { count: n, items: rows.map(toMeta) };
     },
     async meta(workflowId: number, version: number): Promise<VersionMeta | null> {
       const r = await db.exec(
