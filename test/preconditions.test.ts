@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../src/app.ts";
 import { declaresPreconditions } from "../src/http/preconditions.ts";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
+import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startEmptyServer, startTestServer } from "./helpers/server.ts";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.ts";
 
@@ -114,7 +115,15 @@ afterAll(async () => {
   await rx?.stop();
 });
 
-type Case = { family: string; method: string; path: () => string; body?: unknown; missing?: () => string };
+type Case = {
+  family: string;
+  method: string;
+  path: () => string;
+  body?: unknown;
+  missing?: () => string;
+  /** The answer without the headers when it is not a 2xx: it comes first, headers or not (§13.2.1). */
+  without?: Record<string, unknown>;
+};
 const CASES: Case[] = [
   { family: "tokens", method: "POST", path: () => "/api/v1/users/me/tokens/", body: { name: "n" } },
   {
@@ -202,6 +211,9 @@ const CASES: Case[] = [
     method: "POST",
     path: () => `${A}/runs/${ids.run}/cancel/`,
     missing: () => `${A}/runs/0191f0e0-0000-7000-8000-000000000000/cancel/`,
+    // The run has ended: its cancel is the 409 it would be without the headers (a held run's
+    // cancel is a 412: below).
+    without: errorBody(409, "conflict", "The run is already succeeded."),
   },
   {
     family: "webhooks",
@@ -315,7 +327,8 @@ describe("a false condition is a 412 that changes nothing", () => {
         [{ "if-match": "*", "if-none-match": "*" }, EXISTS],
       ] as const) {
         const r = await send(c, headers);
-        expect([headers, r.status, r.json]).toEqual([headers, 412, expected]);
+        const answer = c.without ?? expected;
+        expect([headers, r.status, r.json]).toEqual([headers, answer.status, answer]);
         expect(r.headers.get("content-type")).toStartWith("application/json");
       }
       expect(await state()).toBe(before);
@@ -373,6 +386,34 @@ describe("the answer the request gets without the headers comes first (§13.2.1)
       await empty.close();
     }
   });
+
+  test("a run's cancel: 409 once it has ended, headers or not; 412 while it runs", async () => {
+    await createWorkflow(s, s.rootToken, HOLD_WORKFLOW);
+    const gate = s.gates.gate();
+    try {
+      const run = await call(s, "POST", `${A}/workflows/hold/runs/`, {
+        token: s.rootToken,
+        raw: gate.doc(),
+        headers: { "content-type": "application/json", prefer: "respond-async" },
+      });
+      expect(run.status).toBe(202);
+      await gate.held();
+      const cancel = `${A}/runs/${run.json.id}/cancel/`;
+      const held = await call(s, "POST", cancel, { token: s.rootToken, headers: { "if-match": '"x"' } });
+      expect(held.json).toEqual(NO_TAG);
+      const canceled = await call(s, "POST", cancel, { token: s.rootToken, headers: { "if-match": "*" } });
+      expect([canceled.status, canceled.json.status]).toEqual([200, "canceled"]);
+      for (const headers of <Record<string, string>[]>[{}, { "if-match": '"x"' }, { "if-none-match": "*" }]) {
+        const again = await call(s, "POST", cancel, { token: s.rootToken, headers });
+        expect([headers, again.json]).toEqual([
+          headers,
+          errorBody(409, "conflict", "The run is already canceled."),
+        ]);
+      }
+    } finally {
+      gate.open();
+    }
+  });
 });
 
 describe("a condition that holds lets the request through", () => {
@@ -408,7 +449,7 @@ describe("a condition that holds lets the request through", () => {
         ["If-None-Match", "W/x"],
       ] as const) {
         const r = await send(c, { [name]: value });
-        expect([c.method, c.path(), r.json]).toEqual([c.method, c.path(), malformed(name)]);
+        expect([c.method, c.path(), r.json]).toEqual([c.method, c.path(), c.without ?? malformed(name)]);
       }
     }
     expect(await state()).toBe(before);

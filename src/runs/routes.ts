@@ -233,8 +233,10 @@ export function runRoutes(
         const run = await loadRun(org.id, params.run_id, 0);
         if (roleRank(role) < roleRank("author") && run.created_by.id !== principal.user.id)
           throw forbidden("Only the run's creator or an author can cancel it.");
-        checkUntagged(request.headers); // a run has no entity tag (src/http/preconditions.ts)
+        // A run that has ended is the 409 it is without the headers (RFC 9110 §13.2.1), then
+        // If-Match / If-None-Match: a run has no entity tag (src/http/preconditions.ts).
         if (isFinal(run.status)) throw conflict(`The run is already ${run.status}.`);
+        checkUntagged(request.headers);
         // Logged in the transaction that writes the canceled state (none if the run ended first),
         // by whichever node writes it.
         await executor.cancel(run.id, org.id, run.workflow_id, {
