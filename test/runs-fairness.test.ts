@@ -90,7 +90,7 @@ describe("a claim with nothing queued", () => {
   test("returns no run and no error (PostgreSQL's queue count is an estimate: a claim may find none)", async () => {
     const other = await startTestServer({ workers: 1 });
     try {
-      const lease = { node: "test", leaseUntil: new Date(Date.now() + 60_000).toISOString() };
+      const lease = { node: "test", leaseMs: 60_000 };
       expect(await other.deps.runs.claim(4, lease)).toEqual([]);
       expect(await other.deps.runs.claim(1, lease, new Map(), true)).toEqual([]);
       // The executor's own dispatch still serves runs afterwards.

@@ -16,6 +16,7 @@ import { ConfigError, SETTINGS, envName, loadConfig, unknownEnvironment } from "
 import { DataDirLockedError } from "../db/lock.ts";
 import { describeDb } from "../db/open.ts";
 import { createLogger, routeConsole } from "../lib/log.ts";
+import { TEST_CLOCK_ENV, skewClock, testClockOffset } from "../lib/test-clock.ts";
 import { AppError } from "../errors.ts";
 import { PortInUseError, startServer } from "../server.ts";
 import { VERSION } from "../version.ts";
@@ -25,6 +26,19 @@ async function serve(flags: Record<string, string>) {
   // The runtime's own warnings (bun:sql's) as JSON log lines, like the server's (docs/deploy.md).
   routeConsole(createLogger(config.log_level));
   for (const u of unknownEnvironment(process.env)) void err(envWarning("assay serve", u));
+  // Test servers only (src/lib/test-clock.ts): before anything reads the clock.
+  let offset = 0;
+  try {
+    offset = testClockOffset(process.env);
+  } catch (e) {
+    throw new ConfigError([(e as Error).message]);
+  }
+  if (offset) {
+    skewClock(offset);
+    createLogger(config.log_level).warn(`clock moved (${TEST_CLOCK_ENV}): for test servers only`, {
+      offset_ms: offset,
+    });
+  }
   const server = await startServer(config);
   // Before the banner: whoever waits for it may signal at once, and must get a clean stop.
   // A signal while stopping changes nothing: with `once`, the same signal again (a second Ctrl-C,

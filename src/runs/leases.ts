@@ -4,7 +4,8 @@
 // a whole lease), it stops renewing, and another node's recovery pass puts the run back in the
 // queue once the lease has run out — the attempt counts, so max_attempts still ends a run that
 // keeps killing its servers. A node that finds a claim gone (taken over) stops that job: its
-// result would be refused anyway (the final write is conditional on the claim).
+// result would be refused anyway (the final write is conditional on the claim). A lease is set,
+// renewed and judged on the database's clock (src/db/clock.ts): the claim says how long, not until when.
 import type { Logger } from "../lib/log.ts";
 import type { Claim, RunStore } from "./store.ts";
 
@@ -30,7 +31,7 @@ export function createLeaseKeeper(
 ) {
   let renewTimer: Timer | null = null;
   let recoverTimer: Timer | null = null;
-  const claim = (): Claim => ({ node: o.node, leaseUntil: new Date(Date.now() + o.leaseMs).toISOString() });
+  const claim = (): Claim => ({ node: o.node, leaseMs: o.leaseMs });
 
   async function renew() {
     const ids = hooks.held();

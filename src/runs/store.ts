@@ -12,6 +12,7 @@ import {
   run,
 } from "../db/program.ts";
 import type { WriterThread } from "../db/writer.ts";
+import { dbNow, dbTimeIn } from "../db/clock.ts";
 import type { FinalTx } from "./executor.ts";
 import { now } from "../db/util.ts";
 import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
@@ -88,8 +89,9 @@ interface SourceRow extends JobSource {
 
 const INSERT_SUBMISSION =
   "INSERT INTO submissions (org_id, filename, content_type, charset, file_type, size, sha256, metadata, content, content_chunks, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-const INSERT_RUN =
-  "INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, node_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+/** The last parameter is the claim's lease in ms (null: no claim), ended on the database's clock. */
+const insertRun = (d: Db["dialect"]) =>
+  `INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, node_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${dbTimeIn(d)})`;
 const FINISH =
   "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ?, lease_until = NULL WHERE id = ?";
 
@@ -116,10 +118,14 @@ function* insertSubmission(n: NewRun, ts: string): Program<number> {
   return yield* insert(INSERT_SUBMISSION, "id", ...submissionParams(n, ts));
 }
 
-/** Who executes a run written as running, and until when unless renewed (src/runs/leases.ts). */
+/**
+ * Who executes a run written as running, and for how long unless renewed (src/runs/leases.ts).
+ * The lease ends `leaseMs` after the write on the database's clock (src/db/clock.ts), never on
+ * the node's: a node whose clock is off cannot shorten or stretch it (docs/deploy.md, "Clocks").
+ */
 export interface Claim {
   node: string;
-  leaseUntil: string;
+  leaseMs: number;
 }
 
 /**
@@ -131,6 +137,7 @@ function* linkKey(n: NewRun): Program<void> {
 }
 
 function* insertBoth(
+  sql: string,
   n: NewRun,
   ts: string,
   status: "queued" | "running",
@@ -139,7 +146,7 @@ function* insertBoth(
 ): Program<number> {
   const sid = yield* insertSubmission(n, ts);
   yield* run(
-    INSERT_RUN,
+    sql,
     n.id,
     n.orgId,
     n.workflowId,
@@ -153,7 +160,7 @@ function* insertBoth(
     status === "running" ? 1 : 0,
     startedAt,
     claim?.node ?? null,
-    claim?.leaseUntil ?? null,
+    claim?.leaseMs ?? null,
   );
   yield* linkKey(n);
   return sid;
@@ -170,6 +177,9 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
   const byId = (id: string, orgId: number) =>
     get<RunRow>(`${SELECT} WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)`, id, orgId);
   const batch = createWriteBatcher(db, commitWindowMs);
+  const INSERT_RUN = insertRun(db.dialect);
+  // A claim's lease end, and the time it is judged by: the database's (src/db/clock.ts).
+  const leaseEnd = dbTimeIn(db.dialect);
   const findings = createFindingStore(db);
   const contents = createContentStore(db, batch);
   // The final runs of one group commit share their INSERTs (src/runs/final-rows.ts).
@@ -286,12 +296,12 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      */
     async create(n: NewRun, as?: { status: "running"; startedAt: string } & Claim): Promise<number> {
       const ts = n.createdAt ?? now();
-      if (as) return batch.write(() => insertBoth(n, ts, "running", as.startedAt, as));
+      if (as) return batch.write(() => insertBoth(INSERT_RUN, n, ts, "running", as.startedAt, as));
       queued++;
       creating++;
       creatingBy(n.orgId, 1);
       try {
-        const sid = await batch.write(() => insertBoth(n, ts, "queued", null));
+        const sid = await batch.write(() => insertBoth(INSERT_RUN, n, ts, "queued", null));
         created++;
         for (const read of readsOf.get(n.orgId) ?? []) read.committed++;
         onQueued();
@@ -488,7 +498,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       hinted = true;
     },
     /**
-     * Claims up to `limit` queued runs for `claim.node` until `claim.leaseUntil`: queued →
+     * Claims up to `limit` queued runs for `claim.node` for `claim.leaseMs`: queued →
      * running, the attempt counted. Fair across orgs (docs/execution.md, fairPick): each run
      * to the org with the fewest in `busy` (this node's runs in flight, by org) plus those
      * picked so far, each org's oldest first. `idleOnly`: one run, of an org with none in `busy`. Another node may claim
@@ -538,8 +548,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
               );
         const chosen = fairPick([...candidates, ...next], limit, load);
         if (!chosen.length) return [];
-        const SET =
-          "UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1, node_id = ?, lease_until = ?";
+        const SET = `UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1, node_id = ?, lease_until = ${leaseEnd}`;
         // PostgreSQL: rows another transaction holds (another node's claim, a cancel) are skipped,
         // never waited for: a wait held this node's whole dispatch.
         const ids = chosen.map(() => "?").join(", ");
@@ -550,7 +559,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           `${SET} WHERE status = 'queued' AND ${pick} RETURNING id, attempts, org_id, created_at`,
           ts,
           claim.node,
-          claim.leaseUntil,
+          claim.leaseMs,
           ...chosen.map((r) => r.id),
         );
         // PostgreSQL: another node took some of them first (the update skips runs no longer
@@ -561,7 +570,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           `${SET} WHERE status = 'queued' AND id IN (SELECT id FROM runs WHERE status = 'queued'${notOurs("id")} ORDER BY created_at, id LIMIT CAST(? AS INTEGER) FOR UPDATE SKIP LOCKED) RETURNING id, attempts, org_id, created_at`,
           ts,
           claim.node,
-          claim.leaseUntil,
+          claim.leaseMs,
           ...skip,
           chosen.length - got.length,
         );
@@ -587,8 +596,8 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       if (!ids.length) return new Set();
       const rows = await db.exec(
         all<{ id: string }>(
-          `UPDATE runs SET lease_until = ? WHERE status = 'running' AND node_id = ? AND id IN (${ids.map(() => "?").join(", ")}) RETURNING id`,
-          claim.leaseUntil,
+          `UPDATE runs SET lease_until = ${leaseEnd} WHERE status = 'running' AND node_id = ? AND id IN (${ids.map(() => "?").join(", ")}) RETURNING id`,
+          claim.leaseMs,
           claim.node,
           ...ids,
         ),
@@ -733,15 +742,18 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
       ownNode?: string,
     ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
-      const ts = now();
       // At a node's start, the runs it held in its previous life (same node id) are its own to
       // recover at once, without waiting for their claims to run out. A run without a lease was
       // left running by a build before leases (migration 9), stopped since: every run claimed
       // from then on has one (docs/deploy.md, "Upgrades checked from earlier builds").
-      const expired = "(lease_until IS NULL OR lease_until < ?)";
+      const expired = "(lease_until IS NULL OR lease_until < CAST(? AS TEXT))";
       const whose = ownNode === undefined ? expired : `(${expired} OR node_id = ?)`;
-      const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
       const r = await db.tx(function* () {
+        // Expired on the database's clock, never this node's (a node ahead saw live claims as run
+        // out): read once, so that both statements judge by the same instant — on PostgreSQL as on
+        // SQLite, whose 'now' is per statement. Not in the hot path: one pass per half lease.
+        const ts = (yield* get<{ t: string }>(`SELECT ${dbNow(db.dialect)} AS t`))!.t;
+        const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
         const why = `The run was interrupted ${maxAttempts} times (its server stopped or crashed) and was given up.`;
         const failed = yield* all<{ id: string; org_id: number; workflow_id: number }>(
           `UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND ${whose} AND attempts >= ? RETURNING id, org_id, workflow_id`,
