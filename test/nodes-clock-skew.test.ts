@@ -6,15 +6,19 @@
 //   queue and executed it a second time beside the first;
 // - the claim of the node ahead runs out one lease after its last renewal, not one lease plus its
 //   25 s, and when it is killed the other node takes its run over.
+// The same for a webhook delivery: due when it is enqueued, leased for timeout + 30 s, on the
+// database's clock; before, the node ahead dated both 25 s into the future (another node would
+// not have sent its delivery for 25 s, nor taken over a dead node's attempt for 25 s more).
 // PostgreSQL only: on SQLite one process owns the database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type OtherConnection, freshPgDatabase, onPostgres, otherConnection } from "./helpers/backend.ts";
 import { MAIN, runAssay } from "./helpers/cli.ts";
-import { createWorkflow, waitForRun } from "./helpers/fixtures.ts";
+import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { type Gate, type Gates, HOLD_WORKFLOW, WORKER_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { call } from "./helpers/server.ts";
+import { startReceiver } from "./helpers/webhook-receiver.ts";
 
 const JSON_CT = { "content-type": "application/json" };
 const ASYNC = { ...JSON_CT, prefer: "respond-async" };
@@ -202,4 +206,65 @@ describe.skipIf(!onPostgres)("a node whose clock is 25 s ahead", () => {
     expect((await waitForRun(n, token, r2.json.url)).status).toBe("succeeded");
     expect(await row(r2.json.id)).toEqual({ status: "succeeded", node_id: "n", attempts: 2, lease_ms: null });
   }, 120_000);
+  test("a webhook delivery it enqueues is due at once, and its claim is leased for timeout + 30 s, on the database's clock", async () => {
+    // Only the node ahead sends: the other node is stopped.
+    for (const n of nodes.splice(0)) {
+      n.proc.kill();
+      await n.proc.exited;
+    }
+    const rx = startReceiver();
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    rx.respond(async () => {
+      await held;
+      return new Response("ok");
+    });
+    try {
+      const f = await serve("f2", {
+        ...common(),
+        ASSAY_TEST_CLOCK_OFFSET_MS: String(SKEW_MS),
+        ASSAY_WEBHOOK_ALLOW_PRIVATE: "true",
+        ASSAY_WEBHOOK_TIMEOUT_MS: "5000",
+      });
+      nodes.push(f);
+      const hook = await call(f, "POST", "/api/v1/orgs/acme/webhooks/", {
+        token,
+        body: { url: `${rx.url}/hook`, events: ["run.completed", "ping"] },
+      });
+      expect(hook.status).toBe(201);
+      const ping = await call(f, "POST", `/api/v1/orgs/acme/webhooks/${hook.json.id}/ping/`, { token });
+      expect(ping.status).toBe(202);
+      // The attempt is under way, held by the receiver: the claim's times against the database's.
+      await rx.waitFor((r) => r.length === 1);
+      const [d] = await db.sql<{ claimed_by: string; claimed_ms: number; lease_ms: number }>(
+        `SELECT claimed_by, (EXTRACT(EPOCH FROM (CAST(claimed_at AS timestamptz) - statement_timestamp())) * 1000)::int AS claimed_ms,
+           (EXTRACT(EPOCH FROM (CAST(next_attempt_at AS timestamptz) - statement_timestamp())) * 1000)::int AS lease_ms
+         FROM webhook_deliveries WHERE id = ?`,
+        ping.json.id,
+      );
+      // Claimed in the past, leased until at most 35 s from now (before: 25 s ahead, and 60 s).
+      expect(d!.claimed_by).toBe("f2");
+      expect(d!.claimed_ms).toBeLessThanOrEqual(0);
+      expect(d!.lease_ms).toBeGreaterThan(0);
+      expect(d!.lease_ms).toBeLessThanOrEqual(35_000);
+      release();
+      await until(async () => {
+        const r = await call(
+          f,
+          "GET",
+          `/api/v1/orgs/acme/webhooks/${hook.json.id}/deliveries/${ping.json.id}/`,
+          {
+            token,
+          },
+        );
+        return r.json.status === "succeeded";
+      }, "the ping to be delivered");
+      expect(rx.received).toHaveLength(1);
+    } finally {
+      release();
+      await rx.stop();
+    }
+  }, 60_000);
 });

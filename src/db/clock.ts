@@ -11,7 +11,7 @@
 // renewal inside a group-commit transaction (src/runs/batch.ts) would be dated from before the
 // statements queued ahead of it. Not clock_timestamp(): it changes from row to row and is volatile,
 // so a comparison with it cannot use the lease index. A program that compares in two statements
-// and needs them to agree reads the time once (DB_NOW) and binds it.
+// and needs them to agree reads the time once (dbNow) and binds it.
 import type { Dialect } from "./program.ts";
 
 const PG_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;

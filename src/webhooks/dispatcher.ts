@@ -69,22 +69,22 @@ export function createWebhookDispatcher(
 
   function outcomeOf(d: DueDelivery, a: Attempt & ReceiverHints): Outcome {
     const tries = d.tries + 1;
-    if (a.error === null) return { status: "succeeded", tries, nextAttemptAt: null };
+    if (a.error === null) return { status: "succeeded", tries, retryInMs: null };
     // 410 Gone: the receiver asks to stop (Standard Webhooks): no retry, the endpoint is deactivated.
     if (a.http_status === 410)
       return {
         status: "failed",
         tries,
-        nextAttemptAt: null,
+        retryInMs: null,
         deactivate:
           "Deactivated: the receiver answered 410 Gone, asking not to be sent deliveries any more. Once it wants them again, PATCH is_active: true.",
       };
     const delay = o.retryDelaysMs[tries - 1];
-    if (delay === undefined) return { status: "failed", tries, nextAttemptAt: null };
+    if (delay === undefined) return { status: "failed", tries, retryInMs: null };
     // Up to 10 % jitter so that endpoints failing together are not retried in lockstep; never
     // sooner than the receiver's Retry-After (429, 503).
     const wait = Math.max(Math.round(delay * (1 + Math.random() * 0.1)), a.retryAfterMs ?? 0);
-    return { status: "pending", tries, nextAttemptAt: new Date(Date.now() + wait).toISOString() };
+    return { status: "pending", tries, retryInMs: wait };
   }
 
   async function send(d: DueDelivery) {
@@ -158,10 +158,9 @@ export function createWebhookDispatcher(
         again = false;
         const room = MAX_IN_FLIGHT - inFlight.size;
         if (room <= 0) break;
-        const t = Date.now();
-        const lease = new Date(t + leaseMs).toISOString();
-        claimedAsOf = new Date(t).toISOString();
-        const claimed = await outbox.claimDue(room, lease, o.node, undefined, claimedAsOf);
+        // Due and leased on the database's clock (src/db/clock.ts); asOf is its time.
+        const { asOf, claimed } = await outbox.claimDue(room, leaseMs, o.node);
+        claimedAsOf = asOf;
         for (const d of claimed) {
           if (closed) {
             await outbox.release(d.id, d);
@@ -193,7 +192,7 @@ export function createWebhookDispatcher(
     // would find them held back still, in a loop.
     const next = await outbox.nextDue(claimedAsOf);
     const idle = o.idleRecheckMs ?? IDLE_RECHECK_MS;
-    const wait = next === null ? idle : Math.max(0, Date.parse(next) - Date.now());
+    const wait = next ?? idle;
     timer = setTimeout(() => void pass(), Math.min(wait, idle));
   }
 

@@ -2,6 +2,7 @@
 // (`succeeded`) or the last retry (`failed`); `next_attempt_at` says when it is due.
 import { SYSTEM } from "../audit/actor.ts";
 import { audit } from "../audit/append.ts";
+import { dbNow, dbTimeIn } from "../db/clock.ts";
 import { type Db, type Program, all, count, get, run } from "../db/program.ts";
 import { now, parseJson } from "../db/util.ts";
 import { newMessageId } from "./signing.ts";
@@ -91,6 +92,18 @@ export function createOutboxStore(db: Db) {
   // Claims skip rows another transaction holds (PostgreSQL); SQLite has one writer and no such rows.
   const skipLocked = db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   const serialize = db.dialect === "postgres";
+  // When a delivery is due and when a claim's lease ends (both in next_attempt_at) are written and
+  // compared on the database's clock (src/db/clock.ts): every node's claims judge the same times,
+  // so one node's skew cannot take over an attempt in flight or hold a dead node's delivery back.
+  // created_at and finished_at stay the writing node's (what an admin reads).
+  const NOW = dbNow(db.dialect);
+  const NOW_PLUS = dbTimeIn(db.dialect);
+  // The claim's first statement reads the time it judges by: on PostgreSQL the statement that
+  // takes the claims' advisory lock (no round trip of its own). Its start, before any wait for
+  // the lock: a few ms early at most, so a claim never sees a delivery due before its time.
+  const CLAIM_START = serialize
+    ? `SELECT pg_advisory_xact_lock(${CLAIM_LOCK}) AS locked, ${NOW} AS now`
+    : `SELECT ${NOW} AS now`;
   const subscriptions = createSubscriptions(db);
   const insert = (
     id: string,
@@ -101,13 +114,12 @@ export function createOutboxStore(db: Db) {
     ts: string,
   ) =>
     get<DeliveryRow>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, event, run_id, payload, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING ${COLUMNS}`,
+      `INSERT INTO webhook_deliveries (id, webhook_id, event, run_id, payload, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ${NOW}, ?) RETURNING ${COLUMNS}`,
       id,
       webhookId,
       type,
       runId,
       payload,
-      ts,
       ts,
     );
   function* withAttempts(rows: DeliveryRow[]): Program<Delivery[]> {
@@ -218,8 +230,7 @@ export function createOutboxStore(db: Db) {
           id,
         );
         const row = yield* get<DeliveryRow>(
-          `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ?, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
-          now(),
+          `UPDATE webhook_deliveries SET status = 'pending', tries = 0, next_attempt_at = ${NOW}, finished_at = NULL WHERE webhook_id = ? AND id = ? AND status <> 'pending' RETURNING ${COLUMNS}`,
           webhookId,
           id,
         );
@@ -238,31 +249,30 @@ export function createOutboxStore(db: Db) {
       const mine = db.dialect === "postgres" ? " AND claimed_by = ?" : "";
       return db.exec(
         run(
-          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE status = 'pending' AND claimed_at IS NOT NULL${mine}`,
-          now(),
+          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ${NOW} WHERE status = 'pending' AND claimed_at IS NOT NULL${mine}`,
           ...(mine ? [node] : []),
         ),
       );
     },
     /**
-     * Takes up to `limit` due deliveries of active webhooks for `node`, leasing them until
-     * `leaseUntil` (longer than any attempt): no delivery is attempted by two nodes at once. The
-     * slots are shared fairly (src/webhooks/claim.ts): an endpoint and an org never have more
-     * than `bounds` in flight over all nodes, and the org with the fewest in flight goes first.
-     * `asOf`: what counts as due (now).
+     * Takes up to `limit` due deliveries of active webhooks for `node`, leasing them for `leaseMs`
+     * (longer than any attempt): no delivery is attempted by two nodes at once. The slots are
+     * shared fairly (src/webhooks/claim.ts): an endpoint and an org never have more than `bounds`
+     * in flight over all nodes, and the org with the fewest in flight goes first. `asOf`: the
+     * database's time that counted as now (what was due; the lease runs from it).
      */
     async claimDue(
       limit: number,
-      leaseUntil: string,
+      leaseMs: number,
       node = "node",
       bounds: Bounds = DEFAULT_BOUNDS,
-      asOf = now(),
-    ): Promise<DueDelivery[]> {
+    ): Promise<{ asOf: string; claimed: DueDelivery[] }> {
       return db.tx(function* () {
         // PostgreSQL: one claim at a time over all nodes, so the counts in flight it reads are
         // not changed by another node's claim before this one commits (a few ms; a claim waits
         // for another, never for an attempt). Released at commit.
-        if (serialize) yield* get(`SELECT pg_advisory_xact_lock(${CLAIM_LOCK}) AS locked`);
+        const asOf = (yield* get<{ now: string }>(CLAIM_START))!.now;
+        const leaseUntil = new Date(Date.parse(asOf) + leaseMs).toISOString();
         const loads = yield* all<EndpointRow>(ENDPOINT_LOADS, asOf, asOf, asOf, bounds.perEndpoint);
         const shares = shareClaims(
           loads
@@ -290,30 +300,33 @@ export function createOutboxStore(db: Db) {
           );
           ids.push(...taken.map((r) => r.id));
         }
-        if (!ids.length) return [];
-        return yield* all<DueDelivery>(
+        if (!ids.length) return { asOf, claimed: [] };
+        const claimed = yield* all<DueDelivery>(
           `SELECT d.id, d.webhook_id, d.event, d.run_id, d.payload, d.tries, d.created_at, d.claimed_by, d.claimed_at, w.url, w.secret,
              w.previous_secret, w.previous_secret_expires_at, w.org_id, o.slug AS org_slug
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id
            WHERE d.id IN (${ids.map(() => "CAST(? AS TEXT)").join(", ")})`,
           ...ids,
         );
+        return { asOf, claimed };
       });
     },
     /**
-     * When the next pending delivery of an active webhook becomes due after `after` (the last
-     * claim's `asOf`); null if none. Deliveries due by then that the claim left were held back by
-     * the bounds in flight: an attempt ending (here, or on another node: the idle recheck) frees
-     * them, so they must not make the dispatcher look again at once, over and over.
+     * In how many ms (0: now) the next pending delivery of an active webhook becomes due after
+     * `after` (the last claim's `asOf`); null if none. Deliveries due by then that the claim left
+     * were held back by the bounds in flight: an attempt ending (here, or on another node: the
+     * idle recheck) frees them, so they must not make the dispatcher look again at once, over and
+     * over. Counted on the database's clock: a node ahead would otherwise find it due at once, and
+     * look again and again until the database's time caught up.
      */
-    async nextDue(after = ""): Promise<string | null> {
+    async nextDue(after = ""): Promise<number | null> {
       const r = await db.exec(
-        get<{ t: string | null }>(
-          "SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id WHERE d.status = 'pending' AND d.next_attempt_at > CAST(? AS TEXT) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL",
+        get<{ t: string | null; now: string }>(
+          `SELECT min(d.next_attempt_at) AS t, ${NOW} AS now FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN orgs o ON o.id = w.org_id WHERE d.status = 'pending' AND d.next_attempt_at > CAST(? AS TEXT) AND w.is_active = 1 AND o.status = 'active' AND o.deleted_at IS NULL`,
           after,
         ),
       );
-      return r?.t ?? null;
+      return r?.t ? Math.max(0, Date.parse(r.t) - Date.parse(r.now)) : null;
     },
     async setPayload(id: string, payload: string): Promise<void> {
       await db.exec(run("UPDATE webhook_deliveries SET payload = ? WHERE id = ?", payload, id));
@@ -322,8 +335,7 @@ export function createOutboxStore(db: Db) {
     async release(id: string, claim: DeliveryClaim): Promise<void> {
       await db.exec(
         run(
-          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ? WHERE id = ? AND status = 'pending'${OWN_CLAIM}`,
-          now(),
+          `UPDATE webhook_deliveries SET claimed_at = NULL, claimed_by = NULL, next_attempt_at = ${NOW} WHERE id = ? AND status = 'pending'${OWN_CLAIM}`,
           id,
           claim.claimed_by,
           claim.claimed_at,
@@ -347,10 +359,10 @@ export function createOutboxStore(db: Db) {
       return db.tx(function* () {
         const ts = now();
         const d = yield* get<{ webhook_id: number; created_at: string }>(
-          `UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ?, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending'${OWN_CLAIM} RETURNING webhook_id, created_at`,
+          `UPDATE webhook_deliveries SET status = ?, tries = ?, next_attempt_at = ${NOW_PLUS}, claimed_at = NULL, claimed_by = NULL, finished_at = ? WHERE id = ? AND status = 'pending'${OWN_CLAIM} RETURNING webhook_id, created_at`,
           o.status,
           o.tries,
-          o.nextAttemptAt,
+          o.retryInMs,
           o.status === "pending" ? null : ts,
           id,
           claim.claimed_by,

@@ -53,7 +53,8 @@ export interface DueDelivery {
 export interface Outcome {
   status: DeliveryStatus;
   tries: number;
-  nextAttemptAt: string | null;
+  /** The next attempt's delay (null: none), added to the database's time when it is recorded. */
+  retryInMs: number | null;
   /** The endpoint is to be deactivated at once, with this reason (a 410 Gone). */
   deactivate?: string;
 }
