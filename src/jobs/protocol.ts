@@ -67,8 +67,9 @@ export type ToWorker =
  * step 0 with it, and `step_end` of step i starts step i+1 unless it carries `end`. The pool derives
  * its onStepStart calls and time limits from that. `step_end` comes only for steps that ran (the
  * pool marks the rest skipped); `run_end` only for a job with no steps. A `step_end` whose step
- * compiled a config that stays in the worker for good carries `retained`, the worker's total of
- * such XPath expressions so far (CompiledValidator.retains): past a bound the pool replaces it.
+ * left XPath expressions in the worker for good (its compile, or parse trees its run made) carries
+ * `retained`, the worker's total of them so far (CompiledValidator.retains): past a bound the pool
+ * replaces it.
  */
 export type FromWorker =
   | { type: "ready" }

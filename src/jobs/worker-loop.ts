@@ -56,8 +56,9 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
     const started = performance.now();
     const retained = deps.retained ?? 0;
     let outcome: StepOutcome;
+    let validate: CompiledValidator | undefined;
     try {
-      const validate = await compiled(job.jobId, step, deps);
+      validate = await compiled(job.jobId, step, deps);
       // Decode once per job, lazily, so the cost falls inside the first step's time limit.
       if (!text) {
         text = decode(stored, job.charset);
@@ -95,7 +96,9 @@ export async function runJob(job: RunJob, deps: JobDeps): Promise<void> {
       outcome = errorStep(shortError(limit ? new Error(err.message) : err), performance.now() - started);
       if (limit) outcome.findings = [err.finding];
     }
-    // Said only when this step's compile added to it: the pool may replace this worker (protocol.ts).
+    // What the run left besides the compile (a validator's `retains` may grow as it runs), failed or not.
+    if (validate) account(validate, deps);
+    // Said only when this step's compile or run added to it: the pool may replace this worker (protocol.ts).
     const more = (deps.retained ?? 0) === retained ? {} : { retained: deps.retained };
     // The last step's end is the job's end: one message where there were two (protocol.ts).
     if (index === job.steps.length - 1 || (job.failFast && outcome.status !== "passed")) {
@@ -117,9 +120,21 @@ async function compiled(jobId: string, step: JobStep, deps: JobDeps): Promise<Co
     const def = await deps.lookup(step.validator);
     if (!def) throw new Error(`unknown validator "${step.validator}"`);
     entry.compiled = def.compile(entry.config);
-    if (entry.compiled.retains) deps.retained = (deps.retained ?? 0) + entry.compiled.retains;
+    account(entry.compiled, deps);
   }
   return entry.compiled;
+}
+
+/** Each compiled validator's `retains` as last added to JobDeps.retained. */
+const counted = new WeakMap<CompiledValidator, number>();
+
+/** Adds what `validate` retains beyond what was counted of it (after its compile, after each run). */
+function account(validate: CompiledValidator, deps: JobDeps): void {
+  const now = validate.retains ?? 0;
+  const before = counted.get(validate) ?? 0;
+  if (now <= before) return;
+  counted.set(validate, now);
+  deps.retained = (deps.retained ?? 0) + now - before;
 }
 
 const DECLARED_ENCODING = /^(\uFEFF?<\?xml[^>]*?encoding\s*=\s*["'])[^"']+/;

@@ -67,7 +67,8 @@ export interface ValidationResult {
  * A step config compiled once (schema compiled, expressions parsed) and reused per run. `retains`:
  * XPath expressions this compile leaves for good in its thread (fontoxpath caches every expression
  * it compiled, ~10 KB each, with no eviction): the pool replaces a worker past a bound of them
- * (src/jobs/pool.ts, WORKER_MAX_RETAINED).
+ * (src/jobs/pool.ts, WORKER_MAX_RETAINED). It may grow as the validator runs (Schematron's
+ * rewritten expressions, made when first evaluated): the worker reads it again after each run.
  */
 export type CompiledValidator = ((input: ValidationInput, ctx: ValidationContext) => ValidationResult) & {
   retains?: number;

@@ -77,6 +77,11 @@ export class Evaluator {
     }));
   }
 
+  /** What the rewritten expressions evaluated so far leave in this thread for good (treeCost). */
+  get retainedTrees(): number {
+    return this.#ordered.retained;
+  }
+
   run(doc: SourceDocument, out: FindingCollector): void {
     const scope = new Scope(this.#opts, this.#ordered, doc.root);
     for (const [name, key] of this.#descendants.keys) scope.vars[name] = nodeSequence(doc.named(key));

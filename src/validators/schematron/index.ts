@@ -9,7 +9,13 @@ import { COMMON_CONFIG_PROPERTIES } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
 import { parseXml, problemFinding } from "../shared/xml.ts";
-import type { ConfigIssue, ValidationContext, ValidationInput, ValidatorDef } from "../types.ts";
+import type {
+  CompiledValidator,
+  ConfigIssue,
+  ValidationContext,
+  ValidationInput,
+  ValidatorDef,
+} from "../types.ts";
 import type { XmlElement } from "libxml2-wasm";
 import { expressionIssues } from "./check.ts";
 import { SourceDocument } from "./document.ts";
@@ -175,7 +181,12 @@ function compile(config: unknown) {
     evaluator.run(doc, out);
     return out.result();
   };
-  return Object.assign(validate, { retains: expressionCount(schema) });
+  // Read after each run: the trees of rewritten expressions are made as they are first evaluated.
+  const fixed = expressionCount(schema);
+  return Object.defineProperty(validate, "retains", {
+    get: () => fixed + evaluator.retainedTrees,
+    enumerable: true,
+  }) as CompiledValidator;
 }
 
 function tooManyAttributes(out: FindingCollector, name: string, line: number) {
