@@ -1,6 +1,9 @@
 // String order by code point for `<`, `<=`, `>`, `>=`, `lt`, `le`, `gt`, `ge`, fn:min#1, fn:max#1
 // and array:sort#1 (XPath F&O 3.1 §5.3.2: the default collation is the Unicode codepoint
-// collation; fontoxpath has no fn:sort, and refuses every collation argument).
+// collation; fontoxpath has no fn:sort, refuses every collation argument, and its XPath mode has
+// no FLWOR `order by`). The functions however reached: a call, an arrow (`$x => max()`), a
+// partial application (`max(?)`) or a named reference (`max#1`, so `for-each(…, max#1)` and a
+// dynamic call `$f(…)` of one too); function-lookup() is refused at save time (xpath.ts).
 // fontoxpath compares strings with JavaScript's `<`, by UTF-16 code unit: '😀' (U+1F600, units
 // D83D DE00) came before U+FFFD. It takes no collation and its operators cannot be replaced, so an
 // expression that may order strings is rewritten on its parse tree (XQueryX, which fontoxpath
@@ -44,9 +47,11 @@ const ARITHMETIC = new Set([
 const notString = (operand: El) =>
   ARITHMETIC.has(operand.localName) || NOT_STRING.test(operand.getAttributeNS(XQX, "type") ?? "");
 
-// fontoxpath reads no Q{…} type name in `instance of`, so the templates say `xs:` and need the
-// schema to leave that prefix to XML Schema (as every schema does); functions are named Q{…}.
+// fontoxpath reads no Q{…} type name in a sequence type (`instance of`, a parameter's type), but
+// reads `xs:` there as XML Schema whatever the schema binds the prefix to; a constructor function
+// is a function call, resolved through the schema's prefixes: it is named Q{…}, as all the others.
 const XS = "xs:";
+const XSF = "Q{http://www.w3.org/2001/XMLSchema}";
 const ARRAY_NS = "http://www.w3.org/2005/xpath-functions/array";
 const ARRAY = `Q{${ARRAY_NS}}`;
 const isString = (v: string) =>
@@ -57,6 +62,8 @@ const A = "$assay-oa";
 const B = "$assay-ob";
 const X = "$assay-ox";
 const Y = "$assay-oy";
+/** The parameter of the inline function that stands for a function item (`max#1`, `max(?)`). */
+const P = "$assay-op";
 const CP = `Q{${CODEPOINT_NS}}compare`;
 
 /**
@@ -69,22 +76,23 @@ const CP = `Q{${CODEPOINT_NS}}compare`;
 function template(local: string): string | null {
   const general = GENERAL[local];
   if (general)
-    return `let ${A} := data(${A}), ${B} := data(${B}) return some ${X} in ${A}, ${Y} in ${B} satisfies (if (${isString(X)} and ${isString(Y)}) then ${CP}(${XS}string(${X}), ${XS}string(${Y})) ${general} 0 else ${X} ${general} ${Y})`;
+    return `let ${A} := data(${A}), ${B} := data(${B}) return some ${X} in ${A}, ${Y} in ${B} satisfies (if (${isString(X)} and ${isString(Y)}) then ${CP}(${XSF}string(${X}), ${XSF}string(${Y})) ${general} 0 else ${X} ${general} ${Y})`;
   const value = VALUE[local];
   if (value)
-    return `let ${A} := data(${A}), ${B} := data(${B}) return if (${isString(A)} and ${isString(B)}) then ${CP}(${XS}string(${A}), ${XS}string(${B})) ${value} 0 else ${A} ${value} ${B}`;
+    return `let ${A} := data(${A}), ${B} := data(${B}) return if (${isString(A)} and ${isString(B)}) then ${CP}(${XSF}string(${A}), ${XSF}string(${B})) ${value} 0 else ${A} ${value} ${B}`;
   return null;
 }
-/** fn:min and fn:max over strings (and xs:anyURI; untyped values are numbers there). */
-const extremum = (which: "min" | "max") =>
-  `let ${A} := data(${A}) return if (exists(${A}) and (every ${X} in ${A} satisfies (${X} instance of ${XS}string or ${X} instance of ${XS}anyURI))) then Q{${CODEPOINT_NS}}${which}(for ${X} in ${A} return ${XS}string(${X})) else Q{http://www.w3.org/2005/xpath-functions}${which}(${A})`;
+/** fn:min and fn:max over strings (and xs:anyURI; untyped values are numbers there), of `arg`. */
+const extremum = (which: "min" | "max", arg = A) =>
+  `let ${A} := data(${arg}) return if (exists(${A}) and (every ${X} in ${A} satisfies (${X} instance of ${XS}string or ${X} instance of ${XS}anyURI))) then Q{${CODEPOINT_NS}}${which}(for ${X} in ${A} return ${XSF}string(${X})) else Q{http://www.w3.org/2005/xpath-functions}${which}(${A})`;
 
 /**
  * array:sort#1: members sorted by their atomized values (§17.3.32), which are compared by code
  * point when every member is one string (or untyped value, or URI): the permutation comes from
  * Q{…codepoint}order, the members stay what they were (nodes too). Anything else is fontoxpath's.
  */
-const SORT = `let ${A} := ${A} return if (every ${X} in 1 to ${ARRAY}size(${A}) satisfies (let ${Y} := data(${A}(${X})) return count(${Y}) = 1 and ${isString(Y)})) then array { for ${X} in Q{${CODEPOINT_NS}}order(for ${Y} in 1 to ${ARRAY}size(${A}) return ${XS}string(data(${A}(${Y})))) return ${A}(${X}) } else ${ARRAY}sort(${A})`;
+const sort = (arg = A) =>
+  `let ${A} := ${arg} return if (every ${X} in 1 to ${ARRAY}size(${A}) satisfies (let ${Y} := data(${A}(${X})) return count(${Y}) = 1 and ${isString(Y)})) then array { for ${X} in Q{${CODEPOINT_NS}}order(for ${Y} in 1 to ${ARRAY}size(${A}) return ${XSF}string(data(${A}(${Y})))) return ${A}(${X}) } else ${ARRAY}sort(${A})`;
 
 /** The parts of slimdom's element this file uses. */
 interface El {
@@ -132,16 +140,75 @@ function graft(body: El, operands: Record<string, El>): void {
   }
 }
 
-/** The template for a call of fn:min#1, fn:max#1 or array:sort#1 (as the options resolve it). */
-function callTemplate(call: El): string | null {
-  const name = Array.from(call.children).find((c) => c.localName === "functionName");
-  const args = Array.from(call.children).find((c) => c.localName === "arguments");
-  if (!name || !args || args.children.length !== 1) return null;
-  const [uri, local] = [name.getAttributeNS(XQX, "URI"), name.textContent];
-  if (uri === "http://www.w3.org/2005/xpath-functions" && (local === "min" || local === "max"))
-    return extremum(local);
-  return uri === ARRAY_NS && local === "sort" ? SORT : null;
+type Ordering = "min" | "max" | "sort";
+
+/** Which of fn:min#1, fn:max#1 and array:sort#1 `uri` and `local` name, if one. */
+function ordering(uri: string | null, local: string | null): Ordering | null {
+  if (uri === "http://www.w3.org/2005/xpath-functions" && (local === "min" || local === "max")) return local;
+  return uri === ARRAY_NS && local === "sort" ? "sort" : null;
 }
+
+/** The template for a call of one, its argument standing for `arg`. */
+const callText = (which: Ordering, arg = A) => (which === "sort" ? sort(arg) : extremum(which, arg));
+
+/**
+ * The template for the function item itself (`max#1`, `max(?)`): an inline function of the same
+ * signature (fontoxpath reads `xs:` in it as XML Schema, see XS) whose body is the call's.
+ */
+const itemText = (which: Ordering) =>
+  which === "sort"
+    ? `function(${P} as array(*)) as array(*) { ${callText(which, P)} }`
+    : `function(${P} as ${XS}anyAtomicType*) as ${XS}anyAtomicType? { ${callText(which, P)} }`;
+
+const child = (el: El, name: string): El | undefined =>
+  Array.from(el.children).find((c) => c.localName === name);
+
+/**
+ * What `el` is, when it reaches fn:min#1, fn:max#1 or array:sort#1: a call of one (with the
+ * argument to graft), or the function item (a named reference, a partial application).
+ */
+function orderingUse(el: El, options: XPathOptions): { text: string; arg?: El } | null {
+  const local = el.localName;
+  if (local === "functionCallExpr") {
+    const name = child(el, "functionName");
+    const args = child(el, "arguments");
+    if (!name || !args || args.children.length !== 1) return null;
+    const which = ordering(name.getAttributeNS(XQX, "URI"), name.textContent);
+    if (!which) return null;
+    const arg = args.children[0]!;
+    return arg.localName === "argumentPlaceholder"
+      ? { text: itemText(which) }
+      : { text: callText(which), arg };
+  }
+  if (local === "namedFunctionRef") {
+    const name = child(el, "functionName");
+    const arity = child(el, "integerConstantExpr")?.textContent?.trim();
+    const which = name && arity === "1" ? ordering(name.getAttributeNS(XQX, "URI"), name.textContent) : null;
+    return which ? { text: itemText(which) } : null;
+  }
+  if (local === "arrowExpr") {
+    // `$x => max()`: the name is left unresolved in the tree (fontoxpath resolves it when it
+    // compiles), so it is resolved here as fontoxpath would, with the arity the call will have.
+    const name = child(el, "EQName");
+    const args = child(el, "arguments");
+    const arg = child(el, "argExpr")?.firstElementChild;
+    if (!name || !args || args.children.length !== 0 || !arg) return null;
+    const localName = name.textContent ?? "";
+    let uri = name.getAttributeNS(XQX, "URI");
+    if (uri === null) {
+      const prefix = name.getAttributeNS(XQX, "prefix") ?? "";
+      const resolver = (options as { functionNameResolver?: FunctionNameResolver }).functionNameResolver;
+      uri = resolver ? (resolver({ prefix, localName }, 1)?.namespaceURI ?? null) : null;
+    }
+    const which = ordering(uri, localName);
+    return which ? { text: callText(which), arg } : null;
+  }
+  return null;
+}
+type FunctionNameResolver = (
+  name: { prefix: string; localName: string },
+  arity: number,
+) => { namespaceURI: string | null; localName: string } | null;
 
 /** What fontoxpath evaluates: text, or a parse tree. */
 export type Evaluable = Parameters<typeof fx.evaluateXPath>[0];
@@ -153,24 +220,24 @@ export type Evaluable = Parameters<typeof fx.evaluateXPath>[0];
 export function codepointOrdered(expr: string, options: XPathOptions): Evaluable {
   if (!MAY_ORDER.test(expr)) return expr;
   const module = parse(expr, options);
-  const targets: El[] = [];
+  const targets: { el: El; text: string; operands: Record<string, El> }[] = [];
   for (const el of Array.from(module.getElementsByTagNameNS(XQX, "*"))) {
     const local = el.localName;
     if (GENERAL[local] || VALUE[local]) {
       const [a, b] = [operand(el, "firstOperand"), operand(el, "secondOperand")];
-      if (a && b && ![a, b].some(notString)) targets.push(el);
-    } else if (local === "functionCallExpr" && callTemplate(el)) targets.push(el);
+      if (a && b && ![a, b].some(notString))
+        targets.push({ el, text: template(local)!, operands: { "assay-oa": a, "assay-ob": b } });
+      continue;
+    }
+    const use = orderingUse(el, options);
+    if (use) targets.push({ el, text: use.text, operands: use.arg ? { "assay-oa": use.arg } : {} });
   }
   if (targets.length === 0) return expr;
   // Innermost first (reverse document order): an outer one's operands then hold the rewritten
   // inner ones, moved along with them.
   const doc = module.ownerDocument!;
-  for (const el of targets.reverse()) {
-    const call = el.localName === "functionCallExpr" ? callTemplate(el) : null;
-    const body = doc.importNode(templateBody(call ?? template(el.localName)!, options), true);
-    const operands: Record<string, El> = call
-      ? { "assay-oa": Array.from(el.children).find((c) => c.localName === "arguments")!.firstElementChild! }
-      : { "assay-oa": operand(el, "firstOperand")!, "assay-ob": operand(el, "secondOperand")! };
+  for (const { el, text, operands } of targets.reverse()) {
+    const body = doc.importNode(templateBody(text, options), true);
     graft(body, operands);
     el.parentNode!.replaceChild(body, el);
   }
