@@ -6,7 +6,7 @@
 // document, both backends.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
-import { type TestServer, call, startTestServer } from "./helpers/server.ts";
+import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -179,4 +179,55 @@ test("compare() is by code point, and distinct-values() keeps both strings", asy
       "count(distinct-values((string(@a), string(@b), string(@a)))) = 2",
     ]),
   ).toEqual([]);
+});
+
+// An arrow names its function too: the save check read only calls and references, so these
+// reached function-lookup() and fontoxpath's own compare() and (backtracking) tokenize().
+test.each([
+  [
+    "(xs:QName('fn:max') => function-lookup(1))(v/string()) = '😀'",
+    "calls function-lookup(), which Assay does not allow: name the function in the expression",
+  ],
+  [
+    "(@a => Q{http://www.w3.org/2005/xpath-functions}compare(@b)) = 1",
+    "calls Q{http://www.w3.org/2005/xpath-functions}compare, which Assay runs only as compare() or fn:compare()",
+  ],
+  [
+    "count(. => Q{http://www.w3.org/2005/xpath-functions}tokenize('!')) = 1",
+    "calls Q{http://www.w3.org/2005/xpath-functions}tokenize, which Assay runs only as tokenize() or fn:tokenize()",
+  ],
+  // As the call `nope:max(@a)` is: both problems.
+  [
+    "(@a => nope:max()) = 1",
+    "calls nope:max#1, which is not an available function",
+    'uses the prefix "nope", which no sch:ns declares',
+  ],
+  ["(@a => no-such-function()) = 1", "calls no-such-function#1, which is not an available function"],
+])("an arrow to %s is refused at save as the call is", async (test, ...whys) => {
+  const before = await s.count("workflows");
+  const slug = `arrow-${++n}`;
+  const schema = `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" queryBinding="xslt2"><sch:pattern><sch:rule context="/r"><sch:assert test="${test}">x</sch:assert></sch:rule></sch:pattern></sch:schema>`;
+  const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/", {
+    token: s.rootToken,
+    body: {
+      slug,
+      name: slug,
+      allowed_file_types: ["XML"],
+      steps: [{ name: "sch", validator: "schematron", config: { schema } }],
+    },
+  });
+  expect(r.status).toBe(400);
+  expect(r.json).toEqual(
+    errorBody(
+      400,
+      "invalid_request",
+      "The workflow definition is invalid.",
+      whys.map((why) => ({
+        field: "steps[0].config.schema",
+        code: "invalid_expression",
+        message: `line 1: the assert test "${test}" ${why}`,
+      })),
+    ),
+  );
+  expect(await s.count("workflows")).toBe(before);
 });

@@ -265,7 +265,11 @@ export function analyseExpression(
   for (const e of all) if (e.localName === "varName") bound.add(e.textContent ?? "");
   for (const e of all) {
     const prefix = e.getAttributeNS(XQX, "prefix");
-    if ((e.localName === "nameTest" || e.localName === "functionName") && !prefixOk(prefix)) {
+    // An arrow's function is an EQName (`$x => fn:max()`).
+    if (
+      (e.localName === "nameTest" || e.localName === "functionName" || e.localName === "EQName") &&
+      !prefixOk(prefix)
+    ) {
       problems.push(`uses the prefix "${prefix}", which no sch:ns declares`);
       continue;
     }
@@ -273,7 +277,11 @@ export function analyseExpression(
       const name = Array.from(e.children).find((c) => c.localName === "name")?.textContent ?? "";
       if (!bound.has(name)) variables.add(name);
     }
-    if (e.localName === "functionCallExpr" || e.localName === "namedFunctionRef") {
+    if (
+      e.localName === "functionCallExpr" ||
+      e.localName === "namedFunctionRef" ||
+      e.localName === "arrowExpr"
+    ) {
       const problem = functionProblem(e, namespaces, budget);
       if (problem) problems.push(problem);
     }
@@ -287,7 +295,9 @@ function functionProblem(
   budget: RegexBudget,
 ): string | null {
   const kids = Array.from(call.children);
-  const nameEl = kids.find((c) => c.localName === "functionName");
+  // An arrow (`$x => f(…)`) names its function in an EQName and passes `$x` as the first argument;
+  // to a dynamic function (`$x => $f()`) it has none: that function is checked where it is named.
+  const nameEl = kids.find((c) => c.localName === "functionName" || c.localName === "EQName");
   if (!nameEl) return null;
   const local = nameEl.textContent ?? "";
   const prefix = nameEl.getAttributeNS(XQX, "prefix") ?? "";
@@ -297,7 +307,8 @@ function functionProblem(
   const arity =
     call.localName === "namedFunctionRef"
       ? Number(kids.find((c) => c.localName === "integerConstantExpr")?.textContent ?? 0)
-      : Array.from(kids.find((c) => c.localName === "arguments")?.children ?? []).length;
+      : Array.from(kids.find((c) => c.localName === "arguments")?.children ?? []).length +
+        (call.localName === "arrowExpr" ? 1 : 0);
   const shown = prefix ? `${prefix}:${local}` : local;
   if (uri === FN_NS && OUTSIDE_READERS.has(local))
     return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
