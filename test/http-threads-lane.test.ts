@@ -147,6 +147,20 @@ describe("the lane's errors: the whole answer, as the one-thread server gives it
       409,
       "workflow_inactive",
     );
+    // With a false If-Match too: the 409 comes first (RFC 9110 §13.2.1), not the 412.
+    const withIfMatch = (s: TestServer) =>
+      call(
+        s,
+        "POST",
+        runs("later"),
+        fresh({ token: s.rootToken, raw: '{"id":1}', headers: { ...JSON_CT, "if-match": '"x"' } }),
+      );
+    await same(
+      await withIfMatch(one),
+      await via(two, 1, "local", () => withIfMatch(two)),
+      409,
+      "workflow_inactive",
+    );
     expect(await two.count("runs")).toBe(before);
   });
 

@@ -4,6 +4,7 @@ import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { untaggedRefusal } from "../http/preconditions.ts";
 import { documentedWith, named } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, Chars, errorResponses, Int } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
@@ -106,22 +107,24 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/users/:username/",
-      async ({ params, set, principal, actor }) => {
+      async ({ params, set, principal, actor, request }) => {
         requireInstanceAdmin(principal);
         const u = await users.getByUsername(params.username);
         if (!u) throw notFound("User");
+        // A user has no entity tag: If-Match / If-None-Match are judged in the deleting
+        // transaction, after the 404 and the last admin's 409 (RFC 9110 §13.2.1).
+        const refusal = untaggedRefusal(request.headers);
         // Someone must be left to administer the instance through the API (checked as it deletes).
-        const done = await users.delete(u.id, actor);
+        const done = await users.delete(u.id, actor, !!refusal);
         if (done === "last_admin")
           throw conflict("The last instance administrator cannot be deleted; make another user admin first.");
         if (!done) throw notFound("User");
+        if (done === "refused" && refusal) throw refusal;
         set.status = 204;
       },
       {
         auth: true,
-        preconditions: async (c: { params: { username: string } }) => {
-          if (!(await users.getByUsername(c.params.username))) throw notFound("User");
-        },
+        preconditions: "own",
         params: t.Object({ username: t.String() }),
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: {
@@ -223,7 +226,11 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
-        preconditions: (c: { params: { org_slug: string } }) => findOrg(c.params.org_slug),
+        // A deleted org: the 409 first (RFC 9110 §13.2.1).
+        preconditions: async (c: { params: { org_slug: string } }) => {
+          const o = await findOrg(c.params.org_slug);
+          refuseDeletedOrg(o, `POST /api/v1/admin/orgs/${o.slug}/restore/`);
+        },
         params: t.Object({ org_slug: t.String() }),
         response: { 200: OrgOut, ...errorResponses(...AUTHED, 409) },
         detail: {

@@ -2,8 +2,9 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { fieldProblem, notFound } from "../errors.ts";
-import type { Principal, authPlugin } from "../http/auth.ts";
+import type { authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, PageQuery, envelope, parsePage } from "../http/pagination.ts";
+import { untaggedRefusal } from "../http/preconditions.ts";
 import { documentedWith } from "../http/openapi/named.ts";
 import { AUTHED, BOUNDS, errorResponses } from "../http/schemas.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
@@ -159,19 +160,15 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .patch(
       "/:org_slug/members/:username/",
-      async ({ params, body, principal, actor }) => {
+      async ({ params, body, principal, actor, request }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        return presentMember(await service.setRole(org.id, params.username, body.role, actor));
+        const refusal = untaggedRefusal(request.headers); // a member has no entity tag
+        return presentMember(await service.setRole(org.id, params.username, body.role, actor, refusal));
       },
       {
         auth: "admin",
-        preconditions: async (c: {
-          params: { org_slug: string; username: string };
-          principal: Principal;
-        }) => {
-          const { org } = await requireOrgRole(orgs, c.principal, c.params.org_slug, "admin");
-          if (!(await orgs.member(org.id, c.params.username))) throw notFound("Member");
-        },
+        // Judged in the transaction that changes the role, after the last admin's 409 (§13.2.1).
+        preconditions: "own",
         params: MemberParams,
         body: t.Object({ role: RoleSchema }, { additionalProperties: false }),
         response: { 200: MemberOut, ...errorResponses(...AUTHED, 409) },
@@ -184,20 +181,15 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .delete(
       "/:org_slug/members/:username/",
-      async ({ params, principal, actor, set }) => {
+      async ({ params, principal, actor, set, request }) => {
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "admin");
-        await service.removeMember(org.id, params.username, actor);
+        await service.removeMember(org.id, params.username, actor, untaggedRefusal(request.headers));
         set.status = 204;
       },
       {
         auth: "admin",
-        preconditions: async (c: {
-          params: { org_slug: string; username: string };
-          principal: Principal;
-        }) => {
-          const { org } = await requireOrgRole(orgs, c.principal, c.params.org_slug, "admin");
-          if (!(await orgs.member(org.id, c.params.username))) throw notFound("Member");
-        },
+        // Judged in the transaction that changes the role, after the last admin's 409 (§13.2.1).
+        preconditions: "own",
         params: MemberParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: {

@@ -2,6 +2,7 @@
 import type { Actor } from "../audit/types.ts";
 import { ReferenceGone } from "../db/program.ts";
 import {
+  type AppError,
   type Problem,
   conflict,
   invalid,
@@ -116,28 +117,35 @@ export function createOrgService(orgs: OrgStore, users: UserStore) {
       if (!m) throw conflict("The member was removed by another request meanwhile.");
       return m;
     },
-    async setRole(orgId: number, username: string, role: string, actor: Actor) {
+    /**
+     * `refusal`: what the request's If-Match / If-None-Match call for (src/http/preconditions.ts),
+     * thrown only once the 404 and the last admin's 409 are ruled out (RFC 9110 §13.2.1).
+     */
+    async setRole(orgId: number, username: string, role: string, actor: Actor, refusal?: AppError | null) {
       const r = checkRole(role);
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      const done = await orgs.changeMember(orgId, m.user_id, r, actor);
+      const done = await orgs.changeMember(orgId, m.user_id, r, actor, !!refusal);
       if (done === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be demoted; make another member admin first.",
         );
+      if (done === "refused" && refusal) throw refusal;
       const now = done === "ok" ? await orgs.member(orgId, username) : null;
       if (!now) throw notFound("Member");
       return now;
     },
-    async removeMember(orgId: number, username: string, actor: Actor) {
+    /** `refusal`: as for setRole. */
+    async removeMember(orgId: number, username: string, actor: Actor, refusal?: AppError | null) {
       const m = await orgs.member(orgId, username);
       if (!m) throw notFound("Member");
-      const done = await orgs.changeMember(orgId, m.user_id, null, actor);
+      const done = await orgs.changeMember(orgId, m.user_id, null, actor, !!refusal);
       if (done === "last_admin")
         throw conflict(
           "The last admin of an organization cannot be removed; make another member admin first.",
         );
       if (done === "not_member") throw notFound("Member");
+      if (done === "refused" && refusal) throw refusal;
     },
   };
 }

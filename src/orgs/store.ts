@@ -245,14 +245,17 @@ export function createOrgStore(db: Db) {
     /**
      * Changes a member's role (null = remove) unless that would leave the org without an admin.
      * Check and change run in one transaction, the org's admin rows locked, so two concurrent
-     * demotions cannot both pass.
+     * demotions cannot both pass. `refuse`: the request's If-Match / If-None-Match failed, so it
+     * changes nothing, but the 409 and 404 come first (RFC 9110 §13.2.1): judged here, after them,
+     * in the same transaction, rather than before it against a state that may change meanwhile.
      */
     async changeMember(
       orgId: number,
       userId: number,
       role: Role | null,
       actor: Actor,
-    ): Promise<"ok" | "last_admin" | "not_member"> {
+      refuse = false,
+    ): Promise<"ok" | "last_admin" | "not_member" | "refused"> {
       return db.tx(
         function* () {
           const admins = yield* all<{ user_id: number }>(
@@ -269,6 +272,7 @@ export function createOrgStore(db: Db) {
           // Removed since the caller looked it up (another request, the CLI, another node): a 404,
           // not an entry for a change that did not happen.
           if (!was) return "not_member" as const;
+          if (refuse) return "refused" as const;
           if (role)
             yield* run(
               "UPDATE memberships SET role = ? WHERE org_id = ? AND user_id = ?",

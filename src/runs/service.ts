@@ -253,8 +253,11 @@ export function createRunService(deps: {
     wf: Workflow,
     request: Request,
     pinned: string | null,
+    precondition: AppError | null,
   ): Promise<StartOutcome> {
     const replay = await replayOf(p, orgId, wf, request, pinned);
+    // The first answer is a 2xx: this request's false If-Match / If-None-Match is judged on it.
+    if (precondition && (replay?.state === "replay" || replay?.state === "run")) throw precondition;
     const key = request.headers.get("idempotency-key");
     if (replay?.state === "replay") return { runId: "", replay: replay.answer, idempotencyKey: key };
     if (replay?.state === "run")
@@ -302,6 +305,12 @@ export function createRunService(deps: {
     pinned: string | null = null,
     /** Throws (401) if the caller's token or session no longer holds: after a slow body read. */
     recheck?: () => Promise<void>,
+    /**
+     * The refusal the request's If-Match / If-None-Match call for (src/http/preconditions.ts):
+     * thrown after the refusals the workflow's state gives (inactive, no such version, no active
+     * step), which come first (RFC 9110 §13.2.1), and before anything is read or written.
+     */
+    precondition: AppError | null = null,
   ): Promise<StartOutcome> {
     // 5. workflow state (the workflow's status now, whichever version runs), then the version
     if (wf.status !== "active")
@@ -312,6 +321,7 @@ export function createRunService(deps: {
         wf,
         request,
         pinned,
+        precondition,
       );
     let version = wf.version;
     if (pinned !== null) {
@@ -337,7 +347,9 @@ export function createRunService(deps: {
         wf,
         request,
         pinned,
+        precondition,
       );
+    if (precondition) throw precondition;
     const key = request.headers.get("idempotency-key");
     // Another HTTP thread accepted the request and may read and check it itself (src/http/threads/).
     const offer = wait && key === null ? offers.get(request) : undefined;

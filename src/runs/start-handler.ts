@@ -6,7 +6,7 @@ import type { Deps } from "../deps.ts";
 import { ReferenceGone } from "../db/program.ts";
 import { AppError, notFound, unauthenticated } from "../errors.ts";
 import type { Principal } from "../http/auth.ts";
-import { checkUntagged } from "../http/preconditions.ts";
+import { untaggedRefusal } from "../http/preconditions.ts";
 import { DEFAULT_HEADERS } from "../http/security.ts";
 import { publicOrigin } from "../http/url.ts";
 import { type OrgContext, requireOrgRole } from "../orgs/access.ts";
@@ -59,7 +59,8 @@ export function startRunHandler(
     const limited = hooks.beforeRun?.(principal);
     if (limited) await limited;
     // If-Match / If-None-Match: the runs of a workflow have no entity tag (src/http/preconditions.ts).
-    checkUntagged(request.headers);
+    // Judged by the start after the workflow's own refusals (inactive …: RFC 9110 §13.2.1).
+    const precondition = untaggedRefusal(request.headers);
     const prefer = parsePrefer(request.headers.get("prefer"));
     const waitMs = prefer.respondAsync
       ? 0
@@ -92,6 +93,7 @@ export function startRunHandler(
         waitMs > 0,
         query.version ?? null,
         () => recheck("executor"),
+        precondition,
       );
     } catch (e) {
       // A row the run refers to deleted since authentication (its user, with the token): the 401

@@ -90,7 +90,8 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         },
         {
           auth: true,
-          preconditions: "exists",
+          // A user at their most tokens: the 409 first (§13.2.1).
+          preconditions: (c: { principal: Principal }) => tokens.roomFor(c.principal.user.id),
           body: t.Object(
             {
               name: documentedWith(

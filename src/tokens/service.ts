@@ -38,6 +38,9 @@ export interface VerifiedToken {
   generation: number;
 }
 
+const tooMany = () =>
+  conflict(`A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`);
+
 /** The creation time a token must be newer than to be usable under the policy (checkUsable); null: any. */
 function oldestUsable(policy: InstanceSettings, nowMs: number): string | null {
   const days = [policy.token_max_ttl_days, policy.token_rotation_days].filter((d) => d != null);
@@ -121,11 +124,17 @@ export function createTokenService(tokens: TokenStore, users: UserStore, setting
           // The user deleted since the request was authenticated (another request or node).
           throw e instanceof ReferenceGone ? notFound("User") : e;
         });
-      if (!record)
-        throw conflict(
-          `A user may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke unused ones first.`,
-        );
+      if (!record) throw tooMany();
       return { record, token: secret.token };
+    },
+    /**
+     * 409 when the user holds their most active tokens: the answer a new token's request gets
+     * whatever its content, so also before a false If-Match / If-None-Match (RFC 9110 §13.2.1).
+     */
+    async roomFor(userId: number): Promise<void> {
+      const policy = await settings.get();
+      if ((await tokens.countActive(userId, oldestUsable(policy, Date.now()))) >= MAX_ACTIVE_TOKENS)
+        throw tooMany();
     },
 
     /** Verifies a bearer token; throws 401 authentication_required on any failure. */

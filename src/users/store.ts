@@ -197,9 +197,11 @@ export function createUserStore(db: Db) {
     /**
      * Deleting a user deletes their tokens, sessions and memberships (ON DELETE CASCADE). Each
      * membership removed gets its `member.remove` entry in its org's log, so an org's log says
-     * who left it (and that it may have no Admin now), not only the instance's.
+     * who left it (and that it may have no Admin now), not only the instance's. `refuse`: the
+     * request's If-Match / If-None-Match failed: nothing is deleted, but the 404 and the last
+     * admin's 409 come first (RFC 9110 §13.2.1), judged in this transaction.
      */
-    async delete(id: number, actor: Actor): Promise<boolean | "last_admin"> {
+    async delete(id: number, actor: Actor, refuse = false): Promise<boolean | "last_admin" | "refused"> {
       return db.tx(
         function* () {
           const r = yield* byId(id);
@@ -212,6 +214,7 @@ export function createUserStore(db: Db) {
             const admins = yield* all<{ id: number }>(`SELECT id FROM users WHERE is_admin = 1${lock}`);
             if (admins.length <= 1) return "last_admin" as const;
           }
+          if (refuse) return "refused" as const;
           const memberships = yield* all<{ org_id: number; role: string }>(
             "SELECT org_id, role FROM memberships WHERE user_id = ? ORDER BY org_id",
             id,

@@ -73,7 +73,9 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
-        preconditions: "exists",
+        // An org at its most webhooks: the 409 first (§13.2.1).
+        preconditions: async (c: { params: { org_slug: string }; principal: Principal }) =>
+          webhooks.roomFor((await admin(c.principal, c.params.org_slug)).id),
         params: OrgParams,
         body: WebhookIn,
         response: { 201: WebhookWithSecret, ...errorResponses(...AUTHED, 409) },
@@ -168,8 +170,9 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        // An inactive webhook: the 409 first (§13.2.1).
         preconditions: async (c: { params: { org_slug: string; id: string }; principal: Principal }) =>
-          webhooks.load((await admin(c.principal, c.params.org_slug)).id, c.params.id),
+          webhooks.pingable((await admin(c.principal, c.params.org_slug)).id, c.params.id),
         params: WebhookParams,
         response: { 202: DeliveryOut, ...errorResponses(...AUTHED, 409) },
         detail: describe({
@@ -231,7 +234,8 @@ export function webhookRoutes(
           params: { org_slug: string; id: string; delivery_id: string };
           principal: Principal;
         }) =>
-          webhooks.delivery(
+          // An inactive webhook, a delivery still pending: the 409 first (§13.2.1).
+          webhooks.redeliverable(
             (await admin(c.principal, c.params.org_slug)).id,
             c.params.id,
             c.params.delivery_id,

@@ -133,12 +133,39 @@ export function createWebhookService(d: WebhookServiceDeps) {
       );
   };
 
+  const full = () => conflict(`An organization can have at most ${MAX_WEBHOOKS_PER_ORG} webhooks.`);
+  // The 409s that the org's or the webhook's state gives a request, whatever its content: also the
+  // answer a request with a false If-Match / If-None-Match gets first (RFC 9110 §13.2.1; the
+  // routes' `preconditions`, src/http/preconditions.ts).
+  /** 409 once the org has its most webhooks. */
+  async function roomFor(orgId: number): Promise<void> {
+    if ((await d.store.count(orgId)) >= MAX_WEBHOOKS_PER_ORG) throw full();
+  }
+  /** The webhook a ping goes to: 404, or 409 while it is inactive. */
+  async function pingable(orgId: number, id: string): Promise<Webhook> {
+    const w = await load(orgId, id);
+    requireActive(w);
+    return w;
+  }
+  /** The webhook and delivery a redelivery sends again: 404, or 409 (inactive, still pending). */
+  async function redeliverable(orgId: number, id: string, deliveryId: string) {
+    const w = await load(orgId, id);
+    const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
+    if (!found) throw notFound("Delivery");
+    requireActive(w);
+    // A refusal costs nothing: a redelivery that would be a 409 is not counted.
+    if (found.status === "pending") throw stillPending(found.next_attempt_at);
+    return { w, found };
+  }
+
   return {
     load,
     list: (orgId: number, limit: number, offset: number) => d.store.list(orgId, limit, offset),
+    roomFor,
+    pingable,
+    redeliverable,
     async create(orgId: number, input: WebhookInput & { url: string }, actor: Actor) {
-      const full = () => conflict(`An organization can have at most ${MAX_WEBHOOKS_PER_ORG} webhooks.`);
-      if ((await d.store.count(orgId)) >= MAX_WEBHOOKS_PER_ORG) throw full();
+      await roomFor(orgId);
       const c = await check(orgId, input);
       const secret = newSecret();
       const webhook = await checkedAgain(
@@ -180,8 +207,7 @@ export function createWebhookService(d: WebhookServiceDeps) {
       return { webhook, secret };
     },
     async ping(orgId: number, id: string, actor: Actor, spend: SpendSend = () => {}): Promise<Delivery> {
-      const w = await load(orgId, id);
-      requireActive(w);
+      const w = await pingable(orgId, id);
       await spend(w.id);
       const delivery = await d.outbox
         .enqueue(w.id, "ping", pingBody(w.id, w.url), (queued) =>
@@ -211,12 +237,7 @@ export function createWebhookService(d: WebhookServiceDeps) {
       actor: Actor,
       spend: SpendSend = () => {},
     ): Promise<Delivery> {
-      const w = await load(orgId, id);
-      const found = deliveryId.length <= 64 ? await d.outbox.get(w.id, deliveryId) : null;
-      if (!found) throw notFound("Delivery");
-      requireActive(w);
-      // A refusal costs nothing: a redelivery that would be a 409 is not counted.
-      if (found.status === "pending") throw stillPending(found.next_attempt_at);
+      const { w, found } = await redeliverable(orgId, id, deliveryId);
       await spend(w.id);
       const again = await d.outbox.redeliver(w.id, deliveryId, (was) =>
         // The delivery's id beside the change: inside before and after it was equal on both
