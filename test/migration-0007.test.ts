@@ -3,19 +3,12 @@
 // runs.steps move to run_findings, 200 to a chunk and in order, the step summaries keep a count,
 // and the real server then serves those runs exactly as before — through the new bounded reads.
 import { SYSTEM } from "../src/audit/actor.ts";
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
-import { MIGRATIONS } from "../src/db/migrate.ts";
-import { DB_FILE } from "../src/db/open.ts";
-import { createPgDb } from "../src/db/postgres.ts";
 import { type Program, all, get, run } from "../src/db/program.ts";
-import { createSqliteDb } from "../src/db/sqlite.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
-import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
+import { onPostgres } from "./helpers/backend.ts";
+import { databaseBefore } from "./helpers/schema-at.ts";
 import { call } from "./helpers/server.ts";
 
 const RUN = "0190f0a0-0000-7000-8000-000000000001";
@@ -82,50 +75,13 @@ function* seed(): Program<void> {
   }
 }
 
-/** A SQLite data dir at schema 6 with the rows; the server migrates it when it opens it. */
-async function olderSqlite(): Promise<{ config: Record<string, unknown>; drop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), "assay-m0007-"));
-  const raw = new Database(join(dir, DB_FILE), { create: true, strict: true });
-  raw.exec("PRAGMA journal_mode = WAL");
-  for (const m of MIGRATIONS.filter((x) => x.version < 7)) {
-    raw.exec(m.sqlite);
-    raw.exec(`PRAGMA user_version = ${m.version}`);
-  }
-  await createSqliteDb(raw).tx(seed);
-  raw.close();
-  return { config: { data_dir: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** A PostgreSQL database at schema 6 with the same rows. */
-async function olderPostgres(): Promise<{ config: Record<string, unknown>; drop(): Promise<void> }> {
-  const empty = await emptyPgDatabase();
-  const pg = createPgDb(empty.url, { max: 1 });
-  await pg.sql.unsafe(
-    "CREATE TABLE assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-  );
-  for (const m of MIGRATIONS.filter((x) => x.version < 7)) {
-    await pg.sql.unsafe(m.postgres);
-    await pg.sql.unsafe("INSERT INTO assay_schema_migrations VALUES ($1, $2, $3)", [m.version, m.name, TS]);
-  }
-  await pg.tx(seed);
-  await pg.close();
-  const dir = mkdtempSync(join(tmpdir(), "assay-m0007-"));
-  return {
-    config: { data_dir: dir, database_url: empty.url },
-    async drop() {
-      rmSync(dir, { recursive: true, force: true });
-      await empty.drop();
-    },
-  };
-}
-
 describe(`migration 0007 on existing runs (${onPostgres ? "PostgreSQL" : "SQLite"})`, () => {
   let server: RunningServer;
   let token: string;
   let drop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    const older = onPostgres ? await olderPostgres() : await olderSqlite();
+    const older = await databaseBefore(7, seed, { prefix: "assay-m0007-" });
     drop = older.drop;
     server = await startServer(testConfig({ ...older.config, port: 0, log_level: "silent", workers: 1 }));
     const u = await server.deps.users.create({ username: "ann" }, SYSTEM);

@@ -1,21 +1,10 @@
-// Migration 0016 (issue 24) on a database written by the previous schema (a SQLite data dir, or
-// PostgreSQL when the suite runs there): a workflow at version 2 whose snapshots held only steps,
-// file types and fail-fast. The current version gets the settings it was saved with; the older one
-// stays without them and says so; both keep their steps, can be compared and run.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { testConfig } from "../src/config.ts";
-import { MIGRATIONS } from "../src/db/migrate.ts";
-import { DB_FILE } from "../src/db/open.ts";
-import { createPgDb } from "../src/db/postgres.ts";
 import { type Program, run } from "../src/db/program.ts";
-import { createSqliteDb } from "../src/db/sqlite.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
-import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
+import { onPostgres } from "./helpers/backend.ts";
+import { databaseBefore } from "./helpers/schema-at.ts";
 import { call, errorBody } from "./helpers/server.ts";
 
 const TS = "2026-11-20T10:00:00.000Z";
@@ -62,40 +51,6 @@ function* seed(): Program<void> {
     );
 }
 
-async function older(): Promise<{ config: Record<string, unknown>; drop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), "assay-m0016-"));
-  const previous = MIGRATIONS.filter((x) => x.version < 16);
-  if (!onPostgres) {
-    const raw = new Database(join(dir, DB_FILE), { create: true, strict: true });
-    raw.exec("PRAGMA journal_mode = WAL");
-    for (const m of previous) {
-      raw.exec(m.sqlite);
-      raw.exec(`PRAGMA user_version = ${m.version}`);
-    }
-    await createSqliteDb(raw).tx(seed);
-    raw.close();
-    return { config: { data_dir: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const empty = await emptyPgDatabase();
-  const pg = createPgDb(empty.url, { max: 1 });
-  await pg.sql.unsafe(
-    "CREATE TABLE assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-  );
-  for (const m of previous) {
-    await pg.sql.unsafe(m.postgres);
-    await pg.sql.unsafe("INSERT INTO assay_schema_migrations VALUES ($1, $2, $3)", [m.version, m.name, TS]);
-  }
-  await pg.tx(seed);
-  await pg.close();
-  return {
-    config: { data_dir: dir, database_url: empty.url },
-    async drop() {
-      rmSync(dir, { recursive: true, force: true });
-      await empty.drop();
-    },
-  };
-}
-
 describe(`migration 0016 on existing versions (${onPostgres ? "PostgreSQL" : "SQLite"})`, () => {
   let server: RunningServer;
   let token: string;
@@ -103,7 +58,7 @@ describe(`migration 0016 on existing versions (${onPostgres ? "PostgreSQL" : "SQ
   const V = "/api/v1/orgs/acme/workflows/orders/versions/";
 
   beforeAll(async () => {
-    const o = await older();
+    const o = await databaseBefore(16, seed, { prefix: "assay-m0016-" });
     drop = o.drop;
     server = await startServer(testConfig({ ...o.config, port: 0, log_level: "silent", workers: 1 }));
     const u = await server.deps.users.create({ username: "ann" }, SYSTEM);

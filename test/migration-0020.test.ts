@@ -4,20 +4,17 @@
 // SESSION_PURGE_BATCH expired sessions a sign-in, oldest first, and never a live one.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { testConfig } from "../src/config.ts";
-import { MIGRATIONS } from "../src/db/migrate.ts";
 import { DB_FILE } from "../src/db/open.ts";
 import { createPgDb } from "../src/db/postgres.ts";
 import { type Program, all, run } from "../src/db/program.ts";
-import { createSqliteDb } from "../src/db/sqlite.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { PURGE_EXPIRED, SESSION_PURGE_BATCH } from "../src/web/store.ts";
-import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
+import { onPostgres } from "./helpers/backend.ts";
+import { databaseBefore } from "./helpers/schema-at.ts";
 import { call } from "./helpers/server.ts";
-import { testTempDir } from "./helpers/temp.ts";
 
 const TS = "2026-11-20T10:00:00.000Z";
 const PASSWORD = "correct horse battery";
@@ -43,45 +40,6 @@ function* seed(): Program<void> {
   );
 }
 
-async function at19(): Promise<{ config: Record<string, unknown>; drop(): Promise<void> }> {
-  const dir = testTempDir("assay-m0020-");
-  const previous = MIGRATIONS.filter((x) => x.version < 20);
-  if (!onPostgres) {
-    const raw = new Database(join(dir, DB_FILE), { create: true, strict: true });
-    raw.exec("PRAGMA journal_mode = WAL");
-    for (const m of previous) {
-      raw.exec(m.sqlite);
-      raw.exec(`PRAGMA user_version = ${m.version}`);
-    }
-    await createSqliteDb(raw).tx(seed);
-    raw.close();
-    return { config: { data_dir: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const empty = await emptyPgDatabase();
-  const pg = createPgDb(empty.url, { max: 1 });
-  await pg.sql.unsafe(
-    "CREATE TABLE assay_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, additive INTEGER NOT NULL DEFAULT 0)",
-  );
-  for (const m of previous) {
-    await pg.sql.unsafe(m.postgres);
-    await pg.sql.unsafe("INSERT INTO assay_schema_migrations VALUES ($1, $2, $3, $4)", [
-      m.version,
-      m.name,
-      TS,
-      m.additive ? 1 : 0,
-    ]);
-  }
-  await pg.tx(seed);
-  await pg.close();
-  return {
-    config: { data_dir: dir, database_url: empty.url },
-    async drop() {
-      rmSync(dir, { recursive: true, force: true });
-      await empty.drop();
-    },
-  };
-}
-
 describe(`migration 0020 on a database at schema 19 (${onPostgres ? "PostgreSQL" : "SQLite"})`, () => {
   let server: RunningServer;
   let drop: () => Promise<void> = async () => {};
@@ -97,7 +55,7 @@ describe(`migration 0020 on a database at schema 19 (${onPostgres ? "PostgreSQL"
     );
 
   beforeAll(async () => {
-    const o = await at19();
+    const o = await databaseBefore(20, seed, { additiveColumn: true, prefix: "assay-m0020-" });
     drop = o.drop;
     databaseUrl = String(o.config.database_url ?? "");
     dataDir = String(o.config.data_dir);
