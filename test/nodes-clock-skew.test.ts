@@ -18,7 +18,7 @@ import { MAIN, runAssay } from "./helpers/cli.ts";
 import { createWorkflow, until, waitForRun } from "./helpers/fixtures.ts";
 import { type Gate, type Gates, HOLD_WORKFLOW, WORKER_WORKFLOW, createGates } from "./helpers/gates.ts";
 import { call } from "./helpers/server.ts";
-import { startReceiver } from "./helpers/webhook-receiver.ts";
+import { holdAnswers, startReceiver } from "./helpers/webhook-receiver.ts";
 
 const JSON_CT = { "content-type": "application/json" };
 const ASYNC = { ...JSON_CT, prefer: "respond-async" };
@@ -213,14 +213,7 @@ describe.skipIf(!onPostgres)("a node whose clock is 25 s ahead", () => {
       await n.proc.exited;
     }
     const rx = startReceiver();
-    let release = () => {};
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    rx.respond(async () => {
-      await held;
-      return new Response("ok");
-    });
+    const release = holdAnswers(rx);
     try {
       const f = await serve("f2", {
         ...common(),

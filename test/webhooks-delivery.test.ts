@@ -10,6 +10,7 @@ import { sample } from "./helpers/threads.ts";
 import {
   type Receiver,
   eventually,
+  holdAnswers,
   startReceiver,
   verifyStandardWebhook,
 } from "./helpers/webhook-receiver.ts";
@@ -59,18 +60,6 @@ async function setup(org: string, body: Record<string, unknown> = {}) {
       return d.status === "pending" ? undefined : d;
     });
   return { rx, hook: r.json, path, deliveries, settled };
-}
-/** Makes `rx` hold every request until the returned function is called, then answer 200 "ok". */
-function holdAnswers(rx: Receiver): () => void {
-  let release = () => {};
-  const held = new Promise<void>((r) => {
-    release = r;
-  });
-  rx.respond(async () => {
-    await held;
-    return new Response("ok");
-  });
-  return release;
 }
 const run = (org: string, doc: string, wf = "orders") =>
   call(s, "POST", `/api/v1/orgs/${org}/workflows/${wf}/runs/`, { token: admin, raw: doc, headers: JSON_CT });

@@ -91,3 +91,16 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
     await Bun.sleep(10);
   }
 }
+
+/** Makes `rx` hold every request until the returned function is called, then answer 200 "ok". */
+export function holdAnswers(rx: Receiver): () => void {
+  let release = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  rx.respond(async () => {
+    await held;
+    return new Response("ok");
+  });
+  return release;
+}
