@@ -100,8 +100,9 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: "read",
         params: t.Object({ username: t.String() }),
-        response: { 200: UserOut, ...errorResponses(...AUTHED) },
+        response: { 200: UserOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "adminGetUser", summary: "A user" },
       },
     )
@@ -201,8 +202,9 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         requireInstanceAdmin(principal) ?? presentOrg(await findOrg(params.org_slug), false),
       {
         auth: true,
+        preconditions: "read",
         params: t.Object({ org_slug: t.String() }),
-        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        response: { 200: OrgOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: {
           ...detail,
           operationId: "adminGetOrg",
@@ -289,7 +291,8 @@ export function adminRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
     )
     .get("/settings/", ({ principal }) => requireInstanceAdmin(principal) ?? settings.get(), {
       auth: true,
-      response: { 200: SettingsOut, ...errorResponses(...AUTHED) },
+      preconditions: "read",
+      response: { 200: SettingsOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
       detail: {
         ...detail,
         operationId: "getSettings",

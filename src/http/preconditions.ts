@@ -15,6 +15,8 @@
 //   fails, throwing the 404 (or 403) the request would get without the headers;
 // - "own": the handler judges the headers itself (a workflow's ETag, the run start that the
 //   sync-run lane shares, a cancel whose 403 depends on the run).
+// A GET or HEAD of a single resource without an ETag declares "read": judged on the answer the
+// route found (`read` below).
 // test/preconditions-coverage.test.ts fails for an unsafe route that declares none.
 import { Elysia } from "elysia";
 import { AppError, invalidField } from "../errors.ts";
@@ -67,7 +69,7 @@ export function checkUntagged(headers: Headers): void {
 /** What a target's lookup gets: the route's context after authentication. */
 // biome-ignore lint/suspicious/noExplicitAny: each route's own params and principal
 export type TargetLookup = (ctx: any) => Promise<unknown>;
-export type Preconditions = "exists" | "own" | TargetLookup;
+export type Preconditions = "exists" | "own" | "read" | TargetLookup;
 
 /** The beforeHandle hooks of the macro: a route whose hooks hold one has declared its target. */
 const declaredHooks = new WeakSet<object>();
@@ -78,10 +80,41 @@ export const declaresPreconditions = (hooks: unknown): boolean =>
 const own = () => {};
 declaredHooks.add(own);
 
+/**
+ * GET and HEAD of a resource without an entity tag (`preconditions: "read"`): judged on the
+ * answer the route found (its 401, 403 and 404 come first, §13.2.1), which a safe method may
+ * compute freely. If-Match with a list of tags is a 412 (§13.1.1); then If-None-Match `*` names
+ * the existing resource: 304 Not Modified, no body (§13.1.2, §13.2.2 step 3). A list of tags in
+ * If-None-Match names none of its (absent) tags: the 200. Lists (collections) take no part.
+ */
+const read = (ctx: {
+  request: Request;
+  set: { status?: number | string; headers: Record<string, unknown> };
+}) => {
+  const h = ctx.request.headers;
+  const ifMatch = h.get("if-match");
+  if (ifMatch !== null) {
+    const tags = entityTags(ifMatch);
+    if (tags === null) throw malformed("If-Match");
+    if (tags !== "*") throw noTag();
+  }
+  const ifNoneMatch = h.get("if-none-match");
+  if (ifNoneMatch === null) return;
+  const tags = entityTags(ifNoneMatch);
+  if (tags === null) throw malformed("If-None-Match");
+  if (tags !== "*") return;
+  ctx.set.status = 304;
+  // No body, so no media type (the app's hook set one for the JSON the route returned).
+  delete ctx.set.headers["content-type"];
+  return new Response(null, { status: 304 });
+};
+declaredHooks.add(read);
+
 /** The `preconditions` route option (used by authPlugin, so every route module has it). */
 export const preconditionsPlugin = new Elysia({ name: "preconditions" }).macro({
   preconditions: (target: Preconditions) => {
     if (target === "own") return { beforeHandle: own };
+    if (target === "read") return { afterHandle: read };
     const hook = async (ctx: { request: Request }) => {
       const h = ctx.request.headers;
       // Nearly every request: no header, nothing to read.

@@ -50,8 +50,9 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         presentOrg((await requireOrgRole(orgs, principal, params.org_slug, "viewer")).org),
       {
         auth: true,
+        preconditions: "read",
         params: OrgParams,
-        response: { 200: OrgOut, ...errorResponses(...AUTHED) },
+        response: { 200: OrgOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "getOrg", summary: "Organization detail" },
       },
     )
@@ -153,8 +154,9 @@ export function orgRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: "read",
         params: MemberParams,
-        response: { 200: MemberOut, ...errorResponses(...AUTHED) },
+        response: { 200: MemberOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "getMember", summary: "A member and their role" },
       },
     )

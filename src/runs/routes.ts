@@ -177,8 +177,9 @@ export function runRoutes(
       },
       {
         auth: true,
+        preconditions: "read",
         params: t.Object({ org_slug: t.String(), run_id: t.String() }),
-        response: { 200: RunOut, ...errorResponses(...AUTHED) },
+        response: { 200: RunOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: describe({
           ...detail,
           operationId: "getRun",

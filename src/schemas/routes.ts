@@ -89,8 +89,9 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: true,
+        preconditions: "read",
         params: SchemaParams,
-        response: { 200: SchemaOut, ...errorResponses(...AUTHED) },
+        response: { 200: SchemaOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "getSchema", summary: "A stored schema" },
       },
     )

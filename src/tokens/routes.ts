@@ -133,8 +133,9 @@ export function tokenRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           presentToken(tokens.withLastUse(await ownToken(params.id, principal.user.id))),
         {
           auth: true,
+          preconditions: "read",
           params: t.Object({ id: t.String() }),
-          response: { 200: TokenOut, ...errorResponses(...AUTHED) },
+          response: { 200: TokenOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
           detail: {
             ...detail,
             operationId: "getToken",

@@ -53,7 +53,8 @@ export function meRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   };
   const opts = (operationId: string, summary: string) => ({
     auth: true as const,
-    response: { 200: MeOut, ...errorResponses(...AUTHED) },
+    preconditions: "read" as const,
+    response: { 200: MeOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
     detail: { tags: ["Users"], operationId, summary },
   });
   return new Elysia()

@@ -94,8 +94,9 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: "read",
         params: WebhookParams,
-        response: { 200: WebhookOut, ...errorResponses(...AUTHED) },
+        response: { 200: WebhookOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: {
           ...detail,
           operationId: "getWebhook",
@@ -212,8 +213,9 @@ export function webhookRoutes(
       },
       {
         auth: "admin",
+        preconditions: "read",
         params: DeliveryParams,
-        response: { 200: DeliveryOut, ...errorResponses(...AUTHED) },
+        response: { 200: DeliveryOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "getDelivery", summary: "One delivery with its attempts" },
       },
     )

@@ -19,7 +19,7 @@ import {
   WorkflowParams,
   WorkflowPatch,
 } from "./model.ts";
-import { etagOf, noneMatchFails } from "./etag.ts";
+import { etagOf, ifMatchHolds, noneMatchFails, preconditionFailed } from "./etag.ts";
 import { presentDetail, presentStep, presentWorkflow, workflowUrl } from "./present.ts";
 
 const OrgParams = t.Object({ org_slug: t.String() });
@@ -79,6 +79,11 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
         const { org } = await requireOrgRole(orgs, principal, params.org_slug, "viewer");
         const { workflow, steps } = await workflows.load(org.id, params.workflow);
         set.headers.etag = etagOf(workflow.version);
+        // RFC 9110 §13.2.2: If-Match first (a GET too: 412 unless it names the current version,
+        // until 2026-11-29 ignored here), then If-None-Match (304 while it names it).
+        const ifMatch = headers["if-match"];
+        if (ifMatch !== undefined && !ifMatchHolds(ifMatch, workflow.version))
+          throw preconditionFailed(workflow.version);
         const noneMatch = headers["if-none-match"];
         if (noneMatch !== undefined && noneMatchFails(noneMatch, workflow.version)) {
           set.status = 304;
@@ -89,12 +94,12 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       {
         auth: true,
         params: WorkflowParams,
-        response: { 200: WorkflowDetail, 304: t.Void(), ...errorResponses(...AUTHED) },
+        response: { 200: WorkflowDetail, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: describe({
           ...detail,
           operationId: "getWorkflow",
           summary: "Workflow detail (slug or numeric id)",
-          parameters: [param("IfNoneMatch")],
+          parameters: [param("IfMatchRead"), param("IfNoneMatch")],
           responses: {
             200: { headers: { ETag: header("ETag") } },
             304: {

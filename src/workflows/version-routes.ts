@@ -84,8 +84,9 @@ export function versionRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>, v
       },
       {
         auth: true,
+        preconditions: "read",
         params: VersionParams,
-        response: { 200: VersionDetail, ...errorResponses(...AUTHED) },
+        response: { 200: VersionDetail, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: {
           ...detail,
           operationId: "getWorkflowVersion",

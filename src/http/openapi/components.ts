@@ -101,6 +101,14 @@ export const PARAMETERS = {
       'The ETag of the workflow as read (`"7"`, its version), or `*`: the change is made only if the workflow is still at that version, else 412 precondition_failed (RFC 9110 §13.1.1; a weak W/ tag never matches).',
     schema: { type: "string", examples: ['"7"'] },
   },
+  IfMatchRead: {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description:
+      'The ETag of the workflow (`"7"`), or `*`: the workflow is answered only while it is at that version, else 412 precondition_failed (RFC 9110 §13.1.1; judged before If-None-Match; a weak W/ tag never matches).',
+    schema: { type: "string", examples: ['"7"'] },
+  },
   IfNoneMatch: {
     name: "If-None-Match",
     in: "header",

@@ -39,6 +39,9 @@ const STATUS_TEXT: Record<string, string> = {
   "201": "Created",
   "202": "Accepted: not finished yet",
   "204": "Done; no content",
+  // A GET of a resource without an ETag with If-None-Match: * (src/http/preconditions.ts).
+  "304":
+    "Not Modified: If-None-Match is * and the resource exists (it has no ETag); no body (RFC 9110 §13.1.2)",
 };
 
 interface Detail {
