@@ -134,6 +134,21 @@ export async function createContext(
       check(r.json?.status === r.status, "error object's status differs from the answer's");
     }
   }
+  /**
+   * If-Match / If-None-Match for an unsafe request to a resource without an ETag (all but a
+   * workflow; docs/api.md): none most of the time; else a false one (If-Match with a tag list, or
+   * If-None-Match: *), a 412 once the target exists and the answer without it would be a 2xx (a
+   * 401/403/404 and a 409 from the target's state win, RFC 9110 §13.2.1), or a true one
+   * (If-Match: *, If-None-Match with a tag list) that changes nothing.
+   */
+  function precondition(): { headers?: Record<string, string>; fails: boolean } {
+    const x = rnd();
+    if (x < 0.06) return { headers: { "if-match": pick(['"1"', '"x", "y"', 'W/"2"']) }, fails: true };
+    if (x < 0.12) return { headers: { "if-none-match": "*" }, fails: true };
+    if (x < 0.15) return { headers: { "if-match": "*" }, fails: false };
+    if (x < 0.18) return { headers: { "if-none-match": '"0"' }, fails: false };
+    return { fails: false };
+  }
   /** `anyone`: by whichever user (a burst's senders). */
   const audit = (action: string, org: string | null, actor: Actor | null, anyone = false): void => {
     st.expected.push({ action, org, actor: anyone ? "*" : (actor?.user.name ?? null) });
@@ -323,6 +338,11 @@ export async function createContext(
         r.json.results.length === 0 && r.json.next === null && r.json.previous,
         `${path}: a page past the end is not an empty page with previous`,
       );
+      // The count and the page are one statement on PostgreSQL (an empty page LEFT JOINed to it).
+      check(
+        growing || r.json.count === count,
+        `${path}: a page past the end counts ${r.json.count}, not ${count}`,
+      );
     }
     return { status: 200, items };
   }
@@ -359,6 +379,7 @@ export async function createContext(
     check,
     http,
     expectStatus,
+    precondition,
     audit,
     monitor,
     root,

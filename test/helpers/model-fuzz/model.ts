@@ -14,6 +14,8 @@ export interface MUser {
   name: string;
   isAdmin: boolean;
   tokens: MToken[];
+  /** Set for a user the fuzzer created with a password (ops-org.ts, users). */
+  password?: string;
 }
 export interface MStep {
   id: number;

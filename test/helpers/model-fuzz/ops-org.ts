@@ -2,6 +2,18 @@
 import { type Ctx, type Json, type Ops, SLUGS, OTHER_USERS } from "./context.ts";
 import { type MUser, ROLES } from "./model.ts";
 
+// A password whose Unicode forms differ: è composed or not, the ligature ﬁ (NFKC: "fi"), the ohm
+// sign (NFC and NFKC: Ω U+03A9). Passwords are hashed and judged in their NFKC form
+// (docs/security.md): any form of it signs in.
+const PASSWORD = "Crème ﬁne Ω password";
+const FORMS = [
+  (p: string) => p,
+  (p: string) => p.normalize("NFC"),
+  (p: string) => p.normalize("NFD"),
+  (p: string) => p.normalize("NFKC"),
+  (p: string) => p.normalize("NFKD"),
+];
+
 export function orgOps(c: Ctx): Ops {
   const {
     int,
@@ -12,6 +24,7 @@ export function orgOps(c: Ctx): Ops {
     check,
     http,
     expectStatus,
+    precondition,
     audit,
     root,
     liveTokens,
@@ -128,12 +141,15 @@ export function orgOps(c: Ctx): Ops {
           workflow_slugs: filter,
           is_active: chance(0.85),
         };
-        const r = await http(a, "POST", `/api/v1/orgs/${org}/webhooks/`, { body });
+        // A precondition only on a valid body: which of a 400 and a 412 comes first is not asked.
+        const pc = filter.some((x) => !slugs.includes(x)) ? { fails: false } : precondition();
+        const r = await http(a, "POST", `/api/v1/orgs/${org}/webhooks/`, { body, headers: pc.headers });
         const access = m.access(a.user, a.token, org, "admin");
         if (access) return expectStatus(r, access);
         // The limit (docs/webhooks.md) is checked before the filter's slugs.
         if (o!.webhooks.size >= 20) return expectStatus(r, 409, "conflict");
         if (filter.some((x) => !slugs.includes(x))) return expectStatus(r, 400, "invalid_request");
+        if (pc.fails) return expectStatus(r, 412);
         expectStatus(r, 201);
         o!.webhooks.set(r.json.id, {
           id: r.json.id,
@@ -173,9 +189,11 @@ export function orgOps(c: Ctx): Ops {
           return;
         }
         if (kind === "delete") {
-          const r = await http(a, "DELETE", base);
+          const pc = precondition();
+          const r = await http(a, "DELETE", base, { headers: pc.headers });
           if (access) return expectStatus(r, access);
           if (!mine) return expectStatus(r, 404);
+          if (pc.fails) return expectStatus(r, 412);
           expectStatus(r, 204);
           o!.webhooks.delete(id);
           audit("webhook.delete", org, a);
@@ -230,13 +248,16 @@ export function orgOps(c: Ctx): Ops {
                   ...(chance(0.7) && slugs.length ? [pick(slugs)] : [pick(SLUGS)]),
                 ]),
               ];
-        const r = await http(a, "PATCH", base, { body });
+        const unknown = ((body.workflow_slugs as string[] | undefined) ?? []).some((x) => !slugs.includes(x));
+        const pc = unknown ? { fails: false } : precondition();
+        const r = await http(a, "PATCH", base, { body, headers: pc.headers });
         if (access) return expectStatus(r, access);
         if (!mine) return expectStatus(r, 404);
         const fresh = ((body.workflow_slugs as string[] | undefined) ?? []).filter(
           (x) => !mine.workflow_slugs.includes(x),
         );
         if (fresh.some((x) => !slugs.includes(x))) return expectStatus(r, 400, "invalid_request");
+        if (pc.fails) return expectStatus(r, 412);
         expectStatus(r, 200);
         const before = JSON.stringify(mine);
         Object.assign(mine, body);
@@ -267,30 +288,41 @@ export function orgOps(c: Ctx): Ops {
           return sameList("member", [r.json.username, r.json.role], [target, current]);
         }
         if (kind === "add") {
+          const pc = precondition();
           const r = await http(a, "POST", `/api/v1/orgs/${org}/members/`, {
             body: { username: target, role },
+            headers: pc.headers,
           });
           if (access) return expectStatus(r, access);
+          // A username taken is a conflict of the content: after the 412 (docs/api.md).
+          if (pc.fails) return expectStatus(r, 412);
           if (current) return expectStatus(r, 409, "conflict");
           expectStatus(r, 201);
           o!.members.set(target, role);
           return audit("member.add", org, a);
         }
         if (kind === "update") {
-          const r = await http(a, "PATCH", `/api/v1/orgs/${org}/members/${target}/`, { body: { role } });
+          const pc = precondition();
+          const r = await http(a, "PATCH", `/api/v1/orgs/${org}/members/${target}/`, {
+            body: { role },
+            headers: pc.headers,
+          });
           if (access) return expectStatus(r, access);
           if (!current) return expectStatus(r, 404);
           if (current === "admin" && role !== "admin" && admins === 1)
             return expectStatus(r, 409, "conflict");
+          if (pc.fails) return expectStatus(r, 412);
           expectStatus(r, 200);
           if (current !== role) audit("member.update", org, a);
           o!.members.set(target, role);
           return;
         }
-        const r = await http(a, "DELETE", `/api/v1/orgs/${org}/members/${target}/`);
+        const pc = precondition();
+        const r = await http(a, "DELETE", `/api/v1/orgs/${org}/members/${target}/`, { headers: pc.headers });
         if (access) return expectStatus(r, access);
         if (!current) return expectStatus(r, 404);
         if (current === "admin" && admins === 1) return expectStatus(r, 409, "conflict");
+        if (pc.fails) return expectStatus(r, 412);
         expectStatus(r, 204);
         o!.members.delete(target);
         audit("member.remove", org, a);
@@ -321,9 +353,11 @@ export function orgOps(c: Ctx): Ops {
         // Keep one live token per user (the model picks among them), and root's first (setup's).
         const last = owner === a.user && !t.revoked && liveTokens(a.user).length === 1;
         if (last || t.id === root.tokens[0]!.id) return;
-        const r = await http(a, "DELETE", `/api/v1/users/me/tokens/${t.id}/`);
+        const pc = precondition();
+        const r = await http(a, "DELETE", `/api/v1/users/me/tokens/${t.id}/`, { headers: pc.headers });
         if (a.token.revoked) return expectStatus(r, 401);
         if (owner !== a.user) return expectStatus(r, 404);
+        if (pc.fails) return expectStatus(r, 412);
         expectStatus(r, 204);
         if (!t.revoked) audit("token.revoke", null, a);
         t.revoked = true;
@@ -338,9 +372,11 @@ export function orgOps(c: Ctx): Ops {
         const kind = pick(["suspend", "restore", "restore", "restore", "rename", "rename"]);
         if (kind === "rename") {
           const name = pick(["Acme Inc", "Beta Ltd", o.name]);
-          const r = await http(a, "PATCH", `/api/v1/orgs/${org}/`, { body: { name } });
+          const pc = precondition();
+          const r = await http(a, "PATCH", `/api/v1/orgs/${org}/`, { body: { name }, headers: pc.headers });
           const access = m.access(a.user, a.token, org, "admin");
           if (access) return expectStatus(r, access);
+          if (pc.fails) return expectStatus(r, 412);
           expectStatus(r, 200);
           if (name !== o.name) audit("org.update", org, a);
           o.name = name;
@@ -364,6 +400,16 @@ export function orgOps(c: Ctx): Ops {
         const a = chance(0.8) ? actor(root) : actor();
         const name = pick(OTHER_USERS);
         const u = m.users.get(name);
+        if (u?.password && chance(0.4)) {
+          // The user signs in with the password in another Unicode form (no token: a session).
+          const r = await http(null, "POST", "/api/v1/auth/login/", {
+            body: { username: name, password: pick(FORMS)(u.password) },
+          });
+          // 10 attempts a minute a username (docs/security.md): a 429 signs no one in.
+          expectStatus(r, [200, 429], r.status === 429 ? "rate_limited" : undefined);
+          if (r.status === 200) audit("auth.login", null, { user: u, token: u.tokens[0]! });
+          return;
+        }
         if (u) {
           const r = await http(a, "DELETE", `/api/v1/admin/users/${name}/`);
           if (a.token.revoked) return expectStatus(r, 401);
@@ -385,8 +431,9 @@ export function orgOps(c: Ctx): Ops {
           ghosts.push(ghost);
           return;
         }
+        const password = pick(FORMS)(PASSWORD);
         const r = await http(a, "POST", "/api/v1/admin/users/", {
-          body: { username: name, password: "a long password" },
+          body: { username: name, password },
         });
         if (a.token.revoked) return expectStatus(r, 401);
         if (!a.user.isAdmin) return expectStatus(r, 403);
@@ -397,6 +444,7 @@ export function orgOps(c: Ctx): Ops {
           name,
           isAdmin: false,
           tokens: [{ id: t.tokenId, secret: t.token, revoked: false, name: `${name}-token` }],
+          password,
         });
         audit("token.create", null, null);
       },
