@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
-import { type Receiver, startReceiver } from "./helpers/webhook-receiver.ts";
+import { type Receiver, holdAnswers, startReceiver } from "./helpers/webhook-receiver.ts";
 
 let s: TestServer;
 let rx: Receiver;
@@ -198,6 +198,36 @@ describe("the other 409s a request gets from the state of its target, whatever i
     await firstAnswer("POST", `${delivery}redeliver/`, inactive);
   });
 
+  test("a redelivery of a delivery still pending", async () => {
+    // The receiver holds the attempt: the delivery stays pending until the test releases it.
+    const release = holdAnswers(rx);
+    try {
+      const hook = await call(s, "POST", `${A}/webhooks/`, {
+        token: s.rootToken,
+        body: { url: `${rx.url}/held` },
+      });
+      const ping = await call(s, "POST", `${A}/webhooks/${hook.json.id}/ping/`, { token: s.rootToken });
+      expect(ping.status).toBe(202);
+      const delivery = `${A}/webhooks/${hook.json.id}/deliveries/${ping.json.id}/`;
+      await until(() => rx.received.some((r) => r.path === "/held"), "the attempt under way");
+      const pending = await call(s, "GET", delivery, { token: s.rootToken });
+      expect(pending.json.status).toBe("pending");
+      const next = pending.json.next_attempt_at;
+      await firstAnswer(
+        "POST",
+        `${delivery}redeliver/`,
+        errorBody(
+          409,
+          "conflict",
+          `The delivery is still pending; it is retried on its own schedule${next ? ` (next attempt at ${next})` : ""}.`,
+        ),
+      );
+    } finally {
+      release();
+      rx.respond(() => new Response("ok"));
+    }
+  });
+
   test("a new webhook of an org that has its 20", async () => {
     const have = Number((await s.sql<{ n: number }>("SELECT count(*) AS n FROM webhooks"))[0]?.n);
     for (let i = have; i < 20; i++) {
@@ -240,6 +270,20 @@ describe("the other 409s a request gets from the state of its target, whatever i
         "conflict",
         'The organization "gone" has been deleted; restore it first (POST /api/v1/admin/orgs/gone/restore/).',
       ),
+    );
+  });
+
+  test("a run of a workflow with no active step: its 400", async () => {
+    const bare = await call(s, "POST", `${A}/workflows/`, {
+      token: s.rootToken,
+      body: { slug: "bare", name: "bare", allowed_file_types: ["JSON"] },
+    });
+    expect(bare.status).toBe(201);
+    await firstAnswer(
+      "POST",
+      `${A}/workflows/bare/runs/`,
+      errorBody(400, "no_workflow_steps", "The workflow has no active steps."),
+      { body: { a: 1 } },
     );
   });
 
