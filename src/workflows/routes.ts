@@ -28,6 +28,16 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
   const { orgs, workflows, config } = deps;
   const origin = (r: Request) => publicOrigin(config.base_url, r);
   const detail = { tags: ["Workflows"] };
+  // The target an unsafe step route's preconditions are judged on (src/http/preconditions.ts).
+  const stepTarget = async (c: {
+    params: { org_slug: string; workflow: string; step_id: string };
+    principal: Principal;
+  }) =>
+    workflows.getStep(
+      (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
+      c.params.workflow,
+      c.params.step_id,
+    );
   // PUT and PATCH: If-Match in, ETag out (etag.ts).
   const conditional = {
     parameters: [param("IfMatch"), param("IfNoneMatchEdit")],
@@ -229,15 +239,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
-        preconditions: async (c: {
-          params: { org_slug: string; workflow: string; step_id: string };
-          principal: Principal;
-        }) =>
-          workflows.getStep(
-            (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
-            c.params.workflow,
-            c.params.step_id,
-          ),
+        preconditions: stepTarget,
         params: StepParams,
         body: StepPatch,
         response: { 200: StepOut, ...errorResponses(...AUTHED, 409) },
@@ -257,15 +259,7 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
-        preconditions: async (c: {
-          params: { org_slug: string; workflow: string; step_id: string };
-          principal: Principal;
-        }) =>
-          workflows.getStep(
-            (await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id,
-            c.params.workflow,
-            c.params.step_id,
-          ),
+        preconditions: stepTarget,
         params: StepParams,
         response: { 204: t.Void(), ...errorResponses(...AUTHED, 409) },
         detail: { ...detail, operationId: "deleteStep", summary: "Delete a step" },
