@@ -10,6 +10,12 @@
 // server from a temp dir (SQLite) or on a throwaway PostgreSQL server (test/helpers/pg-cluster.ts).
 //   bun scripts/soak.ts [--backend sqlite|postgres] [--minutes 25] [--rounds 1] [--quiet 90]
 //     [--sample 30] [--concurrency 8] [--bin dist/assay] [--out /tmp/soak-sqlite.jsonl]
+//     [--sch-configs 0]
+// --sch-configs W adds an operation of weight W (the others' weights sum to 106) that saves and
+// runs a new Schematron config of 40 asserts, each a distinct XPath expression: fontoxpath keeps
+// every expression it compiled, so the workers' memory grows until the pool replaces them
+// (WORKER_MAX_RETAINED, 20,000 expressions a worker; docs/execution.md). `sch_configs` in the
+// samples counts them.
 import {
   readdirSync,
   readFileSync,
@@ -36,6 +42,7 @@ const SAMPLE_S = Number(arg("sample", "30"));
 const CONCURRENCY = Number(arg("concurrency", "8"));
 const BIN = resolve(arg("bin", "dist/assay"));
 const OUT = arg("out", join(tmpdir(), `soak-${BACKEND}.jsonl`));
+const SCH_CONFIGS = Number(arg("sch-configs", "0"));
 
 const dir = mkdtempSync(join(tmpdir(), "assay-soak-"));
 const dataDir = join(dir, "data");
@@ -668,7 +675,40 @@ async function webhookUpkeep() {
   await api("POST", `/api/v1/orgs/soak/webhooks/${pick(hookIds)}/ping/`, { token: ROOT, tag: "hook-ping" });
 }
 
+let schConfigs = 0;
+async function schematronConfig() {
+  const u = w();
+  const slug = `x-${uniq()}`;
+  const n = serial;
+  // 40 asserts whose expressions no other config has: 40 new entries in fontoxpath's cache.
+  const asserts = Array.from(
+    { length: 40 },
+    (_, i) => `<sch:assert id="A${i}" test="count(line) lt ${n * 40 + i + 1000}">a</sch:assert>`,
+  ).join("");
+  const schema = `<sch:schema xmlns:sch="http://purl.oclc.org/dsdl/schematron" queryBinding="xslt2"><sch:pattern><sch:rule context="order">${asserts}</sch:rule></sch:pattern></sch:schema>`;
+  const c = await api("POST", "/api/v1/orgs/soak/workflows/", {
+    token: u.token,
+    body: {
+      slug,
+      name: slug,
+      allowed_file_types: ["XML"],
+      steps: [{ name: "s", validator: "schematron", config: { schema } }],
+    },
+    tag: "sch-create",
+  });
+  if (c.status !== 201) return;
+  const r = await api("POST", `/api/v1/orgs/soak/workflows/${slug}/runs/`, {
+    token: u.token,
+    raw: KINDS.sch.doc(true),
+    headers: { "content-type": "application/xml", prefer: "wait=30" },
+    tag: "sch-run",
+  });
+  if (r.status < 300) schConfigs++;
+  await api("DELETE", `/api/v1/orgs/soak/workflows/${slug}/`, { token: u.token, tag: "sch-delete" });
+}
+
 const OPS: [number, () => Promise<unknown>][] = [
+  ...(SCH_CONFIGS > 0 ? [[SCH_CONFIGS, schematronConfig] as [number, () => Promise<unknown>]] : []),
   [30, () => runOne(false)],
   [15, () => runOne(true)],
   [8, tokenChurn],
@@ -731,6 +771,7 @@ async function sample() {
     orgs,
     versions,
     sessions,
+    sch_configs: schConfigs,
     ...proc_(),
     metrics_series: series,
     db: dbFiles(),
