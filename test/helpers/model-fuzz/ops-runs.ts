@@ -14,6 +14,7 @@ export function runOps(c: Ctx): Ops {
     check,
     http,
     expectStatus,
+    precondition,
     audit,
     actor,
     who,
@@ -194,26 +195,35 @@ export function runOps(c: Ctx): Ops {
         const runs = allRuns();
         const run = runs.length ? pick(runs) : null;
         const id = run?.id ?? "01890000-0000-7000-8000-000000000000";
-        const r = await http(a, "POST", `/api/v1/orgs/${org}/runs/${id}/cancel/`);
+        const pc = precondition();
+        const r = await http(a, "POST", `/api/v1/orgs/${org}/runs/${id}/cancel/`, { headers: pc.headers });
         const access = m.access(a.user, a.token, org, "viewer");
         if (access) return expectStatus(r, access);
         if (!run || run.org !== org) return expectStatus(r, 404);
         const role = m.org(org)!.members.get(a.user.name);
         if (rank(role) < rank("author") && run.createdBy !== a.user.name) return expectStatus(r, 403);
         if (run.final) return expectStatus(r, 409, "conflict");
-        expectStatus(r, run.gate && r.json?.detail !== "The run is already timed_out." ? 200 : [200, 409]);
-        if (r.status === 200) {
-          check(r.json.status === "canceled", `cancel answered a run ${r.json.status}`);
-          run.final = "canceled";
-          audit("run.cancel", org, a);
-        } else {
+        /** A 409: the run has ended (since the model last looked). */
+        const ended = async () => {
           const g = await http(monitorOf(org), "GET", `/api/v1/orgs/${org}/runs/${id}/`);
           check(
             !["queued", "running"].includes(g.json.status),
             "a cancel refused as final for a run still going",
           );
           run.final = g.json.status;
+        };
+        if (pc.fails) {
+          // The 409 of a run that has ended wins over a false precondition (docs/api.md).
+          expectStatus(r, [412, 409]);
+          if (r.status === 409) await ended();
+          return;
         }
+        expectStatus(r, run.gate && r.json?.detail !== "The run is already timed_out." ? 200 : [200, 409]);
+        if (r.status === 200) {
+          check(r.json.status === "canceled", `cancel answered a run ${r.json.status}`);
+          run.final = "canceled";
+          audit("run.cancel", org, a);
+        } else await ended();
       },
     ],
     holdRun: [
@@ -269,6 +279,14 @@ export function runOps(c: Ctx): Ops {
             .map(([u]) => m.users.get(u)!);
           if (able.length && chance(0.5)) {
             const by = actor(pick(able));
+            const pc = precondition();
+            if (pc.fails) {
+              // Held, so still running: a false precondition is a 412 that cancels nothing.
+              const f = await http(by, "POST", `/api/v1/orgs/${org}/runs/${run.id}/cancel/`, {
+                headers: pc.headers,
+              });
+              expectStatus(f, by.token.revoked ? 401 : 412);
+            }
             const c = await http(by, "POST", `/api/v1/orgs/${org}/runs/${run.id}/cancel/`);
             if (by.token.revoked) expectStatus(c, 401);
             else {
