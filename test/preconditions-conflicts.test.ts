@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import { type Receiver, holdAnswers, startReceiver } from "./helpers/webhook-receiver.ts";
+import { EXISTS, NO_TAG, malformed } from "./helpers/preconditions.ts";
 
 let s: TestServer;
 let rx: Receiver;
@@ -85,24 +86,7 @@ describe("the last admin's 409 comes before a false If-Match or If-None-Match: *
 });
 
 describe("with another admin, the same requests are the 412 and change nothing", () => {
-  const NO_TAG = errorBody(
-    412,
-    "precondition_failed",
-    "If-Match names an entity tag, but this resource has none (only a workflow has an ETag): nothing was changed.",
-  );
-  const EXISTS = errorBody(
-    412,
-    "precondition_failed",
-    "If-None-Match is * and the resource exists: nothing was changed.",
-  );
-  const malformed = errorBody(400, "invalid_request", "Invalid value for If-Match.", [
-    {
-      field: "If-Match",
-      code: "invalid",
-      message: 'If-Match is * or a list of entity tags in double quotes, such as "7".',
-    },
-  ]);
-  const expected = [NO_TAG, EXISTS, EXISTS, malformed];
+  const expected = [NO_TAG, EXISTS, EXISTS, malformed("If-Match")];
 
   test("an org admin removed or demoted, an instance admin deleted: 412 (or 400), then the write", async () => {
     await s.user("ada", "acme", "admin", { is_admin: true });

@@ -7,20 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
-
-const NO_TAG = errorBody(
-  412,
-  "precondition_failed",
-  "If-Match names an entity tag, but this resource has none (only a workflow has an ETag): nothing was changed.",
-);
-const malformed = (name: string) =>
-  errorBody(400, "invalid_request", `Invalid value for ${name}.`, [
-    {
-      field: name,
-      code: "invalid",
-      message: `${name} is * or a list of entity tags in double quotes, such as "7".`,
-    },
-  ]);
+import { NO_TAG, malformed } from "./helpers/preconditions.ts";
 
 let s: TestServer;
 const ids: Record<string, string | number> = {};

@@ -9,25 +9,7 @@ import { createWorkflow, until } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW } from "./helpers/gates.ts";
 import { type TestServer, call, errorBody, startEmptyServer, startTestServer } from "./helpers/server.ts";
 import { type Receiver, startReceiver } from "./helpers/webhook-receiver.ts";
-
-const NO_TAG = errorBody(
-  412,
-  "precondition_failed",
-  "If-Match names an entity tag, but this resource has none (only a workflow has an ETag): nothing was changed.",
-);
-const EXISTS = errorBody(
-  412,
-  "precondition_failed",
-  "If-None-Match is * and the resource exists: nothing was changed.",
-);
-const malformed = (name: string) =>
-  errorBody(400, "invalid_request", `Invalid value for ${name}.`, [
-    {
-      field: name,
-      code: "invalid",
-      message: `${name} is * or a list of entity tags in double quotes, such as "7".`,
-    },
-  ]);
+import { EXISTS, NO_TAG, malformed } from "./helpers/preconditions.ts";
 
 let s: TestServer;
 let rx: Receiver;
