@@ -27,6 +27,7 @@ beforeAll(async () => {
     body: { uri: "https://example.com/a.json", schema: { type: "object" } },
   });
   ids.schema = schema.json.id;
+  ids.step = (await call(s, "GET", `${A}/workflows/wf/`, { token: root })).json.steps[0].id;
   ids.token = (
     await call(s, "POST", "/api/v1/users/me/tokens/", { token: root, body: { name: "t" } })
   ).json.id;
@@ -56,6 +57,8 @@ const RESOURCES: { path: () => string; missing?: () => string }[] = [
   },
   { path: () => `${A}/runs/${ids.run}/`, missing: () => `${A}/runs/0191f0e0-0000-7000-8000-000000000000/` },
   { path: () => `${A}/workflows/wf/versions/1/`, missing: () => `${A}/workflows/wf/versions/9/` },
+  // A step: the one resource whose GET (added 2026-11-28) the 2026-11-29 change left out.
+  { path: () => `${A}/workflows/wf/steps/${ids.step}/`, missing: () => `${A}/workflows/wf/steps/999999/` },
   { path: () => `/api/v1/users/me/tokens/${ids.token}/`, missing: () => "/api/v1/users/me/tokens/999999/" },
   { path: () => "/api/v1/users/me/" },
   { path: () => "/api/v1/auth/me/" },
@@ -205,6 +208,7 @@ test("the OpenAPI document lists 304 and 412 on these GETs", async () => {
       "getRun",
       "getSchema",
       "getSettings",
+      "getStep",
       "getToken",
       "getWebhook",
       "getWorkflow",

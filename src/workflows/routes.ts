@@ -225,8 +225,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: true,
+        preconditions: "read",
         params: StepParams,
-        response: { 200: StepOut, ...errorResponses(...AUTHED) },
+        response: { 200: StepOut, 304: t.Void(), ...errorResponses(...AUTHED, 412) },
         detail: { ...detail, operationId: "getStep", summary: "A step (the Location of addStep)" },
       },
     )
