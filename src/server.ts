@@ -97,7 +97,10 @@ function listenError(config: Config, e: unknown): unknown {
   if (problem) return problem;
   const code = e instanceof ThreadListenError ? e.code : (e as { code?: string }).code;
   if (code === "EADDRINUSE") return new PortInUseError(config.host, config.port);
-  if (e instanceof ThreadListenError || (e as { syscall?: string })?.syscall === "listen")
+  // A host name the resolver does not know ("a b", "not..a..host") fails in getaddrinfo, not in
+  // listen: its own words ("getaddrinfo ENOTFOUND a b") named neither the setting nor the port.
+  const syscall = (e as { syscall?: string })?.syscall;
+  if (e instanceof ThreadListenError || syscall === "listen" || syscall === "getaddrinfo")
     return new ListenError(config.host, config.port, e);
   return e;
 }

@@ -512,6 +512,17 @@ describe("help and start errors", () => {
     expect(existsSync(x)).toBe(false);
   });
 
+  test("a host name the resolver refuses (getaddrinfo): said with the address and the setting, as any other", () => {
+    const x = join(dir, "x3");
+    const r = assay(["serve", "--host", "not..a..host", "--port", "0", "--data-dir", x]);
+    expect(r).toEqual({
+      code: 1,
+      out: "",
+      err: "assay serve: cannot listen on not..a..host:0: getaddrinfo ENOTFOUND not..a..host (is --host a name or address of this machine?)\n",
+    });
+    expect(existsSync(x)).toBe(false);
+  });
+
   test("an error whose detail only repeats it is one line: members add of a member", () => {
     expect(assay(["members", "add", "acme", "root", "viewer", "--data-dir", data])).toEqual({
       code: 1,
