@@ -6,6 +6,14 @@
 import type { StepDef, WorkflowVersion } from "./types.ts";
 
 export const MAX_CHANGES = 1000;
+/**
+ * The changes' paths in all, characters. Each change names its whole JSON Pointer, so 1000 leaves
+ * changed under one deep spine of long keys repeated the spine 1000 times: a 490 KB workflow saved
+ * twice answered 481 MB (docs/security.md). What else a diff holds (the values before and after)
+ * is each part of a version at most once. The first change is listed whatever its length: one
+ * path is no longer than the version it points into.
+ */
+export const MAX_DIFF_PATH_CHARS = 1_048_576;
 
 /** Settings a version snapshot holds; the first four are absent from versions before 0016. */
 export const SETTINGS = [
@@ -29,7 +37,7 @@ export interface Change {
 
 export interface VersionDiff {
   changes: Change[];
-  /** More than MAX_CHANGES changes: the list stops there. */
+  /** More than MAX_CHANGES changes, or paths past MAX_DIFF_PATH_CHARS: the list stops there. */
   truncated: boolean;
   /** Settings one of the versions did not record (saved before they were recorded). */
   unrecorded: string[];
@@ -51,9 +59,15 @@ const stepShape = (s: StepDef) => ({
 export function diffVersions(from: WorkflowVersion, to: WorkflowVersion): VersionDiff {
   const out: Change[] = [];
   let truncated = false;
+  let pathChars = 0;
   const push = (c: Change) => {
-    if (out.length >= MAX_CHANGES) truncated = true;
-    else out.push(c);
+    if (truncated) return;
+    if (out.length >= MAX_CHANGES || (out.length > 0 && pathChars + c.path.length > MAX_DIFF_PATH_CHARS))
+      truncated = true;
+    else {
+      out.push(c);
+      pathChars += c.path.length;
+    }
   };
   const unrecorded: string[] = [];
   for (const k of SETTINGS) {

@@ -74,7 +74,10 @@ export const VersionDiffOut = named(
         step: t.Nullable(t.Object({ id: Int(), name: t.String() })),
       }),
     ),
-    truncated: t.Boolean({ description: "More than 1000 changes: the list stops there" }),
+    truncated: t.Boolean({
+      description:
+        "More than 1000 changes, or their paths past 1 MiB of characters in all: the list stops there",
+    }),
     unrecorded: t.Array(t.String(), { description: "Settings one of the two versions did not record" }),
   }),
 );
