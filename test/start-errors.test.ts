@@ -97,6 +97,41 @@ test.skipIf(!nobodyCanRun)(
   },
 );
 
+/** Unreadable by anyone but root, or by anyone at all when not run as root. */
+const privateMode = (path: string, mode: number) => chmodSync(path, asNobody.length ? mode : 0);
+
+test.skipIf(!nobodyCanRun)(
+  "an admin command on a data dir it may not enter, or a database file it may not read: exit 1, named, permission denied (not 'no installation')",
+  async () => {
+    const data = join(dir, "private");
+    chmodSync(dir, 0o755);
+    const init = await assay(["init", "--org", "acme", "--admin", "root", "--data-dir", data]);
+    expect(init.code).toBe(0);
+    // As the server leaves it: the dir 0700, its files 0600, the server's user's alone.
+    privateMode(data, 0o700);
+    try {
+      expect(await assay(["users", "list", "--data-dir", data], asNobody)).toEqual({
+        code: 1,
+        out: "",
+        err: `assay users: cannot read the data directory ${data} (permission denied)\n`,
+      });
+      // The dir opened up (0755) but not the database file in it.
+      chmodSync(data, 0o755);
+      privateMode(join(data, "assay.db"), 0o600);
+      const copy = join(dir, "private-copy.db");
+      expect(await assay(["backup", copy, "--data-dir", data], asNobody)).toEqual({
+        code: 1,
+        out: "",
+        err: `assay backup: cannot read ${join(data, "assay.db")} (permission denied)\n`,
+      });
+      expect(existsSync(copy)).toBe(false);
+    } finally {
+      chmodSync(data, 0o700);
+      chmodSync(join(data, "assay.db"), 0o600);
+    }
+  },
+);
+
 test("serve against a PostgreSQL that cannot be reached says it waits, once, then why it gave up", async () => {
   const url = "postgres://assay:secret@127.0.0.1:1/assay";
   const r = await assay(["serve", "--port", "0", "--database-url", url]);

@@ -2,7 +2,7 @@
 // a busy timeout make that safe) and build the same services the server uses.
 import { loadConfig } from "../config.ts";
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { join } from "node:path";
 import { MIGRATIONS, READS, WRITES, schemaVersion } from "../db/migrate.ts";
 import { holdOffServers } from "../db/lock.ts";
@@ -130,6 +130,7 @@ export function refuseUpgradeUnderServer(config: DbConfig): () => void {
 /** Refuses (exit 1) a data dir without a database file, or a database without Assay's schema. */
 export async function requireInstallation(config: DbConfig): Promise<void> {
   if (!config.database_url) {
+    unreadableDataDir(config.data_dir);
     if (sqliteSchemaVersion(join(config.data_dir, DB_FILE)) > 0) return;
   } else {
     const db = await openDb(config, { migrate: false });
@@ -144,6 +145,28 @@ export async function requireInstallation(config: DbConfig): Promise<void> {
     "not_found",
     `No Assay installation in ${describeDb(config)}: name one with --data-dir or --database-url (or ASSAY_DATA_DIR, ASSAY_DATABASE_URL), or create one with "assay init".`,
   );
+}
+
+/**
+ * Refuses a data dir, or a database file in it, this user may not read. The server's user makes
+ * both its own (0700, 0600), so another user's `assay users list` could not even see assay.db: it
+ * was told there was no installation and to create one with `assay init`, which then failed on
+ * the permission.
+ */
+function unreadableDataDir(dir: string): void {
+  const denied = (path: string, mode: number) => {
+    try {
+      accessSync(path, mode);
+      return false;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      return code === "EACCES" || code === "EPERM";
+    }
+  };
+  if (denied(dir, constants.R_OK | constants.X_OK))
+    throw new Error(`cannot read the data directory ${dir} (permission denied)`);
+  const file = join(dir, DB_FILE);
+  if (denied(file, constants.R_OK)) throw new Error(`cannot read ${file} (permission denied)`);
 }
 
 /**
