@@ -25,8 +25,17 @@ export function headAnswer(
   return new Response(null, { headers: h });
 }
 
-/** The framework's answer to a HEAD, with the framing headAnswer set (src/app.ts). */
+/**
+ * The framework's answer to a HEAD, with the framing headAnswer set (src/app.ts). A 304 says no
+ * Content-Length: the framework counted its empty body and said `0`, where RFC 9110 §8.6 allows
+ * only the length the 200 would have said, and GET's 304 says none (Bun.serve adds none to a
+ * bodiless 304; it sends whatever a Response carries).
+ */
 export function withHeadFraming(request: Request, r: Response): Response {
+  if (r.status === 304) {
+    r.headers.delete("content-length");
+    return r;
+  }
   const f = framing.get(request);
   if (f === undefined) return r;
   if (f === null) r.headers.delete("content-length");
