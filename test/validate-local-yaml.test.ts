@@ -31,3 +31,16 @@ test("over the limit: yaml.too_large at 1:1, exit 1; at it, or with 0 (no limit)
     expect([limit, r.code, r.err]).toEqual([limit, 0, ""]);
   }
 });
+
+test("a bad limit in the environment is exit 2, named as serve names it, and nothing is validated", async () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ ASSAY_MAX_YAML_BYTES: "4M" }, 'ASSAY_MAX_YAML_BYTES: "4M" is not an integer'],
+    [{ ASSAY_MAX_YAML_BYTES: "-1" }, "ASSAY_MAX_YAML_BYTES: -1 is outside 0..1073741824"],
+    [
+      { ASSAY_MAX_YAML_BYTES: "1.5", ASSAY_MAX_SCHEMATRON_ELEMENTS: "many" },
+      'ASSAY_MAX_YAML_BYTES: "1.5" is not an integer; ASSAY_MAX_SCHEMATRON_ELEMENTS: "many" is not an integer',
+    ],
+  ];
+  for (const [env, problem] of cases)
+    expect(await validate(env)).toEqual({ code: 2, out: "", err: `assay validate: ${problem}\n` });
+});

@@ -4,6 +4,7 @@
 // summary — so a file gets the same findings here as on the server. What it lacks is the pool's
 // per-step time limit: a validator runs to the end in this process.
 import { readFileSync } from "node:fs";
+import { ConfigError, envName, loadConfig } from "../../config.ts";
 import { AppError } from "../../errors.ts";
 import { CONFIG_CACHE_SIZE, type JobDeps, runJob } from "../../jobs/worker-loop.ts";
 import { Lru } from "../../jobs/lru.ts";
@@ -28,8 +29,27 @@ export interface LocalWorkflow {
   def: WorkflowVersion;
 }
 
+/**
+ * The server's settings a local run reads from this process's environment too, the validators'
+ * bounds (src/validators/env-limit.ts): refused as `assay serve` refuses them. A bad value was
+ * the default without a word (ASSAY_MAX_YAML_BYTES=4M, or -1 meant as "no limit", was 4 MiB).
+ */
+const LOCAL_SETTINGS = ["max_yaml_bytes", "max_schematron_elements"] as const;
+
+export function checkLocalSettings(env: Record<string, string | undefined>): void {
+  const only = Object.fromEntries(LOCAL_SETTINGS.map((k) => [envName(k), env[envName(k)]]));
+  try {
+    loadConfig(only);
+  } catch (e) {
+    // One line: the command's messages are shown escaped, a line break as \x0a.
+    if (e instanceof ConfigError) throw new ValidateError(e.problems.join("; "));
+    throw e;
+  }
+}
+
 /** Reads and checks a workflow document as `assay workflows import` would (AppError 400 if bad). */
 export async function loadLocalWorkflow(path: string): Promise<LocalWorkflow> {
+  checkLocalSettings(process.env);
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
