@@ -30,6 +30,8 @@ beforeAll(async () => {
     `${A}/workflows/wf/`,
     `${A}/`,
     `${A}/runs/${run.json.id}/`,
+    `${A}/runs/${run.json.id}/content/`,
+    `${A}/runs/${run.json.id}/report/?format=html`,
     `${A}/workflows/wf/versions/1/`,
     "/api/v1/users/me/",
     "/api/v1/admin/settings/",

@@ -206,6 +206,9 @@ test("the OpenAPI document lists 304 and 412 on these GETs", async () => {
       "getMember",
       "getOrg",
       "getRun",
+      // An ETag of their own (test/run-content-report-etag.test.ts).
+      "getRunContent",
+      "getRunReport",
       "getSchema",
       "getSettings",
       "getStep",

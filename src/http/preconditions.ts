@@ -1,5 +1,5 @@
 // If-Match and If-None-Match on the resources that have no entity tag: everything but a workflow
-// (src/workflows/etag.ts). RFC 9110 §13.1.1: If-Match `*` holds when the resource exists; a list
+// (src/workflows/etag.ts), a run's content and a run's report (src/http/tagged-read.ts). RFC 9110 §13.1.1: If-Match `*` holds when the resource exists; a list
 // of tags holds only if one is the resource's current tag, and a resource without one matches
 // none, so the request is a 412 and changes nothing. §13.1.2: If-None-Match `*` fails when the
 // resource exists; a list of tags names none of its (absent) tags and holds. Until 2026-11-29
@@ -29,7 +29,7 @@ const noTag = () =>
   new AppError(
     412,
     "precondition_failed",
-    "If-Match names an entity tag, but this resource has none (only a workflow has an ETag): nothing was changed.",
+    "If-Match names an entity tag, but this resource has none (only a workflow, a run's content and a run's report have one): nothing was changed.",
   );
 
 const exists = () =>

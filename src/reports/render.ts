@@ -33,6 +33,8 @@ export function renderRun(format: ReportFormat, run: ReportRun): string {
     case "sarif":
       return `${reportJson(renderSarif([itemOf(run)]), 2)}\n`;
     case "html":
-      return renderHtml([itemOf(run)]);
+      // An ended run's report is dated when the run ended, not when it was asked for: the same
+      // report is the same bytes, so its ETag (a digest of them) holds and a GET can be a 304.
+      return renderHtml([itemOf(run)], run.finished_at ? { generatedAt: run.finished_at } : {});
   }
 }

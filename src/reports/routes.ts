@@ -5,10 +5,11 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps.ts";
 import { invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
-import { describe, header } from "../http/openapi/components.ts";
+import { describe, header, param } from "../http/openapi/components.ts";
 import { documentedAs } from "../http/openapi/named.ts";
 import { RunOut } from "../runs/model.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
+import { bytesTag, notModified, notModifiedAnswer } from "../http/tagged-read.ts";
 import { publicOrigin } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
 import { presentRun } from "../runs/present.ts";
@@ -18,6 +19,9 @@ import { CONTENT_TYPES, EXTENSIONS, renderRun } from "./render.ts";
 import { REPORT_FORMATS, type ReportFormat } from "./types.ts";
 
 const RETRY_AFTER_S = "1";
+const encoder = new TextEncoder();
+const mismatch = (etag: string) =>
+  `If-Match names another entity tag than the report's current one (ETag ${etag}): read it again.`;
 /**
  * Findings a report holds at most (first steps first); each step says how many it leaves out. A
  * report is rendered on the HTTP thread: bounded like every answer (issue #19), and 10,000 lines
@@ -57,7 +61,13 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
         headers["content-security-policy"] =
           "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
       if (!isFinal(run.status)) headers["retry-after"] = RETRY_AFTER_S;
-      return new Response(renderRun(format, presented), { headers });
+      // The ETag is a digest of the bytes: it holds exactly while the report is the same, whatever
+      // made it change (src/http/tagged-read.ts). Encoded once, hashed, then sent.
+      const body = encoder.encode(renderRun(format, presented));
+      headers.etag = bytesTag(body);
+      if (notModified(request.headers, headers.etag, mismatch(headers.etag)))
+        return notModifiedAnswer(headers);
+      return new Response(body, { headers });
     },
     {
       auth: true,
@@ -81,18 +91,25 @@ export function reportRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
           description:
             "json: the run (application/json); junit: JUnit XML, a testsuite per run and a testcase per step; sarif: SARIF 2.1.0 (application/sarif+json); html: a self-contained page",
         }),
-        ...errorResponses(...AUTHED),
+        304: t.Void(),
+        ...errorResponses(...AUTHED, 412),
       },
       detail: describe({
         tags: ["Runs"],
         operationId: "getRunReport",
         summary: "A run's results as a JSON, JUnit XML, SARIF 2.1.0 or HTML report",
+        parameters: [param("IfMatchTagged"), param("IfNoneMatchTagged")],
         responses: {
+          304: {
+            description: "Not Modified: If-None-Match names the report's current ETag; no body.",
+            headers: { ETag: header("ReportETag"), "Retry-After": header("RetryAfter") },
+          },
           200: {
             description: "The report; while the run is not final, Retry-After says when to ask again",
             headers: {
               "Retry-After": header("RetryAfter"),
               "Content-Disposition": header("ContentDisposition"),
+              ETag: header("ReportETag"),
             },
             content: {
               "application/json": { schema: RunOut },

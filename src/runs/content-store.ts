@@ -109,11 +109,20 @@ export function readContentHead(
   size: number;
   filename: string | null;
   file_type: FileType;
+  /** The content's SHA-256 (hex), its entity tag. */
+  sha256: string;
 } | null> {
   return db
     .exec(
-      get<{ purged: number; chunks: number; size: number; filename: string | null; file_type: FileType }>(
-        "SELECT CASE WHEN s.content IS NULL AND s.content_chunks = 0 THEN 1 ELSE 0 END AS purged, s.content_chunks AS chunks, s.size, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+      get<{
+        purged: number;
+        chunks: number;
+        size: number;
+        filename: string | null;
+        file_type: FileType;
+        sha256: string;
+      }>(
+        "SELECT CASE WHEN s.content IS NULL AND s.content_chunks = 0 THEN 1 ELSE 0 END AS purged, s.content_chunks AS chunks, s.size, s.filename, s.file_type, s.sha256 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
         runId,
         orgId,
       ),
@@ -126,6 +135,7 @@ export function readContentHead(
             size: Number(r.size),
             filename: r.filename,
             file_type: r.file_type,
+            sha256: r.sha256,
           }
         : null,
     );

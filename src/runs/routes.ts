@@ -4,11 +4,12 @@ import type { Deps } from "../deps.ts";
 import { AppError, type ErrorItem, conflict, forbidden, notFound } from "../errors.ts";
 import type { Principal, authPlugin } from "../http/auth.ts";
 import { EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
-import { describe, header } from "../http/openapi/components.ts";
+import { describe, header, param } from "../http/openapi/components.ts";
 import { documentedAs } from "../http/openapi/named.ts";
 import { AUTHED, ErrorSchema, errorResponses } from "../http/schemas.ts";
 import { headAnswer } from "../http/head.ts";
 import { checkUntagged } from "../http/preconditions.ts";
+import { notModified, notModifiedAnswer } from "../http/tagged-read.ts";
 import { contentHeaders } from "../http/security.ts";
 import { publicOrigin, publicUrl } from "../http/url.ts";
 import { requireOrgRole } from "../orgs/access.ts";
@@ -25,6 +26,8 @@ import { runIdOf } from "./run-id.ts";
 const RETRY_AFTER_S = "1";
 /** The download's name when the submission had none. */
 const EXTENSION: Record<string, string> = { JSON: "json", XML: "xml", YAML: "yaml", CSV: "csv", TEXT: "txt" };
+const contentMismatch = (etag: string) =>
+  `If-Match names another entity tag than the run's content (ETag ${etag}, its SHA-256), which never changes.`;
 
 export function runRoutes(
   deps: Deps,
@@ -61,13 +64,20 @@ export function runRoutes(
         "The submission content was purged by the retention policy; the run and its findings remain.",
       );
     // A download of the exact bytes, never a document of our origin (src/http/security.ts).
-    const headersOf = (c: { filename: string | null; file_type: string }) =>
-      contentHeaders(c.filename ?? `run-${runId}.${EXTENSION[c.file_type] ?? "txt"}`);
-    if (request.method === "HEAD") {
-      const h = runId ? await readContentHead(deps.db, org.id, runId) : null;
-      if (!h) throw notFound("Run");
-      if (h.purged) throw gone();
-      return headAnswer(request, headersOf(h), h.sliced ? null : h.size);
+    // The ETag is the content's SHA-256 (submission.sha256): the bytes never change (RFC 9110 §8.8.3).
+    const headersOf = (c: { filename: string | null; file_type: string; sha256: string }) => ({
+      ...contentHeaders(c.filename ?? `run-${runId}.${EXTENSION[c.file_type] ?? "txt"}`),
+      etag: `"${c.sha256}"`,
+    });
+    // A HEAD, or a GET with conditions to judge first: from the row alone (no byte read for a 304).
+    const h = request.headers;
+    if (request.method === "HEAD" || h.has("if-match") || h.has("if-none-match")) {
+      const head = runId ? await readContentHead(deps.db, org.id, runId) : null;
+      if (!head) throw notFound("Run");
+      if (head.purged) throw gone();
+      const headers = headersOf(head);
+      if (notModified(h, headers.etag!, contentMismatch(headers.etag!))) return notModifiedAnswer(headers);
+      if (request.method === "HEAD") return headAnswer(request, headers, head.sliced ? null : head.size);
     }
     const c = runId ? await runs.content(org.id, runId) : null;
     if (!c) throw notFound("Run");
@@ -204,18 +214,24 @@ export function runRoutes(
             description:
               "The submitted bytes as a download (application/octet-stream, Content-Disposition: attachment); the declared type is the run's submission.content_type",
           }),
+          304: t.Void(),
           410: ErrorSchema,
-          ...errorResponses(...AUTHED),
+          ...errorResponses(...AUTHED, 412),
         },
         detail: describe({
           ...detail,
           operationId: "getRunContent",
           summary: "The submitted content, byte for byte",
+          parameters: [param("IfMatchTagged"), param("IfNoneMatchTagged")],
           responses: {
+            304: {
+              description: "Not Modified: If-None-Match names the content's ETag; no body.",
+              headers: { ETag: header("ContentETag") },
+            },
             200: {
               description:
                 "The submitted bytes as a download (Content-Disposition: attachment), whatever type they were submitted as (the run's submission.content_type)",
-              headers: { "Content-Disposition": header("ContentDisposition") },
+              headers: { "Content-Disposition": header("ContentDisposition"), ETag: header("ContentETag") },
               content: {
                 "application/octet-stream": {
                   schema: { type: "string", contentMediaType: "application/octet-stream" },

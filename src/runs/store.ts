@@ -406,6 +406,7 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
       charset: string;
       filename: string | null;
       file_type: FileType;
+      sha256: string;
     } | null> {
       const row = await db.exec(
         get<{
@@ -415,8 +416,9 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
           charset: string;
           filename: string | null;
           file_type: FileType;
+          sha256: string;
         }>(
-          "SELECT s.content, s.content_chunks, s.content_type, s.charset, s.filename, s.file_type FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
+          "SELECT s.content, s.content_chunks, s.content_type, s.charset, s.filename, s.file_type, s.sha256 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = CAST(? AS TEXT) AND r.org_id = CAST(? AS INTEGER)",
           id,
           orgId,
         ),

@@ -6,7 +6,7 @@ import { errorBody } from "./server.ts";
 export const NO_TAG = errorBody(
   412,
   "precondition_failed",
-  "If-Match names an entity tag, but this resource has none (only a workflow has an ETag): nothing was changed.",
+  "If-Match names an entity tag, but this resource has none (only a workflow, a run's content and a run's report have one): nothing was changed.",
 );
 
 /** If-None-Match: * on an unsafe request to a resource that exists. */

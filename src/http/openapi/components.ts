@@ -117,6 +117,22 @@ export const PARAMETERS = {
       'The ETag of the workflow as read (`"7"`, or `W/"7"`), or `*`: while the workflow is still at that version the answer is 304 Not Modified, without a body (RFC 9110 §13.1.2).',
     schema: { type: "string", examples: ['"7"'] },
   },
+  IfMatchTagged: {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description:
+      "An ETag this answer gave (or `*`): the answer is sent only while it still has that tag, else 412 precondition_failed (RFC 9110 §13.1.1; judged before If-None-Match; a weak W/ tag never matches).",
+    schema: { type: "string" },
+  },
+  IfNoneMatchTagged: {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description:
+      "The ETag of the copy the client holds (or `W/` it, or a list, or `*`): while it is still the current one the answer is 304 Not Modified, without a body (RFC 9110 §13.1.2).",
+    schema: { type: "string" },
+  },
   IfNoneMatchEdit: {
     name: "If-None-Match",
     in: "header",
@@ -155,6 +171,12 @@ export const HEADERS = {
     'How to save the body: `attachment; filename="…"` (a download) or `inline; filename="…"`.',
   ),
   ETag: str('A workflow\'s version as a strong entity tag, e.g. `"7"`: send it back in If-Match.'),
+  ContentETag: str(
+    "The content's SHA-256 in hex (the run's submission.sha256) as a strong entity tag: the content never changes.",
+  ),
+  ReportETag: str(
+    "A strong entity tag of the report's bytes: it changes whenever the report does (while the run executes, and whenever anything the report shows changes).",
+  ),
   RequestId: str(
     "The request's id, as the server's log lines name it: the request's own X-Request-Id when that is 1–128 letters, digits and `. _ : / + = @ -`, else a new UUID.",
     { pattern: "^[A-Za-z0-9._:/+=@-]{1,128}$" },
