@@ -341,6 +341,40 @@ describe("errors exit 2", () => {
         ["validate", "data/good.json", "--local", "--workflow-file", "w.yaml", "--server", "http://x"],
         "unknown option --server",
       ],
+      [
+        ["validate", "data/good.json", "--workflow", "orders", "--server", "http://x", "--token", "t"],
+        "--org is required",
+      ],
+      // The numbers are refused before anything is sent (http://x would be a network error).
+      ...(
+        [
+          ["--jobs", "0", "--jobs is a whole number from 1 to 32"],
+          ["--jobs", "33", "--jobs is a whole number from 1 to 32"],
+          ["--jobs", "two", "--jobs is a whole number from 1 to 32"],
+          ["--wait", "-1", "--wait is a whole number from 0 to 60"],
+          ["--wait", "61", "--wait is a whole number from 0 to 60"],
+          ["--wait", "1.5", "--wait is a whole number from 0 to 60"],
+          ["--timeout", "0", "--timeout is a whole number from 1 to 86400"],
+          ["--timeout", "86401", "--timeout is a whole number from 1 to 86400"],
+          ["--content-type", "json", '--content-type "json" is not a media type like application/json'],
+        ] as const
+      ).map(([flag, value, message]): [string[], string] => [
+        [
+          "validate",
+          "data/good.json",
+          "--workflow",
+          "orders",
+          "--org",
+          "acme",
+          "--server",
+          "http://x",
+          "--token",
+          "t",
+          flag,
+          value,
+        ],
+        `assay validate: ${message}\nRun "assay validate -h" for help.\n`,
+      ]),
     ];
     const runs = await Promise.all(cases.map(([args]) => assay(args)));
     runs.forEach((r, i) => {
