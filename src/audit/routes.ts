@@ -9,6 +9,7 @@ import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/paginati
 import { AUTHED, errorResponses } from "../http/schemas.ts";
 import { publicUrl } from "../http/url.ts";
 import { filterTime, storedTime, timeFilterMessage } from "../lib/filter-time.ts";
+import { charCount } from "../lib/text.ts";
 import { requireInstanceAdmin, requireOrgRole } from "../orgs/access.ts";
 import { AdminAuditQuery, AuditEntryOut, AuditHeadOut, OrgAuditQuery } from "./model.ts";
 import { CSV_COLUMNS, csvRow, presentEntry } from "./present.ts";
@@ -57,7 +58,7 @@ function parseFilters(q: Query): { filters: AuditFilters; format: Format } {
   const text = (k: "actor" | "action" | "target_type" | "target_id") => {
     const v = q[k];
     if (v === undefined) return undefined;
-    if (!v || v.length > MAX_FILTER_LENGTH)
+    if (!v || charCount(v) > MAX_FILTER_LENGTH)
       errors.push({ field: k, code: "invalid", message: `${k} is 1 to ${MAX_FILTER_LENGTH} characters.` });
     return v;
   };

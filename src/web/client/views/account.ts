@@ -14,13 +14,11 @@ export async function accountView(): Promise<Rendered> {
       name,
       autocomplete: auto,
       required: true,
-      maxlength: "1024",
       "data-field": name,
     });
   const current = pw("current_password", "current-password");
   const next = pw("new_password", "new-password");
   const again = pw("confirm_password", "new-password");
-  next.minLength = 8;
   const submit = h("button", { type: "submit", class: "button" }, "Change password");
   const form: HTMLFormElement = h(
     "form",

@@ -114,8 +114,8 @@ export async function adminUsersView(ctx: Ctx): Promise<Rendered> {
   const input = (name: string, attrs: Record<string, unknown> = {}) =>
     h("input", { name, "data-field": name, autocomplete: "off", ...attrs });
   const username = input("username", { required: true, maxlength: "64" });
-  const password = input("password", { type: "password", autocomplete: "new-password", minlength: "8" });
-  const name = input("name", { maxlength: "200" });
+  const password = input("password", { type: "password", autocomplete: "new-password" });
+  const name = input("name");
   const email = input("email", { type: "email" });
   const isAdmin = checkbox("Instance administrator", { "data-field": "is_admin" });
   const form = createForm(
@@ -185,7 +185,7 @@ export async function adminOrgsView(ctx: Ctx): Promise<Rendered> {
     class: "mono",
     "data-field": "org_slug",
   });
-  const name = h("input", { name: "name", maxlength: "200", "data-field": "name" });
+  const name = h("input", { name: "name", "data-field": "name" });
   // The org's first Admin (the API defaults to the caller when empty).
   const admin = h("input", { name: "admin", maxlength: "64", "data-field": "admin", placeholder: "you" });
   const form = createForm(

@@ -65,7 +65,7 @@ export async function auditView(ctx: Ctx): Promise<Rendered> {
     get<Page<Entry>>(`${api}${qs({ ...filters, page, page_size: size })}`, ctx.signal),
   );
   const inputs = FILTERS.map((k) =>
-    h("input", { name: k, value: filters[k] ?? "", autocomplete: "off", maxlength: "200", "data-field": k }),
+    h("input", { name: k, value: filters[k] ?? "", autocomplete: "off", "data-field": k }),
   );
   const form = h(
     "form",

@@ -18,7 +18,6 @@ export function loginView(message: HTMLElement | null, done: () => void): HTMLEl
     type: "password",
     autocomplete: "current-password",
     required: true,
-    maxlength: "1024",
   });
   const submit = h("button", { type: "submit", class: "button" }, "Sign in");
   const status = h("div", { class: "form-status" });

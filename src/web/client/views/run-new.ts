@@ -31,7 +31,6 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
   );
   const filename = h("input", {
     name: "filename",
-    maxlength: "255",
     "data-field": "filename",
     placeholder: "e.g. order-42.json",
   });

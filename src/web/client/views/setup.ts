@@ -20,14 +20,11 @@ export function setupView(done: (org: string) => void): HTMLElement {
     });
   const code = input("setup_code", { autocomplete: "off", maxlength: "100", placeholder: "ABCD-EFGH" });
   const username = input("username", { autocomplete: "username", maxlength: "64" });
-  const password = input("password", {
-    type: "password",
-    autocomplete: "new-password",
-    minlength: "8",
-    maxlength: "1024",
-  });
+  // No minlength/maxlength where the server counts characters (code points; a password's least
+  // length in its NFKC form) and a browser UTF-16 code units: its message next to the field says.
+  const password = input("password", { type: "password", autocomplete: "new-password" });
   const orgSlug = input("org_slug", { maxlength: "63", pattern: "[a-z][a-z0-9\\-]{0,62}" });
-  const orgName = input("org_name", { required: false, maxlength: "200" });
+  const orgName = input("org_name", { required: false });
   const submit = h("button", { type: "submit", class: "button" }, "Create and sign in");
   // The server's errors[] go next to the fields they name (aria-invalid, aria-describedby), the
   // summary above them; they were a list at the top, tied to no field.

@@ -224,7 +224,7 @@ export function configEditor(d: StepDraft, p: string): Child {
       };
       const delim = h("input", {
         ...mono,
-        maxlength: "1",
+        // One character, which may be an emoji (two UTF-16 code units: maxlength="1" refused it).
         size: "2",
         "data-field": `${cp}.dialect.delimiter`,
         value: String(dialect.delimiter ?? ","),

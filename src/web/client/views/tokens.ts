@@ -90,7 +90,6 @@ function createDialog(onCreated: (t: Token) => void): HTMLDialogElement {
   const name = h("input", {
     name: "name",
     required: true,
-    maxlength: "100",
     "data-field": "name",
     autocomplete: "off",
   });

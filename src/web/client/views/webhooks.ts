@@ -55,7 +55,6 @@ export function webhookFields(w: Partial<Webhook>) {
   const url = h("input", {
     type: "url",
     required: true,
-    maxlength: "2048",
     "data-field": "url",
     value: w.url ?? "",
     placeholder: "https://ci.example.com/hooks/assay",

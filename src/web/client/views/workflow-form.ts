@@ -40,7 +40,6 @@ function stepFieldset(
   const name = h("input", {
     value: d.name,
     required: true,
-    maxlength: "200",
     "data-field": `${p}.name`,
     oninput: (e: Event) => {
       d.name = (e.target as HTMLInputElement).value;
@@ -145,7 +144,7 @@ export async function workflowFormView(ctx: Ctx): Promise<Rendered> {
   }));
   let slugTouched = !!w;
 
-  const name = h("input", { value: w?.name ?? "", required: true, maxlength: "200", "data-field": "name" });
+  const name = h("input", { value: w?.name ?? "", required: true, "data-field": "name" });
   const slug = h("input", {
     value: w?.slug ?? "",
     required: true,
@@ -160,7 +159,6 @@ export async function workflowFormView(ctx: Ctx): Promise<Rendered> {
   });
   const description = h("textarea", {
     rows: "2",
-    maxlength: "5000",
     "data-field": "description",
     value: w?.description ?? "",
   });
