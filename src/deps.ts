@@ -72,6 +72,7 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
         workerEnv,
         runTimeoutMs: config.run_timeout_ms,
         memoryLimitBytes: memoryLimitBytes(config.memory_limit_mb),
+        maxHeapBytes: config.worker_max_heap_mb * 1048576,
         onEvent: (e) => {
           if (e.type === "worker_exit" && e.reason === "memory")
             log.warn("a step was stopped: the server's memory passed its limit", { job: e.jobId });

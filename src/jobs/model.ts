@@ -55,7 +55,10 @@ export type PoolEvent =
   | {
       type: "worker_exit";
       worker: number;
-      /** recycled: replaced between jobs, past WORKER_MAX_RETAINED (no job was stopped). */
+      /**
+       * recycled: replaced between jobs, past WORKER_MAX_RETAINED or maxHeapBytes (no job was
+       * stopped); `message` says the heap kept when it was the heap.
+       */
       reason: "crashed" | "timed_out" | "canceled" | "shutdown" | "memory" | "recycled";
       jobId?: string;
       message?: string;
@@ -95,6 +98,11 @@ export interface WorkerPoolOptions {
   workerEnv?: Record<string, string>;
   /** XPath expressions a worker may hold for good before it is replaced; default WORKER_MAX_RETAINED. */
   maxRetained?: number;
+  /**
+   * Heap a worker may keep after a full collection, bytes, before it is replaced between jobs
+   * (src/jobs/heap.ts; the server's `worker_max_heap_mb`). Default: none.
+   */
+  maxHeapBytes?: number;
 }
 
 /** Map to 503 + Retry-After: the server is saturated, not the request wrong. */

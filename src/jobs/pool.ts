@@ -93,6 +93,8 @@ export class WorkerPool {
   #recycled = 0;
   /** XPath expressions a worker may hold for good before it is replaced (#retained). Tests lower it. */
   maxRetained: number;
+  /** Heap a worker may keep after a full collection before it is replaced (#heap); 0: no bound. */
+  maxHeapBytes: number;
 
   constructor(options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError("size must be >= 1");
@@ -104,6 +106,7 @@ export class WorkerPool {
     this.#runTimeoutMs = options.runTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#onEvent = options.onEvent;
     this.maxRetained = options.maxRetained ?? WORKER_MAX_RETAINED;
+    this.maxHeapBytes = options.maxHeapBytes ?? 0;
     this.#started.promise.catch(() => {}); // reported to whoever awaits ready(), not as unhandled
     this.#memory = options.memoryLimitBytes
       ? new MemoryWatch(options.memoryLimitBytes, options.memoryProbe, () => this.#overMemory())
@@ -141,7 +144,7 @@ export class WorkerPool {
     return this.#slots.filter((s) => s.idle).length;
   }
 
-  /** Workers replaced between jobs since start, past maxRetained (#recycle). */
+  /** Workers replaced between jobs since start, past maxRetained or maxHeapBytes (#recycle). */
   get recycledWorkers(): number {
     return this.#recycled;
   }
@@ -292,6 +295,9 @@ export class WorkerPool {
         this.#dispatch();
         return;
       }
+      case "heap":
+        this.#heap(slot, message.bytes);
+        return;
       case "missing_config": {
         // The worker evicted it from its cache: send it again; the bytes are already there.
         const task = slot.jobs.find((t) => t.job.jobId === message.jobId);
@@ -469,8 +475,12 @@ export class WorkerPool {
     // job goes to another worker and needs them again.
     const bytes = first ? task.job.bytes : task.job.bytes.slice(0);
     task.claim = first ? undefined : new Int32Array(new SharedArrayBuffer(4));
+    const job = { ...task.job, bytes, steps, claim: task.claim };
     try {
-      slot.post({ type: "run", job: { ...task.job, bytes, steps, claim: task.claim } }, [bytes]);
+      slot.post(
+        this.maxHeapBytes > 0 ? { type: "run", job, maxHeapBytes: this.maxHeapBytes } : { type: "run", job },
+        [bytes],
+      );
     } catch (err) {
       // A config that cannot be cloned: nothing was sent, the worker is untouched.
       const why = `could not send the job to a worker: ${shortError(err)}`;
@@ -528,6 +538,21 @@ export class WorkerPool {
   }
 
   /**
+   * The worker keeps more heap after a full collection than maxHeapBytes (heap.ts): replaced as
+   * past maxRetained. It said so after a job's end, before starting its next: with no job of its
+   * own left it is replaced now; else the job the pool has already started there (on hearing the
+   * end before) runs on it to its end, and the jobs handed to it behind that one go back.
+   */
+  #heap(slot: Slot, bytes: number): void {
+    if (slot.recycle || this.#closed) return;
+    slot.recycle = true;
+    const mb = (n: number) => Math.round(n / 1048576);
+    slot.recycleWhy = `kept ${mb(bytes)} MB of heap, past its limit of ${mb(this.maxHeapBytes)} MB`;
+    if (slot.jobs.length === 0) this.#recycle(slot);
+    else if (this.#takeBack(slot, 1)) this.#dispatch();
+  }
+
+  /**
    * A worker past maxRetained whose first job has ended: the jobs it was handed and has not
    * started go back to the queue; if it started none (the pool may not have heard yet: the
    * claims say), it is replaced now, else once that job ends too. Returns whether it was replaced.
@@ -539,7 +564,12 @@ export class WorkerPool {
       if (!t.claim || Atomics.load(t.claim, 0) === CLAIM_STARTED) return false;
     }
     // Left: jobs the worker will skip (their claims taken). No job of its is stopped.
-    this.#emit({ type: "worker_exit", worker: slot.id, reason: "recycled" });
+    const why = slot.recycleWhy;
+    this.#emit(
+      why === undefined
+        ? { type: "worker_exit", worker: slot.id, reason: "recycled" }
+        : { type: "worker_exit", worker: slot.id, reason: "recycled", message: why },
+    );
     this.#recycled++;
     slot.retire();
     this.#respawn(slot, 0);

@@ -58,7 +58,8 @@ export interface StepOutcome {
  * is answered `dropped` when the worker comes to it, drop or no drop.
  */
 export type ToWorker =
-  | { type: "run"; job: RunJob }
+  /** `maxHeapBytes`: the pool's bound of the worker's heap as this job is sent (heap.ts); none if absent. */
+  | { type: "run"; job: RunJob; maxHeapBytes?: number }
   | { type: "config"; jobId: string; key: string; config: unknown }
   | { type: "drop"; jobId: string };
 
@@ -69,7 +70,8 @@ export type ToWorker =
  * pool marks the rest skipped); `run_end` only for a job with no steps. A `step_end` whose step
  * left XPath expressions in the worker for good (its compile, or parse trees its run made) carries
  * `retained`, the worker's total of them so far (CompiledValidator.retains): past a bound the pool
- * replaces it.
+ * replaces it. `heap` comes after a job's end when the worker keeps more heap than the `run`'s
+ * `maxHeapBytes`, once (heap.ts), before it starts its next job: the pool replaces it too.
  */
 export type FromWorker =
   | { type: "ready" }
@@ -77,5 +79,6 @@ export type FromWorker =
   | { type: "run_end"; jobId: string }
   | { type: "missing_config"; jobId: string; key: string }
   | { type: "dropped"; jobId: string }
+  | { type: "heap"; bytes: number }
   /** The loop itself failed (e.g. a finding that cannot be cloned): the pool replaces the worker. */
   | { type: "fatal"; message: string };

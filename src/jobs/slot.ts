@@ -32,8 +32,10 @@ export class WorkerSlot<Job> {
   respawnTimer?: Timer;
   /** XPath expressions this worker holds for good, as it last said (protocol.ts `retained`). */
   retained = 0;
-  /** Past the pool's bound of those: takes no more jobs and is replaced once its own have ended. */
+  /** Past the pool's bound of those or of its heap: takes no more jobs and is replaced once its own have ended. */
   recycle = false;
+  /** Why, for the log, when it is its heap. */
+  recycleWhy?: string;
 
   constructor(
     readonly id: number,
@@ -59,6 +61,7 @@ export class WorkerSlot<Job> {
     this.ready = false;
     this.retained = 0;
     this.recycle = false;
+    this.recycleWhy = undefined;
     this.known.clear();
     let worker: Worker;
     try {

@@ -6,6 +6,7 @@ import { xmlEncoding } from "../runs/intake/filetypes.ts";
 import { boundFindings } from "../validators/shared/findings.ts";
 import { StepLimitError } from "../validators/limit-error.ts";
 import type { CompiledValidator, ValidatorDef } from "../validators/types.ts";
+import { HeapCheck } from "./heap.ts";
 import { Lru } from "./lru.ts";
 import { errorStep, shortError } from "./outcome.ts";
 import {
@@ -186,8 +187,9 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   const cache = new Lru<string, CacheEntry>(cacheSize);
   let awaiting: { jobId: string; key: string; resolve(config: unknown): void } | null = null;
   let sinceGc = 0;
-  /** Jobs received while another ran (the pool pipelines), in order. */
-  const waiting: RunJob[] = [];
+  const heap = new HeapCheck();
+  /** Jobs received while another ran (the pool pipelines), in order, each with the pool's heap bound. */
+  const waiting: { job: RunJob; maxHeapBytes?: number }[] = [];
   let busy = false;
   let failed = false;
 
@@ -204,26 +206,34 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   };
 
   const next = () => {
-    let job = waiting.shift();
+    let entry = waiting.shift();
     // Taken over by another worker while it waited here (protocol.ts, `claim`): skip it.
-    while (job?.claim && Atomics.compareExchange(job.claim, 0, CLAIM_FREE, CLAIM_STARTED) !== CLAIM_FREE) {
-      post({ type: "dropped", jobId: job.jobId });
-      job = waiting.shift();
+    while (
+      entry?.job.claim &&
+      Atomics.compareExchange(entry.job.claim, 0, CLAIM_FREE, CLAIM_STARTED) !== CLAIM_FREE
+    ) {
+      post({ type: "dropped", jobId: entry.job.jobId });
+      entry = waiting.shift();
     }
-    if (!job || failed) {
+    if (!entry || failed) {
       busy = false;
       return;
     }
     busy = true;
+    const { job, maxHeapBytes } = entry;
     const size = job.bytes.byteLength;
     runJob(job, deps).then(
       () => {
         // After the job's last message, so its result is not delayed: see GC_EVERY_BYTES.
         sinceGc += size;
-        if (sinceGc >= GC_EVERY_BYTES) {
+        const collect = sinceGc >= GC_EVERY_BYTES;
+        if (collect) {
           sinceGc = 0;
           Bun.gc(true);
         }
+        // Said before this worker starts its next job: the pool takes back the jobs it has not.
+        const kept = heap.after(maxHeapBytes, collect);
+        if (kept !== null) post({ type: "heap", bytes: kept });
         // A macrotask hop, not a direct call, even with nothing waiting: messages that came while
         // the job ran (the next `run`, a `drop` for it) are handled before the next job starts.
         setImmediate(next);
@@ -240,10 +250,10 @@ export function startWorkerLoop(lookup: ValidatorLookup, cacheSize = CONFIG_CACH
   scope.addEventListener("message", (event: MessageEvent<ToWorker>) => {
     const message = event.data;
     if (message.type === "run") {
-      waiting.push(message.job);
+      waiting.push({ job: message.job, maxHeapBytes: message.maxHeapBytes });
       if (!busy) next();
     } else if (message.type === "drop") {
-      const at = waiting.findIndex((j) => j.jobId === message.jobId);
+      const at = waiting.findIndex((w) => w.job.jobId === message.jobId);
       if (at >= 0) {
         waiting.splice(at, 1);
         post({ type: "dropped", jobId: message.jobId });

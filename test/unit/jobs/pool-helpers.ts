@@ -63,6 +63,7 @@ type PoolExtra = {
   memoryLimitBytes?: number;
   memoryProbe?: () => number;
   maxRetained?: number;
+  maxHeapBytes?: number;
 };
 export async function startPool(size: number, extra: PoolExtra = {}) {
   const pool = new WorkerPool({ size, workerUrl: TEST_WORKER, ...extra });
