@@ -224,6 +224,17 @@ export const SETTINGS = [
     max: 16777216,
     help: "Server memory past which the longest-running step is stopped (0 = 80% of the host's or container's memory)",
   },
+  // 512: above the Schematron caches the expression bound allows (≤ ~220 MB of heap) plus a 10 MB
+  // XML document's libxml2 memory (366 MB, kept), so neither replaces a worker after every job;
+  // below what one 25 MB document leaves (~1 GB). docs/benchmarks.md, "Workers replaced for their heap".
+  {
+    key: "worker_max_heap_mb",
+    kind: "int",
+    def: 512,
+    min: 0,
+    max: 16777216,
+    help: "Heap a validation worker may keep after a full collection before it is replaced between jobs (0 = no bound)",
+  },
   {
     key: "max_attempts",
     kind: "int",
@@ -387,6 +398,8 @@ export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"];
 const WRITER_THREAD = ["auto", "on", "off"];
+/** libpq's sslmode values, as Bun's client takes them. */
+const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 /** Whether SQLite's sync runs are committed on the writer thread (src/db/writer.ts). */
 export function wantsWriterThread(c: { writer_thread: string; database_url: string | null }): boolean {
@@ -525,6 +538,12 @@ export function loadConfig(
       "database_url",
       "database URL is not a valid URL (a % in the user or password must be written %25; other special characters percent-encoded)",
     );
+  else if (typeof out.database_url === "string") {
+    // The client's own refusal came at the first connection, as exit 1 naming no setting.
+    const mode = parseDatabaseUrl(out.database_url)?.url.searchParams.get("sslmode");
+    if (mode != null && !SSL_MODES.includes(mode))
+      at("database_url", `sslmode "${mode}" is not one of ${SSL_MODES.join(", ")}`);
+  }
   if (problems.length) throw new ConfigError(problems);
   out.test_gates_dir = env[TEST_GATES_ENV] || null;
   if (out.workers === 0) out.workers = Math.max(1, availableParallelism());
