@@ -34,6 +34,17 @@ test("the served app bounds lengths by attribute only on ASCII-only fields", asy
   // 63: an org's and a workflow's slug; 64: usernames; 100: the setup code; 200: the sign-in's
   // username (the server's bound on it; every username is ASCII).
   expect(bounds).toEqual([63, 63, 63, 64, 64, 64, 64, 100, 200]);
+  // type="email" makes a browser refuse a non-ASCII local part the server takes (below).
+  expect(script.match(/type:"email"/gi)).toBeNull();
+});
+
+test("an email with a non-ASCII local part, which type=email browsers refuse, is taken by the server", async () => {
+  const r = await call(s, "POST", "/api/v1/admin/users/", {
+    token: s.rootToken,
+    body: { username: "fl-mail", email: "jos\u00e9@exemple.fr" },
+  });
+  expect(r.status).toBe(201);
+  expect((r.json as { email: string }).email).toBe("jos\u00e9@exemple.fr");
 });
 
 describe("the server's bounds in characters, where the forms no longer say them", () => {

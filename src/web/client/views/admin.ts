@@ -116,7 +116,9 @@ export async function adminUsersView(ctx: Ctx): Promise<Rendered> {
   const username = input("username", { required: true, maxlength: "64" });
   const password = input("password", { type: "password", autocomplete: "new-password" });
   const name = input("name");
-  const email = input("email", { type: "email" });
+  // Not type="email": browsers refuse addresses the server accepts (a non-ASCII local part such
+  // as `josé@…`, RFC 6531); the server's own check answers next to the field (emailProblem).
+  const email = input("email", { type: "text", inputmode: "email", spellcheck: "false" });
   const isAdmin = checkbox("Instance administrator", { "data-field": "is_admin" });
   const form = createForm(
     "Create a user",
