@@ -152,6 +152,20 @@ describe("where the database is", () => {
     expect(existsSync(join(dir, "postgres:"))).toBe(false);
   });
 
+  test("an sslmode PostgreSQL's client does not know is exit 2 at start, naming the setting, for serve and every command", () => {
+    const url = "postgres://u:pw@127.0.0.1:1/n?sslmode=required";
+    for (const [args, env, where] of [
+      [["serve", "--port", "0", "--database-url", url], {}, "--database-url"],
+      [["migrate"], { ASSAY_DATABASE_URL: url }, "ASSAY_DATABASE_URL"],
+    ] as const) {
+      expect(assay([...args], env)).toEqual({
+        code: 2,
+        out: "",
+        err: `assay ${args[0]}: Invalid configuration:\n  ${where}: sslmode "required" is not one of disable, allow, prefer, require, verify-ca, verify-full\n`,
+      });
+    }
+  });
+
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
     const x = join(dir, "serve-env");
     const r = assay(["serve", "--port", "0", "--data-dir", x], {
