@@ -224,6 +224,17 @@ export const SETTINGS = [
     max: 16777216,
     help: "Server memory past which the longest-running step is stopped (0 = 80% of the host's or container's memory)",
   },
+  // 512: above the Schematron caches the expression bound allows (≤ ~220 MB of heap) plus a 10 MB
+  // XML document's libxml2 memory (366 MB, kept), so neither replaces a worker after every job;
+  // below what one 25 MB document leaves (~1 GB). docs/benchmarks.md, "Workers replaced for their heap".
+  {
+    key: "worker_max_heap_mb",
+    kind: "int",
+    def: 512,
+    min: 0,
+    max: 16777216,
+    help: "Heap a validation worker may keep after a full collection before it is replaced between jobs (0 = no bound)",
+  },
   {
     key: "max_attempts",
     kind: "int",
