@@ -2,7 +2,17 @@
 // reason (SQLite's own words named neither), and a server waiting for an unreachable PostgreSQL
 // says so at once instead of 30 s of silence.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testConfig } from "../src/config.ts";
 import { lockDataDir } from "../src/db/lock.ts";
@@ -289,3 +299,53 @@ async function settled(target = 0): Promise<number> {
   }
   return threads();
 }
+
+/**
+ * Mounts a read-only tmpfs at a new temp dir (outside `dir`, whose afterAll walks every entry),
+ * or returns null where this process may not mount (not root, or no CAP_SYS_ADMIN in the
+ * container).
+ */
+function readOnlyMount(): { at: string; remove(): void } | null {
+  if (process.getuid?.() !== 0) return null;
+  const at = mkdtempSync(join(tmpdir(), "assay-ro-mount-"));
+  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", at], {
+    stderr: "ignore",
+  });
+  const remove = () => {
+    if (mounted.exitCode === 0) Bun.spawnSync(["umount", at]);
+    rmSync(at, { recursive: true, force: true });
+  };
+  if (mounted.exitCode === 0) return { at, remove };
+  remove();
+  return null;
+}
+const canMount = (() => {
+  const m = readOnlyMount();
+  m?.remove();
+  return m !== null;
+})();
+
+test.skipIf(!canMount)(
+  "serve and init on a read-only file system: exit 1, the dir named, 'read-only file system' (not 'permission denied')",
+  async () => {
+    const mount = readOnlyMount()!;
+    try {
+      for (const [command, data] of [
+        ["serve", mount.at],
+        ["init", join(mount.at, "new")],
+      ] as const) {
+        const args =
+          command === "serve"
+            ? ["serve", "--port", "0", "--data-dir", data]
+            : ["init", "--org", "acme", "--admin", "root", "--data-dir", data];
+        expect(await assay(args)).toEqual({
+          code: 1,
+          out: "",
+          err: `assay ${command}: cannot write the data directory ${data} (read-only file system)\n`,
+        });
+      }
+    } finally {
+      mount.remove();
+    }
+  },
+);

@@ -53,19 +53,23 @@ export function dataDirError(dir: string, file: string, e: unknown): unknown {
     );
   if (!OPEN_ERRORS.test(code)) return e;
   const path = join(dir, file);
-  const writable = (p: string) => {
+  /** Why `p` may not be written, or null when it may. */
+  const unwritable = (p: string): string | null => {
     try {
       accessSync(p, constants.R_OK | constants.W_OK);
-      return true;
-    } catch {
-      return false;
+      return null;
+    } catch (a) {
+      // A read-only mount (a snapshot, a container's read-only volume) was "permission denied",
+      // and the operator went looking for the wrong owner or mode. A dir not there yet: the
+      // failed mkdir's own code says which.
+      const why = (a as { code?: string }).code === "ENOENT" ? code : (a as { code?: string }).code;
+      return why === "EROFS" ? "read-only file system" : "permission denied";
     }
   };
-  const denied = !writable(dir) || (existsSync(path) && !writable(path));
-  return new Error(
-    `cannot write the data directory ${dir} (${denied ? "permission denied" : (e as Error).message})`,
-    { cause: e },
-  );
+  const why = unwritable(dir) ?? (existsSync(path) ? unwritable(path) : null);
+  return new Error(`cannot write the data directory ${dir} (${why ?? (e as Error).message})`, {
+    cause: e,
+  });
 }
 
 /** Creates the data dir if needed (0700); a file in its place is said in words, not as EEXIST. */
