@@ -518,6 +518,9 @@ export function loadConfig(
       out.tls_cert_file === null ? "tls_key_file" : "tls_cert_file",
       `HTTPS needs both a certificate and its key: set ${flags.tls_cert_file !== undefined || flags.tls_key_file !== undefined ? "--tls-cert-file and --tls-key-file" : "ASSAY_TLS_CERT_FILE and ASSAY_TLS_KEY_FILE"}`,
     );
+  // An IPv6 address as URLs write it ("[::1]"): Bun listened on it, but every URL built from the
+  // host bracketed it again ("http://[[::1]]:8080", in the banner and the log). The bare address.
+  if (typeof out.host === "string" && /^\[[^\]]*\]$/.test(out.host)) out.host = out.host.slice(1, -1);
   if (typeof out.node_id === "string" && !/^[A-Za-z0-9._-]{1,64}$/.test(out.node_id))
     at("node_id", "node id must be 1 to 64 letters, digits, dots, dashes or underscores");
   if (typeof out.cors_origins === "string") {
