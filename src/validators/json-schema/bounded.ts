@@ -52,6 +52,12 @@ const REFS = ["$ref", "$dynamicRef", "$recursiveRef"] as const;
  * DFA took under 1 ms on 16 KiB.
  */
 export const MAX_SCHEMA_WEIGHT = 500;
+/**
+ * The JSON Pointers of a schema's objects, characters in all, past which it is not analysed (a
+ * worker validates it, as any schema found unbounded): a few milliseconds of hashing; a schema
+ * within the weight has ~500 pointers, and 4 M characters allow 40,000 objects of 100 each.
+ */
+export const MAX_POINTER_CHARS = 4_000_000;
 
 type Obj = Record<string, unknown>;
 
@@ -108,10 +114,20 @@ export function schemaWeight(config: unknown): number {
   let ok = true;
   let embeddedIds = false;
   let refs = false;
+  let pointerChars = 0;
   for (const [uri, root] of [["", config.schema], ...Object.entries(resources)] as Array<[string, Obj]>) {
     const doc: Doc = { root, at: new Map() };
     docs.set(uri, doc);
     walkSchemas(root, (s, pointer) => {
+      // Past a verdict of NO nothing below matters; and each pointer is hashed (the map) and cut
+      // (appliedBy) whole, so their lengths in all are bounded: 40,000 schemas under a spine of
+      // 100 keys of 5,000 characters made 20 GB of pointer text, hashed on the HTTP thread.
+      if (!ok) return;
+      pointerChars += pointer.length;
+      if (pointerChars > MAX_POINTER_CHARS) {
+        ok = false;
+        return;
+      }
       doc.at.set(pointer, s);
       all.push({ s, doc });
       if (pointer !== "") {

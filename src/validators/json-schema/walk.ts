@@ -31,7 +31,12 @@ export const MAP = new Set([
   "properties",
 ]);
 
-export type Visit = (schema: Record<string, unknown>, pointer: string) => void;
+/** `parent`: the nearest schema object around this one (undefined at the root). */
+export type Visit = (
+  schema: Record<string, unknown>,
+  pointer: string,
+  parent?: Record<string, unknown>,
+) => void;
 
 function esc(s: string): string {
   return s.replace(/~/g, "~0").replace(/\//g, "~1");
@@ -41,20 +46,30 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Pre-order walk over every schema object, with its JSON Pointer from the root. */
-export function walkSchemas(schema: unknown, visit: Visit, pointer = ""): void {
+/**
+ * Pre-order walk over every schema object, with its JSON Pointer from the root and the schema
+ * around it. A visit that needs its ancestors takes `parent`: reading them back from the root by
+ * the pointer cost depth × pointer length per schema (src/validators/json-schema/refs.ts did, and
+ * a 1 MB schema of long keys held the HTTP thread 230 s).
+ */
+export function walkSchemas(
+  schema: unknown,
+  visit: Visit,
+  pointer = "",
+  parent?: Record<string, unknown>,
+): void {
   if (!isObj(schema)) return;
-  visit(schema, pointer);
+  visit(schema, pointer, parent);
   for (const [key, value] of Object.entries(schema)) {
     const at = `${pointer}/${esc(key)}`;
     if (ARRAY.has(key) && Array.isArray(value)) {
       value.forEach((s, i) => {
-        walkSchemas(s, visit, `${at}/${i}`);
+        walkSchemas(s, visit, `${at}/${i}`, schema);
       });
     } else if (SINGLE.has(key)) {
-      walkSchemas(value, visit, at);
+      walkSchemas(value, visit, at, schema);
     } else if (MAP.has(key) && isObj(value)) {
-      for (const [name, s] of Object.entries(value)) walkSchemas(s, visit, `${at}/${esc(name)}`);
+      for (const [name, s] of Object.entries(value)) walkSchemas(s, visit, `${at}/${esc(name)}`, schema);
     }
   }
 }
