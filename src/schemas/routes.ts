@@ -63,7 +63,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/",
       async ({ params, body, request, principal, actor, set }) => {
         const org = await role(principal, params.org_slug, "author");
-        const s = await schemas.create(org.id, body, actor);
+        const s = await schemas.create(org.id, body, actor, deps.draftChecker);
         set.status = 201;
         set.headers.location = `${publicOrigin(config.base_url, request)}/api/v1/orgs/${org.slug}/schemas/${s.id}/`;
         return present(s);
@@ -99,7 +99,7 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       "/:id/",
       async ({ params, body, principal, actor }) => {
         const org = await role(principal, params.org_slug, "author");
-        return present(await schemas.replace(org.id, params.id, body, actor));
+        return present(await schemas.replace(org.id, params.id, body, actor, deps.draftChecker));
       },
       {
         auth: "author",

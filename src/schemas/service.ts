@@ -11,7 +11,6 @@ import {
   NO_LONE_SURROGATES,
   nameCharactersOk,
 } from "../lib/text.ts";
-import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
 import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
 import { refsOf } from "../validators/json-schema/resources.ts";
 import { loadLibxml } from "../validators/shared/libxml.ts";
@@ -23,6 +22,8 @@ import {
   targetNamespaceOf,
   XSD_NS,
 } from "../validators/xml-schema/documents.ts";
+import type { DraftChecker } from "../workflows/check-thread.ts";
+import { checkStoredSchema } from "./check.ts";
 import type { SchemaKind, SchemaStore, SchemaWrite } from "./store.ts";
 
 export const MAX_URI_LENGTH = 500;
@@ -147,21 +148,11 @@ async function checkXsd(text: string, uri: string): Promise<SchemaWrite> {
 }
 
 /**
- * A stored schema that declares no $schema is read in the draft of each step that references it
- * (and checked in that draft when the step is saved), so here it only has to be valid in one of
- * them: a draft-7 `"$id": "#foo"` is an anchor there, not an error. Issues of 2020-12 otherwise.
+ * create and replace take `checker`, where a JSON Schema is checked: the workflow check thread
+ * (its compile can take seconds); without one, in place.
  */
-function checkStored(schema: Record<string, unknown>, resources: Schemas, uri: string) {
-  const issues = checkJsonSchemaConfig({ schema }, { resources, uri });
-  if (issues.length === 0 || typeof schema.$schema === "string") return issues;
-  const fits = (["2019-09", "7", "6", "4"] as const).some(
-    (draft) => checkJsonSchemaConfig({ schema, draft }, { resources, uri }).length === 0,
-  );
-  return fits ? [] : issues;
-}
-
 export function createSchemaService(store: SchemaStore) {
-  async function check(orgId: number, body: SchemaBody): Promise<SchemaWrite> {
+  async function check(orgId: number, body: SchemaBody, checker?: DraftChecker): Promise<SchemaWrite> {
     const uri = canonicalUri(body.uri);
     if (typeof uri !== "string") throw invalid("The schema is invalid.", [uri]);
     const kind = body.kind ?? "json_schema";
@@ -183,12 +174,8 @@ export function createSchemaService(store: SchemaStore) {
       throw bodyError("schema", "too_large", `A schema may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON.`);
     // Its $refs may name the org's other stored schemas (store those first), never the network.
     const resources = await storedClosure(store, orgId, refsOf(body.schema, DEFAULT_DRAFT, uri));
-    const issues = checkStored(body.schema, resources, uri);
-    if (issues.length > 0)
-      throw invalid(
-        "The schema is invalid.",
-        issues.map((i) => ({ field: i.field || "schema", code: i.code, message: i.message })),
-      );
+    if (checker) await checker.checkStored(body.schema, resources, uri, orgId);
+    else checkStoredSchema(body.schema, resources, uri);
     return { uri, kind, targetNamespace: null, text: JSON.stringify(body.schema) };
   }
   const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Number(id) : 0);
@@ -199,12 +186,12 @@ export function createSchemaService(store: SchemaStore) {
       if (!s) throw notFound("Schema");
       return s;
     },
-    async create(orgId: number, body: SchemaBody, actor: Actor) {
-      return store.create(orgId, await check(orgId, body), actor);
+    async create(orgId: number, body: SchemaBody, actor: Actor, checker?: DraftChecker) {
+      return store.create(orgId, await check(orgId, body, checker), actor);
     },
-    async replace(orgId: number, id: string, body: SchemaBody, actor: Actor) {
+    async replace(orgId: number, id: string, body: SchemaBody, actor: Actor, checker?: DraftChecker) {
       if (!(await store.get(orgId, idOf(id)))) throw notFound("Schema");
-      const s = await store.update(orgId, idOf(id), await check(orgId, body), actor);
+      const s = await store.update(orgId, idOf(id), await check(orgId, body, checker), actor);
       if (!s) throw notFound("Schema");
       return s;
     },

@@ -13,6 +13,7 @@ import { invalid, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
+import { checkStoredSchema } from "../schemas/check.ts";
 import { checkDraft } from "./check.ts";
 import type { WorkflowDraft } from "./types.ts";
 
@@ -22,6 +23,8 @@ export const CHECK_TIMEOUT_MS = 10_000;
 export interface ToChecker {
   id: number;
   draft: WorkflowDraft;
+  /** A stored JSON Schema to check instead of the draft (an empty one): its 400, or nothing. */
+  stored?: { schema: Record<string, unknown>; uri: string };
   resources?: StepConfigContext["resources"];
   xsdDocuments?: StepConfigContext["xsdDocuments"];
   /** The index of the step the request names: its problems are reported without `steps[i].`. */
@@ -40,6 +43,13 @@ export interface DraftChecker {
    * `org`: whose draft it is; orgs take turns on the thread (one draft of each at a time).
    */
   check(d: WorkflowDraft, ctx: StepConfigContext, only: number | null, org?: number): Promise<void>;
+  /** A stored JSON Schema's check (throws its 400), there too, with the org's schemas it references. */
+  checkStored(
+    schema: Record<string, unknown>,
+    resources: Record<string, Record<string, unknown>>,
+    uri: string,
+    org?: number,
+  ): Promise<void>;
   /** Drafts on the thread now, and since the start. */
   readonly inFlight: number;
   readonly offloaded: number;
@@ -107,6 +117,21 @@ export function createDraftChecker(
         s.config = configs[i]!;
       });
     },
+    async checkStored(schema, resources, uri, org) {
+      if (!thread) {
+        await prepareChecks(["json_schema"]);
+        checkStoredSchema(schema, resources, uri);
+        return;
+      }
+      offloaded++;
+      const done = await turn(org);
+      try {
+        if (closed) throw serviceUnavailable("The server is shutting down.", 1);
+        await thread.call({ draft: NO_DRAFT, stored: { schema, uri }, resources, only: null });
+      } finally {
+        done();
+      }
+    },
     get inFlight() {
       return thread?.inFlight ?? 0;
     },
@@ -120,8 +145,28 @@ export function createDraftChecker(
   };
 }
 
+/** What a stored schema's check sends as its draft: nothing to check. */
+const NO_DRAFT: WorkflowDraft = {
+  slug: "",
+  name: "",
+  description: "",
+  status: "active",
+  allowed_file_types: [],
+  fail_fast: true,
+  retention_days: null,
+  steps: [],
+};
+
 /** The 400 of a check past its deadline, naming the step whose schema was compiling. */
 function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
+  if (m.stored)
+    return invalid("The schema is invalid.", [
+      {
+        field: "schema",
+        code: "too_complex",
+        message: `The schema did not compile within ${ms / 1000} s: simplify it (long chains of $ref and deeply nested subschemas cost the most).`,
+      },
+    ]);
   const i = typeof step === "number" && step >= 0 ? step : null;
   const prefix = i === null ? "steps" : stepFieldOf(m.only)(i);
   const field = i === null ? "steps" : prefix ? `${prefix}.config` : "config";

@@ -1,12 +1,13 @@
-// Entry point of the workflow check thread (src/workflows/check-thread.ts): a heavy draft's
-// save-time check — every step's schema compiled — runs here, not on the HTTP thread. A build
-// entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
+// Entry point of the workflow check thread (src/workflows/check-thread.ts): a draft's save-time
+// check — every step's schema compiled — and a stored JSON Schema's run here, not on the HTTP
+// thread. A build entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
 // stored schemas the steps reference come with the draft; no database, no network.
 import { AppError, toWire } from "../errors.ts";
 import type { ThreadProgress } from "../lib/thread-calls.ts";
 import { prepareChecks } from "../validators/registry.ts";
 import type { FromChecker, ToChecker } from "./check-thread.ts";
 import { stepFieldOf } from "./check-thread.ts";
+import { checkStoredSchema } from "../schemas/check.ts";
 import { checkDraft } from "./check.ts";
 
 declare const self: Worker;
@@ -15,16 +16,18 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
   const m = event.data;
   let answer: FromChecker;
   try {
-    await prepareChecks(m.draft.steps.map((s) => s.validator));
+    await prepareChecks(m.stored ? ["json_schema"] : m.draft.steps.map((s) => s.validator));
     // The step being compiled, so that a check past its deadline names it (check-thread.ts).
     const onStep = (step: number) => self.postMessage({ id: m.id, progress: step } satisfies ThreadProgress);
     onStep(-1);
-    checkDraft(
-      m.draft,
-      stepFieldOf(m.only),
-      { resources: m.resources, xsdDocuments: m.xsdDocuments },
-      onStep,
-    );
+    if (m.stored) checkStoredSchema(m.stored.schema, m.resources ?? {}, m.stored.uri);
+    else
+      checkDraft(
+        m.draft,
+        stepFieldOf(m.only),
+        { resources: m.resources, xsdDocuments: m.xsdDocuments },
+        onStep,
+      );
     answer = { id: m.id, ok: true, configs: m.draft.steps.map((s) => s.config ?? {}) };
   } catch (e) {
     answer =
