@@ -81,6 +81,7 @@ const ROWS: [string, string][] = [
   ["Elements of a document a Schematron step reads", `${n(def("max_schematron_elements"))} start tags`],
   ["CSV columns / rows", `${n(MAX_CSV_COLUMNS)} / ${n(MAX_CSV_ROWS)}`],
   ["Time per step", `${def("step_timeout_ms") / 1000} s`],
+  ["Heap a validation worker keeps after a full collection", `${def("worker_max_heap_mb")} MB a worker`],
   ["Time per run, its steps in all", `${def("run_timeout_ms") / 60_000} min`],
   ["Findings per step", `${DEFAULT_MAX_FINDINGS} (\`max_findings\`, up to ${n(MAX_MAX_FINDINGS)})`],
   ["A finding's message", `${n(MAX_FINDING_MESSAGE_CHARS)} characters`],
