@@ -125,6 +125,67 @@ describe("events", () => {
     expect(sent.summary.errors).toBeGreaterThan(0);
     expect(sent.steps.map((x) => x.findings)).toEqual([[]]);
   });
+  test("a canceled and a timed-out run send run.completed alone, once each, subscribed to every event", async () => {
+    const { rx, hook, deliveries } = await setup("ev-end", {
+      events: ["run.completed", "run.succeeded", "run.failed", "run.error"],
+    });
+    await createWorkflow(
+      s,
+      admin,
+      {
+        slug: "held",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "hold", validator: "test_hold", config: {} }],
+      },
+      "ev-end",
+    );
+    await createWorkflow(
+      s,
+      admin,
+      {
+        slug: "slow",
+        allowed_file_types: ["JSON"],
+        steps: [{ name: "hold", validator: "test_hold", config: { timeout_ms: 300 } }],
+      },
+      "ev-end",
+    );
+    // Canceled while its step is held; the gate is opened after, so nothing else ends it.
+    const gate = s.gates.gate();
+    const queued = await call(s, "POST", "/api/v1/orgs/ev-end/workflows/held/runs/", {
+      token: admin,
+      raw: gate.doc(),
+      headers: { ...JSON_CT, prefer: "respond-async" },
+    });
+    expect(queued.status).toBe(202);
+    await gate.held();
+    const canceled = await call(s, "POST", `/api/v1/orgs/ev-end/runs/${queued.json.id}/cancel/`, {
+      token: admin,
+    });
+    expect([canceled.status, canceled.json.status]).toEqual([200, "canceled"]);
+    gate.open();
+    // Held past its own time limit (the gate is never opened).
+    const timedOut = await run("ev-end", s.gates.gate().doc(), "slow");
+    expect([timedOut.status, timedOut.json.status]).toEqual([201, "timed_out"]);
+    const got = await rx.waitFor((x) => x.length >= 2);
+    const byRun = new Map<string, string[]>();
+    // Every delivery is queued in the transaction that ends its run: the log is whole now.
+    for (const d of await deliveries()) byRun.set(d.run_id, [...(byRun.get(d.run_id) ?? []), d.event]);
+    expect(Object.fromEntries(byRun)).toEqual({
+      [queued.json.id]: ["run.completed"],
+      [timedOut.json.id]: ["run.completed"],
+    });
+    for (const id of [queued.json.id, timedOut.json.id]) {
+      const sent = got.filter((g) => (g.json.data.run as { id: string }).id === id);
+      expect(sent.map((g) => g.json.type)).toEqual(["run.completed"]);
+      expect(verifyStandardWebhook(hook.secret, sent[0]!.headers, sent[0]!.body)).toBe(true);
+      const now = (await call(s, "GET", `/api/v1/orgs/ev-end/runs/${id}/`, { token: admin })).json;
+      expect(sent[0]!.json).toEqual({
+        type: "run.completed",
+        timestamp: now.finished_at,
+        data: { run: now },
+      });
+    }
+  });
   test("only subscribed events of the named workflows are queued", async () => {
     const { rx, deliveries } = await setup("ev-filter", {
       events: ["run.failed"],

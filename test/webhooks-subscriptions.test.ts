@@ -193,6 +193,7 @@ describe("runs of several orgs in one group commit", () => {
             orgId: o.orgId,
             workflowId: o.workflowId,
             status: "succeeded",
+            finishedAt: final.finishedAt,
           }),
         );
       }),

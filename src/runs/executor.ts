@@ -18,7 +18,7 @@ import { type FinalTx, createFinalCommit } from "./final-commit.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
-import type { JobSource, RunStore } from "./store.ts";
+import type { GivenUpRun, JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, stepState, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
 
@@ -233,7 +233,8 @@ export function createExecutor(
   ) {
     const durationMs = startedMs === null ? null : Math.round(performance.now() - startedMs);
     const summary = summarize(steps);
-    const ev = { runId: id, orgId, workflowId, status };
+    const finishedAt = new Date().toISOString();
+    const ev = { runId: id, orgId, workflowId, status, finishedAt };
     // The outcome exists only in memory: kept until the database takes it (an outage of
     // PostgreSQL, or a locked SQLite file, passes; a shutdown leaves the run for recovery).
     let wrote: boolean;
@@ -241,7 +242,7 @@ export function createExecutor(
       wrote = await untilStored(() =>
         store.finish(
           id,
-          { status, steps, summary, error, finishedAt: new Date().toISOString(), durationMs },
+          { status, steps, summary, error, finishedAt, durationMs },
           withExtra(inFinalTx(ev), extra),
           onlyIf,
           anyNode ? undefined : opts.node,
@@ -273,7 +274,13 @@ export function createExecutor(
       if (d.settled) directs.delete(r.id);
       return;
     }
-    const ev = { runId: r.id, orgId: r.orgId, workflowId: r.workflowId, status: f.status };
+    const ev = {
+      runId: r.id,
+      orgId: r.orgId,
+      workflowId: r.workflowId,
+      status: f.status,
+      finishedAt: f.finishedAt,
+    };
     d.written = store.createFinal(r, f, withExtra(inFinalTx(ev), extra));
     try {
       d.submissionId = await d.written;
@@ -604,9 +611,15 @@ export function createExecutor(
   }
 
   // Runs given up end in error like any other: webhooks (outbox, same transaction) and metrics.
-  type Ended = { id: string; org_id: number; workflow_id: number };
+  type Ended = GivenUpRun;
   const events = (runs: Ended[]) =>
-    runs.map((r) => ({ runId: r.id, orgId: r.org_id, workflowId: r.workflow_id, status: "error" as const }));
+    runs.map((r) => ({
+      runId: r.id,
+      orgId: r.org_id,
+      workflowId: r.workflow_id,
+      status: "error" as const,
+      finishedAt: r.finished_at,
+    }));
   function* givenUp(failed: Ended[]): Program<void> {
     for (const e of events(failed)) yield* inFinalTx(e)();
   }

@@ -34,6 +34,8 @@ export interface FinalEvent {
   orgId: number;
   workflowId: number;
   status: RunStatus;
+  /** The run's finished_at as written: the webhook events' `timestamp` (docs/webhooks.md). */
+  finishedAt: string;
 }
 
 export function createFinalCommit(store: RunStore, log: Logger) {
@@ -67,7 +69,13 @@ export function createFinalCommit(store: RunStore, log: Logger) {
       record: DirectRun["record"],
       f: FinalState,
     ): Promise<{ run: Run } | { run: null; checked: boolean }> {
-      const ev = { runId: record.id, orgId: record.orgId, workflowId: record.workflowId, status: f.status };
+      const ev = {
+        runId: record.id,
+        orgId: record.orgId,
+        workflowId: record.workflowId,
+        status: f.status,
+        finishedAt: f.finishedAt,
+      };
       let sid: number;
       try {
         sid = await store.createFinal(record, f, inFinalTx(ev));

@@ -92,6 +92,8 @@ const INSERT_SUBMISSION =
 /** The last parameter is the claim's lease in ms (null: no claim), ended on the database's clock. */
 const insertRun = (d: Db["dialect"]) =>
   `INSERT INTO runs (id, org_id, workflow_id, workflow_version, submission_id, status, steps, created_by, created_by_name, created_at, attempts, started_at, node_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${dbTimeIn(d)})`;
+/** A run recovery gave up (ended in error): what its webhook events need, its end included. */
+export type GivenUpRun = { id: string; org_id: number; workflow_id: number; finished_at: string };
 const FINISH =
   "UPDATE runs SET status = ?, steps = ?, summary = ?, error = ?, finished_at = ?, duration_ms = ?, lease_until = NULL WHERE id = ?";
 
@@ -703,16 +705,16 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      */
     async recover(
       maxAttempts: number,
-      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
-    ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
+      inTx?: (failed: GivenUpRun[]) => Program<void>,
+    ): Promise<{ requeued: number; failed: GivenUpRun[] }> {
       const r = await db.tx(function* () {
         const ts = now();
         const why = `The run was interrupted ${maxAttempts} times (server crash or restart) and was given up.`;
         // One statement per status: each is served by its partial index (runs_queued, runs_running);
         // `status IN (…)` matches neither and scans every run ever made at each start.
         const giveUp = (status: string) =>
-          all<{ id: string; org_id: number; workflow_id: number }>(
-            `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id`,
+          all<GivenUpRun>(
+            `UPDATE runs SET status = 'error', error = ?, finished_at = ? WHERE status = '${status}' AND attempts >= ? RETURNING id, org_id, workflow_id, finished_at`,
             why,
             ts,
             maxAttempts,
@@ -741,9 +743,9 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
      */
     async recoverExpired(
       maxAttempts: number,
-      inTx?: (failed: { id: string; org_id: number; workflow_id: number }[]) => Program<void>,
+      inTx?: (failed: GivenUpRun[]) => Program<void>,
       ownNode?: string,
-    ): Promise<{ requeued: number; failed: { id: string; org_id: number; workflow_id: number }[] }> {
+    ): Promise<{ requeued: number; failed: GivenUpRun[] }> {
       // At a node's start, the runs it held in its previous life (same node id) are its own to
       // recover at once, without waiting for their claims to run out. A run without a lease was
       // left running by a build before leases (migration 9), stopped since: every run claimed
@@ -757,8 +759,8 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         const ts = (yield* get<{ t: string }>(`SELECT ${dbNow(db.dialect)} AS t`))!.t;
         const whoseArgs = ownNode === undefined ? [ts] : [ts, ownNode];
         const why = `The run was interrupted ${maxAttempts} times (its server stopped or crashed) and was given up.`;
-        const failed = yield* all<{ id: string; org_id: number; workflow_id: number }>(
-          `UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND ${whose} AND attempts >= ? RETURNING id, org_id, workflow_id`,
+        const failed = yield* all<GivenUpRun>(
+          `UPDATE runs SET status = 'error', error = ?, finished_at = ?, lease_until = NULL WHERE status = 'running' AND ${whose} AND attempts >= ? RETURNING id, org_id, workflow_id, finished_at`,
           why,
           ts,
           ...whoseArgs,

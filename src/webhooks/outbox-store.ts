@@ -149,11 +149,12 @@ export function createOutboxStore(db: Db) {
       workflowId: number,
       runId: string,
       types: readonly string[],
+      /** The run's finished_at: the body's `timestamp` says when the run ended, not when this ran. */
+      ts: string,
     ): Program<number> {
       // Kept in memory on SQLite, exact (src/webhooks/subscriptions.ts): most runs stop here.
       const hooks = yield* subscriptions.of(orgId);
       if (!hooks.length) return 0;
-      const ts = now();
       let named: { slug: string; filters: Map<number, string[]> } | undefined;
       let n = 0;
       for (const h of hooks) {

@@ -20,7 +20,15 @@ export function attachWebhookOutbox(
   executor.finalHooks.push(
     Object.assign(
       function* (e: FinalEvent) {
-        if (yield* outbox.enqueueRunEvents(e.orgId, e.workflowId, e.runId, eventsForStatus(e.status)))
+        if (
+          yield* outbox.enqueueRunEvents(
+            e.orgId,
+            e.workflowId,
+            e.runId,
+            eventsForStatus(e.status),
+            e.finishedAt,
+          )
+        )
           enqueued = true;
       },
       // An org without webhooks gets no outbox rows: the writer thread may take its runs.
