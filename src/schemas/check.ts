@@ -4,6 +4,7 @@
 // 25 s before it was refused (docs/security.md).
 import { invalid } from "../errors.ts";
 import { checkJsonSchemaConfig } from "../validators/json-schema/index.ts";
+import { clipIssue } from "../workflows/check.ts";
 
 /**
  * A stored schema that declares no $schema is read in the draft of each step that references it
@@ -29,6 +30,6 @@ export function checkStoredSchema(
   if (issues.length > 0)
     throw invalid(
       "The schema is invalid.",
-      issues.map((i) => ({ field: i.field || "schema", code: i.code, message: i.message })),
+      issues.map((i) => ({ field: i.field || "schema", code: i.code, message: clipIssue(i.message) })),
     );
 }

@@ -32,6 +32,12 @@ export const MAX_TIMEOUT_MS = 600_000;
  */
 export const MAX_FINDING_MESSAGE_CHARS = 2000;
 /**
+ * A save-time problem's message, in characters; longer ones end in "…". It may quote a JSON
+ * Pointer into the config, as long as the config's deepest path of keys: 50 of them answered
+ * 34 MB to a 1 MB draft (docs/security.md).
+ */
+export const MAX_CONFIG_ISSUE_CHARS = 2000;
+/**
  * Characters of one step's findings (message, path and rule); past it the step is truncated as
  * at `max_findings`. 10,000 findings of 400 characters fit: what a step stores is bounded by
  * bytes, not only by a count that messages of any length multiply.

@@ -5,6 +5,7 @@
 import { type ErrorItem, type Problem, invalid, invalidBecause } from "../errors.ts";
 import {
   charCount,
+  headOf,
   jsonHasLoneSurrogate,
   NAME_CHARACTERS,
   NO_LONE_SURROGATES,
@@ -19,6 +20,7 @@ import {
   getValidator,
   pinStepConfig,
 } from "../validators/registry.ts";
+import { MAX_CONFIG_ISSUE_CHARS } from "../validators/limits.ts";
 import { FILE_TYPES, type FileType } from "../validators/types.ts";
 import { checkRowRules } from "./check-rows.ts";
 import type { StepInput } from "./service.ts";
@@ -127,12 +129,20 @@ function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConf
   return bytes;
 }
 
+/** A problem's message cut to MAX_CONFIG_ISSUE_CHARS (it may quote a path of any length). */
+export const clipIssue = (m: string) =>
+  m.length > MAX_CONFIG_ISSUE_CHARS ? `${headOf(m, MAX_CONFIG_ISSUE_CHARS - 1)}…` : m;
+
 /** The validator's own check of a pinned step config (compiles its schemas). */
 function checkStepConfigOf(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConfigContext) {
   const f = (k: string) => (field ? `${field}.${k}` : k);
   const v = getValidator(s.validator!, ctx.extra)!;
   for (const i of checkStepConfig(v.slug, s.config ?? {}, ctx))
-    errors.push({ field: f(i.field ? `config.${i.field}` : "config"), code: i.code, message: i.message });
+    errors.push({
+      field: f(i.field ? `config.${i.field}` : "config"),
+      code: i.code,
+      message: clipIssue(i.message),
+    });
 }
 
 /**
