@@ -5,7 +5,11 @@
 // request 230 s (docs/security.md). The inline lane's analysis (bounded.ts) hashed each pointer
 // whole: past a budget of pointer text it leaves the schema to a worker.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { MAX_POINTER_CHARS, schemaWeight } from "../src/validators/json-schema/bounded.ts";
+import {
+  MAX_ANALYSED_SCHEMAS,
+  MAX_POINTER_CHARS,
+  schemaWeight,
+} from "../src/validators/json-schema/bounded.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -83,4 +87,17 @@ test("the inline lane's analysis leaves a schema past its pointer budget to a wo
   const short = spine(2, 100, 1);
   expect(schemaWeight({ schema: short })).toBeLessThan(500);
   expect(JSON.stringify(short).length * 100).toBeLessThan(MAX_POINTER_CHARS);
+});
+
+test("the inline lane's analysis leaves a config of more schemas than it analyses to a worker, reached or not", () => {
+  // A light root over a stored schema whose $defs no $ref names: the compile on the HTTP thread
+  // took them all (6,000: 0.13 s at the version's first run).
+  const defs = (n: number) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`d${i}`, { type: "integer", maximum: i }]));
+  const config = (n: number) => ({
+    schema: { $ref: "https://example.com/a.json" },
+    resources: { "https://example.com/a.json": { type: "string", $defs: defs(n) } },
+  });
+  expect(schemaWeight(config(MAX_ANALYSED_SCHEMAS))).toBe(Number.POSITIVE_INFINITY);
+  expect(schemaWeight(config(10))).toBeLessThan(500);
 });
