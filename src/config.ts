@@ -469,6 +469,11 @@ export function loadConfig(
     );
   const env = environment;
   for (const s of SETTINGS as readonly SettingDef[]) {
+    // An empty flag (`--port "$PORT"` with PORT unset) was the default, past the variable too.
+    if (flags[s.key] === "") {
+      problems.push(`${flagName(s.key)}: no value given (leave the option out for its default)`);
+      continue;
+    }
     const raw = flags[s.key] ?? env[envName(s.key)];
     const where = flags[s.key] !== undefined ? flagName(s.key) : envName(s.key);
     if (raw === undefined || raw === "") {

@@ -4,7 +4,16 @@
 // listen says.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -164,6 +173,41 @@ describe("where the database is", () => {
         err: `assay ${args[0]}: Invalid configuration:\n  ${where}: sslmode "required" is not one of disable, allow, prefer, require, verify-ca, verify-full\n`,
       });
     }
+  });
+
+  test('an empty option (`--data-dir "$UNSET"`) is exit 2, not the default, for serve and the commands; nothing created', () => {
+    const at = join(dir, "empty-options");
+    mkdirSync(at);
+    const run = (args: string[]) => {
+      const p = Bun.spawnSync([process.execPath, main, ...args], {
+        cwd: at,
+        env: { ...cleanEnv(), ASSAY_DATA_DIR: join(dir, "elsewhere") },
+        stdin: "ignore",
+      });
+      return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+    };
+    for (const [args, said] of [
+      [["serve", "--port", "0", "--data-dir", ""], "--data-dir needs a value, not an empty one"],
+      [
+        ["init", "--org", "acme", "--admin", "root", "--data-dir", ""],
+        "--data-dir needs a value, not an empty one",
+      ],
+      [["users", "list", "--database-url="], "--database-url needs a value, not an empty one"],
+    ] as const) {
+      const command = args[0];
+      expect(run([...args])).toEqual({
+        code: 2,
+        out: "",
+        err: `assay ${command}: ${said}\nRun "assay ${command} -h" for help.\n`,
+      });
+    }
+    expect(run(["serve", "--port", "", "--host="])).toEqual({
+      code: 2,
+      out: "",
+      err: "assay serve: Invalid configuration:\n  --host: no value given (leave the option out for its default)\n  --port: no value given (leave the option out for its default)\n",
+    });
+    expect(readdirSync(at)).toEqual([]);
+    expect(existsSync(join(dir, "elsewhere"))).toBe(false);
   });
 
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {

@@ -97,6 +97,10 @@ export function parseArgs(argv: string[], options: Options): Parsed {
     if (typeof value === "string") out.flags[snake(name)] = value;
     else if (value === true) out.bools.add(snake(name));
   }
+  // `--data-dir "$DIR"` with DIR unset in a script: an empty value was taken for no option, and
+  // the command went to ./assay-data (serve: even past ASSAY_DATA_DIR) without a word.
+  for (const name of Object.keys(DATA_OPTIONS))
+    if (out.flags[snake(name)] === "") throw new UsageError(`--${name} needs a value, not an empty one`);
   return out;
 }
 
