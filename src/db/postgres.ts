@@ -263,7 +263,31 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     }
     return r.value;
   };
+  /** The generation read sent in this turn of the event loop. */
   let turn: Promise<number> | null = null;
+  /** The last generation read sent, until it settles. */
+  let inFlight: Promise<number> | null = null;
+  /** The next read, to be sent when `inFlight` settles (for the requests that came meanwhile). */
+  let queued: Promise<number> | null = null;
+  const sendGeneration = (): Promise<number> => {
+    stats.statements++;
+    const read = (async () => {
+      const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
+      return Number(rows[0]?.value ?? 0);
+    })().catch((e) => {
+      throw translatePgError(e);
+    });
+    turn = read;
+    inFlight = read;
+    setImmediate(() => {
+      if (turn === read) turn = null;
+    });
+    const done = () => {
+      if (inFlight === read) inFlight = null;
+    };
+    read.then(done, done);
+    return read;
+  };
   return {
     dialect: "postgres",
     sql,
@@ -307,23 +331,26 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         throw translatePgError(e);
       }
     },
-    // One read per turn of the event loop (the reasoning of src/db/sqlite.ts holds: a request
-    // sent after another's answer is read in a later turn, so it starts a read of its own).
+    // A read serves the requests of the turn it is sent in (the reasoning of src/db/sqlite.ts
+    // holds: a request sent after another's answer is read in a later turn). A request of a later
+    // turn needs a read sent after it arrived; while an earlier read is still in flight, the next
+    // one waits for it to end and then serves every request that came meanwhile, so at most one
+    // read is in flight and a busy server sends one a round trip instead of one a turn (each a
+    // round trip with its wake-ups on both sides: docs/benchmarks.md, twenty-third pass).
     generation() {
-      if (!turn) {
-        const read = (async () => {
-          stats.statements++;
-          const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
-          return Number(rows[0]?.value ?? 0);
-        })();
-        turn = read.catch((e) => {
-          throw translatePgError(e);
-        });
-        setImmediate(() => {
-          turn = null;
-        });
-      }
-      return turn;
+      if (turn) return turn;
+      if (queued) return queued;
+      if (!inFlight) return sendGeneration();
+      const settled = inFlight.then(
+        () => {},
+        () => {},
+      );
+      const next = settled.then(() => {
+        queued = null;
+        return sendGeneration();
+      });
+      queued = next;
+      return next;
     },
     async ping() {
       try {
