@@ -13,13 +13,17 @@
 // "workflows/") loads that GET instead, after AB_SEED_RUNS sync runs (default 100) and
 // AB_SEED_WORKFLOWS more workflows (default 20) are created through the API on each side.
 // AB_PG=1 keeps both sides' state in PostgreSQL: a throwaway cluster started here (fsync on, as
-// measure 7), one database per side, unpinned (it shares the cores with the servers and wrk).
+// measure 7), one database per side, unpinned (it shares the cores with the servers and wrk); it
+// also prints per round each side's statements a run (the server's assay_db_statements_total) and
+// the CPU µs a run of the cluster's processes (only one side is loaded at a time), and the paired
+// differences of that CPU and of the server's and PostgreSQL's together.
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { SQL } from "bun";
 import { type PgCluster, startPgCluster } from "../../test/helpers/pg-cluster.ts";
 import { WORKFLOWS, orderDocument } from "./fixtures.ts";
 import { describeMachine } from "./machine.ts";
+import { clusterCpuSeconds, metric } from "./postgres.ts";
 import { announced, api, cpuSeconds, initDataDir, pin, tempDir, waitHealthy } from "./server.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -38,6 +42,11 @@ interface Side {
   proc: ReturnType<typeof Bun.spawn>;
   load: Parameters<typeof runWrk>[1];
   cpu: number[];
+  /** AB_PG: the cluster's CPU µs and the statements sent, a run. */
+  pgCpu: number[];
+  statements: number[];
+  token: string;
+  url: string;
   rps: number[];
   p99: number[];
 }
@@ -142,7 +151,7 @@ async function start(dir: string, extra: Record<string, string>): Promise<Side> 
     seconds: secs,
     dir: data,
   };
-  return { dir, proc, load, cpu: [], rps: [], p99: [] };
+  return { dir, proc, load, cpu: [], pgCpu: [], statements: [], token, url, rps: [], p99: [] };
 }
 
 const median = (a: number[]) => {
@@ -162,9 +171,15 @@ try {
   for (const s of sides) await runWrk(machine, { ...s.load, seconds: 6 }); // warm-up
   for (let i = 0; i < rounds; i++) {
     for (const s of i % 2 ? [...sides].reverse() : sides) {
+      const sent0 = cluster ? await metric(s.url, s.token, "assay_db_statements_total") : 0;
+      const g0 = cluster ? clusterCpuSeconds(cluster.dir) : 0;
       const c0 = cpuSeconds(s.proc.pid);
       const r = await runWrk(machine, s.load);
       const c1 = cpuSeconds(s.proc.pid);
+      if (cluster) {
+        s.pgCpu.push(((clusterCpuSeconds(cluster.dir) - g0) * 1e6) / r.requests);
+        s.statements.push(((await metric(s.url, s.token, "assay_db_statements_total")) - sent0) / r.requests);
+      }
       if (r.non2xx) throw new Error(`${s.dir}: ${r.non2xx} answers outside 2xx`);
       s.cpu.push(((c1 - c0) * 1e6) / r.requests);
       s.rps.push(r.rps);
@@ -179,6 +194,10 @@ try {
     const extra = process.env[`AB_ENV_${name}`];
     console.log(`${name} ${s.dir}${extra ? ` with ${extra}` : ""}`);
     console.log(`  CPU µs/${get ? "request" : "run"} ${round(s.cpu)} · median ${median(s.cpu).toFixed(0)}`);
+    if (cluster) {
+      console.log(`  statements/run ${round(s.statements, 2)} · median ${median(s.statements).toFixed(2)}`);
+      console.log(`  PostgreSQL CPU µs/run ${round(s.pgCpu)} · median ${median(s.pgCpu).toFixed(0)}`);
+    }
     console.log(
       `  req/s ${round(s.rps)} · median ${median(s.rps).toFixed(0)} · p99 ms ${round(s.p99, 1)} · median ${median(s.p99).toFixed(1)}`,
     );
@@ -192,6 +211,17 @@ try {
   console.log(
     `paired CPU difference B − A per round: ${diff.map((x) => x.toFixed(0)).join(" ")} · median ${m.toFixed(0)} µs (${((m / median(sides[0]!.cpu)) * 100).toFixed(1)} %)`,
   );
+  if (cluster) {
+    const [a, b] = sides as [Side, Side];
+    const pg = a.pgCpu.map((x, i) => b.pgCpu[i]! - x);
+    const both = a.pgCpu.map((x, i) => b.pgCpu[i]! + b.cpu[i]! - x - a.cpu[i]!);
+    console.log(
+      `paired PostgreSQL CPU difference B − A per round: ${pg.map((x) => x.toFixed(0)).join(" ")} · median ${median(pg).toFixed(0)} µs`,
+    );
+    console.log(
+      `paired server + PostgreSQL CPU difference B − A per round: ${both.map((x) => x.toFixed(0)).join(" ")} · median ${median(both).toFixed(0)} µs`,
+    );
+  }
 } finally {
   for (const s of sides) s.proc.kill("SIGINT");
   await Promise.all(sides.map((s) => s.proc.exited));

@@ -16,7 +16,7 @@ import { api, cpuSeconds, initDataDir, removeDir, startAssay, tempDir } from "./
 import { runWrk } from "./wrk.ts";
 
 /** A counter of the server's /metrics (the sum of its series). */
-async function metric(url: string, token: string, name: string): Promise<number> {
+export async function metric(url: string, token: string, name: string): Promise<number> {
   const text = await (
     await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
   ).text();
@@ -28,7 +28,7 @@ async function metric(url: string, token: string, name: string): Promise<number>
 }
 
 /** CPU seconds of the cluster's postmaster and its live processes (the backends, the WAL writer, …). */
-function clusterCpuSeconds(dir: string): number {
+export function clusterCpuSeconds(dir: string): number {
   let pid: number;
   try {
     pid = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
