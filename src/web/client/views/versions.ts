@@ -163,7 +163,16 @@ function diffTable(d: Diff): Child {
       ]),
       `Changes from version ${d.from.version} to ${d.to.version}`,
     ),
-    d.truncated ? notice("warning", h("p", null, "Only the first 1000 changes are shown.")) : null,
+    d.truncated
+      ? notice(
+          "warning",
+          h(
+            "p",
+            null,
+            "Not every change is shown: the list stops after 1000, or once their paths reach 1 MiB.",
+          ),
+        )
+      : null,
     d.unrecorded.length
       ? notice(
           "info",
