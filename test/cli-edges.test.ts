@@ -193,6 +193,11 @@ describe("where the database is", () => {
         "--data-dir needs a value, not an empty one",
       ],
       [["users", "list", "--database-url="], "--database-url needs a value, not an empty one"],
+      [["workflows", "export", "acme", "orders", "--server", ""], "--server needs a value, not an empty one"],
+      [
+        ["validate", "a.json", "--org", "acme", "--workflow", "w", "--server", "http://x", "--token="],
+        "--token needs a value, not an empty one",
+      ],
     ] as const) {
       const command = args[0];
       expect(run([...args])).toEqual({

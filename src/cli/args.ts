@@ -98,8 +98,9 @@ export function parseArgs(argv: string[], options: Options): Parsed {
     else if (value === true) out.bools.add(snake(name));
   }
   // `--data-dir "$DIR"` with DIR unset in a script: an empty value was taken for no option, and
-  // the command went to ./assay-data (serve: even past ASSAY_DATA_DIR) without a word.
-  for (const name of Object.keys(DATA_OPTIONS))
+  // the command went to ./assay-data (serve: even past ASSAY_DATA_DIR) without a word; an empty
+  // --server sent `workflows export` to the data dir, which then refused "unknown option --server".
+  for (const name of [...Object.keys(DATA_OPTIONS), "server", "token"])
     if (out.flags[snake(name)] === "") throw new UsageError(`--${name} needs a value, not an empty one`);
   return out;
 }
