@@ -116,6 +116,7 @@ describe("/api/v1/admin/orgs/", () => {
       org_slug: "made",
       name: "Made",
       status: "active",
+      deleted_at: null,
       created_at: expect.any(String),
     });
     expect((await call(s, "GET", "/api/v1/orgs/made/", root())).json.role).toBe("admin");
@@ -176,7 +177,7 @@ describe("/api/v1/admin/orgs/", () => {
     // Restore is what a deleted org takes; then it can be suspended as any other.
     const back = await call(s, "POST", "/api/v1/admin/orgs/gone/restore/", root());
     expect(back.status).toBe(200);
-    const { deleted_at: _, ...live } = was;
+    const live = { ...was, deleted_at: null };
     expect(back.json).toEqual(live);
     expect((await call(s, "GET", path, { token: v.token })).status).toBe(200);
     const sus = await call(s, "POST", "/api/v1/admin/orgs/gone/suspend/", root());

@@ -198,6 +198,7 @@ describe("org management (Admin)", () => {
       org_slug: "m8",
       name: "Eighth",
       status: "active",
+      deleted_at: null,
       created_at: expect.any(String),
       role: "admin",
     });

@@ -16,7 +16,9 @@ export const OrgOut = named(
     name: t.String(),
     status: OneOf(ORG_STATUSES),
     created_at: t.String(),
-    deleted_at: t.Optional(t.Nullable(t.String())),
+    // Always sent, null while the org lives, as every other resource sends its nullable fields
+    // (tokens' revoked_at, webhooks' disabled_at): typed clients read one shape.
+    deleted_at: t.Nullable(t.String()),
     role: t.Optional(OneOfOrNull(ROLES, "Your role in it")),
   }),
 );
@@ -35,7 +37,7 @@ export const presentOrg = (o: Org | OrgAccess, withRole = true) => ({
   name: o.name,
   status: o.status,
   created_at: o.created_at,
-  ...(o.deleted_at ? { deleted_at: o.deleted_at } : {}),
+  deleted_at: o.deleted_at ?? null,
   ...(withRole && "role" in o ? { role: o.role } : {}),
 });
 export const presentMember = (m: Member) => ({
