@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import { randomBytes } from "node:crypto";
 import { GenerationCache } from "../src/db/generation.ts";
 import { describeDb } from "../src/db/open.ts";
+import { GENERATION_WAIT_MS } from "../src/db/postgres.ts";
 import { type Db, type Program, lift } from "../src/db/program.ts";
 import type { SqliteDb } from "../src/db/sqlite.ts";
 import { type OtherConnection, onPostgres, otherConnection } from "./helpers/backend.ts";
@@ -323,6 +324,56 @@ describe("the generation read", () => {
       // Sent after the first ended, so after the write committed: it sees it.
       expect(Number(await second)).toBe(before + 1);
       expect(Number(await first)).toBeGreaterThanOrEqual(before);
+    },
+  );
+
+  test.skipIf(!onPostgres)(
+    "a read that has not ended after GENERATION_WAIT_MS does not hold the next one (PostgreSQL)",
+    async () => {
+      const db = s.deps.db;
+      await db.generation();
+      await new Promise((resolve) => setImmediate(resolve));
+      const locker = new SQL(s.databaseUrl!);
+      const watcher = new SQL(s.databaseUrl!);
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = locker.begin(async (t) => {
+        await t.unsafe("LOCK TABLE cache_generation IN ACCESS EXCLUSIVE MODE");
+        locked();
+        await released;
+      });
+      /** The server's generation reads waiting for the lock. */
+      const waiting = async () =>
+        Number(
+          (
+            await watcher.unsafe(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE 'SELECT value FROM cache_generation%' AND wait_event_type = 'Lock'",
+            )
+          )[0].n,
+        );
+      try {
+        await isLocked;
+        const first = db.generation();
+        await new Promise((resolve) => setImmediate(resolve));
+        const second = db.generation();
+        expect(second).not.toBe(first);
+        // The first read never ends while the lock is held: the second is sent all the same.
+        const deadline = Date.now() + 10 * GENERATION_WAIT_MS;
+        let n = await waiting();
+        while (n < 2 && Date.now() < deadline) n = await waiting();
+        expect(n).toBe(2);
+      } finally {
+        release();
+        await holder;
+        await locker.close();
+        await watcher.close();
+      }
     },
   );
 

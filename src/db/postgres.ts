@@ -19,6 +19,8 @@ import {
 
 /** Attempts of a transaction that keeps losing serialization races before the error stands. */
 const TX_ATTEMPTS = 5;
+/** How long a queued generation read waits for the one in flight before it is sent anyway (ms). */
+export const GENERATION_WAIT_MS = 1000;
 /** PostgreSQL's OID of int8 (bigint): Bun returns it as a string, our programs want numbers. */
 const INT8 = 20;
 
@@ -267,6 +269,8 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   let turn: Promise<number> | null = null;
   /** The last generation read sent, until it settles. */
   let inFlight: Promise<number> | null = null;
+  /** When `inFlight` was sent (performance.now()). */
+  let inFlightAt = 0;
   /** The next read, to be sent when `inFlight` settles (for the requests that came meanwhile). */
   let queued: Promise<number> | null = null;
   const sendGeneration = (): Promise<number> => {
@@ -279,6 +283,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     });
     turn = read;
     inFlight = read;
+    inFlightAt = performance.now();
     setImmediate(() => {
       if (turn === read) turn = null;
     });
@@ -341,13 +346,20 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       if (turn) return turn;
       if (queued) return queued;
       if (!inFlight) return sendGeneration();
-      const settled = inFlight.then(
-        () => {},
-        () => {},
-      );
-      const next = settled.then(() => {
-        queued = null;
-        return sendGeneration();
+      // Sent when the read in flight ends, or GENERATION_WAIT_MS after it was sent if it has not
+      // ended by then (a connection that hangs holds no request longer than before plus that).
+      const before = inFlight;
+      const next = new Promise<number>((resolve) => {
+        let sent = false;
+        const go = () => {
+          if (sent) return;
+          sent = true;
+          clearTimeout(timer);
+          queued = null;
+          resolve(sendGeneration());
+        };
+        const timer = setTimeout(go, Math.max(0, inFlightAt + GENERATION_WAIT_MS - performance.now()));
+        before.then(go, go);
       });
       queued = next;
       return next;
