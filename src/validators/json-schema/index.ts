@@ -19,6 +19,7 @@ import { instanceDocuments } from "./instance.ts";
 import { unresolvableRefs } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
+import { subschemaErrors } from "./subschemas.ts";
 import { withUserPatterns } from "./user-patterns.ts";
 import { compileCheck } from "./engine.ts";
 import { enumErrors, withEnumSets } from "./enum-sets.ts";
@@ -148,15 +149,20 @@ function resourcesOf(cfg: JsonSchemaConfig, opts: JsonSchemaOptions): Record<str
 /** Meta-validation issues of `schema` against `validator`, as config issues of `field`. */
 function metaIssues(validator: Explainer, schema: unknown, field: string, prefix = ""): ConfigIssue[] {
   Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
-  const [valid, errors] = validator.Errors(schema) as [boolean, TbError[]];
-  if (valid) return [];
+  const explain = (value: unknown) => validator.Errors(value) as [boolean, TbError[]];
+  const [valid, whole] = explain(schema);
+  // Whole, then each subschema its meta-schema does not reach ($defs before draft 2019-09, a
+  // `$ref` target under an unknown keyword): a $ref makes those schemas too (subschemas.ts).
+  const errors = valid
+    ? subschemaErrors(explain, schema, MAX_CONFIG_ISSUES)
+    : whole.map((error) => ({ at: "", error }));
   return errors
-    .filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf")
-    .map((e) =>
+    .filter(({ error: e }) => e.keyword !== "anyOf" && e.keyword !== "oneOf")
+    .map(({ at, error: e }) =>
       issue(
         field,
         "invalid_schema",
-        `${prefix}${e.instancePath || "(root)"}: ${e.message} (meta-schema ${e.schemaPath})`,
+        `${prefix}${at + e.instancePath || "(root)"}: ${e.message} (meta-schema ${e.schemaPath})`,
       ),
     );
 }

@@ -1,0 +1,74 @@
+// Subschemas a meta-schema does not reach. Meta-validation checks a subschema only where the
+// draft's meta-schema expects one: draft 4 to 7 know no `$defs`, and no draft knows a schema kept
+// under an unknown keyword. Yet a `$ref` makes either a schema, so `{"$ref": "#/$defs/b",
+// "$defs": {"b": {"type": 5}}}` passed a draft-7 check, and a stored schema without $schema was
+// accepted because it fitted draft 7 (2026-11-29 audit). Each `$defs`/`definitions` member and
+// each local `$ref` target is meta-validated on its own here, on the raw schema (the draft's own
+// spelling); each object once.
+import type { TbError } from "./errors.ts";
+import { walkSchemas } from "./walk.ts";
+
+type Obj = Record<string, unknown>;
+/** What is asked of a meta-schema's validator: its errors. */
+export type Explain = (value: unknown) => [boolean, TbError[]];
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const unescapeSegment = (seg: string) => seg.replace(/~1/g, "/").replace(/~0/g, "~");
+
+/** A schema object with an absolute or relative `$id` (draft 4: `id`) is its own document. */
+function ownsDocument(s: Obj): boolean {
+  const id = typeof s.$id === "string" ? s.$id : typeof s.id === "string" ? s.id : null;
+  return id !== null && !id.startsWith("#");
+}
+
+function pointerGet(root: unknown, pointer: string): unknown {
+  let cur = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const seg = unescapeSegment(raw);
+    if (!isObj(cur) && !Array.isArray(cur)) return undefined;
+    if (!Object.hasOwn(cur, seg)) return undefined;
+    cur = (cur as Obj)[seg];
+  }
+  return cur;
+}
+
+/** `$defs`/`definitions` members and local `#/…` targets of `schema`, keyed by their pointer. */
+export function unreachedSubschemas(schema: unknown): Map<unknown, string> {
+  const found = new Map<unknown, string>();
+  const docOf = new Map<Obj, { node: Obj; at: string }>();
+  walkSchemas(schema, (s, pointer, parent) => {
+    const doc = parent === undefined || ownsDocument(s) ? { node: s, at: pointer } : docOf.get(parent)!;
+    docOf.set(s, doc);
+    const segs = pointer.split("/");
+    const container = segs.length >= 3 ? unescapeSegment(segs[segs.length - 2]!) : "";
+    if ((container === "$defs" || container === "definitions") && !found.has(s)) found.set(s, pointer);
+    const ref = s.$ref;
+    if (typeof ref === "string" && ref.startsWith("#/")) {
+      let fragment: string;
+      try {
+        fragment = decodeURIComponent(ref.slice(1));
+      } catch {
+        return; // not a URI reference: the reference check names it
+      }
+      const target = pointerGet(doc.node, fragment);
+      if ((isObj(target) || typeof target === "boolean") && target !== doc.node && !found.has(target))
+        found.set(target, `${doc.at}${fragment}`);
+    }
+  });
+  return found;
+}
+
+/** Meta-validation errors of each subschema the whole schema's meta-validation did not reach. */
+export function subschemaErrors(
+  explain: Explain,
+  schema: unknown,
+  max: number,
+): Array<{ at: string; error: TbError }> {
+  const out: Array<{ at: string; error: TbError }> = [];
+  for (const [node, at] of unreachedSubschemas(schema)) {
+    if (out.length >= max) break;
+    const [valid, errors] = explain(node);
+    if (!valid) for (const error of errors) out.push({ at, error });
+  }
+  return out;
+}
