@@ -118,11 +118,19 @@ export function allowOnly(p: Parsed, flags: readonly string[]) {
 }
 
 export async function readPasswordStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
+  let bytes: Buffer;
+  if (process.stdin.isTTY) {
+    // A terminal: asked for, not echoed, ended by Enter (src/cli/password-tty.ts).
+    const { readPasswordTty } = await import("./password-tty.ts");
+    bytes = await readPasswordTty("Password (not shown): ");
+  } else {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    bytes = Buffer.concat(chunks);
+  }
   // Not read as "utf8": each byte that is not UTF-8 became U+FFFD, so a Latin-1 "ö" never matched
   // the web form's, and "ö" and "ü" were the same password.
-  const text = utf8Text(Buffer.concat(chunks));
+  const text = utf8Text(bytes);
   if (text === null) throw new UsageError("the password on stdin is not UTF-8 text");
   return text.replace(/\r?\n$/, "");
 }

@@ -42,7 +42,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ["--org SLUG", "the first organization's slug"],
       ["--org-name NAME", "its display name [the slug]"],
       ["--admin USERNAME", "the instance administrator's username"],
-      ["--password-stdin", "read the admin's web sign-in password from stdin (8+ characters)"],
+      [
+        "--password-stdin",
+        "read the admin's web sign-in password from stdin (8+ characters); at a terminal, asked for and not shown",
+      ],
       ...DATA_HELP,
     ],
   },
@@ -57,7 +60,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { admin: b, "password-stdin": b, name: s, email: s, ...DATA_OPTIONS },
     optionHelp: [
       ["--admin", "create an instance administrator"],
-      ["--password-stdin", "read the password from stdin (8+ characters)"],
+      [
+        "--password-stdin",
+        "read the password from stdin (8+ characters); at a terminal, asked for and not shown",
+      ],
       ["--name N", "display name"],
       ["--email E", "email address"],
       ...DATA_HELP,
