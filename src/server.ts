@@ -301,7 +301,7 @@ async function startOn(
     budgets: sharing?.budgets,
     isDraining: () => draining,
     metrics,
-    sessions: createSessionAuth(db, deps.users),
+    sessions: createSessionAuth(db, deps.users, deps.config.base_url),
     // The relay's requests are counted by the relay.
     onRequest: threadCounts
       ? (request) => {

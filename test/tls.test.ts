@@ -92,15 +92,37 @@ describe.each([1, 2])("HTTPS with %i HTTP thread(s)", (threads) => {
     expect(fetch(`${s.url}/healthz`, { headers: { connection: "close" } })).rejects.toThrow();
   });
 
-  test("the web session's cookie is Secure", async () => {
-    const u = await s.user("tls-alice", "acme", "viewer");
+  test("the web session's cookie is Secure and __Host-: read back under that name only, cleared at sign-out", async () => {
+    const u = await s.user(`tls-alice-${threads}`, "acme", "viewer");
     await s.deps.users.setPassword(u.id, await Bun.password.hash("correct horse battery"), SYSTEM);
     const r = await https(s, "POST", "/api/v1/auth/login/", {
-      body: JSON.stringify({ username: "tls-alice", password: "correct horse battery" }),
+      body: JSON.stringify({ username: `tls-alice-${threads}`, password: "correct horse battery" }),
       headers: { "content-type": "application/json", origin: s.url },
     });
     expect(r.status).toBe(200);
-    expect(r.headers.get("set-cookie")).toMatch(/^assay_session=[^;]+;.*; Secure$/);
+    const setCookie = r.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(
+      /^__Host-assay_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=43200; Secure$/,
+    );
+    const cookie = setCookie.split(";")[0]!;
+    const me = await https(s, "GET", "/api/v1/auth/session/", { headers: { cookie } });
+    expect([me.status, me.json.csrf_token]).toEqual([200, r.json.csrf_token]);
+    // The same secret under the plain name (as a sibling subdomain or plain HTTP could plant it).
+    const plain = await https(s, "GET", "/api/v1/auth/session/", {
+      headers: { cookie: cookie.replace("__Host-", "") },
+    });
+    expect([plain.status, plain.json]).toEqual([
+      401,
+      { detail: expect.any(String), code: "authentication_required", status: 401, errors: [] },
+    ]);
+    const out = await https(s, "POST", "/api/v1/auth/logout/", {
+      headers: { cookie, "x-csrf-token": r.json.csrf_token, origin: s.url },
+    });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toBe(
+      "__Host-assay_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
+    );
+    expect((await https(s, "GET", "/api/v1/auth/session/", { headers: { cookie } })).status).toBe(401);
   });
 
   test.skipIf(threads === 1)(

@@ -37,7 +37,7 @@ export function webAuthRoutes(
   limits: LoginLimits = { ...DEFAULT_LOGIN_LIMITS, disabled: deps.config.rate_limit_disabled },
 ) {
   const { users, config } = deps;
-  const sessions = createSessions(deps.db, users);
+  const sessions = createSessions(deps.db, users, config.base_url);
   // Several nodes (PostgreSQL) share the windows in the database.
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   const detail = { tags: ["Web session"] };

@@ -14,18 +14,32 @@ import { type User, type UserStore, rehashPassword } from "../users/store.ts";
 import { type SessionRow, createSessionStore, deleteSession, insertSession } from "./store.ts";
 
 export const SESSION_COOKIE = "assay_session";
+/**
+ * The cookie's name over HTTPS. `__Host-` (RFC 6265bis §4.1.3.2) makes the browser refuse it unless
+ * it is Secure, set by a secure origin, Path=/ and without Domain: a sibling subdomain, or a
+ * network attacker answering plain HTTP for this host, cannot plant one (a plain-named cookie is
+ * shared across ports, schemes and, with Domain, subdomains).
+ */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+export const sessionCookieName = (secure: boolean) => (secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 export const CSRF_HEADER = "x-csrf-token";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 const digestOf = (secret: string) => createHash("sha256").update(secret).digest();
 
-/** The session secret from a Cookie header (RFC 6265 §5.4: pairs separated by "; "). */
-export function sessionSecret(cookieHeader: string | null): string | null {
+/**
+ * The session secret from a Cookie header (RFC 6265 §5.4: pairs separated by "; "), under the one
+ * name the request's scheme sets. Over HTTPS a plain-named cookie is not read: anyone who can
+ * plant one (above) would sign the browser into their session (fixation); a session started
+ * before the prefix existed ends there, and its user signs in again.
+ */
+export function sessionSecret(cookieHeader: string | null, secure: boolean): string | null {
   if (!cookieHeader) return null;
+  const name = sessionCookieName(secure);
   for (const part of cookieHeader.split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
       const v = part.slice(eq + 1).trim();
       return /^[A-Za-z0-9_-]{43}$/.test(v) ? v : null;
     }
@@ -43,7 +57,7 @@ export function isHttps(request: Request, baseUrl: string | null): boolean {
 }
 
 export function sessionCookie(value: string, maxAgeS: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
+  return `${sessionCookieName(secure)}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
 }
 
 export const clearedCookie = (secure: boolean) => sessionCookie("", 0, secure);
@@ -54,12 +68,13 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export function createSessions(db: Db, users: UserStore) {
+/** `baseUrl`: ASSAY_BASE_URL, which makes every request HTTPS as isHttps says. */
+export function createSessions(db: Db, users: UserStore, baseUrl: string | null) {
   const store = createSessionStore(db);
 
   /** The live session named by the request's cookie and its user, without the CSRF check. */
   async function current(request: Request): Promise<{ session: SessionRow; user: User } | null> {
-    const secret = sessionSecret(request.headers.get("cookie"));
+    const secret = sessionSecret(request.headers.get("cookie"), isHttps(request, baseUrl));
     if (!secret) return null;
     const session = await store.findByDigest(digestOf(secret));
     if (!session || Date.parse(session.expires_at) <= Date.now()) return null;
@@ -167,5 +182,5 @@ export function createSessions(db: Db, users: UserStore) {
 export type Sessions = ReturnType<typeof createSessions>;
 
 /** The SessionAuth for createApp (AppOptions.sessions). */
-export const createSessionAuth = (db: Db, users: UserStore): SessionAuth =>
-  createSessions(db, users).authenticate;
+export const createSessionAuth = (db: Db, users: UserStore, baseUrl: string | null): SessionAuth =>
+  createSessions(db, users, baseUrl).authenticate;

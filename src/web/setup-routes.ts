@@ -32,7 +32,7 @@ export function setupRoutes(
   setup: SetupCode,
   limits: LoginLimits = { ...DEFAULT_LOGIN_LIMITS, disabled: deps.config.rate_limit_disabled },
 ) {
-  const sessions = createSessions(deps.db, deps.users);
+  const sessions = createSessions(deps.db, deps.users, deps.config.base_url);
   const limiter = createLoginLimiter(limits, deps.db.dialect === "postgres" ? deps.db : null);
   // Public: the instance has no user yet (the POST is guarded by the one-time setup code).
   const detail = { tags: ["Web session"], security: [] };
