@@ -141,6 +141,46 @@ export const PARAMETERS = {
       'An ETag (`"7"`, or `W/"7"`) or `*`: when it names the workflow\'s current version, or is `*`, nothing is changed and the answer is 412 precondition_failed (RFC 9110 §13.1.2).',
     schema: { type: "string", examples: ["*"] },
   },
+  // The headers of a webhook delivery (src/webhooks/dispatcher.ts, signing.ts, deliver.ts): the
+  // `webhooks` map's operations refer to them.
+  WebhookId: {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description:
+      "The delivery's id (msg_…, the Delivery's `id`): the same for every retry and redelivery of it, so deduplicate on it.",
+    schema: { type: "string", pattern: "^msg_[0-9a-f]{32}$" },
+  },
+  WebhookTimestamp: {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description:
+      "When this attempt was made, in Unix seconds: signed, so refuse one too far from your clock (Standard Webhooks suggests 5 minutes).",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  WebhookSignature: {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}`, keyed with the base64-decoded secret after `whsec_` (Standard Webhooks). For 24 h after a rotation, two space-separated signatures, the new secret's first.",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)?$" },
+  },
+  WebhookUserAgent: {
+    name: "User-Agent",
+    in: "header",
+    required: true,
+    description: "`Assay-Webhooks/` and the version of the server that sent it.",
+    schema: { type: "string", pattern: "^Assay-Webhooks/\\S+$" },
+  },
+  WebhookAcceptEncoding: {
+    name: "Accept-Encoding",
+    in: "header",
+    required: true,
+    description: "`identity`: a compressed answer is not inflated (only its first bytes are kept, as sent).",
+    schema: { type: "string", const: "identity" },
+  },
 };
 
 /** Answer headers, under components.headers. */
@@ -180,6 +220,9 @@ export const HEADERS = {
   RequestId: str(
     "The request's id, as the server's log lines name it: the request's own X-Request-Id when that is 1–128 letters, digits and `. _ : / + = @ -`, else a new UUID.",
     { pattern: "^[A-Za-z0-9._:/+=@-]{1,128}$" },
+  ),
+  WebhookRetryAfter: str(
+    "A webhook receiver's: seconds, or an HTTP date, before the next attempt; honoured up to a day (a longer one counts as a day).",
   ),
   SetCookie: str(
     "The web session cookie `assay_session` (HttpOnly, SameSite=Lax; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",

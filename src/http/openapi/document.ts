@@ -5,7 +5,8 @@
 // (./normalize.ts), refers error statuses to components.responses, and adds what global layers
 // do to every route (src/http/limits.ts, src/http/errors.ts): rate-limit headers, 413 on every
 // method that may carry a body, 412 on every unsafe one (src/http/preconditions.ts), 415 on JSON bodies, 429 everywhere but the probes, 503 wherever
-// the database is reached, Location on every 201. How to declare a route so that the document
+// the database is reached, Location on every 201; and the `webhooks` map of the deliveries Assay
+// sends (src/webhooks/openapi.ts). How to declare a route so that the document
 // stays lint-clean: docs/api.md.
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import type { AnyElysia } from "elysia";
@@ -20,6 +21,7 @@ import {
   errorResponseName,
   errorResponses,
 } from "./components.ts";
+import { webhookEntries } from "../../webhooks/openapi.ts";
 import { nameOf } from "./named.ts";
 import { type Obj, SchemaRegistry, isObj } from "./normalize.ts";
 
@@ -97,6 +99,8 @@ export function buildDocument(app: AnyElysia, version: string): Obj {
     }
     if (Object.keys(out).length) paths[path] = out;
   }
+  // The deliveries Assay sends (OpenAPI 3.1 `webhooks`), their run the Run component itself.
+  const webhooks = webhookEntries((schema) => reg.clean(schema));
   const components = {
     schemas: reg.components(),
     responses: errorResponses(),
@@ -116,11 +120,12 @@ export function buildDocument(app: AnyElysia, version: string): Obj {
     security: [{ bearer: [] }, { session: [] }],
     tags: TAGS,
     paths,
-    components: { ...pruned(paths, components), securitySchemes: SECURITY_SCHEMES },
+    webhooks,
+    components: { ...pruned({ paths, webhooks }, components), securitySchemes: SECURITY_SCHEMES },
   };
 }
 
-/** The components that `paths` refers to, directly or through other components. */
+/** The components that `paths` and `webhooks` refer to, directly or through other components. */
 function pruned(paths: Obj, components: Record<string, Record<string, unknown>>) {
   const used = new Set<string>();
   const visit = (v: unknown) => {
