@@ -36,12 +36,16 @@ function pointerGet(root: unknown, pointer: string): unknown {
 export function unreachedSubschemas(schema: unknown): Map<unknown, string> {
   const found = new Map<unknown, string>();
   const docOf = new Map<Obj, { node: Obj; at: string }>();
+  // The members of the `$defs`/`definitions` of the schemas visited so far (the walk is pre-order:
+  // a schema's are noted before it reaches them). Read off the pointer instead, each schema cost
+  // its pointer's length (split flattens it): 40,000 leaves under a 480 KB spine of keys, 2.8 s.
+  const defMembers = new Set<unknown>();
   walkSchemas(schema, (s, pointer, parent) => {
     const doc = parent === undefined || ownsDocument(s) ? { node: s, at: pointer } : docOf.get(parent)!;
     docOf.set(s, doc);
-    const segs = pointer.split("/");
-    const container = segs.length >= 3 ? unescapeSegment(segs[segs.length - 2]!) : "";
-    if ((container === "$defs" || container === "definitions") && !found.has(s)) found.set(s, pointer);
+    for (const key of ["$defs", "definitions"])
+      if (isObj(s[key])) for (const member of Object.values(s[key] as Obj)) defMembers.add(member);
+    if (defMembers.has(s) && !found.has(s)) found.set(s, pointer);
     const ref = s.$ref;
     if (typeof ref === "string" && ref.startsWith("#/")) {
       let fragment: string;
