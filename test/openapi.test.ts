@@ -250,6 +250,14 @@ describe("operations", () => {
   test("security: a bearer token or the session cookie unless the operation is public", () => {
     expect(doc.security).toEqual([{ bearer: [] }, { session: [] }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    // Over HTTPS the cookie has another name (src/web/sessions.ts): both are said.
+    expect(doc.components.securitySchemes.session).toMatchObject({
+      type: "apiKey",
+      in: "cookie",
+      name: "assay_session",
+    });
+    expect(doc.components.securitySchemes.session.description).toContain("`__Host-assay_session` over HTTPS");
+    expect(doc.components.headers.SetCookie.description).toContain("over HTTPS `__Host-assay_session`");
     const pub: string[] = [];
     for (const [path, item] of Object.entries(doc.paths as J))
       for (const [method, o] of Object.entries(item as J) as [string, J][])

@@ -43,7 +43,7 @@ export const SECURITY_SCHEMES = {
     in: "cookie",
     name: "assay_session",
     description:
-      "The web app's session cookie (POST /api/v1/auth/login/); writes also need the X-CSRF-Token header. Same origin only.",
+      "The web app's session cookie (POST /api/v1/auth/login/): `assay_session` over plain HTTP, `__Host-assay_session` over HTTPS (only that name is read there); writes also need the X-CSRF-Token header. Same origin only.",
   },
 };
 
@@ -225,7 +225,7 @@ export const HEADERS = {
     "A webhook receiver's: seconds, or an HTTP date, before the next attempt; honoured up to a day (a longer one counts as a day).",
   ),
   SetCookie: str(
-    "The web session cookie `assay_session` (HttpOnly, SameSite=Lax; Secure over HTTPS): set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
+    "The web session cookie `assay_session` (HttpOnly, SameSite=Lax), over HTTPS `__Host-assay_session` and Secure: set on sign-in, setup and password change, cleared (Max-Age=0) on sign-out.",
   ),
 };
 
