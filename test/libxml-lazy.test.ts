@@ -23,19 +23,27 @@ async function runScript(args: string[]): Promise<unknown> {
 const WITHOUT_LIBXML_MIB = 16;
 
 describe("libxml2 on the main thread", () => {
-  test("a server does not load it: not at start, at saves (xml_schema steps' too) or XML runs", async () => {
+  test("a server does not load it: not at start, at saves (xml_schema steps' and stored XSDs' too) or XML runs", async () => {
     const r = (await runScript([join(ROOT, "test/fixtures/libxml-probe.ts")])) as Record<
       string,
       { loaded: boolean; extraMiB: number; runStatus?: string }
-    > & { accessorError: string; badXmlSchemaSave: unknown };
+    > & { accessorError: string; badXmlSchemaSave: unknown; storedXsdSaves: number[] };
     expect(r.accessorError).toBe("libxml2 is not loaded: await loadLibxml() first");
-    for (const at of ["afterStart", "afterOtherSave", "afterXmlRun", "afterXmlSchemaSave"]) {
+    for (const at of [
+      "afterStart",
+      "afterOtherSave",
+      "afterXmlRun",
+      "afterXmlSchemaSave",
+      "afterStoredXsd",
+    ]) {
       expect({ at, loaded: r[at].loaded }).toEqual({ at, loaded: false });
       expect(r[at].extraMiB).toBeLessThan(WITHOUT_LIBXML_MIB);
     }
     expect(r.afterXmlRun.runStatus).toBe("succeeded");
     // The save was checked: a bad XSD is refused, from the check thread.
     expect(r.badXmlSchemaSave).toEqual({ status: 400, code: "invalid_schema" });
+    // A stored XSD, and a step importing it, were checked, found and walked on the check thread.
+    expect(r.storedXsdSaves).toEqual([201, 201]);
   }, 60_000);
 });
 

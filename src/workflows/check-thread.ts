@@ -13,7 +13,13 @@ import { invalid, serviceUnavailable } from "../errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { type ThreadAnswer, threadCalls } from "../lib/thread-calls.ts";
 import { getValidator, prepareChecks, type StepConfigContext } from "../validators/registry.ts";
-import { checkStoredSchema } from "../schemas/check.ts";
+import {
+  checkStoredSchema,
+  checkStoredXsd,
+  type XsdRoot,
+  type XsdWanted,
+  xsdWanted,
+} from "../schemas/check.ts";
 import { checkDraft } from "./check.ts";
 import type { WorkflowDraft } from "./types.ts";
 
@@ -25,11 +31,24 @@ export interface ToChecker {
   draft: WorkflowDraft;
   /** A stored JSON Schema to check instead of the draft (an empty one): its 400, or nothing. */
   stored?: { schema: Record<string, unknown>; uri: string };
+  /** A stored XSD document to check instead: its 400, or its targetNamespace (configs[0]). */
+  storedXsd?: { text: string; uri: string };
+  /** A round of the walk through stored XSDs instead: what `found` cannot answer (configs[0]). */
+  xsdSet?: { roots: XsdRoot[]; found: Record<string, string> };
   resources?: StepConfigContext["resources"];
   xsdDocuments?: StepConfigContext["xsdDocuments"];
   /** The index of the step the request names: its problems are reported without `steps[i].`. */
   only: number | null;
 }
+
+/**
+ * The walk through the org's stored XSDs that a draft's steps reach (src/schemas/service.ts,
+ * storedXsdSet), given the function that runs one round of it: it parses each document found so
+ * far, so on the thread, in the draft's turn, before its check. Its result is ctx.xsdDocuments.
+ */
+export type XsdSetWalk = (
+  round: (roots: XsdRoot[], found: Record<string, string>) => Promise<XsdWanted>,
+) => Promise<Record<string, string>>;
 
 /** The check thread's answer (src/lib/thread-calls.ts): the steps' configs, stored schemas pinned. */
 export type FromChecker = ThreadAnswer<{ configs: Record<string, unknown>[] }>;
@@ -42,7 +61,13 @@ export interface DraftChecker {
    * Checks the draft (throws its 400) and writes the pinned step configs into it, as checkDraft.
    * `org`: whose draft it is; orgs take turns on the thread (one draft of each at a time).
    */
-  check(d: WorkflowDraft, ctx: StepConfigContext, only: number | null, org?: number): Promise<void>;
+  check(
+    d: WorkflowDraft,
+    ctx: StepConfigContext,
+    only: number | null,
+    org?: number,
+    xsdSet?: XsdSetWalk,
+  ): Promise<void>;
   /** A stored JSON Schema's check (throws its 400), there too, with the org's schemas it references. */
   checkStored(
     schema: Record<string, unknown>,
@@ -50,6 +75,8 @@ export interface DraftChecker {
     uri: string,
     org?: number,
   ): Promise<void>;
+  /** A stored XSD document's parse (throws its 400), there too: its targetNamespace. */
+  checkStoredXsd(text: string, uri: string, org?: number): Promise<string>;
   /** Drafts on the thread now, and since the start. */
   readonly inFlight: number;
   readonly offloaded: number;
@@ -89,12 +116,16 @@ export function createDraftChecker(
   };
 
   return {
-    async check(d, ctx, only, org) {
+    async check(d, ctx, only, org, xsdSet) {
       // Validators this instance adds (tests' test_hold) exist on this thread only. Without a
       // thread (the CLI's own checks, `assay workflows import`) the check runs in place.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
       if (!thread || !builtIn) {
         await prepareChecks(d.steps.map((s) => s.validator));
+        if (xsdSet) {
+          await prepareChecks(["xml_schema"]);
+          ctx.xsdDocuments = await xsdSet(async (roots, found) => xsdWanted(roots, found));
+        }
         checkDraft(d, stepFieldOf(only), ctx);
         return;
       }
@@ -104,6 +135,11 @@ export function createDraftChecker(
       try {
         // A draft still waiting when the server stops is not sent to a thread started anew.
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
+        if (xsdSet)
+          ctx.xsdDocuments = await xsdSet(async (roots, found) => {
+            const [wanted] = await thread.call({ draft: NO_DRAFT, xsdSet: { roots, found }, only: null });
+            return wanted as unknown as XsdWanted;
+          });
         configs = await thread.call({
           draft: d,
           resources: ctx.resources,
@@ -128,6 +164,21 @@ export function createDraftChecker(
       try {
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
         await thread.call({ draft: NO_DRAFT, stored: { schema, uri }, resources, only: null });
+      } finally {
+        done();
+      }
+    },
+    async checkStoredXsd(text, uri, org) {
+      if (!thread) {
+        await prepareChecks(["xml_schema"]);
+        return checkStoredXsd(text, uri);
+      }
+      offloaded++;
+      const done = await turn(org);
+      try {
+        if (closed) throw serviceUnavailable("The server is shutting down.", 1);
+        const [answer] = await thread.call({ draft: NO_DRAFT, storedXsd: { text, uri }, only: null });
+        return String(answer?.targetNamespace ?? "");
       } finally {
         done();
       }
@@ -159,6 +210,14 @@ const NO_DRAFT: WorkflowDraft = {
 
 /** The 400 of a check past its deadline, naming the step whose schema was compiling. */
 function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
+  if (m.storedXsd)
+    return invalid("The schema is invalid.", [
+      {
+        field: "schema",
+        code: "too_complex",
+        message: `The XSD document was not read within ${ms / 1000} s: split it into smaller documents that include or import each other.`,
+      },
+    ]);
   if (m.stored)
     return invalid("The schema is invalid.", [
       {

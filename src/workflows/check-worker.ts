@@ -1,5 +1,5 @@
 // Entry point of the workflow check thread (src/workflows/check-thread.ts): a draft's save-time
-// check — every step's schema compiled — and a stored JSON Schema's run here, not on the HTTP
+// check — every step's schema compiled — and a stored JSON Schema's or XSD's run here, not on the HTTP
 // thread. A build entrypoint (scripts/build.ts), started from a URL built in src/server.ts. Pure computation: the
 // stored schemas the steps reference come with the draft; no database, no network.
 import { AppError, toWire } from "../errors.ts";
@@ -7,7 +7,7 @@ import type { ThreadProgress } from "../lib/thread-calls.ts";
 import { prepareChecks } from "../validators/registry.ts";
 import type { FromChecker, ToChecker } from "./check-thread.ts";
 import { stepFieldOf } from "./check-thread.ts";
-import { checkStoredSchema } from "../schemas/check.ts";
+import { checkStoredSchema, checkStoredXsd, xsdWanted } from "../schemas/check.ts";
 import { checkDraft } from "./check.ts";
 
 declare const self: Worker;
@@ -16,10 +16,26 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
   const m = event.data;
   let answer: FromChecker;
   try {
-    await prepareChecks(m.stored ? ["json_schema"] : m.draft.steps.map((s) => s.validator));
+    await prepareChecks(
+      m.stored
+        ? ["json_schema"]
+        : m.storedXsd || m.xsdSet
+          ? ["xml_schema"]
+          : m.draft.steps.map((s) => s.validator),
+    );
     // The step being compiled, so that a check past its deadline names it (check-thread.ts).
     const onStep = (step: number) => self.postMessage({ id: m.id, progress: step } satisfies ThreadProgress);
     onStep(-1);
+    if (m.xsdSet) {
+      const wanted = xsdWanted(m.xsdSet.roots, m.xsdSet.found);
+      self.postMessage({ id: m.id, ok: true, configs: [{ ...wanted }] } satisfies FromChecker);
+      return;
+    }
+    if (m.storedXsd) {
+      const targetNamespace = checkStoredXsd(m.storedXsd.text, m.storedXsd.uri);
+      self.postMessage({ id: m.id, ok: true, configs: [{ targetNamespace }] } satisfies FromChecker);
+      return;
+    }
     if (m.stored) checkStoredSchema(m.stored.schema, m.resources ?? {}, m.stored.uri);
     else
       checkDraft(

@@ -6,7 +6,7 @@ import type { SchemaStore } from "../schemas/store.ts";
 import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
 import type { FileType, ValidatorDef } from "../validators/types.ts";
-import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
+import { createDraftChecker, type DraftChecker, type XsdSetWalk } from "./check-thread.ts";
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
 import type { SaveHow, WorkflowStore } from "./store.ts";
@@ -135,15 +135,17 @@ export function createWorkflowService(
    * (transitively); `only` names the step a step route changes (its problems have no prefix).
    */
   async function check(orgId: number, d: WorkflowDraft, only: number | null = null): Promise<void> {
-    await checker.check(d, await checkContext(orgId, d), only, orgId);
+    const roots = schemas ? d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []) : [];
+    // The stored XSDs they reach are walked in the draft's turn on the check thread (it parses them).
+    const xsdSet: XsdSetWalk | undefined =
+      schemas && roots.length > 0 ? (round) => storedXsdSet(schemas, orgId, roots, round) : undefined;
+    await checker.check(d, await checkContext(orgId, d), only, orgId, xsdSet);
   }
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     if (!schemas) return { extra };
     const ctx: StepConfigContext = { extra };
     const uris = d.steps.flatMap((s) => externalRefsOf(s.validator, s.config));
     if (uris.length > 0) ctx.resources = await storedClosure(schemas, orgId, uris);
-    const roots = d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []);
-    if (roots.length > 0) ctx.xsdDocuments = await storedXsdSet(schemas, orgId, roots);
     return ctx;
   }
   async function load(orgId: number, identifier: string): Promise<Loaded> {
