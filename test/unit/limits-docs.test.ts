@@ -69,6 +69,7 @@ const ROWS: [string, string][] = [
   ["Submission content type", `${MAX_CONTENT_TYPE_LENGTH} characters`],
   ["Steps per workflow", `${MAX_STEPS}`],
   ["Save-time check of a workflow", `${def("check_timeout_ms") / 1000} s`],
+  ["Save-time check of a stored schema", `${def("check_timeout_ms") / 1000} s`],
   ["One step config", `${MAX_STEP_CONFIG_BYTES / MiB} MiB of JSON`],
   ["`page_size` of every list", `1–${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`],
   ["Queued runs (not yet taken by a worker)", n(def("max_queue"))],
