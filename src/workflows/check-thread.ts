@@ -21,7 +21,7 @@ import {
   xsdWanted,
 } from "../schemas/check.ts";
 import { checkDraft } from "./check.ts";
-import type { WorkflowDraft } from "./types.ts";
+import { EMPTY_DRAFT, type WorkflowDraft } from "./types.ts";
 
 /** `check_timeout_ms`'s default (src/config.ts). */
 export const CHECK_TIMEOUT_MS = 10_000;
@@ -137,7 +137,7 @@ export function createDraftChecker(
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
         if (xsdSet)
           ctx.xsdDocuments = await xsdSet(async (roots, found) => {
-            const [wanted] = await thread.call({ draft: NO_DRAFT, xsdSet: { roots, found }, only: null });
+            const [wanted] = await thread.call({ draft: EMPTY_DRAFT, xsdSet: { roots, found }, only: null });
             return wanted as unknown as XsdWanted;
           });
         configs = await thread.call({
@@ -163,7 +163,7 @@ export function createDraftChecker(
       const done = await turn(org);
       try {
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
-        await thread.call({ draft: NO_DRAFT, stored: { schema, uri }, resources, only: null });
+        await thread.call({ draft: EMPTY_DRAFT, stored: { schema, uri }, resources, only: null });
       } finally {
         done();
       }
@@ -177,7 +177,7 @@ export function createDraftChecker(
       const done = await turn(org);
       try {
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
-        const [answer] = await thread.call({ draft: NO_DRAFT, storedXsd: { text, uri }, only: null });
+        const [answer] = await thread.call({ draft: EMPTY_DRAFT, storedXsd: { text, uri }, only: null });
         return String(answer?.targetNamespace ?? "");
       } finally {
         done();
@@ -195,18 +195,6 @@ export function createDraftChecker(
     },
   };
 }
-
-/** What a stored schema's check sends as its draft: nothing to check. */
-const NO_DRAFT: WorkflowDraft = {
-  slug: "",
-  name: "",
-  description: "",
-  status: "active",
-  allowed_file_types: [],
-  fail_fast: true,
-  retention_days: null,
-  steps: [],
-};
 
 /** The 400 of a check past its deadline, naming the step whose schema was compiling. */
 function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {

@@ -10,7 +10,7 @@ import { createDraftChecker, type DraftChecker, type XsdSetWalk } from "./check-
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
 import type { SaveHow, WorkflowStore } from "./store.ts";
-import type { StepDef, Workflow, WorkflowDraft } from "./types.ts";
+import { EMPTY_DRAFT, type StepDef, type Workflow, type WorkflowDraft } from "./types.ts";
 
 type Loaded = { workflow: Workflow; steps: StepDef[] };
 
@@ -96,18 +96,6 @@ function keepStepIds(steps: WorkflowDraft["steps"], current: WorkflowDraft["step
   });
 }
 
-/** The defaults a new workflow (POST) or a replaced one (PUT) starts from. */
-const EMPTY: WorkflowDraft = {
-  slug: "",
-  name: "",
-  description: "",
-  status: "active",
-  allowed_file_types: [],
-  fail_fast: true,
-  retention_days: null,
-  steps: [],
-};
-
 /** The fields the input names, over `base`; steps given are new steps replacing the list. */
 export function applyInput(base: WorkflowDraft, b: WorkflowInput): WorkflowDraft {
   return {
@@ -161,7 +149,7 @@ export function createWorkflowService(
     check,
     list: store.list,
     async create(orgId: number, b: WorkflowInput, actor: Actor) {
-      const d = applyInput(EMPTY, b);
+      const d = applyInput(EMPTY_DRAFT, b);
       await check(orgId, d);
       return store.save(orgId, null, d, { actor, action: "workflow.create" });
     },
@@ -184,7 +172,7 @@ export function createWorkflowService(
         const cur = await load(orgId, identifier);
         checkPreconditions(cond, cur.workflow.version);
         const now = draftOf(cur.workflow, cur.steps);
-        const given = applyInput(replace ? EMPTY : now, b);
+        const given = applyInput(replace ? EMPTY_DRAFT : now, b);
         const d = b.steps ? { ...given, steps: keepStepIds(given.steps, now.steps) } : given;
         if (contentOf(d) === contentOf(now)) return cur;
         await check(orgId, d);

@@ -44,6 +44,21 @@ export interface WorkflowDraft {
 }
 
 /**
+ * The defaults a new workflow (POST) or a replaced one (PUT) starts from; also the draft a stored
+ * schema's check sends to the check thread (nothing of a workflow to check).
+ */
+export const EMPTY_DRAFT: Readonly<WorkflowDraft> = {
+  slug: "",
+  name: "",
+  description: "",
+  status: "active",
+  allowed_file_types: [],
+  fail_fast: true,
+  retention_days: null,
+  steps: [],
+};
+
+/**
  * The snapshot a run executes (workflow_versions.definition): the whole definition as saved.
  * Versions saved before migration 0016 lack name, description, status and retention_days.
  */
