@@ -4,6 +4,7 @@
 // configuration table (test/unit/config-docs.test.ts holds that table equal to it).
 import { availableParallelism, hostname } from "node:os";
 import { parseDatabaseUrl } from "./db/url.ts";
+import { databaseUrlProblems } from "./db/url-query.ts";
 import { nearest } from "./lib/nearest.ts";
 /**
  * idle_in_transaction_session_timeout of Assay's PostgreSQL sessions (docs/postgres.md): far above
@@ -398,8 +399,6 @@ export const envName = (key: string) => `ASSAY_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll("_", "-")}`;
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"];
 const WRITER_THREAD = ["auto", "on", "off"];
-/** libpq's sslmode values, as Bun's client takes them. */
-const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 /** Whether SQLite's sync runs are committed on the writer thread (src/db/writer.ts). */
 export function wantsWriterThread(c: { writer_thread: string; database_url: string | null }): boolean {
@@ -547,10 +546,10 @@ export function loadConfig(
       "database URL is not a valid URL (a % in the user or password must be written %25; other special characters percent-encoded)",
     );
   else if (typeof out.database_url === "string") {
-    // The client's own refusal came at the first connection, as exit 1 naming no setting.
-    const mode = parseDatabaseUrl(out.database_url)?.url.searchParams.get("sslmode");
-    if (mode != null && !SSL_MODES.includes(mode))
-      at("database_url", `sslmode "${mode}" is not one of ${SSL_MODES.join(", ")}`);
+    // The client's own refusal came at the first connection, as exit 1 naming no setting, or
+    // never: a value it ignores, or an unreachable host waited for 30 s first.
+    const parsed = parseDatabaseUrl(out.database_url);
+    for (const p of parsed ? databaseUrlProblems(parsed, env) : []) at("database_url", p);
   }
   if (problems.length) throw new ConfigError(problems);
   out.test_gates_dir = env[TEST_GATES_ENV] || null;

@@ -215,6 +215,53 @@ describe("where the database is", () => {
     expect(existsSync(join(dir, "elsewhere"))).toBe(false);
   });
 
+  test("query parameters Bun's PostgreSQL client cannot use are exit 2 at start, each named, for serve and every command", () => {
+    // Before: serve waited 30 s for the unreachable host, then said only "cannot reach" (and
+    // connect_timeout=abc, max=50 and target_session_attrs were never applied, on any host).
+    const query =
+      "connect_timeout=abc&max_lifetime=1.5&port=0&prepare=maybe&channel_binding=always&SSL_MODE=on&max=50&target_session_attrs=read-write&keepalives=1&target_session_attrs=any&application_name=assay&options=-c%20search_path%3Dassay";
+    const url = `postgres://u:pw@127.0.0.1:1/n?${query}`;
+    for (const [args, env, where] of [
+      [["serve", "--port", "0", "--database-url", url], {}, "--database-url"],
+      [["migrate"], { ASSAY_DATABASE_URL: url }, "ASSAY_DATABASE_URL"],
+    ] as const) {
+      const problems = [
+        'connect_timeout "abc" is not a whole number of seconds (0 to 2147483647)',
+        'max_lifetime "1.5" is not a whole number of seconds (0 to 2147483647)',
+        'port "0" is not a port (1 to 65535)',
+        'prepare "maybe" is not one of true, false, 1, 0',
+        'channel_binding "always" is not one of disable, prefer, require',
+        'SSL_MODE "on" is not one of disable, allow, prefer, require, verify-ca, verify-full',
+        "max cannot be set in the URL: the pool's size is ASSAY_DATABASE_POOL_SIZE (--database-pool-size)",
+        "target_session_attrs is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)",
+        "keepalives is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)",
+      ];
+      expect(assay([...args], env)).toEqual({
+        code: 2,
+        out: "",
+        err: `assay ${args[0]}: Invalid configuration:\n${problems.map((p) => `  ${where}: ${p}\n`).join("")}`,
+      });
+    }
+  });
+
+  test("a URL naming no host is exit 2 at start, saying to name one (it waited 30 s for localhost over TCP)", () => {
+    for (const url of [
+      "postgres://",
+      "postgresql:///dbname",
+      "postgres://u:pw@/db",
+      "postgres://u@/db?host=",
+    ]) {
+      expect([url, assay(["migrate"], { ASSAY_DATABASE_URL: url, PGHOST: "" })]).toEqual([
+        url,
+        {
+          code: 2,
+          out: "",
+          err: "assay migrate: Invalid configuration:\n  ASSAY_DATABASE_URL: database URL names no host: give one (postgres://user:password@db.internal/assay) or a Unix socket's directory (postgres://user:password@/assay?host=/run/postgresql)\n",
+        },
+      ]);
+    }
+  });
+
   test("serve with --data-dir while ASSAY_DATABASE_URL is set: exit 2, nothing created", () => {
     const x = join(dir, "serve-env");
     const r = assay(["serve", "--port", "0", "--data-dir", x], {

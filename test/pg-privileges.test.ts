@@ -310,6 +310,29 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
     });
   }, 90_000);
 
+  test("the libpq parameters Bun's client takes serve: application_name names every session, connect_timeout, target_session_attrs=any", async () => {
+    const { url, admin } = await setUp();
+    const app = `assay-app-${process.pid}-${seq}`;
+    const server = await startServer(
+      testConfig({
+        port: 0,
+        log_level: "silent",
+        workers: 1,
+        data_dir: testTempDir("assay-pgpriv-"),
+        database_url: `${url}?application_name=${app}&connect_timeout=5&target_session_attrs=any`,
+        database_pool_size: 2,
+      }),
+    );
+    cleanups.push(() => server.stop());
+    expect((await call(server, "GET", "/readyz")).status).toBe(200);
+    const [row] = (await admin.unsafe(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1",
+      [app],
+    )) as { n: number }[];
+    // The pool's two and the server's own two (its schema hold, its LISTEN).
+    expect(row?.n).toBe(4);
+  }, 90_000);
+
   test("connections used up (max_connections, a CONNECTION LIMIT): serve says how many it opens and what to change", async () => {
     const { as, admin, role, name } = await setUp();
     await admin.unsafe(`ALTER DATABASE ${name} OWNER TO ${role}`);

@@ -4,6 +4,8 @@
 // reports a serialization failure or a deadlock. Connection trouble of any kind becomes
 // DatabaseUnavailable (503 with Retry-After); the pool reconnects on the next statement.
 import { SQL } from "bun";
+import { parseDatabaseUrl } from "./url.ts";
+import { connectTimeoutOf } from "./url-query.ts";
 import {
   type Db,
   DatabaseUnavailable,
@@ -147,7 +149,8 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     url,
     max: opts.max ?? 20,
     idleTimeout: 60,
-    connectionTimeout: 10,
+    // The URL's connect_timeout, as libpq reads it (the option given here wins over the URL's).
+    connectionTimeout: connectTimeoutOf(parseDatabaseUrl(url)) ?? 10,
     connection: {
       ...(opts.statementTimeoutMs ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
       ...(opts.idleInTransactionTimeoutMs

@@ -8,6 +8,8 @@ import { SQL } from "bun";
 import type { createLogger } from "../lib/log.ts";
 import { assertRunnable } from "./migrate.ts";
 import { SERVING_LOCK } from "./serving-lock.ts";
+import { parseDatabaseUrl } from "./url.ts";
+import { connectTimeoutOf } from "./url-query.ts";
 
 export interface SchemaHold {
   /** Gives the lock up (the server stops). */
@@ -35,7 +37,12 @@ export async function holdSchema(
   } = {},
 ): Promise<SchemaHold> {
   // A client of its own with one connection that never idles out: the pool's may be closed.
-  const sql = new SQL({ url, max: 1, idleTimeout: 0, connectionTimeout: 10 });
+  const sql = new SQL({
+    url,
+    max: 1,
+    idleTimeout: 0,
+    connectionTimeout: connectTimeoutOf(parseDatabaseUrl(url)) ?? 10,
+  });
   // Whether this session holds the lock: false on a new session (the client reconnected after
   // PostgreSQL restarted or the session was killed), whatever pid it got.
   const holding = async () =>

@@ -1,0 +1,130 @@
+// What a PostgreSQL URL asks of Bun's client, checked at start (src/config.ts) so that a value it
+// cannot use is exit 2 naming the setting. Bun's client (1.4, parseOptions) reads a few query
+// parameters itself, skips some libpq options, and sends every other one to the server as a
+// session setting at connect. Unchecked, `?connect_timeout=abc` was ignored without a word (Assay
+// set the client's timeout itself), `?max_lifetime=abc` stopped the start with the client's
+// "options.max_lifetime must be …", and `?target_session_attrs=read-write` connected to whatever
+// answered. docs/postgres.md, "Running it".
+import type { DatabaseUrl } from "./url.ts";
+
+/** libpq's sslmode values, as Bun's client takes them. */
+const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+const FLAGS = ["true", "false", "1", "0"];
+const SECONDS_MAX = 2147483647;
+
+const oneOf = (values: string[]) => (key: string, v: string) =>
+  values.includes(v) ? null : `${key} "${v}" is not one of ${values.join(", ")}`;
+const seconds = (key: string, v: string) =>
+  /^\d{1,10}$/.test(v) && Number(v) <= SECONDS_MAX
+    ? null
+    : `${key} "${v}" is not a whole number of seconds (0 to ${SECONDS_MAX})`;
+
+/** Parameters Bun's client reads, and what it takes of each (the key in lower case, as it reads it). */
+const READ: Record<string, (key: string, v: string) => string | null> = {
+  sslmode: oneOf(SSL_MODES),
+  "ssl-mode": oneOf(SSL_MODES),
+  ssl_mode: oneOf(SSL_MODES),
+  ssl: oneOf([...FLAGS, ...SSL_MODES]),
+  tls: oneOf([...FLAGS, ...SSL_MODES]),
+  connect_timeout: seconds,
+  max_lifetime: seconds,
+  prepare: oneOf(FLAGS),
+  channel_binding: oneOf(["disable", "prefer", "require"]),
+  port: (key, v) =>
+    /^\d{1,5}$/.test(v) && Number(v) >= 1 && Number(v) <= 65535
+      ? null
+      : `${key} "${v}" is not a port (1 to 65535)`,
+  host: () => null,
+  path: () => null,
+  socket: () => null,
+  user: () => null,
+  password: () => null,
+  dbname: () => null,
+  sslrootcert: () => null,
+  sslcert: () => null,
+  sslkey: () => null,
+  sslpassword: () => null,
+};
+
+/** Read by Bun's client, but Assay sets them itself: the URL's value would not apply. */
+const ASSAY_SETS: Record<string, string> = {
+  max: "the pool's size is ASSAY_DATABASE_POOL_SIZE (--database-pool-size)",
+  idle_timeout: "Assay closes a pool connection idle for 60 s itself",
+};
+
+/**
+ * libpq options Bun's client does not implement: it skips the first group and would send the rest
+ * to the server as session settings (refused there: "unrecognized configuration parameter").
+ * Each maps to the values that ask only for what the client does anyway (accepted).
+ */
+const NOT_IMPLEMENTED: Record<string, string[]> = {
+  target_session_attrs: ["any"],
+  load_balance_hosts: ["disable"],
+  gssencmode: ["disable", "prefer"],
+  sslnegotiation: ["postgres"],
+  sslcompression: [],
+  keepalives: [],
+  keepalives_idle: [],
+  keepalives_interval: [],
+  keepalives_count: [],
+  tcp_user_timeout: [],
+  fallback_application_name: [],
+  foundrows: [],
+  hostaddr: [],
+  passfile: [],
+  service: [],
+  sslcrl: [],
+  sslcrldir: [],
+  sslsni: [],
+  sslcertmode: [],
+  sslkeylogfile: [],
+  ssl_min_protocol_version: [],
+  ssl_max_protocol_version: [],
+  min_protocol_version: [],
+  max_protocol_version: [],
+  require_auth: [],
+  requirepeer: [],
+  krbsrvname: [],
+  gsslib: [],
+  gssdelegation: [],
+};
+
+/**
+ * What is wrong with the URL's host and query for Bun's client, one line each (empty: nothing).
+ * `env`: the environment the client reads PGHOST from.
+ */
+export function databaseUrlProblems(parsed: DatabaseUrl, env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const keys = new Set<string>();
+  for (const [key, value] of parsed.url.searchParams) {
+    const lower = key.toLowerCase();
+    if (value !== "") keys.add(lower);
+    const check = READ[lower];
+    if (check) {
+      // The client reads an empty value as absent (the default), as libpq does; so here and below.
+      const bad = value === "" ? null : check(key, value);
+      if (bad) problems.push(bad);
+    } else if (ASSAY_SETS[lower] && value !== "")
+      problems.push(`${key} cannot be set in the URL: ${ASSAY_SETS[lower]}`);
+    else if (NOT_IMPLEMENTED[lower] && !NOT_IMPLEMENTED[lower].includes(value))
+      problems.push(
+        `${key} is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)`,
+      );
+  }
+  // libpq reads no host as its compiled-in socket directory (/tmp, or /var/run/postgresql on
+  // Debian); Bun's client connects to localhost over TCP instead: 30 s of waiting at start, then
+  // "cannot reach", against a server that listens on the socket alone.
+  const hostless = parsed.hostless || parsed.url.hostname === "";
+  if (hostless && !keys.has("host") && !keys.has("path") && !keys.has("socket") && !env.PGHOST)
+    problems.push(
+      "database URL names no host: give one (postgres://user:password@db.internal/assay) or a Unix socket's directory (postgres://user:password@/assay?host=/run/postgresql)",
+    );
+  return problems;
+}
+
+/** The URL's connect_timeout in seconds, if it gives one (checked at start by databaseUrlProblems). */
+export function connectTimeoutOf(parsed: DatabaseUrl | null): number | null {
+  for (const [key, value] of parsed?.url.searchParams ?? [])
+    if (key.toLowerCase() === "connect_timeout" && value !== "") return Number(value);
+  return null;
+}

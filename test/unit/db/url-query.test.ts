@@ -1,0 +1,46 @@
+// What a PostgreSQL URL's query may ask of Bun's client (src/db/url-query.ts): the values it reads
+// and can use, the session settings it passes to the server, and the libpq options whose libpq
+// default is what the client does anyway are accepted; the refusals are in test/cli-edges.test.ts.
+import { expect, test } from "bun:test";
+import { parseDatabaseUrl } from "../../../src/db/url.ts";
+import { connectTimeoutOf, databaseUrlProblems } from "../../../src/db/url-query.ts";
+
+const problems = (url: string, env: Record<string, string> = {}) =>
+  databaseUrlProblems(parseDatabaseUrl(url)!, env);
+
+test("the parameters the client reads, with values it takes, are accepted", () => {
+  expect(
+    problems(
+      "postgres://u:pw@db/assay?sslmode=verify-full&sslrootcert=/ca.pem&connect_timeout=5&max_lifetime=0&port=5433&prepare=false&channel_binding=require&user=a&dbname=b&password=c&ssl=true",
+    ),
+  ).toEqual([]);
+});
+
+test("session settings go to the server (application_name, options, any setting's name); empty values are the default", () => {
+  expect(
+    problems(
+      "postgres://db/assay?application_name=assay&options=-c%20search_path%3Dassay&search_path=assay&connect_timeout=&max=",
+    ),
+  ).toEqual([]);
+});
+
+test("libpq options asking only for what the client does anyway are accepted", () => {
+  expect(
+    problems(
+      "postgres://db/a?target_session_attrs=any&load_balance_hosts=disable&gssencmode=prefer&sslnegotiation=postgres",
+    ),
+  ).toEqual([]);
+});
+
+test("no host is accepted with a socket directory, a path, or PGHOST (the client reads it)", () => {
+  expect(problems("postgres://u:pw@/assay?host=/run/postgresql")).toEqual([]);
+  expect(problems("postgresql:///assay?HOST=db")).toEqual([]);
+  expect(problems("postgres:///assay?path=/run/postgresql/.s.PGSQL.5432")).toEqual([]);
+  expect(problems("postgres:///assay", { PGHOST: "/run/postgresql" })).toEqual([]);
+});
+
+test("connect_timeout, in any case, is the client's connection timeout", () => {
+  expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a?Connect_Timeout=3"))).toBe(3);
+  expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a?connect_timeout="))).toBeNull();
+  expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a"))).toBeNull();
+});
