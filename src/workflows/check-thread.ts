@@ -137,7 +137,8 @@ export function createDraftChecker(
         if (closed) throw serviceUnavailable("The server is shutting down.", 1);
         if (xsdSet)
           ctx.xsdDocuments = await xsdSet(async (roots, found) => {
-            const [wanted] = await thread.call({ draft: EMPTY_DRAFT, xsdSet: { roots, found }, only: null });
+            // `only`: a step route's walk past the deadline is named as that step's config (tooComplex).
+            const [wanted] = await thread.call({ draft: EMPTY_DRAFT, xsdSet: { roots, found }, only });
             return wanted as unknown as XsdWanted;
           });
         configs = await thread.call({
@@ -214,7 +215,9 @@ function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
         message: `The schema did not compile within ${ms / 1000} s: simplify it (long chains of $ref and deeply nested subschemas cost the most).`,
       },
     ]);
-  const i = typeof step === "number" && step >= 0 ? step : null;
+  // The walk through stored XSDs (xsdSet) is of every step's imports at once; on a step route it
+  // is named as the step the route changes, the field its other config refusals name ("config").
+  const i = typeof step === "number" && step >= 0 ? step : m.xsdSet ? m.only : null;
   const prefix = i === null ? "steps" : stepFieldOf(m.only)(i);
   const field = i === null ? "steps" : prefix ? `${prefix}.config` : "config";
   const what = i === null ? "The workflow's step configs" : "The step's config";
