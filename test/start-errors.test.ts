@@ -208,6 +208,21 @@ test("a password in the database URL's query is masked in the error too", async 
   expect(r.err).not.toContain("sekrit9");
 }, 90_000);
 
+test("the URL's connect_timeout is the connection's time limit (Assay's own 10 s always applied)", async () => {
+  // A server that takes the connection and never answers its startup message.
+  const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const url = `postgres://alice@127.0.0.1:${silent.port}/assay?connect_timeout=1`;
+    expect(await assay(["migrate", "--database-url", url])).toEqual({
+      code: 1,
+      out: "",
+      err: `assay migrate: cannot reach ${url}: Connection timeout after 1s (sent startup message, but never received response)\n`,
+    });
+  } finally {
+    silent.stop(true);
+  }
+}, 90_000);
+
 test("a port in use is found before the data dir is touched: nothing created, nothing written", async () => {
   const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   try {
