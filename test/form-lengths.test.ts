@@ -81,9 +81,11 @@ describe("the server's bounds in characters, where the forms no longer say them"
         body: { current_password: "first pass phrase", new_password },
       });
     const r = await change(varied(4));
-    expect([r.status, r.json.errors]).toEqual([
+    expect([r.status, r.json]).toEqual([
       400,
-      [{ field: "new_password", code: "invalid", message: "A password has 8 to 1024 characters." }],
+      errorBody(400, "invalid_request", "The new password is not acceptable.", [
+        { field: "new_password", code: "invalid", message: "A password has 8 to 1024 characters." },
+      ]),
     ]);
   });
 
@@ -96,9 +98,11 @@ describe("the server's bounds in characters, where the forms no longer say them"
     const ok = await start(emoji(255));
     expect([ok.status, ok.json.submission.filename]).toEqual([201, emoji(255)]);
     const r = await start(emoji(256));
-    expect([r.status, r.json.errors]).toEqual([
+    expect([r.status, r.json]).toEqual([
       400,
-      [{ field: "filename", code: "too_long", message: "filename may hold at most 255 characters." }],
+      errorBody(400, "invalid_request", "The run request is invalid.", [
+        { field: "filename", code: "too_long", message: "filename may hold at most 255 characters." },
+      ]),
     ]);
   });
 
@@ -108,9 +112,11 @@ describe("the server's bounds in characters, where the forms no longer say them"
     const ok = await list(emoji(200));
     expect([ok.status, ok.json.count]).toEqual([200, 0]);
     const r = await list(emoji(201));
-    expect([r.status, r.json.errors]).toEqual([
+    expect([r.status, r.json]).toEqual([
       400,
-      [{ field: "actor", code: "invalid", message: "actor is 1 to 200 characters." }],
+      errorBody(400, "invalid_request", "Invalid filters.", [
+        { field: "actor", code: "invalid", message: "actor is 1 to 200 characters." },
+      ]),
     ]);
   });
 

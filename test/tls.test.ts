@@ -113,7 +113,12 @@ describe.each([1, 2])("HTTPS with %i HTTP thread(s)", (threads) => {
     });
     expect([plain.status, plain.json]).toEqual([
       401,
-      { detail: expect.any(String), code: "authentication_required", status: 401, errors: [] },
+      {
+        detail: "Authentication credentials were not provided or are invalid.",
+        code: "authentication_required",
+        status: 401,
+        errors: [],
+      },
     ]);
     const out = await https(s, "POST", "/api/v1/auth/logout/", {
       headers: { cookie, "x-csrf-token": r.json.csrf_token, origin: s.url },

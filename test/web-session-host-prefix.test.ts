@@ -15,6 +15,12 @@ const NO_CSRF = errorBody(
   "CSRF check failed: a request authenticated by the session cookie must send the X-CSRF-Token header (from GET /api/v1/auth/session/).",
 );
 
+const NO_SESSION = errorBody(
+  401,
+  "authentication_required",
+  "Authentication credentials were not provided or are invalid.",
+);
+
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
@@ -57,7 +63,7 @@ test("401 over https for the plain name, and over plain HTTP for the __Host- nam
     await session({ cookie: secure.cookie }),
   ]) {
     expect(r.status).toBe(401);
-    expect(r.json).toEqual(errorBody(401, "authentication_required"));
+    expect(r.json).toEqual(NO_SESSION);
   }
   // Both sent: each scheme reads its own.
   const both = `${plain.cookie}; ${secure.cookie}`;
@@ -90,7 +96,7 @@ test("sign-out over https clears __Host-assay_session and ends the session", asy
     "__Host-assay_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
   );
   const after = await session({ ...PROXIED, cookie });
-  expect([after.status, after.json]).toEqual([401, errorBody(401, "authentication_required")]);
+  expect([after.status, after.json]).toEqual([401, NO_SESSION]);
 });
 
 test("a password change over https renews the __Host- cookie", async () => {
