@@ -62,8 +62,27 @@ test("400 for draft 7's $defs and definitions and a $ref target under an unknown
     $schema: d7,
     definitions: { a: { properties: { x: { allOf: [{ type: 5 }] } } } },
   });
-  expect(definitions.status).toBe(400);
-  expect(definitions.json.errors[0].message).toStartWith("/definitions/a/properties/x/allOf/0/type: ");
+  const via = "#/properties/definitions/additionalProperties/properties/properties/additionalProperties";
+  const nested = typeFive(
+    "The schema is invalid.",
+    "schema",
+    "/definitions/a/properties/x/allOf/0",
+    `${via}/properties/allOf/items/properties/type`,
+  );
+  nested.errors.push(
+    {
+      field: "schema",
+      code: "invalid_schema",
+      message:
+        "/definitions/a/properties: must not have additional properties (meta-schema #/properties/definitions/additionalProperties/properties/properties)",
+    },
+    {
+      field: "schema",
+      code: "invalid_schema",
+      message: "/definitions: must not have additional properties (meta-schema #/properties/definitions)",
+    },
+  );
+  expect([definitions.status, definitions.json]).toEqual([400, nested]);
   const unknown = await store("https://example.com/x.json", { $ref: "#/x/y", x: { y: { type: 5 } } });
   expect(unknown.json).toEqual(
     typeFive("The schema is invalid.", "schema", "/x/y", "#/allOf/3/properties/type"),
