@@ -62,6 +62,10 @@ beforeAll(() => {
   expect(assay(["workflows", "import", "acme", wf, "--data-dir", data]).code).toBe(0);
 });
 
+/** A failed listen's line with the system's own detail (between "PORT: " and " (is") as "…". */
+const osDetail = (err: string) =>
+  err.replace(/^(assay serve: cannot listen on [^ ]+:\d+: )[^\n]+( \(is --host)/, "$1…$2");
+
 describe("output into a pipe", () => {
   test("a 960 KB export read only after a while arrives whole, then exit 0", async () => {
     const whole = assay(["workflows", "export", "acme", "big", "--data-dir", data]).out;
@@ -614,10 +618,12 @@ describe("help and start errors", () => {
   test("a host that does not resolve, port 0: said with the address, and no data dir created", () => {
     const x = join(dir, "x2");
     const r = assay(["serve", "--host", "nohost.invalid", "--port", "0", "--data-dir", x]);
-    expect(r).toEqual({
+    // The resolver's own words vary with the machine's (EINVAL here, EAI_AGAIN without DNS): the
+    // line around them is Assay's.
+    expect({ ...r, err: osDetail(r.err) }).toEqual({
       code: 1,
       out: "",
-      err: "assay serve: cannot listen on nohost.invalid:0: EINVAL: invalid argument, listen (is --host a name or address of this machine?)\n",
+      err: "assay serve: cannot listen on nohost.invalid:0: … (is --host a name or address of this machine?)\n",
     });
     expect(existsSync(x)).toBe(false);
   });
@@ -625,10 +631,10 @@ describe("help and start errors", () => {
   test("a host name the resolver refuses (getaddrinfo): said with the address and the setting, as any other", () => {
     const x = join(dir, "x3");
     const r = assay(["serve", "--host", "not..a..host", "--port", "0", "--data-dir", x]);
-    expect(r).toEqual({
+    expect({ ...r, err: osDetail(r.err) }).toEqual({
       code: 1,
       out: "",
-      err: "assay serve: cannot listen on not..a..host:0: getaddrinfo ENOTFOUND not..a..host (is --host a name or address of this machine?)\n",
+      err: "assay serve: cannot listen on not..a..host:0: … (is --host a name or address of this machine?)\n",
     });
     expect(existsSync(x)).toBe(false);
   });
