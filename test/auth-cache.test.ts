@@ -3,11 +3,9 @@
 // the same file (as the `assay` CLI does while the server runs) or by the real CLI.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { SQL } from "bun";
 import { randomBytes } from "node:crypto";
 import { GenerationCache } from "../src/db/generation.ts";
 import { describeDb } from "../src/db/open.ts";
-import { GENERATION_WAIT_MS } from "../src/db/postgres.ts";
 import { type Db, type Program, lift } from "../src/db/program.ts";
 import type { SqliteDb } from "../src/db/sqlite.ts";
 import { type OtherConnection, onPostgres, otherConnection } from "./helpers/backend.ts";
@@ -279,103 +277,6 @@ describe("the generation read", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(await read()).toBe(before + 1);
   });
-
-  test.skipIf(!onPostgres)(
-    "while a read is in flight, the requests of later turns share the next one, sent after it ends (PostgreSQL)",
-    async () => {
-      const db = s.deps.db;
-      const before = Number(await db.generation());
-      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-      await nextTurn();
-      // Another connection holds the table: the read sent now waits for it.
-      const locker = new SQL(s.databaseUrl!);
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
-      const holder = locker.begin(async (t) => {
-        await t.unsafe("LOCK TABLE cache_generation IN ACCESS EXCLUSIVE MODE");
-        locked();
-        await released;
-        await t.unsafe("UPDATE cache_generation SET value = value + 1");
-      });
-      await isLocked;
-      let first: number | Promise<number>;
-      let second: number | Promise<number>;
-      let third: number | Promise<number>;
-      try {
-        first = db.generation();
-        await nextTurn();
-        second = db.generation();
-        await nextTurn();
-        third = db.generation();
-      } finally {
-        release();
-        await holder;
-        await locker.close();
-      }
-      // One read queued behind the one in flight, for both later turns.
-      expect(third).toBe(second);
-      expect(second).not.toBe(first);
-      // Sent after the first ended, so after the write committed: it sees it.
-      expect(Number(await second)).toBe(before + 1);
-      expect(Number(await first)).toBeGreaterThanOrEqual(before);
-    },
-  );
-
-  test.skipIf(!onPostgres)(
-    "a read that has not ended after GENERATION_WAIT_MS does not hold the next one (PostgreSQL)",
-    async () => {
-      const db = s.deps.db;
-      await db.generation();
-      await new Promise((resolve) => setImmediate(resolve));
-      const locker = new SQL(s.databaseUrl!);
-      const watcher = new SQL(s.databaseUrl!);
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
-      const holder = locker.begin(async (t) => {
-        await t.unsafe("LOCK TABLE cache_generation IN ACCESS EXCLUSIVE MODE");
-        locked();
-        await released;
-      });
-      /** The server's generation reads waiting for the lock. */
-      const waiting = async () =>
-        Number(
-          (
-            await watcher.unsafe(
-              "SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE 'SELECT value FROM cache_generation%' AND wait_event_type = 'Lock'",
-            )
-          )[0].n,
-        );
-      try {
-        await isLocked;
-        const first = db.generation();
-        await new Promise((resolve) => setImmediate(resolve));
-        const second = db.generation();
-        expect(second).not.toBe(first);
-        // The first read never ends while the lock is held: the second is sent all the same.
-        const deadline = Date.now() + 10 * GENERATION_WAIT_MS;
-        let n = await waiting();
-        while (n < 2 && Date.now() < deadline) n = await waiting();
-        expect(n).toBe(2);
-      } finally {
-        release();
-        await holder;
-        await locker.close();
-        await watcher.close();
-      }
-    },
-  );
 
   test.skipIf(onPostgres)("a write of this connection shows at once, in the same turn (SQLite)", () => {
     const db = s.deps.db as SqliteDb;

@@ -21,8 +21,6 @@ import {
 
 /** Attempts of a transaction that keeps losing serialization races before the error stands. */
 const TX_ATTEMPTS = 5;
-/** How long a queued generation read waits for the one in flight before it is sent anyway (ms). */
-export const GENERATION_WAIT_MS = 1000;
 /** PostgreSQL's OID of int8 (bigint): Bun returns it as a string, our programs want numbers. */
 const INT8 = 20;
 
@@ -268,34 +266,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     }
     return r.value;
   };
-  /** The generation read sent in this turn of the event loop. */
   let turn: Promise<number> | null = null;
-  /** The last generation read sent, until it settles. */
-  let inFlight: Promise<number> | null = null;
-  /** When `inFlight` was sent (performance.now()). */
-  let inFlightAt = 0;
-  /** The next read, to be sent when `inFlight` settles (for the requests that came meanwhile). */
-  let queued: Promise<number> | null = null;
-  const sendGeneration = (): Promise<number> => {
-    stats.statements++;
-    const read = (async () => {
-      const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
-      return Number(rows[0]?.value ?? 0);
-    })().catch((e) => {
-      throw translatePgError(e);
-    });
-    turn = read;
-    inFlight = read;
-    inFlightAt = performance.now();
-    setImmediate(() => {
-      if (turn === read) turn = null;
-    });
-    const done = () => {
-      if (inFlight === read) inFlight = null;
-    };
-    read.then(done, done);
-    return read;
-  };
   return {
     dialect: "postgres",
     sql,
@@ -339,33 +310,23 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         throw translatePgError(e);
       }
     },
-    // A read serves the requests of the turn it is sent in (the reasoning of src/db/sqlite.ts
-    // holds: a request sent after another's answer is read in a later turn). A request of a later
-    // turn needs a read sent after it arrived; while an earlier read is still in flight, the next
-    // one waits for it to end and then serves every request that came meanwhile, so at most one
-    // read is in flight and a busy server sends one a round trip instead of one a turn (each a
-    // round trip with its wake-ups on both sides: docs/benchmarks.md, twenty-third pass).
+    // One read per turn of the event loop (the reasoning of src/db/sqlite.ts holds: a request
+    // sent after another's answer is read in a later turn, so it starts a read of its own).
     generation() {
-      if (turn) return turn;
-      if (queued) return queued;
-      if (!inFlight) return sendGeneration();
-      // Sent when the read in flight ends, or GENERATION_WAIT_MS after it was sent if it has not
-      // ended by then (a connection that hangs holds no request longer than before plus that).
-      const before = inFlight;
-      const next = new Promise<number>((resolve) => {
-        let sent = false;
-        const go = () => {
-          if (sent) return;
-          sent = true;
-          clearTimeout(timer);
-          queued = null;
-          resolve(sendGeneration());
-        };
-        const timer = setTimeout(go, Math.max(0, inFlightAt + GENERATION_WAIT_MS - performance.now()));
-        before.then(go, go);
-      });
-      queued = next;
-      return next;
+      if (!turn) {
+        const read = (async () => {
+          stats.statements++;
+          const rows = (await sql.unsafe("SELECT value FROM cache_generation WHERE id = 1")) as Rows;
+          return Number(rows[0]?.value ?? 0);
+        })();
+        turn = read.catch((e) => {
+          throw translatePgError(e);
+        });
+        setImmediate(() => {
+          turn = null;
+        });
+      }
+      return turn;
     },
     async ping() {
       try {
