@@ -223,7 +223,7 @@ describe("where the database is", () => {
     // Before: serve waited 30 s for the unreachable host, then said only "cannot reach" (and
     // connect_timeout=abc, max=50 and target_session_attrs were never applied, on any host).
     const query =
-      "connect_timeout=abc&max_lifetime=1.5&port=0&prepare=maybe&channel_binding=always&SSL_MODE=on&max=50&target_session_attrs=read-write&keepalives=1&target_session_attrs=any&application_name=assay&options=-c%20search_path%3Dassay";
+      "connect_timeout=abc&max_lifetime=1.5&port=0&prepare=maybe&channel_binding=always&SSL_MODE=on&max=50&target_session_attrs=standby&sslnegotiation=direct&keepalives=1&target_session_attrs=any&application_name=assay&options=-c%20search_path%3Dassay";
     const url = `postgres://u:pw@127.0.0.1:1/n?${query}`;
     for (const [args, env, where] of [
       [["serve", "--port", "0", "--database-url", url], {}, "--database-url"],
@@ -238,7 +238,7 @@ describe("where the database is", () => {
         'SSL_MODE "on" is not one of disable, allow, prefer, require, verify-ca, verify-full',
         "max cannot be set in the URL: the pool's size is ASSAY_DATABASE_POOL_SIZE (--database-pool-size)",
         "target_session_attrs is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)",
-        "keepalives is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)",
+        "sslnegotiation is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)",
       ];
       expect(assay([...args], env)).toEqual({
         code: 2,

@@ -310,16 +310,25 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
     });
   }, 90_000);
 
-  test("the libpq parameters Bun's client takes serve: application_name names every session, connect_timeout, target_session_attrs=any", async () => {
+  test("the libpq parameters Bun's client takes serve: application_name names every session, connect_timeout, the tuning options it skips", async () => {
     const { url, admin } = await setUp();
     const app = `assay-app-${process.pid}-${seq}`;
+    // The tuning options served before the URL's check (fe532ca refused them, exit 2): an upgrade
+    // must start with the same URL. Through the CLI, where the check is.
+    const query = `application_name=${app}&connect_timeout=5&target_session_attrs=read-write&keepalives=1&keepalives_idle=30&tcp_user_timeout=10000&sslcompression=0&fallback_application_name=x`;
+    const shown = `application_name=${app}&connect_timeout=5&target_session_attrs=read-write&keepalives=***&keepalives_idle=***&tcp_user_timeout=***&sslcompression=***&fallback_application_name=***`;
+    expect(await assay("migrate", "--database-url", `${url}?${query}`)).toEqual({
+      code: 0,
+      out: `PostgreSQL ${url}?${shown}: schema 0 → ${MIGRATIONS.at(-1)?.version}.\n`,
+      err: "",
+    });
     const server = await startServer(
       testConfig({
         port: 0,
         log_level: "silent",
         workers: 1,
         data_dir: testTempDir("assay-pgpriv-"),
-        database_url: `${url}?application_name=${app}&connect_timeout=5&target_session_attrs=any`,
+        database_url: `${url}?${query}`,
         database_pool_size: 2,
       }),
     );

@@ -58,17 +58,10 @@ const ASSAY_SETS: Record<string, string> = {
  * Each maps to the values that ask only for what the client does anyway (accepted).
  */
 const NOT_IMPLEMENTED: Record<string, string[]> = {
-  target_session_attrs: ["any"],
-  load_balance_hosts: ["disable"],
+  // Assay writes: a writable server is what it needs anyway (and a standby fails its first write).
+  target_session_attrs: ["any", "read-write", "primary"],
   gssencmode: ["disable", "prefer"],
   sslnegotiation: ["postgres"],
-  sslcompression: [],
-  keepalives: [],
-  keepalives_idle: [],
-  keepalives_interval: [],
-  keepalives_count: [],
-  tcp_user_timeout: [],
-  fallback_application_name: [],
   foundrows: [],
   hostaddr: [],
   passfile: [],
@@ -90,6 +83,23 @@ const NOT_IMPLEMENTED: Record<string, string[]> = {
 };
 
 /**
+ * libpq options the client skips that only tune the connection, or choose among hosts where a URL
+ * names one: accepted whatever their value. URLs carried them (keepalives, sslcompression=0 from
+ * providers' and poolers' examples) and served before the check; refusing them stopped such a
+ * deployment at its upgrade, for a setting whose absence changes nothing Assay relies on.
+ */
+const SKIPPED_TUNING = new Set([
+  "keepalives",
+  "keepalives_idle",
+  "keepalives_interval",
+  "keepalives_count",
+  "tcp_user_timeout",
+  "sslcompression",
+  "fallback_application_name",
+  "load_balance_hosts",
+]);
+
+/**
  * What is wrong with the URL's host and query for Bun's client, one line each (empty: nothing).
  * `env`: the environment the client reads PGHOST from.
  */
@@ -106,6 +116,7 @@ export function databaseUrlProblems(parsed: DatabaseUrl, env: Record<string, str
       if (bad) problems.push(bad);
     } else if (ASSAY_SETS[lower] && value !== "")
       problems.push(`${key} cannot be set in the URL: ${ASSAY_SETS[lower]}`);
+    else if (SKIPPED_TUNING.has(lower)) continue;
     else if (NOT_IMPLEMENTED[lower] && !NOT_IMPLEMENTED[lower].includes(value))
       problems.push(
         `${key} is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)`,

@@ -32,6 +32,15 @@ test("libpq options asking only for what the client does anyway are accepted", (
   ).toEqual([]);
 });
 
+test("libpq tuning options the client skips, which started before the check, are accepted: keepalives, TCP timeout, compression, a fallback name, a writable server", () => {
+  // Refused from fe532ca on, they stopped a deployment that started before the upgrade.
+  expect(
+    problems(
+      "postgres://db/a?keepalives=1&keepalives_idle=30&keepalives_interval=10&keepalives_count=3&tcp_user_timeout=10000&sslcompression=0&fallback_application_name=x&target_session_attrs=read-write&target_session_attrs=primary&load_balance_hosts=random",
+    ),
+  ).toEqual([]);
+});
+
 test("no host is accepted with a socket directory, a path, or PGHOST (the client reads it)", () => {
   expect(problems("postgres://u:pw@/assay?host=/run/postgresql")).toEqual([]);
   expect(problems("postgresql:///assay?HOST=db")).toEqual([]);
