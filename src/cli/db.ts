@@ -1,11 +1,13 @@
 // `assay migrate` and `assay db copy`: schema upgrades without starting the server, and moving an
 // installation between SQLite (a data dir) and PostgreSQL (a URL).
-import { loadConfig } from "../config.ts";
+import { ConfigError, loadConfig } from "../config.ts";
 import { CopyMismatch, copyDatabase } from "../db/copy.ts";
 import { holdOffServers } from "../db/lock.ts";
 import { LATEST, READS, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
 import { serversHolding } from "../db/serving-lock.ts";
+import { parseDatabaseUrl } from "../db/url.ts";
+import { databaseUrlProblems } from "../db/url-query.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
@@ -49,6 +51,16 @@ export async function db(p: Parsed) {
       throw new UsageError(
         `${flag} "${v.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL but not postgres://…: give a postgres:// URL or a data dir`,
       );
+  // What serve and migrate check in loadConfig, which a copy's URLs do not pass through: unchecked,
+  // connect_timeout=abc reached the client as NaN, and no host waited for localhost over TCP.
+  const problems = [
+    ["--from", from],
+    ["--to", to],
+  ].flatMap(([flag, v]) => {
+    const parsed = isUrl(v!) ? parseDatabaseUrl(v!) : null;
+    return parsed ? databaseUrlProblems(parsed, process.env).map((p) => `${flag}: ${p}`) : [];
+  });
+  if (problems.length) throw new ConfigError(problems);
   // The source must be an installation: a mistyped one would be created empty, and with
   // --replace its nothing would replace the target's rows.
   await requireInstallation(where(from));
