@@ -16,10 +16,10 @@ import { type TbError, toFindings } from "./errors.ts";
 import { refCycle } from "./cycles.ts";
 import { errorContext, unevaluatedOnArray } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
-import { unresolvableRefs } from "./refs.ts";
+import { foreignPointerRefs, unresolvableRefs } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
-import { subschemaErrors } from "./subschemas.ts";
+import { foreignSubschemaErrors, type Holder, subschemaErrors } from "./subschemas.ts";
 import { withUserPatterns } from "./user-patterns.ts";
 import { compileCheck } from "./engine.ts";
 import { enumErrors, withEnumSets } from "./enum-sets.ts";
@@ -168,6 +168,51 @@ function metaIssues(validator: Explainer, schema: unknown, field: string, prefix
 }
 
 /**
+ * Issues of each `$ref` into another stored schema (`other.json#/x/y`) whose target is not a
+ * schema in the draft of the schema holding it (that schema's own check did not reach a target
+ * under an unknown keyword, subschemas.ts): from the schema and each stored schema carried.
+ */
+function foreignIssues(
+  cfg: JsonSchemaConfig,
+  p: { draft: Draft; schema: unknown; context: Record<string, unknown> },
+  resources: Record<string, unknown>,
+  uri?: string,
+): ConfigIssue[] {
+  Settings.Set({ maxErrors: MAX_CONFIG_ISSUES });
+  const holders = new Map<string, ReturnType<Holder>>();
+  const holder: Holder = (doc) => {
+    if (holders.has(doc)) return holders.get(doc);
+    const schema = resources[doc] ?? resources[`${doc}#`];
+    const d = isPlainObject(schema) ? dialectOf(schema, resources, p.draft) : null;
+    // A custom meta-schema's own check is left to the whole schema's (as for carried resources).
+    const v = !d || "code" in d || d.meta ? undefined : metaValidator(d.draft);
+    const h = v && { schema, explain: (value: unknown) => v.Errors(value) as [boolean, TbError[]] };
+    holders.set(doc, h);
+    return h;
+  };
+  // One pass over all references: a target checked for one is not checked again for another.
+  const refs = [
+    ...foreignPointerRefs(p.schema, uri).map((r) => ({ ...r, field: "schema", prefix: "" })),
+    ...Object.keys(cfg.resources ?? {}).flatMap((u) =>
+      foreignPointerRefs(p.context[u], u).map((r) => ({ ...r, field: "resources", prefix: `${u}: ` })),
+    ),
+  ];
+  const out: ConfigIssue[] = [];
+  for (const { ref, error: e } of foreignSubschemaErrors(refs, holder, MAX_CONFIG_ISSUES)) {
+    if (e.keyword === "anyOf" || e.keyword === "oneOf") continue;
+    const at = `${ref.doc}#${ref.pointer}${e.instancePath}`;
+    out.push(
+      issue(
+        ref.field,
+        "invalid_schema",
+        `${ref.prefix}$ref "${ref.ref}" at ${ref.at} points to an invalid schema: ${at}: ${e.message} (meta-schema ${e.schemaPath})`,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
  * Unknown `format` names where a meta-schema's format-assertion vocabulary is in force (the
  * schema's own dialect, or a stored resource's). Under `assert_formats` alone they stay ignored,
  * as the JSON-Schema-Test-Suite's optional/format/unknown.json expects of format-annotation.
@@ -228,6 +273,7 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
     if ("code" in d) invalid.push(issue("resources", d.code, `${uri}: ${d.message}`));
     else if (!d.meta) invalid.push(...metaIssues(metaValidator(d.draft), res, "resources", `${uri}: `));
   }
+  if (invalid.length === 0) invalid.push(...foreignIssues(cfg, p, resources, opts.uri));
   if (invalid.length > 0) return invalid.slice(0, MAX_CONFIG_ISSUES);
   const formats = unknownFormatIssues(cfg, p.dialect, resources, p.draft);
   if (formats.length > 0) return formats.slice(0, MAX_CONFIG_ISSUES);

@@ -107,6 +107,34 @@ export function externalRefs(schema: unknown, rootUri = ROOT_BASE): string[] {
   return [...out];
 }
 
+/** A reference into a JSON Pointer of another document: `doc` without fragment, `pointer` decoded. */
+export interface PointerRef {
+  ref: string;
+  at: string;
+  doc: string;
+  pointer: string;
+}
+
+/**
+ * The references a normalised schema makes to a non-empty JSON Pointer of a document outside
+ * itself (another stored schema): the meta-validation of that document did not reach what they
+ * point to when it sits under an unknown keyword (subschemas.ts, foreignSubschemaErrors).
+ */
+export function foreignPointerRefs(schema: unknown, rootUri = ROOT_BASE): PointerRef[] {
+  const { docs, refs } = scan(schema, rootUri);
+  const out: PointerRef[] = [];
+  for (const { ref, base, at } of refs) {
+    const target = resolveUrl(ref, base);
+    if (!target || docs.has(stripHash(target)) || !target.hash.startsWith("#/")) continue;
+    try {
+      out.push({ ref, at, doc: stripHash(target), pointer: decodeURIComponent(target.hash.slice(1)) });
+    } catch {
+      // not a URI reference: the reference check names it
+    }
+  }
+  return out;
+}
+
 /**
  * Messages for each unresolvable reference in a normalised schema. `resources` maps absolute URIs to schemas that may
  * be referenced (meta-schemas, registered schemas); `rootUri` is the URI the schema is known by.

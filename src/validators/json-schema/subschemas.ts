@@ -4,8 +4,11 @@
 // "$defs": {"b": {"type": 5}}}` passed a draft-7 check, and a stored schema without $schema was
 // accepted because it fitted draft 7 (2026-11-29 audit). Each `$defs`/`definitions` member and
 // each local `$ref` target is meta-validated on its own here, on the raw schema (the draft's own
-// spelling); each object once.
+// spelling); each object once. So is the target of a `$ref` into another stored schema
+// (`other.json#/x/y`), in the draft of the schema that holds it: that schema's own check did not
+// reach it either, and a `{"type": 5}` there was saved, then ignored by every run.
 import type { TbError } from "./errors.ts";
+import type { PointerRef } from "./refs.ts";
 import { walkSchemas } from "./walk.ts";
 
 type Obj = Record<string, unknown>;
@@ -73,6 +76,65 @@ export function subschemaErrors(
     if (out.length >= max) break;
     const [valid, errors] = explain(node);
     if (!valid) for (const error of errors) out.push({ at, error });
+  }
+  return out;
+}
+
+/** The stored schema a reference points into, raw, and its draft's meta-schema. */
+export type Holder = (doc: string) => { schema: unknown; explain: Explain } | undefined;
+
+// Keywords every draft's meta-schema descends into (a schema, a map of them, an array of them).
+const ONE = new Set(["additionalProperties", "not", "items"]);
+const NAMED = new Set(["properties", "patternProperties"]);
+const LISTED = new Set(["allOf", "anyOf", "oneOf"]);
+
+/**
+ * What `pointer` points to in `root`, and whether a meta-validation already made reached it: the
+ * root's own or a checked target's, through keywords every draft's meta-schema descends. A target
+ * met that way is not checked again: a hundred references down a chain of `properties` above a
+ * 1 MB subschema checked it a hundred times.
+ */
+function follow(root: unknown, pointer: string, checked: Set<unknown>) {
+  let cur = root;
+  let reached = true;
+  let expect: "schema" | "named" | "listed" | "none" = "schema";
+  for (const raw of pointer.split("/").slice(1)) {
+    const seg = unescapeSegment(raw);
+    if ((!isObj(cur) && !Array.isArray(cur)) || !Object.hasOwn(cur, seg))
+      return { target: undefined, reached };
+    const next = (cur as Obj)[seg];
+    if (expect === "schema") {
+      const one = ONE.has(seg) && !Array.isArray(next);
+      expect = one ? "schema" : NAMED.has(seg) ? "named" : LISTED.has(seg) ? "listed" : "none";
+    } else expect = expect === "none" ? "none" : "schema";
+    if (expect === "none") reached = false;
+    cur = next;
+    if (checked.has(cur)) [reached, expect] = [true, "schema"];
+  }
+  return { target: cur, reached: reached && expect === "schema" };
+}
+
+/**
+ * Meta-validation errors of each target of `refs` (references into other stored schemas), in
+ * the draft of the schema holding it. Shallowest first, and each target once: one a check
+ * already reached (follow) is not checked again, and each reference costs its pointer's length.
+ */
+export function foreignSubschemaErrors<R extends PointerRef>(
+  refs: R[],
+  holder: Holder,
+  max: number,
+): Array<{ ref: R; error: TbError }> {
+  const out: Array<{ ref: R; error: TbError }> = [];
+  const checked = new Set<unknown>();
+  for (const ref of [...refs].sort((a, b) => a.pointer.length - b.pointer.length)) {
+    if (out.length >= max) break;
+    const h = holder(ref.doc);
+    if (!h) continue; // a meta-schema, or unresolvable: the reference check names it
+    const { target, reached } = follow(h.schema, ref.pointer, checked);
+    if (reached || !(isObj(target) || typeof target === "boolean")) continue;
+    if (isObj(target)) checked.add(target);
+    const [valid, errors] = h.explain(target);
+    if (!valid) for (const error of errors) out.push({ ref, error });
   }
   return out;
 }
