@@ -549,7 +549,7 @@ export function loadConfig(
     // The client's own refusal came at the first connection, as exit 1 naming no setting, or
     // never: a value it ignores, or an unreachable host waited for 30 s first.
     const parsed = parseDatabaseUrl(out.database_url);
-    for (const p of parsed ? databaseUrlProblems(parsed, env) : []) at("database_url", p);
+    for (const p of parsed ? databaseUrlProblems(parsed) : []) at("database_url", p);
   }
   if (problems.length) throw new ConfigError(problems);
   out.test_gates_dir = env[TEST_GATES_ENV] || null;

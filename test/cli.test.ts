@@ -391,19 +391,19 @@ describe("assay CLI", () => {
   });
   test("db copy checks a URL's query and host as serve does: exit 2 naming the flag, not the client's NaN at the first connection", () => {
     // Before: connect_timeout=abc stopped the copy with Bun's "options.connection_timeout must be
-    // … Received NaN", exit 1; a URL naming no host waited for localhost over TCP.
+    // … Received NaN", exit 1; target_session_attrs=standby was ignored.
     const r = assay([
       "db",
       "copy",
       "--from",
-      "postgres://u:pw@/x",
+      "postgres://u:pw@db.example/x?target_session_attrs=standby",
       "--to",
       "postgres://u:pw@127.0.0.1:1/x?connect_timeout=abc&keepalives=1",
     ]);
     expect(r).toEqual({
       code: 2,
       out: "",
-      err: `assay db: Invalid configuration:\n  --from: database URL names no host: give one (postgres://user:password@db.internal/assay) or a Unix socket's directory (postgres://user:password@/assay?host=/run/postgresql)\n  --to: connect_timeout "abc" is not a whole number of seconds (0 to 2147483647)\n`,
+      err: `assay db: Invalid configuration:\n  --from: target_session_attrs is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)\n  --to: connect_timeout "abc" is not a whole number of seconds (0 to 2147483647)\n`,
     });
   });
   test("a data dir that is a file is said in words, for serve and init", () => {

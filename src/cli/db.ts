@@ -58,7 +58,7 @@ export async function db(p: Parsed) {
     ["--to", to],
   ].flatMap(([flag, v]) => {
     const parsed = isUrl(v!) ? parseDatabaseUrl(v!) : null;
-    return parsed ? databaseUrlProblems(parsed, process.env).map((p) => `${flag}: ${p}`) : [];
+    return parsed ? databaseUrlProblems(parsed).map((p) => `${flag}: ${p}`) : [];
   });
   if (problems.length) throw new ConfigError(problems);
   // The source must be an installation: a mistyped one would be created empty, and with

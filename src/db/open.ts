@@ -13,6 +13,7 @@ import { type PgDb, createPgDb } from "./postgres.ts";
 import { DatabaseUnavailable, get } from "./program.ts";
 import { type SqliteDb, createSqliteDb } from "./sqlite.ts";
 import { formatDatabaseUrl, parseDatabaseUrl } from "./url.ts";
+import { namesNoHost } from "./url-query.ts";
 
 export const DB_FILE = "assay.db";
 
@@ -151,7 +152,10 @@ export async function openDb(
       if (Date.now() >= deadline) {
         await db.close();
         if (isTooManyConnections(e)) throw tooManyConnections(c, e);
-        throw new Error(`cannot reach ${redactUrl(c.database_url)}: ${(e as Error).message}`);
+        const noHost = namesNoHost(parseDatabaseUrl(c.database_url), process.env)
+          ? "; the URL names no host, so Bun's PostgreSQL client tried localhost over TCP (libpq would use its Unix socket): name the host, or the socket's directory (postgres://user:password@/assay?host=/run/postgresql)"
+          : "";
+        throw new Error(`cannot reach ${redactUrl(c.database_url)}: ${(e as Error).message}${noHost}`);
       }
       if (!waited) opts.onWaiting?.(redactUrl(c.database_url), (e as Error).message);
       waited = true;

@@ -99,16 +99,11 @@ const SKIPPED_TUNING = new Set([
   "load_balance_hosts",
 ]);
 
-/**
- * What is wrong with the URL's host and query for Bun's client, one line each (empty: nothing).
- * `env`: the environment the client reads PGHOST from.
- */
-export function databaseUrlProblems(parsed: DatabaseUrl, env: Record<string, string | undefined>): string[] {
+/** What is wrong with the URL's query for Bun's client, one line each (empty: nothing). */
+export function databaseUrlProblems(parsed: DatabaseUrl): string[] {
   const problems: string[] = [];
-  const keys = new Set<string>();
   for (const [key, value] of parsed.url.searchParams) {
     const lower = key.toLowerCase();
-    if (value !== "") keys.add(lower);
     const check = READ[lower];
     if (check) {
       // The client reads an empty value as absent (the default), as libpq does; so here and below.
@@ -122,15 +117,20 @@ export function databaseUrlProblems(parsed: DatabaseUrl, env: Record<string, str
         `${key} is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)`,
       );
   }
-  // libpq reads no host as its compiled-in socket directory (/tmp, or /var/run/postgresql on
-  // Debian); Bun's client connects to localhost over TCP instead: 30 s of waiting at start, then
-  // "cannot reach", against a server that listens on the socket alone.
-  const hostless = parsed.hostless || parsed.url.hostname === "";
-  if (hostless && !keys.has("host") && !keys.has("path") && !keys.has("socket") && !env.PGHOST)
-    problems.push(
-      "database URL names no host: give one (postgres://user:password@db.internal/assay) or a Unix socket's directory (postgres://user:password@/assay?host=/run/postgresql)",
-    );
   return problems;
+}
+
+/**
+ * Whether the URL names no host, no socket, and PGHOST is unset: libpq reads that as a Unix socket
+ * in the directory compiled into it, Bun's client as localhost over TCP. Accepted (a server on the
+ * same machine listening on localhost, as Debian's does, served so before the URL check); said when
+ * the connection fails (src/db/open.ts), where a socket-only server looked unreachable.
+ */
+export function namesNoHost(parsed: DatabaseUrl | null, env: Record<string, string | undefined>): boolean {
+  if (!parsed || env.PGHOST || !(parsed.hostless || parsed.url.hostname === "")) return false;
+  for (const [key, value] of parsed.url.searchParams)
+    if (["host", "path", "socket"].includes(key.toLowerCase()) && value !== "") return false;
+  return true;
 }
 
 /** The URL's connect_timeout in seconds, if it gives one (checked at start by databaseUrlProblems). */

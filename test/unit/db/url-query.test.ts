@@ -3,10 +3,9 @@
 // default is what the client does anyway are accepted; the refusals are in test/cli-edges.test.ts.
 import { expect, test } from "bun:test";
 import { parseDatabaseUrl } from "../../../src/db/url.ts";
-import { connectTimeoutOf, databaseUrlProblems } from "../../../src/db/url-query.ts";
+import { connectTimeoutOf, databaseUrlProblems, namesNoHost } from "../../../src/db/url-query.ts";
 
-const problems = (url: string, env: Record<string, string> = {}) =>
-  databaseUrlProblems(parseDatabaseUrl(url)!, env);
+const problems = (url: string) => databaseUrlProblems(parseDatabaseUrl(url)!);
 
 test("the parameters the client reads, with values it takes, are accepted", () => {
   expect(
@@ -41,11 +40,16 @@ test("libpq tuning options the client skips, which started before the check, are
   ).toEqual([]);
 });
 
-test("no host is accepted with a socket directory, a path, or PGHOST (the client reads it)", () => {
-  expect(problems("postgres://u:pw@/assay?host=/run/postgresql")).toEqual([]);
-  expect(problems("postgresql:///assay?HOST=db")).toEqual([]);
-  expect(problems("postgres:///assay?path=/run/postgresql/.s.PGSQL.5432")).toEqual([]);
-  expect(problems("postgres:///assay", { PGHOST: "/run/postgresql" })).toEqual([]);
+test("a URL naming no host is accepted; it names none unless a socket directory, a path or PGHOST is given", () => {
+  expect(problems("postgres://u:pw@/assay")).toEqual([]);
+  const noHost = (url: string, env: Record<string, string> = {}) => namesNoHost(parseDatabaseUrl(url), env);
+  expect(noHost("postgres://u:pw@/assay")).toBe(true);
+  expect(noHost("postgresql:///assay?host=")).toBe(true);
+  expect(noHost("postgres://u:pw@/assay?host=/run/postgresql")).toBe(false);
+  expect(noHost("postgresql:///assay?HOST=db")).toBe(false);
+  expect(noHost("postgres:///assay?path=/run/postgresql/.s.PGSQL.5432")).toBe(false);
+  expect(noHost("postgres:///assay", { PGHOST: "/run/postgresql" })).toBe(false);
+  expect(noHost("postgres://db/assay")).toBe(false);
 });
 
 test("connect_timeout, in any case, is the client's connection timeout", () => {
