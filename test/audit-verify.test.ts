@@ -117,6 +117,64 @@ describe("assay audit verify", () => {
     );
     await s.sql(INSERT_AUDIT, ...auditValues(e));
   });
+
+  /** Entries a and b trade places (their seqs swapped, rows otherwise as stored). */
+  const swap = async (a: number, b: number) => {
+    await s.sql("UPDATE audit_log SET seq = ? WHERE seq = ?", -1, a);
+    await s.sql("UPDATE audit_log SET seq = ? WHERE seq = ?", a, b);
+    await s.sql("UPDATE audit_log SET seq = ? WHERE seq = ?", b, -1);
+  };
+
+  test("two entries reordered: the first of them no longer matches its hash (seq is hashed)", async () => {
+    await swap(3, 4);
+    const r = await assay("audit", "verify");
+    expect(r).toMatchObject({
+      code: 1,
+      out: "BROKEN at entry 3: entry 3 does not match its hash: it was changed.\n2 entries before it are intact.\n",
+    });
+    await swap(3, 4);
+    expect((await assay("audit", "verify")).code).toBe(0);
+  });
+
+  test("an entry inserted in the middle, the later ones moved up: the inserted one breaks the link", async () => {
+    const n = await s.count("audit_log");
+    const rows = (await s.sql<AuditRow>("SELECT * FROM audit_log WHERE seq >= 4 ORDER BY seq DESC")).map(
+      toRow,
+    );
+    for (const e of rows) await s.sql("UPDATE audit_log SET seq = ? WHERE seq = ?", e.seq + 1, e.seq);
+    // A forged entry 4 whose own hash is right and which follows entry 3.
+    const forged = { ...(await rowAt(5)), seq: 4, prev_hash: (await rowAt(3)).hash, target_name: "forged" };
+    const { hash: _, ...content } = forged;
+    await s.sql(INSERT_AUDIT, ...auditValues({ ...forged, hash: hashOf(content) }));
+    const r = await assay("audit", "verify");
+    expect(r).toMatchObject({
+      code: 1,
+      out: "BROKEN at entry 5: entry 5 does not match its hash: it was changed.\n4 entries before it are intact.\n",
+    });
+    await s.sql("DELETE FROM audit_log WHERE seq = ?", 4);
+    for (const e of rows.reverse())
+      await s.sql("UPDATE audit_log SET seq = ? WHERE seq = ?", e.seq, e.seq + 1);
+    expect(await s.count("audit_log")).toBe(n);
+    expect((await assay("audit", "verify")).code).toBe(0);
+  });
+
+  test("an entry appended after the head without moving it: named as inserted, not as removed", async () => {
+    const n = await s.count("audit_log");
+    const last = await rowAt(n);
+    const forged = { ...last, seq: n + 1, prev_hash: last.hash, target_name: "forged" };
+    const { hash: _, ...content } = forged;
+    await s.sql(INSERT_AUDIT, ...auditValues({ ...forged, hash: hashOf(content) }));
+    try {
+      const r = await assay("audit", "verify");
+      expect(r).toMatchObject({
+        code: 1,
+        out: `BROKEN at entry ${n + 1}: entry ${n + 1} follows the head (entry ${n}): it was inserted, or the head was changed.\n${n} entries before it are intact.\n`,
+      });
+    } finally {
+      await s.sql("DELETE FROM audit_log WHERE seq = ?", n + 1);
+    }
+    expect((await assay("audit", "verify")).code).toBe(0);
+  });
 });
 
 describe("the head, recorded elsewhere", () => {

@@ -101,6 +101,13 @@ function* walk(
               ? `entry ${expectSeq} is missing (deleted)`
               : `entries ${expectSeq} to ${e.seq - 1} are missing (deleted)`,
         });
+      // Past the head read in this snapshot: no appender wrote it (appenders move the head in the
+      // same transaction), so it was inserted; reported as such, not as entries removed.
+      if (head && e.seq > head.seq)
+        return result({
+          seq: e.seq,
+          reason: `entry ${e.seq} follows the head (entry ${head.seq}): it was inserted, or the head was changed`,
+        });
       const { hash, ...content } = e;
       if (hashOf(content) !== hash)
         return result({ seq: e.seq, reason: `entry ${e.seq} does not match its hash: it was changed` });
