@@ -362,3 +362,117 @@ describe("a PUT of the definition as the web editor sends it", () => {
     expect(r.json.steps[1].id).not.toBe(schemaId);
   });
 });
+
+describe("a diff of steps moved, removed and added (by id, both ways)", () => {
+  const MOVE_WF = "/api/v1/orgs/acme/workflows/moved";
+  const step = (name: string, required: string[]) => ({
+    name,
+    validator: "json_schema",
+    config: schemaOf(required),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers
+  const idsOf = (wf: any) => wf.steps.map((x: { id: number }) => x.id) as number[];
+  const diff = async (n: number, against: number) =>
+    (await call(s, "GET", `${MOVE_WF}/versions/${n}/diff/?against=${against}`, { token: viewer })).json;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers
+  const shape = (x: any) => ({
+    order: x.order,
+    name: x.name,
+    validator: x.validator,
+    is_active: x.is_active,
+    config: x.config,
+  });
+
+  test("a step moved up: one version, an order change for it and the one it passed; the other way round mirrors it", async () => {
+    const made = await createWorkflow(s, author, {
+      slug: "moved",
+      name: "Moved",
+      allowed_file_types: ["JSON"],
+      steps: [step("a", ["a"]), step("b", ["b"]), step("c", ["c"])],
+    });
+    const [a, b, c] = made.steps;
+    const r = await call(s, "PATCH", `${MOVE_WF}/steps/${b.id}/`, {
+      token: author,
+      body: { order: a.order },
+    });
+    expect(r.status).toBe(200);
+    const now = (await call(s, "GET", `${MOVE_WF}/`, { token: viewer })).json;
+    expect(now.version).toBe(2);
+    expect(idsOf(now)).toEqual([b.id, a.id, c.id]);
+    const forward = await diff(2, 1);
+    expect(forward.changes).toEqual([
+      {
+        path: `/steps/${b.id}/order`,
+        op: "changed",
+        before: b.order,
+        after: a.order,
+        step: { id: b.id, name: "b" },
+      },
+      {
+        path: `/steps/${a.id}/order`,
+        op: "changed",
+        before: a.order,
+        after: b.order,
+        step: { id: a.id, name: "a" },
+      },
+    ]);
+    expect(forward.truncated).toBe(false);
+    expect((await diff(1, 2)).changes).toEqual([
+      {
+        path: `/steps/${a.id}/order`,
+        op: "changed",
+        before: b.order,
+        after: a.order,
+        step: { id: a.id, name: "a" },
+      },
+      {
+        path: `/steps/${b.id}/order`,
+        op: "changed",
+        before: a.order,
+        after: b.order,
+        step: { id: b.id, name: "b" },
+      },
+    ]);
+  });
+
+  test("a step removed, one added, one's config changed: each named once, by id; against an older version too", async () => {
+    const [b, a, c] = (await call(s, "GET", `${MOVE_WF}/`, { token: viewer })).json.steps;
+    const r = await call(s, "PUT", `${MOVE_WF}/`, {
+      token: author,
+      body: {
+        slug: "moved",
+        name: "Moved",
+        allowed_file_types: ["JSON"],
+        steps: [step("b", ["b", "bb"]), step("c", ["c"]), step("d", ["d"])],
+      },
+    });
+    expect(r.json.version).toBe(3);
+    expect(idsOf(r.json).slice(0, 2)).toEqual([b.id, c.id]);
+    const d = r.json.steps[2];
+    expect((await diff(3, 2)).changes).toEqual([
+      {
+        path: `/steps/${b.id}/config/schema/required/1`,
+        op: "added",
+        after: "bb",
+        step: { id: b.id, name: "b" },
+      },
+      {
+        path: `/steps/${c.id}/order`,
+        op: "changed",
+        before: c.order,
+        after: a.order,
+        step: { id: c.id, name: "c" },
+      },
+      { path: `/steps/${d.id}`, op: "added", after: shape(d), step: { id: d.id, name: "d" } },
+      { path: `/steps/${a.id}`, op: "removed", before: shape(a), step: { id: a.id, name: "a" } },
+    ]);
+    // Against version 1 (a, b, c): b is first again, so its order changed from there too.
+    expect((await diff(3, 1)).changes.map((x: { path: string; op: string }) => [x.path, x.op])).toEqual([
+      [`/steps/${b.id}/order`, "changed"],
+      [`/steps/${b.id}/config/schema/required/1`, "added"],
+      [`/steps/${c.id}/order`, "changed"],
+      [`/steps/${d.id}`, "added"],
+      [`/steps/${a.id}`, "removed"],
+    ]);
+  });
+});
