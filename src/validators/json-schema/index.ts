@@ -16,7 +16,8 @@ import { type TbError, toFindings } from "./errors.ts";
 import { refCycle } from "./cycles.ts";
 import { errorContext, unevaluatedOnArray } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
-import { foreignPointerRefs, unresolvableRefs } from "./refs.ts";
+import { foreignAnchorErrors } from "./anchors.ts";
+import { foreignAnchorRefs, foreignPointerRefs, unresolvableRefs } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
 import { foreignSubschemaErrors, type Holder, subschemaErrors } from "./subschemas.ts";
@@ -191,16 +192,25 @@ function foreignIssues(
     return h;
   };
   // One pass over all references: a target checked for one is not checked again for another.
-  const refs = [
-    ...foreignPointerRefs(p.schema, uri).map((r) => ({ ...r, field: "schema", prefix: "" })),
+  const from = <T>(find: (schema: unknown, uri?: string) => T[]) => [
+    ...find(p.schema, uri).map((r) => ({ ...r, field: "schema", prefix: "" })),
     ...Object.keys(cfg.resources ?? {}).flatMap((u) =>
-      foreignPointerRefs(p.context[u], u).map((r) => ({ ...r, field: "resources", prefix: `${u}: ` })),
+      find(p.context[u], u).map((r) => ({ ...r, field: "resources", prefix: `${u}: ` })),
     ),
   ];
+  const checked = new Set<unknown>();
+  const errors = [
+    ...foreignSubschemaErrors(from(foreignPointerRefs), holder, MAX_CONFIG_ISSUES, checked).map((e) => ({
+      ...e,
+      pointer: e.ref.pointer,
+    })),
+    // Anchors (`other.json#a`) after pointers: a target a pointer checked is not checked again.
+    ...foreignAnchorErrors(from(foreignAnchorRefs), holder, MAX_CONFIG_ISSUES, checked),
+  ];
   const out: ConfigIssue[] = [];
-  for (const { ref, error: e } of foreignSubschemaErrors(refs, holder, MAX_CONFIG_ISSUES)) {
+  for (const { ref, pointer, error: e } of errors) {
     if (e.keyword === "anyOf" || e.keyword === "oneOf") continue;
-    const at = `${ref.doc}#${ref.pointer}${e.instancePath}`;
+    const at = `${ref.doc}#${pointer}${e.instancePath}`;
     out.push(
       issue(
         ref.field,

@@ -1,6 +1,7 @@
 // Save-time check that every $ref can be resolved WITHOUT the network: to the schema itself, an
 // embedded resource ($id), a meta-schema, or a registered resource (the org's stored schemas).
 // typebox would silently treat an unresolvable reference as `false`; we refuse it at save time.
+import type { AnchorRef } from "./anchors.ts";
 import { walkSchemas } from "./walk.ts";
 
 /** Base for a root without $id: hierarchical, so relative $ids/$refs resolve like URLs do. */
@@ -128,6 +129,23 @@ export function foreignPointerRefs(schema: unknown, rootUri = ROOT_BASE): Pointe
     if (!target || docs.has(stripHash(target)) || !target.hash.startsWith("#/")) continue;
     try {
       out.push({ ref, at, doc: stripHash(target), pointer: decodeURIComponent(target.hash.slice(1)) });
+    } catch {
+      // not a URI reference: the reference check names it
+    }
+  }
+  return out;
+}
+
+/** The references a normalised schema makes to an anchor of another stored schema (anchors.ts). */
+export function foreignAnchorRefs(schema: unknown, rootUri = ROOT_BASE): AnchorRef[] {
+  const { docs, refs } = scan(schema, rootUri);
+  const out: AnchorRef[] = [];
+  for (const { ref, base, at } of refs) {
+    const target = resolveUrl(ref, base);
+    if (!target || docs.has(stripHash(target)) || target.hash.length < 2 || target.hash.startsWith("#/"))
+      continue;
+    try {
+      out.push({ ref, at, doc: stripHash(target), anchor: decodeURIComponent(target.hash.slice(1)) });
     } catch {
       // not a URI reference: the reference check names it
     }

@@ -123,9 +123,9 @@ export function foreignSubschemaErrors<R extends PointerRef>(
   refs: R[],
   holder: Holder,
   max: number,
+  checked: Set<unknown> = new Set(),
 ): Array<{ ref: R; error: TbError }> {
   const out: Array<{ ref: R; error: TbError }> = [];
-  const checked = new Set<unknown>();
   for (const ref of [...refs].sort((a, b) => a.pointer.length - b.pointer.length)) {
     if (out.length >= max) break;
     const h = holder(ref.doc);

@@ -1,0 +1,107 @@
+// Targets of anchor references into another stored schema (`other.json#a`). The engine finds an
+// anchor (`$anchor`, or draft 4-7's `$id`/`id` "#a") wherever it sits, under an unknown keyword
+// too, where that schema's own meta-validation never looked: `{"x": {"$anchor": "a", "type": 5}}`
+// was stored, `{"$ref": "other.json#a"}` saved, and every run ignored the `type`. Such a target is
+// meta-validated like a pointer target (subschemas.ts, foreignSubschemaErrors).
+import type { TbError } from "./errors.ts";
+import type { Holder } from "./subschemas.ts";
+
+type Obj = Record<string, unknown>;
+
+/** A reference to an anchor of another document: `doc` without fragment, `anchor` decoded. */
+export interface AnchorRef {
+  ref: string;
+  at: string;
+  doc: string;
+  anchor: string;
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
+
+// Keywords every draft's meta-schema descends into (as subschemas.ts, follow).
+const ONE = new Set(["additionalProperties", "not", "items"]);
+const NAMED = new Set(["properties", "patternProperties"]);
+const LISTED = new Set(["allOf", "anyOf", "oneOf"]);
+
+/** What a value is to the meta-validation that reached (or not) the object or array holding it. */
+type Reach = "schema" | "named" | "listed" | "none";
+
+function childReach(reach: Reach, key: string, value: unknown): Reach {
+  if (reach === "named" || reach === "listed") return "schema";
+  if (reach === "none") return "none";
+  if (ONE.has(key) && !Array.isArray(value)) return "schema";
+  return NAMED.has(key) ? "named" : LISTED.has(key) ? "listed" : "none";
+}
+
+/** The anchor names an object declares, in any draft's spelling. */
+function anchorsOf(s: Obj): string[] {
+  const out: string[] = [];
+  for (const key of ["$anchor", "$dynamicAnchor"]) if (typeof s[key] === "string") out.push(s[key] as string);
+  for (const key of ["$id", "id"]) {
+    const id = s[key];
+    if (typeof id !== "string" || !id.startsWith("#")) continue;
+    try {
+      out.push(decodeURIComponent(id.slice(1)));
+    } catch {
+      // not a URI reference: that schema's own check names it
+    }
+  }
+  return out;
+}
+
+/**
+ * Meta-validation errors of each object of another stored schema that carries an anchor `refs`
+ * name, in that schema's draft. One pre-order walk per schema referenced: an object its own check
+ * reached (through keywords every draft's meta-schema descends, from its root or from a target
+ * checked before: `checked`) is not checked again, so each object is visited once and checked at
+ * most once, whatever the number of references or the depth.
+ */
+export function foreignAnchorErrors<R extends AnchorRef>(
+  refs: R[],
+  holder: Holder,
+  max: number,
+  checked: Set<unknown> = new Set(),
+): Array<{ ref: R; pointer: string; error: TbError }> {
+  const byDoc = new Map<string, Map<string, R>>();
+  for (const r of refs) {
+    const names = byDoc.get(r.doc) ?? new Map<string, R>();
+    if (!names.has(r.anchor)) names.set(r.anchor, r);
+    byDoc.set(r.doc, names);
+  }
+  const out: Array<{ ref: R; pointer: string; error: TbError }> = [];
+  for (const [doc, names] of byDoc) {
+    const h = holder(doc);
+    if (!h) continue; // a meta-schema, or unresolvable: the reference check names it
+    // Iterative: a stored schema's data may nest deeper than the stack allows.
+    const stack: Array<[unknown, Reach, string]> = [[h.schema, "schema", ""]];
+    while (stack.length > 0 && out.length < max) {
+      const [value, from, pointer] = stack.pop()!;
+      let reach = checked.has(value) ? "schema" : from;
+      if (isObj(value) && reach !== "schema") {
+        const ref = anchorsOf(value)
+          .map((a) => names.get(a))
+          .find((r) => r !== undefined);
+        if (ref) {
+          checked.add(value);
+          reach = "schema";
+          const [valid, errors] = h.explain(value);
+          if (!valid) for (const error of errors) out.push({ ref, pointer, error });
+        }
+      }
+      if (isObj(value)) {
+        const entries = Object.entries(value);
+        for (let i = entries.length - 1; i >= 0; i--) {
+          const [key, v] = entries[i]!;
+          if (typeof v === "object" && v !== null)
+            stack.push([v, childReach(reach, key, v), `${pointer}/${esc(key)}`]);
+        }
+      } else if (Array.isArray(value)) {
+        for (let i = value.length - 1; i >= 0; i--)
+          if (typeof value[i] === "object" && value[i] !== null)
+            stack.push([value[i], reach === "listed" ? "schema" : "none", `${pointer}/${i}`]);
+      }
+    }
+  }
+  return out.slice(0, max);
+}
