@@ -2,7 +2,7 @@
 // same request modes as any API client. The result page follows the run until it is final.
 import { ApiError, api, enc, get } from "../api.ts";
 import { checkbox, field, h, option } from "../dom.ts";
-import { showErrors } from "../forms.ts";
+import { localError, showErrors } from "../forms.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { can } from "../session.ts";
 import type { Run, Workflow } from "../types.ts";
@@ -87,7 +87,17 @@ export async function runNewView(ctx: Ctx): Promise<Rendered> {
         if (modeUpload.checked) {
           const f = file.files?.[0];
           if (!f) {
-            showErrors(form, new Error("Choose a file to upload, or paste the content instead."));
+            // By the file field, which takes focus, as a server's refusal of a field would be.
+            showErrors(
+              form,
+              localError([
+                {
+                  field: "file",
+                  code: "required",
+                  message: "Choose a file to upload, or paste the content instead.",
+                },
+              ]),
+            );
             return;
           }
           const fd = new FormData();
