@@ -1,5 +1,7 @@
 // A refusal takes the keyboard to the field it is about. The run form's "choose a file" went to
-// the top of the form, tied to no field, with focus left on the button.
+// the top of the form, tied to no field, with focus left on the button; refused audit filters
+// (the page loads again with them in its address) left focus on the page's heading, away from the
+// field that has to change.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { TestServer } from "../helpers/server.ts";
@@ -45,5 +47,27 @@ describe.skipIf(!hasChromium)("a refused form focuses its field (Chromium)", () 
       headers: { authorization: `Bearer ${s.rootToken}` },
     });
     expect((await runs.json()).count).toBe(0);
+  });
+
+  test("refused audit filters: focus on the first refused field, not the heading", async () => {
+    await page.goto("/app/orgs/acme/audit/");
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    const action = page.getByLabel("Action (e.g. workflow.*)");
+    await action.fill("zzz");
+    await action.press("Enter");
+    await page.locator(".field:has([name=action]) .field-error").waitFor();
+    await page
+      .waitForFunction(
+        () => (document.activeElement as HTMLInputElement | null)?.name === "action",
+        undefined,
+        { timeout: 10_000 },
+      )
+      .catch(() => null);
+    expect(await focused(page)).toEqual({
+      name: "action",
+      invalid: "true",
+      described: expect.stringContaining("action is an action such as workflow.update"),
+    });
+    expect(await action.inputValue()).toBe("zzz");
   });
 });

@@ -93,7 +93,12 @@ async function render(initial: boolean): Promise<void> {
   document.title = `${page.title} · Assay`;
   mount(root, shell(org, path, [takeFlash(), page.body]));
   edited = false;
-  if (!initial) (root.querySelector("h1") as HTMLElement | null)?.focus();
+  // A page that loaded with its filters refused (the user just applied them) hands focus to the
+  // first refused field, as a refused form does; any other page to its heading.
+  if (!initial)
+    (
+      (root.querySelector("main [aria-invalid=true]") ?? root.querySelector("h1")) as HTMLElement | null
+    )?.focus();
   const hash = location.hash.slice(1);
   if (hash) document.getElementById(hash)?.scrollIntoView();
 }
