@@ -1531,6 +1531,14 @@ describe("the CLI", () => {
     const user = `cli-u-${uniq()}`;
     const file = `${testTempDir("assay-audit-cli-")}/wf.json`;
     await Bun.write(file, JSON.stringify({ ...wfBody("cli-imported"), status: "active" }));
+    // The same workflow imported again with another description: a replacement, not a creation.
+    const changed = file.replace(/wf\.json$/, "wf-changed.json");
+    await Bun.write(
+      changed,
+      JSON.stringify({ ...wfBody("cli-imported"), status: "active", description: "again" }),
+    );
+    const invalid = file.replace(/wf\.json$/, "wf-invalid.json");
+    await Bun.write(invalid, JSON.stringify({ ...wfBody("cli-imported"), status: "weird" }));
     let tokenId = "";
     const rows: [args: () => string[], code: number, log: Want[]][] = [
       [() => ["users", "create", user], 0, [["user.create", null, "user", user]]],
@@ -1555,6 +1563,13 @@ describe("the CLI", () => {
       ],
       [() => ["settings", "set", "audit_retention_days", "-4"], 2, []],
       [() => ["workflows", "import", slug, file], 0, [["workflow.create", slug, "workflow", "cli-imported"]]],
+      [() => ["workflows", "import", slug, file], 0, []],
+      [
+        () => ["workflows", "import", slug, changed],
+        0,
+        [["workflow.update", slug, "workflow", "cli-imported"]],
+      ],
+      [() => ["workflows", "import", slug, invalid], 1, []],
       [() => ["orgs", "suspend", slug], 0, [["org.suspend", slug, "org", slug]]],
       [() => ["orgs", "restore", slug], 0, [["org.restore", slug, "org", slug]]],
       [() => ["members", "remove", slug, user], 0, [["member.remove", slug, "member", user]]],

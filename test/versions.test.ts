@@ -476,3 +476,76 @@ describe("a diff of steps moved, removed and added (by id, both ways)", () => {
     ]);
   });
 });
+
+describe("which saves make a version", () => {
+  const C = "/api/v1/orgs/acme/workflows/counted";
+  const count = async () => (await call(s, "GET", `${C}/versions/`, { token: viewer })).json.count as number;
+  const current = async () => (await call(s, "GET", `${C}/`, { token: viewer })).json.version as number;
+
+  test("each step added, changed, removed and each setting saved: one; a no-op, a run, a webhook: none", async () => {
+    await createWorkflow(s, author, {
+      slug: "counted",
+      name: "Counted",
+      allowed_file_types: ["JSON"],
+      steps: [{ name: "syntax", validator: "syntax", config: {} }],
+    });
+    const added = await call(s, "POST", `${C}/steps/`, {
+      token: author,
+      body: { name: "schema", validator: "json_schema", config: schemaOf(["id"]) },
+    });
+    expect(added.status).toBe(201);
+    expect([await count(), await current()]).toEqual([2, 2]);
+    const changed = await call(s, "PATCH", `${C}/steps/${added.json.id}/`, {
+      token: author,
+      body: { config: schemaOf(["id", "total"]) },
+    });
+    expect(changed.status).toBe(200);
+    expect([await count(), await current()]).toEqual([3, 3]);
+    // The same config again: saved as it was, no version.
+    const same = await call(s, "PATCH", `${C}/steps/${added.json.id}/`, {
+      token: author,
+      body: { config: schemaOf(["id", "total"]) },
+    });
+    expect(same.status).toBe(200);
+    expect([await count(), await current()]).toEqual([3, 3]);
+    // A run started, and a webhook made for the workflow: no version.
+    const run = await call(s, "POST", `${C}/runs/`, {
+      token: executor,
+      raw: JSON.stringify({ id: 1, total: 2 }),
+      headers: JSON_CT,
+    });
+    expect(run.status).toBe(201);
+    expect(run.json.workflow.version).toBe(3);
+    const hook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token: s.rootToken,
+      body: { url: "https://93.184.215.14/hook", workflow_slugs: ["counted"] },
+    });
+    expect(hook.status).toBe(201);
+    expect([await count(), await current()]).toEqual([3, 3]);
+    const removed = await call(s, "DELETE", `${C}/steps/${added.json.id}/`, { token: author });
+    expect(removed.status).toBe(204);
+    expect([await count(), await current()]).toEqual([4, 4]);
+    // A slug change is a save of a setting; the webhook its filter follows makes no version.
+    const renamed = await call(s, "PATCH", `${C}/`, { token: author, body: { slug: "counted-2" } });
+    expect(renamed.status).toBe(200);
+    const C2 = "/api/v1/orgs/acme/workflows/counted-2";
+    expect((await call(s, "GET", `${C2}/versions/`, { token: viewer })).json.count).toBe(5);
+    const inactive = await call(s, "PATCH", `${C2}/`, { token: author, body: { status: "inactive" } });
+    expect(inactive.json.version).toBe(6);
+    // The run still names the version it ran, and that version is still there, whole.
+    const again = await call(s, "GET", `/api/v1/orgs/acme/runs/${run.json.id}/`, { token: viewer });
+    expect(again.json.workflow).toMatchObject({ slug: "counted-2", version: 3 });
+    const v3 = await call(s, "GET", new URL(again.json.workflow.version_url).pathname, { token: viewer });
+    expect(v3.json.steps.map((x: { name: string }) => x.name)).toEqual(["syntax", "schema"]);
+    // Restoring version 3 brings the steps back, not the slug or the inactive status.
+    const restored = await call(s, "POST", `${C2}/versions/3/restore/`, { token: author });
+    expect(restored.status).toBe(201);
+    expect(restored.json).toMatchObject({
+      version: 7,
+      restored_from: 3,
+      slug: "counted-2",
+      status: "inactive",
+    });
+    expect(restored.json.steps.map((x: { name: string }) => x.name)).toEqual(["syntax", "schema"]);
+  });
+});
