@@ -200,6 +200,10 @@ export async function tokensView(ctx: Ctx): Promise<Rendered> {
             await api("DELETE", `users/me/tokens/${t.id}/`);
             mount(top, told("success", `Token “${t.name}” revoked.`));
             await refresh();
+            // The redrawn row has no Revoke button, the one focus went back to: the page's
+            // heading takes it rather than the document's body (the top of the page for Tab).
+            if (!document.activeElement || document.activeElement === document.body)
+              (document.querySelector("main h1") as HTMLElement | null)?.focus();
           } catch (e) {
             mount(top, errorNotice(e));
           }
