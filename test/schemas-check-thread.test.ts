@@ -3,6 +3,7 @@
 // thread, and a 290 KB schema whose $defs chain 8,000 `$ref`s held every request 25 s before its
 // 400 (docs/security.md). Its answers are the ones the check in place gives.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { storeJsonSchema } from "./helpers/json-schema-saves.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 // The checks that must pass take ~30–50 ms cold here (a fresh thread compiling the meta-schema),
@@ -25,8 +26,7 @@ function chain(n: number) {
   for (let i = 0; i < n; i++) defs[`d${i}`] = { $ref: `#/$defs/d${i + 1}` };
   return { $ref: "#/$defs/d0", $defs: defs };
 }
-const store = (uri: string, schema: unknown) =>
-  call(s, "POST", SCHEMAS, { token: author, body: { uri, kind: "json_schema", schema } });
+const store = (uri: string, schema: unknown) => storeJsonSchema(s, author, uri, schema);
 
 test("201 for a valid schema and 400 for an invalid one, both checked on the thread", async () => {
   const before = s.deps.draftChecker.offloaded;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { foreignAnchorErrors } from "../src/validators/json-schema/anchors.ts";
 import { foreignAnchorRefs } from "../src/validators/json-schema/refs.ts";
+import { storeJsonSchema, saveJsonSchemaWorkflow } from "./helpers/json-schema-saves.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -27,19 +28,10 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const store = (uri: string, schema: unknown) =>
-  call(s, "POST", SCHEMAS, { token: author, body: { uri, kind: "json_schema", schema } });
+const store = (uri: string, schema: unknown) => storeJsonSchema(s, author, uri, schema);
 
 const workflow = (slug: string, config: Record<string, unknown>) =>
-  call(s, "POST", "/api/v1/orgs/acme/workflows/", {
-    token: author,
-    body: {
-      slug,
-      name: slug,
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "s", validator: "json_schema", config }],
-    },
-  });
+  saveJsonSchemaWorkflow(s, author, slug, config);
 
 /** The two issues of `"type": 5` at `doc`#/x reached by `ref` (`via`: the meta-schema's path). */
 const typeFive = (field: string, ref: string, doc: string, via: string) =>

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { foreignPointerRefs } from "../src/validators/json-schema/refs.ts";
 import { foreignSubschemaErrors } from "../src/validators/json-schema/subschemas.ts";
+import { storeJsonSchema, saveJsonSchemaWorkflow } from "./helpers/json-schema-saves.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -21,19 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const store = (uri: string, schema: unknown) =>
-  call(s, "POST", SCHEMAS, { token: author, body: { uri, kind: "json_schema", schema } });
+const store = (uri: string, schema: unknown) => storeJsonSchema(s, author, uri, schema);
 
 const workflow = (slug: string, config: Record<string, unknown>) =>
-  call(s, "POST", "/api/v1/orgs/acme/workflows/", {
-    token: author,
-    body: {
-      slug,
-      name: slug,
-      allowed_file_types: ["JSON"],
-      steps: [{ name: "s", validator: "json_schema", config }],
-    },
-  });
+  saveJsonSchemaWorkflow(s, author, slug, config);
 
 /** The two issues of `"type": 5` at other.json#/x/y reached by `ref` (`via`: the meta-schema's path). */
 const typeFive = (field: string, ref: string, via: string, prefix = "") =>

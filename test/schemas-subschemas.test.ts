@@ -3,6 +3,7 @@
 // fitted draft 7, whose meta-schema knows no `$defs` — and a draft-7 step took it inline too
 // (src/validators/json-schema/subschemas.ts).
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { storeJsonSchema } from "./helpers/json-schema-saves.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -15,8 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const store = (uri: string, schema: unknown) =>
-  call(s, "POST", SCHEMAS, { token: author, body: { uri, kind: "json_schema", schema } });
+const store = (uri: string, schema: unknown) => storeJsonSchema(s, author, uri, schema);
 
 /** The 400 of `"type": 5` at `at`, as the draft's meta-schema words it (`via`: its path there). */
 const typeFive = (detail: string, field: string, at: string, via: string) => ({
