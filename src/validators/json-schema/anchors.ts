@@ -4,7 +4,7 @@
 // was stored, `{"$ref": "other.json#a"}` saved, and every run ignored the `type`. Such a target is
 // meta-validated like a pointer target (subschemas.ts, foreignSubschemaErrors).
 import type { TbError } from "./errors.ts";
-import type { Holder } from "./subschemas.ts";
+import { childReach, type Holder, type Reach } from "./subschemas.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -18,21 +18,6 @@ export interface AnchorRef {
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-
-// Keywords every draft's meta-schema descends into (as subschemas.ts, follow).
-const ONE = new Set(["additionalProperties", "not", "items"]);
-const NAMED = new Set(["properties", "patternProperties"]);
-const LISTED = new Set(["allOf", "anyOf", "oneOf"]);
-
-/** What a value is to the meta-validation that reached (or not) the object or array holding it. */
-type Reach = "schema" | "named" | "listed" | "none";
-
-function childReach(reach: Reach, key: string, value: unknown): Reach {
-  if (reach === "named" || reach === "listed") return "schema";
-  if (reach === "none") return "none";
-  if (ONE.has(key) && !Array.isArray(value)) return "schema";
-  return NAMED.has(key) ? "named" : LISTED.has(key) ? "listed" : "none";
-}
 
 /** The anchor names an object declares, in any draft's spelling. */
 function anchorsOf(s: Obj): string[] {

@@ -88,6 +88,17 @@ const ONE = new Set(["additionalProperties", "not", "items"]);
 const NAMED = new Set(["properties", "patternProperties"]);
 const LISTED = new Set(["allOf", "anyOf", "oneOf"]);
 
+/** What a value is to the meta-validation that reached (or not) the object or array holding it. */
+export type Reach = "schema" | "named" | "listed" | "none";
+
+/** What the member `key` (`value`) of a value reached as `reach` is to that meta-validation. */
+export function childReach(reach: Reach, key: string, value: unknown): Reach {
+  if (reach === "named" || reach === "listed") return "schema";
+  if (reach === "none") return "none";
+  if (ONE.has(key) && !Array.isArray(value)) return "schema";
+  return NAMED.has(key) ? "named" : LISTED.has(key) ? "listed" : "none";
+}
+
 /**
  * What `pointer` points to in `root`, and whether a meta-validation already made reached it: the
  * root's own or a checked target's, through keywords every draft's meta-schema descends. A target
@@ -97,16 +108,13 @@ const LISTED = new Set(["allOf", "anyOf", "oneOf"]);
 function follow(root: unknown, pointer: string, checked: Set<unknown>) {
   let cur = root;
   let reached = true;
-  let expect: "schema" | "named" | "listed" | "none" = "schema";
+  let expect: Reach = "schema";
   for (const raw of pointer.split("/").slice(1)) {
     const seg = unescapeSegment(raw);
     if ((!isObj(cur) && !Array.isArray(cur)) || !Object.hasOwn(cur, seg))
       return { target: undefined, reached };
     const next = (cur as Obj)[seg];
-    if (expect === "schema") {
-      const one = ONE.has(seg) && !Array.isArray(next);
-      expect = one ? "schema" : NAMED.has(seg) ? "named" : LISTED.has(seg) ? "listed" : "none";
-    } else expect = expect === "none" ? "none" : "schema";
+    expect = childReach(expect, seg, next);
     if (expect === "none") reached = false;
     cur = next;
     if (checked.has(cur)) [reached, expect] = [true, "schema"];
