@@ -3,6 +3,12 @@
 // are allowed (§5.6.1). If-Match compares strongly (a weak tag never matches), If-None-Match
 // weakly (`W/"7"` matches `"7"`).
 
+import { invalidField } from "../errors.ts";
+
+/** The 400 of a header that is neither `*` nor a list of entity tags (`If-Match: 7`, unquoted). */
+export const malformedCondition = (name: "If-Match" | "If-None-Match") =>
+  invalidField(name, `${name} is * or a list of entity tags in double quotes, such as "7".`);
+
 // opaque-tag = DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text
 const TAG = /^(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"$/;
 

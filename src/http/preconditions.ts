@@ -19,11 +19,8 @@
 // route found (`read` below).
 // test/preconditions-coverage.test.ts fails for an unsafe route that declares none.
 import { Elysia } from "elysia";
-import { AppError, invalidField } from "../errors.ts";
-import { entityTags } from "./conditional.ts";
-
-const malformed = (name: "If-Match" | "If-None-Match") =>
-  invalidField(name, `${name} is * or a list of entity tags in double quotes, such as "7".`);
+import { AppError } from "../errors.ts";
+import { entityTags, malformedCondition } from "./conditional.ts";
 
 const noTag = () =>
   new AppError(
@@ -48,13 +45,13 @@ export function untaggedRefusal(headers: Headers): AppError | null {
   const ifMatch = headers.get("if-match");
   if (ifMatch !== null) {
     const tags = entityTags(ifMatch);
-    if (tags === null) return malformed("If-Match");
+    if (tags === null) return malformedCondition("If-Match");
     if (tags !== "*") return noTag();
   }
   const ifNoneMatch = headers.get("if-none-match");
   if (ifNoneMatch !== null) {
     const tags = entityTags(ifNoneMatch);
-    if (tags === null) return malformed("If-None-Match");
+    if (tags === null) return malformedCondition("If-None-Match");
     if (tags === "*") return exists();
   }
   return null;
@@ -95,13 +92,13 @@ const read = (ctx: {
   const ifMatch = h.get("if-match");
   if (ifMatch !== null) {
     const tags = entityTags(ifMatch);
-    if (tags === null) throw malformed("If-Match");
+    if (tags === null) throw malformedCondition("If-Match");
     if (tags !== "*") throw noTag();
   }
   const ifNoneMatch = h.get("if-none-match");
   if (ifNoneMatch === null) return;
   const tags = entityTags(ifNoneMatch);
-  if (tags === null) throw malformed("If-None-Match");
+  if (tags === null) throw malformedCondition("If-None-Match");
   if (tags !== "*") return;
   ctx.set.status = 304;
   // No body, so no media type (the app's hook set one for the JSON the route returned).

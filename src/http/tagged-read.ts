@@ -4,15 +4,12 @@
 // workflow's slug, the public origin in its URLs, a renderer in a new build). RFC 9110 §13.2.2:
 // the route's 401, 403, 404, 410 and 400 come first (§13.2.1), then If-Match, compared strongly
 // (false: 412), then If-None-Match, compared weakly (naming the tag, or `*`: 304).
-import { AppError, invalidField } from "../errors.ts";
-import { ifMatchHolds, noneMatchNames } from "./conditional.ts";
+import { AppError } from "../errors.ts";
+import { ifMatchHolds, malformedCondition, noneMatchNames } from "./conditional.ts";
 
 /** A strong entity tag of bytes: 132 bits of their SHA-256 in base64url (as the web app's files). */
 export const bytesTag = (bytes: Uint8Array) =>
   `"${new Bun.CryptoHasher("sha256").update(bytes).digest("base64url").slice(0, 22)}"`;
-
-const malformed = (name: "If-Match" | "If-None-Match") =>
-  invalidField(name, `${name} is * or a list of entity tags in double quotes, such as "7".`);
 
 /**
  * Judges If-Match and If-None-Match for an answer that would be a 200 with `etag`: throws the 400
@@ -23,13 +20,13 @@ export function notModified(headers: Headers, etag: string, mismatch: string): b
   const ifMatch = headers.get("if-match");
   if (ifMatch !== null) {
     const holds = ifMatchHolds(ifMatch, etag);
-    if (holds === null) throw malformed("If-Match");
+    if (holds === null) throw malformedCondition("If-Match");
     if (!holds) throw new AppError(412, "precondition_failed", mismatch);
   }
   const ifNoneMatch = headers.get("if-none-match");
   if (ifNoneMatch === null) return false;
   const names = noneMatchNames(ifNoneMatch, etag);
-  if (names === null) throw malformed("If-None-Match");
+  if (names === null) throw malformedCondition("If-None-Match");
   return names;
 }
 

@@ -5,18 +5,15 @@
 // is neither `*` nor a list of entity tags (`If-Match: 7`, unquoted) is a 400 naming it: read as a
 // tag that matches nothing it was a 412 "names another version" for the very version it meant, and
 // an If-None-Match a 200 forever.
-import { ifMatchHolds as matchHolds, noneMatchNames } from "../http/conditional.ts";
-import { AppError, invalidField } from "../errors.ts";
+import { ifMatchHolds as matchHolds, malformedCondition, noneMatchNames } from "../http/conditional.ts";
+import { AppError } from "../errors.ts";
 
 export const etagOf = (version: number) => `"${version}"`;
-
-const malformed = (name: "If-Match" | "If-None-Match") =>
-  invalidField(name, `${name} is * or a list of entity tags in double quotes, such as "7".`);
 
 /** RFC 9110 §13.1.1: `*`, or a list of entity tags compared strongly (a weak W/"7" never matches). */
 export function ifMatchHolds(header: string, version: number): boolean {
   const holds = matchHolds(header, etagOf(version));
-  if (holds === null) throw malformed("If-Match");
+  if (holds === null) throw malformedCondition("If-Match");
   return holds;
 }
 
@@ -26,7 +23,7 @@ export function ifMatchHolds(header: string, version: number): boolean {
  */
 export function noneMatchFails(header: string, version: number): boolean {
   const names = noneMatchNames(header, etagOf(version));
-  if (names === null) throw malformed("If-None-Match");
+  if (names === null) throw malformedCondition("If-None-Match");
   return names;
 }
 
