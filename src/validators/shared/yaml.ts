@@ -85,18 +85,33 @@ function* boundedTokens(text: string, max: number, seen: Seen): Generator<CST.To
     }
   };
   let scalar = false;
+  /** The directives since the last document: each must be followed by one (`---`). */
+  let pending: CST.Directive[] = [];
+  const top = (token: CST.Token) => {
+    if (token.type === "document") pending = [];
+    else if (token.type === "directive") {
+      if (/^%YAML(?:[ \t]|$)/.test(token.source) && pending.some((d) => /^%YAML(?:[ \t]|$)/.test(d.source)))
+        seen.misplaced.push({ directive: token, why: "twice" });
+      pending.push(token);
+      seen.directives.push(token);
+    }
+  };
   for (const lexeme of new Lexer().lex(text)) {
     // A byte order mark the lexer takes as one: at the start of the stream or of a document.
     if (lexeme === "\ufeff" && !scalar) seen.boms.push(parser.offset);
     scalar = lexeme === "\x1f"; // the lexer's mark before a scalar's text
     // Only complete top-level tokens come out here (a document once it ends): few per stream.
     for (const token of parser.next(lexeme)) {
-      if (token.type === "directive") seen.directives.push(token);
+      top(token);
       yield token;
     }
     follow();
   }
-  yield* parser.end();
+  for (const token of parser.end()) {
+    top(token);
+    yield token;
+  }
+  for (const directive of pending) seen.misplaced.push({ directive, why: "no document" });
 }
 
 /**
@@ -123,6 +138,8 @@ function* ownDirectives(tokens: Iterable<CST.Token>, composer: Composer): Genera
 /** What boundedTokens saw on the way that yaml keeps nowhere. */
 interface Seen {
   directives: CST.Directive[];
+  /** Directives YAML 1.2 does not allow where they are (§6.8, §9.2): see misplacedProblem. */
+  misplaced: Array<{ directive: CST.Directive; why: "twice" | "no document" }>;
   /** Offsets of the byte order marks that stand where YAML allows one, in order. */
   boms: number[];
 }
@@ -192,6 +209,52 @@ function versionProblem(directive: CST.Directive, lines: LineIndex): YamlProblem
   };
 }
 
+/**
+ * A directive where YAML 1.2 allows none, which yaml read without an error (the YAML test
+ * suite's SF5V and 9MMA): a second `%YAML` for one document (§6.8.1: "It is an error to specify
+ * more than one YAML directive for the same document"), and directives with no document after
+ * them (§9.2: directives belong to an explicit document, which starts with `---`).
+ */
+function misplacedProblem(
+  directive: CST.Directive,
+  why: "twice" | "no document",
+  lines: LineIndex,
+): YamlProblem {
+  return {
+    code: "yaml.syntax_error",
+    message:
+      why === "twice"
+        ? "a document has one %YAML directive at most (YAML 1.2 §6.8.1)"
+        : "a directive must be followed by a document that starts with --- (YAML 1.2 §9.2)",
+    position: lines.position(directive.offset),
+    severity: "error",
+  };
+}
+
+/**
+ * Drops the documents yaml makes of a `...` with no document before it (the YAML test suite's
+ * M7A3, HWV9, QT73): without `---` and without any content, such a line only ends the stream's
+ * previous document or its comments (YAML 1.2 §9.1.4: a bare document has content), so the
+ * stream has no document there. An explicit empty document (`---` alone) is a null one and stays.
+ */
+function dropEmptyBareDocuments(docs: Document.Parsed[]): void {
+  let kept = 0;
+  for (const doc of docs) {
+    const contents = doc.contents;
+    const empty =
+      !doc.directives.docStart &&
+      doc.errors.length === 0 &&
+      doc.warnings.length === 0 &&
+      isScalar(contents) &&
+      contents.value === null &&
+      contents.source === "" &&
+      contents.tag === undefined &&
+      contents.anchor === undefined;
+    if (!empty) docs[kept++] = doc;
+  }
+  docs.length = kept;
+}
+
 /** A RangeError inside yaml (a stack overflow): never its message, always our finding. */
 const tooDeepProblem = (position: Position | null): YamlProblem => ({
   code: "yaml.max_depth",
@@ -228,7 +291,7 @@ export function parseYaml(text: string): ParsedYaml {
       lines,
     };
   const docs: Document.Parsed[] = [];
-  const seen: Seen = { directives: [], boms: [] };
+  const seen: Seen = { directives: [], misplaced: [], boms: [] };
   try {
     // parseAllDocuments, with the depth bounded before yaml's composer recurses.
     // Keys are duplicates when tag and canonical value agree (yaml-keys.ts), not the JS values;
@@ -270,6 +333,8 @@ export function parseYaml(text: string): ParsedYaml {
     const problem = versionProblem(directive, lines);
     if (problem) problems.push(problem);
   }
+  for (const m of seen.misplaced) problems.push(misplacedProblem(m.directive, m.why, lines));
+  dropEmptyBareDocuments(docs);
   for (const doc of docs) {
     for (const [list, severity] of [
       [doc.errors, "error"],

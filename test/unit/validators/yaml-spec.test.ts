@@ -365,3 +365,45 @@ describe("an alias as a mapping key is its anchor's node: duplicates and collisi
     ]);
   });
 });
+
+describe("directives where YAML 1.2 allows none are an error at the directive (test suite SF5V, 9MMA)", () => {
+  const TWICE = "a document has one %YAML directive at most (YAML 1.2 §6.8.1)";
+  const ALONE = "a directive must be followed by a document that starts with --- (YAML 1.2 §9.2)";
+  test("a second %YAML for one document (was read without a finding)", () => {
+    expect(syntax("%YAML 1.2\n%YAML 1.2\n---\na: 1\n")).toEqual([
+      ["error", "yaml.syntax_error", TWICE, null, 2, 1],
+    ]);
+  });
+  test("a directive with no document after it (was read as an empty document)", () => {
+    expect(syntax("%YAML 1.2\n")).toEqual([["error", "yaml.syntax_error", ALONE, null, 1, 1]]);
+    expect(syntax("a: 1\n...\n%TAG !e! tag:e.com,2000:\n")).toEqual([
+      ["error", "yaml.syntax_error", ALONE, null, 3, 1],
+    ]);
+    expect(all("json_schema", { schema: true }, "%YAML 1.2\n")).toEqual([
+      ["error", "yaml.syntax_error", ALONE, null, 1, 1],
+    ]);
+  });
+  test("one %YAML per document, and a %TAG beside it, say nothing", () => {
+    expect(syntax("%YAML 1.2\n%TAG !e! tag:e.com,2000:\n---\na: 1\n...\n%YAML 1.2\n---\nb: 2\n")).toEqual([]);
+  });
+});
+
+describe("a `...` with no document before it makes no document (test suite M7A3)", () => {
+  /** The line of each document: `false` fails every document once, at its root. */
+  const documents = (doc: string) =>
+    run("json_schema", { schema: false }, doc, "YAML").findings.map((f) => [f.code, f.line]);
+  test("Spec Example 9.3: two documents, not three (yaml made a null one of the second `...`)", () => {
+    const doc = "Bare\ndocument\n...\n# No document\n...\n|\n%!PS-Adobe-2.0 # Not the first line\n";
+    expect(documents(doc)).toEqual([
+      ["json_schema.false_schema", 1],
+      ["json_schema.false_schema", 6],
+    ]);
+    expect(syntax(doc)).toEqual([]);
+  });
+  test("an explicit empty document (`---` alone) is still a null document", () => {
+    expect(documents("a\n...\n---\n...\n")).toEqual([
+      ["json_schema.false_schema", 1],
+      ["json_schema.false_schema", 3],
+    ]);
+  });
+});
