@@ -36,6 +36,9 @@ const MORE_FILES = [
   "encoders_ext",
   "parse",
   "plumbing",
+  // Protobuf's well-known types (google.protobuf.Int32Value{…}, Struct, Value, ListValue, Any),
+  // which a rule can write; the file's tests of the suite's own messages are out of scope.
+  "dynamic",
 ];
 
 /** Exact counts per file: [passed, in scope]. */
@@ -57,6 +60,7 @@ const KNOWN_MISSES: Record<string, string> = {};
 
 const EXPECTED_MORE: Record<string, [number, number]> = {
   bindings_ext: [5, 5],
+  dynamic: [53, 53],
   encoders_ext: [4, 4],
   math_ext: [199, 199],
   parse: [192, 192],
