@@ -1,10 +1,12 @@
-// Targets of anchor references into another stored schema (`other.json#a`). The engine finds an
-// anchor (`$anchor`, or draft 4-7's `$id`/`id` "#a") wherever it sits, under an unknown keyword
-// too, where that schema's own meta-validation never looked: `{"x": {"$anchor": "a", "type": 5}}`
-// was stored, `{"$ref": "other.json#a"}` saved, and every run ignored the `type`. Such a target is
-// meta-validated like a pointer target (subschemas.ts, foreignSubschemaErrors).
+// Targets of anchor references into another stored schema (`other.json#a`, `$anchor` or draft
+// 4-7's `$id`/`id` "#a"), meta-validated like a pointer target (subschemas.ts,
+// foreignSubschemaErrors) where that schema's own meta-validation did not reach them. Only where
+// schemas are: under an unknown keyword an anchor identifies nothing (2020-12 Core §9.4.2; drafts.ts
+// hides it from the engine, which read `other.json#a` as `false`), and the reference check
+// refuses a reference to it (refs.ts, unresolvableRefs).
 import type { TbError } from "./errors.ts";
 import { childReach, type Holder, type Reach } from "./subschemas.ts";
+import { ARRAY, MAP, SINGLE } from "./walk.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -35,6 +37,16 @@ function anchorsOf(s: Obj): string[] {
   return out;
 }
 
+/** What a value holds: a schema, a map of them, a list of them (walk.ts: where schemas live). */
+type Holds = "schema" | "map" | "list";
+
+/** What the value `v` of keyword `key` of a schema holds; undefined when it holds no schema. */
+function keywordHolds(key: string, v: unknown): Holds | undefined {
+  if (Array.isArray(v)) return ARRAY.has(key) ? "list" : undefined;
+  if (SINGLE.has(key)) return "schema";
+  return MAP.has(key) ? "map" : undefined;
+}
+
 /**
  * Meta-validation errors of each object of another stored schema that carries an anchor `refs`
  * name, in that schema's draft. One pre-order walk per schema referenced: an object its own check
@@ -58,12 +70,13 @@ export function foreignAnchorErrors<R extends AnchorRef>(
   for (const [doc, names] of byDoc) {
     const h = holder(doc);
     if (!h) continue; // a meta-schema, or unresolvable: the reference check names it
-    // Iterative: a stored schema's data may nest deeper than the stack allows.
-    const stack: Array<[unknown, Reach, string]> = [[h.schema, "schema", ""]];
+    // Iterative: a stored schema's data may nest deeper than the stack allows. Only schema
+    // locations: an anchor under an unknown keyword identifies nothing (refs.ts refuses it).
+    const stack: Array<[unknown, Reach, string, Holds]> = [[h.schema, "schema", "", "schema"]];
     while (stack.length > 0 && out.length < max) {
-      const [value, from, pointer] = stack.pop()!;
+      const [value, from, pointer, holds] = stack.pop()!;
       let reach = checked.has(value) ? "schema" : from;
-      if (isObj(value) && reach !== "schema") {
+      if (holds === "schema" && isObj(value) && reach !== "schema") {
         const ref = anchorsOf(value)
           .map((a) => names.get(a))
           .find((r) => r !== undefined);
@@ -78,13 +91,14 @@ export function foreignAnchorErrors<R extends AnchorRef>(
         const entries = Object.entries(value);
         for (let i = entries.length - 1; i >= 0; i--) {
           const [key, v] = entries[i]!;
-          if (typeof v === "object" && v !== null)
-            stack.push([v, childReach(reach, key, v), `${pointer}/${esc(key)}`]);
+          const inner = holds === "schema" ? keywordHolds(key, v) : holds === "map" ? "schema" : undefined;
+          if (inner && typeof v === "object" && v !== null)
+            stack.push([v, childReach(reach, key, v), `${pointer}/${esc(key)}`, inner]);
         }
-      } else if (Array.isArray(value)) {
+      } else if (Array.isArray(value) && holds === "list") {
         for (let i = value.length - 1; i >= 0; i--)
           if (typeof value[i] === "object" && value[i] !== null)
-            stack.push([value[i], reach === "listed" ? "schema" : "none", `${pointer}/${i}`]);
+            stack.push([value[i], reach === "listed" ? "schema" : "none", `${pointer}/${i}`, "schema"]);
       }
     }
   }

@@ -152,7 +152,7 @@ const UNKNOWN: Record<Draft, string[]> = {
 };
 
 /** Values that are data, not schemas: an "$id" in them is just a string and stays untouched. */
-const DATA = new Set(["const", "default", "enum", "examples"]);
+export const DATA = new Set(["const", "default", "enum", "examples"]);
 
 /**
  * An $id under an unknown keyword does not identify anything, but typebox indexes every $id it

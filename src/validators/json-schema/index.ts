@@ -17,7 +17,13 @@ import { refCycle } from "./cycles.ts";
 import { errorContext, unevaluatedOnArray } from "./explain.ts";
 import { instanceDocuments } from "./instance.ts";
 import { foreignAnchorErrors } from "./anchors.ts";
-import { foreignAnchorRefs, foreignPointerRefs, unresolvableRefs } from "./refs.ts";
+import {
+  documentAnchors,
+  foreignAnchorRefs,
+  foreignPointerRefs,
+  ROOT_BASE,
+  unresolvableRefs,
+} from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
 import { reachableContext } from "./resources.ts";
 import { foreignSubschemaErrors, type Holder, subschemaErrors } from "./subschemas.ts";
@@ -205,7 +211,16 @@ function foreignIssues(
       pointer: e.ref.pointer,
     })),
     // Anchors (`other.json#a`) after pointers: a target a pointer checked is not checked again.
-    ...foreignAnchorErrors(from(foreignAnchorRefs), holder, MAX_CONFIG_ISSUES, checked),
+    // Only those the engine resolves: one declared under an unknown keyword, or nowhere, is no
+    // schema and the reference check refuses it (refs.ts, unresolvableRefs).
+    ...foreignAnchorErrors(
+      from(foreignAnchorRefs).filter((r) =>
+        documentAnchors(p.context[r.doc] ?? p.context[`${r.doc}#`], r.doc).has(r.anchor),
+      ),
+      holder,
+      MAX_CONFIG_ISSUES,
+      checked,
+    ),
   ];
   const out: ConfigIssue[] = [];
   for (const { ref, pointer, error: e } of errors) {
@@ -290,14 +305,20 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   const patterns = [cfg.schema, ...Object.values(cfg.resources ?? {})].flatMap(patternIssues);
   if (patterns.length > 0)
     return patterns.slice(0, MAX_CONFIG_ISSUES).map((i) => issue("schema", i.code, i.message));
-  const refs = opts.uri
-    ? unresolvableRefs(p.schema, p.context, opts.uri)
-    : unresolvableRefs(p.schema, p.context);
+  // The draft each stored schema is read in: a message names where an anchor hides (refs.ts).
+  const draftOf = (uri: string): Draft => {
+    const res = resources[uri] ?? resources[`${uri}#`];
+    const d = isPlainObject(res) ? dialectOf(res, resources, p.draft) : undefined;
+    return d && !("code" in d) ? d.draft : p.draft;
+  };
+  const refs = unresolvableRefs(p.schema, p.context, opts.uri ?? ROOT_BASE, { draft: p.draft, draftOf });
   if (refs.length > 0)
     return refs.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("schema", "unresolvable_ref", m));
   // typebox would treat a dangling reference inside a resource as `false`, as in the schema.
   const inner = Object.keys(cfg.resources ?? {}).flatMap((uri) =>
-    unresolvableRefs(p.context[uri], p.context, uri).map((m) => `${uri}: ${m}`),
+    unresolvableRefs(p.context[uri], p.context, uri, { draft: draftOf(uri), draftOf }).map(
+      (m) => `${uri}: ${m}`,
+    ),
   );
   if (inner.length > 0)
     return inner.slice(0, MAX_CONFIG_ISSUES).map((m) => issue("resources", "unresolvable_ref", m));

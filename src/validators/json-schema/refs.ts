@@ -2,7 +2,8 @@
 // embedded resource ($id), a meta-schema, or a registered resource (the org's stored schemas).
 // typebox would silently treat an unresolvable reference as `false`; we refuse it at save time.
 import type { AnchorRef } from "./anchors.ts";
-import { walkSchemas } from "./walk.ts";
+import { DATA, type Draft } from "./drafts.ts";
+import { ARRAY, MAP, SINGLE, walkSchemas } from "./walk.ts";
 
 /** Base for a root without $id: hierarchical, so relative $ids/$refs resolve like URLs do. */
 export const ROOT_BASE = "https://assay.invalid/schema.json";
@@ -153,6 +154,113 @@ export function foreignAnchorRefs(schema: unknown, rootUri = ROOT_BASE): AnchorR
   return out;
 }
 
+const rootAnchors = new WeakMap<object, Set<string>>();
+
+/**
+ * The anchors the root resource of a normalised document declares where the engine finds them
+ * (schema locations: drafts.ts hides those under unknown keywords). `uri`: the document's URI.
+ */
+export function documentAnchors(doc: unknown, uri: string): Set<string> {
+  if (typeof doc !== "object" || doc === null) return new Set();
+  let anchors = rootAnchors.get(doc);
+  if (!anchors) {
+    anchors = scan(doc, uri).docs.values().next().value?.anchors ?? new Set<string>();
+    rootAnchors.set(doc, anchors);
+  }
+  return anchors;
+}
+
+/** Where a normalised schema keeps a draft's anchor under an unknown keyword (drafts.ts, hideIdentifiers). */
+const HIDDEN_ANCHORS: Record<Draft, Array<{ key: string; hash: boolean }>> = {
+  "4": [{ key: "id", hash: true }], // draft 4's `id` is left as it is there, and the engine reads no `id`
+  "6": [{ key: "x-ignored-$id", hash: true }],
+  "7": [{ key: "x-ignored-$id", hash: true }],
+  "2019-09": [{ key: "x-ignored-$anchor", hash: false }],
+  "2020-12": [
+    { key: "x-ignored-$anchor", hash: false },
+    { key: "x-ignored-$dynamicAnchor", hash: false },
+  ],
+};
+
+/** An anchor declared where no schema is: `at` its declaration, `keyword` the unknown keyword above it. */
+interface HiddenAnchor {
+  at: string;
+  keyword: string;
+}
+
+const esc = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
+
+function declared(value: unknown, hash: boolean): string | undefined {
+  if (typeof value !== "string") return undefined;
+  if (!hash) return value;
+  if (!value.startsWith("#")) return undefined;
+  try {
+    return decodeURIComponent(value.slice(1));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Each anchor name `doc` (normalised, in `draft`) declares only under an unknown keyword, where
+ * what it holds is not a schema, with the first such declaration. One walk, iterative below the
+ * schema locations: data there may nest deeper than the stack allows.
+ */
+function hiddenAnchors(doc: unknown, draft: Draft): Map<string, HiddenAnchor> {
+  const found = new Map<string, HiddenAnchor>();
+  const spellings = HIDDEN_ANCHORS[draft];
+  walkSchemas(doc, (s, pointer) => {
+    for (const [keyword, value] of Object.entries(s)) {
+      if (SINGLE.has(keyword) || ARRAY.has(keyword) || MAP.has(keyword) || DATA.has(keyword)) continue;
+      const stack: Array<[unknown, string]> = [[value, `${pointer}/${esc(keyword)}`]];
+      while (stack.length > 0) {
+        const [v, at] = stack.pop()!;
+        if (typeof v !== "object" || v === null) continue;
+        if (!Array.isArray(v))
+          for (const { key, hash } of spellings) {
+            const name = declared((v as Record<string, unknown>)[key], hash);
+            if (name !== undefined && !found.has(name))
+              found.set(name, { at: `${at}/${esc(key.replace(/^x-ignored-/, ""))}`, keyword });
+          }
+        for (const [k, c] of Object.entries(v)) stack.push([c, `${at}/${esc(k)}`]);
+      }
+    }
+  });
+  return found;
+}
+
+/** What the spec of each draft that says so says of a reference into an unknown keyword. */
+const NON_SCHEMAS: Partial<Record<Draft, string>> = {
+  "2019-09": "JSON Schema 2019-09 Core §8.2.4.4",
+  "2020-12": "JSON Schema 2020-12 Core §9.4.2",
+};
+
+function hiddenAnchorMessage(
+  ref: string,
+  at: string,
+  name: string,
+  where: string,
+  h: HiddenAnchor,
+  draft: Draft,
+) {
+  const spec = NON_SCHEMAS[draft];
+  const defs = draft === "2019-09" || draft === "2020-12" ? "$defs" : "definitions";
+  return (
+    `$ref "${ref}" at ${at} names an anchor "${name}" that is declared only at ${where}${h.at}, under ` +
+    `"${h.keyword}", a keyword draft ${draft} does not define: what an unknown keyword holds is not a ` +
+    `schema, so that anchor identifies nothing${spec ? ` (${spec}: a reference into it is undefined)` : ""}; ` +
+    `declare the anchor in a schema, under ${defs} for instance`
+  );
+}
+
+/** The drafts the anchor check reads documents in, for a precise message. */
+export interface RefDrafts {
+  /** The draft of the schema checked. */
+  draft: Draft;
+  /** The draft of another document (a stored schema) by its URI. */
+  draftOf: (uri: string) => Draft;
+}
+
 /**
  * Messages for each unresolvable reference in a normalised schema. `resources` maps absolute URIs to schemas that may
  * be referenced (meta-schemas, registered schemas); `rootUri` is the URI the schema is known by.
@@ -161,8 +269,11 @@ export function unresolvableRefs(
   schema: unknown,
   resources: Record<string, unknown>,
   rootUri = ROOT_BASE,
+  drafts?: RefDrafts,
 ): string[] {
   const { docs, refs } = scan(schema, rootUri);
+  const rootDoc = docs.keys().next().value;
+  const hidden = new Map<unknown, Map<string, HiddenAnchor>>();
   const problems: string[] = [];
   for (const { ref, base, at } of refs) {
     const target = resolveUrl(ref, base);
@@ -191,8 +302,24 @@ export function unresolvableRefs(
           "(__proto__, constructor, prototype): every document would fail it; put that schema under " +
           "$defs with another name and refer to it there",
       );
-    } else if (fragment !== "" && !fragment.startsWith("/") && local && !local.anchors.has(fragment)) {
-      problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that is not defined`);
+    } else if (fragment !== "" && !fragment.startsWith("/")) {
+      // An anchor of another stored schema must exist too: the engine reads a missing one as
+      // `false`, and every document failed the step (until 2026-11-29).
+      const node = local ? local.node : external;
+      if ((local ? local.anchors : documentAnchors(external, docUri)).has(fragment)) continue;
+      const draft = drafts && (local ? drafts.draft : drafts.draftOf(docUri));
+      let inDoc = draft && hidden.get(node);
+      if (draft && !inDoc) {
+        inDoc = hiddenAnchors(node, draft);
+        hidden.set(node, inDoc);
+      }
+      const h = inDoc?.get(fragment);
+      const where = local && docUri === rootDoc ? "#" : `${docUri}#`;
+      if (h && draft) problems.push(hiddenAnchorMessage(ref, at, fragment, where, h, draft));
+      else if (local)
+        problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that is not defined`);
+      else
+        problems.push(`$ref "${ref}" at ${at} names an anchor "${fragment}" that ${docUri} does not define`);
     }
   }
   return problems;
