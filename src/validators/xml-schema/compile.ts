@@ -67,18 +67,49 @@ function patchLocations(doc: XmlDocument, base: string | null, at: Map<number, s
   });
 }
 
+const XSD_NS = "http://www.w3.org/2001/XMLSchema";
+/** `child::` written out at the start of a step: after the start, a `/`, a `|` or a space. */
+const CHILD_AXIS = /(^|[\s/|])child\s*::\s*/g;
+
+/**
+ * An identity constraint's selector and field with the `child::` axis written out, as XML Schema
+ * 1.0 §3.11.6 allows (`child::p:*`, `.//child::p:row`), in the form libxml2 reads: the axis
+ * dropped, which means the same (the child axis is the default). libxml2 refused `child::p:*` as
+ * a selector or field that does not compile and found no node with `child::p:row` (the W3C suite's
+ * idI013, idJ014, idL014, idL029, idL039, idL064). `child::` with no name test after it stays as
+ * it is, and libxml2 refuses it as before.
+ */
+function childAxis(doc: XmlDocument): void {
+  for (const node of doc.find("//xs:selector | //xs:field", { xs: XSD_NS })) {
+    if (!(node instanceof libxml().XmlElement)) continue;
+    const attr = node.attr("xpath");
+    const xpath = attr?.value;
+    if (!attr || xpath === undefined || !xpath.includes("::")) continue;
+    const written = xpath.replace(CHILD_AXIS, (m, before: string, at: number) =>
+      /^[\s|]*$/.test(xpath.slice(at + m.length, at + m.length + 1)) ? m : before,
+    );
+    // The attribute's own value: setAttr would add a second `xpath` in the default namespace
+    // when the schema declares one (libxml2-wasm's setAttr takes the in-scope default).
+    if (written !== xpath) attr.value = written;
+  }
+}
+
+/** Whether a schema document may hold a selector or field that childAxis rewrites. */
+const mayHaveChildAxis = (text: string) => /child\s*::/.test(text);
+
 function served(set: SchemaSet): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   const utf8 = new TextEncoder();
   for (const [uri, text] of set.used) {
     const at = set.locations.get(uri);
-    if (!at) {
+    if (!at && !mayHaveChildAxis(text)) {
       out.set(uri, utf8.encode(text));
       continue;
     }
     const doc = parseXsd(text, uri);
     try {
       patchLocations(doc, uri, at);
+      childAxis(doc);
       out.set(uri, utf8.encode(doc.toString({ format: false })));
     } finally {
       doc.dispose();
@@ -107,6 +138,7 @@ function compileXsd(src: SchemaSource): CompiledSchema {
   const schemaDoc = parseXsd(rootUri ? documents[rootUri]! : (src.schema ?? ""), rootUri);
   try {
     patchLocations(schemaDoc, rootUri, set.locations.get(rootUri));
+    childAxis(schemaDoc);
     const docs = served(set);
     // Only the set's documents can be read (shared/libxml.ts refuses every other load).
     const v = serveWhile(
