@@ -4,7 +4,7 @@
 // configuration table (test/unit/config-docs.test.ts holds that table equal to it).
 import { availableParallelism, hostname } from "node:os";
 import { parseDatabaseUrl } from "./db/url.ts";
-import { databaseUrlProblems } from "./db/url-query.ts";
+import { databaseUrlProblems, severalHostsProblem } from "./db/url-query.ts";
 import { nearest } from "./lib/nearest.ts";
 /**
  * idle_in_transaction_session_timeout of Assay's PostgreSQL sessions (docs/postgres.md): far above
@@ -538,8 +538,10 @@ export function loadConfig(
       "data_dir",
       `"${out.data_dir.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)`,
     );
+  const severalHosts = typeof out.database_url === "string" ? severalHostsProblem(out.database_url) : null;
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))
     at("database_url", "database URL must start with postgres:// (or be absent for SQLite in the data dir)");
+  else if (severalHosts) at("database_url", severalHosts);
   else if (typeof out.database_url === "string" && !parsesAsUrl(out.database_url))
     at(
       "database_url",

@@ -248,6 +248,38 @@ describe("where the database is", () => {
     }
   });
 
+  test("a URL naming several hosts (libpq's failover list) is exit 2 at start, naming the setting, for serve, migrate and an admin command", () => {
+    // Bun's client reads "h1,h2" as one host name and reaches neither: migrate said "cannot reach
+    // …: Failed to connect", serve waited 30 s first, and `h1:5432,h2:5432` was "not a valid URL".
+    const why =
+      "Bun's PostgreSQL client, which Assay uses, connects to one host: it does not try the hosts in turn as libpq does, but reads the list as a single host name and reaches none of them. Name one host (for failover, one address that follows the primary: a virtual IP, a DNS name or a proxy) (docs/postgres.md)";
+    for (const [args, env, where, listed] of [
+      [
+        ["serve", "--port", "0", "--database-url", "postgres://u:pw@127.0.0.1,127.0.0.2:1/n"],
+        {},
+        "--database-url",
+        "the URL names several hosts (127.0.0.1,127.0.0.2:1)",
+      ],
+      [
+        ["migrate"],
+        { ASSAY_DATABASE_URL: "postgres://u:pw@127.0.0.1:1,127.0.0.2:1/n?sslmode=disable" },
+        "ASSAY_DATABASE_URL",
+        "the URL names several hosts (127.0.0.1:1,127.0.0.2:1)",
+      ],
+      [
+        ["users", "list"],
+        { ASSAY_DATABASE_URL: "postgres://u:pw@/n?host=127.0.0.1,127.0.0.2&port=1" },
+        "ASSAY_DATABASE_URL",
+        "host=127.0.0.1,127.0.0.2 names several hosts",
+      ],
+    ] as const)
+      expect(assay([...args], env)).toEqual({
+        code: 2,
+        out: "",
+        err: `assay ${args[0]}: Invalid configuration:\n  ${where}: ${listed}: ${why}\n`,
+      });
+  });
+
   test("a URL naming no host is accepted (Bun's client connects to localhost over TCP, which served before); unreachable, the error says so", () => {
     // fe532ca refused it at start, exit 2: a deployment whose PostgreSQL listens on localhost, as
     // Debian's does, stopped at the upgrade. Here nothing listens on port 1.

@@ -406,6 +406,25 @@ describe("assay CLI", () => {
       err: `assay db: Invalid configuration:\n  --from: target_session_attrs is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)\n  --to: connect_timeout "abc" is not a whole number of seconds (0 to 2147483647)\n`,
     });
   });
+  test("db copy refuses a URL naming several hosts as serve does: exit 2 naming the flag", () => {
+    // Before: "--to" with ports (no URL to WHATWG's parser) passed the check unread; "--from"
+    // reached Bun's client, which reads "a,b" as one host name.
+    const r = assay([
+      "db",
+      "copy",
+      "--from",
+      "postgres://u:pw@db1.example,db2.example/x",
+      "--to",
+      "postgres://u:pw@127.0.0.1:1,127.0.0.2:1/x",
+    ]);
+    const why =
+      "Bun's PostgreSQL client, which Assay uses, connects to one host: it does not try the hosts in turn as libpq does, but reads the list as a single host name and reaches none of them. Name one host (for failover, one address that follows the primary: a virtual IP, a DNS name or a proxy) (docs/postgres.md)";
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: `assay db: Invalid configuration:\n  --from: the URL names several hosts (db1.example,db2.example): ${why}\n  --to: the URL names several hosts (127.0.0.1:1,127.0.0.2:1): ${why}\n`,
+    });
+  });
   test("a data dir that is a file is said in words, for serve and init", () => {
     const file = join(dir, "a-file");
     writeFileSync(file, "x");

@@ -7,7 +7,7 @@ import { LATEST, READS, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
 import { serversHolding } from "../db/serving-lock.ts";
 import { parseDatabaseUrl } from "../db/url.ts";
-import { databaseUrlProblems } from "../db/url-query.ts";
+import { databaseUrlProblems, severalHostsProblem } from "../db/url-query.ts";
 import { AppError } from "../errors.ts";
 import { type Parsed, UsageError, allowOnly } from "./args.ts";
 import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
@@ -57,6 +57,8 @@ export async function db(p: Parsed) {
     ["--from", from],
     ["--to", to],
   ].flatMap(([flag, v]) => {
+    const several = isUrl(v!) ? severalHostsProblem(v!) : null;
+    if (several) return [`${flag}: ${several}`];
     const parsed = isUrl(v!) ? parseDatabaseUrl(v!) : null;
     return parsed ? databaseUrlProblems(parsed).map((p) => `${flag}: ${p}`) : [];
   });

@@ -121,6 +121,25 @@ export function databaseUrlProblems(parsed: DatabaseUrl): string[] {
 }
 
 /**
+ * libpq's failover list: several hosts in the URL (`postgres://h1,h2:5433/db`, or a port each,
+ * `h1:5432,h2:5432`) or in `?host=h1,h2`, tried in turn there. Bun's client (1.4) has no such list:
+ * it reads "h1,h2" as one host name, which resolves to nothing (measured: "Failed to connect" even
+ * with both hosts up), so a start waited 30 s for it, then said `cannot reach`; the form with ports
+ * is no URL to WHATWG's parser and was "not a valid URL". Read from the URL's text for that reason.
+ */
+export function severalHostsProblem(raw: string): string | null {
+  const m = /^postgres(?:ql)?:\/\/([^/?#]*)[^?#]*(?:\?([^#]*))?/i.exec(raw);
+  if (!m) return null;
+  const authority = m[1]!.slice(m[1]!.lastIndexOf("@") + 1);
+  let listed = authority.includes(",") ? `the URL names several hosts (${authority})` : null;
+  for (const [key, value] of new URLSearchParams(m[2] ?? ""))
+    if (key.toLowerCase() === "host" && value.includes(",")) listed ??= `${key}=${value} names several hosts`;
+  return listed
+    ? `${listed}: Bun's PostgreSQL client, which Assay uses, connects to one host: it does not try the hosts in turn as libpq does, but reads the list as a single host name and reaches none of them. Name one host (for failover, one address that follows the primary: a virtual IP, a DNS name or a proxy) (docs/postgres.md)`
+    : null;
+}
+
+/**
  * Whether the URL names no host, no socket, and PGHOST is unset: libpq reads that as a Unix socket
  * in the directory compiled into it, Bun's client as localhost over TCP. Accepted (a server on the
  * same machine listening on localhost, as Debian's does, served so before the URL check); said when

@@ -3,7 +3,12 @@
 // default is what the client does anyway are accepted; the refusals are in test/cli-edges.test.ts.
 import { expect, test } from "bun:test";
 import { parseDatabaseUrl } from "../../../src/db/url.ts";
-import { connectTimeoutOf, databaseUrlProblems, namesNoHost } from "../../../src/db/url-query.ts";
+import {
+  connectTimeoutOf,
+  databaseUrlProblems,
+  namesNoHost,
+  severalHostsProblem,
+} from "../../../src/db/url-query.ts";
 
 const problems = (url: string) => databaseUrlProblems(parseDatabaseUrl(url)!);
 
@@ -56,4 +61,19 @@ test("connect_timeout, in any case, is the client's connection timeout", () => {
   expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a?Connect_Timeout=3"))).toBe(3);
   expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a?connect_timeout="))).toBeNull();
   expect(connectTimeoutOf(parseDatabaseUrl("postgres://db/a"))).toBeNull();
+});
+
+test("one host is no list: a comma in the password, the path or another parameter is not a second host", () => {
+  // The refusals (several hosts, in the URL or in ?host=) are in test/cli-edges.test.ts.
+  for (const url of [
+    "postgres://u:a,b@db/assay",
+    "postgres://u:pw@[::1]:5433/assay",
+    "postgres://u:pw@/assay?host=/run/postgresql&application_name=a,b",
+    "postgresql:///a,b?options=-c%20search_path%3Da,b",
+  ])
+    expect([url, severalHostsProblem(url)]).toEqual([url, null]);
+  expect(severalHostsProblem("postgres://u:a,b@db1,db2/x")).toStartWith(
+    "the URL names several hosts (db1,db2): ",
+  );
+  expect(severalHostsProblem("postgres://db/x?HOST=a,b")).toStartWith("HOST=a,b names several hosts: ");
 });
