@@ -248,6 +248,23 @@ describe("where the database is", () => {
     }
   });
 
+  test("sslrootcert=system with an sslmode that does not check the host name is exit 2 at start (libpq refuses it; Bun's client connected verify-full or verify-ca)", () => {
+    // Before: sslmode=disable&sslrootcert=system asked Bun's client for verify-full, and against a
+    // server without TLS the start said "does not offer TLS, which sslmode=disable requires".
+    const contradicts = (mode: string) =>
+      `sslrootcert=system checks the server's certificate against the system's CAs and its host name (sslmode=verify-full, as libpq reads it), which ${mode} does not: leave sslmode out or set it to verify-full (docs/postgres.md)`;
+    for (const [query, mode] of [
+      ["sslmode=disable&sslrootcert=system", "sslmode=disable"],
+      ["sslrootcert=system&sslmode=verify-ca", "sslmode=verify-ca"],
+      ["ssl=false&sslrootcert=system", "ssl=false"],
+    ] as const)
+      expect(assay(["migrate"], { ASSAY_DATABASE_URL: `postgres://u:pw@127.0.0.1:1/n?${query}` })).toEqual({
+        code: 2,
+        out: "",
+        err: `assay migrate: Invalid configuration:\n  ASSAY_DATABASE_URL: ${contradicts(mode)}\n`,
+      });
+  });
+
   test("a URL naming several hosts (libpq's failover list) is exit 2 at start, naming the setting, for serve, migrate and an admin command", () => {
     // Bun's client reads "h1,h2" as one host name and reaches neither: migrate said "cannot reach
     // …: Failed to connect", serve waited 30 s first, and `h1:5432,h2:5432` was "not a valid URL".

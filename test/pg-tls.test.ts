@@ -15,10 +15,10 @@ const ca = () => join(cluster.dir, "ca.crt");
 const url = (host: string, query: string) =>
   `postgres://postgres:sekrit9@${host}:${cluster.port}/postgres?${query}`;
 const shown = (host: string, query: string) => url(host, query).replace("sekrit9", "***");
-const migrate = (u: string) => assay("migrate", u);
-const assay = (command: string, u: string) =>
+const migrate = (u: string, env: Record<string, string> = {}) => assay("migrate", u, env);
+const assay = (command: string, u: string, env: Record<string, string> = {}) =>
   runAssay([...command.split(" "), "--database-url", u], {
-    env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "" },
+    env: { ASSAY_DATABASE_URL: "", ASSAY_DATA_DIR: "", ...env },
   });
 
 beforeAll(async () => {
@@ -88,6 +88,23 @@ describe.skipIf(!onPostgres)("TLS to PostgreSQL", () => {
       code: 1,
       out: "",
       err: `assay migrate: PostgreSQL ${shown("localhost", q)}: sslrootcert=${missing} cannot be read as a CA certificate (Unable to access caFile path): give a readable PEM file (docs/postgres.md).\n`,
+    });
+  }, 60_000);
+
+  // libpq reads sslrootcert=system as the SSL library's trusted roots with verify-full; Bun's client
+  // (1.4.5) does the same: the default store (Bun's roots and the system's, OpenSSL's default file
+  // or SSL_CERT_FILE), the host name checked. Here the system's CA file is the test's own CA.
+  // Runs after the test above, which turned ssl on.
+  test("sslrootcert=system checks the certificate against the system's CAs; refused, the message says where they come from", async () => {
+    for (const q of ["sslrootcert=system", "sslmode=verify-full&sslrootcert=system"]) {
+      const r = await migrate(url("localhost", q), { SSL_CERT_FILE: ca() });
+      expect([q, r.code, r.err]).toEqual([q, 0, ""]);
+      expect(r.out).toStartWith(`PostgreSQL ${shown("localhost", q)}: schema `);
+    }
+    expect(await migrate(url("localhost", "sslrootcert=system"))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay migrate: PostgreSQL ${shown("localhost", "sslrootcert=system")}: its TLS certificate was refused (self signed certificate). sslrootcert=system checks it against the system's CAs (OpenSSL's default CA file, or the one SSL_CERT_FILE names, and Bun's own) and its host name, as sslmode=verify-full does; give the CA's file as sslrootcert=FILE instead, or leave sslrootcert out and set sslmode=require to encrypt without checking it (docs/postgres.md).\n`,
     });
   }, 60_000);
 });

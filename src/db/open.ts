@@ -210,6 +210,10 @@ function tlsProblem(c: DbConfig, e: unknown): Error | null {
     return new Error(
       `PostgreSQL ${url}: sslrootcert=${query?.get("sslrootcert") ?? ""} cannot be read as a CA certificate (${message}): give a readable PEM file (docs/postgres.md).`,
     );
+  if ((/CERT|ALTNAME/.test(code) || /certificate/i.test(message)) && query?.get("sslrootcert") === "system")
+    return new Error(
+      `PostgreSQL ${url}: its TLS certificate was refused (${message}). sslrootcert=system checks it against the system's CAs (OpenSSL's default CA file, or the one SSL_CERT_FILE names, and Bun's own) and its host name, as sslmode=verify-full does; give the CA's file as sslrootcert=FILE instead, or leave sslrootcert out and set sslmode=require to encrypt without checking it (docs/postgres.md).`,
+    );
   if (/CERT|ALTNAME/.test(code) || /certificate/i.test(message))
     return new Error(
       `PostgreSQL ${url}: its TLS certificate was refused (${message}). sslmode=verify-full and verify-ca check it against the CA file given as sslrootcert=FILE (else the system's CAs), verify-full also its host name; sslmode=require encrypts without checking it (docs/postgres.md).`,

@@ -117,7 +117,33 @@ export function databaseUrlProblems(parsed: DatabaseUrl): string[] {
         `${key} is a libpq option that Bun's PostgreSQL client, which Assay uses, does not implement: remove it from the URL (docs/postgres.md)`,
       );
   }
+  const system = systemRootsProblem(parsed.url.searchParams);
+  if (system) problems.push(system);
   return problems;
+}
+
+/**
+ * `sslrootcert=system` is libpq's "the SSL library's trusted roots", with sslmode verify-full by
+ * default and any other mode refused. Bun's client (1.4.5) reads it so too: the default CA store
+ * (its own roots and the system's), verify-full, whatever sslmode says but verify-ca (measured:
+ * sslmode=disable became verify-full, and without TLS the start said "does not offer TLS, which
+ * sslmode=disable requires"). A mode that asks for no TLS, or for no host name check, contradicts
+ * it: refused, as libpq does. require, prefer and allow ask less than they get and are accepted.
+ */
+function systemRootsProblem(query: URLSearchParams): string | null {
+  let system = false;
+  let mode: string | null = null;
+  for (const [key, value] of query) {
+    const lower = key.toLowerCase();
+    if (lower === "sslrootcert") system = value === "system";
+    else if (["sslmode", "ssl_mode", "ssl-mode"].includes(lower) && value !== "")
+      mode = ["disable", "verify-ca"].includes(value) ? `${key}=${value}` : null;
+    else if ((lower === "ssl" || lower === "tls") && value !== "")
+      mode = ["false", "0", "disable", "verify-ca"].includes(value.toLowerCase()) ? `${key}=${value}` : null;
+  }
+  return system && mode
+    ? `sslrootcert=system checks the server's certificate against the system's CAs and its host name (sslmode=verify-full, as libpq reads it), which ${mode} does not: leave sslmode out or set it to verify-full (docs/postgres.md)`
+    : null;
 }
 
 /**

@@ -77,3 +77,17 @@ test("one host is no list: a comma in the password, the path or another paramete
   );
   expect(severalHostsProblem("postgres://db/x?HOST=a,b")).toStartWith("HOST=a,b names several hosts: ");
 });
+
+test("sslrootcert=system is accepted without sslmode, with verify-full, and with the modes Bun's client raises to verify-full", () => {
+  // Bun's client reads it as libpq does (the system's CAs, verify-full); the modes it would not
+  // check the host name under are refused (test/cli-edges.test.ts), the TLS itself in test/pg-tls.test.ts.
+  for (const q of [
+    "",
+    "&sslmode=verify-full",
+    "&sslmode=require",
+    "&sslmode=prefer",
+    "&ssl=true",
+    "&sslmode=",
+  ])
+    expect([q, problems(`postgres://db/a?sslrootcert=system${q}`)]).toEqual([q, []]);
+});
