@@ -184,6 +184,70 @@ describe("a step includes and imports stored documents", () => {
     ]);
   });
 
+  test("in a schema that declares a default namespace: by namespace alone, or past a location not stored", async () => {
+    // The location Assay writes into the import was an attribute in that default namespace
+    // (libxml2-wasm's setAttr): libxml2 did not see it, read the import's own or none, and the
+    // save was a 400 "The QName value '{urn:example:types}Code' does not resolve to a(n) type
+    // definition".
+    const withDefault = (imports: string) =>
+      MAIN(imports).replace(
+        'targetNamespace="urn:example:order"',
+        'targetNamespace="urn:example:order" xmlns="urn:example:order"',
+      );
+    for (const [slug, imports] of [
+      ["default-ns-alone", '<xs:import namespace="urn:example:types"/>'],
+      [
+        "default-ns-past",
+        '<xs:import namespace="urn:example:types" schemaLocation="https://schemas.example.com/not-stored.xsd"/>',
+      ],
+    ]) {
+      const r = await createWorkflow(slug, { schema_type: "xsd", schema: withDefault(imports) });
+      expect({ slug, status: r.status }).toEqual({ slug, status: 201 });
+      expect((await runXml(slug, ORDER("abc"))).json.status).toBe("succeeded");
+      const bad = await runXml(slug, ORDER("abcd"));
+      expect(bad.json.steps[0].findings.map((f: { rule: string; line: number }) => [f.rule, f.line])).toEqual(
+        [["cvc-maxLength-valid", 1]],
+      );
+    }
+  });
+
+  test("a stored document that declares a default namespace, its import past a location not stored", async () => {
+    // Its import got a second schemaLocation (in the default namespace): the document Assay
+    // served libxml2 was not well-formed.
+    const uri = "https://schemas.example.com/order-default-ns.xsd";
+    const doc = MAIN(
+      '<xs:import namespace="urn:example:types" schemaLocation="https://schemas.example.com/not-stored.xsd"/>',
+    ).replace(
+      'targetNamespace="urn:example:order"',
+      'targetNamespace="urn:example:order" xmlns="urn:example:order"',
+    );
+    expect((await store(uri, doc)).status).toBe(201);
+    const wrapper = `<xs:schema ${XS} targetNamespace="urn:example:wrap"><xs:import namespace="urn:example:order" schemaLocation="${uri}"/></xs:schema>`;
+    for (const [slug, config] of [
+      ["stored-default-ns", { schema_type: "xsd", schema_uri: uri }],
+      ["stored-default-ns-imported", { schema_type: "xsd", schema: wrapper }],
+    ] as const) {
+      const r = await createWorkflow(slug, config);
+      expect({ slug, status: r.status }).toEqual({ slug, status: 201 });
+      expect((await runXml(slug, ORDER("abc"))).json.status).toBe("succeeded");
+      expect((await runXml(slug, ORDER("abcd"))).json.status).toBe("failed");
+    }
+  });
+
+  test("there, a schema error names the line the author wrote (the schema is read again with the location)", async () => {
+    const schema = `<?xml version="1.0"?>\n\n<!-- order -->\n\n<xs:schema ${XS} xmlns:t="urn:example:types" xmlns="urn:example:order" targetNamespace="urn:example:order">\n<xs:import namespace="urn:example:types"/>\n\n<xs:element name="order" type="t:Nope"/>\n</xs:schema>`;
+    const r = await createWorkflow("default-ns-line", { schema_type: "xsd", schema });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([
+      {
+        field: "steps[0].config.schema",
+        code: "invalid_schema",
+        message:
+          "is not a valid XSD: line 8: element decl. '{urn:example:order}order', attribute 'type': The QName value '{urn:example:types}Nope' does not resolve to a(n) type definition.",
+      },
+    ]);
+  });
+
   test("by absolute schemaLocation", async () => {
     const r = await createWorkflow("by-location", {
       schema_type: "xsd",

@@ -58,13 +58,44 @@ export function externalReference(type: SchemaType, schema: string): string | nu
   }
 }
 
-/** Writes the resolved schemaLocation into the references that need it (see documents.ts). */
-function patchLocations(doc: XmlDocument, base: string | null, at: Map<number, string> | undefined) {
-  if (!at) return;
+/**
+ * Writes the resolved schemaLocation into the references that need it (see documents.ts). An
+ * existing attribute gets its value; a missing one is added. True when one was added: libxml2-wasm's
+ * setAttr puts a new attribute in the in-scope default namespace, where libxml2's XSD reader does
+ * not look, so the document must be serialized and read again (its text has it unprefixed, no
+ * namespace). Until 2026-11-29 an existing one got a second `schemaLocation` in that namespace, and
+ * a schema declaring a default namespace lost the location Assay resolved.
+ */
+function patchLocations(doc: XmlDocument, base: string | null, at: Map<number, string> | undefined): boolean {
+  if (!at) return false;
+  let added = false;
   referencesOf(doc, base).forEach((ref, i) => {
     const target = at.get(i);
-    if (target) ref.element.setAttr("schemaLocation", target);
+    if (!target) return;
+    const attr = ref.element.attr("schemaLocation");
+    if (attr) attr.value = target;
+    else {
+      ref.element.setAttr("schemaLocation", target);
+      added = true;
+    }
   });
+  return added;
+}
+
+/**
+ * The document serialized and read again (see patchLocations), its root on the line it was on, so
+ * that libxml2's messages name the lines the author wrote: without the declaration the serializer
+ * writes (UTF-8 is the default), and with as many line breaks before it as the prolog lost (the
+ * serializer keeps the root's content as it was, but not the blank lines before the root).
+ */
+function reread(doc: XmlDocument, uri: string | null): XmlDocument {
+  const line = doc.root.line;
+  const text = doc.toString({ format: false }).replace(/^<\?xml[^>]*\?>\r?\n?/, "");
+  const again = parseXsd(text, uri);
+  const lost = line - again.root.line;
+  if (lost <= 0) return again;
+  again.dispose();
+  return parseXsd("\n".repeat(lost) + text, uri);
 }
 
 const XSD_NS = "http://www.w3.org/2001/XMLSchema";
@@ -135,9 +166,13 @@ function compileXsd(src: SchemaSource): CompiledSchema {
   const unresolved = setProblems(set);
   if (unresolved) throw new SchemaCompileError(unresolved);
   const rootUri = src.schemaUri ?? null;
-  const schemaDoc = parseXsd(rootUri ? documents[rootUri]! : (src.schema ?? ""), rootUri);
+  let schemaDoc = parseXsd(rootUri ? documents[rootUri]! : (src.schema ?? ""), rootUri);
   try {
-    patchLocations(schemaDoc, rootUri, set.locations.get(rootUri));
+    if (patchLocations(schemaDoc, rootUri, set.locations.get(rootUri))) {
+      const patched = schemaDoc;
+      schemaDoc = reread(patched, rootUri);
+      patched.dispose();
+    }
     childAxis(schemaDoc);
     const docs = served(set);
     // Only the set's documents can be read (shared/libxml.ts refuses every other load).
