@@ -42,8 +42,17 @@ const GENERATION = "SELECT value FROM cache_generation WHERE id = 1";
 /** Orgs whose answer is kept (an LRU): far more than one server's active orgs. */
 const CAPACITY = 10_000;
 
-/** PostgreSQL: the webhooks held until the transaction ends (the header says why). */
-const ACTIVE_HELD = `${ACTIVE} FOR KEY SHARE OF w`;
+/**
+ * PostgreSQL: the webhooks and their org held until the transaction ends (the header says why).
+ * The org's row too: a suspension or deletion (src/orgs/store.ts, update: its row FOR UPDATE)
+ * waits for a run's end that read the org as active, and a run's end that comes while one is
+ * under way waits for it and then finds no webhook. Without it, node a answered 204 to the
+ * deletion while node b's run end, having read the org as active, was still to commit its
+ * deliveries: a run that ended in a deleted org notified it after a restore (2026-11-29,
+ * test/nodes-races.test.ts). KEY SHARE, as a run's foreign key takes it: a rename's FOR NO KEY
+ * UPDATE does not wait for it.
+ */
+const ACTIVE_HELD = `${ACTIVE} FOR KEY SHARE OF w, o`;
 
 function* load(orgId: number, sql = ACTIVE): Program<Subscription[]> {
   const rows = yield* all<{ id: number; events: string; workflow_slugs: string }>(sql, orgId);
