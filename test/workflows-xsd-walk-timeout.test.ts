@@ -1,7 +1,7 @@
 // A draft's walk through the stored XSDs its steps import runs on the workflow check thread within
 // ASSAY_CHECK_TIMEOUT_MS (src/workflows/check-thread.ts). Past it, a step route (POST or PATCH of
-// one step) names that step's config, the field its other config refusals name: it named
-// "steps", as a whole workflow's save does.
+// one step) names that step's config, the field its other config refusals name; a whole
+// workflow's save names the step whose imports were being read (both named "steps" before).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type TestServer, call, errorBody, restartTestServer, startTestServer } from "./helpers/server.ts";
 
@@ -76,15 +76,18 @@ test("400 too_complex on PATCH of a step names config; the workflow is unchanged
   expect(wf.json.steps.map((x: { name: string }) => x.name)).toEqual(["first"]);
 });
 
-test("400 too_complex on a whole workflow's save still names steps (the walk is of every step at once)", async () => {
-  const r = await call(s, "POST", WORKFLOWS, {
-    token,
-    body: {
-      slug: "walk-2",
-      name: "walk 2",
-      allowed_file_types: ["XML"],
-      steps: [importing("a"), importing("b")],
-    },
-  });
-  expect([r.status, r.json]).toEqual([400, tooComplex("steps", "The workflow's step configs")]);
+// The walk reports the step whose imports it was reading: a whole workflow's save named only
+// "steps" ("The workflow's step configs"), though every other config refusal names its step.
+test("400 too_complex on a whole workflow's save names the step being walked", async () => {
+  const save = (slug: string, steps: unknown[]) =>
+    call(s, "POST", WORKFLOWS, { token, body: { slug, name: slug, allowed_file_types: ["XML"], steps } });
+  // The walk reads the steps in order: the first step's imports are where the time runs out.
+  const both = await save("walk-2", [importing("a"), importing("b")]);
+  expect([both.status, both.json]).toEqual([400, tooComplex("steps[0].config", "The step's config")]);
+  // A step without imports before it: the walk is of the XSD steps only, named by their place.
+  const second = await save("walk-3", [
+    { name: "shape", validator: "json_schema", config: { schema: { type: "object" } } },
+    importing("b"),
+  ]);
+  expect([second.status, second.json]).toEqual([400, tooComplex("steps[1].config", "The step's config")]);
 });

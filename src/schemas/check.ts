@@ -67,7 +67,8 @@ export function checkStoredXsd(text: string, uri: string): string {
   }
 }
 
-export type XsdRoot = { text: string; uri: null } | { uri: string };
+/** A step's schema set to walk from; `step`, its index in the draft (named if the walk runs too long). */
+export type XsdRoot = ({ text: string; uri: null } | { uri: string }) & { step?: number };
 export interface XsdWanted {
   uris: string[];
   namespaces: string[];
@@ -78,10 +79,15 @@ export interface XsdWanted {
  * of the walk through the org's stored XSDs (src/schemas/service.ts, storedXsdSet). It parses every
  * document it reaches, so it runs on the check thread too. libxml2 must be loaded.
  */
-export function xsdWanted(roots: XsdRoot[], found: Record<string, string>): XsdWanted {
+export function xsdWanted(
+  roots: XsdRoot[],
+  found: Record<string, string>,
+  onRoot: (root: XsdRoot) => void = () => {},
+): XsdWanted {
   const uris = new Set<string>();
   const namespaces = new Set<string>();
   for (const root of roots) {
+    onRoot(root);
     const { wanted } = resolveSchemaSet(root, found);
     for (const u of wanted.uris) uris.add(u);
     for (const n of wanted.namespaces) namespaces.add(n);

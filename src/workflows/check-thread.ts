@@ -215,9 +215,10 @@ function tooComplex(m: Omit<ToChecker, "id">, step: unknown, ms: number) {
         message: `The schema did not compile within ${ms / 1000} s: simplify it (long chains of $ref and deeply nested subschemas cost the most).`,
       },
     ]);
-  // The walk through stored XSDs (xsdSet) is of every step's imports at once; on a step route it
-  // is named as the step the route changes, the field its other config refusals name ("config").
-  const i = typeof step === "number" && step >= 0 ? step : m.xsdSet ? m.only : null;
+  // The walk through stored XSDs (xsdSet) is of every step's imports, one step after another: a
+  // whole workflow's save names the step it was reading (it named "steps"); a step route names the
+  // step the route changes, the field its other config refusals name ("config").
+  const i = m.xsdSet && m.only !== null ? m.only : typeof step === "number" && step >= 0 ? step : null;
   const prefix = i === null ? "steps" : stepFieldOf(m.only)(i);
   const field = i === null ? "steps" : prefix ? `${prefix}.config` : "config";
   const what = i === null ? "The workflow's step configs" : "The step's config";

@@ -27,7 +27,8 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
     const onStep = (step: number) => self.postMessage({ id: m.id, progress: step } satisfies ThreadProgress);
     onStep(-1);
     if (m.xsdSet) {
-      const wanted = xsdWanted(m.xsdSet.roots, m.xsdSet.found);
+      // Each root's step, so that a walk past its deadline names the step it was reading.
+      const wanted = xsdWanted(m.xsdSet.roots, m.xsdSet.found, (root) => onStep(root.step ?? -1));
       self.postMessage({ id: m.id, ok: true, configs: [{ ...wanted }] } satisfies FromChecker);
       return;
     }

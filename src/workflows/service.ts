@@ -123,7 +123,12 @@ export function createWorkflowService(
    * (transitively); `only` names the step a step route changes (its problems have no prefix).
    */
   async function check(orgId: number, d: WorkflowDraft, only: number | null = null): Promise<void> {
-    const roots = schemas ? d.steps.flatMap((s) => xsdRootOfStep(s.validator, s.config) ?? []) : [];
+    const roots = schemas
+      ? d.steps.flatMap((s, step) => {
+          const root = xsdRootOfStep(s.validator, s.config);
+          return root ? [{ ...root, step }] : [];
+        })
+      : [];
     // The stored XSDs they reach are walked in the draft's turn on the check thread (it parses them).
     const xsdSet: XsdSetWalk | undefined =
       schemas && roots.length > 0 ? (round) => storedXsdSet(schemas, orgId, roots, round) : undefined;
