@@ -11,8 +11,8 @@ import {
   NO_LONE_SURROGATES,
   nameCharactersOk,
 } from "../lib/text.ts";
-import { DEFAULT_DRAFT, draftFromUri } from "../validators/json-schema/drafts.ts";
-import { refsOf } from "../validators/json-schema/resources.ts";
+import { draftFromUri } from "../validators/json-schema/drafts.ts";
+import { refsInAnyDraft } from "../validators/json-schema/resources.ts";
 import { loadLibxml } from "../validators/shared/libxml.ts";
 import { MAX_SET_DOCUMENTS } from "../validators/xml-schema/documents.ts";
 import type { DraftChecker } from "../workflows/check-thread.ts";
@@ -62,7 +62,7 @@ export async function storedClosure(store: SchemaStore, orgId: number, uris: str
   for (let round = 0; round < MAX_ROUNDS && wanted.length > 0; round++) {
     const got = await store.byUris(orgId, wanted);
     Object.assign(found, got);
-    const next = Object.entries(got).flatMap(([uri, s]) => refsOf(s, DEFAULT_DRAFT, uri));
+    const next = Object.entries(got).flatMap(([uri, s]) => refsInAnyDraft(s, uri));
     wanted = [...new Set(next)].filter((u) => !(u in found));
   }
   return found;
@@ -155,7 +155,7 @@ export function createSchemaService(store: SchemaStore) {
     if (Buffer.byteLength(JSON.stringify(body.schema), "utf8") > MAX_SCHEMA_BYTES)
       throw bodyError("schema", "too_large", `A schema may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON.`);
     // Its $refs may name the org's other stored schemas (store those first), never the network.
-    const resources = await storedClosure(store, orgId, refsOf(body.schema, DEFAULT_DRAFT, uri));
+    const resources = await storedClosure(store, orgId, refsInAnyDraft(body.schema, uri));
     if (checker) await checker.checkStored(body.schema, resources, uri, orgId);
     else checkStoredSchema(body.schema, resources, uri);
     return { uri, kind, targetNamespace: null, text: JSON.stringify(body.schema) };

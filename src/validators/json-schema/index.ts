@@ -25,7 +25,7 @@ import {
   unresolvableRefs,
 } from "./refs.ts";
 import { withRefSlots } from "./ref-paths.ts";
-import { reachableContext } from "./resources.ts";
+import { engineView, reachableContext } from "./resources.ts";
 import { foreignSubschemaErrors, type Holder, subschemaErrors } from "./subschemas.ts";
 import { withUserPatterns } from "./user-patterns.ts";
 import { compileCheck } from "./engine.ts";
@@ -327,7 +327,8 @@ export function checkJsonSchemaConfig(config: unknown, opts: JsonSchemaOptions =
   if (cycle) return [issue("schema", "invalid_schema", cycle)];
   // The compile a run does (engine.ts): what passes here compiles on every thread.
   try {
-    compileCheck(reachableContext(p.schema, p.context), p.schema);
+    const view = engineView(p.schema, p.context, opts.uri);
+    compileCheck(view.context, view.schema);
   } catch (e) {
     const why = e instanceof RangeError ? NESTED_TOO_DEEPLY : (e as Error).message;
     return [issue("schema", "invalid_schema", `cannot be compiled: ${why}`)];
@@ -384,13 +385,15 @@ function compileSchema(config: unknown, opts: JsonSchemaOptions) {
   const cfg = config as JsonSchemaConfig;
   const p = prepare(cfg, resourcesOf(cfg, opts));
   if (p.issues) throw new Error(`json_schema config not checked: ${p.issues[0].message}`);
-  const context = reachableContext(p.schema, p.context);
+  // Stored schemas under their own `$id` too (resources.ts, engineView).
+  const view = engineView(p.schema, p.context);
+  const context = view.context;
   // Saved schemas compiled at save, but a thread's stack is not the saving thread's (engine.ts).
   const validator = guarded(
-    () => compileCheck(context, p.schema),
+    () => compileCheck(context, view.schema),
     () => new SchemaCompileLimitError(),
   );
-  return { validator, schema: p.schema, context };
+  return { validator, schema: view.schema, context };
 }
 
 /**

@@ -50,9 +50,18 @@ function resolveUrl(ref: string, base: string): URL | null {
   }
 }
 
+interface FoundRef {
+  ref: string;
+  base: string;
+  at: string;
+  /** The schema object holding it, and under which key (`$ref`, `$dynamicRef`). */
+  owner: Record<string, unknown>;
+  key: string;
+}
+
 interface Scan {
   docs: Map<string, Resource>;
-  refs: Array<{ ref: string; base: string; at: string }>;
+  refs: FoundRef[];
 }
 
 /** The resources a schema embeds ($id) and every reference in it with its base URI. */
@@ -61,7 +70,7 @@ function scan(schema: unknown, rootUri: string): Scan {
   const idKey = "$id";
   const docs = new Map<string, Resource>();
   const bases = new Map<object, string>();
-  const refs: Array<{ ref: string; base: string; at: string }> = [];
+  const refs: FoundRef[] = [];
   const rootId = typeof (schema as Record<string, unknown>)?.[idKey] === "string";
   const rootBase = rootId
     ? (resolveUrl((schema as Record<string, string>)[idKey], rootUri)?.href ?? rootUri)
@@ -89,7 +98,8 @@ function scan(schema: unknown, rootUri: string): Scan {
       if (typeof s[key] === "string") doc?.anchors.add(s[key] as string);
     bases.set(s, base);
     for (const key of ["$ref", "$dynamicRef"]) {
-      if (typeof s[key] === "string") refs.push({ ref: s[key] as string, base, at: `#${pointer}` });
+      if (typeof s[key] === "string")
+        refs.push({ ref: s[key] as string, base, at: `#${pointer}`, owner: s, key });
     }
   });
   return { docs, refs };
@@ -107,6 +117,18 @@ export function externalRefs(schema: unknown, rootUri = ROOT_BASE): string[] {
     if (target && !docs.has(stripHash(target))) out.add(stripHash(target));
   }
   return [...out];
+}
+
+/**
+ * Rewrites in place each reference of a normalised schema whose document is a key of `alias` to
+ * the same fragment of the document it maps to. `rootUri`: the URI the schema is known by.
+ */
+export function rebaseRefs(schema: unknown, alias: ReadonlyMap<string, string>, rootUri = ROOT_BASE): void {
+  for (const { ref, base, owner, key } of scan(schema, rootUri).refs) {
+    const target = resolveUrl(ref, base);
+    const to = target && alias.get(stripHash(target));
+    if (to !== undefined && target) owner[key] = `${to}${target.hash || ""}`;
+  }
 }
 
 /** A reference into a JSON Pointer of another document: `doc` without fragment, `pointer` decoded. */

@@ -3,7 +3,7 @@
 // a run executes exactly what was saved and the worker needs no database.
 import { isPlainObject } from "../shared/config-shape.ts";
 import { DEFAULT_DRAFT, type Draft, DRAFTS, draftFromUri, normalise } from "./drafts.ts";
-import { externalRefs } from "./refs.ts";
+import { externalRefs, ROOT_BASE, rebaseRefs } from "./refs.ts";
 
 type Schemas = Record<string, Record<string, unknown>>;
 
@@ -22,6 +22,19 @@ export function refsOf(schema: unknown, fallback: Draft, uri?: string): string[]
   const own = declared ? draftFromUri(declared) : undefined;
   const refs = externalRefs(normalise(schema, { draft: own ?? fallback, assertFormats: true }), uri);
   return declared && !own ? [...refs, declared.replace(/#$/, "")] : refs;
+}
+
+/**
+ * External URIs a stored schema references in any draft it may be read in: one without `$schema`
+ * is read in the draft of each step referencing it, and draft 4's `id`, or a `$id` beside `$ref`
+ * (ignored up to draft 7), moves the base its relative references resolve against. Read in
+ * 2020-12 alone, a draft-4 schema `{"id": "http://x/object", … {"$ref": "name.json"}}` asked for
+ * `<its URI's folder>/name.json`, its draft-4 check lacked `http://x/name.json`, and it could not
+ * be stored. 2019-09 reads bases as 2020-12 does, draft 6 as draft 7.
+ */
+export function refsInAnyDraft(schema: unknown, uri: string): string[] {
+  if (isPlainObject(schema) && typeof schema.$schema === "string") return refsOf(schema, DEFAULT_DRAFT, uri);
+  return [...new Set((["2020-12", "7", "4"] as const).flatMap((d) => refsOf(schema, d, uri)))];
 }
 
 /** External URIs the config's schema references directly. */
@@ -65,4 +78,60 @@ export function reachableContext(schema: unknown, context: Record<string, unknow
     queue.push(...externalRefs(context[keys[0]], uri));
   }
   return out;
+}
+
+const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * The schema and the part of the context it reaches, as the engine must see them. typebox enters
+ * a stored schema by the URI it is stored under and then resolves the references inside it
+ * against that URI, not against the absolute `$id` the schema declares (which JSON Schema makes
+ * its base): stored under `https://example.com/s.json` with `"$id": "https://other.example/tree"`,
+ * its `"$ref": "node"` passed every save-time check (which resolves it against the `$id`) and the
+ * engine read it as `false`, so every document failed. Entered by its `$id`, it resolves them
+ * right; so each such schema reached is also given under its `$id` (unless another schema reached
+ * is known by that URI), and references to the URI it is stored under are rewritten, on copies,
+ * to the same fragment of its `$id`. Nothing is copied when none declares another URI.
+ */
+export function engineView(
+  schema: unknown,
+  context: Record<string, unknown>,
+  rootUri = ROOT_BASE,
+): { schema: unknown; context: Record<string, unknown> } {
+  const reached = reachableContext(schema, context);
+  const claims = new Map<string, string[]>();
+  for (const [key, res] of Object.entries(reached)) {
+    const id = isPlainObject(res) && typeof res.$id === "string" ? res.$id.split("#")[0] : undefined;
+    const doc = key.replace(/#$/, "");
+    if (!id || !ABSOLUTE.test(id) || id === doc || id in reached || `${id}#` in reached) continue;
+    claims.set(id, [...(claims.get(id) ?? []), doc]);
+  }
+  const alias = new Map<string, string>();
+  for (const [id, docs] of claims) if (new Set(docs).size === 1) alias.set(docs[0]!, id);
+  if (alias.size === 0) return { schema, context: reached };
+  const out: Record<string, unknown> = { ...reached };
+  const rebased = new Map<unknown, { copy: unknown; uri: string }>();
+  const copyOf = (key: string) => {
+    const res = reached[key];
+    let c = rebased.get(res);
+    if (!c) {
+      c = { copy: structuredClone(res), uri: key.replace(/#$/, "") };
+      rebased.set(res, c);
+    }
+    out[key] = c.copy;
+    return c.copy;
+  };
+  for (const [doc, id] of alias) out[id] = copyOf(doc in reached ? doc : `${doc}#`);
+  // References to an aliased URI may sit in any schema reached (the meta-schemas name none).
+  for (const [key, res] of Object.entries(reached))
+    if (
+      isPlainObject(res) &&
+      !rebased.has(res) &&
+      externalRefs(res, key.replace(/#$/, "")).some((u) => alias.has(u))
+    )
+      copyOf(key);
+  for (const { copy, uri } of rebased.values()) rebaseRefs(copy, alias, uri);
+  const own = structuredClone(schema);
+  rebaseRefs(own, alias, rootUri);
+  return { schema: own, context: out };
 }
