@@ -257,62 +257,76 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
     }
   }, 30_000);
 
-  test("an org deleted through node a while node b writes the end of a run that notifies it: the deletion waits for that write", async () => {
-    await a.org("fading");
-    const adm = await a.user("fading-admin", "fading", "admin");
-    await createWorkflow(a, adm.token, HOLD_WORKFLOW, "fading");
-    const rx = startReceiver();
-    const side = new SQL({ url: a.databaseUrl!, max: 1 });
-    const waitingOn = async (pattern: string) => (await lockWaiters(pattern)) > 0;
-    try {
-      const hook = await call(a, "POST", "/api/v1/orgs/fading/webhooks/", {
-        token: adm.token,
-        body: { url: `${rx.url}/fading`, events: ["run.completed"] },
-      });
-      expect(hook.status).toBe(201);
-      const gate = a.gates.gate();
-      // Its sync wait runs out: written running, so its end is an UPDATE of its row (a run
-      // written once in its final state inserts it, and the foreign key holds the org's row).
-      const started = await call(b, "POST", "/api/v1/orgs/fading/workflows/hold/runs/", {
-        token: adm.token,
-        raw: gate.doc(),
-        headers: { "content-type": "application/json", prefer: "wait=1" },
-      });
-      await gate.held();
-      expect([started.status, started.json.status]).toEqual([202, "running"]);
-      let answered = false;
-      let deleting: Promise<Awaited<ReturnType<typeof call>>> | null = null;
-      await side.begin(async (tx) => {
-        // Node b's final transaction has read the org's webhooks and waits to write the delivery.
-        await tx.unsafe("LOCK TABLE webhook_deliveries IN SHARE MODE");
-        gate.open();
-        await until(() => waitingOn("INSERT INTO webhook_deliveries%"), "node b's delivery write waiting");
-        deleting = call(a, "DELETE", "/api/v1/orgs/fading/", { token: adm.token });
-        deleting.then(() => {
-          answered = true;
+  for (const [what, slug, send, answer] of [
+    [
+      "deleted",
+      "fading",
+      (o: string, admin: string) => call(a, "DELETE", `/api/v1/orgs/${o}/`, { token: admin }),
+      204,
+    ],
+    [
+      "suspended",
+      "pausing",
+      (o: string) => call(a, "POST", `/api/v1/admin/orgs/${o}/suspend/`, { token: root }),
+      200,
+    ],
+  ] as const)
+    test(`an org ${what} through node a while node b writes the end of a run that notifies it: the ${what === "deleted" ? "deletion" : "suspension"} waits for that write`, async () => {
+      await a.org(slug);
+      const adm = await a.user(`${slug}-admin`, slug, "admin");
+      await createWorkflow(a, adm.token, HOLD_WORKFLOW, slug);
+      const rx = startReceiver();
+      const side = new SQL({ url: a.databaseUrl!, max: 1 });
+      const waitingOn = async (pattern: string) => (await lockWaiters(pattern)) > 0;
+      try {
+        const hook = await call(a, "POST", `/api/v1/orgs/${slug}/webhooks/`, {
+          token: adm.token,
+          body: { url: `${rx.url}/${slug}`, events: ["run.completed"] },
         });
-        deleting.catch(() => {});
-        // Either answered already (the deletion did not wait for the run's end), or waiting.
-        await until(
-          async () => answered || (await waitingOn("%FROM orgs WHERE id%FOR UPDATE%")),
-          "the deletion answered or waiting",
+        expect(hook.status).toBe(201);
+        const gate = a.gates.gate();
+        // Its sync wait runs out: written running, so its end is an UPDATE of its row (a run
+        // written once in its final state inserts it, and the foreign key holds the org's row).
+        const started = await call(b, "POST", `/api/v1/orgs/${slug}/workflows/hold/runs/`, {
+          token: adm.token,
+          raw: gate.doc(),
+          headers: { "content-type": "application/json", prefer: "wait=1" },
+        });
+        await gate.held();
+        expect([started.status, started.json.status]).toEqual([202, "running"]);
+        let answered = false;
+        let deleting: Promise<Awaited<ReturnType<typeof call>>> | null = null;
+        await side.begin(async (tx) => {
+          // Node b's final transaction has read the org's webhooks and waits to write the delivery.
+          await tx.unsafe("LOCK TABLE webhook_deliveries IN SHARE MODE");
+          gate.open();
+          await until(() => waitingOn("INSERT INTO webhook_deliveries%"), "node b's delivery write waiting");
+          deleting = send(slug, adm.token);
+          deleting.then(() => {
+            answered = true;
+          });
+          deleting.catch(() => {});
+          // Either answered already (the change did not wait for the run's end), or waiting.
+          await until(
+            async () => answered || (await waitingOn("%FROM orgs WHERE id%FOR UPDATE%")),
+            "the deletion answered or waiting",
+          );
+        });
+        // The change came after the run's end, not before: answered while the run's end (and its
+        // delivery) was still to be written, it would leave a run that ended in a deleted or
+        // suspended org notifying its webhooks once the org is restored (docs/webhooks.md).
+        expect(answered).toBe(false);
+        expect((await deleting!)!.status).toBe(answer);
+        const rows = await a.sql<{ event: string }>(
+          "SELECT d.event FROM webhook_deliveries d WHERE d.webhook_id = ?",
+          hook.json.id,
         );
-      });
-      // The deletion came after the run's end, not before: a 204 while the run's end (and its
-      // delivery) was still to be written would leave a run that ended in a deleted org
-      // notifying its webhooks once the org is restored (docs/webhooks.md).
-      expect(answered).toBe(false);
-      expect((await deleting!)!.status).toBe(204);
-      const rows = await a.sql<{ event: string }>(
-        "SELECT d.event FROM webhook_deliveries d WHERE d.webhook_id = ?",
-        hook.json.id,
-      );
-      expect(rows.map((r) => r.event)).toEqual(["run.completed"]);
-    } finally {
-      await side.close();
-      await rx.stop();
-    }
-  });
+        expect(rows.map((r) => r.event)).toEqual(["run.completed"]);
+      } finally {
+        await side.close();
+        await rx.stop();
+      }
+    });
 
   test("a run's end written by node b while node a's deletion of its org is under way: no delivery", async () => {
     await a.org("gone");
