@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type TestServer, startTestServer } from "../helpers/server.ts";
-import { hasChromium, rootSignedIn } from "./browser.ts";
+import { hasChromium, rootSignedIn, signIn } from "./browser.ts";
 
 describe.skipIf(!hasChromium)("list filters in Chromium", () => {
   let s: TestServer;
@@ -51,5 +51,41 @@ describe.skipIf(!hasChromium)("list filters in Chromium", () => {
     expect(await error.textContent()).toStartWith("✖ status is one of queued, running");
     expect(await page.getByLabel("Status").getAttribute("aria-invalid")).toBe("true");
     expect(await page.getByRole("heading", { name: "Something went wrong" }).count()).toBe(0);
+  });
+
+  test("a time filter the API refuses is shown by its field, and no list is shown as if filtered", async () => {
+    for (const field of ["created_after", "created_before"]) {
+      await page.goto(`/app/orgs/acme/runs/?${field}=garbage`);
+      const error = page.locator(`.field:has([data-field=${field}]) .field-error`);
+      await error.waitFor();
+      expect(await error.textContent()).toBe(`✖ ${field} must be an ISO 8601 date or date-time.`);
+      expect(await page.locator(`[data-field=${field}]`).getAttribute("aria-invalid")).toBe("true");
+      expect(await page.getByText("No runs match these filters.").count()).toBe(0);
+      expect(await page.getByRole("table").count()).toBe(0);
+    }
+  });
+
+  // A time without an offset is UTC to the API (src/lib/filter-time.ts); the page read it in the
+  // browser's zone, so in Berlin `created_after=2026-11-29T10:00` showed 10:00 (09:00 UTC) over a
+  // list filtered from 10:00 UTC, and Apply filters moved the filter an hour.
+  test("a time filter in the address is shown as the instant the API filters by, and Apply keeps it", async () => {
+    const ctx = await browser.newContext({ baseURL: s.url, timezoneId: "Europe/Berlin" });
+    const berlin = await ctx.newPage();
+    berlin.setDefaultTimeout(15_000);
+    await signIn(berlin, "root", "root password 1");
+    for (const [value, shown, applied] of [
+      ["2026-11-29T10:00", "2026-11-29T11:00", "2026-11-29T10:00:00.000Z"],
+      ["2026-11-29 10:00", "2026-11-29T11:00", "2026-11-29T10:00:00.000Z"],
+      ["2026-11-29T10:00:00+0200", "2026-11-29T09:00", "2026-11-29T08:00:00.000Z"],
+      ["2026-11-29", "2026-11-29T01:00", "2026-11-29T00:00:00.000Z"],
+    ]) {
+      await berlin.goto(`/app/orgs/acme/runs/?created_after=${encodeURIComponent(value!)}`);
+      await berlin.getByText("No runs match these filters.").waitFor();
+      expect([value, await berlin.getByLabel("Created after").inputValue()]).toEqual([value, shown]);
+      await berlin.getByRole("button", { name: "Apply filters" }).click();
+      await berlin.waitForURL((u) => u.searchParams.get("created_after") !== value);
+      expect([value, new URL(berlin.url()).searchParams.get("created_after")]).toEqual([value, applied]);
+    }
+    await ctx.close();
   });
 });

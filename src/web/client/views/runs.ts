@@ -1,5 +1,6 @@
 // The runs of an org, newest first, with filters (workflow, status, date range). Runs still
 // going are refreshed until they finish.
+import { filterTime } from "../../../lib/filter-time.ts";
 import { type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h, mount, option } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
@@ -52,11 +53,16 @@ function refocus(box: HTMLElement, key: string | number): void {
   el?.focus();
 }
 
-/** ISO → the value of a datetime-local input (local time, minutes). */
-function toLocalInput(iso: string | null): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
+/**
+ * A time filter from the address → the value of a datetime-local input (local time, minutes), read
+ * as the API reads it (a time without an offset is UTC there; `new Date` read it in the browser's
+ * zone, so in Berlin the field showed 10:00 over a list filtered from 11:00, and Apply moved the
+ * filter an hour). A value the API refuses is empty here, its refusal shown by the field.
+ */
+function toLocalInput(value: string | null): string {
+  const ms = value ? filterTime(value) : null;
+  if (ms === null) return "";
+  const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
