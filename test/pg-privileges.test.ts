@@ -143,6 +143,37 @@ describe.skipIf(!onPostgres)("PostgreSQL roles and privileges", () => {
     expect(again.json).toEqual(run.json);
   }, 90_000);
 
+  test("a serving role whose search_path misses Assay's schema is told to set it, by serve, migrate and a command (not to create the tables, nor that there is no installation)", async () => {
+    const { as, admin, role, name } = await setUp();
+    const app = `${role}_app`;
+    await admin.unsafe(`CREATE ROLE ${app} LOGIN`);
+    await admin.unsafe(`CREATE SCHEMA assay AUTHORIZATION ${role}`);
+    expect(
+      (await assay("migrate", "--database-url", as(role, "?options=-c%20search_path%3Dassay"))).code,
+    ).toBe(0);
+    // docs/postgres.md's grants, without the search_path line.
+    await admin.unsafe(`GRANT USAGE ON SCHEMA assay TO ${app}`);
+    await admin.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA assay TO ${app}`);
+    const said = `the role "${app}" finds no Assay tables in its search_path ("$user", public) of database "${name}", but schema "assay" holds them`;
+    const fix = `Set the role's search_path to it — ALTER ROLE ${app} SET search_path = assay, or ?options=-c%20search_path%3Dassay in the URL (docs/postgres.md, "Roles and privileges").\n`;
+    for (const command of ["serve", "migrate"])
+      expect(
+        await assay(command, ...(command === "serve" ? ["--port", "0"] : []), "--database-url", as(app)),
+      ).toEqual({
+        code: 1,
+        out: "",
+        err: `assay ${command}: ${said} (PostgreSQL: permission denied for schema public). ${fix}`,
+      });
+    expect(await assay("users", "list", "--database-url", as(app))).toEqual({
+      code: 1,
+      out: "",
+      err: `assay users: No Assay installation reachable in PostgreSQL ${as(app).replace(/:[^:@/]*@/, ":***@")}: ${said}. ${fix}`,
+    });
+    // What the message says is enough.
+    await admin.unsafe(`ALTER ROLE ${app} SET search_path = assay`);
+    expect(await assay("users", "list", "--database-url", as(app))).toMatchObject({ code: 0, err: "" });
+  }, 90_000);
+
   test("a serving role without its privileges on one of Assay's tables is told the GRANT, by serve and every command", async () => {
     const { as, admin, role, name } = await setUp();
     const app = `${role}_app`;

@@ -4,7 +4,7 @@ import { loadConfig } from "../config.ts";
 import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync } from "node:fs";
 import { join } from "node:path";
-import { MIGRATIONS, READS, WRITES, schemaVersion } from "../db/migrate.ts";
+import { MIGRATIONS, READS, WRITES, schemaVersion, searchPathMiss } from "../db/migrate.ts";
 import { holdOffServers } from "../db/lock.ts";
 import { DB_FILE, type DbConfig, describeDb, openDb } from "../db/open.ts";
 import { AppError } from "../errors.ts";
@@ -136,6 +136,13 @@ export async function requireInstallation(config: DbConfig): Promise<void> {
     const db = await openDb(config, { migrate: false });
     try {
       if ((await schemaVersion(db)) > 0) return;
+      const miss = db.dialect === "postgres" ? await searchPathMiss(db.sql) : null;
+      if (miss)
+        throw new AppError(
+          404,
+          "not_found",
+          `No Assay installation reachable in ${describeDb(config)}: ${miss.said}. ${miss.fix}`,
+        );
     } finally {
       await db.close();
     }

@@ -386,6 +386,34 @@ const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${na
 
 const PRIVILEGES_DOC = 'docs/postgres.md, "Roles and privileges"';
 
+/**
+ * When the connected role's search_path reaches no Assay tables but another schema of the
+ * database holds them (a serving role granted the tables but not given the path), what to say and
+ * the statement that fixes it; null otherwise.
+ */
+export async function searchPathMiss(sql: PgDb["sql"]): Promise<{ said: string; fix: string } | null> {
+  try {
+    const [who] = (await sql.unsafe(
+      `SELECT current_user AS role, current_database() AS db, current_setting('search_path') AS path,
+         to_regclass('assay_schema_migrations') IS NOT NULL AS assay`,
+    )) as { role: string; db: string; path: string; assay: boolean }[];
+    if (!who || who.assay) return null;
+    const schemas = (
+      (await sql.unsafe(
+        `SELECT n.nspname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relname = 'assay_schema_migrations' AND c.relkind IN ('r', 'p') ORDER BY 1`,
+      )) as { name: string }[]
+    ).map((r) => r.name);
+    if (!schemas.length) return null;
+    return {
+      said: `the role "${who.role}" finds no Assay tables in its search_path (${who.path}) of database "${who.db}", but schema ${schemas.map((n) => `"${n}"`).join(", ")} holds them`,
+      fix: `Set the role's search_path to it — ALTER ROLE ${ident(who.role)} SET search_path = ${ident(schemas[0]!)}, or ?options=-c%20search_path%3D${encodeURIComponent(schemas[0]!)} in the URL (${PRIVILEGES_DOC}).`,
+    };
+  } catch {
+    return null;
+  }
+}
+
 async function explainSetupError(sql: PgDb["sql"], e: unknown): Promise<unknown> {
   const err = e as { errno?: unknown; message?: string } | null;
   const state = err?.errno;
@@ -404,6 +432,12 @@ async function explainSetupError(sql: PgDb["sql"], e: unknown): Promise<unknown>
   if (!who) return e;
   const role = ident(who.role);
   const db = `database "${who.db}"`;
+  if (!who.assay && state !== "42P07") {
+    // Assay's tables in a schema this role's search_path does not reach (a serving role given
+    // the grants but not the path): it would otherwise be told to create the tables anew.
+    const miss = await searchPathMiss(sql);
+    if (miss) return new DatabaseSetupError(`${miss.said} (${said}). ${miss.fix}`);
+  }
   if (state === "3F000" || !who.schema)
     return new DatabaseSetupError(
       `the role "${who.role}" has no schema to create Assay's tables in, in ${db}: no schema of its search_path (${who.path}) exists (${said}). Create one it owns — CREATE SCHEMA assay AUTHORIZATION ${role}; ALTER ROLE ${role} SET search_path = assay — or correct the search_path (${PRIVILEGES_DOC}).`,
