@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { XmlDocument } from "libxml2-wasm";
 import { libxml, serveWhile } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
+import { facetProblem } from "./facets.ts";
 import { dataParamProblem } from "./relaxng-params.ts";
 import { parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
 
@@ -149,6 +150,22 @@ function served(set: SchemaSet): Map<string, Uint8Array> {
   return out;
 }
 
+/** facetProblem of the set's documents that may have one, named by URI. */
+function setFacetProblem(set: SchemaSet): string | null {
+  for (const [uri, text] of set.used) {
+    if (!text.includes("fractionDigits") && !(text.includes("minLength") && text.includes("maxLength")))
+      continue;
+    const doc = parseXsd(text, uri);
+    try {
+      const problem = facetProblem(doc);
+      if (problem) return `${uri} ${problem}`;
+    } finally {
+      doc.dispose();
+    }
+  }
+  return null;
+}
+
 /** A readable list of what a schema set cannot resolve (at most five). */
 export function setProblems(set: SchemaSet): string | null {
   if (set.problems.length === 0) return null;
@@ -180,6 +197,12 @@ function compileXsd(src: SchemaSource): CompiledSchema {
       (name) => docs.get(name) ?? docs.get(resolveUri(name, null) ?? ""),
       () => XsdValidator.fromDoc(schemaDoc),
     );
+    // What libxml2 accepts and XML Schema does not (facets.ts), in the root, then the set.
+    const problem = facetProblem(schemaDoc) ?? setFacetProblem(set);
+    if (problem) {
+      v.dispose();
+      throw new SchemaCompileError(problem);
+    }
     // The schema document lives as long as the validator: XSD components may point into it.
     return {
       validate: (doc) => v.validate(doc),

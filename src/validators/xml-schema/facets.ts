@@ -1,0 +1,90 @@
+// Facets of one restriction that XML Schema 1.0 forbids and libxml2 accepts, checked when an XSD
+// compiles (a bad schema is a 400 at save, CONTRACT §2a; docs/conformance.md, "# XML", lists the
+// W3C suite's cases):
+//  - minLength over maxLength in the same restriction (Part 2 §4.3.3.4,
+//    minLength-less-than-equal-to-maxLength), e.g. `<xs:minLength value="6"/><xs:maxLength value="5"/>`;
+//  - fractionDigits other than 0 on xs:integer and the types derived from it, whose fractionDigits
+//    is 0 and fixed (Part 2 §3.3.13; a fixed facet may not be given another value, §4.3.12.4).
+// Only what one document says for sure: a base named by a QName in the XSD namespace, or a named
+// simple type of the same document that restricts one (followed through such types).
+import type { XmlDocument, XmlElement } from "libxml2-wasm";
+import { libxml } from "../shared/libxml.ts";
+
+const XSD_NS = "http://www.w3.org/2001/XMLSchema";
+const NS = { xs: XSD_NS };
+
+/** xs:integer and the built-in types derived from it. */
+const INTEGERS = new Set([
+  "integer",
+  "nonPositiveInteger",
+  "negativeInteger",
+  "long",
+  "int",
+  "short",
+  "byte",
+  "nonNegativeInteger",
+  "unsignedLong",
+  "unsignedInt",
+  "unsignedShort",
+  "unsignedByte",
+  "positiveInteger",
+]);
+
+/** A facet's value as a non-negative integer, or null when it is not one (libxml2 says so). */
+function count(el: XmlElement | undefined): bigint | null {
+  const v = el?.attr("value")?.value.trim();
+  return v !== undefined && /^\+?\d+$/.test(v) ? BigInt(v) : null;
+}
+
+/** The facet elements of a restriction, by name (the first of each). */
+function facetsOf(restriction: XmlElement): Map<string, XmlElement> {
+  const out = new Map<string, XmlElement>();
+  for (const n of restriction.find("xs:*", NS))
+    if (n instanceof libxml().XmlElement && !out.has(n.name)) out.set(n.name, n);
+  return out;
+}
+
+/**
+ * The built-in type a restriction's base comes to (its local name), following named simple types
+ * of the same document; null when it is not known from this document.
+ */
+function builtinBase(restriction: XmlElement, doc: XmlDocument, seen = new Set<string>()): string | null {
+  const base = restriction.attr("base")?.value.trim();
+  if (!base) return null;
+  const colon = base.indexOf(":");
+  const prefix = colon < 0 ? "" : base.slice(0, colon);
+  const local = colon < 0 ? base : base.slice(colon + 1);
+  const ns = restriction.namespaceForPrefix(prefix) ?? "";
+  if (ns === XSD_NS) return local;
+  const target = doc.root.attr("targetNamespace")?.value ?? "";
+  if (ns !== target || seen.has(local)) return null;
+  seen.add(local);
+  for (const t of doc.find("/xs:schema/xs:simpleType[@name]/xs:restriction[@base]", NS)) {
+    const r = t as XmlElement;
+    const type = r.parent as XmlElement | null;
+    if (type?.attr("name")?.value.trim() === local) return builtinBase(r, doc, seen);
+  }
+  return null;
+}
+
+/** The first such facet problem of an XSD document, as `line N: …`; null if none. */
+export function facetProblem(doc: XmlDocument): string | null {
+  for (const node of doc.find("//xs:restriction", NS)) {
+    if (!(node instanceof libxml().XmlElement)) continue;
+    const facets = facetsOf(node);
+    const min = facets.get("minLength");
+    const max = facets.get("maxLength");
+    const lo = count(min);
+    const hi = count(max);
+    if (min && lo !== null && hi !== null && lo > hi)
+      return `line ${min.line}: minLength (${lo}) is greater than maxLength (${hi}) in the same restriction (XML Schema 1.0 Part 2 §4.3.3.4, minLength-less-than-equal-to-maxLength)`;
+    const digits = facets.get("fractionDigits");
+    const n = count(digits);
+    if (digits && n !== null && n !== 0n) {
+      const base = builtinBase(node, doc);
+      if (base !== null && INTEGERS.has(base))
+        return `line ${digits.line}: fractionDigits ${n} on a restriction of xs:${base}, whose fractionDigits is 0 and fixed (XML Schema 1.0 Part 2 §3.3.13, §4.3.12.4)`;
+    }
+  }
+  return null;
+}
