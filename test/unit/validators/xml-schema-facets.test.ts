@@ -88,3 +88,52 @@ describe("fractionDigits other than 0 on an integer type (0 and fixed there)", (
     );
   });
 });
+
+describe("what a built-in base fixes, loosened (W3C suite NMTOKENS_minLength001, token_whitespace001 …)", () => {
+  test.each([
+    [
+      "xsd:NMTOKENS",
+      '<xsd:minLength value="0"/>',
+      "minLength 0 on a restriction of xs:NMTOKENS, whose minLength is 1 (XML Schema 1.0 Part 2 §4.3.2.4, §4.3.3.4)",
+    ],
+    [
+      "xsd:IDREFS",
+      '<xsd:maxLength value="0"/>',
+      "maxLength 0 on a restriction of xs:IDREFS, whose minLength is 1 (XML Schema 1.0 Part 2 §4.3.2.4, §4.3.3.4)",
+    ],
+    [
+      "xsd:normalizedString",
+      '<xsd:whiteSpace value="preserve"/>',
+      "whiteSpace preserve on a restriction of xs:normalizedString, whose whiteSpace is replace (a restriction may not loosen it: XML Schema 1.0 Part 2 §4.3.6.4)",
+    ],
+    [
+      "xsd:NCName",
+      '<xsd:whiteSpace value="replace"/>',
+      "whiteSpace replace on a restriction of xs:NCName, whose whiteSpace is collapse (a restriction may not loosen it: XML Schema 1.0 Part 2 §4.3.6.4)",
+    ],
+    [
+      "xsd:positiveInteger",
+      '<xsd:maxExclusive value="1"/>',
+      "maxExclusive 1 on a restriction of xs:positiveInteger, whose minInclusive is 1 (maxExclusive must exceed it: XML Schema 1.0 Part 2 §4.3.7.4)",
+    ],
+    [
+      "xsd:unsignedByte",
+      '<xsd:maxExclusive value="0"/>',
+      "maxExclusive 0 on a restriction of xs:unsignedByte, whose minInclusive is 0 (maxExclusive must exceed it: XML Schema 1.0 Part 2 §4.3.7.4)",
+    ],
+  ])("on %p, %p: refused at save (was saved)", (base, facet, message) => {
+    expect(issues(xsd(base, facet))).toEqual(refused(`line 6: ${message}`));
+  });
+  test("what narrows or keeps the base's value: saved", () => {
+    for (const [base, facet] of [
+      ["xsd:NMTOKENS", '<xsd:minLength value="1"/><xsd:maxLength value="1"/>'],
+      ["xsd:normalizedString", '<xsd:whiteSpace value="replace"/>'],
+      ["xsd:normalizedString", '<xsd:whiteSpace value="collapse"/>'],
+      ["xsd:string", '<xsd:whiteSpace value="preserve"/>'],
+      ["xsd:token", '<xsd:whiteSpace value="collapse"/>'],
+      ["xsd:positiveInteger", '<xsd:maxExclusive value="2"/>'],
+      ["xsd:integer", '<xsd:maxExclusive value="-5"/>'],
+    ])
+      expect({ base, facet, issues: issues(xsd(base, facet)) }).toEqual({ base, facet, issues: [] });
+  });
+});
