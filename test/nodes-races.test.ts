@@ -202,11 +202,11 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
     }
   });
 
-  test("12 sign-ins for one username at once over two nodes: 10 counted, 2 refused", async () => {
-    // Two more nodes, with the limits on (the others run without).
+  describe("with the limits on", () => {
+    // Two more nodes, with the limits on (the others run without): 6 requests a minute per token.
     const limited: RunningServer[] = [];
     const dirs: string[] = [];
-    try {
+    beforeAll(async () => {
       for (const id of ["race-l1", "race-l2"]) {
         const dir = testTempDir("assay-race-l-");
         dirs.push(dir);
@@ -219,43 +219,70 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
               data_dir: dir,
               database_url: a.databaseUrl,
               node_id: id,
+              rate_limit_per_minute: 6,
             }),
           ),
         );
       }
-      const key = `user:${createHash("sha256").update("root").digest("hex")}`;
+    });
+    afterAll(async () => {
+      for (const n of limited) await n.stop();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    });
+
+    /** Sends `n` requests over both nodes while `hold` (SQL) is held, once all of them wait. */
+    async function whileHeld(
+      hold: string,
+      holdParams: string[],
+      n: number,
+      send: (node: RunningServer, i: number) => Promise<Awaited<ReturnType<typeof call>>>,
+    ) {
       const side = new SQL({ url: a.databaseUrl!, max: 1 });
-      const waiting = async () =>
-        Number(
-          (await a.row<{ n: number | string }>(
-            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'advisory'",
-          ))!.n,
-        );
       let sent: Promise<Awaited<ReturnType<typeof call>>>[] = [];
       try {
         await side.begin(async (tx) => {
-          // The username's window, as assay_window_take locks it (migration 9): every attempt waits.
-          await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended('assay_window:' || $1, 0))", [key]);
-          sent = Array.from({ length: 12 }, (_, i) =>
-            call(limited[i % 2]!, "POST", "/api/v1/auth/login/", {
-              body: { username: "root", password: `wrong ${i}` },
-            }),
-          );
+          await tx.unsafe(hold, holdParams);
+          sent = Array.from({ length: n }, (_, i) => send(limited[i % 2]!, i));
           for (const p of sent) p.catch(() => {});
-          await until(async () => (await waiting()) >= 12, "12 attempts waiting for the window");
+          await until(async () => {
+            const [w] = await a.sql<{ n: number | string }>(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%assay_%_take%'",
+            );
+            return Number(w!.n) >= n;
+          }, `${n} requests waiting`);
         });
       } finally {
         await side.close();
       }
-      const answers = await Promise.all(sent);
+      return Promise.all(sent);
+    }
+
+    test("12 sign-ins for one username at once over two nodes: 10 counted, 2 refused", async () => {
+      const key = `user:${createHash("sha256").update("root").digest("hex")}`;
+      // The username's window, as assay_window_take locks it (migration 9): every attempt waits.
+      const answers = await whileHeld(
+        "SELECT pg_advisory_xact_lock(hashtextextended('assay_window:' || $1, 0))",
+        [key],
+        12,
+        (n, i) =>
+          call(n, "POST", "/api/v1/auth/login/", { body: { username: "root", password: `wrong ${i}` } }),
+      );
       const refused = answers.filter((r) => r.status === 429);
       expect([answers.filter((r) => r.status === 401).length, refused.length]).toEqual([10, 2]);
       for (const r of refused) expect(r.json).toEqual(errorBody(429, "rate_limited"));
-    } finally {
-      for (const n of limited) await n.stop();
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    }
-  }, 30_000);
+    }, 30_000);
+
+    test("8 requests with one token at once over two nodes: 6 pass, 2 refused", async () => {
+      const u = await a.user("spender");
+      // Every budget's row held (assay_rate_take inserts, then locks, the token's and user's).
+      const answers = await whileHeld("LOCK TABLE rate_limits IN SHARE MODE", [], 8, (n) =>
+        call(n, "GET", "/api/v1/users/me/", { token: u.token }),
+      );
+      const refused = answers.filter((r) => r.status === 429);
+      expect([answers.filter((r) => r.status === 200).length, refused.length]).toEqual([6, 2]);
+      for (const r of refused) expect(r.json).toEqual(errorBody(429, "rate_limited"));
+    }, 30_000);
+  });
 
   for (const [what, slug, send, answer] of [
     [
