@@ -126,15 +126,41 @@ function childAxis(doc: XmlDocument): void {
   }
 }
 
+const INT_MAX = 2147483647n;
+const OCCURS = /^\s*\+?\d+\s*$/;
+
+/**
+ * minOccurs and maxOccurs beyond a C int, which libxml2 refuses as not a nonNegativeInteger
+ * (`maxOccurs="100000000000"`; the W3C suite's particlesZ033_a, particlesZ035_a), handed to it as
+ * bounds that no document can tell apart: maxOccurs `unbounded`, minOccurs 2147483647 (a document
+ * of that many elements is gigabytes over any size Assay takes). A minOccurs over its maxOccurs
+ * stays as it is, for libxml2 to refuse.
+ */
+function occursBounds(doc: XmlDocument): void {
+  for (const node of doc.find("//xs:*[@minOccurs or @maxOccurs]", { xs: XSD_NS })) {
+    if (!(node instanceof libxml().XmlElement)) continue;
+    const min = node.attr("minOccurs");
+    const max = node.attr("maxOccurs");
+    const lo = min && OCCURS.test(min.value) ? BigInt(min.value.trim()) : null;
+    const hi = max && OCCURS.test(max.value) ? BigInt(max.value.trim()) : null;
+    if ((lo === null || lo <= INT_MAX) && (hi === null || hi <= INT_MAX)) continue;
+    if (lo !== null && hi !== null && lo > hi) continue;
+    if (min && lo !== null && lo > INT_MAX) min.value = String(INT_MAX);
+    if (max && hi !== null && hi > INT_MAX) max.value = "unbounded";
+  }
+}
+
 /** Whether a schema document may hold a selector or field that childAxis rewrites. */
 const mayHaveChildAxis = (text: string) => /child\s*::/.test(text);
+/** Whether a schema document may hold an occurrence bound that occursBounds rewrites. */
+const mayHaveHugeOccurs = (text: string) => /Occurs\s*=\s*["']\s*\+?\d{10}/.test(text);
 
 function served(set: SchemaSet): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   const utf8 = new TextEncoder();
   for (const [uri, text] of set.used) {
     const at = set.locations.get(uri);
-    if (!at && !mayHaveChildAxis(text)) {
+    if (!at && !mayHaveChildAxis(text) && !mayHaveHugeOccurs(text)) {
       out.set(uri, utf8.encode(text));
       continue;
     }
@@ -142,6 +168,7 @@ function served(set: SchemaSet): Map<string, Uint8Array> {
     try {
       patchLocations(doc, uri, at);
       childAxis(doc);
+      occursBounds(doc);
       out.set(uri, utf8.encode(doc.toString({ format: false })));
     } finally {
       doc.dispose();
@@ -191,6 +218,7 @@ function compileXsd(src: SchemaSource): CompiledSchema {
       patched.dispose();
     }
     childAxis(schemaDoc);
+    occursBounds(schemaDoc);
     const docs = served(set);
     // Only the set's documents can be read (shared/libxml.ts refuses every other load).
     const v = serveWhile(
