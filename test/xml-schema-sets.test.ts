@@ -234,6 +234,27 @@ describe("a step includes and imports stored documents", () => {
     }
   });
 
+  test("a stored document Assay rewrites keeps its lines: an error in it names the line the author wrote", async () => {
+    // No XML declaration, the import by namespace alone: served to libxml2 with its location
+    // written in, it had the serializer's declaration on a line of its own (every line one down).
+    const uri = "https://schemas.example.com/order-lines.xsd";
+    const doc = `<xs:schema ${XS} xmlns:t="urn:example:types" xmlns="urn:example:lines" targetNamespace="urn:example:lines">\n<xs:import namespace="urn:example:types"/>\n\n<xs:element name="order" type="t:Nope"/>\n</xs:schema>`;
+    expect((await store(uri, doc)).status).toBe(201);
+    const r = await createWorkflow("stored-lines", {
+      schema_type: "xsd",
+      schema: `<xs:schema ${XS}><xs:import namespace="urn:example:lines" schemaLocation="${uri}"/></xs:schema>`,
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([
+      {
+        field: "steps[0].config.schema",
+        code: "invalid_schema",
+        message:
+          "is not a valid XSD: line 4: element decl. '{urn:example:lines}order', attribute 'type': The QName value '{urn:example:types}Nope' does not resolve to a(n) type definition.",
+      },
+    ]);
+  });
+
   test("there, a schema error names the line the author wrote (the schema is read again with the location)", async () => {
     const schema = `<?xml version="1.0"?>\n\n<!-- order -->\n\n<xs:schema ${XS} xmlns:t="urn:example:types" xmlns="urn:example:order" targetNamespace="urn:example:order">\n<xs:import namespace="urn:example:types"/>\n\n<xs:element name="order" type="t:Nope"/>\n</xs:schema>`;
     const r = await createWorkflow("default-ns-line", { schema_type: "xsd", schema });

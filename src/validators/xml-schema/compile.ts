@@ -83,20 +83,20 @@ function patchLocations(doc: XmlDocument, base: string | null, at: Map<number, s
   return added;
 }
 
+/** What may come before the root element: space, comments, processing instructions, a doctype. */
+const PROLOG = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)*/;
+
 /**
- * The document serialized and read again (see patchLocations), its root on the line it was on, so
- * that libxml2's messages name the lines the author wrote: without the declaration the serializer
- * writes (UTF-8 is the default), and with as many line breaks before it as the prolog lost (the
- * serializer keeps the root's content as it was, but not the blank lines before the root).
+ * A changed document as text whose root is on the line it was on, so that libxml2's messages name
+ * the lines the author wrote: without the declaration the serializer writes (UTF-8 is the
+ * default), and with as many line breaks before it as the prolog lost (the serializer keeps the
+ * root's content as it was, but not the blank lines before the root).
  */
-function reread(doc: XmlDocument, uri: string | null): XmlDocument {
-  const line = doc.root.line;
+function sameLines(doc: XmlDocument): string {
   const text = doc.toString({ format: false }).replace(/^<\?xml[^>]*\?>\r?\n?/, "");
-  const again = parseXsd(text, uri);
-  const lost = line - again.root.line;
-  if (lost <= 0) return again;
-  again.dispose();
-  return parseXsd("\n".repeat(lost) + text, uri);
+  const before = (PROLOG.exec(text)?.[0] ?? "").split("\n").length - 1;
+  const lost = doc.root.line - 1 - before;
+  return lost > 0 ? "\n".repeat(lost) + text : text;
 }
 
 const XSD_NS = "http://www.w3.org/2001/XMLSchema";
@@ -111,7 +111,8 @@ const CHILD_AXIS = /(^|[\s/|])child\s*::\s*/g;
  * idI013, idJ014, idL014, idL029, idL039, idL064). `child::` with no name test after it stays as
  * it is, and libxml2 refuses it as before.
  */
-function childAxis(doc: XmlDocument): void {
+function childAxis(doc: XmlDocument): boolean {
+  let changed = false;
   for (const node of doc.find("//xs:selector | //xs:field", { xs: XSD_NS })) {
     if (!(node instanceof libxml().XmlElement)) continue;
     const attr = node.attr("xpath");
@@ -122,8 +123,12 @@ function childAxis(doc: XmlDocument): void {
     );
     // The attribute's own value: setAttr would add a second `xpath` in the default namespace
     // when the schema declares one (libxml2-wasm's setAttr takes the in-scope default).
-    if (written !== xpath) attr.value = written;
+    if (written !== xpath) {
+      attr.value = written;
+      changed = true;
+    }
   }
+  return changed;
 }
 
 const INT_MAX = 2147483647n;
@@ -136,7 +141,8 @@ const OCCURS = /^\s*\+?\d+\s*$/;
  * of that many elements is gigabytes over any size Assay takes). A minOccurs over its maxOccurs
  * stays as it is, for libxml2 to refuse.
  */
-function occursBounds(doc: XmlDocument): void {
+function occursBounds(doc: XmlDocument): boolean {
+  let changed = false;
   for (const node of doc.find("//xs:*[@minOccurs or @maxOccurs]", { xs: XSD_NS })) {
     if (!(node instanceof libxml().XmlElement)) continue;
     const min = node.attr("minOccurs");
@@ -147,7 +153,9 @@ function occursBounds(doc: XmlDocument): void {
     if (lo !== null && hi !== null && lo > hi) continue;
     if (min && lo !== null && lo > INT_MAX) min.value = String(INT_MAX);
     if (max && hi !== null && hi > INT_MAX) max.value = "unbounded";
+    changed = true;
   }
+  return changed;
 }
 
 /** Whether a schema document may hold a selector or field that childAxis rewrites. */
@@ -167,9 +175,9 @@ function served(set: SchemaSet): Map<string, Uint8Array> {
     const doc = parseXsd(text, uri);
     try {
       patchLocations(doc, uri, at);
-      childAxis(doc);
-      occursBounds(doc);
-      out.set(uri, utf8.encode(doc.toString({ format: false })));
+      // Not short-circuited: each rewrites what it finds.
+      const changed = [at !== undefined, childAxis(doc), occursBounds(doc)].includes(true);
+      out.set(uri, utf8.encode(changed ? sameLines(doc) : text));
     } finally {
       doc.dispose();
     }
@@ -214,7 +222,7 @@ function compileXsd(src: SchemaSource): CompiledSchema {
   try {
     if (patchLocations(schemaDoc, rootUri, set.locations.get(rootUri))) {
       const patched = schemaDoc;
-      schemaDoc = reread(patched, rootUri);
+      schemaDoc = parseXsd(sameLines(patched), rootUri);
       patched.dispose();
     }
     childAxis(schemaDoc);
