@@ -6,9 +6,11 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
+import { SYSTEM } from "../src/audit/actor.ts";
 import { verifyChain } from "../src/audit/verify.ts";
 import { testConfig } from "../src/config.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
+import { hashPassword } from "../src/users/password-hash.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { createWorkflow, until } from "./helpers/fixtures.ts";
 import { HOLD_WORKFLOW, WORKER_WORKFLOW } from "./helpers/gates.ts";
@@ -17,6 +19,7 @@ import { startReceiver } from "./helpers/webhook-receiver.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
+type Answer = Awaited<ReturnType<typeof call>>;
 let a: TestServer;
 let b: RunningServer;
 let bDir = "";
@@ -402,6 +405,77 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
       await side.close();
       await rx.stop();
     }
+  });
+
+  describe("a sign-in on node b and a password change on node a at once", () => {
+    const OLD = "old password 1234";
+    const NEW = "new password 5678";
+    /** A user with a password and a token (the change goes through the API with the token). */
+    async function signer(name: string) {
+      const u = await a.user(name);
+      await a.deps.users.setPassword(u.id, await hashPassword(OLD), SYSTEM);
+      return u;
+    }
+    const signIn = (name: string) =>
+      call(b, "POST", "/api/v1/auth/login/", { body: { username: name, password: OLD } });
+    const change = (token: string) =>
+      call(a, "POST", "/api/v1/users/me/password/", {
+        token,
+        body: { current_password: OLD, new_password: NEW },
+      });
+    /** Holds the audit log's head (the last write of both transactions) while `first`, then `second`, wait. */
+    async function inTurn(first: () => Promise<Answer>, second: () => Promise<Answer>) {
+      const side = new SQL({ url: a.databaseUrl!, max: 1 });
+      const sent: Promise<Answer>[] = [];
+      const waiting = async () =>
+        Number(
+          (await a.row<{ n: number | string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          ))!.n,
+        );
+      try {
+        await side.begin(async (tx) => {
+          await tx.unsafe("SELECT seq FROM audit_head WHERE id = 1 FOR UPDATE");
+          for (const r of [first, second]) {
+            const p = r();
+            p.catch(() => {});
+            sent.push(p);
+            await until(async () => (await waiting()) >= sent.length, `${sent.length} waiting`);
+          }
+        });
+      } finally {
+        await side.close();
+      }
+      return Promise.all(sent);
+    }
+
+    test("the sign-in first: its session ends with the change, as every other one does", async () => {
+      const u = await signer("signer-1");
+      const [login, changed] = await inTurn(
+        () => signIn("signer-1"),
+        () => change(u.token),
+      );
+      expect([login!.status, changed!.status]).toEqual([200, 204]);
+      const cookie = login!.headers.get("set-cookie")!.split(";")[0]!;
+      for (const n of [a, b]) {
+        const me = await call(n, "GET", "/api/v1/users/me/", { headers: { cookie } });
+        expect(me.status).toBe(401);
+      }
+    });
+
+    test("the change first: the sign-in with the old password is refused", async () => {
+      const u = await signer("signer-2");
+      const [changed, login] = await inTurn(
+        () => change(u.token),
+        () => signIn("signer-2"),
+      );
+      expect(changed!.status).toBe(204);
+      expect(login!.json).toEqual(errorBody(401, "authentication_required", "Invalid username or password."));
+      const fresh = await call(b, "POST", "/api/v1/auth/login/", {
+        body: { username: "signer-2", password: NEW },
+      });
+      expect(fresh.status).toBe(200);
+    });
   });
 
   test("a member demoted, then removed, through one node: refused on the other's next request", async () => {

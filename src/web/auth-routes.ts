@@ -16,7 +16,14 @@ import { hashPassword, verifyPassword } from "../users/password-hash.ts";
 import { MIN_PASSWORD, passwordProblem } from "../users/password-policy.ts";
 import { UserOut, presentUser } from "../users/routes.ts";
 import { type LoginLimits, DEFAULT_LOGIN_LIMITS, createLoginLimiter } from "./login-limit.ts";
-import { SESSION_TTL_MS, clearedCookie, createSessions, isHttps, sessionCookie } from "./sessions.ts";
+import {
+  PasswordChanged,
+  SESSION_TTL_MS,
+  clearedCookie,
+  createSessions,
+  isHttps,
+  sessionCookie,
+} from "./sessions.ts";
 import { deleteOtherSessions } from "./store.ts";
 
 const SessionOut = named(
@@ -67,29 +74,43 @@ export function webAuthRoutes(
       "/api/v1/auth/login/",
       async ({ body, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), body.username);
-        const found = await users.passwordHash(body.username);
-        const matched = await verifyPassword(found?.hash, body.password);
-        if (!matched || !found) {
-          const reason = !found ? "unknown_user" : found.hash ? "wrong_password" : "no_password";
-          await loginFailed(auditIp(server, request), body.username, found?.user.id ?? null, reason);
-          throw unauthenticated(BAD_LOGIN);
+        const refuse = async (userId: number | null, reason: string) => {
+          await loginFailed(auditIp(server, request), body.username, userId, reason);
+          return unauthenticated(BAD_LOGIN);
+        };
+        let started: Awaited<ReturnType<typeof sessions.start>> | null = null;
+        let found: Awaited<ReturnType<typeof users.passwordHash>> = null;
+        let previous: Awaited<ReturnType<typeof sessions.current>> | undefined;
+        // Checked again when the password changed between the check and the session's write
+        // (sessions.start): against the new hash, as a sign-in sent after the change would be.
+        for (let check = 1; !started; check++) {
+          found = await users.passwordHash(body.username);
+          const matched = await verifyPassword(found?.hash, body.password);
+          if (!matched || !found) {
+            const reason = !found ? "unknown_user" : found.hash ? "wrong_password" : "no_password";
+            throw await refuse(found?.user.id ?? null, reason);
+          }
+          // A new secret on every sign-in (no session fixation); the one the browser held ends.
+          if (previous === undefined) previous = await sessions.current(request);
+          // A hash stored before normalization (of the raw string) is replaced by the NFKC form's.
+          const rehash =
+            matched === "raw" ? { stored: found.hash!, hash: await hashPassword(body.password) } : undefined;
+          started = await sessions
+            .start(found.user, auditIp(server, request), previous?.session.id ?? null, rehash, found.hash!)
+            .catch(async (e) => {
+              // The user deleted since the password was checked: refused as one sent after it.
+              if (e instanceof ReferenceGone) throw await refuse(null, "unknown_user");
+              // Changed again and again meanwhile: refused rather than checked for ever.
+              if (e instanceof PasswordChanged && check >= 3)
+                throw await refuse(found!.user.id, "wrong_password");
+              if (e instanceof PasswordChanged) return null;
+              throw e;
+            });
         }
-        // A new secret on every sign-in (no session fixation); the one the browser held ends.
-        const previous = await sessions.current(request);
-        // A hash stored before normalization (of the raw string) is replaced by the NFKC form's.
-        const rehash =
-          matched === "raw" ? { stored: found.hash!, hash: await hashPassword(body.password) } : undefined;
-        const { secret, session } = await sessions
-          .start(found.user, auditIp(server, request), previous?.session.id ?? null, rehash)
-          .catch(async (e) => {
-            if (!(e instanceof ReferenceGone)) throw e;
-            // The user deleted since the password was checked: refused as one sent after it.
-            await loginFailed(auditIp(server, request), body.username, null, "unknown_user");
-            throw unauthenticated(BAD_LOGIN);
-          });
+        const { secret, session } = started;
         const secure = isHttps(request, config.base_url);
         set.headers["set-cookie"] = sessionCookie(secret, SESSION_TTL_MS / 1000, secure);
-        return { user: presentUser(found.user), csrf_token: session.csrf, expires_at: session.expires_at };
+        return { user: presentUser(found!.user), csrf_token: session.csrf, expires_at: session.expires_at };
       },
       {
         body: t.Object(

@@ -7,7 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { actorOf } from "../audit/actor.ts";
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
-import type { Db, Program } from "../db/program.ts";
+import { type Db, type Program, forUpdate, get } from "../db/program.ts";
 import { forbidden } from "../errors.ts";
 import type { Principal, SessionAuth } from "../http/auth.ts";
 import { type User, type UserStore, rehashPassword } from "../users/store.ts";
@@ -68,8 +68,14 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The password a sign-in checked is no longer the user's: checked again against the new one. */
+export class PasswordChanged extends Error {
+  override name = "PasswordChanged";
+}
+
 /** `baseUrl`: ASSAY_BASE_URL, which makes every request HTTPS as isHttps says. */
 export function createSessions(db: Db, users: UserStore, baseUrl: string | null) {
+  const forShare = db.dialect === "postgres" ? " FOR SHARE" : "";
   const store = createSessionStore(db);
 
   /** The live session named by the request's cookie and its user, without the CSRF check. */
@@ -111,13 +117,15 @@ export function createSessions(db: Db, users: UserStore, baseUrl: string | null)
      * A new session for a signed-in user (the one the browser held, `replacing`, ends) and its
      * audit entry, in one transaction. The secret goes in the cookie and nowhere else. `rehash`:
      * the password matched a hash of its raw form, replaced in the same transaction by `hash`
-     * (its NFKC form's), and the entry says so (`password_rehashed`).
+     * (its NFKC form's), and the entry says so (`password_rehashed`). `verified`: the hash a
+     * sign-in checked the password against; PasswordChanged when the user's is another one now.
      */
     async start(
       user: User,
       ip: string | null,
       replacing: number | null,
       rehash?: { stored: string; hash: string },
+      verified?: string,
     ): Promise<{ secret: string; session: SessionRow }> {
       await store.purgeExpired();
       const secret = randomBytes(32).toString("base64url");
@@ -128,6 +136,21 @@ export function createSessions(db: Db, users: UserStore, baseUrl: string | null)
         expires_at: new Date(Date.now() + SESSION_TTL_MS).toISOString(),
       };
       const session = await db.tx(function* () {
+        // First, before any other row is taken: the password checked is still the user's, and
+        // (PostgreSQL) a change waits for this session, then ends it with the others. Checked
+        // before this transaction only, a password changed through another node (or request)
+        // between the check and this insert left a session signed in with the old password
+        // alive after "every web session ends" (2026-11-29, test/nodes-races.test.ts).
+        if (verified !== undefined) {
+          // FOR UPDATE when it rehashes below: two sign-ins that both held the row shared and then
+          // wrote it would deadlock.
+          const now = yield* get<{ password_hash: string | null }>(
+            `SELECT password_hash FROM users WHERE id = ?${rehash ? forUpdate(db.dialect) : forShare}`,
+            user.id,
+          );
+          // A user deleted meanwhile: the insert below fails on its foreign key (ReferenceGone).
+          if (now && now.password_hash !== verified) throw new PasswordChanged();
+        }
         if (replacing !== null) yield* deleteSession(replacing);
         const row = yield* insertSession(fresh);
         const rehashed = rehash ? yield* rehashPassword(user.id, rehash.stored, rehash.hash) : false;
