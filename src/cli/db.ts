@@ -1,7 +1,7 @@
 // `assay migrate` and `assay db copy`: schema upgrades without starting the server, and moving an
 // installation between SQLite (a data dir) and PostgreSQL (a URL).
 import { ConfigError, loadConfig } from "../config.ts";
-import { CopyMismatch, copyDatabase } from "../db/copy.ts";
+import { CopyMismatch, copyInstallation } from "../db/copy.ts";
 import { holdOffServers } from "../db/lock.ts";
 import { LATEST, READS, schemaVersion } from "../db/migrate.ts";
 import { type AnyDb, describeDb, openDb } from "../db/open.ts";
@@ -113,9 +113,7 @@ async function copyInto(p: Parsed, from: string, to: string) {
           `${n === 1 ? "A server is" : `${n} servers are`} running on ${describeDb(where(to))}`,
         );
     }
-    // A consistent snapshot of a SQLite source: one read transaction over the whole copy.
-    if (src.dialect === "sqlite") src.raw.exec("BEGIN");
-    const outcome = await copyDatabase(src, dst, { replace: p.bools.has("replace"), log: print });
+    const outcome = await copyInstallation(src, dst, { replace: p.bools.has("replace"), log: print });
     if (outcome.state === "refused")
       throw new AppError(409, "conflict", `Nothing copied: ${outcome.reason}.`);
     print(
@@ -132,7 +130,6 @@ async function copyInto(p: Parsed, from: string, to: string) {
       throw new AppError(500, "internal_error", `Verification failed: ${e.message}`);
     throw e;
   } finally {
-    if (src.dialect === "sqlite" && src.raw.inTransaction) src.raw.exec("COMMIT");
     await src.close();
     await dst?.close();
   }

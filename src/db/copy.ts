@@ -5,6 +5,7 @@
 // Re-running a finished copy finds equal checksums and changes nothing; a target holding other
 // rows is refused unless `replace` is set (then it is emptied first).
 import { createHash } from "node:crypto";
+import type { AnyDb } from "./open.ts";
 import { type Db, type Param, all, count, run } from "./program.ts";
 
 /** Tables in foreign-key order (parents first); `key` orders a table for chunks and checksums. */
@@ -115,6 +116,26 @@ export type CopyOutcome =
 
 export class CopyMismatch extends Error {
   override name = "CopyMismatch";
+}
+
+/**
+ * The copy, the source read on one snapshot (a SQLite read transaction; on PostgreSQL a REPEATABLE
+ * READ one): what a server still running on the source commits meanwhile is left out whole. Read
+ * statement by statement, a PostgreSQL source gave the target runs whose submissions were
+ * committed after the copy of `submissions` (a foreign-key failure, the target half written).
+ */
+export async function copyInstallation(
+  from: AnyDb,
+  to: Db,
+  opts: { replace?: boolean; log?: (line: string) => void } = {},
+): Promise<CopyOutcome> {
+  if (from.dialect === "postgres") return from.snapshot((source) => copyDatabase(source, to, opts));
+  from.raw.exec("BEGIN");
+  try {
+    return await copyDatabase(from, to, opts);
+  } finally {
+    if (from.raw.inTransaction) from.raw.exec("COMMIT");
+  }
 }
 
 /** The copy itself. `log` receives one line per table. */

@@ -41,6 +41,13 @@ export interface PgDb extends Db {
   readonly dialect: "postgres";
   /** The client, for PostgreSQL's own machinery (LISTEN/NOTIFY, advisory locks, COPY). */
   readonly sql: SQL;
+  /**
+   * Runs `work` with a database that only reads, every statement of it on one snapshot: one
+   * REPEATABLE READ READ ONLY transaction held on one connection until `work` ends, free of the
+   * idle-in-transaction limit (it waits while the caller writes elsewhere). `assay db copy` reads
+   * its source so: a run committed meanwhile is seen whole or not at all.
+   */
+  snapshot<T>(work: (db: Db) => Promise<T>): Promise<T>;
 }
 
 /** `?` placeholders numbered `$1…` for PostgreSQL, skipping quoted text and identifiers. */
@@ -267,7 +274,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     return r.value;
   };
   let turn: Promise<number> | null = null;
-  return {
+  const self: PgDb = {
     dialect: "postgres",
     sql,
     stats,
@@ -336,8 +343,30 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         return false;
       }
     },
+    async snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
+      stats.transactions++;
+      try {
+        return (await sql.begin("isolation level repeatable read read only", (t) =>
+          inTx(t as unknown as SQL, async (q) => {
+            await q.unsafe("SET LOCAL idle_in_transaction_session_timeout = 0");
+            const exec = async <R>(p: Program<R>): Promise<R> => {
+              try {
+                return await drive(q, p);
+              } catch (e) {
+                throw translatePgError(e);
+              }
+            };
+            const writes = () => Promise.reject(new Error("a snapshot only reads"));
+            return work({ ...self, exec, read: exec, tx: writes, txGroup: writes });
+          }),
+        )) as T;
+      } catch (e) {
+        throw translatePgError(e);
+      }
+    },
     async close() {
       await sql.close({ timeout: 5 });
     },
   };
+  return self;
 }
