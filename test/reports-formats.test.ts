@@ -16,7 +16,7 @@ import { junitProblems } from "./unit/reports/schemas.ts";
 const SCRIPT = "<script>alert(1)</script>";
 const IMG = "<img src=x onerror=alert(1)>";
 /** What a submission can make a finding quote. */
-const HOSTILE = `${SCRIPT} & "q" 'a' ]]> \u0000\u0001\u0008\u000b\u001f \ud800 lone \udc00 \u202eRTL\u200f ok\nnew\r\nline ${"x".repeat(3000)}`;
+const HOSTILE = `${SCRIPT} & "q" 'a' ]]> \u0000\u0001\u0008\u000b\u001f \u007f\u0085\u009b \ufdd0\u{1fffe} \ud800 lone \udc00 \u202eRTL\u200f ok\nnew\r\nline ${"x".repeat(3000)}`;
 /** For XML and CSV documents, which cannot carry what XML forbids or lone surrogates as text. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
 const PRINTABLE = HOSTILE.replace(/[\u0000-\u0008\u000b\u001f]/g, "").replace(/[\ud800-\udfff]/g, "?");
@@ -234,6 +234,34 @@ describe("the same findings in every format", () => {
       );
       expect({ what, sarif, junit, html }).toEqual({ what, sarif: codes, junit: codes, html: codes });
     }
+  });
+});
+
+/**
+ * Code points the HTML standard makes a parse error wherever they stand in the input stream
+ * (control-character-, noncharacter- and surrogate-in-input-stream parse errors; NUL too): a
+ * conforming page holds none of them, raw or as a character reference.
+ */
+function htmlParseErrorCodePoints(html: string): string[] {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
+  const bad = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f]|\p{Noncharacter_Code_Point}|\p{Cs}/u;
+  const raw = [...html].filter((c) => bad.test(c));
+  const refs = [...html.matchAll(/&#(x?)([0-9a-f]+);/gi)]
+    .map((m) => String.fromCodePoint(Number.parseInt(m[2]!, m[1] ? 16 : 10)))
+    .filter((c) => bad.test(c) || c === "\r");
+  return [...raw, ...refs].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`);
+}
+
+describe("HTML report", () => {
+  test("no code point the HTML standard makes a parse error, for every validator kind and hostile text", async () => {
+    for (const [what, id] of Object.entries(runs)) {
+      const r = await report(id, "html");
+      expect({ what, bad: htmlParseErrorCodePoints(r.text) }).toEqual({ what, bad: [] });
+    }
+    // Controls are shown as the CLI shows them, for people to read.
+    expect((await report(runs.json!, "html")).text).toContain(
+      "\\x00\\x01\\x08\\x0b\\x1f \\x7f\\x85\\x9b \ufffd\ufffd",
+    );
   });
 });
 

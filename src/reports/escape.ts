@@ -41,13 +41,26 @@ export function escapeAttr(value: unknown): string {
   return escapeXml(value).replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
 }
 
+/** Controls HTML cannot hold: all but ASCII whitespace (tab, LF, CR; FF is shown too, as the CLI does). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters meant
+const HTML_CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+const NONCHARACTERS = /\p{Noncharacter_Code_Point}/gu;
+
 /**
- * HTML maps the references &#x80;–&#x9F; to other characters (windows-1252): no C1 step here.
- * The report is read by people, as `assay validate`'s text is: bidirectional controls and line
- * separators show as `\uNNNN` (visible()'s), not obeyed — an override made a message read as
- * another.
+ * The HTML standard makes every control but ASCII whitespace a parse error, raw or as a reference
+ * (and reads &#x80;–&#x9F; as windows-1252 characters), and every noncharacter: a page holding them
+ * is not conforming HTML. The report is read by people, as `assay validate`'s text is: controls
+ * show as `\xNN` and bidirectional controls and line separators as `\uNNNN` (visible()'s), not
+ * obeyed — an override made a message read as another; noncharacters and lone surrogates U+FFFD.
  */
-export const escapeHtml = (value: unknown): string => showHiddenControls(escapeMarkup(value));
+export const escapeHtml = (value: unknown): string =>
+  showHiddenControls(
+    escapeMarkup(
+      String(value)
+        .replace(HTML_CONTROLS, (c) => `\\x${hex2(c).toLowerCase()}`)
+        .replace(NONCHARACTERS, "\ufffd"),
+    ),
+  );
 
 /**
  * A value with every string in it — object keys too — well-formed: lone UTF-16 surrogates become

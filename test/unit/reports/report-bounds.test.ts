@@ -55,8 +55,17 @@ describe("XML", () => {
     expect(escapeXml("a\u0000\u0001\u001b\u000b\u000c\t\n\r\u007f\u0085\u009b\udfff\ud800😀")).toBe(
       "a\ufffd\ufffd\ufffd\ufffd\ufffd\t\n\r&#x7F;&#x85;&#x9B;\ufffd\ufffd😀",
     );
-    // HTML would read &#x85; as windows-1252 "…": C1 stays as it is there.
-    expect(escapeHtml("\u0085\u001b")).toBe("\u0085\ufffd");
+  });
+  test("the HTML report shows controls as \\xNN, as the CLI does, and noncharacters as U+FFFD", () => {
+    // The HTML standard makes every control but ASCII whitespace a parse error, raw or as a
+    // reference (&#x85; is even read as windows-1252 "…"), and every noncharacter: a conforming
+    // page cannot hold them, so a person reads what they were.
+    expect(escapeHtml("a\u0000\u001b[2J\u000b\u000c\t\n\r\u007f\u0085\u009b31m\ud800😀")).toBe(
+      "a\\x00\\x1b[2J\\x0b\\x0c\t\n\r\\x7f\\x85\\x9b31m\ufffd😀",
+    );
+    expect(escapeHtml("\ufdd0\ufdef\ufffe\uffff\u{1fffe}\u{10ffff}\ufdcf\u{1fffd}")).toBe(
+      "\ufffd\ufffd\ufffd\ufffd\ufffd\ufffd\ufdcf\u{1fffd}",
+    );
   });
   test("the HTML report shows bidirectional controls and line separators as \\uNNNN, as the CLI does", () => {
     expect(escapeHtml('<b>total \u202e0001\u202c</b> \u2066"x"\u2069\u2028')).toBe(
