@@ -26,6 +26,9 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
   if (step.status === "pending" || step.status === "running")
     return `Not finished: the run is ${run.status}.`;
   if (run.status === "canceled") return run.error ?? "The run was canceled.";
+  // A run that ended (a step's time limit, a crash) skips every later step, fail_fast or not.
+  if (UNFINISHED_STATUSES.includes(run.status))
+    return `Not run: the run ended ${run.status}${run.error ? `: ${run.error.replace(/\.$/, "")}` : ""}.`;
   return "Not run: an earlier step did not pass (fail_fast).";
 }
 

@@ -70,6 +70,21 @@ describe("JUnit XML", () => {
     );
     expect(xml).toContain('<error message="Step time limit (5000 ms) exceeded." type="error"/>');
     expect(xml.match(/<testcase name="run"/g)?.length).toBe(1);
+    // The steps after were not run because the run ended, whatever fail_fast says: the report
+    // names that reason, not fail_fast (a workflow with fail_fast false read "(fail_fast)").
+    expect(xml).toContain('<skipped message="Not run: the run ended error: boom."/>');
+    expect(xml).toContain(
+      '<skipped message="Not run: the run ended error: The submission content was purged."/>',
+    );
+    expect(xml).not.toContain("fail_fast");
+  });
+  test("checked against Jenkins' own junit-10.xsd too: a time past milliseconds is refused there", async () => {
+    const xml = renderJunit([itemOf(run())]);
+    // Jenkins' schema (SUREFIRE_TIME) allows at most three decimals in a suite's time; ours any.
+    const problems = await junitProblems(xml.replace(/(<testsuite [^>]*time="[\d.]+)"/, '$15"'));
+    expect(problems.length).toBe(1);
+    expect(problems[0]).toStartWith("jenkins: ");
+    expect(problems[0]).toContain("time");
   });
   test("hostile text in names and findings still yields valid XML", async () => {
     const r = run({ submission: { filename: HOSTILE, content_type: "text/plain", file_type: "TEXT" } });
