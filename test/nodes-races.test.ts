@@ -463,6 +463,28 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
       }
     });
 
+    test("two changes checked against the same password, one per node: the second is checked again, 400", async () => {
+      const u = await signer("signer-3");
+      const [first, second] = await inTurn(
+        () => change(u.token),
+        () =>
+          call(b, "POST", "/api/v1/users/me/password/", {
+            token: u.token,
+            body: { current_password: OLD, new_password: "third password 9012" },
+          }),
+      );
+      expect(first!.status).toBe(204);
+      expect(second!.json).toEqual(
+        errorBody(400, "invalid_request", "The current password is incorrect.", [
+          { field: "current_password", code: "incorrect", message: "The current password is incorrect." },
+        ]),
+      );
+      const login = (password: string) =>
+        call(a, "POST", "/api/v1/auth/login/", { body: { username: "signer-3", password } });
+      expect((await login(NEW)).status).toBe(200);
+      expect((await login("third password 9012")).status).toBe(401);
+    });
+
     test("the change first: the sign-in with the old password is refused", async () => {
       const u = await signer("signer-2");
       const [changed, login] = await inTurn(

@@ -143,19 +143,38 @@ export function createUserStore(db: Db) {
      * `action`: user.set_password (an administrator), user.password_change (the user, who then
      * has `also` end their other sessions in the same transaction).
      */
+    /**
+     * `expected`: the hash the user's current password was checked against (a change by the user):
+     * nothing is written, and false returned, when the user's hash is another one now (changed
+     * meanwhile by another request or node, or reset by an administrator), so the caller checks
+     * the current password again.
+     */
     async setPassword(
       id: number,
       hash: string,
       actor: Actor,
       action = "user.set_password",
       also?: () => Program<unknown>,
-    ): Promise<void> {
-      await db.tx(function* () {
+      expected?: string,
+    ): Promise<boolean> {
+      return db.tx(function* () {
         const r = yield* byId(id);
-        if (!r) return;
-        yield* run("UPDATE users SET password_hash = ? WHERE id = ?", hash, id);
+        if (!r) return true;
+        // Judged in the UPDATE itself: on PostgreSQL it waits for a change in progress and then
+        // reads the hash that change wrote.
+        const changed =
+          expected === undefined
+            ? yield* run("UPDATE users SET password_hash = ? WHERE id = ?", hash, id)
+            : yield* run(
+                "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                hash,
+                id,
+                expected,
+              );
+        if (expected !== undefined && changed === 0) return false;
         if (also) yield* also();
         yield* audit(actor, { action, ...userTarget(toUser(r)), after: { password_set: true } });
+        return true;
       });
     },
     async update(

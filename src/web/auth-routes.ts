@@ -180,31 +180,41 @@ export function webAuthRoutes(
       "/api/v1/users/me/password/",
       async ({ body, principal, actor, request, server, set }) => {
         await limiter.attempt(ipOf(server, request), principal.user.username);
-        const found = await users.passwordHash(principal.user.username);
-        // A raw-form hash (made before normalization) matches too: it is replaced below anyway.
-        if (!(await verifyPassword(found?.hash, body.current_password)))
-          throw invalid("The current password is incorrect.", [
+        const incorrect = () =>
+          invalid("The current password is incorrect.", [
             { field: "current_password", code: "incorrect", message: "The current password is incorrect." },
           ]);
-        const problem = passwordProblem(body.new_password, principal.user.username);
-        if (problem)
-          throw invalid("The new password is not acceptable.", [
-            { field: "new_password", code: "invalid", message: problem },
-          ]);
-        // Every session of this user ends in the same transaction, this browser's too: it gets a
-        // new one (new cookie, new CSRF token: GET /auth/session/), so a stolen cookie does not
-        // outlive the old password. API tokens are not affected.
         const renewal = principal.session ? sessions.renewal(principal.user.id) : null;
-        await users.setPassword(
-          principal.user.id,
-          await hashPassword(body.new_password),
-          actor,
-          "user.password_change",
-          function* () {
-            yield* deleteOtherSessions(principal.user.id, null);
-            if (renewal) yield* renewal.insert();
-          },
-        );
+        // Checked again when the password changed between the check and the write (another
+        // request or node, an administrator's reset): against the new one, as a change sent after
+        // it would be. Without it, a change checked against the old password overwrote the reset.
+        for (let check = 1; ; check++) {
+          const found = await users.passwordHash(principal.user.username);
+          // A raw-form hash (made before normalization) matches too: it is replaced below anyway.
+          if (!(await verifyPassword(found?.hash, body.current_password))) throw incorrect();
+          const problem = passwordProblem(body.new_password, principal.user.username);
+          if (problem)
+            throw invalid("The new password is not acceptable.", [
+              { field: "new_password", code: "invalid", message: problem },
+            ]);
+          // Every session of this user ends in the same transaction, this browser's too: it gets a
+          // new one (new cookie, new CSRF token: GET /auth/session/), so a stolen cookie does not
+          // outlive the old password. API tokens are not affected.
+          const written = await users.setPassword(
+            principal.user.id,
+            await hashPassword(body.new_password),
+            actor,
+            "user.password_change",
+            function* () {
+              yield* deleteOtherSessions(principal.user.id, null);
+              if (renewal) yield* renewal.insert();
+            },
+            found!.hash!,
+          );
+          if (written) break;
+          // Changed again and again meanwhile: refused rather than checked for ever.
+          if (check >= 3) throw incorrect();
+        }
         if (renewal)
           set.headers["set-cookie"] = sessionCookie(
             renewal.secret,
