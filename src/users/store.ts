@@ -141,13 +141,11 @@ export function createUserStore(db: Db) {
     },
     /**
      * `action`: user.set_password (an administrator), user.password_change (the user, who then
-     * has `also` end their other sessions in the same transaction).
-     */
-    /**
-     * `expected`: the hash the user's current password was checked against (a change by the user):
-     * nothing is written, and false returned, when the user's hash is another one now (changed
-     * meanwhile by another request or node, or reset by an administrator), so the caller checks
-     * the current password again.
+     * has `also` end their other sessions in the same transaction). `expected`: the hash the
+     * user's current password was checked against (a change by the user): nothing is written, and
+     * false returned, when the user's hash is another one now (changed meanwhile by another
+     * request or node, or reset by an administrator), so the caller checks the current password
+     * again.
      */
     async setPassword(
       id: number,
