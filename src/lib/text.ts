@@ -50,6 +50,29 @@ export const jsonHasLoneSurrogate = (json: string): boolean => /(?<!\\)(?:\\\\)*
 export const NO_LONE_SURROGATES =
   "may not contain unpaired surrogates (an escape such as \\ud800 without its pair)";
 
+/**
+ * True when a parsed JSON value holds a number that JSON cannot write back: a literal past a
+ * 64-bit float's range (`1e400`, `-1e400`) parses as ±Infinity, which JSON.stringify writes as
+ * `null`, so `{"const": 1e400}` was stored, and run, as `{"const": null}`. Walked without
+ * recursion (the values' nesting is bounded before, but not by this).
+ */
+export function jsonHasOverflow(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return true;
+    } else if (v !== null && typeof v === "object") {
+      for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push(x);
+    }
+  }
+  return false;
+}
+
+/** The reason given where stored JSON may not hold one. */
+export const NO_OVERFLOW =
+  "may not hold a number beyond a 64-bit float's range (such as 1e400): it would be stored as null";
+
 /** True when `s` may be stored as multi-line text. */
 export const textCharactersOk = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed();
 

@@ -7,8 +7,10 @@ import { type ErrorItem, type Problem, invalid, notFound } from "../errors.ts";
 import {
   charCount,
   jsonHasLoneSurrogate,
+  jsonHasOverflow,
   NAME_CHARACTERS,
   NO_LONE_SURROGATES,
+  NO_OVERFLOW,
   nameCharactersOk,
 } from "../lib/text.ts";
 import { draftFromUri } from "../validators/json-schema/drafts.ts";
@@ -145,6 +147,8 @@ export function createSchemaService(store: SchemaStore) {
         : jsonHasLoneSurrogate(JSON.stringify(body.schema) ?? "")
     )
       throw bodyError("schema", "invalid", `A schema ${NO_LONE_SURROGATES}.`);
+    if (typeof body.schema !== "string" && jsonHasOverflow(body.schema))
+      throw bodyError("schema", "invalid", `A schema ${NO_OVERFLOW}.`);
     if (kind === "xsd") {
       if (typeof body.schema !== "string")
         throw bodyError("schema", "invalid", "An XSD document is given as a string of XML.");

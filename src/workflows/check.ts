@@ -7,8 +7,10 @@ import {
   charCount,
   headOf,
   jsonHasLoneSurrogate,
+  jsonHasOverflow,
   NAME_CHARACTERS,
   NO_LONE_SURROGATES,
+  NO_OVERFLOW,
   nameCharactersOk,
   quote,
   textCharactersOk,
@@ -103,6 +105,10 @@ function pinStep(s: StepInput, field: string, errors: ErrorItem[], ctx: StepConf
   // Stored, every read of the workflow (its versions, export, audit) would repeat it as an escape.
   if (jsonHasLoneSurrogate(authored)) {
     errors.push({ field: f("config"), code: "invalid", message: `A step config ${NO_LONE_SURROGATES}.` });
+    return null;
+  }
+  if (jsonHasOverflow(config)) {
+    errors.push({ field: f("config"), code: "invalid", message: `A step config ${NO_OVERFLOW}.` });
     return null;
   }
   // The snapshot a saved step carries is the server's, not the author's: measured below.

@@ -4,6 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import YAML from "yaml";
 import type { ErrorItem } from "../errors.ts";
 import { boundItems, schemaItems } from "../http/errors.ts";
+import { jsonHasOverflow } from "../lib/text.ts";
 import { WorkflowIn } from "./model.ts";
 import { type WorkflowInput, draftOf } from "./service.ts";
 import type { StepDef, Workflow } from "./types.ts";
@@ -54,6 +55,9 @@ function portableYaml(doc: object): string {
 export const stringifyDocument = (doc: object, format: "yaml" | "json") =>
   format === "json" ? `${JSON.stringify(doc, null, 2)}\n` : portableYaml(doc);
 
+const NOT_JSON_NUMBER =
+  "may not hold .inf, .nan or a number beyond a 64-bit float's range (such as 1e400): JSON cannot carry one";
+
 /** A document that parses but is no workflow definition: the API's errors[] items for it. */
 export class DocumentError extends Error {
   constructor(readonly items: ErrorItem[]) {
@@ -87,5 +91,14 @@ export function parseDocument(text: string): WorkflowInput {
     const items = schemaItems(Value.Errors(WorkflowIn, rest));
     throw new DocumentError([...items, ...boundItems(WorkflowIn, rest, items)]);
   }
+  // YAML's .inf and .nan, and a number past a double's range (1e400), which JSON cannot carry:
+  // sent over the API (apply), a config held null where the file held the number.
+  const steps = (rest as WorkflowInput).steps ?? [];
+  const items = steps.flatMap((step, i) =>
+    jsonHasOverflow(step.config ?? {})
+      ? [{ field: `steps[${i}].config`, code: "invalid", message: `A step config ${NOT_JSON_NUMBER}.` }]
+      : [],
+  );
+  if (items.length) throw new DocumentError(items);
   return rest as WorkflowInput;
 }

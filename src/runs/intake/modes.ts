@@ -9,6 +9,8 @@ import {
   charCount,
   clip,
   jsonHasLoneSurrogate,
+  jsonHasOverflow,
+  NO_OVERFLOW,
   nameCharactersOk,
   quote,
 } from "../../lib/text.ts";
@@ -394,6 +396,8 @@ function fromFields(mode: "envelope" | "multipart", f: Fields, limits: IntakeLim
             code: "invalid",
             message: `metadata ${NO_LONE_SURROGATES}, in keys or values.`,
           });
+        else if (jsonHasOverflow(meta))
+          errors.push({ field: "metadata", code: "invalid", message: `metadata ${NO_OVERFLOW}.` });
         else if (byteLength(json) > limits.maxMetadataBytes)
           errors.push({
             field: "metadata",
