@@ -70,7 +70,9 @@ export function schemaRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
       },
       {
         auth: "author",
-        preconditions: "exists",
+        // An org at its most stored schemas: the 409 first (§13.2.1).
+        preconditions: async (c: { params: { org_slug: string }; principal: Principal }) =>
+          schemas.roomFor((await role(c.principal, c.params.org_slug, "author")).id),
         params: OrgParams,
         body: SchemaIn,
         response: { 201: SchemaOut, ...errorResponses(...AUTHED, 409) },

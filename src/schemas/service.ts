@@ -3,7 +3,7 @@
 // one), well-formedness and the xs:schema root of an XSD document. An XSD is compiled only when a
 // step uses it, with the documents it includes and imports: those may be stored in any order.
 import type { Actor } from "../audit/types.ts";
-import { type ErrorItem, type Problem, invalid, notFound } from "../errors.ts";
+import { type ErrorItem, type Problem, conflict, invalid, notFound } from "../errors.ts";
 import {
   charCount,
   jsonHasLoneSurrogate,
@@ -25,6 +25,16 @@ export const MAX_URI_LENGTH = 500;
 export const MAX_SCHEMA_BYTES = 1_048_576;
 /** UBL 2.1's aggregate components alone are 2.4 MB. */
 export const MAX_XSD_BYTES = 8 * 1_048_576;
+/**
+ * Stored schemas an organization may have (2026-11-29; was unbounded: one author could store
+ * XSD documents of 8 MiB each until the disk was full). Room for whole standards' sets (UBL 2.3
+ * is ~90 documents, NIEM ~300, ISO 20022's message catalogue ~800); docs/limits.md.
+ */
+export const MAX_SCHEMAS_PER_ORG = 2000;
+const tooManySchemas = () =>
+  conflict(
+    `An organization can have at most ${MAX_SCHEMAS_PER_ORG} stored schemas; delete unused ones first.`,
+  );
 /** Bounds the $ref chase through stored schemas (each round is one query). */
 const MAX_ROUNDS = 32;
 
@@ -172,8 +182,19 @@ export function createSchemaService(store: SchemaStore) {
       if (!s) throw notFound("Schema");
       return s;
     },
+    /**
+     * 409 once the org has its most stored schemas: the answer a new one's request gets whatever
+     * its content, so also before a false If-None-Match (RFC 9110 §13.2.1), as a webhook's.
+     */
+    async roomFor(orgId: number): Promise<void> {
+      if ((await store.count(orgId)) >= MAX_SCHEMAS_PER_ORG) throw tooManySchemas();
+    },
     async create(orgId: number, body: SchemaBody, actor: Actor, checker?: DraftChecker) {
-      return store.create(orgId, await check(orgId, body, checker), actor);
+      // Before the check, which may compile or parse for seconds; counted again with the insert.
+      if ((await store.count(orgId)) >= MAX_SCHEMAS_PER_ORG) throw tooManySchemas();
+      const s = await store.create(orgId, await check(orgId, body, checker), actor, MAX_SCHEMAS_PER_ORG);
+      if (!s) throw tooManySchemas(); // another request took the last place meanwhile
+      return s;
     },
     async replace(orgId: number, id: string, body: SchemaBody, actor: Actor, checker?: DraftChecker) {
       if (!(await store.get(orgId, idOf(id)))) throw notFound("Schema");

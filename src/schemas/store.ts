@@ -5,7 +5,7 @@
 import { audit } from "../audit/append.ts";
 import { digestOf } from "../audit/changes.ts";
 import type { Actor } from "../audit/types.ts";
-import { type Db, countedPage, type Program, all, forUpdate, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, all, count, forUpdate, get, run } from "../db/program.ts";
 import { now, parseJson, uniqueOr } from "../db/util.ts";
 
 export type SchemaKind = "json_schema" | "xsd";
@@ -73,6 +73,7 @@ function* logged(
 
 export function createSchemaStore(db: Db) {
   const lock = forUpdate(db.dialect);
+  const countOf = (orgId: number) => count("SELECT count(*) AS n FROM org_schemas WHERE org_id = ?", orgId);
   /** Rows of one kind whose `column` is among `values`, in chunks. */
   function* rowsWhereIn(
     orgId: number,
@@ -136,27 +137,41 @@ export function createSchemaStore(db: Db) {
       const rows = await db.exec(rowsWhereIn(orgId, "xsd", "target_namespace", namespaces));
       return Object.fromEntries(rows.map((r) => [r.uri, r.schema]));
     },
-    async create(orgId: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema> {
+    async count(orgId: number): Promise<number> {
+      return db.exec(countOf(orgId));
+    },
+    /** Null when the org already has `max` stored schemas (count and insert in one transaction). */
+    async create(orgId: number, w: SchemaWrite, actor: Actor, max: number): Promise<OrgSchema | null> {
       const ts = now();
-      const row = await db.tx(function* () {
-        const r = (yield* uniqueOr(
-          get<SchemaRow>(
-            "INSERT INTO org_schemas (org_id, uri, kind, target_namespace, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
+      const row = await db.tx(
+        function* () {
+          // The org's row, locked (PostgreSQL): two creations racing for the last place cannot both
+          // pass the count. The lock a webhook's creation takes; runs' foreign keys do not wait.
+          yield* get(
+            `SELECT id FROM orgs WHERE id = ?${db.dialect === "postgres" ? " FOR NO KEY UPDATE" : ""}`,
             orgId,
-            w.uri,
-            w.kind,
-            w.targetNamespace,
-            w.text,
-            ts,
-            ts,
-          ),
-          duplicate(w.uri),
-          "uri",
-        ))!;
-        yield* logged(actor, "schema.create", r, null, r);
-        return r;
-      });
-      return toSchema(row);
+          );
+          if ((yield* countOf(orgId)) >= max) return null;
+          const r = (yield* uniqueOr(
+            get<SchemaRow>(
+              "INSERT INTO org_schemas (org_id, uri, kind, target_namespace, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
+              orgId,
+              w.uri,
+              w.kind,
+              w.targetNamespace,
+              w.text,
+              ts,
+              ts,
+            ),
+            duplicate(w.uri),
+            "uri",
+          ))!;
+          yield* logged(actor, "schema.create", r, null, r);
+          return r;
+        },
+        { immediate: true },
+      );
+      return row ? toSchema(row) : null;
     },
     async update(orgId: number, id: number, w: SchemaWrite, actor: Actor): Promise<OrgSchema | null> {
       const row = await db.tx(function* () {

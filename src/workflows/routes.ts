@@ -76,7 +76,9 @@ export function workflowRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) 
       },
       {
         auth: "author",
-        preconditions: "exists",
+        // An org at its most workflows: the 409 first (§13.2.1).
+        preconditions: async (c: { params: { org_slug: string }; principal: Principal }) =>
+          workflows.roomFor((await requireOrgRole(orgs, c.principal, c.params.org_slug, "author")).org.id),
         params: OrgParams,
         body: WorkflowIn,
         response: { 201: WorkflowDetail, ...errorResponses(...AUTHED, 409) },

@@ -1,7 +1,7 @@
 // Workflows as authors change them: create, update, steps; each change checked (check.ts) and
 // saved as a new version.
 import type { Actor } from "../audit/types.ts";
-import { notFound } from "../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import type { SchemaStore } from "../schemas/store.ts";
 import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
@@ -9,10 +9,19 @@ import type { FileType, ValidatorDef } from "../validators/types.ts";
 import { createDraftChecker, type DraftChecker, type XsdSetWalk } from "./check-thread.ts";
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
-import type { SaveHow, WorkflowStore } from "./store.ts";
+import { type SaveHow, WorkflowLimit, type WorkflowStore } from "./store.ts";
 import { EMPTY_DRAFT, type StepDef, type Workflow, type WorkflowDraft } from "./types.ts";
 
 type Loaded = { workflow: Workflow; steps: StepDef[] };
+
+/**
+ * Live (not deleted) workflows an organization may have (2026-11-29; was unbounded: one author
+ * could create workflows, each up to 64 MiB of snapshots, until the disk was full). Generous
+ * for real use, as MAX_WEBHOOKS_PER_ORG and MAX_ACTIVE_TOKENS bound theirs; docs/limits.md.
+ */
+export const MAX_WORKFLOWS_PER_ORG = 1000;
+const tooManyWorkflows = () =>
+  conflict(`An organization can have at most ${MAX_WORKFLOWS_PER_ORG} workflows; delete unused ones first.`);
 
 export interface StepInput {
   name?: string;
@@ -153,10 +162,24 @@ export function createWorkflowService(
     load,
     check,
     list: store.list,
+    /**
+     * 409 once the org has its most workflows: the answer a new workflow's request gets whatever
+     * its content, so also before a false If-None-Match (RFC 9110 §13.2.1), as a webhook's.
+     */
+    async roomFor(orgId: number): Promise<void> {
+      if ((await store.countLive(orgId)) >= MAX_WORKFLOWS_PER_ORG) throw tooManyWorkflows();
+    },
     async create(orgId: number, b: WorkflowInput, actor: Actor) {
+      // Before the draft's check, which may compile schemas for seconds. Counted again in the
+      // save's transaction: two requests racing for the last place.
+      if ((await store.countLive(orgId)) >= MAX_WORKFLOWS_PER_ORG) throw tooManyWorkflows();
       const d = applyInput(EMPTY_DRAFT, b);
       await check(orgId, d);
-      return store.save(orgId, null, d, { actor, action: "workflow.create" });
+      return store
+        .save(orgId, null, d, { actor, action: "workflow.create", maxLive: MAX_WORKFLOWS_PER_ORG })
+        .catch((e) => {
+          throw e instanceof WorkflowLimit ? tooManyWorkflows() : e;
+        });
     },
     /**
      * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).

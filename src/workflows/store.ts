@@ -4,7 +4,7 @@
 import { audit } from "../audit/append.ts";
 import type { Actor } from "../audit/types.ts";
 import { GenerationCache, deepFreeze } from "../db/generation.ts";
-import { type Db, countedPage, type Program, ReferenceGone, all, get, run } from "../db/program.ts";
+import { type Db, countedPage, type Program, ReferenceGone, all, count, get, run } from "../db/program.ts";
 import { bool, now, parseJson, uniqueOrAsync } from "../db/util.ts";
 import type { FileType } from "../validators/types.ts";
 import { lockForRename, renameInFilters } from "../webhooks/store.ts";
@@ -20,6 +20,8 @@ export interface SaveHow {
   restoredFrom?: number;
   /** The author's user is gone: the version records the name only (store.save). */
   withoutAuthor?: boolean;
+  /** A new workflow: WorkflowLimit when the org already has this many live ones. */
+  maxLive?: number;
 }
 
 /** What a version records as its author: a user's name, or the CLI and the account that ran it. */
@@ -77,6 +79,11 @@ const SELECT = `SELECT w.*, (SELECT count(*) FROM steps s WHERE s.workflow_id = 
  */
 export class StaleWorkflow extends Error {
   override name = "StaleWorkflow";
+}
+
+/** A new workflow in an org that already has its most (SaveHow.maxLive): nothing written. */
+export class WorkflowLimit extends Error {
+  override name = "WorkflowLimit";
 }
 
 /** Test hooks: beforeSave runs just before save()'s transaction, after the caller's check. */
@@ -175,6 +182,8 @@ function* snapshot(w: WorkflowRow, steps: StepDef[], ts: string, how: SaveHow): 
 }
 
 export function createWorkflowStore(db: Db) {
+  const liveCount = (orgId: number) =>
+    count("SELECT count(*) AS n FROM workflows WHERE org_id = ? AND deleted_at IS NULL", orgId);
   // Only found workflows are cached: unknown identifiers cannot fill the cache.
   const found = new GenerationCache<string, Workflow>(db, FIND_CACHE_SIZE);
   // A run reads its definition at submission and again at launch: parse each version once.
@@ -183,6 +192,8 @@ export function createWorkflowStore(db: Db) {
 
   return {
     hooks,
+    /** The org's workflows not deleted. */
+    countLive: (orgId: number): Promise<number> => db.exec(liveCount(orgId)),
     /**
      * Hot path (every run submission): cached; the workflow is shared and frozen.
      * `generation`: the one the request's authentication read (Principal.generation), if any.
@@ -256,6 +267,12 @@ export function createWorkflowStore(db: Db) {
             const oldSteps = old ? (yield* stepsOf(old.id)).map(toStep) : [];
             // Before the row is written: webhook writes take the org's row first too.
             if (old && old.slug !== d.slug) yield* lockForRename(db.dialect, orgId);
+            if (id == null && how.maxLive !== undefined) {
+              // The org's row, locked (PostgreSQL): two creations racing for the last place
+              // cannot both pass the count.
+              yield* lockForRename(db.dialect, orgId);
+              if ((yield* liveCount(orgId)) >= how.maxLive) throw new WorkflowLimit();
+            }
             const row =
               id == null
                 ? yield* get<WorkflowRow>(
