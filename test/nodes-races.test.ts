@@ -627,6 +627,45 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
     expect({ ok: v.ok, broken: v.broken }).toEqual({ ok: true, broken: null });
   }, 30_000);
 
+  test("a workflow deleted through node a while node b writes a run of it: both answered, the run kept and readable (by design)", async () => {
+    await createWorkflow(a, root, { ...WORKER_WORKFLOW, slug: "fading-wf" });
+    const side = new SQL({ url: a.databaseUrl!, max: 1 });
+    let started: Promise<Answer> | null = null;
+    let deleted: Answer | null = null;
+    try {
+      await side.begin(async (tx) => {
+        // Node b's run has passed its checks and waits to write its submission.
+        await tx.unsafe("LOCK TABLE submissions IN SHARE MODE");
+        started = call(b, "POST", "/api/v1/orgs/acme/workflows/fading-wf/runs/", {
+          token: root,
+          raw: "{}",
+          headers: { "content-type": "application/json" },
+        });
+        started.catch(() => {});
+        await until(
+          async () => (await lockWaiters("INSERT INTO submissions%")) > 0,
+          "node b's write waiting",
+        );
+        deleted = await call(a, "DELETE", "/api/v1/orgs/acme/workflows/fading-wf/", { token: root });
+      });
+    } finally {
+      await side.close();
+    }
+    // The run's request began before the deletion: it is answered as it began, and its run stays
+    // readable under the deleted workflow's id, as a run queued before a deletion does.
+    expect(deleted!.status).toBe(204);
+    const run = await started!;
+    expect([run.status, run.json.status]).toEqual([201, "succeeded"]);
+    const read = await call(a, "GET", `/api/v1/orgs/acme/runs/${run.json.id}/`, { token: root });
+    expect([read.status, read.json.workflow.slug]).toEqual([200, "fading-wf"]);
+    const again = await call(b, "POST", "/api/v1/orgs/acme/workflows/fading-wf/runs/", {
+      token: root,
+      raw: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    expect(again.json).toEqual(errorBody(404, "not_found"));
+  });
+
   test("a token revoked through one node: refused by the other's next request, a run start included", async () => {
     const u = await a.user("short-lived", "acme", "executor");
     const runs = "/api/v1/orgs/acme/workflows/fast/runs/";
