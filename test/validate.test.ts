@@ -475,7 +475,7 @@ describe("a file that got no run, in the reports", () => {
       [
         '  <testsuite name="data/table.csv" tests="1" failures="0" errors="1" skipped="0" time="0.000" timestamp="T" package="assay.orders">',
         '    <properties><property name="workflow" value="orders"/><property name="content_type" value="text/csv"/><property name="error" value="file_type_unsupported"/></properties>',
-        `    <testcase name="submission" classname="data/table.csv" time="0.000"><error message="Not validated: ${refusal.replaceAll('"', "&quot;")}" type="file_type_unsupported"/></testcase>`,
+        `    <testcase name="submission" classname="data/table.csv" time="0.000"><error message="Not validated: ${refusal.replaceAll('"', "&quot;")}" type="file_type_unsupported">Not validated: ${refusal.replaceAll('"', "&quot;")}</error></testcase>`,
         "  </testsuite>",
         "",
       ].join("\n"),
@@ -530,7 +530,7 @@ describe("a file that got no run, in the reports", () => {
     expect([junit.code, junit.err]).toEqual([2, ""]);
     expect(await junitProblems(junit.out)).toEqual([]);
     expect(junit.out).toContain(
-      `<testcase name="submission" classname="data/good.json" time="0.000"><error message="Not validated: ${why}" type="network_error"/></testcase>`,
+      `<testcase name="submission" classname="data/good.json" time="0.000"><error message="Not validated: ${why}" type="network_error">Not validated: ${why}</error></testcase>`,
     );
   });
 

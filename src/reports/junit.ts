@@ -32,6 +32,15 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
   return "Not run: an earlier step did not pass (fail_fast).";
 }
 
+/**
+ * An outcome element whose reason is both its `message` and its text: Jenkins shows the message,
+ * GitLab only an outcome's text (an empty `<error message="…"/>` showed no reason there).
+ */
+function outcome(tag: "error" | "skipped", message: string, type?: string): string {
+  const typed = type === undefined ? "" : ` type="${escapeAttr(type)}"`;
+  return `<${tag} message="${escapeAttr(message)}"${typed}>${escapeXml(message)}</${tag}>`;
+}
+
 const errorsIn = (s: ReportStep) => s.findings.filter((f) => f.severity === "error").length;
 const warningsIn = (s: ReportStep) => s.findings.filter((f) => f.severity === "warning").length;
 
@@ -99,10 +108,10 @@ function stepCase(item: ReportItem, step: ReportStep, o: JunitOptions): Case {
     body = `<failure message="${escapeAttr(message)}" type="warning">${escapeXml(lines)}</failure>`;
   } else if (step.status === "error") {
     c.error = true;
-    body = `<error message="${escapeAttr(step.error ?? "The step could not finish.")}" type="error"/>`;
+    body = outcome("error", step.error ?? "The step could not finish.", "error");
   } else if (step.status !== "passed") {
     c.skipped = true;
-    body = `<skipped message="${escapeAttr(skippedWhy(run, step))}"/>`;
+    body = outcome("skipped", skippedWhy(run, step));
   }
   // Warnings and infos of a passed step are worth seeing, but are not a failure.
   if (lines && !c.failure) body += `<system-out>${escapeXml(lines)}</system-out>`;
@@ -116,7 +125,7 @@ function runCase(item: ReportItem): Case | null {
   if (!UNFINISHED_STATUSES.includes(run.status) || run.steps.some((s) => s.status === "error")) return null;
   const why = run.error ?? `The run ended ${run.status}.`;
   return {
-    xml: `<testcase name="run" classname="${escapeAttr(file)}" time="${seconds(run.duration_ms)}"><error message="${escapeAttr(why)}" type="${escapeAttr(run.status)}"/></testcase>`,
+    xml: `<testcase name="run" classname="${escapeAttr(file)}" time="${seconds(run.duration_ms)}">${outcome("error", why, run.status)}</testcase>`,
     failure: false,
     error: true,
     skipped: false,
@@ -129,7 +138,7 @@ function runCase(item: ReportItem): Case | null {
  */
 function notValidatedCase(file: string, why: { code: string; reason: string }): Case {
   return {
-    xml: `<testcase name="submission" classname="${escapeAttr(file)}" time="0.000"><error message="${escapeAttr(`Not validated: ${why.reason}`)}" type="${escapeAttr(why.code)}"/></testcase>`,
+    xml: `<testcase name="submission" classname="${escapeAttr(file)}" time="0.000">${outcome("error", `Not validated: ${why.reason}`, why.code)}</testcase>`,
     failure: false,
     error: true,
     skipped: false,

@@ -50,7 +50,10 @@ describe("JUnit XML", () => {
     expect(xml).toContain(
       '<failure message="2 errors" type="failed">orders.json:3:7 error json_schema.required missing required property &quot;id&quot;\norders.json error json_schema.type must be integer</failure>',
     );
-    expect(xml).toContain('<skipped message="Not run: an earlier step did not pass (fail_fast)."/>');
+    // The reason is the element's text too: GitLab shows an outcome's text, never its message.
+    expect(xml).toContain(
+      '<skipped message="Not run: an earlier step did not pass (fail_fast).">Not run: an earlier step did not pass (fail_fast).</skipped>',
+    );
     expect(xml).toContain("<system-out>orders.json:1:1 warning syntax.duplicate_key");
   });
   test("a step in error and a run that ended without a step to blame are errors", async () => {
@@ -66,15 +69,19 @@ describe("JUnit XML", () => {
     const xml = renderJunit([itemOf(r), itemOf(crashed)]);
     expect(await junitProblems(xml)).toEqual([]);
     expect(xml).toContain(
-      '<testcase name="run" classname="orders.json" time="0.022"><error message="The submission content was purged." type="error"/></testcase>',
+      '<testcase name="run" classname="orders.json" time="0.022"><error message="The submission content was purged." type="error">The submission content was purged.</error></testcase>',
     );
-    expect(xml).toContain('<error message="Step time limit (5000 ms) exceeded." type="error"/>');
+    expect(xml).toContain(
+      '<error message="Step time limit (5000 ms) exceeded." type="error">Step time limit (5000 ms) exceeded.</error>',
+    );
     expect(xml.match(/<testcase name="run"/g)?.length).toBe(1);
     // The steps after were not run because the run ended, whatever fail_fast says: the report
     // names that reason, not fail_fast (a workflow with fail_fast false read "(fail_fast)").
-    expect(xml).toContain('<skipped message="Not run: the run ended error: boom."/>');
     expect(xml).toContain(
-      '<skipped message="Not run: the run ended error: The submission content was purged."/>',
+      '<skipped message="Not run: the run ended error: boom.">Not run: the run ended error: boom.</skipped>',
+    );
+    expect(xml).toContain(
+      '<skipped message="Not run: the run ended error: The submission content was purged.">Not run: the run ended error: The submission content was purged.</skipped>',
     );
     expect(xml).not.toContain("fail_fast");
   });
