@@ -210,7 +210,7 @@ export function setProblems(set: SchemaSet): string | null {
     .join("; ");
 }
 
-function compileXsd(src: SchemaSource): CompiledSchema {
+function compileXsd(src: SchemaSource, atSave: boolean): CompiledSchema {
   const { XsdValidator } = libxml();
   const documents = src.documents ?? {};
   const root = src.schemaUri ? { uri: src.schemaUri } : { text: src.schema ?? "", uri: null };
@@ -233,8 +233,9 @@ function compileXsd(src: SchemaSource): CompiledSchema {
       (name) => docs.get(name) ?? docs.get(resolveUri(name, null) ?? ""),
       () => XsdValidator.fromDoc(schemaDoc),
     );
-    // What libxml2 accepts and XML Schema does not (facets.ts), in the root, then the set.
-    const problem = facetProblem(schemaDoc) ?? setFacetProblem(set);
+    // What libxml2 accepts and XML Schema does not (facets.ts), in the root, then the set. At save
+    // only: a workflow saved before this check (libxml2 took it) runs on as it did, never `error`.
+    const problem = atSave ? (facetProblem(schemaDoc) ?? setFacetProblem(set)) : null;
     if (problem) {
       v.dispose();
       throw new SchemaCompileError(problem);
@@ -264,11 +265,15 @@ function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Compiles a schema; throws SchemaCompileError with a readable message. Caller disposes. */
-export function compileSchema(src: SchemaSource): CompiledSchema {
+/**
+ * Compiles a schema; throws SchemaCompileError with a readable message. Caller disposes.
+ * `atSave`: the save-time check of a step config (config.ts), which also refuses what XML Schema
+ * forbids and libxml2 accepts (facets.ts); a run compiles what was saved without it.
+ */
+export function compileSchema(src: SchemaSource, opts: { atSave?: boolean } = {}): CompiledSchema {
   const { DtdValidator, RelaxNGValidator, XmlDocument, XmlDtd } = libxml();
   try {
-    if (src.type === "xsd") return compileXsd(src);
+    if (src.type === "xsd") return compileXsd(src, opts.atSave === true);
     const schema = src.schema ?? "";
     if (src.type === "dtd") {
       const v = new DtdValidator(XmlDtd.fromString(schema));

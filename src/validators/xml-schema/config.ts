@@ -155,7 +155,7 @@ export function checkXmlSchemaConfig(config: unknown, stored: Record<string, str
   }
   try {
     // Compiled and freed at once: the API process should not hold wasm memory for schemas.
-    compileSchema(sourceOf(cfg)).dispose();
+    compileSchema(sourceOf(cfg), { atSave: true }).dispose();
   } catch (e) {
     const message = e instanceof SchemaCompileError ? e.message : String(e);
     const hint =

@@ -76,11 +76,14 @@ describe("fractionDigits other than 0 on an integer type (0 and fixed there)", (
     const uri = "https://schemas.example.com/t.xsd";
     const root = `<xsd:schema ${XS}><xsd:import namespace="urn:t" schemaLocation="${uri}"/></xsd:schema>`;
     expect(() =>
-      compileSchema({
-        type: "xsd",
-        schema: root,
-        documents: { [uri]: xsd("xsd:int", '<xsd:fractionDigits value="1"/>') },
-      }),
+      compileSchema(
+        {
+          type: "xsd",
+          schema: root,
+          documents: { [uri]: xsd("xsd:int", '<xsd:fractionDigits value="1"/>') },
+        },
+        { atSave: true },
+      ),
     ).toThrow(
       new SchemaCompileError(
         `${uri} line 6: fractionDigits 1 on a restriction of xs:int, whose fractionDigits is 0 and fixed (XML Schema 1.0 Part 2 §3.3.13, §4.3.12.4)`,
