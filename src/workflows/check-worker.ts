@@ -25,7 +25,9 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
     );
     // The step being compiled, so that a check past its deadline names it (check-thread.ts).
     const onStep = (step: number) => self.postMessage({ id: m.id, progress: step } satisfies ThreadProgress);
-    onStep(-1);
+    // A walk's first report names its first root's step: the deadline starts at the first report,
+    // and a thread descheduled between a report of -1 and the root's named `steps` (review, 2026-11-29).
+    onStep(m.xsdSet?.roots[0]?.step ?? -1);
     if (m.xsdSet) {
       // Each root's step, so that a walk past its deadline names the step it was reading.
       const wanted = xsdWanted(m.xsdSet.roots, m.xsdSet.found, (root) => onStep(root.step ?? -1));
