@@ -8,7 +8,7 @@ import { libxml, serveWhile } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
 import { facetProblem } from "./facets.ts";
 import { dataParamProblem } from "./relaxng-params.ts";
-import { parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
+import { XSD_NS, parseXsd, referencesOf, resolveSchemaSet, resolveUri, type SchemaSet } from "./documents.ts";
 
 export type SchemaType = "xsd" | "relaxng" | "dtd";
 
@@ -99,7 +99,6 @@ function sameLines(doc: XmlDocument): string {
   return lost > 0 ? "\n".repeat(lost) + text : text;
 }
 
-const XSD_NS = "http://www.w3.org/2001/XMLSchema";
 /** `child::` written out at the start of a step: after the start, a `/`, a `|` or a space. */
 const CHILD_AXIS = /(^|[\s/|])child\s*::\s*/g;
 

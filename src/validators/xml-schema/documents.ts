@@ -9,6 +9,22 @@ import { libxml } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
 
 export const XSD_NS = "http://www.w3.org/2001/XMLSchema";
+/** xs:integer and the built-in types derived from it (facets.ts, fixed-values.ts). */
+export const INTEGERS = new Set([
+  "integer",
+  "nonPositiveInteger",
+  "negativeInteger",
+  "long",
+  "int",
+  "short",
+  "byte",
+  "nonNegativeInteger",
+  "unsignedLong",
+  "unsignedInt",
+  "unsignedShort",
+  "unsignedByte",
+  "positiveInteger",
+]);
 const REFERENCES = new Set(["include", "import", "redefine", "override"]);
 /** Bounds the documents one schema set may pull in (UBL 2.1's invoice needs 14). */
 export const MAX_SET_DOCUMENTS = 500;

@@ -16,26 +16,9 @@
 // simple type of the same document that restricts one (followed through such types).
 import type { XmlDocument, XmlElement } from "libxml2-wasm";
 import { libxml } from "../shared/libxml.ts";
+import { INTEGERS, XSD_NS } from "./documents.ts";
 
-const XSD_NS = "http://www.w3.org/2001/XMLSchema";
 const NS = { xs: XSD_NS };
-
-/** xs:integer and the built-in types derived from it. */
-const INTEGERS = new Set([
-  "integer",
-  "nonPositiveInteger",
-  "negativeInteger",
-  "long",
-  "int",
-  "short",
-  "byte",
-  "nonNegativeInteger",
-  "unsignedLong",
-  "unsignedInt",
-  "unsignedShort",
-  "unsignedByte",
-  "positiveInteger",
-]);
 
 /** Built-in list types whose minLength is 1. */
 const LISTS = new Set(["NMTOKENS", "IDREFS", "ENTITIES"]);

@@ -8,29 +8,14 @@
 import type { XmlDocument, XmlElement } from "libxml2-wasm";
 import { libxml } from "../shared/libxml.ts";
 import { xmlParseOptions } from "../shared/xml.ts";
+import { INTEGERS, XSD_NS } from "./documents.ts";
 
-const XSD_NS = "http://www.w3.org/2001/XMLSchema";
 const NS = { xs: XSD_NS };
 
 /** "Element '{urn:x}d': The actual value ' 1.00 ' does not match the fixed value constraint '1.0'." */
 const FIXED_ERROR =
   /^Element '(?:\{[^}]*\})?([^']*)': The actual value '([\s\S]*)' does not match the fixed value constraint '([\s\S]*)'\.$/;
 
-const INTEGERS = new Set([
-  "integer",
-  "nonPositiveInteger",
-  "negativeInteger",
-  "long",
-  "int",
-  "short",
-  "byte",
-  "nonNegativeInteger",
-  "unsignedLong",
-  "unsignedInt",
-  "unsignedShort",
-  "unsignedByte",
-  "positiveInteger",
-]);
 /** Built-in types whose whitespace rule is `collapse` and whose value is the collapsed text. */
 const COLLAPSED_AS_TEXT = new Set([
   "token",
