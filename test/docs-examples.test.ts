@@ -8,6 +8,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { MAIN } from "./helpers/cli.ts";
+import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
@@ -167,9 +168,10 @@ describe("docs/webhooks.md: the receiver", () => {
       const out = lines(receiver.stdout);
       // A request signed with another key, once the receiver listens.
       const forged = async () => {
-        for (;;) {
+        let answer: Response | undefined;
+        await until(async () => {
           try {
-            return await fetch(target, {
+            answer = await fetch(target, {
               method: "POST",
               headers: {
                 "webhook-id": "msg_forged",
@@ -178,11 +180,13 @@ describe("docs/webhooks.md: the receiver", () => {
               },
               body: '{"type":"ping"}',
             });
+            return true;
           } catch {
             if (receiver.exitCode !== null) throw new Error("the receiver exited");
-            await Bun.sleep(20);
+            return false;
           }
-        }
+        }, "the webhook receiver to listen");
+        return answer!;
       };
       expect((await forged()).status).toBe(401);
       await out.waitFor("refused: bad signature");
@@ -208,10 +212,10 @@ describe("docs/webhooks.md: the receiver", () => {
 
       // The receiver prints before it answers: the last attempt may not be recorded yet.
       let deliveries = await call(s, "GET", `${hook}/deliveries/`, { token: s.rootToken });
-      while (deliveries.json.results.some((d: { status: string }) => d.status === "pending")) {
-        await Bun.sleep(20);
+      await until(async () => {
         deliveries = await call(s, "GET", `${hook}/deliveries/`, { token: s.rootToken });
-      }
+        return !deliveries.json.results.some((d: { status: string }) => d.status === "pending");
+      }, "every delivery's last attempt to be recorded");
       expect(deliveries.status).toBe(200);
       expect(
         deliveries.json.results

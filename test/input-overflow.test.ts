@@ -46,9 +46,17 @@ describe("a number past a double's range (1e400) is refused, never stored as nul
   });
 
   test("a large finite number (1e308) and -0 are saved as sent", async () => {
-    const r = await post("/api/v1/orgs/acme/workflows/", workflowWith("finite", '{"enum":[1e308,-1e308]}'));
+    const r = await post(
+      "/api/v1/orgs/acme/workflows/",
+      workflowWith("finite", '{"enum":[1e308,-1e308,-0]}'),
+    );
     expect(r.status).toBe(201);
-    expect(r.json.steps[0].config.schema).toEqual({ enum: [1e308, -1e308] });
+    const saved = r.json.steps[0].config.schema.enum;
+    expect(saved).toEqual([1e308, -1e308, 0]);
+    // JSON has no negative zero of its own: -0 is written back as 0, a number, never null.
+    expect(Object.is(saved[2], 0) || Object.is(saved[2], -0)).toBe(true);
+    const again = await call(s, "GET", "/api/v1/orgs/acme/workflows/finite/", { token: author });
+    expect(again.json.steps[0].config.schema.enum).toEqual([1e308, -1e308, 0]);
   });
 
   test("400 on config when a step is added or changed; the workflow keeps its version", async () => {
