@@ -342,6 +342,27 @@ describe("the CLI on the running server's data dir", () => {
     expect(await s.count("audit_log")).toBe(entries);
     expect((await me(u.token)).status).toBe(200);
   });
+  test("users create refuses a name the API refuses (past 200 characters): exit 1, nothing written", async () => {
+    const [users, entries] = [await s.count("users"), await s.count("audit_log")];
+    const long = "x".repeat(201);
+    const api = await call(s, "POST", "/api/v1/admin/users/", {
+      ...root(),
+      body: { username: "longname", name: long },
+    });
+    expect(api.status).toBe(400);
+    expect(assay("users", "create", "longname", "--name", long)).toEqual({
+      code: 1,
+      out: "",
+      err: "assay users: Invalid value for name.\n  name: A name of at most 200 characters.\n",
+    });
+    expect([await s.count("users"), await s.count("audit_log")]).toEqual([users, entries]);
+    // Characters, not UTF-16 units, as the API counts them: 200 astral ones are a name.
+    const wide = "😀".repeat(200);
+    const ok = assay("users", "create", "widename", "--name", wide);
+    expect(ok.code).toBe(0);
+    const made = await call(s, "GET", "/api/v1/admin/users/widename/", root());
+    expect(made.json.name).toBe(wide);
+  });
   test("members remove refuses the last Admin; users delete refuses the last instance admin", async () => {
     await s.user("solo", "solo-org", "admin");
     const m = assay("members", "remove", "solo-org", "solo");

@@ -34,6 +34,14 @@ export function emailProblem(email: string): Problem | null {
     ? invalidBecause("Not an email address.")
     : null;
 }
+/**
+ * A user's display name. Its length was the admin API's body schema alone (Chars(200)): `assay
+ * users create --name` stored any length.
+ */
+export function userNameProblem(name: string): Problem | null {
+  if (charCount(name) > 200) return invalidBecause("A name of at most 200 characters.");
+  return nameCharactersOk(name) ? null : invalidBecause(`A name ${NAME_CHARACTERS}.`);
+}
 /** 400 on `password` when the password is not acceptable for `username` (password-policy.ts). */
 export function checkPassword(p: string, username: string) {
   const problem = passwordProblem(p, username);
@@ -50,10 +58,7 @@ export async function createUser(
   throwProblems([
     ["username", usernameProblem(u.username)],
     ["password", password === null ? null : invalidBecause(password)],
-    [
-      "name",
-      u.name === undefined || nameCharactersOk(u.name) ? null : invalidBecause(`A name ${NAME_CHARACTERS}.`),
-    ],
+    ["name", u.name === undefined ? null : userNameProblem(u.name)],
     ["email", u.email === undefined ? null : emailProblem(u.email)],
   ]);
   const password_hash = u.password != null ? await hashPassword(u.password) : null;
