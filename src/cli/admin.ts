@@ -12,7 +12,7 @@ import { checkTokenName } from "../tokens/routes.ts";
 import { hashPassword } from "../users/password-hash.ts";
 import { checkPassword, createUser } from "../users/service.ts";
 import { deleteOtherSessions } from "../web/store.ts";
-import { type Parsed, UsageError, allowOnly, readPasswordStdin } from "./args.ts";
+import { type Parsed, UsageError, allowOnly, meant, readPasswordStdin, unknownSubcommand } from "./args.ts";
 import { configOf, parseDuration, print, readsOnly, table, withDeps } from "./context.ts";
 
 const need = (p: Parsed, n: number, usage: string) => {
@@ -141,7 +141,12 @@ export async function users(p: Parsed) {
         deleteOtherSessions(u!.id, null),
       );
       print(`Password set for ${username} (${describeDb(d.config)}).`);
-    } else throw new UsageError("usage: assay users create|list|delete|set-password …");
+    } else
+      throw unknownSubcommand(
+        sub,
+        ["create", "list", "delete", "set-password"],
+        "usage: assay users create|list|delete|set-password …",
+      );
   });
 }
 
@@ -189,7 +194,12 @@ export async function orgs(p: Parsed) {
           ? `Organization ${slug}: deleted (${describeDb(d.config)}). Its runs and history are kept and the slug stays reserved; \`assay orgs restore ${slug}\` brings it back.`
           : `Organization ${slug}: ${sub === "suspend" ? "suspended" : "restored"} (${describeDb(d.config)}).`,
       );
-    } else throw new UsageError("usage: assay orgs create|list|suspend|restore|delete …");
+    } else
+      throw unknownSubcommand(
+        sub,
+        ["create", "list", "suspend", "restore", "delete"],
+        "usage: assay orgs create|list|suspend|restore|delete …",
+      );
   });
 }
 
@@ -215,14 +225,14 @@ export async function members(p: Parsed) {
     if (sub === "add") {
       const [slug, username, role] = need(q, 3, "members add ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
-        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
+        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"${meant(role!, ROLES)}`);
       const m = await svc().addMember((await live(slug!)).id, username!, checkRole(role!), cli);
       print(`${m.username} is now ${m.role} of ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "set-role") {
       // An existing member's role: how an org whose last Admin was deleted gets one again.
       const [slug, username, role] = need(q, 3, "members set-role ORG USERNAME ROLE");
       if (!(ROLES as readonly string[]).includes(role!))
-        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"`);
+        throw new UsageError(`ROLE is one of ${ROLES.join(", ")}, not "${role}"${meant(role!, ROLES)}`);
       const m = await svc().setRole((await live(slug!)).id, username!, role!, cli);
       print(`${m.username} is now ${m.role} of ${slug} (${describeDb(d.config)}).`);
     } else if (sub === "remove") {
@@ -238,7 +248,12 @@ export async function members(p: Parsed) {
         >[],
         ["username", "role", "created_at"],
       );
-    } else throw new UsageError("usage: assay members add|set-role|remove|list …");
+    } else
+      throw unknownSubcommand(
+        sub,
+        ["add", "set-role", "remove", "list"],
+        "usage: assay members add|set-role|remove|list …",
+      );
   });
 }
 
@@ -280,7 +295,8 @@ export async function tokens(p: Parsed) {
       if (id!.length > 15 || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
       await d.tokenStore.revoke(Number(id), cli);
       print(`Token ${id} revoked (${describeDb(d.config)}).`);
-    } else throw new UsageError("usage: assay tokens create|list|revoke …");
+    } else
+      throw unknownSubcommand(sub, ["create", "list", "revoke"], "usage: assay tokens create|list|revoke …");
   });
 }
 
@@ -297,7 +313,7 @@ export async function settings(p: Parsed) {
       const keys = Object.keys(DEFAULT_SETTINGS);
       if (!key || value === undefined || rest.length > 2 || !keys.includes(key))
         throw new UsageError(
-          `usage: assay settings set KEY VALUE (KEY: ${keys.join(", ")}; VALUE: days or null)`,
+          `usage: assay settings set KEY VALUE (KEY: ${keys.join(", ")}; VALUE: days or null)${key && !keys.includes(key) ? `\n"${key}" is no KEY${meant(key, keys)}` : ""}`,
         );
       const v =
         value === "null"
@@ -309,6 +325,6 @@ export async function settings(p: Parsed) {
               })();
       await d.settings.update({ [key]: v }, cli);
       print(`${key} = ${value} (${describeDb(d.config)})`);
-    } else throw new UsageError("usage: assay settings get | set KEY VALUE");
+    } else throw unknownSubcommand(sub, ["get", "set"], "usage: assay settings get | set KEY VALUE");
   });
 }

@@ -2,6 +2,7 @@
 // value is an error, never ignored), with one wording for every command's mistakes. Each command
 // declares its options (src/cli/commands.ts); `-h`/`--help` is everywhere.
 import { parseArgs as parseNodeArgs } from "node:util";
+import { nearest } from "../lib/nearest.ts";
 import { utf8Text } from "../lib/text.ts";
 
 export interface Parsed {
@@ -81,7 +82,8 @@ export function parseArgs(argv: string[], options: Options): Parsed {
     const code = (e as { code?: string }).code;
     const message = (e as Error).message;
     const name = optionIn(message);
-    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new UsageError(`unknown option ${name}`);
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
+      throw new UsageError(`unknown option ${name}${didYouMean(name, Object.keys(options))}`);
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE")
       throw new UsageError(
         /does not take an argument/.test(message) ? `${name} takes no value` : `${name} needs a value`,
@@ -112,9 +114,45 @@ export function parseArgs(argv: string[], options: Options): Parsed {
 export function allowOnly(p: Parsed, flags: readonly string[]) {
   const known = flags.includes("data_dir") ? [...flags, "database_url"] : flags;
   for (const f of [...Object.keys(p.flags), ...p.bools]) {
-    if (f !== "help" && !known.includes(f))
-      throw new UsageError(`unknown option --${f.replaceAll("_", "-")}`);
+    if (f !== "help" && !known.includes(f)) {
+      const name = `--${f.replaceAll("_", "-")}`;
+      throw new UsageError(
+        `unknown option ${name}${didYouMean(
+          name,
+          known.map((k) => k.replaceAll("_", "-")),
+        )}`,
+      );
+    }
   }
+}
+
+/**
+ * ` (did you mean --name?)` for a mistyped option (`--nmae`), or "" when none is close: an
+ * option of the command, said as typed. Short options (`-x`) are too short to guess from.
+ */
+function didYouMean(typed: string, longNames: readonly string[]): string {
+  if (!typed.startsWith("--")) return "";
+  const meant = nearest(typed.slice(2), longNames);
+  return meant ? ` (did you mean --${meant}?)` : "";
+}
+
+/** A word that is not one of `words` (a subcommand, a role, a key): ` (did you mean "list"?)` or "". */
+export function meant(typed: string, words: readonly string[]): string {
+  const m = nearest(typed, words);
+  return m ? ` (did you mean "${m}"?)` : "";
+}
+
+/**
+ * The error for a missing or unknown subcommand: the usage alone when none was given, else the
+ * word named first, with the subcommand it most likely meant (`users lst` → "list").
+ */
+export function unknownSubcommand(
+  sub: string | undefined,
+  subs: readonly string[],
+  usage: string,
+): UsageError {
+  if (sub === undefined) return new UsageError(usage);
+  return new UsageError(`unknown subcommand "${sub}"${meant(sub, subs)}\n${usage}`);
 }
 
 export async function readPasswordStdin(): Promise<string> {

@@ -2,15 +2,16 @@
 // checked, and its head printed for recording elsewhere (docs/audit.md).
 import { createAuditStore } from "../audit/store.ts";
 import { verifyChain } from "../audit/verify.ts";
-import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { type Parsed, UsageError, allowOnly, unknownSubcommand } from "./args.ts";
 import { print, readsOnly, withDeps } from "./context.ts";
 import { err } from "./out.ts";
 
 /** Exit code: 0 intact, 1 broken (the first broken link is printed). */
 export async function audit(p: Parsed): Promise<number> {
   const [sub, ...rest] = p.positionals;
-  if ((sub !== "verify" && sub !== "head") || rest.length)
-    throw new UsageError("usage: assay audit verify [--anchor SEQ:HASH] | head   [--data-dir DIR]");
+  const usage = "usage: assay audit verify [--anchor SEQ:HASH] | head   [--data-dir DIR]";
+  if (sub !== "verify" && sub !== "head") throw unknownSubcommand(sub, ["verify", "head"], usage);
+  if (rest.length) throw new UsageError(usage);
   allowOnly(p, sub === "verify" ? ["anchor", "data_dir"] : ["data_dir"]);
   let anchor: { seq: number; hash: string } | undefined;
   if (p.flags.anchor !== undefined) {

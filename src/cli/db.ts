@@ -9,7 +9,7 @@ import { serversHolding } from "../db/serving-lock.ts";
 import { parseDatabaseUrl } from "../db/url.ts";
 import { databaseUrlProblems, severalHostsProblem } from "../db/url-query.ts";
 import { AppError } from "../errors.ts";
-import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { type Parsed, UsageError, allowOnly, unknownSubcommand } from "./args.ts";
 import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
 
 /** `assay migrate [--data-dir DIR | --database-url URL]`: brings the schema up to this build's. */
@@ -35,8 +35,9 @@ export async function migrate(p: Parsed) {
 /** `assay db copy --from DIR|URL --to DIR|URL [--replace]`. */
 export async function db(p: Parsed) {
   const [sub, ...rest] = p.positionals;
-  if (sub !== "copy" || rest.length)
-    throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");
+  const usage = "usage: assay db copy --from DIR|URL --to DIR|URL [--replace]";
+  if (sub !== "copy") throw unknownSubcommand(sub, ["copy"], usage);
+  if (rest.length) throw new UsageError(usage);
   allowOnly(p, ["from", "to", "replace"]);
   const { from, to } = p.flags;
   if (!from || !to) throw new UsageError("usage: assay db copy --from DIR|URL --to DIR|URL [--replace]");

@@ -110,7 +110,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     summary: "instance settings",
     usage: ["assay settings get", "assay settings set KEY VALUE"],
     about:
-      "KEY: token_default_ttl_days, token_max_ttl_days, token_rotation_days, audit_retention_days;\nVALUE: days or null.",
+      "KEY: token_default_ttl_days, token_max_ttl_days, token_rotation_days, audit_retention_days;\nVALUE: a number of days from 1 to 36500, or null.",
     options: { ...DATA_OPTIONS },
     optionHelp: [...DATA_HELP],
   },

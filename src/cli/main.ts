@@ -101,7 +101,10 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!Object.hasOwn(COMMANDS, command)) {
-    void err(`assay: unknown command "${command}"\n\n${USAGE}\n`);
+    const guess = command.startsWith("-") ? null : nearest(command, Object.keys(COMMANDS));
+    void err(
+      `assay: unknown command "${command}"${guess ? ` (did you mean "${guess}"?)` : ""}\n\n${USAGE}\n`,
+    );
     return 2;
   }
   try {

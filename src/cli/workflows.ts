@@ -8,7 +8,7 @@ import { AppError } from "../errors.ts";
 import { utf8Text } from "../lib/text.ts";
 import { refuseDeletedOrg } from "../orgs/service.ts";
 import { DocumentError, parseDocument, stringifyDocument, toDocument } from "../workflows/document.ts";
-import { type Parsed, UsageError, allowOnly } from "./args.ts";
+import { type Parsed, UsageError, allowOnly, unknownSubcommand } from "./args.ts";
 import { print, readsOnly, withDeps } from "./context.ts";
 import { out } from "./out.ts";
 import { applyRemote, exportRemote, remoteOf } from "./workflows-remote.ts";
@@ -45,6 +45,11 @@ function formatOf(p: Parsed): "yaml" | "json" {
 
 export async function workflows(p: Parsed): Promise<number> {
   const [sub, org, ...args] = p.positionals;
+  // Before anything reads ASSAY_SERVER: `workflows exprot` is a typo, not a missing token.
+  if (sub !== "export" && sub !== "apply" && sub !== "import")
+    throw sub
+      ? unknownSubcommand(sub, ["export", "apply", "import"], "usage: assay workflows export|apply|import …")
+      : new UsageError("name a subcommand: export, apply or import");
   // An explicit --data-dir (or --database-url) means the data dir, whatever ASSAY_SERVER says;
   // `import` always works on it. Only then is a server looked for: ASSAY_SERVER in a CI job's
   // environment made `import … --data-dir` demand a token, and `export … --data-dir` refuse it.
@@ -100,9 +105,5 @@ export async function workflows(p: Parsed): Promise<number> {
     });
     return 0;
   }
-  throw new UsageError(
-    sub
-      ? `unknown subcommand "${sub}": export, apply or import`
-      : "name a subcommand: export, apply or import",
-  );
+  throw new UsageError("name a subcommand: export, apply or import");
 }
