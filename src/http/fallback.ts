@@ -5,6 +5,7 @@
 // — whenever NODE_ENV is not `production` (docs/security.md).
 import { AppError } from "../errors.ts";
 import { errorResponse } from "./errors.ts";
+import { withHeadDate } from "./head.ts";
 import { requestId } from "./request-log.ts";
 import { DEFAULT_HEADERS } from "./security.ts";
 
@@ -56,11 +57,18 @@ export function shortTlsAuthority(request: Request): boolean {
  * request's id as every answer (src/http/request-log.ts).
  */
 export function hostRequired(request: Request): Response {
-  return errorResponse(
-    new AppError(400, "invalid_request", "The request needs a Host header naming this server.", [
-      { field: "Host", code: "required", message: "Send a Host header with this server's host (and port)." },
-    ]),
-    { ...HEADERS, "x-request-id": requestId(request) },
+  return withHeadDate(
+    request,
+    errorResponse(
+      new AppError(400, "invalid_request", "The request needs a Host header naming this server.", [
+        {
+          field: "Host",
+          code: "required",
+          message: "Send a Host header with this server's host (and port).",
+        },
+      ]),
+      { ...HEADERS, "x-request-id": requestId(request) },
+    ),
   );
 }
 

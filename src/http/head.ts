@@ -26,12 +26,25 @@ export function headAnswer(
 }
 
 /**
- * The framework's answer to a HEAD, with the framing headAnswer set (src/app.ts). A 304 says no
+ * A HEAD's answer with a Date, as GET's has (RFC 9110 §6.6.1: an origin server with a clock MUST
+ * send one in every 2xx, 3xx and 4xx; §9.3.2: HEAD sends GET's fields). Bun 1.4.5 adds Date to
+ * every answer except a HEAD's that says a Content-Length or is chunked, so it is set here; Bun
+ * sends a Date a Response carries as it is, and never a second one.
+ */
+export function withHeadDate(request: Request, r: Response): Response {
+  if (request.method === "HEAD" && !r.headers.has("date")) r.headers.set("date", new Date().toUTCString());
+  return r;
+}
+
+/**
+ * The framework's answer to a HEAD, with the framing headAnswer set (src/app.ts), and a Date
+ * (withHeadDate). A 304 says no
  * Content-Length: the framework counted its empty body and said `0`, where RFC 9110 §8.6 allows
  * only the length the 200 would have said, and GET's 304 says none (Bun.serve adds none to a
  * bodiless 304; it sends whatever a Response carries).
  */
 export function withHeadFraming(request: Request, r: Response): Response {
+  withHeadDate(request, r);
   if (r.status === 304) {
     r.headers.delete("content-length");
     return r;
