@@ -93,6 +93,20 @@ describe("assay CLI", () => {
     }
     expect(existsSync(typo)).toBe(false);
   });
+  test("help COMMAND is that command's help, as COMMAND -h; an unknown one is exit 2 with a guess", () => {
+    for (const c of ["users", "tokens", "audit"]) {
+      const r = assay(["help", c]);
+      expect(r).toEqual({ code: 0, out: assay([c, "-h"]).out, err: "" });
+      expect(r.out).toContain(`assay ${c} `);
+    }
+    expect(assay(["help", "users", "create"]).out).toBe(assay(["users", "-h"]).out);
+    const typo = assay(["help", "tokns"]);
+    expect(typo).toEqual({
+      code: 2,
+      out: "",
+      err: 'assay help: unknown command "tokns" (did you mean "tokens"?)\nRun "assay help" for the commands.\n',
+    });
+  });
   test("init prints a working token alone on the last line, then refuses to run again", async () => {
     const r = assay(
       ["init", "--org", "acme", "--admin", "root", "--password-stdin"],

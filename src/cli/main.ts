@@ -87,6 +87,19 @@ export const LOCAL_ENGINE = { load: loadLocalWorkflow, create: createLocal };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === "help" && rest.length) {
+    // `assay help users` (git's habit): that command's help, as `assay users -h` prints it.
+    const topic = rest[0]!;
+    if (Object.hasOwn(COMMANDS, topic)) {
+      void out(`${commandHelp(topic)}\n`);
+      return 0;
+    }
+    const guess = nearest(topic, Object.keys(COMMANDS));
+    void err(
+      `assay help: unknown command "${topic}"${guess ? ` (did you mean "${guess}"?)` : ""}\nRun "assay help" for the commands.\n`,
+    );
+    return 2;
+  }
   if (!command || command === "--help" || command === "help" || command === "-h") {
     // Asked for: the usage is the answer (stdout, 0). No command at all: a usage error (stderr, 2).
     void (command ? out : err)(`${USAGE}\n`);
