@@ -39,6 +39,25 @@ describe("a coded body to a JSON endpoint is 415 and changes nothing", () => {
     expect(await tokenNames()).not.toContain("zipped");
   });
 
+  test("the 415 says which codings the endpoint takes: Accept-Encoding: identity (RFC 9110 §15.5.16)", async () => {
+    // Until 2026-11-29 it said none: a client had only the detail's words to go by.
+    for (const path of [TOKENS, "/api/v1/auth/login/"]) {
+      const r = await call(s, "POST", path, {
+        token: s.rootToken,
+        raw: gzipSync("{}"),
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      });
+      expect([r.status, r.headers.get("accept-encoding")]).toEqual([415, "identity"]);
+    }
+    // A 415 about the media type is no coding problem: no Accept-Encoding.
+    const type = await call(s, "POST", TOKENS, {
+      token: s.rootToken,
+      raw: "{}",
+      headers: { "content-type": "text/plain" },
+    });
+    expect([type.status, type.headers.get("accept-encoding")]).toEqual([415, null]);
+  });
+
   test("a coding whose bytes happen to be plain JSON (br, an unknown one) is not read as uncoded", async () => {
     const before = (await call(s, "GET", "/api/v1/orgs/acme/", { token: s.rootToken })).json.name;
     for (const coding of ["br", "x-custom", "gzip, identity"]) {

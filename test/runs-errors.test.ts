@@ -324,6 +324,14 @@ describe("in the contract's order", () => {
       expect.stringContaining("br"),
     );
   });
+  test("that 415 says the codings a run start takes: Accept-Encoding: base64, identity (RFC 9110 §15.5.16)", async () => {
+    const r = await call(s, "POST", runs("json"), {
+      token: exec,
+      raw: "{}",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    });
+    expect([r.status, r.headers.get("accept-encoding")]).toEqual([415, "base64, identity"]);
+  });
   test("415 for X-Submission-Mode: envelope on a body that is not application/json", async () => {
     const envelope = JSON.stringify({ content: "<a/>", content_type: "application/xml" });
     for (const ct of ["text/plain", "Text/Plain; charset=utf-8", "application/xml", "text/json"])

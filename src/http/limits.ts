@@ -112,11 +112,14 @@ const notJson = (contentType: string | null) =>
   );
 /** No coding at all: an empty Content-Encoding or `identity` (RFC 9110 §8.4.1). */
 const IDENTITY = /^\s*(?:identity\s*)?$/i;
+// Accept-Encoding on the 415 names the codings taken (RFC 9110 §15.5.16, §12.5.3): none.
 const notDecoded = (coding: string) =>
   new AppError(
     415,
     "unsupported_media_type",
     `Content-Encoding ${quote(coding)} is not supported on this endpoint; send the JSON object without one.`,
+    [],
+    { "Accept-Encoding": "identity" },
   );
 const notAnObject = () =>
   new AppError(400, "invalid_request", "The request body must be a JSON object.", [

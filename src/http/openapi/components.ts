@@ -204,6 +204,9 @@ export const HEADERS = {
     'What is left of each policy, e.g. `"default";r=1187;t=12`: r requests remain; t is the number of seconds until the budget is whole again (in every answer, 429 included).',
   ),
   WWWAuthenticate: str("The authentication scheme to use: `Bearer`."),
+  AcceptEncoding: str(
+    "On a 415 for a Content-Encoding the endpoint does not take: the codings it takes (`identity`; a run start `base64, identity`).",
+  ),
   Warning: str(
     'On answers to a token within 7 days of its rotation deadline (RFC 7234 §5.5, code 299), e.g. `299 assay "This token must be rotated before 2026-12-01T00:00:00.000Z"`.',
   ),
@@ -275,7 +278,8 @@ const ERRORS: Record<number, [string, string, Record<string, unknown>?]> = {
   413: ["PayloadTooLarge", "payload_too_large: the body is over the limit, which `detail` states."],
   415: [
     "UnsupportedMediaType",
-    "unsupported_media_type: a Content-Type (or charset) this endpoint does not take.",
+    "unsupported_media_type: a Content-Type (or charset) or Content-Encoding this endpoint does not take.",
+    { "Accept-Encoding": { $ref: "#/components/headers/AcceptEncoding" } },
   ],
   422: ["Unprocessable", "idempotency_key_reused: the Idempotency-Key was used for a different request."],
   429: [

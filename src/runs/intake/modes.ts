@@ -488,7 +488,16 @@ function fromRaw(
   let bytes: Uint8Array | null = body;
   if (enc && enc !== "identity") {
     if (enc !== "base64")
-      throw unsupported(`Content-Encoding ${quote(enc)} is not supported; use base64 or none.`);
+      // Accept-Encoding names the codings a run start takes (RFC 9110 §15.5.16).
+      throw new AppError(
+        415,
+        "unsupported_media_type",
+        `Content-Encoding ${quote(enc)} is not supported; use base64 or none.`,
+        [],
+        {
+          "Accept-Encoding": "base64, identity",
+        },
+      );
     bytes = decodeBase64(new TextDecoder().decode(body));
     if (!bytes)
       errors.push({
