@@ -36,6 +36,13 @@ test("gzip goes only where it is accepted with a weight above 0", async () => {
     ["*;q=0.5, gzip;q=0", false],
     ["deflate, br", false],
     ["gzipped", false],
+    // A weight for identity above gzip's prefers the plain bytes (RFC 9110 §12.4.2; until
+    // 2026-11-29 gzip went out whenever it weighed above 0).
+    ["identity, gzip;q=0.5", false],
+    ["gzip;q=0.5, identity;q=0.8", false],
+    ["identity;q=0.5, gzip", true],
+    ["gzip;q=0.5, identity;q=0.5", true],
+    ["identity;q=0, gzip;q=0.1", true],
     ["", false],
   ];
   const got = [];

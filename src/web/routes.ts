@@ -31,20 +31,24 @@ const PAGE_HEADERS = {
 /**
  * Whether an Accept-Encoding header accepts gzip (RFC 9110 §12.5.3): named (or `x-gzip`, or `*`
  * when gzip itself is not named) with a weight above 0. `gzip;q=0` refuses it: a word match sent
- * gzip to a client that had said it cannot read it.
+ * gzip to a client that had said it cannot read it. An `identity` weighed above gzip prefers the
+ * plain bytes (§12.4.2); without one, gzip wins, as it always could.
  */
 export function acceptsGzip(header: string | null): boolean {
-  let named: boolean | null = null;
-  let any: boolean | null = null;
+  let named: number | null = null;
+  let any: number | null = null;
+  let identity: number | null = null;
   for (const item of (header ?? "").split(",")) {
     const [coding = "", ...params] = item.split(";").map((p) => p.trim().toLowerCase());
     const q = params.find((p) => /^q\s*=/.test(p));
-    const weight = q === undefined ? 1 : Number(q.slice(q.indexOf("=") + 1).trim());
-    const ok = Number.isFinite(weight) && weight > 0;
-    if (coding === "gzip" || coding === "x-gzip") named = (named ?? false) || ok;
-    else if (coding === "*") any = ok;
+    const parsed = q === undefined ? 1 : Number(q.slice(q.indexOf("=") + 1).trim());
+    const weight = Number.isFinite(parsed) ? parsed : 0;
+    if (coding === "gzip" || coding === "x-gzip") named = Math.max(named ?? 0, weight);
+    else if (coding === "*") any = weight;
+    else if (coding === "identity") identity = weight;
   }
-  return named ?? any ?? false;
+  const gzip = named ?? any ?? 0;
+  return gzip > 0 && (identity === null || gzip >= identity);
 }
 
 /** Answers with an in-memory file: gzip when accepted, 304 when the ETag matches. */
