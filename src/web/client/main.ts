@@ -136,6 +136,35 @@ whenSignedOut(() => {
   void render(false);
 });
 
+// Back (or Forward) to a page the browser kept in its back-forward cache shows it as it was left,
+// without asking the server: after a sign-out in another tab it showed the signed-out user's data.
+// Hidden until the session is read again: the same user gets the page as it was (with what they
+// typed), anyone else (or no one) the page drawn afresh, or the sign-in form.
+addEventListener("pageshow", (e: PageTransitionEvent) => {
+  if (!e.persisted) return;
+  const was = session()?.me.username ?? null;
+  root.hidden = true;
+  const title = document.title;
+  document.title = "Assay";
+  void (async () => {
+    try {
+      await loadSession();
+    } catch {
+      forget();
+    }
+    if (was !== null && session()?.me.username === was) {
+      document.title = title;
+      root.hidden = false;
+      return;
+    }
+    kept = null;
+    endedNotice = null;
+    for (const dlg of document.querySelectorAll("dialog[open]")) (dlg as HTMLDialogElement).close();
+    root.hidden = false;
+    await render(false);
+  })();
+});
+
 async function boot() {
   announcerRegion();
   // Only what the user does fires these (a value set by a script does not).
