@@ -3,7 +3,7 @@
 import { ApiError, get, whenSignedOut } from "./api.ts";
 import { h, mount } from "./dom.ts";
 import { type Ctx, match, navigate, startRouter } from "./router.ts";
-import { defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
+import { SIGNED_OUT_KEY, defaultOrg, forget, loadSession, rememberOrg, session } from "./session.ts";
 import { shell } from "./shell.ts";
 import { announcerRegion, errorNotice, heading, takeFlash, told } from "./ui.ts";
 import { loginView } from "./views/login.ts";
@@ -115,13 +115,13 @@ function restore(back: NonNullable<typeof kept>): void {
   (root.querySelector("h1") as HTMLElement | null)?.focus();
 }
 
-whenSignedOut(() => {
-  if (!session()) return;
+/** The session ended under the page (a 401, a sign-out in another tab): the sign-in form. */
+function sessionEnded(username: string): void {
   kept =
     edited && root.querySelector("header.top")
       ? {
           key: pageKey(),
-          username: session()!.me.username,
+          username,
           title: document.title,
           nodes: [...root.childNodes],
         }
@@ -134,6 +134,29 @@ whenSignedOut(() => {
   // inserted with its text, was not reliably read.
   endedNotice = told("info", "Your session has ended. Sign in again to continue.");
   void render(false);
+}
+whenSignedOut(() => {
+  const s = session();
+  if (s) sessionEnded(s.me.username);
+});
+
+// A sign-out in another tab of the app (it writes SIGNED_OUT_KEY): this tab stops showing its page
+// at once rather than at its next request. The session is read again first: another sign-in may
+// have followed (the same user: nothing changes; another user: the page drawn afresh for them).
+addEventListener("storage", (e: StorageEvent) => {
+  if (e.key !== SIGNED_OUT_KEY || !session()) return;
+  const was = session()!.me.username;
+  void (async () => {
+    const now = await loadSession().catch(() => null);
+    if (now?.me.username === was) return;
+    if (now) {
+      kept = null;
+      for (const dlg of document.querySelectorAll("dialog[open]")) (dlg as HTMLDialogElement).close();
+      void render(false);
+      return;
+    }
+    sessionEnded(was);
+  })();
 });
 
 // Back (or Forward) to a page the browser kept in its back-forward cache shows it as it was left,

@@ -61,12 +61,20 @@ export async function signIn(username: string, password: string): Promise<void> 
   state = { me: await get<Me>("users/me/"), expiresAt: s.expires_at };
 }
 
+/** The localStorage key a sign-out writes: the app's other tabs hear it (a `storage` event). */
+export const SIGNED_OUT_KEY = "assay.signed-out";
+
 export async function signOut(): Promise<void> {
   try {
     await api("POST", "auth/logout/", { quiet401: true });
   } finally {
     state = null;
     setCsrf(null);
+    try {
+      localStorage.setItem(SIGNED_OUT_KEY, String(Date.now()));
+    } catch {
+      // storage refused (a private mode's quota): the other tabs learn it at their next request
+    }
   }
 }
 
