@@ -363,6 +363,24 @@ describe("the CLI on the running server's data dir", () => {
     const made = await call(s, "GET", "/api/v1/admin/users/widename/", root());
     expect(made.json.name).toBe(wide);
   });
+  test("tokens revoke of a revoked token says so: exit 0, nothing changed, no second audit entry", async () => {
+    const u = await s.user("revoke-twice");
+    const first = assay("tokens", "revoke", String(u.tokenId));
+    expect(first.code).toBe(0);
+    expect(first.out).toStartWith(`Token ${u.tokenId} revoked (`);
+    const entries = await s.count("audit_log");
+    const again = assay("tokens", "revoke", String(u.tokenId));
+    expect(again).toEqual({
+      code: 0,
+      out: expect.stringMatching(
+        new RegExp(
+          `^Token ${u.tokenId} was already revoked at \\d{4}-\\d\\d-\\d\\dT[^ ]+Z \\(.+\\); nothing changed\\.\\n$`,
+        ),
+      ),
+      err: "",
+    });
+    expect(await s.count("audit_log")).toBe(entries);
+  });
   test("members remove refuses the last Admin; users delete refuses the last instance admin", async () => {
     await s.user("solo", "solo-org", "admin");
     const m = assay("members", "remove", "solo-org", "solo");

@@ -292,9 +292,15 @@ export async function tokens(p: Parsed) {
         throw new UsageError(
           `ID is a token's number, as \`assay tokens list USERNAME\` shows it, not "${id}"`,
         );
-      if (id!.length > 15 || !(await d.tokenStore.get(Number(id)))) fail(`There is no token ${id}.`);
+      const before = id!.length > 15 ? null : await d.tokenStore.get(Number(id));
+      if (!before) fail(`There is no token ${id}.`);
+      // Revoked again: nothing changes (the store writes no audit entry), and it is said so.
       await d.tokenStore.revoke(Number(id), cli);
-      print(`Token ${id} revoked (${describeDb(d.config)}).`);
+      print(
+        before!.revoked_at
+          ? `Token ${id} was already revoked at ${before!.revoked_at} (${describeDb(d.config)}); nothing changed.`
+          : `Token ${id} revoked (${describeDb(d.config)}).`,
+      );
     } else
       throw unknownSubcommand(sub, ["create", "list", "revoke"], "usage: assay tokens create|list|revoke …");
   });
