@@ -2,6 +2,7 @@
 // (org Admin: the org's entries only; instance admin: everything), the head, and retention.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hashOf } from "../src/audit/chain.ts";
+import { rawRequest } from "./helpers/raw-http.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
 
 let s: TestServer;
@@ -244,6 +245,32 @@ describe("export", () => {
   test("export needs the same role as reading", async () => {
     const r = await call(s, "GET", `${ORG_A}?format=csv`, { token: viewerA });
     expect(r.status).toBe(403);
+  });
+  test("HEAD of an export: GET's headers and framing (chunked, no Content-Length), and no entry read", async () => {
+    // Until 2026-11-29 the framework ran the whole export for a HEAD to count its bytes (every
+    // entry read and held), and said a Content-Length the streamed GET does not (src/http/head.ts).
+    const port = Number(new URL(s.url).port);
+    const ask = (method: string, path: string, token: string) =>
+      rawRequest(
+        port,
+        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+      );
+    const same = (h: Record<string, string>) => {
+      const { date, "x-request-id": id, "content-disposition": cd, ratelimit, ...rest } = h;
+      return { ...rest, "content-disposition": cd?.replace(/-\d{4}-[\dT-]+Z\./, "-<stamp>.") };
+    };
+    for (const [path, token] of [
+      [`${ORG_A}?format=csv`, adminA],
+      [`${ORG_A}?format=jsonl&actor=aut`, adminA],
+      [`${ADMIN}?format=csv`, root],
+    ] as const) {
+      const [get, head] = [await ask("GET", path, token), await ask("HEAD", path, token)];
+      expect([get.status, head.status, head.body]).toEqual([200, 200, ""]);
+      expect(get.headers["transfer-encoding"]).toBe("chunked");
+      expect(same(head.headers)).toEqual(same(get.headers));
+    }
+    const denied = await ask("HEAD", `${ORG_A}?format=csv`, viewerA);
+    expect(denied.status).toBe(403);
   });
 });
 

@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
 import { type ErrorItem, invalid, invalidField, notFound } from "../errors.ts";
 import type { authPlugin } from "../http/auth.ts";
+import { headAnswer } from "../http/head.ts";
 import { describe, header } from "../http/openapi/components.ts";
 import { type Envelope, EnvelopeOf, envelope, parsePage } from "../http/pagination.ts";
 import { AUTHED, errorResponses } from "../http/schemas.ts";
@@ -119,15 +120,15 @@ function exportResponse(
       await chunks.return(undefined);
     },
   });
-  return new Response(body, {
-    headers: {
-      "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
-      "content-disposition": `attachment; filename="${name}.${format}"`,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    },
-  });
+  return new Response(body, { headers: exportHeaders(format, name) });
 }
+
+const exportHeaders = (format: "csv" | "jsonl", name: string) => ({
+  "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/jsonl; charset=utf-8",
+  "content-disposition": `attachment; filename="${name}.${format}"`,
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+});
 
 export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   const { orgs, config } = deps;
@@ -148,6 +149,10 @@ export function auditRoutes(deps: Deps, auth: ReturnType<typeof authPlugin>) {
   ): Promise<Page> {
     const { filters, format } = parseFilters(q);
     const all = { ...filters, ...f };
+    // A HEAD says GET's headers and framing (a stream: chunked) without reading an entry: the
+    // framework would run the whole export to count its bytes (src/http/head.ts).
+    if (format !== "json" && request.method === "HEAD")
+      return headAnswer(request, exportHeaders(format, `${name}-${stamp()}`), null) as unknown as Page;
     if (format !== "json")
       return exportResponse(store.each(all), format, `${name}-${stamp()}`) as unknown as Page;
     const p = parsePage(q);
