@@ -109,6 +109,22 @@ export const SETTINGS = [
     help: "Largest metadata object (JSON text)",
   },
   {
+    key: "max_workflows_per_org",
+    kind: "int",
+    def: 1000,
+    min: 1,
+    max: 1000000,
+    help: "Most live workflows an organization may have (each up to 64 MiB of snapshots)",
+  },
+  {
+    key: "max_schemas_per_org",
+    kind: "int",
+    def: 2000,
+    min: 1,
+    max: 1000000,
+    help: "Most stored schemas an organization may have (each up to 8 MiB)",
+  },
+  {
     key: "max_yaml_bytes",
     kind: "int",
     def: 4194304,

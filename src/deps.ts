@@ -134,10 +134,16 @@ export function createDeps(config: Config, db: AnyDb, log: Logger, opts: DepsOpt
     tokens: createTokenService(tokenStore, users, settings),
     setup: createSetupService(createSetupStore(db)),
     workflowStore,
-    workflows: createWorkflowService(workflowStore, schemaStore, extraValidators, draftChecker),
+    workflows: createWorkflowService(
+      workflowStore,
+      schemaStore,
+      extraValidators,
+      draftChecker,
+      config.max_workflows_per_org,
+    ),
     versions: createVersionService(workflowStore, createVersionStore(db), draftChecker, extraValidators),
     schemaStore,
-    schemas: createSchemaService(schemaStore),
+    schemas: createSchemaService(schemaStore, config.max_schemas_per_org),
   };
 }
 export type Deps = ReturnType<typeof createDeps>;

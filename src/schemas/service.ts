@@ -26,15 +26,14 @@ export const MAX_SCHEMA_BYTES = 1_048_576;
 /** UBL 2.1's aggregate components alone are 2.4 MB. */
 export const MAX_XSD_BYTES = 8 * 1_048_576;
 /**
- * Stored schemas an organization may have (2026-11-29; was unbounded: one author could store
- * XSD documents of 8 MiB each until the disk was full). Room for whole standards' sets (UBL 2.3
- * is ~90 documents, NIEM ~300, ISO 20022's message catalogue ~800); docs/limits.md.
+ * Stored schemas an organization may have by default (2026-11-29; was unbounded: one author could
+ * store XSD documents of 8 MiB each until the disk was full). Room for whole standards' sets (UBL
+ * 2.3 is ~90 documents, NIEM ~300, ISO 20022's message catalogue ~800); an operator sets
+ * `max_schemas_per_org` (docs/limits.md).
  */
 export const MAX_SCHEMAS_PER_ORG = 2000;
-const tooManySchemas = () =>
-  conflict(
-    `An organization can have at most ${MAX_SCHEMAS_PER_ORG} stored schemas; delete unused ones first.`,
-  );
+const tooManySchemas = (max: number) =>
+  conflict(`An organization can have at most ${max} stored schemas; delete unused ones first.`);
 /** Bounds the $ref chase through stored schemas (each round is one query). */
 const MAX_ROUNDS = 32;
 
@@ -145,7 +144,8 @@ async function checkXsd(
  * create and replace take `checker`, where a JSON Schema or an XSD document is checked: the
  * workflow check thread (its compile or parse can take seconds); without one, in place.
  */
-export function createSchemaService(store: SchemaStore) {
+/** `maxPerOrg`: stored schemas an org may have (config `max_schemas_per_org`). */
+export function createSchemaService(store: SchemaStore, maxPerOrg = MAX_SCHEMAS_PER_ORG) {
   async function check(orgId: number, body: SchemaBody, checker?: DraftChecker): Promise<SchemaWrite> {
     const uri = canonicalUri(body.uri);
     if (typeof uri !== "string") throw invalid("The schema is invalid.", [uri]);
@@ -187,13 +187,13 @@ export function createSchemaService(store: SchemaStore) {
      * its content, so also before a false If-None-Match (RFC 9110 §13.2.1), as a webhook's.
      */
     async roomFor(orgId: number): Promise<void> {
-      if ((await store.count(orgId)) >= MAX_SCHEMAS_PER_ORG) throw tooManySchemas();
+      if ((await store.count(orgId)) >= maxPerOrg) throw tooManySchemas(maxPerOrg);
     },
     async create(orgId: number, body: SchemaBody, actor: Actor, checker?: DraftChecker) {
       // Before the check, which may compile or parse for seconds; counted again with the insert.
-      if ((await store.count(orgId)) >= MAX_SCHEMAS_PER_ORG) throw tooManySchemas();
-      const s = await store.create(orgId, await check(orgId, body, checker), actor, MAX_SCHEMAS_PER_ORG);
-      if (!s) throw tooManySchemas(); // another request took the last place meanwhile
+      if ((await store.count(orgId)) >= maxPerOrg) throw tooManySchemas(maxPerOrg);
+      const s = await store.create(orgId, await check(orgId, body, checker), actor, maxPerOrg);
+      if (!s) throw tooManySchemas(maxPerOrg); // another request took the last place meanwhile
       return s;
     },
     async replace(orgId: number, id: string, body: SchemaBody, actor: Actor, checker?: DraftChecker) {

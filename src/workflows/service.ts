@@ -15,13 +15,13 @@ import { EMPTY_DRAFT, type StepDef, type Workflow, type WorkflowDraft } from "./
 type Loaded = { workflow: Workflow; steps: StepDef[] };
 
 /**
- * Live (not deleted) workflows an organization may have (2026-11-29; was unbounded: one author
- * could create workflows, each up to 64 MiB of snapshots, until the disk was full). Generous
- * for real use, as MAX_WEBHOOKS_PER_ORG and MAX_ACTIVE_TOKENS bound theirs; docs/limits.md.
+ * Live (not deleted) workflows an organization may have by default (2026-11-29; was unbounded:
+ * one author could create workflows, each up to 64 MiB of snapshots, until the disk was full).
+ * Generous for real use; an operator sets `max_workflows_per_org` (docs/limits.md).
  */
 export const MAX_WORKFLOWS_PER_ORG = 1000;
-const tooManyWorkflows = () =>
-  conflict(`An organization can have at most ${MAX_WORKFLOWS_PER_ORG} workflows; delete unused ones first.`);
+const tooManyWorkflows = (max: number) =>
+  conflict(`An organization can have at most ${max} workflows; delete unused ones first.`);
 
 export interface StepInput {
   name?: string;
@@ -126,6 +126,8 @@ export function createWorkflowService(
   extra: readonly ValidatorDef[] = [],
   /** Where drafts are checked (check-thread.ts); without one, always here. */
   checker: DraftChecker = createDraftChecker(),
+  /** Live workflows an org may have (config `max_workflows_per_org`). */
+  maxLive = MAX_WORKFLOWS_PER_ORG,
 ) {
   /**
    * Checks the draft (throws its 400), with the org's stored schemas its steps reference
@@ -167,19 +169,17 @@ export function createWorkflowService(
      * its content, so also before a false If-None-Match (RFC 9110 §13.2.1), as a webhook's.
      */
     async roomFor(orgId: number): Promise<void> {
-      if ((await store.countLive(orgId)) >= MAX_WORKFLOWS_PER_ORG) throw tooManyWorkflows();
+      if ((await store.countLive(orgId)) >= maxLive) throw tooManyWorkflows(maxLive);
     },
     async create(orgId: number, b: WorkflowInput, actor: Actor) {
       // Before the draft's check, which may compile schemas for seconds. Counted again in the
       // save's transaction: two requests racing for the last place.
-      if ((await store.countLive(orgId)) >= MAX_WORKFLOWS_PER_ORG) throw tooManyWorkflows();
+      if ((await store.countLive(orgId)) >= maxLive) throw tooManyWorkflows(maxLive);
       const d = applyInput(EMPTY_DRAFT, b);
       await check(orgId, d);
-      return store
-        .save(orgId, null, d, { actor, action: "workflow.create", maxLive: MAX_WORKFLOWS_PER_ORG })
-        .catch((e) => {
-          throw e instanceof WorkflowLimit ? tooManyWorkflows() : e;
-        });
+      return store.save(orgId, null, d, { actor, action: "workflow.create", maxLive }).catch((e) => {
+        throw e instanceof WorkflowLimit ? tooManyWorkflows(maxLive) : e;
+      });
     },
     /**
      * PUT replaces the whole definition; PATCH changes the named fields (steps too, if given).
