@@ -13,10 +13,12 @@ export const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /**
  * Retry-After (RFC 9110 §10.2.3): seconds, or an HTTP date; ms from now, or null when absent or
- * unreadable. Honoured on 429 and 503, as Standard Webhooks recommends.
+ * unreadable. Honoured on any answer that is not a 2xx: Standard Webhooks says a retry-after
+ * "should be taken into consideration" on whatever response carries one (503 is its example; it
+ * asks to throttle on 429, 502 and 504 too). Until 2026-11-29 only 429 and 503 were read.
  */
 export function retryAfterMs(status: number, header: string | null, nowMs = Date.now()): number | null {
-  if ((status !== 429 && status !== 503) || !header) return null;
+  if ((status >= 200 && status < 300) || !header) return null;
   const v = header.trim();
   // Any number of digits (eleven were read as a date, none, and the retry came at once); so many
   // that the number is Infinity, a day.

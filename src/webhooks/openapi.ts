@@ -128,7 +128,8 @@ const RESPONSES = {
   },
   default: {
     description:
-      "Any other answer, a 3xx included (redirects are not followed), no answer within ASSAY_WEBHOOK_TIMEOUT_MS (10 s), or no connection: the attempt failed and is retried after ASSAY_WEBHOOK_RETRY_DELAYS_MS (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, + up to 10 % jitter); after the last one the delivery is failed.",
+      "Any other answer, a 3xx included (redirects are not followed), no answer within ASSAY_WEBHOOK_TIMEOUT_MS (10 s), or no connection: the attempt failed and is retried after ASSAY_WEBHOOK_RETRY_DELAYS_MS (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, + up to 10 % jitter), and no sooner than the answer's Retry-After when it has one; after the last one the delivery is failed.",
+    headers: { "Retry-After": { $ref: "#/components/headers/WebhookRetryAfter" } },
   },
 };
 
