@@ -31,6 +31,11 @@ export interface Subject {
   problems?: Finding[];
   /** Reported before the rules' findings; the rules still run. */
   notes?: Finding[];
+  /**
+   * Where a finding about the whole subject stands: a document of a YAML stream of several (its
+   * root node, as json_schema places path ""), so that each document's findings can be told apart.
+   */
+  position?: Position | null;
 }
 
 /**
@@ -210,7 +215,8 @@ export function subjects(input: ValidationInput, options: DataOptions): Subject[
           return off === null ? null : r.lines.position(off);
         };
         const data = yamlToCel(v.value);
-        return { data, rows: arrayRows(data, pos) };
+        const root = r.docs.length > 1 ? yamlPointerOffset(doc, "") : null;
+        return { data, rows: arrayRows(data, pos), position: root === null ? null : r.lines.position(root) };
       });
     }
     case "XML": {

@@ -103,12 +103,16 @@ function compile(config: unknown) {
         for (const rule of rules) {
           if (out.truncated) return out.result();
           if (!rule.perRow) {
-            const f = check(rule, { data }, { path: null, position: null });
+            const f = check(rule, { data }, { path: null, position: subject.position ?? null });
             if (f) out.add(f);
           } else if (!subject.rows) {
             const msg = `rule "${rule.cfg.id}" uses \`row\`, which needs CSV records or a top-level array`;
             out.add(
-              finding("assertion.error", msg, { severity: rule.cfg.severity ?? "error", rule: rule.cfg.id }),
+              finding("assertion.error", msg, {
+                severity: rule.cfg.severity ?? "error",
+                rule: rule.cfg.id,
+                ...(subject.position ?? {}),
+              }),
             );
           } else {
             let n = 0;

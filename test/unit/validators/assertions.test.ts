@@ -176,6 +176,31 @@ describe("assertions: JSON and YAML", () => {
     expect(r.findings.map((f) => f.message)).toEqual(["old version 1"]);
   });
 
+  test("in a YAML stream of several documents, a finding about a whole document is at that document", () => {
+    // Without a position the findings of `data.a > 0` on documents 2 and 3 could not be told
+    // apart; each is at its document's root node, as json_schema places a finding at path "".
+    const r = assert(
+      [
+        { id: "a", expr: "has(data.a)", message: "no a" },
+        { id: "r", expr: "row.a > 0", message: "x" },
+      ],
+      "a: 1\n---\nb: 1\n---\n# c\n  b: 😀\n---\n",
+      "YAML",
+    );
+    expect(r.findings.map((f) => [f.code, f.rule, f.path, f.line, f.column])).toEqual([
+      ["assertion.error", "r", null, 1, 1],
+      ["assertion.failed", "a", null, 3, 1],
+      ["assertion.error", "r", null, 3, 1],
+      ["assertion.failed", "a", null, 6, 3],
+      ["assertion.error", "r", null, 6, 3],
+      ["assertion.failed", "a", null, 7, 4],
+      ["assertion.error", "r", null, 7, 4],
+    ]);
+    // One document keeps the whole-document finding without a position (SARIF: line 1).
+    const one = assert([{ id: "a", expr: "has(data.a)", message: "no a" }], "\nb: 1\n", "YAML");
+    expect(one.findings.map((f) => [f.path, f.line, f.column])).toEqual([[null, null, null]]);
+  });
+
   test("a non-bool result is assertion.error", () => {
     expect(assert([{ id: "d", expr: "data.id", message: "x" }], order, "JSON").findings[0].code).toBe(
       "assertion.error",
