@@ -275,14 +275,20 @@ describe.skipIf(!onPostgres)("two nodes, one row", () => {
       for (const r of refused) expect(r.json).toEqual(errorBody(429, "rate_limited"));
     }, 30_000);
 
-    test("8 requests with one token at once over two nodes: 6 pass, 2 refused", async () => {
+    test("one request, then 8 with the same token at once over two nodes: 5 of them pass, 3 refused", async () => {
       const u = await a.user("spender");
+      // The budget's row made by one request first. Without it, the first of the 8 to take the
+      // lock wrote its own arrival time as the budget's start, and one that arrived a millisecond
+      // earlier but came later found a millisecond less room: 5 passed on a busy machine (CI).
+      // After it, the budget runs ahead of every arrival by whole intervals (10 s), and the
+      // millisecond order of the 8 no longer matters.
+      expect((await call(limited[0]!, "GET", "/api/v1/users/me/", { token: u.token })).status).toBe(200);
       // Every budget's row held (assay_rate_take inserts, then locks, the token's and user's).
       const answers = await whileHeld("LOCK TABLE rate_limits IN SHARE MODE", [], 8, (n) =>
         call(n, "GET", "/api/v1/users/me/", { token: u.token }),
       );
       const refused = answers.filter((r) => r.status === 429);
-      expect([answers.filter((r) => r.status === 200).length, refused.length]).toEqual([6, 2]);
+      expect([answers.filter((r) => r.status === 200).length, refused.length]).toEqual([5, 3]);
       for (const r of refused) expect(r.json).toEqual(errorBody(429, "rate_limited"));
     }, 30_000);
   });
