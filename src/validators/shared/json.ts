@@ -55,17 +55,24 @@ const HEX4 = /^[0-9a-fA-F]{4}$/;
 /**
  * Where in a string its error is: jsonc-parser gives the string's opening quote for a control
  * character, a bad escape or a bad \u escape; an editor should land on the character itself, as
- * the XML and YAML errors do. Null for other errors (or none found: the quote then).
+ * the XML and YAML errors do. Null for other errors (or none found: the quote then). A raw line
+ * break ends the string for jsonc-parser ("unterminated", at the quote, though the string may
+ * close on the next line): it is a control character like any other, found here too.
  */
 function inString(text: string, err: ParseError): number | null {
   const kind = printParseErrorCode(err.error);
-  if (kind !== "InvalidCharacter" && kind !== "InvalidEscapeCharacter" && kind !== "InvalidUnicode")
+  if (
+    kind !== "InvalidCharacter" &&
+    kind !== "InvalidEscapeCharacter" &&
+    kind !== "InvalidUnicode" &&
+    kind !== "UnexpectedEndOfString"
+  )
     return null;
   if (text[err.offset] !== '"') return null;
   for (let i = err.offset + 1; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) return null; // the closing quote
-    if (c < 0x20) return kind === "InvalidCharacter" ? i : null;
+    if (c < 0x20) return kind === "InvalidCharacter" || kind === "UnexpectedEndOfString" ? i : null;
     if (c !== 0x5c) continue;
     const next = text[i + 1];
     if (next === "u") {
@@ -107,10 +114,12 @@ export function parseJson(input: string): ParsedJson | JsonProblem {
     const first = errors[0];
     if (!first)
       return { code: "json.syntax_error", message: "invalid JSON", position: { line: 1, column: 1 } };
+    const at = inString(text, first);
+    const breaks = at !== null && printParseErrorCode(first.error) === "UnexpectedEndOfString";
     return {
       code: "json.syntax_error",
-      message: describe(text, first),
-      position: lines.position(inString(text, first) ?? first.offset),
+      message: breaks ? (MESSAGES.InvalidCharacter as string) : describe(text, first),
+      position: lines.position(at ?? first.offset),
     };
   }
   const deep = parsedDepthExceededAt(text, value);

@@ -12,7 +12,14 @@ test.each([
   ['{"a": "\\\\q\\x"}', 1, 11, "invalid escape sequence"],
   ['["😀\\u12zz"]', 1, 5, "invalid \\u escape"],
   ['["\\u0041\\u00e"]', 1, 9, "invalid \\u escape"],
-  ['{"a": "x", "b": "😀\nz"}', 1, 17, "unterminated string"],
+  // A raw line break is a control character too (jsonc-parser ends the string there and named the
+  // opening quote "unterminated", though the string closes on the next line).
+  ['{"a": "x", "b": "😀\nz"}', 1, 20, "control characters in strings must be escaped"],
+  ['{"a": "x\r\ny"}', 1, 9, "control characters in strings must be escaped"],
+  ['{"a":\r "x\ry"}', 2, 4, "control characters in strings must be escaped"],
+  ['["abc\n', 1, 6, "control characters in strings must be escaped"],
+  ['["abc', 1, 2, "unterminated string"],
+  ['["a\\"', 1, 2, "unterminated string"],
 ])("%j: line %p, column %p", (text, line, column, message) => {
   const r = parseJson(text) as JsonProblem;
   expect({ code: r.code, message: r.message, position: r.position }).toEqual({
