@@ -10,7 +10,7 @@ import { type Logger, throttle } from "../lib/log.ts";
 import { type Cors, allowList } from "./cors.ts";
 import { authenticates } from "./auth.ts";
 import { fieldCheckOf } from "./openapi/named.ts";
-import { knownRequestId } from "./request-log.ts";
+import { knownRequestId, loggedPath } from "./request-log.ts";
 
 export interface ErrorBody {
   detail: string;
@@ -243,7 +243,8 @@ export function errorAnswer(
   if (error instanceof DatabaseUnavailable || error instanceof RetryableConflict) {
     outage("database unavailable", (r) =>
       log.warn("database unavailable", {
-        path: new URL(request.url).pathname,
+        method: request.method,
+        path: loggedPath(new URL(request.url).pathname),
         request_id: knownRequestId(request),
         error: error.message,
         ...r,
@@ -258,7 +259,8 @@ export function errorAnswer(
   // request may be sent again, and then gets the answer the deletion calls for.
   if (error instanceof ReferenceGone) {
     log.warn("reference deleted meanwhile", {
-      path: new URL(request.url).pathname,
+      method: request.method,
+      path: loggedPath(new URL(request.url).pathname),
       request_id: knownRequestId(request),
       error: error.message,
     });
@@ -280,7 +282,7 @@ export function errorAnswer(
   // Anything else is our bug: log it whole, tell the client nothing about it.
   log.error("unhandled error", {
     method: request.method,
-    path: new URL(request.url).pathname,
+    path: loggedPath(new URL(request.url).pathname),
     request_id: knownRequestId(request),
     error: String((error as Error)?.stack ?? error),
   });

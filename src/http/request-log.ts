@@ -36,6 +36,18 @@ export interface AccessLog {
   write(request: Request, client: string | null, route: string, status: number, startedMs: number): void;
 }
 
+/**
+ * A request's path as log lines write it: what looks like an API token or a webhook secret
+ * (`assay_…`, `whsec_…`, 20 characters or more after the prefix) is masked, `assay_***`. A client
+ * that pasted its token into a URL (`curl $URL/$TOKEN`) had it written to the access log and to
+ * error lines in full; docs/deploy.md says tokens and secrets are never logged. Slugs of that
+ * shape are masked too: a price paid for the rule having no exception.
+ */
+export function loggedPath(path: string): string {
+  return path.includes("_") ? path.replace(SECRET_SHAPE, "$1_***") : path;
+}
+const SECRET_SHAPE = /(assay|whsec)_[A-Za-z0-9_+=-]{20,}/g;
+
 /** One `request` line per answer: what an operator greps for first. Never the query or headers. */
 export function createAccessLog(log: Logger, trustProxy: boolean): AccessLog {
   return {
@@ -47,7 +59,7 @@ export function createAccessLog(log: Logger, trustProxy: boolean): AccessLog {
       log.info("request", {
         request_id: requestId(request),
         method: request.method,
-        path: start < 0 ? "/" : url.slice(start, q < 0 ? undefined : q),
+        path: start < 0 ? "/" : loggedPath(url.slice(start, q < 0 ? undefined : q)),
         route,
         status,
         duration_ms: Math.round((performance.now() - startedMs) * 10) / 10,
