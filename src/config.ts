@@ -6,6 +6,7 @@ import { availableParallelism, hostname } from "node:os";
 import { parseDatabaseUrl } from "./db/url.ts";
 import { databaseUrlProblems, severalHostsProblem } from "./db/url-query.ts";
 import { nearest } from "./lib/nearest.ts";
+import { maskUrlText } from "./lib/mask-url.ts";
 /**
  * idle_in_transaction_session_timeout of Assay's PostgreSQL sessions (docs/postgres.md): far above
  * the idle gaps of Assay's own transactions (statements sent one after another by a program; none
@@ -552,7 +553,7 @@ export function loadConfig(
   if (typeof out.data_dir === "string" && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(out.data_dir))
     at(
       "data_dir",
-      `"${out.data_dir.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)`,
+      `"${maskUrlText(out.data_dir)}" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)`,
     );
   const severalHosts = typeof out.database_url === "string" ? severalHostsProblem(out.database_url) : null;
   if (typeof out.database_url === "string" && !/^postgres(ql)?:\/\//.test(out.database_url))

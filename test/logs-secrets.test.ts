@@ -13,7 +13,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { DB_FILE } from "../src/db/open.ts";
 import { freshPgDatabase, onPostgres } from "./helpers/backend.ts";
-import { MAIN } from "./helpers/cli.ts";
+import { MAIN, runAssay } from "./helpers/cli.ts";
 import { until } from "./helpers/fixtures.ts";
 import { testTempDir } from "./helpers/temp.ts";
 
@@ -253,3 +253,36 @@ test("no secret reaches the output, every line is JSON, and a failed request's l
     ]);
   }
 }, 180_000);
+
+test("a URL given where a data dir or postgres:// URL belongs is echoed without its password or query values, whatever they hold", async () => {
+  const { ASSAY_DATA_DIR: _d, ASSAY_DATABASE_URL: _u, ...env } = process.env;
+  // Passwords pasted raw: a `/`, an `@`, a `?` in them.
+  const cases: [string, string][] = [
+    ["postgres://u:Pw/Slash-99@db.example/x", "postgres://u:***@db.example/x"],
+    ["postgres://u:Pw@At-99@db.example/x", "postgres://u:***@db.example/x"],
+    ["postgres://u:Pw?Mark-99@db.example/x", "postgres://u:***@db.example/x"],
+    [
+      "postgres://db.example/x?password=Query-Pw-99&sslmode=require",
+      "postgres://db.example/x?password=***&sslmode=***",
+    ],
+  ];
+  for (const [url, shown] of cases) {
+    const serve = await runAssay(["serve", "--port", "0", "--data-dir", url], {
+      env: env as Record<string, string>,
+    });
+    expect({ code: serve.code, out: serve.out, err: serve.err }).toEqual({
+      code: 2,
+      out: "",
+      err: `assay serve: Invalid configuration:\n  --data-dir: "${shown}" is a URL, not a directory (a PostgreSQL database is given with --database-url or ASSAY_DATABASE_URL)\n`,
+    });
+    const mysql = url.replace(/^postgres/, "mysql");
+    const copy = await runAssay(["db", "copy", "--from", mysql, "--to", join(dir, "copy")], {
+      env: env as Record<string, string>,
+    });
+    expect({ code: copy.code, out: copy.out, err: copy.err }).toEqual({
+      code: 2,
+      out: "",
+      err: `assay db: --from "${shown.replace(/^postgres/, "mysql")}" is a URL but not postgres://…: give a postgres:// URL or a data dir\nRun "assay db -h" for help.\n`,
+    });
+  }
+}, 120_000);

@@ -9,6 +9,7 @@ import { serversHolding } from "../db/serving-lock.ts";
 import { parseDatabaseUrl } from "../db/url.ts";
 import { databaseUrlProblems, severalHostsProblem } from "../db/url-query.ts";
 import { AppError } from "../errors.ts";
+import { maskUrlText } from "../lib/mask-url.ts";
 import { type Parsed, UsageError, allowOnly, unknownSubcommand } from "./args.ts";
 import { print, refuseUpgradeUnderServer, requireInstallation, table } from "./context.ts";
 
@@ -50,7 +51,7 @@ export async function db(p: Parsed) {
   ] as const)
     if (!isUrl(v) && /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(v))
       throw new UsageError(
-        `${flag} "${v.replace(/^([^/]*\/\/[^:@/]*:)[^@/]*@/, "$1***@")}" is a URL but not postgres://…: give a postgres:// URL or a data dir`,
+        `${flag} "${maskUrlText(v)}" is a URL but not postgres://…: give a postgres:// URL or a data dir`,
       );
   // What serve and migrate check in loadConfig, which a copy's URLs do not pass through: unchecked,
   // connect_timeout=abc reached the client as NaN, and no host waited for localhost over TCP.
