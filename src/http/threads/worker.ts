@@ -100,7 +100,9 @@ function relay(req: Request, ip: string | null, p: Pending) {
       url: req.url,
       headers: encodeHeaders(req.headers),
       ip,
-      hasBody: req.method !== "GET" && req.method !== "HEAD",
+      // As the main listener has it: none without Content-Length or Transfer-Encoding, whatever
+      // the method (an empty stream made a body-less DELETE with a JSON Content-Type a 400).
+      hasBody: req.body !== null,
       // Read already: sent along whole (a copy: the lane may have kept a view of it).
       body: p.bytes && !p.bodyFailed ? (p.bytes.slice().buffer as ArrayBuffer) : undefined,
     });
