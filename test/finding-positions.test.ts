@@ -181,7 +181,7 @@ test("a sync run and assay validate --local put every finding at the same, hand-
     const slug = `pos-${type.toLowerCase()}`;
     const api = await call(s, "POST", `/api/v1/orgs/acme/workflows/${slug}/runs/`, {
       token: s.rootToken,
-      raw: content,
+      raw: typeof content === "string" ? content : new Uint8Array(content),
       headers: { "content-type": MIME[type] as string },
     });
     expect([file, api.status]).toEqual([file, 201]);
