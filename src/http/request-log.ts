@@ -41,12 +41,17 @@ export interface AccessLog {
  * (`assay_…`, `whsec_…`, 20 characters or more after the prefix) is masked, `assay_***`. A client
  * that pasted its token into a URL (`curl $URL/$TOKEN`) had it written to the access log and to
  * error lines in full; docs/deploy.md says tokens and secrets are never logged. Slugs of that
- * shape are masked too: a price paid for the rule having no exception.
+ * shape are masked too: a price paid for the rule having no exception. A webhook secret is
+ * standard base64, so about half hold a `/` (and a client may percent-encode it): after `whsec_`
+ * the mask runs over `/` and `%` too, to the end of the path if need be (detail lost, never a
+ * secret's tail); a token is base64url and ends at the segment's end.
  */
 export function loggedPath(path: string): string {
-  return path.includes("_") ? path.replace(SECRET_SHAPE, "$1_***") : path;
+  return path.includes("_")
+    ? path.replace(SECRET_SHAPE, (_, token) => (token ? "assay_***" : "whsec_***"))
+    : path;
 }
-const SECRET_SHAPE = /(assay|whsec)_[A-Za-z0-9_+=-]{20,}/g;
+const SECRET_SHAPE = /(assay)_[A-Za-z0-9_+=-]{20,}|whsec_[A-Za-z0-9_+=/%-]{20,}/g;
 
 /** One `request` line per answer: what an operator greps for first. Never the query or headers. */
 export function createAccessLog(log: Logger, trustProxy: boolean): AccessLog {
