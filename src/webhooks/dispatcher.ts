@@ -82,7 +82,7 @@ export function createWebhookDispatcher(
     const delay = o.retryDelaysMs[tries - 1];
     if (delay === undefined) return { status: "failed", tries, retryInMs: null };
     // Up to 10 % jitter so that endpoints failing together are not retried in lockstep; never
-    // sooner than the receiver's Retry-After (429, 503).
+    // sooner than the receiver's Retry-After (any non-2xx, up to a day: deliver.ts).
     const wait = Math.max(Math.round(delay * (1 + Math.random() * 0.1)), a.retryAfterMs ?? 0);
     return { status: "pending", tries, retryInMs: wait };
   }

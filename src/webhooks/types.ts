@@ -14,7 +14,7 @@ export interface Attempt {
 
 /** What the receiver asked for besides the status (not stored with the attempt). */
 export interface ReceiverHints {
-  /** Its Retry-After, in ms from now (429 and 503 answers), capped. */
+  /** Its Retry-After, in ms from now (any answer but a 2xx), capped at a day. */
   retryAfterMs: number | null;
 }
 
