@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onPostgres } from "./helpers/backend.ts";
 import { runAssay } from "./helpers/cli.ts";
+import { until } from "./helpers/fixtures.ts";
 import { type PgCluster, startPgCluster } from "./helpers/pg-cluster.ts";
 import { removeTestTempDirs, testTempDir } from "./helpers/temp.ts";
 
@@ -22,13 +23,27 @@ beforeAll(async () => {
   const admin = new SQL(`${cluster.baseUrl}postgres`);
   await admin.unsafe("CREATE ROLE u LOGIN PASSWORD 'pw-kept-out'");
   for (const db of ["udb", "ucopy"]) await admin.unsafe(`CREATE DATABASE ${db} OWNER u`);
+  // When the postmaster last read its configuration, as a new session sees it.
+  const loadedAt = async () => {
+    const c = new SQL(`${cluster.baseUrl}postgres`);
+    try {
+      return ((await c`SELECT pg_conf_load_time()::text AS t`) as { t: string }[])[0]!.t;
+    } finally {
+      await c.close();
+    }
+  };
+  const before = await loadedAt();
   await admin.close();
   // The test's own connections stay trusted; role u needs its password over TCP.
   writeFileSync(
     join(cluster.dir, "data", "pg_hba.conf"),
     "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
   );
+  // pg_ctl reload only signals the postmaster: on a busy machine the first migrate connected
+  // before it had read pg_hba.conf again, under the old trust rule. A session forked after the
+  // reload sees its time, and the postmaster reads pg_hba.conf before it forks another.
   cluster.pgCtl("reload");
+  await until(async () => (await loadedAt()) !== before, "the cluster to read pg_hba.conf again");
 }, 60_000);
 afterAll(() => {
   cluster?.stop();
