@@ -52,7 +52,9 @@ beforeAll(async () => {
   s = await startTestServer({
     webhook_allow_private: true,
     webhook_retry_delays_ms: "100,100,100",
-    webhook_timeout_ms: 5000,
+    // The most an attempt may last: the rotation test's receiver calls this server (a rotation)
+    // before it answers the first attempt, and on a busy machine that call is no bound to race.
+    webhook_timeout_ms: 60_000,
   });
   admin = s.rootToken;
   rootId = (await s.deps.users.getByUsername("root"))!.id;
