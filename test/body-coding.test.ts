@@ -47,7 +47,11 @@ describe("a coded body to a JSON endpoint is 415 and changes nothing", () => {
         raw: gzipSync("{}"),
         headers: { "content-type": "application/json", "content-encoding": "gzip" },
       });
-      expect([r.status, r.headers.get("accept-encoding")]).toEqual([415, "identity"]);
+      expect([r.status, r.headers.get("accept-encoding"), r.json]).toEqual([
+        415,
+        "identity",
+        refused("gzip"),
+      ]);
     }
     // A 415 about the media type is no coding problem: no Accept-Encoding.
     const type = await call(s, "POST", TOKENS, {
@@ -55,7 +59,11 @@ describe("a coded body to a JSON endpoint is 415 and changes nothing", () => {
       raw: "{}",
       headers: { "content-type": "text/plain" },
     });
-    expect([type.status, type.headers.get("accept-encoding")]).toEqual([415, null]);
+    expect([type.status, type.headers.get("accept-encoding"), type.json]).toEqual([
+      415,
+      null,
+      errorBody(415, "unsupported_media_type"),
+    ]);
   });
 
   test("a coding whose bytes happen to be plain JSON (br, an unknown one) is not read as uncoded", async () => {

@@ -330,7 +330,11 @@ describe("in the contract's order", () => {
       raw: "{}",
       headers: { "content-type": "application/json", "content-encoding": "gzip" },
     });
-    expect([r.status, r.headers.get("accept-encoding")]).toEqual([415, "base64, identity"]);
+    expect([r.status, r.headers.get("accept-encoding"), r.json]).toEqual([
+      415,
+      "base64, identity",
+      errorBody(415, "unsupported_media_type"),
+    ]);
   });
   test("415 for X-Submission-Mode: envelope on a body that is not application/json", async () => {
     const envelope = JSON.stringify({ content: "<a/>", content_type: "application/xml" });
