@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWorkflow } from "./helpers/fixtures.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { savedRowCounts } from "./helpers/row-counts.ts";
 
 let s: TestServer;
 let author: string; // ann, an author of acme
@@ -20,14 +21,7 @@ const post = (path: string, raw: string, token = author, headers: Record<string,
   call(s, "POST", path, { token, raw, headers: { "content-type": "application/json", ...headers } });
 
 /** The rows a refused request must leave as they were. */
-const counts = async () => ({
-  workflows: await s.count("workflows"),
-  versions: await s.count("workflow_versions"),
-  configs: await s.count("step_configs"),
-  schemas: await s.count("org_schemas"),
-  runs: await s.count("runs"),
-  audit: await s.count("audit_log"),
-});
+const counts = () => savedRowCounts(s);
 
 const workflowWith = (slug: string, schemaText: string) =>
   `{"slug":"${slug}","name":"W","allowed_file_types":["JSON"],"steps":[{"name":"s","validator":"json_schema","config":{"schema":${schemaText}}}]}`;

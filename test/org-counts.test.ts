@@ -5,6 +5,7 @@ import { SYSTEM } from "../src/audit/actor.ts";
 import { MAX_SCHEMAS_PER_ORG } from "../src/schemas/service.ts";
 import { MAX_WORKFLOWS_PER_ORG } from "../src/workflows/service.ts";
 import { type TestServer, call, errorBody, startTestServer } from "./helpers/server.ts";
+import { savedRowCounts } from "./helpers/row-counts.ts";
 
 let s: TestServer;
 
@@ -19,14 +20,7 @@ const post = (path: string, raw: string, token: string, headers: Record<string, 
   call(s, "POST", path, { token, raw, headers: { "content-type": "application/json", ...headers } });
 
 /** The rows a refused request must leave as they were. */
-const counts = async () => ({
-  workflows: await s.count("workflows"),
-  versions: await s.count("workflow_versions"),
-  configs: await s.count("step_configs"),
-  schemas: await s.count("org_schemas"),
-  runs: await s.count("runs"),
-  audit: await s.count("audit_log"),
-});
+const counts = () => savedRowCounts(s);
 
 describe("an org's count of workflows and stored schemas is bounded", () => {
   test(`409 for the ${MAX_WORKFLOWS_PER_ORG + 1}st workflow, before its check and any If-None-Match; a deletion makes room`, async () => {
