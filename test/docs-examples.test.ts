@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { MAIN } from "./helpers/cli.ts";
+import { MAIN, runProcess } from "./helpers/cli.ts";
 import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
 import { testTempDir } from "./helpers/temp.ts";
@@ -33,21 +33,8 @@ function shellEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...base, PATH: `${bin}:${process.env.PATH}`, ...extra };
 }
 
-async function sh(script: string, cwd: string, env: Record<string, string>) {
-  const p = Bun.spawn(["bash", "--noprofile", "--norc", "-e", "-c", script], {
-    cwd,
-    env,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+const sh = (script: string, cwd: string, env: Record<string, string>) =>
+  runProcess(["bash", "--noprofile", "--norc", "-e", "-c", script], { cwd, env });
 
 /** A CI job's workspace: the two data files and the light client "in the repository". */
 function workspace(name: string): string {

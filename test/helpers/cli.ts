@@ -5,17 +5,16 @@ import { join } from "node:path";
 export const MAIN = join(import.meta.dir, "../../src/main.ts");
 
 /**
- * Runs `assay args…` in `cwd`, with this process's environment minus ASSAY_SERVER/ASSAY_TOKEN
- * (a developer's own must not leak in) plus `env`; resolves with exit code, stdout and stderr.
+ * Runs `argv` in `cwd` with exactly `env`, stdin closed; resolves with exit code, stdout and
+ * stderr once the process has ended (both pipes read to the end meanwhile).
  */
-export async function runAssay(
-  args: string[],
-  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+export async function runProcess(
+  argv: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ) {
-  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
-  const p = Bun.spawn([process.execPath, MAIN, ...args], {
+  const p = Bun.spawn(argv, {
     cwd: opts.cwd,
-    env: { ...base, ...opts.env },
+    env: opts.env,
     timeout: opts.timeoutMs,
     stdin: "ignore",
     stdout: "pipe",
@@ -27,4 +26,16 @@ export async function runAssay(
     p.exited,
   ]);
   return { code, out, err };
+}
+
+/**
+ * Runs `assay args…` in `cwd`, with this process's environment minus ASSAY_SERVER/ASSAY_TOKEN
+ * (a developer's own must not leak in) plus `env`; resolves with exit code, stdout and stderr.
+ */
+export function runAssay(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+) {
+  const { ASSAY_SERVER: _s, ASSAY_TOKEN: _t, ...base } = process.env;
+  return runProcess([process.execPath, MAIN, ...args], { ...opts, env: { ...base, ...opts.env } });
 }
