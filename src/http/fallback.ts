@@ -76,3 +76,11 @@ export function hostRequired(request: Request): Response {
 export function internalError(): Response {
   return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), HEADERS);
 }
+
+/** The same 500 for a request the app failed on, with its id as every answer (src/http/request-log.ts). */
+export function internalErrorFor(request: Request): Response {
+  return errorResponse(new AppError(500, "internal_error", "An internal error occurred."), {
+    ...HEADERS,
+    "x-request-id": requestId(request),
+  });
+}

@@ -4,10 +4,10 @@
 // request (src/http/peer.ts), a client that goes away aborts it, and bodies stream both ways a
 // chunk per pull (protocol.ts). The sync runs a thread finishes itself never come here
 // (thread-runs.ts); they are counted from shared memory (board.ts).
-import { AppError } from "../../errors.ts";
 import type { Logger } from "../../lib/log.ts";
-import { errorResponse } from "../errors.ts";
+import { internalErrorFor } from "../fallback.ts";
 import { relayedPeer } from "../peer.ts";
+import { loggedPath, requestId } from "../request-log.ts";
 import type { ThreadBoard } from "./board.ts";
 import { laned } from "./lane.ts";
 import { type ToMain, type ToThread, decodeHeaders, encodeHeaders } from "./protocol.ts";
@@ -131,9 +131,16 @@ export function attachRelay(
     try {
       res = await app.handle(request);
     } catch (e) {
-      // The app answers its own errors; this is a bug of ours, said as the app would say it.
-      log.error("relayed request failed", { error: String(e) });
-      res = errorResponse(new AppError(500, "internal_error", "An internal error occurred."));
+      // The app answers its own errors; this is a bug of ours, said as the app would say it. The
+      // line names the request's id (the app's, or the client's own) and the 500 carries it, so
+      // a client that reports the id leads to this line.
+      log.error("relayed request failed", {
+        request_id: requestId(request),
+        method: request.method,
+        path: loggedPath(new URL(request.url).pathname),
+        error: String(e),
+      });
+      res = internalErrorFor(request);
     } finally {
       counts.began(index, -1);
     }
