@@ -154,9 +154,17 @@ function systemRootsProblem(query: URLSearchParams): string | null {
  * is no URL to WHATWG's parser and was "not a valid URL". Read from the URL's text for that reason.
  */
 export function severalHostsProblem(raw: string): string | null {
-  const m = /^postgres(?:ql)?:\/\/([^/?#]*)[^?#]*(?:\?([^#]*))?/i.exec(raw);
+  const m = /^postgres(?:ql)?:\/\/([^?#]*)(?:\?([^#]*))?/i.exec(raw);
   if (!m) return null;
-  const authority = m[1]!.slice(m[1]!.lastIndexOf("@") + 1);
+  // The host as the URL parser reads it; when it reads none, the text after the userinfo's last
+  // `@`: a password pasted raw may hold `/` (and `,`), and up to the first `/` it was named a host
+  // list, and printed.
+  let authority: string;
+  try {
+    authority = new URL(raw).host;
+  } catch {
+    authority = m[1]!.slice(m[1]!.lastIndexOf("@") + 1).split("/")[0]!;
+  }
   let listed = authority.includes(",") ? `the URL names several hosts (${authority})` : null;
   for (const [key, value] of new URLSearchParams(m[2] ?? ""))
     if (key.toLowerCase() === "host" && value.includes(",")) listed ??= `${key}=${value} names several hosts`;

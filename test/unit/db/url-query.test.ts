@@ -78,6 +78,16 @@ test("one host is no list: a comma in the password, the path or another paramete
   expect(severalHostsProblem("postgres://db/x?HOST=a,b")).toStartWith("HOST=a,b names several hosts: ");
 });
 
+test("a password holding a comma and a raw / is no host list, and no part of it is echoed", () => {
+  // The authority was read up to the first /: "u:s3cr,t" was called a host list, and printed.
+  expect(severalHostsProblem("postgres://u:s3cr,t/x@db.example/assay")).toBeNull();
+  expect(severalHostsProblem("postgres://u:s3,c/r@h1:5432,h2:5432/assay")).toStartWith(
+    "the URL names several hosts (h1:5432,h2:5432): ",
+  );
+  // An @ in the path of a URL that parses is not the end of a user's password.
+  expect(severalHostsProblem("postgres://h1,h2/my@db")).toStartWith("the URL names several hosts (h1,h2): ");
+});
+
 test("sslrootcert=system is accepted without sslmode, with verify-full, and with the modes Bun's client raises to verify-full", () => {
   // Bun's client reads it as libpq does (the system's CAs, verify-full); the modes it would not
   // check the host name under are refused (test/cli-edges.test.ts), the TLS itself in test/pg-tls.test.ts.
