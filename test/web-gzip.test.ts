@@ -43,6 +43,9 @@ test("gzip goes only where it is accepted with a weight above 0", async () => {
     ["identity;q=0.5, gzip", true],
     ["gzip;q=0.5, identity;q=0.5", true],
     ["identity;q=0, gzip;q=0.1", true],
+    // `*` weighs identity too when identity is not named (RFC 9110 §12.5.3).
+    ["gzip;q=0.5, *", false],
+    ["*;q=0.8, gzip;q=0.5, identity;q=0.2", true],
     ["", false],
   ];
   const got = [];

@@ -32,7 +32,8 @@ const PAGE_HEADERS = {
  * Whether an Accept-Encoding header accepts gzip (RFC 9110 §12.5.3): named (or `x-gzip`, or `*`
  * when gzip itself is not named) with a weight above 0. `gzip;q=0` refuses it: a word match sent
  * gzip to a client that had said it cannot read it. An `identity` weighed above gzip prefers the
- * plain bytes (§12.4.2); without one, gzip wins, as it always could.
+ * plain bytes (§12.4.2), as does a `*` weighed above gzip when identity is not named; without
+ * either, gzip wins, as it always could.
  */
 export function acceptsGzip(header: string | null): boolean {
   let named: number | null = null;
@@ -48,7 +49,9 @@ export function acceptsGzip(header: string | null): boolean {
     else if (coding === "identity") identity = weight;
   }
   const gzip = named ?? any ?? 0;
-  return gzip > 0 && (identity === null || gzip >= identity);
+  // Not named, identity is weighed by `*` when there is one (§12.5.3).
+  const plain = identity ?? any;
+  return gzip > 0 && (plain === null || gzip >= plain);
 }
 
 /** Answers with an in-memory file: gzip when accepted, 304 when the ETag matches. */
