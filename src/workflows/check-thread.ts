@@ -20,7 +20,7 @@ import {
   type XsdWanted,
   xsdWanted,
 } from "../schemas/check.ts";
-import { checkDraft } from "./check.ts";
+import { checkDraft, type SavedConfigs } from "./check.ts";
 import { EMPTY_DRAFT, type WorkflowDraft } from "./types.ts";
 
 /** `check_timeout_ms`'s default (src/config.ts). */
@@ -39,6 +39,8 @@ export interface ToChecker {
   xsdDocuments?: StepConfigContext["xsdDocuments"];
   /** The index of the step the request names: its problems are reported without `steps[i].`. */
   only: number | null;
+  /** Each step's saved config (check.ts, SavedConfigs): a step left as saved is not compiled. */
+  saved?: SavedConfigs;
 }
 
 /**
@@ -67,6 +69,7 @@ export interface DraftChecker {
     only: number | null,
     org?: number,
     xsdSet?: XsdSetWalk,
+    saved?: SavedConfigs,
   ): Promise<void>;
   /** A stored JSON Schema's check (throws its 400), there too, with the org's schemas it references. */
   checkStored(
@@ -116,7 +119,7 @@ export function createDraftChecker(
   };
 
   return {
-    async check(d, ctx, only, org, xsdSet) {
+    async check(d, ctx, only, org, xsdSet, saved) {
       // Validators this instance adds (tests' test_hold) exist on this thread only. Without a
       // thread (the CLI's own checks, `assay workflows import`) the check runs in place.
       const builtIn = d.steps.every((s) => !s.validator || getValidator(s.validator) !== undefined);
@@ -126,7 +129,7 @@ export function createDraftChecker(
           await prepareChecks(["xml_schema"]);
           ctx.xsdDocuments = await xsdSet(async (roots, found) => xsdWanted(roots, found));
         }
-        checkDraft(d, stepFieldOf(only), ctx);
+        checkDraft(d, stepFieldOf(only), ctx, undefined, saved);
         return;
       }
       offloaded++;
@@ -146,6 +149,7 @@ export function createDraftChecker(
           resources: ctx.resources,
           xsdDocuments: ctx.xsdDocuments,
           only,
+          saved,
         });
       } finally {
         done();

@@ -46,6 +46,7 @@ self.onmessage = async (event: MessageEvent<ToChecker>) => {
         stepFieldOf(m.only),
         { resources: m.resources, xsdDocuments: m.xsdDocuments },
         onStep,
+        m.saved,
       );
     answer = { id: m.id, ok: true, configs: m.draft.steps.map((s) => s.config ?? {}) };
   } catch (e) {

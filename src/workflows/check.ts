@@ -2,6 +2,7 @@
 // schema, XSD or expression is a 400 when saved, never a run-time surprise — CONTRACT §2).
 // Pure over the draft and the stored schemas it references: it runs on the HTTP thread for light
 // drafts and on the workflow check thread for heavy ones (check-thread.ts).
+import { canonicalJson } from "../audit/chain.ts";
 import { type ErrorItem, type Problem, invalid, invalidBecause } from "../errors.ts";
 import {
   charCount,
@@ -152,6 +153,32 @@ function checkStepConfigOf(s: StepInput, field: string, errors: ErrorItem[], ctx
 }
 
 /**
+ * Per step of a draft, the config its saved step (same id and validator) has now, or null for a
+ * new step. A step whose pinned config is that one is not compiled again (checkDraft): a save that
+ * leaves it as saved (a rename, a deactivation, another step's change) is not refused by a
+ * save-time check added after it was saved, which would leave a workflow that still runs as saved
+ * impossible to rename or deactivate until its schema is changed (docs/decisions.md).
+ */
+export type SavedConfigs = Array<Record<string, unknown> | null>;
+
+/** The saved configs of `steps`, by id and validator, for checkDraft. */
+export function savedConfigsOf(
+  steps: WorkflowDraft["steps"],
+  saved: ReadonlyArray<{ id: number; validator: string; config: Record<string, unknown> }>,
+): SavedConfigs {
+  const byId = new Map(saved.map((s) => [s.id, s]));
+  return steps.map((s) => {
+    const was = s.id == null ? undefined : byId.get(s.id);
+    // The same object when unchanged: a message to the check thread carries it once.
+    return was && was.validator === s.validator ? was.config : null;
+  });
+}
+
+/** Whether a step's pinned config is its saved one (the same stored schemas pinned included). */
+const asSaved = (config: Record<string, unknown> | undefined, saved: Record<string, unknown> | null) =>
+  saved != null && (config === saved || canonicalJson(config ?? {}) === canonicalJson(saved));
+
+/**
  * Validates a complete draft; throws 400 invalid_request with every problem found. Step configs
  * are rewritten in place with the snapshot of the `ctx` schemas they reference. Synchronous:
  * await prepareChecks (src/validators/registry.ts) for the draft's validators first.
@@ -162,6 +189,8 @@ export function checkDraft(
   ctx: StepConfigContext = {},
   /** Told before each step's config is compiled (the check thread reports it: check-thread.ts). */
   onStep?: (i: number) => void,
+  /** The saved config of each step (savedConfigsOf): a step left as saved is not compiled again. */
+  saved: SavedConfigs = [],
 ): void {
   const errors: ErrorItem[] = [];
   const problem = (field: string, p: Problem | null) => p && errors.push({ field, ...p });
@@ -189,7 +218,7 @@ export function checkDraft(
     const tooLarge = total > MAX_WORKFLOW_PINNED_BYTES;
     if (!tooLarge)
       d.steps.forEach((s, i) => {
-        if (sizes[i] === null) return;
+        if (sizes[i] === null || asSaved(s.config, saved[i] ?? null)) return;
         onStep?.(i);
         checkStepConfigOf(s, stepFieldOf(i), perStep[i]!, ctx);
       });

@@ -6,6 +6,7 @@ import type { SchemaStore } from "../schemas/store.ts";
 import { storedClosure, storedXsdSet } from "../schemas/service.ts";
 import { type StepConfigContext, externalRefsOf, xsdRootOfStep } from "../validators/registry.ts";
 import type { FileType, ValidatorDef } from "../validators/types.ts";
+import { savedConfigsOf } from "./check.ts";
 import { createDraftChecker, type DraftChecker, type XsdSetWalk } from "./check-thread.ts";
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
@@ -132,8 +133,15 @@ export function createWorkflowService(
   /**
    * Checks the draft (throws its 400), with the org's stored schemas its steps reference
    * (transitively); `only` names the step a step route changes (its problems have no prefix).
+   * `saved`: the workflow's steps as saved; a step the draft leaves as it was saved is not
+   * compiled again (check.ts, SavedConfigs).
    */
-  async function check(orgId: number, d: WorkflowDraft, only: number | null = null): Promise<void> {
+  async function check(
+    orgId: number,
+    d: WorkflowDraft,
+    only: number | null = null,
+    saved: StepDef[] = [],
+  ): Promise<void> {
     const roots = schemas
       ? d.steps.flatMap((s, step) => {
           const root = xsdRootOfStep(s.validator, s.config);
@@ -143,7 +151,7 @@ export function createWorkflowService(
     // The stored XSDs they reach are walked in the draft's turn on the check thread (it parses them).
     const xsdSet: XsdSetWalk | undefined =
       schemas && roots.length > 0 ? (round) => storedXsdSet(schemas, orgId, roots, round) : undefined;
-    await checker.check(d, await checkContext(orgId, d), only, orgId, xsdSet);
+    await checker.check(d, await checkContext(orgId, d), only, orgId, xsdSet, savedConfigsOf(d.steps, saved));
   }
   async function checkContext(orgId: number, d: WorkflowDraft): Promise<StepConfigContext> {
     if (!schemas) return { extra };
@@ -203,7 +211,7 @@ export function createWorkflowService(
         const given = applyInput(replace ? EMPTY_DRAFT : now, b);
         const d = b.steps ? { ...given, steps: keepStepIds(given.steps, now.steps) } : given;
         if (contentOf(d) === contentOf(now)) return cur;
-        await check(orgId, d);
+        await check(orgId, d, null, cur.steps);
         // Compared again with the snapshots pinned: the request carries none, the stored steps
         // do. A stored schema changed since the last save makes a difference (decisions.md).
         if (contentOf(d) === contentOf(now)) return cur;
@@ -230,7 +238,7 @@ export function createWorkflowService(
         const d = draftOf(cur.workflow, cur.steps);
         const at = Math.min(Math.max((s.order ?? d.steps.length + 1) - 1, 0), d.steps.length);
         d.steps.splice(at, 0, newStep(s));
-        await check(orgId, d, at);
+        await check(orgId, d, at, cur.steps);
         const saved = await save(orgId, cur, d, { actor, action: "step.create" });
         return { ...saved, step: saved.steps[at]! };
       });
@@ -264,7 +272,7 @@ export function createWorkflowService(
           contentOf(d) === contentOf(draftOf(cur.workflow, cur.steps)) &&
           d.steps.every((x, i) => x.id === cur.steps[i]!.id);
         if (unchanged()) return { ...cur, step: cur.steps[from]! };
-        await check(orgId, d, to);
+        await check(orgId, d, to, cur.steps);
         if (unchanged()) return { ...cur, step: cur.steps[from]! }; // with snapshots, as update()
         const saved = await save(orgId, cur, d, { actor, action: "step.update" });
         return { ...saved, step: saved.steps[to]! };
@@ -278,7 +286,7 @@ export function createWorkflowService(
         if (at < 0) throw notFound("Step");
         d.steps.splice(at, 1);
         // Checked like every save: it refreshes the other steps' stored-schema snapshots.
-        await check(orgId, d);
+        await check(orgId, d, null, cur.steps);
         return save(orgId, cur, d, { actor, action: "step.delete" });
       });
     },

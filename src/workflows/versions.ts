@@ -6,6 +6,7 @@ import type { Actor } from "../audit/types.ts";
 import { AppError, invalidField, notFound } from "../errors.ts";
 import { diffVersions } from "./diff.ts";
 import type { ValidatorDef } from "../validators/types.ts";
+import { savedConfigsOf } from "./check.ts";
 import { createDraftChecker, type DraftChecker } from "./check-thread.ts";
 import { type Preconditions, checkPreconditions } from "./etag.ts";
 import { fresh } from "./fresh.ts";
@@ -124,8 +125,9 @@ export function createVersionService(
         const d = restoreDraft(w, curSteps, def);
         if (unchanged(d, w, curSteps)) return { created: false, workflow: w };
         // Checked like any save (a validator may have gone since), with no stored schemas
-        // supplied: the snapshot carried in each config is what is restored.
-        await checker.check(d, { extra }, null, orgId);
+        // supplied: the snapshot carried in each config is what is restored. A step restored as
+        // it is saved now is not compiled again (check.ts, SavedConfigs).
+        await checker.check(d, { extra }, null, orgId, undefined, savedConfigsOf(d.steps, curSteps));
         const saved = await store.save(
           orgId,
           w.id,
