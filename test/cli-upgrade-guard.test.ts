@@ -63,7 +63,7 @@ describe.skipIf(onPostgres)("the CLI beside a running server of the build before
     const lock = holdFileLock(join(dir, LOCK_FILE))!;
     held.push(lock);
     writeFileSync(join(dir, PID_FILE), "4242\n");
-    const message = `assay users: A server (PID 4242) is running on ${dir}, on a schema this build would upgrade in a way it cannot run on (19 step_configs). Stop it, run "assay migrate" with this build, then start this build.\n`;
+    const message = `assay users: A server (PID 4242) is running on ${dir}, on a schema this build would upgrade in a way it cannot run on (19 step_configs, 21 pinned_documents). Stop it, run "assay migrate" with this build, then start this build.\n`;
     expect(assay("users", "list", "--data-dir", dir)).toEqual({ code: 1, out: "", err: message });
     expect(assay("migrate", "--data-dir", dir)).toMatchObject({ code: 1 });
     expect(version(dir)).toBe(18);
@@ -96,10 +96,10 @@ describe.skipIf(onPostgres)("the CLI beside a running server of the build before
     const dir = dataDir(17);
     const lock = holdFileLock(join(dir, LOCK_FILE))!;
     held.push(lock);
-    // 18 is additive, 19 is not: still refused, 19 named alone.
+    // 18 and 20 are additive, 19 and 21 are not: still refused, 19 and 21 named alone.
     const r = assay("users", "list", "--data-dir", dir);
     expect(r.code).toBe(1);
-    expect(r.err).toContain("(19 step_configs)");
+    expect(r.err).toContain("(19 step_configs, 21 pinned_documents)");
     expect(version(dir)).toBe(17);
     lock.close();
   });

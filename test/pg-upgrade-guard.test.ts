@@ -62,7 +62,7 @@ describe.skipIf(!onPostgres)("servers hold their PostgreSQL schema", () => {
     const b = await holdSchema(url, silent);
     cleanups.push(a.stop, b.stop);
     expect(await serversHolding(sql)).toBe(2);
-    const message = `assay users: 2 servers are running on this database, on a schema this build would upgrade in a way they cannot run on (19 step_configs). Stop every node, run "assay migrate" with this build, then start this build.\n`;
+    const message = `assay users: 2 servers are running on this database, on a schema this build would upgrade in a way they cannot run on (19 step_configs, 21 pinned_documents). Stop every node, run "assay migrate" with this build, then start this build.\n`;
     expect(assay("users", "list", "--database-url", url)).toEqual({ code: 1, out: "", err: message });
     expect(assay("migrate", "--database-url", url)).toMatchObject({ code: 1 });
     expect(await versionOf(sql)).toBe(18);
@@ -83,17 +83,20 @@ describe.skipIf(!onPostgres)("servers hold their PostgreSQL schema", () => {
     const old = await holdSchema(url, silent);
     cleanups.push(old.stop);
     await expect(startServer(serverConfig(url))).rejects.toThrow(
-      'A server is running on this database, on a schema this build would upgrade in a way it cannot run on (19 step_configs). Stop every node, run "assay migrate" with this build, then start this build.',
+      'A server is running on this database, on a schema this build would upgrade in a way it cannot run on (19 step_configs, 21 pinned_documents). Stop every node, run "assay migrate" with this build, then start this build.',
     );
-    // Neither 18 (additive) nor 19 applied: one transaction, all or nothing.
+    // None of 18 to 21 applied: one transaction, all or nothing.
     expect(await versionOf(sql)).toBe(17);
-    // Only additive migrations pending (18 here; 19 applied first, as a branch might): applied under
-    // running servers, as a rolling upgrade needs.
+    // Only additive migrations pending (18 and 20 here; 19 and 21 applied first, as a branch
+    // might): applied under running servers, as a rolling upgrade needs.
     const other = await databaseAt(17);
-    await other.sql.unsafe(MIGRATIONS.find((m) => m.version === 19)!.postgres);
-    await other.sql.unsafe(
-      "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES (19, 'step_configs', 'x', 0)",
-    );
+    for (const m of MIGRATIONS.filter((x) => x.version === 19 || x.version === 21)) {
+      await other.sql.unsafe(m.postgres);
+      await other.sql.unsafe(
+        "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES ($1, $2, 'x', 0)",
+        [m.version, m.name],
+      );
+    }
     const running = await holdSchema(other.url, silent);
     cleanups.push(running.stop);
     const db = createPgDb(other.url, { max: 1 });

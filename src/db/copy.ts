@@ -18,6 +18,7 @@ export const COPY_TABLES: readonly { name: string; key: string[]; identity?: boo
   { name: "settings", key: ["key"] },
   { name: "workflows", key: ["id"], identity: true },
   { name: "steps", key: ["id"], identity: true },
+  { name: "pinned_documents", key: ["sha256"] },
   { name: "step_configs", key: ["sha256"] },
   { name: "workflow_versions", key: ["workflow_id", "version"] },
   { name: "org_schemas", key: ["id"], identity: true },

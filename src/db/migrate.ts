@@ -20,6 +20,8 @@ import m0017 from "./migrations/0017_webhook_pending_by_endpoint.sql" with { typ
 import m0018 from "./migrations/0018_ids_never_reused.sql" with { type: "text" };
 import m0019 from "./migrations/0019_step_configs.sql" with { type: "text" };
 import m0020 from "./migrations/0020_web_session_indexes.sql" with { type: "text" };
+import m0021 from "./migrations/0021_pinned_documents.sql" with { type: "text" };
+import { pinnedDocumentsPostgres, pinnedDocumentsSqlite } from "./migrations/0021_pinned_documents.ts";
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
 import p0003 from "./migrations/postgres/0003_run_list_indexes.sql" with { type: "text" };
@@ -36,6 +38,7 @@ import p0017 from "./migrations/postgres/0017_webhook_pending_by_endpoint.sql" w
 import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type: "text" };
 import p0019 from "./migrations/postgres/0019_step_configs.sql" with { type: "text" };
 import p0020 from "./migrations/postgres/0020_web_session_indexes.sql" with { type: "text" };
+import p0021 from "./migrations/postgres/0021_pinned_documents.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
 import { SERVING_LOCK, serversHolding } from "./serving-lock.ts";
@@ -63,6 +66,14 @@ export interface Migration {
    * (docs/decisions.md, "Migrations an old build skipped").
    */
   sqliteProbe?: string;
+  /**
+   * Rows the migration rewrites in code, after its SQL and in the same transaction (what SQL alone
+   * cannot do on both engines: parse JSON without reordering keys, hash with SHA-256).
+   */
+  data?: {
+    sqlite(db: Database): void;
+    postgres(tx: Pick<PgDb["sql"], "unsafe">): Promise<void>;
+  };
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -108,6 +119,14 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 19, name: "step_configs", sqlite: m0019, postgres: p0019 },
   // Indexes only: an older node signs in and out as before, its purge now a seek.
   { version: 20, name: "web_session_indexes", sqlite: m0020, postgres: p0020, additive: true },
+  // Not additive: a node of the previous build would read a config's pinned documents as digests.
+  {
+    version: 21,
+    name: "pinned_documents",
+    sqlite: m0021,
+    postgres: p0021,
+    data: { sqlite: pinnedDocumentsSqlite, postgres: pinnedDocumentsPostgres },
+  },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;
@@ -238,6 +257,7 @@ function migrateOne(db: Database, m: Migration, rebuild: readonly string[], curr
   db.transaction(() => {
     if (db.query("SELECT 1 FROM assay_schema_migrations WHERE version = ?").get(m.version)) return;
     db.exec(m.sqlite);
+    m.data?.sqlite(db);
     for (const table of rebuild) rebuildWithAutoincrement(db, table);
     if (rebuild.length) assertForeignKeys(db);
     db.query(
@@ -354,6 +374,7 @@ async function migratePostgresTx(db: PgDb): Promise<number> {
     await refuseUnderServers(tx, pending);
     for (const m of pending) {
       await tx.unsafe(m.postgres);
+      await m.data?.postgres(tx);
       await tx.unsafe(
         "INSERT INTO assay_schema_migrations (version, name, applied_at, additive) VALUES ($1, $2, $3, $4)",
         [m.version, m.name, new Date().toISOString(), m.additive ? 1 : 0],
