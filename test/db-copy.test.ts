@@ -32,6 +32,7 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
   let big = "";
   let goneUser = 0;
   let goneWebhook = 0;
+  let pinnedVersion: unknown;
 
   beforeAll(async () => {
     s = await startTestServer({ webhook_allow_private: true });
@@ -42,6 +43,27 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
         { name: "shape", validator: "json_schema", config: { schema: { type: "object", required: ["id"] } } },
       ],
     });
+    // A step pinning a stored schema: its config and the pinned document are rows of their own.
+    const stored = await call(s, "POST", "/api/v1/orgs/acme/schemas/", {
+      token: s.rootToken,
+      body: { uri: "https://schemas.example.com/id.json", kind: "json_schema", schema: { required: ["id"] } },
+    });
+    expect(stored.status).toBe(201);
+    await createWorkflow(s, s.rootToken, {
+      slug: "pinned",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "ref",
+          validator: "json_schema",
+          config: { schema: { $ref: "https://schemas.example.com/id.json" } },
+        },
+      ],
+    });
+    pinnedVersion = (
+      await call(s, "GET", "/api/v1/orgs/acme/workflows/pinned/versions/1/", { token: s.rootToken })
+    ).json.steps;
+    expect(JSON.stringify(pinnedVersion)).toContain('"required":["id"]');
     // A second version of the workflow, and a webhook whose deliveries are rows too.
     const patched = await call(s, "PATCH", "/api/v1/orgs/acme/workflows/orders/", {
       token: s.rootToken,
@@ -111,6 +133,8 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
       "webhooks",
       "audit_log",
       "workflow_versions",
+      "step_configs",
+      "pinned_documents",
     ])
       expect(r.out).toMatch(new RegExp(`^${table}\\s+[1-9]\\d*\\s+[0-9a-f]{64}$`, "m"));
 
@@ -129,6 +153,10 @@ describe.skipIf(onPostgres || !pgBinDir())("assay db copy, SQLite → PostgreSQL
     );
     const me = await call(copy, "GET", "/api/v1/users/me/", { token: s.rootToken });
     expect(me.status).toBe(200);
+    const pinned = await call(copy, "GET", "/api/v1/orgs/acme/workflows/pinned/versions/1/", {
+      token: s.rootToken,
+    });
+    expect(pinned.json.steps).toEqual(pinnedVersion);
     for (const run of runs) {
       const got = await call(copy, "GET", `/api/v1/orgs/acme/runs/${run.id}/`, { token: s.rootToken });
       expect({
