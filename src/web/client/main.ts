@@ -8,6 +8,7 @@ import { shell } from "./shell.ts";
 import { announcerRegion, errorNotice, heading, takeFlash, told } from "./ui.ts";
 import { loginView } from "./views/login.ts";
 import { setupView } from "./views/setup.ts";
+import { unreachableView } from "./views/unreachable.ts";
 import "./views/index.ts";
 
 const root = document.getElementById("app")!;
@@ -169,24 +170,64 @@ addEventListener("pageshow", (e: PageTransitionEvent) => {
   root.hidden = true;
   const title = document.title;
   document.title = "Assay";
-  void (async () => {
-    try {
-      await loadSession();
-    } catch {
-      forget();
-    }
-    if (was !== null && session()?.me.username === was) {
-      document.title = title;
-      root.hidden = false;
-      return;
-    }
-    kept = null;
-    endedNotice = null;
-    for (const dlg of document.querySelectorAll("dialog[open]")) (dlg as HTMLDialogElement).close();
-    root.hidden = false;
-    await render(false);
-  })();
+  void reread(was, title);
 });
+
+/**
+ * How long a restored page waits for the session. A server that never answered left the page
+ * hidden, blank, for good; after this the page says so and offers to try again (docs/web.md).
+ */
+const RESTORE_WAIT_MS = 10_000;
+/** The restored page's current read of the session: a newer one (a retry, another Back) wins. */
+let rereading: AbortController | null = null;
+
+async function reread(was: string | null, title: string): Promise<void> {
+  rereading?.abort();
+  const ctl = new AbortController();
+  rereading = ctl;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ctl.abort();
+  }, RESTORE_WAIT_MS);
+  let failed: unknown = null;
+  try {
+    await loadSession(ctl.signal);
+  } catch (e) {
+    // A 401 of the second read: signed out after all (its handler has forgotten the session).
+    if (e instanceof ApiError && e.status === 401) forget();
+    else failed = timedOut ? "timeout" : e;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (rereading !== ctl) return;
+  rereading = null;
+  document.getElementById("unreachable")?.remove();
+  if (failed !== null) {
+    // Not the page (it may be out of date, or no longer this user's), nor the sign-in form (the
+    // session may well be alive): what happened, and a way to try again.
+    const box = unreachableView(failed, RESTORE_WAIT_MS, () => {
+      const button = box.querySelector("button")!;
+      button.disabled = true;
+      button.setAttribute("aria-busy", "true");
+      void reread(was, title);
+    });
+    root.after(box);
+    document.title = "Server not reachable · Assay";
+    (box.querySelector("h1") as HTMLElement).focus();
+    return;
+  }
+  if (was !== null && session()?.me.username === was) {
+    document.title = title;
+    root.hidden = false;
+    return;
+  }
+  kept = null;
+  endedNotice = null;
+  for (const dlg of document.querySelectorAll("dialog[open]")) (dlg as HTMLDialogElement).close();
+  root.hidden = false;
+  await render(false);
+}
 
 async function boot() {
   announcerRegion();

@@ -16,14 +16,15 @@ export const me = (): Me => {
   return state.me;
 };
 
-/** Reads the session behind the cookie; null when signed out. */
-export async function loadSession(): Promise<SessionState | null> {
+/** Reads the session behind the cookie; null when signed out. `signal` gives up on the reads. */
+export async function loadSession(signal?: AbortSignal): Promise<SessionState | null> {
   try {
     const s = await api<{ csrf_token: string | null; expires_at: string | null }>("GET", "auth/session/", {
       quiet401: true,
+      signal,
     });
     setCsrf(s.csrf_token);
-    const m = await get<Me>("users/me/");
+    const m = await get<Me>("users/me/", signal);
     state = { me: m, expiresAt: s.expires_at };
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 401) throw e;
