@@ -100,6 +100,8 @@ describe("assay CLI", () => {
       expect(r.out).toContain(`assay ${c} `);
     }
     expect(assay(["help", "users", "create"]).out).toBe(assay(["users", "-h"]).out);
+    const helpHelp = assay(["help", "help"]);
+    expect([helpHelp.code, helpHelp.out, helpHelp.err]).toEqual([0, assay(["help"]).out, ""]);
     const typo = assay(["help", "tokns"]);
     expect(typo).toEqual({
       code: 2,

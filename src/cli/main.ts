@@ -90,6 +90,11 @@ export async function main(argv: string[]): Promise<number> {
   if (command === "help" && rest.length) {
     // `assay help users` (git's habit): that command's help, as `assay users -h` prints it.
     const topic = rest[0]!;
+    // `assay help help` (git answers it too): the usage, which is what `help` prints.
+    if (topic === "help") {
+      void out(`${USAGE}\n`);
+      return 0;
+    }
     if (Object.hasOwn(COMMANDS, topic)) {
       void out(`${commandHelp(topic)}\n`);
       return 0;
