@@ -45,7 +45,7 @@ describe("the org counts as settings", () => {
       errorBody(
         409,
         "conflict",
-        "An organization can have at most 1 stored schemas; delete unused ones first.",
+        "An organization can have at most 1 stored schema; delete unused ones first.",
       ),
     ]);
   });

@@ -33,7 +33,9 @@ export const MAX_XSD_BYTES = 8 * 1_048_576;
  */
 export const MAX_SCHEMAS_PER_ORG = 2000;
 const tooManySchemas = (max: number) =>
-  conflict(`An organization can have at most ${max} stored schemas; delete unused ones first.`);
+  conflict(
+    `An organization can have at most ${max} stored ${max === 1 ? "schema" : "schemas"}; delete unused ones first.`,
+  );
 /** Bounds the $ref chase through stored schemas (each round is one query). */
 const MAX_ROUNDS = 32;
 

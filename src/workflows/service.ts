@@ -22,7 +22,9 @@ type Loaded = { workflow: Workflow; steps: StepDef[] };
  */
 export const MAX_WORKFLOWS_PER_ORG = 1000;
 const tooManyWorkflows = (max: number) =>
-  conflict(`An organization can have at most ${max} workflows; delete unused ones first.`);
+  conflict(
+    `An organization can have at most ${max} ${max === 1 ? "workflow" : "workflows"}; delete unused ones first.`,
+  );
 
 export interface StepInput {
   name?: string;
