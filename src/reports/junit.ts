@@ -9,6 +9,7 @@ import {
   type ReportRun,
   type ReportStep,
   UNFINISHED_STATUSES,
+  endedAs,
   omittedOf,
   omittedText,
 } from "./types.ts";
@@ -28,7 +29,7 @@ function skippedWhy(run: ReportRun, step: ReportStep): string {
   if (run.status === "canceled") return run.error ?? "The run was canceled.";
   // A run that ended (a step's time limit, a crash) skips every later step, fail_fast or not.
   if (UNFINISHED_STATUSES.includes(run.status))
-    return `Not run: the run ended ${run.status}${run.error ? `: ${run.error.replace(/\.$/, "")}` : ""}.`;
+    return `Not run: the run ${endedAs(run.status)}${run.error ? `: ${run.error.replace(/\.$/, "")}` : ""}.`;
   return "Not run: an earlier step did not pass (fail_fast).";
 }
 

@@ -4,7 +4,7 @@
 // not finish become tool execution notifications, not results: they say nothing about the data.
 import { VERSION } from "../version.ts";
 import type { Finding, Severity } from "../validators/types.ts";
-import { type ReportItem, UNFINISHED_STATUSES, omittedOf, omittedText } from "./types.ts";
+import { type ReportItem, UNFINISHED_STATUSES, endedAs, omittedOf, omittedText } from "./types.ts";
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
 const LEVEL: Record<Severity, "error" | "warning" | "note"> = {
@@ -139,7 +139,11 @@ export function renderSarif(items: ReportItem[]) {
       );
     else if (UNFINISHED_STATUSES.includes(run.status) && !run.steps.some((s) => s.status === "error"))
       notifications.push(
-        notification(`${file}: the run ended ${run.status}${run.error ? `: ${run.error}` : "."}`, uri, index),
+        notification(
+          `${file}: the run ${endedAs(run.status)}${run.error ? `: ${run.error}` : "."}`,
+          uri,
+          index,
+        ),
       );
   }
 

@@ -58,6 +58,10 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 /** The run could not be judged: the service failed, a limit stopped it, or it was canceled. */
 export const UNFINISHED_STATUSES = ["error", "timed_out", "canceled"];
 
+/** A run's end in words, "ended in error", "timed out": the bare status read "the run ended error". */
+export const endedAs = (status: string) =>
+  status === "error" ? "ended in error" : status === "timed_out" ? "timed out" : `ended ${status}`;
+
 export const fileOf = (run: ReportRun) => run.submission.filename ?? `run-${run.id}`;
 
 export const itemOf = (run: ReportRun): ReportItem => ({ run, file: fileOf(run) });

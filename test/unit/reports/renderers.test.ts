@@ -78,10 +78,10 @@ describe("JUnit XML", () => {
     // The steps after were not run because the run ended, whatever fail_fast says: the report
     // names that reason, not fail_fast (a workflow with fail_fast false read "(fail_fast)").
     expect(xml).toContain(
-      '<skipped message="Not run: the run ended error: boom.">Not run: the run ended error: boom.</skipped>',
+      '<skipped message="Not run: the run ended in error: boom.">Not run: the run ended in error: boom.</skipped>',
     );
     expect(xml).toContain(
-      '<skipped message="Not run: the run ended error: The submission content was purged.">Not run: the run ended error: The submission content was purged.</skipped>',
+      '<skipped message="Not run: the run ended in error: The submission content was purged.">Not run: the run ended in error: The submission content was purged.</skipped>',
     );
     expect(xml).not.toContain("fail_fast");
   });
