@@ -11,6 +11,8 @@ export const ROOT_BASE = "https://assay.invalid/schema.json";
 interface Resource {
   node: unknown;
   anchors: Set<string>;
+  /** The schema object each anchor names (the first declaration). */
+  anchorNodes: Map<string, Record<string, unknown>>;
 }
 
 function stripHash(u: URL): string {
@@ -75,7 +77,11 @@ function scan(schema: unknown, rootUri: string): Scan {
   const rootBase = rootId
     ? (resolveUrl((schema as Record<string, string>)[idKey], rootUri)?.href ?? rootUri)
     : rootUri;
-  docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set() });
+  docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set(), anchorNodes: new Map() });
+  const anchor = (doc: Resource | undefined, name: string, s: Record<string, unknown>) => {
+    doc?.anchors.add(name);
+    if (doc && !doc.anchorNodes.has(name)) doc.anchorNodes.set(name, s);
+  };
 
   // Pass 1: base URI of every schema object (parents are visited before children), resources, anchors.
   walkSchemas(schema, (s, pointer, parent) => {
@@ -87,15 +93,15 @@ function scan(schema: unknown, rootUri: string): Scan {
     const id = s[idKey];
     if (typeof id === "string" && pointer !== "") {
       const u = resolveUrl(id, base);
-      if (u && id.startsWith("#")) doc?.anchors.add(decodeURIComponent(u.hash.slice(1)));
+      if (u && id.startsWith("#")) anchor(doc, decodeURIComponent(u.hash.slice(1)), s);
       else if (u) {
         base = stripHash(u);
-        doc = { node: s, anchors: new Set() };
+        doc = { node: s, anchors: new Set(), anchorNodes: new Map() };
         docs.set(base, doc);
       }
     }
     for (const key of ["$anchor", "$dynamicAnchor"])
-      if (typeof s[key] === "string") doc?.anchors.add(s[key] as string);
+      if (typeof s[key] === "string") anchor(doc, s[key] as string, s);
     bases.set(s, base);
     for (const key of ["$ref", "$dynamicRef"]) {
       if (typeof s[key] === "string")
@@ -129,6 +135,105 @@ export function rebaseRefs(schema: unknown, alias: ReadonlyMap<string, string>, 
     const to = target && alias.get(stripHash(target));
     if (to !== undefined && target) owner[key] = `${to}${target.hash || ""}`;
   }
+}
+
+/** Where a normalised schema's references are based: its root's base, and the resources it embeds. */
+export interface Bases {
+  /** The base of the root (its `$id` resolved against the URI it is known by), without fragment. */
+  root: string;
+  /** The resources it embeds below its root (a subschema's `$id` that moves the base), by absolute URI. */
+  embedded: Map<string, Record<string, unknown>>;
+}
+
+/** The bases of a normalised schema (see Bases). `rootUri`: the URI the schema is known by. */
+export function basesOf(schema: unknown, rootUri = ROOT_BASE): Bases {
+  const { docs } = scan(schema, rootUri);
+  const root = docs.keys().next().value as string;
+  const embedded = new Map<string, Record<string, unknown>>();
+  for (const [uri, { node }] of docs)
+    if (node !== schema && uri !== root) embedded.set(uri, node as Record<string, unknown>);
+  return { root, embedded };
+}
+
+/**
+ * The schema object a fragment of a resource names, and the innermost resource holding it with
+ * the rest of the fragment (`#/…` below that resource, `#name`, or "" for the resource itself).
+ */
+function locate(
+  docs: Map<string, Resource>,
+  doc: string,
+  hash: string,
+): { node: unknown; uri: string; fragment: string } | undefined {
+  const res = docs.get(doc)!;
+  if (hash === "" || hash === "#") return { node: res.node, uri: doc, fragment: "" };
+  if (!hash.startsWith("#/")) {
+    let name: string;
+    try {
+      name = decodeURIComponent(hash.slice(1));
+    } catch {
+      return undefined;
+    }
+    const node = res.anchorNodes.get(name);
+    return node && { node, uri: doc, fragment: hash };
+  }
+  const resources = new Map<unknown, string>();
+  for (const [uri, r] of docs) resources.set(r.node, uri);
+  let node = res.node;
+  let uri = doc;
+  let rest: string[] = [];
+  for (const token of hash.slice(2).split("/")) {
+    let seg: string;
+    try {
+      seg = decodeURIComponent(token).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, seg)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+    rest.push(token);
+    const inner = resources.get(node);
+    if (inner !== undefined) {
+      uri = inner;
+      rest = [];
+    }
+  }
+  return { node, uri, fragment: rest.length > 0 ? `#/${rest.join("/")}` : "" };
+}
+
+/**
+ * Rewrites in place the identifiers and references of a normalised schema whose meaning hangs on
+ * a base the engine does not track (resources.ts, engineView) to the absolute URIs they stand for:
+ * each embedded resource's `$id`, and each `$ref` but a JSON Pointer (`#`, `#/…`) of the root
+ * resource, which the engine finds from the root whatever its base. A `$ref` to a place in this
+ * schema names it from the innermost resource holding it, and the root resource as `route` from
+ * inside an embedded one (the engine searches below the innermost `$id` only, and its pointer
+ * search tries the pointer from every subschema on the way, so a `#/$defs/a` of the wrong resource
+ * could answer): the result maps each such reference, as rewritten, to the schema object it names,
+ * for the engine to find by name. `$dynamicRef`s are left: they resolve against the lexical base,
+ * which the engine tracks. `rootUri`: the URI the schema is known by.
+ */
+export function absolutiseRefs(schema: unknown, rootUri: string, route: string): Map<string, unknown> {
+  const { docs, refs } = scan(schema, rootUri);
+  const rootDoc = docs.keys().next().value as string;
+  const named = new Map<string, unknown>();
+  for (const [uri, { node }] of docs)
+    if (node !== schema && uri !== rootDoc) (node as Record<string, unknown>).$id = uri;
+  for (const { ref, base, owner, key } of refs) {
+    const inRoot = base.split("#")[0] === rootDoc;
+    if (key !== "$ref" || (inRoot && (ref === "#" || ref.startsWith("#/")))) continue;
+    const target = resolveUrl(ref, base);
+    if (!target) continue;
+    const doc = stripHash(target);
+    const place = docs.has(doc) ? locate(docs, doc, target.hash) : undefined;
+    if (!place) {
+      owner[key] = target.href;
+      continue;
+    }
+    const uri = place.uri === rootDoc && !inRoot ? route : place.uri;
+    owner[key] = `${uri}${place.fragment}`;
+    if (place.fragment !== "" || uri === route) named.set(owner[key] as string, place.node);
+  }
+  return named;
 }
 
 /** A reference into a JSON Pointer of another document: `doc` without fragment, `pointer` decoded. */

@@ -3,7 +3,7 @@
 // a run executes exactly what was saved and the worker needs no database.
 import { isPlainObject } from "../shared/config-shape.ts";
 import { DEFAULT_DRAFT, type Draft, DRAFTS, draftFromUri, normalise } from "./drafts.ts";
-import { externalRefs, ROOT_BASE, rebaseRefs } from "./refs.ts";
+import { absolutiseRefs, type Bases, basesOf, externalRefs, ROOT_BASE, rebaseRefs } from "./refs.ts";
 
 type Schemas = Record<string, Record<string, unknown>>;
 
@@ -80,18 +80,41 @@ export function reachableContext(schema: unknown, context: Record<string, unknow
   return out;
 }
 
-const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
+/** Where a stored schema's embedded resources reach its root resource from (refs.ts, absolutiseRefs). */
+const ROUTE = "urn:assay:root:";
+
+const basesCache = new WeakMap<object, { uri: string; bases: Bases }>();
+
+/** The bases of a reached schema (refs.ts), once per schema and URI. */
+function basesIn(res: Record<string, unknown>, uri: string): Bases {
+  const hit = basesCache.get(res);
+  if (hit?.uri === uri) return hit.bases;
+  const bases = basesOf(res, uri);
+  basesCache.set(res, { uri, bases });
+  return bases;
+}
 
 /**
- * The schema and the part of the context it reaches, as the engine must see them. typebox enters
- * a stored schema by the URI it is stored under and then resolves the references inside it
- * against that URI, not against the absolute `$id` the schema declares (which JSON Schema makes
- * its base): stored under `https://example.com/s.json` with `"$id": "https://other.example/tree"`,
- * its `"$ref": "node"` passed every save-time check (which resolves it against the `$id`) and the
- * engine read it as `false`, so every document failed. Entered by its `$id`, it resolves them
- * right; so each such schema reached is also given under its `$id` (unless another schema reached
- * is known by that URI), and references to the URI it is stored under are rewritten, on copies,
- * to the same fragment of its `$id`. Nothing is copied when none declares another URI.
+ * The schema and the part of the context it reaches, as the engine must see them, on copies of
+ * what has to change: a step's snapshot is never touched, and nothing is copied when no schema
+ * reached declares a base other than the URI it is stored under.
+ *
+ * typebox enters a stored schema by the URI it is stored under and from then on resolves the
+ * references inside it against the base of that entry, whatever the schema declares:
+ * - a stored schema with an absolute `$id` other than its storage URI (which JSON Schema makes
+ *   its base): stored under `https://example.com/s.json` with `"$id": "https://other.example/tree"`,
+ *   its `"$ref": "node"` passed every save-time check (which resolves it against the `$id`) and the
+ *   engine read it as `false`, so every document failed. So each such schema reached is also
+ *   given under its `$id` (unless another schema reached is known by that URI, or claims it too:
+ *   either could be meant), and references to its storage URI are rewritten to the same fragment
+ *   of its `$id`.
+ * - a subschema moving the base again by a relative `$id` (`"$id": "baseUriChange/"`): references
+ *   below it were still resolved against the stored schema's base (and the `$id` applied twice
+ *   when searching), and read as `false`, while the same schema passed inline. So each resource
+ *   it embeds is given under its URI too, on the same terms.
+ * In both, the schema's `$id`s and `$ref`s are made absolute as the save-time checks resolve them
+ * (refs.ts, absolutiseRefs): what those checks accept is what the engine runs, also where no alias
+ * can be given.
  */
 export function engineView(
   schema: unknown,
@@ -99,16 +122,21 @@ export function engineView(
   rootUri = ROOT_BASE,
 ): { schema: unknown; context: Record<string, unknown> } {
   const reached = reachableContext(schema, context);
+  const entries = Object.entries(reached);
+  // No stored schema reached (the common case, and the inline lane's): nothing more to do.
+  if (entries.length === 0) return { schema, context: reached };
   const claims = new Map<string, string[]>();
-  for (const [key, res] of Object.entries(reached)) {
-    const id = isPlainObject(res) && typeof res.$id === "string" ? res.$id.split("#")[0] : undefined;
+  const based = new Map<string, Bases>();
+  for (const [key, res] of entries) {
+    if (!isPlainObject(res)) continue;
     const doc = key.replace(/#$/, "");
-    if (!id || !ABSOLUTE.test(id) || id === doc || id in reached || `${id}#` in reached) continue;
-    claims.set(id, [...(claims.get(id) ?? []), doc]);
+    const bases = basesIn(res, doc);
+    if (bases.root === doc && bases.embedded.size === 0) continue;
+    based.set(doc, bases);
+    for (const uri of bases.root === doc ? bases.embedded.keys() : [bases.root, ...bases.embedded.keys()])
+      if (!(uri in reached) && !(`${uri}#` in reached)) claims.set(uri, [...(claims.get(uri) ?? []), doc]);
   }
-  const alias = new Map<string, string>();
-  for (const [id, docs] of claims) if (new Set(docs).size === 1) alias.set(docs[0]!, id);
-  if (alias.size === 0) return { schema, context: reached };
+  if (based.size === 0) return { schema, context: reached };
   const out: Record<string, unknown> = { ...reached };
   const rebased = new Map<unknown, { copy: unknown; uri: string }>();
   const copyOf = (key: string) => {
@@ -118,12 +146,41 @@ export function engineView(
       c = { copy: structuredClone(res), uri: key.replace(/#$/, "") };
       rebased.set(res, c);
     }
-    out[key] = c.copy;
+    // Under both keys when it is reached under both (meta-schemas are).
+    for (const k of [c.uri, `${c.uri}#`]) if (reached[k] === res) out[k] = c.copy;
     return c.copy;
   };
-  for (const [doc, id] of alias) out[id] = copyOf(doc in reached ? doc : `${doc}#`);
+  const keyOf = (doc: string) => (doc in reached ? doc : `${doc}#`);
+  // Each URI that one schema reached alone claims, its root's or an embedded one's, is given under it.
+  const alias = new Map<string, string>();
+  const given = new Map<string, string[]>();
+  for (const [uri, docs] of claims) {
+    if (new Set(docs).size !== 1) continue;
+    const doc = docs[0]!;
+    if (uri === based.get(doc)!.root) alias.set(doc, uri);
+    else given.set(doc, [...(given.get(doc) ?? []), uri]);
+  }
+  let routes = 0;
+  const named = new Map<string, unknown>();
+  for (const doc of based.keys()) {
+    const copy = copyOf(keyOf(doc));
+    let route: string;
+    do route = `${ROUTE}${routes++}`;
+    while (route in reached);
+    for (const [ref, node] of absolutiseRefs(copy, doc, route)) {
+      named.set(ref, node);
+      if (ref.split("#")[0] === route) out[route] = copy;
+    }
+    if (alias.has(doc)) out[alias.get(doc)!] = copy;
+    if (!given.has(doc)) continue;
+    const { embedded } = basesOf(copy, doc);
+    for (const uri of given.get(doc)!) out[uri] = embedded.get(uri);
+  }
+  // A place named inside a resource the engine knows by its URI, by the reference that names it.
+  for (const [ref, node] of named) if (ref.split("#")[0] in out && !(ref in out)) out[ref] = node;
+  if (alias.size === 0) return { schema, context: out };
   // References to an aliased URI may sit in any schema reached (the meta-schemas name none).
-  for (const [key, res] of Object.entries(reached))
+  for (const [key, res] of entries)
     if (
       isPlainObject(res) &&
       !rebased.has(res) &&
