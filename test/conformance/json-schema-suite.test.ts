@@ -208,9 +208,9 @@ describe("JSON-Schema-Test-Suite through the API", () => {
   }
 });
 
-// The reference and anchor cases again with each group's schema stored by the org and a step
-// that `$ref`s it: the stored schema's own check, its references resolved from its URI, anchors
-// and pointers into it and from it into the remotes, the snapshot. Required files with
+// The reference, anchor and dynamic-reference cases again with each group's schema stored by the
+// org and a step that `$ref`s it: the stored schema's own check, its references resolved from its
+// URI (or its `$id`s), anchors and pointers into it and from it into the remotes, the snapshot. Required files with
 // assert_formats false, optional ones with true, as above.
 const STORED_FILES = [
   "anchor.json",
