@@ -11,8 +11,15 @@ export const ROOT_BASE = "https://assay.invalid/schema.json";
 interface Resource {
   node: unknown;
   anchors: Set<string>;
-  /** The schema object each anchor names (the first declaration). */
-  anchorNodes: Map<string, Record<string, unknown>>;
+  /** The schema object each anchor names (the first declaration); made at the first anchor. */
+  anchorNodes?: Map<string, Record<string, unknown>>;
+}
+
+function addAnchor(doc: Resource | undefined, name: string, s: Record<string, unknown>): void {
+  if (!doc) return;
+  doc.anchors.add(name);
+  doc.anchorNodes ??= new Map();
+  if (!doc.anchorNodes.has(name)) doc.anchorNodes.set(name, s);
 }
 
 function stripHash(u: URL): string {
@@ -77,11 +84,7 @@ function scan(schema: unknown, rootUri: string): Scan {
   const rootBase = rootId
     ? (resolveUrl((schema as Record<string, string>)[idKey], rootUri)?.href ?? rootUri)
     : rootUri;
-  docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set(), anchorNodes: new Map() });
-  const anchor = (doc: Resource | undefined, name: string, s: Record<string, unknown>) => {
-    doc?.anchors.add(name);
-    if (doc && !doc.anchorNodes.has(name)) doc.anchorNodes.set(name, s);
-  };
+  docs.set(rootBase.split("#")[0], { node: schema, anchors: new Set() });
 
   // Pass 1: base URI of every schema object (parents are visited before children), resources, anchors.
   walkSchemas(schema, (s, pointer, parent) => {
@@ -93,15 +96,15 @@ function scan(schema: unknown, rootUri: string): Scan {
     const id = s[idKey];
     if (typeof id === "string" && pointer !== "") {
       const u = resolveUrl(id, base);
-      if (u && id.startsWith("#")) anchor(doc, decodeURIComponent(u.hash.slice(1)), s);
+      if (u && id.startsWith("#")) addAnchor(doc, decodeURIComponent(u.hash.slice(1)), s);
       else if (u) {
         base = stripHash(u);
-        doc = { node: s, anchors: new Set(), anchorNodes: new Map() };
+        doc = { node: s, anchors: new Set() };
         docs.set(base, doc);
       }
     }
     for (const key of ["$anchor", "$dynamicAnchor"])
-      if (typeof s[key] === "string") anchor(doc, s[key] as string, s);
+      if (typeof s[key] === "string") addAnchor(doc, s[key] as string, s);
     bases.set(s, base);
     for (const key of ["$ref", "$dynamicRef"]) {
       if (typeof s[key] === "string")
@@ -173,7 +176,7 @@ function locate(
     } catch {
       return undefined;
     }
-    const node = res.anchorNodes.get(name);
+    const node = res.anchorNodes?.get(name);
     return node && { node, uri: doc, fragment: hash };
   }
   const resources = new Map<unknown, string>();
