@@ -177,14 +177,55 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   const stats = { statements: 0, transactions: 0 };
   /** Per connection handle: the end of the last `alone` program started on it (run in turn). */
   const alones = new WeakMap<SQL, Promise<void>>();
+  /**
+   * Per transaction: its programs that are sending statements (not waiting for other programs:
+   * `each`, `once`, `alone`), and the `alone` programs waiting for there to be none. An `alone`
+   * program takes the audit chain's head (src/audit/append.ts), which every audited write takes
+   * last, after the rows it changes (an org's suspension: the org's row, then the head). In a
+   * group commit, whose programs run side by side, a cancel's entry took the head while another
+   * run of the group had still to take its org's row (a foreign key's share): with a suspension
+   * of that org between the two, each waited for the other until PostgreSQL broke the cycle
+   * after deadlock_timeout. Waiting until the transaction's other programs are done or waiting
+   * themselves, the head comes last in a group too (test/audit-group-lock-order.test.ts).
+   */
+  const sending = new WeakMap<SQL, { n: number; quiet: (() => void)[] }>();
+  // Counted only while the transaction lasts (inTx): a program of a group that failed may still
+  // be running when the group has ended.
+  const busy = (q: SQL) => {
+    const b = sending.get(q);
+    if (b) b.n++;
+  };
+  const idle = (q: SQL) => {
+    const b = sending.get(q);
+    if (!b || b.n === 0 || --b.n > 0 || b.quiet.length === 0) return;
+    const go = b.quiet;
+    b.quiet = [];
+    for (const f of go) f();
+  };
+  /** Resolves once no program of the transaction is sending statements (the pool: at once). */
+  const quiet = (q: SQL): Promise<void> => {
+    const b = sending.get(q);
+    return !b || b.n === 0 ? Promise.resolve() : new Promise((r) => b.quiet.push(r));
+  };
+  /** `wait`, with this program counted as not sending meanwhile. */
+  const aside = async <T>(q: SQL, wait: () => Promise<T>): Promise<T> => {
+    idle(q);
+    try {
+      return await wait();
+    } finally {
+      busy(q);
+    }
+  };
   /** Per transaction (its connection's handle): the answers of `once` reads, as promises. */
   const onces = new WeakMap<SQL, Map<string, Promise<unknown>>>();
   /** A transaction's work; its `once` answers end with it, whether or not its handle is reused. */
   const inTx = async <T>(t: SQL, work: (q: SQL) => Promise<T>): Promise<T> => {
+    sending.set(t, { n: 0, quiet: [] });
     try {
       return await work(t);
     } finally {
       onces.delete(t);
+      sending.delete(t);
     }
   };
   const step = async (q: SQL, o: Op): Promise<unknown> => {
@@ -201,24 +242,28 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
         answer = drive(q, o.load());
         memo.set(o.key, answer);
       }
-      return answer;
+      const loaded = answer;
+      return aside(q, () => loaded);
     }
-    if (o.op === "each") return Promise.all(o.programs.map((p) => drive(q, p)));
-    if (o.op === "alone") {
-      // Behind the connection's previous `alone` program, whether it succeeded or not.
-      const before = alones.get(q) ?? Promise.resolve();
-      const mine = before.then(() => drive(q, o.program));
-      const settled = mine.then(
-        () => {},
-        () => {},
-      );
-      alones.set(q, settled);
-      try {
-        return await mine;
-      } finally {
-        if (alones.get(q) === settled) alones.delete(q);
-      }
-    }
+    if (o.op === "each") return aside(q, () => driveAll(q, o.programs));
+    if (o.op === "alone")
+      return aside(q, async () => {
+        // After the transaction's other statements (see `sending`), then behind the connection's
+        // previous `alone` program, whether it succeeded or not.
+        await quiet(q);
+        const before = alones.get(q) ?? Promise.resolve();
+        const mine = before.then(() => drive(q, o.program));
+        const settled = mine.then(
+          () => {},
+          () => {},
+        );
+        alones.set(q, settled);
+        try {
+          return await mine;
+        } finally {
+          if (alones.get(q) === settled) alones.delete(q);
+        }
+      });
     stats.statements++;
     // PostgreSQL text cannot hold U+0000, so no stored value equals a string that has one (SQLite
     // answers "no rows" too): a lookup by such a key finds nothing instead of failing. A write
@@ -259,19 +304,33 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
     }
     return ids;
   };
-  const drive = async <T>(q: SQL, p: Program<T>): Promise<T> => {
-    let r = p.next();
-    while (!r.done) {
-      let out: unknown;
-      try {
-        out = await step(q, r.value);
-      } catch (e) {
-        r = p.throw(translatePgError(e));
-        continue;
+  /** `counted`: already counted as sending (driveAll). */
+  const drive = async <T>(q: SQL, p: Program<T>, counted = false): Promise<T> => {
+    if (!counted) busy(q);
+    try {
+      let r = p.next();
+      while (!r.done) {
+        let out: unknown;
+        try {
+          out = await step(q, r.value);
+        } catch (e) {
+          r = p.throw(translatePgError(e));
+          continue;
+        }
+        r = p.next(out);
       }
-      r = p.next(out);
+      return r.value;
+    } finally {
+      idle(q);
     }
-    return r.value;
+  };
+  /**
+   * Programs side by side, each counted as sending before the first starts: the first could
+   * otherwise reach its `alone` before the others had begun, and find the transaction quiet.
+   */
+  const driveAll = (q: SQL, programs: Program<unknown>[]): Promise<unknown[]> => {
+    for (const _ of programs) busy(q);
+    return Promise.all(programs.map((p) => drive(q, p, true)));
   };
   let turn: Promise<number> | null = null;
   const self: PgDb = {
@@ -311,7 +370,12 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       stats.transactions++;
       try {
         return (await sql.begin((t) =>
-          inTx(t as unknown as SQL, (q) => Promise.all(makes.map((make) => drive(q, make())))),
+          inTx(t as unknown as SQL, (q) =>
+            driveAll(
+              q,
+              makes.map((make) => make()),
+            ),
+          ),
         )) as unknown[];
       } catch (e) {
         throw translatePgError(e);
