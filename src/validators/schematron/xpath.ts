@@ -19,6 +19,12 @@ import {
 } from "./regex-functions.ts";
 
 export const FN_NS = "http://www.w3.org/2005/xpath-functions";
+/**
+ * fontoxpath's own functions: `evaluate#2` runs a string as XPath at run time, where no save-time
+ * check reads it, so it reached everything refused here (fontoxpath's backtracking tokenize() by
+ * its Q{…} name, function-lookup(), string ordering by UTF-16 unit), and `version#0`.
+ */
+const FONTOXPATH_NS = "http://fontoxml.com/fontoxpath";
 const ASSAY_NS = "urn:assay:schematron";
 
 /** Prefixes every expression knows without an sch:ns declaration. */
@@ -310,6 +316,8 @@ function functionProblem(
       : Array.from(kids.find((c) => c.localName === "arguments")?.children ?? []).length +
         (call.localName === "arrowExpr" ? 1 : 0);
   const shown = prefix ? `${prefix}:${local}` : local;
+  if (uri === FONTOXPATH_NS)
+    return `calls ${nameEl.getAttributeNS(XQX, "URI") !== null ? `Q{${uri}}${local}` : shown}#${arity}, a function of the XPath engine itself, which Assay does not allow (evaluate() would run a string as XPath that no check reads)`;
   if (uri === FN_NS && OUTSIDE_READERS.has(local))
     return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
   if (uri === FN_NS && local === "current" && arity === 0) return null;
