@@ -30,13 +30,17 @@ export const CSV_COLUMNS = AUDIT_COLUMNS.flatMap((c) => (c === "org_id" ? [c, "o
 
 /**
  * RFC 4180 quoting. A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a
- * leading apostrophe (OWASP, CSV injection): names and URLs in the log come from users. The JSON
- * Lines export keeps every value exactly, for recomputing hashes.
+ * leading apostrophe (OWASP, CSV injection): names and URLs in the log come from users. So does
+ * what follows a `;` that a formula could start after: a spreadsheet whose list separator is `;`
+ * (Excel in most European locales) splits the line there, quotes or not, and a token named
+ * `x;=cmd|'/C calc'!A0;` was a formula cell in it. The JSON Lines export keeps every value
+ * exactly, for recomputing hashes.
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return "";
   let s = String(v);
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  s = s.replace(/;(?=["\s]*[=+\-@]|[\t\r])/g, ";'");
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
