@@ -79,6 +79,13 @@ export type XPathOptions = NonNullable<Parameters<typeof fx.evaluateXPath>[5]>;
  */
 let serializer: unknown;
 
+/**
+ * fn:trace()'s output: fontoxpath writes it with console.log unless given a logger, which put an
+ * Author's text, line breaks included, into the server's log (forged JSON lines; millions of lines
+ * a run). XPath leaves trace output to the implementation: Assay's writes nothing.
+ */
+const silentLogger = { trace: () => {} };
+
 /** The options of every evaluation under a schema's `sch:ns` declarations. */
 export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
   registerCurrent();
@@ -90,6 +97,7 @@ export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
   return {
     language: fx.evaluateXPath.XPATH_3_1_LANGUAGE,
     xmlSerializer: serializer,
+    logger: silentLogger,
     namespaceResolver: (prefix: string) => (prefix === "" ? null : resolve(prefix)),
     functionNameResolver: ({ prefix, localName }: { prefix: string; localName: string }, arity: number) => {
       if (prefix === "" && localName === "current" && arity === 0)
