@@ -37,6 +37,49 @@ describe.skipIf(!hasChromium)("the webhooks page", () => {
     expect(await page.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_/);
   });
 
+  test("a refused add, then a good one: the refusal's messages go, not left by the emptied form", async () => {
+    await page.goto("/app/orgs/acme/webhooks/");
+    await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
+    await page.getByLabel("Payload URL").fill("http://127.0.0.1:9/hook-refused-first");
+    await page.getByLabel("Only these workflows (slugs, comma-separated)").fill("no-such-workflow");
+    await page.getByRole("button", { name: "Add webhook" }).click();
+    const form = page.locator("form", { has: page.getByRole("button", { name: "Add webhook" }) });
+    await form.locator(".field-error").waitFor();
+    expect(await form.locator(".field-error").allInnerTexts()).toEqual([
+      '✖ No workflow with the slug "no-such-workflow" in this organization.',
+    ]);
+    await page.getByLabel("Only these workflows (slugs, comma-separated)").fill("");
+    await page.getByRole("button", { name: "Add webhook" }).click();
+    await page.getByText("Webhook created: http://127.0.0.1:9/hook-refused-first").waitFor();
+    expect(await form.locator(".field-error, .form-errors").count()).toBe(0);
+    expect(await form.locator("[aria-invalid]").count()).toBe(0);
+  });
+
+  test("the delivery log pages: the 51st delivery is reached with Next", async () => {
+    const hook = await call(s, "POST", "/api/v1/orgs/acme/webhooks/", {
+      token: s.rootToken,
+      body: { url: "http://127.0.0.1:9/hook-many", events: ["run.completed"] },
+    });
+    expect(hook.status).toBe(201);
+    const base = `/api/v1/orgs/acme/webhooks/${hook.json.id}/`;
+    for (let i = 0; i < 51; i++)
+      expect((await call(s, "POST", `${base}ping/`, { token: s.rootToken })).status).toBeLessThan(300);
+    const all = (await call(s, "GET", `${base}deliveries/?page_size=200`, { token: s.rootToken })).json;
+    expect(all.count).toBe(51);
+    await page.goto(`/app/orgs/acme/webhooks/${hook.json.id}/`);
+    await page.getByText("Page 1 of 2 (51 items)").waitFor();
+    expect(await page.locator("table tbody tr").count()).toBe(50);
+    await page.getByRole("link", { name: "Next →" }).click();
+    await page.getByText("Page 2 of 2 (51 items)").waitFor();
+    expect(page.url()).toEndWith(`/app/orgs/acme/webhooks/${hook.json.id}/?page=2`);
+    expect(await page.locator("table tbody tr").count()).toBe(1);
+    // The last one listed by the API is the one on page 2 (its time in the row).
+    const oldest = all.results[50];
+    expect(await page.locator("table tbody tr td").nth(4).locator("time").getAttribute("datetime")).toBe(
+      oldest.created_at,
+    );
+  });
+
   test("a delivery retried to success shows its last attempt's status, not its first", async () => {
     const receiver: Receiver = startReceiver();
     try {

@@ -10,10 +10,12 @@ import {
   confirmDialog,
   duration,
   empty,
+  emptyPage,
   errorNotice,
   flash,
   heading,
   notice,
+  pager,
   table,
   time,
 } from "../ui.ts";
@@ -103,9 +105,13 @@ export async function webhookDetailView(ctx: Ctx): Promise<Rendered> {
   const { org, id } = ctx.params as { org: string; id: string };
   guard(org);
   const base = `orgs/${enc(org)}/webhooks/${enc(id)}/`;
+  // A page at a time with Previous/Next: a webhook fires on every run, and one page of 50 hid
+  // every older delivery (no way to read or redeliver it here).
+  const page = Math.max(1, Number(ctx.query.get("page")) || 1);
+  const size = 50;
   const [w, deliveries] = await Promise.all([
     get<Webhook>(base, ctx.signal),
-    get<Page<Delivery>>(`${base}deliveries/?page_size=50`, ctx.signal),
+    get<Page<Delivery>>(`${base}deliveries/?page=${page}&page_size=${size}`, ctx.signal),
   ]);
   const status = h("div");
   const f = webhookFields(w);
@@ -195,7 +201,10 @@ export async function webhookDetailView(ctx: Ctx): Promise<Rendered> {
             deliveryRows(org, w.id, deliveries.results, status),
             "Deliveries",
           )
-        : empty("No deliveries yet. Send a ping to test the endpoint."),
+        : deliveries.count > 0
+          ? emptyPage(deliveries.count, "")
+          : empty("No deliveries yet. Send a ping to test the endpoint."),
+      pager(deliveries.count, page, size, (p) => `/app/orgs/${org}/webhooks/${w.id}/?page=${p}`),
     ),
   };
 }

@@ -2,7 +2,7 @@
 // Shared with the detail page: the form fields and the secret box.
 import { ApiError, type Page, api, enc, get } from "../api.ts";
 import { checkbox, field, h, mount } from "../dom.ts";
-import { showErrors } from "../forms.ts";
+import { clearErrors, showErrors } from "../forms.ts";
 import type { Ctx, Rendered } from "../router.ts";
 import { can } from "../session.ts";
 import { badge, busy, empty, heading, notice, table, time } from "../ui.ts";
@@ -144,6 +144,8 @@ export async function webhookListView(ctx: Ctx): Promise<Rendered> {
             h("p", null, h("a", { href: `/app/orgs/${org}/webhooks/${w.id}/` }, "Open it to send a ping →")),
           );
           form.reset();
+          // The emptied form would still show a refusal of an earlier attempt next to its fields.
+          clearErrors(form);
           (top.querySelector("input") as HTMLInputElement | null)?.focus();
           // The list with the new one; not a reload of the page, which would drop the secret.
           const now = await get<Page<Webhook>>(`orgs/${enc(org)}/webhooks/?page_size=200`);
