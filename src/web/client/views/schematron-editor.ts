@@ -1,5 +1,5 @@
 // The schematron step's form: the schema, a phase selector filled from the schema's own sch:phase
-// elements as the user types (parsed in the browser; the server checks everything on save), and
+// elements as the user types (read in the browser; the server checks everything on save), and
 // the optional includes and parameters as JSON.
 import { field, h, option } from "../dom.ts";
 import type { StepDraft } from "./step-config.ts";
@@ -7,13 +7,55 @@ import type { StepDraft } from "./step-config.ts";
 const SCH_NS = "http://purl.oclc.org/dsdl/schematron";
 const mono = { class: "mono", spellcheck: "false", autocapitalize: "none" };
 
-/** The sch:phase ids of a schema text; [] while it does not parse. */
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+/** An attribute value's character and entity references (an id may hold &amp; or &#233;). */
+function attrValue(v: string): string {
+  return v.replace(
+    /&(?:#x([0-9a-f]+)|#([0-9]+)|([a-z]+));/gi,
+    (m, hex?: string, dec?: string, name?: string) => {
+      if (name) return ENTITIES[name] ?? m;
+      const n = hex ? Number.parseInt(hex, 16) : Number(dec);
+      return n <= 0x10ffff ? String.fromCodePoint(n) : m;
+    },
+  );
+}
+const TAG =
+  /<(\/?)([A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/g;
+const ATTR = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+
+/**
+ * The sch:phase ids of a schema text, as far as it can be read while being typed. Read by a scan of
+ * its tags with their namespace declarations in scope, not by DOMParser: Chromium marks a document
+ * that does not parse with a parsererror element carrying an inline style, which the page's CSP
+ * refuses, so every keystroke of a half-typed schema logged a CSP violation (two console errors).
+ */
 export function phaseIds(schema: string): string[] {
-  const doc = new DOMParser().parseFromString(schema, "application/xml");
-  if (doc.getElementsByTagName("parsererror").length > 0) return [];
-  return Array.from(doc.getElementsByTagNameNS(SCH_NS, "phase"))
-    .map((p) => p.getAttribute("id") ?? "")
-    .filter(Boolean);
+  // Comments, CDATA sections and processing instructions hold no elements.
+  const text = schema.replace(
+    /<!--[\s\S]*?(?:-->|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<\?[\s\S]*?(?:\?>|$)/g,
+    "",
+  );
+  const ids: string[] = [];
+  const scopes: Map<string, string>[] = [new Map()];
+  for (const [, end, name, attrs, empty] of text.matchAll(TAG)) {
+    if (end) {
+      if (scopes.length > 1) scopes.pop();
+      continue;
+    }
+    const scope = new Map(scopes.at(-1));
+    const values = new Map<string, string>();
+    for (const [, key, dq, sq] of (attrs ?? "").matchAll(ATTR)) {
+      const v = attrValue(dq ?? sq ?? "");
+      if (key === "xmlns") scope.set("", v);
+      else if (key!.startsWith("xmlns:")) scope.set(key!.slice(6), v);
+      else values.set(key!, v);
+    }
+    const [prefix, local] = name!.includes(":") ? name!.split(":") : ["", name!];
+    const id = values.get("id");
+    if (local === "phase" && scope.get(prefix!) === SCH_NS && id && !ids.includes(id)) ids.push(id);
+    if (!empty) scopes.push(scope);
+  }
+  return ids;
 }
 
 function jsonArea(d: StepDraft, key: string, fieldPath: string): HTMLTextAreaElement {
