@@ -38,6 +38,17 @@ export const whenSignedOut = (fn: () => void) => {
   onSignedOut = fn;
 };
 
+let onForbidden: () => Promise<void> = async () => {};
+let forbidding = false;
+/**
+ * Called when the server refuses a request for the user's roles (403 other than CSRF): a role
+ * lowered or a membership ended since the app read them, so it reads them again and the next
+ * page offers only what the user may now do.
+ */
+export const whenForbidden = (fn: () => Promise<void>) => {
+  onForbidden = fn;
+};
+
 /**
  * Called when a write is refused because this tab's CSRF token is not its session's (another tab
  * signed in again or changed the password, which makes a new session): reads the session again
@@ -95,6 +106,16 @@ export async function request(method: string, path: string, o: RequestOpts = {})
     err.message.startsWith("CSRF check failed")
   )
     if (await onStaleCsrf()) return request(method, path, { ...o, retried: true });
+  // Refused for the user's roles: read them again, but not from within that read itself (were it
+  // refused too, it would ask again without end).
+  if (res.status === 403 && !forbidding && !err.message.startsWith("CSRF check failed")) {
+    forbidding = true;
+    await onForbidden()
+      .catch(() => {})
+      .finally(() => {
+        forbidding = false;
+      });
+  }
   throw err;
 }
 

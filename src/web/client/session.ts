@@ -1,6 +1,6 @@
 // Who is signed in, their orgs and roles. What a page offers follows these roles; the server
 // checks them again on every request, so hiding a button is courtesy, not security.
-import { ApiError, api, get, setCsrf, whenCsrfStale } from "./api.ts";
+import { ApiError, api, get, setCsrf, whenCsrfStale, whenForbidden } from "./api.ts";
 import { type Me, ROLES, type Role } from "./types.ts";
 
 export interface SessionState {
@@ -52,6 +52,9 @@ whenCsrfStale(async () => {
 export async function refreshMe(): Promise<void> {
   if (state) state.me = await get<Me>("users/me/");
 }
+
+// A refusal for the user's roles: they changed since they were read (see whenForbidden).
+whenForbidden(refreshMe);
 
 export async function signIn(username: string, password: string): Promise<void> {
   const s = await api<{ csrf_token: string; expires_at: string }>("POST", "auth/login/", {
