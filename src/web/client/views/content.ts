@@ -35,8 +35,10 @@ export function goToLine(n: number): void {
 
 export function contentViewer(text: string, steps: RunStep[]): HTMLElement {
   const lines = text.split(/\r\n|\n|\r/);
-  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
   const byLine = findingsByLine(steps);
+  // The empty "line" after a final newline is left out, unless a finding is on it: a truncated
+  // document is refused at the end of its input, there ("line 2, column 1" for `{"id": 1,⏎`).
+  if (lines.length > 1 && lines[lines.length - 1] === "" && !byLine.has(lines.length)) lines.pop();
   const shown = lines.slice(0, MAX_LINES);
   const rows = shown.map((line, i) => {
     const n = i + 1;
