@@ -67,6 +67,9 @@ export function showErrors(form: HTMLElement, e: unknown): void {
       const box = t.el.closest(".field, fieldset") ?? t.el;
       if (box === t.el) t.el.after(msg);
       else box.append(msg);
+      // A field folded away (a step's Limits) is unfolded: its message unseen, and focus, which a
+      // hidden field cannot take, fell to the page.
+      for (let d = t.el.closest("details"); d; d = d.parentElement?.closest("details") ?? null) d.open = true;
       t.el.setAttribute("aria-invalid", "true");
       t.el.setAttribute("aria-describedby", `${t.el.getAttribute("aria-describedby") ?? ""} ${id}`.trim());
       first ??= t.el;
