@@ -24,7 +24,7 @@ import {
   ROOT_BASE,
   unresolvableRefs,
 } from "./refs.ts";
-import { withRefSlots } from "./ref-paths.ts";
+import { rewriteRef, withRefSlots } from "./ref-paths.ts";
 import { engineView, reachableContext } from "./resources.ts";
 import { foreignSubschemaErrors, type Holder, subschemaErrors } from "./subschemas.ts";
 import { withUserPatterns } from "./user-patterns.ts";
@@ -417,7 +417,7 @@ function slottedValidator(schema: unknown, context: Record<string, unknown>) {
   const slotted = {
     schema: withEnumSets(withRefSlots(schema), true),
     context: Object.fromEntries(
-      Object.entries(context).map(([uri, s]) => [uri, withEnumSets(withRefSlots(s), true)]),
+      Object.entries(context).map(([uri, s]) => [rewriteRef(uri), withEnumSets(withRefSlots(s), true)]),
     ),
   };
   // Errors() is typebox's interpreter whatever the validator: nothing to compile (engine.ts).

@@ -50,8 +50,11 @@ function mapSchemaSegments(
   return out;
 }
 
-/** A JSON Pointer fragment into an original schema, rewritten to the same place in the copy. */
-function rewriteRef(ref: string): string {
+/**
+ * A JSON Pointer fragment into an original schema, rewritten to the same place in the copy; also
+ * a context key that is a reference's text (resources.ts names targets so), to keep matching it.
+ */
+export function rewriteRef(ref: string): string {
   const hash = ref.indexOf("#");
   if (hash < 0 || ref[hash + 1] !== "/") return ref;
   const segs = ref.slice(hash + 2).split("/");

@@ -119,13 +119,26 @@ function scan(schema: unknown, rootUri: string): Scan {
  * registry of stored schemas must supply. `rootUri` is the URI the schema is known by.
  */
 export function externalRefs(schema: unknown, rootUri = ROOT_BASE): string[] {
+  return refSummary(schema, rootUri).external;
+}
+
+/**
+ * externalRefs, and whether a reference names a JSON Pointer of a document by URI (`other.json#/a`,
+ * `sub/#/a`; not a bare `#/a`): what the engine needs named for it (resources.ts, pinPointerRefs).
+ */
+export function refSummary(
+  schema: unknown,
+  rootUri = ROOT_BASE,
+): { external: string[]; pointerByUri: boolean } {
   const { docs, refs } = scan(schema, rootUri);
   const out = new Set<string>();
+  let pointerByUri = false;
   for (const { ref, base } of refs) {
     const target = resolveUrl(ref, base);
     if (target && !docs.has(stripHash(target))) out.add(stripHash(target));
+    pointerByUri ||= !ref.startsWith("#") && !!target?.hash.startsWith("#/");
   }
-  return [...out];
+  return { external: [...out], pointerByUri };
 }
 
 /**
@@ -237,6 +250,67 @@ export function absolutiseRefs(schema: unknown, rootUri: string, route: string):
     if (place.fragment !== "" || uri === route) named.set(owner[key] as string, place.node);
   }
   return named;
+}
+
+/** The value at a JSON Pointer fragment (`#/…`, percent-encoded) below `node`; undefined when none. */
+function valueAt(node: unknown, hash: string): unknown {
+  let cur = node;
+  for (const token of hash.slice(2).split("/")) {
+    let seg: string;
+    try {
+      seg = decodeURIComponent(token).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, seg)) return undefined;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return cur;
+}
+
+/** A reference of a normalised schema as written, with the absolute URI it resolves to. */
+export interface WrittenRef {
+  /** The reference's text, which the engine looks up in its context before any search. */
+  text: string;
+  href: string;
+  /** The schema object holding it, and under which key (`$ref`, `$dynamicRef`). */
+  owner: Record<string, unknown>;
+  key: string;
+  /**
+   * For a `$ref` to a JSON Pointer of a document named by URI (not a bare `#/…`): the document,
+   * and the schema it points to when the document is a resource of this schema (root or embedded).
+   */
+  pointer?: { doc: string; hash: string; local: unknown };
+}
+
+/**
+ * Every reference of a normalised schema, resolved as the save-time checks resolve it. typebox
+ * looks a reference's text up in its context first; failing that, it tries the JSON Pointer from
+ * every subschema on its way, the referring schema's own first, whatever document the reference
+ * names: `other.json#/$defs/a` was answered by the referring schema's `#/$defs/a` when it had
+ * one (resources.ts, pinPointerRefs). `rootUri`: the URI the schema is known by.
+ */
+export function writtenRefs(schema: unknown, rootUri = ROOT_BASE): WrittenRef[] {
+  const { docs, refs } = scan(schema, rootUri);
+  const out: WrittenRef[] = [];
+  for (const { ref, base, owner, key } of refs) {
+    const target = resolveUrl(ref, base);
+    if (!target) continue;
+    const written: WrittenRef = { text: ref, href: target.href, owner, key };
+    if (key === "$ref" && !ref.startsWith("#") && target.hash.startsWith("#/")) {
+      const doc = stripHash(target);
+      const res = docs.get(doc);
+      written.pointer = { doc, hash: target.hash, local: res ? valueAt(res.node, target.hash) : undefined };
+    }
+    out.push(written);
+  }
+  return out;
+}
+
+/** The schema at a JSON Pointer fragment (`#/…`) of a document; undefined when there is none. */
+export function schemaAt(doc: unknown, hash: string): unknown {
+  const v = valueAt(doc, hash);
+  return typeof v === "object" || typeof v === "boolean" ? (v ?? undefined) : undefined;
 }
 
 /** A reference into a JSON Pointer of another document: `doc` without fragment, `pointer` decoded. */

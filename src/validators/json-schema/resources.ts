@@ -3,7 +3,16 @@
 // a run executes exactly what was saved and the worker needs no database.
 import { isPlainObject } from "../shared/config-shape.ts";
 import { DEFAULT_DRAFT, type Draft, DRAFTS, draftFromUri, normalise } from "./drafts.ts";
-import { absolutiseRefs, type Bases, basesOf, externalRefs, ROOT_BASE, rebaseRefs } from "./refs.ts";
+import {
+  absolutiseRefs,
+  type Bases,
+  basesOf,
+  externalRefs,
+  ROOT_BASE,
+  rebaseRefs,
+  refSummary,
+} from "./refs.ts";
+import { pinPointerRefs, type View } from "./pointer-refs.ts";
 
 type Schemas = Record<string, Record<string, unknown>>;
 
@@ -67,17 +76,24 @@ export function referencedResources(config: unknown, available: Schemas): Schema
  * Resources the schema cannot reach cannot change its result.
  */
 export function reachableContext(schema: unknown, context: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const queue = externalRefs(schema);
+  return reach(context, externalRefs(schema)).reached;
+}
+
+/** reachableContext from the URIs in `queue`, and the keys of those that name a pointer by URI. */
+function reach(context: Record<string, unknown>, queue: string[]) {
+  const reached: Record<string, unknown> = {};
+  const naming = new Set<string>();
   while (queue.length > 0) {
     const uri = queue.pop() as string;
     // Meta-schemas are keyed both with and without the trailing "#": keep whichever exist.
-    const keys = [uri, `${uri}#`].filter((k) => k in context && !(k in out));
+    const keys = [uri, `${uri}#`].filter((k) => k in context && !(k in reached));
     if (keys.length === 0) continue;
-    for (const k of keys) out[k] = context[k];
-    queue.push(...externalRefs(context[keys[0]], uri));
+    for (const k of keys) reached[k] = context[k];
+    const { external, pointerByUri } = refSummary(context[keys[0]!], uri);
+    if (pointerByUri) for (const k of keys) naming.add(k);
+    queue.push(...external);
   }
-  return out;
+  return { reached, naming };
 }
 
 /** Where a stored schema's embedded resources reach its root resource from (refs.ts, absolutiseRefs). */
@@ -115,13 +131,21 @@ function basesIn(res: Record<string, unknown>, uri: string): Bases {
  * In both, the schema's `$id`s and `$ref`s are made absolute as the save-time checks resolve them
  * (refs.ts, absolutiseRefs): what those checks accept is what the engine runs, also where no alias
  * can be given.
+ * Then, in the schema as in any stored schema, each `$ref` to a JSON Pointer of a document named
+ * by URI (`other.json#/$defs/a`, an embedded resource's `sub/#/$defs/a`) is given to the engine
+ * as the schema it names (pointer-refs.ts): its own search could answer from the wrong document.
  */
-export function engineView(
-  schema: unknown,
-  context: Record<string, unknown>,
-  rootUri = ROOT_BASE,
-): { schema: unknown; context: Record<string, unknown> } {
-  const reached = reachableContext(schema, context);
+export function engineView(schema: unknown, context: Record<string, unknown>, rootUri = ROOT_BASE): View {
+  const { external, pointerByUri } = refSummary(schema);
+  const { reached, naming } = reach(context, external);
+  const view = rebasedView(schema, reached, rootUri);
+  // No reference names a pointer by URI (the common case, stored schemas or not): nothing to name.
+  if (!pointerByUri && naming.size === 0) return view;
+  return pinPointerRefs(view, schema, reached, naming, rootUri);
+}
+
+/** The schema and the context it reaches with every base the engine does not track made absolute. */
+function rebasedView(schema: unknown, reached: Record<string, unknown>, rootUri: string): View {
   const entries = Object.entries(reached);
   // No stored schema reached (the common case, and the inline lane's): nothing more to do.
   if (entries.length === 0) return { schema, context: reached };
