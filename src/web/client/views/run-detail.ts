@@ -18,6 +18,7 @@ import {
   table,
   time,
 } from "../ui.ts";
+import { afterFailedPoll } from "../poll.ts";
 import { contentViewer, goToLine } from "./content.ts";
 import { findingCounts } from "./runs.ts";
 
@@ -164,6 +165,7 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
 
   const live = h("p", { class: "live", role: "status" });
   const problem = h("div");
+  const pollProblem = h("div");
   const summary = h("div");
   const steps = h("div");
   const content = h("div");
@@ -304,16 +306,24 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
     }
   };
   draw();
+  // A failed poll is said and tried again (poll.ts).
   void (async () => {
+    let wait = 1000;
     while (!FINAL.has(run.status) && !ctx.signal.aborted) {
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, wait));
       if (ctx.signal.aborted) return;
       try {
         const before = JSON.stringify(run);
         run = await get<Run>(path, ctx.signal);
+        wait = 1000;
+        pollProblem.replaceChildren();
         if (JSON.stringify(run) !== before) draw();
-      } catch {
-        return;
+      } catch (e) {
+        if (ctx.signal.aborted) return;
+        const next = afterFailedPoll(e, wait, "the run");
+        pollProblem.replaceChildren(...(next.shown ? [next.shown] : []));
+        if (next.stop) return;
+        wait = next.wait;
       }
     }
   })();
@@ -325,6 +335,7 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
       h("p", { class: "crumbs" }, h("a", { href: `/app/orgs/${org}/runs/` }, "Runs"), " / "),
       heading(h("span", null, "Run ", h("span", { class: "mono", title: id }, id.slice(-8))), actions),
       live,
+      pollProblem,
       problem,
       summary,
       h("h2", null, "Steps"),

@@ -5,6 +5,7 @@ import { type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h, mount, option } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { refusedFilters, showErrors } from "../forms.ts";
+import { afterFailedPoll } from "../poll.ts";
 import { FINAL, type Run, type Workflow } from "../types.ts";
 import { badge, duration, emptyPage, heading, pager, table, time } from "../ui.ts";
 
@@ -151,6 +152,7 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
   );
 
   const list = h("div");
+  const pollProblem = h("div");
   // What a refresh changed, said politely: the table itself is not a live region (each refresh
   // would read the whole of it out), and a run that finishes is announced as one short line.
   const announce = h("p", { class: "sr-only", role: "status" });
@@ -165,14 +167,18 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
   if (refused) showErrors(form, refused);
   if (data) show(data);
   // Runs still going: refresh the page of results until they are all final.
+  // A failed refresh is said and tried again (poll.ts).
   void (async () => {
     let last = data;
+    let wait = 2000;
     while (last && !ctx.signal.aborted && last.results.some((r) => !FINAL.has(r.status))) {
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, wait));
       if (ctx.signal.aborted) return;
       try {
         const before = JSON.stringify(last);
         last = await get<Page<Run>>(url(page), ctx.signal);
+        wait = 2000;
+        pollProblem.replaceChildren();
         // Re-rendered only on a change, so keyboard focus in the table is not lost for nothing.
         if (JSON.stringify(last) !== before) {
           const was = new Map(JSON.parse(before).results.map((r: Run) => [r.id, r.status]));
@@ -187,10 +193,14 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
               .map((r) => `Run ${r.id.slice(-8)}: ${r.status.replace("_", " ")}.`)
               .join(" ");
         }
-      } catch {
-        return;
+      } catch (e) {
+        if (ctx.signal.aborted) return;
+        const next = afterFailedPoll(e, wait, "the list");
+        pollProblem.replaceChildren(...(next.shown ? [next.shown] : []));
+        if (next.stop) return;
+        wait = next.wait;
       }
     }
   })();
-  return { title: "Runs", body: h("div", null, heading("Runs"), form, announce, list) };
+  return { title: "Runs", body: h("div", null, heading("Runs"), form, announce, pollProblem, list) };
 }
