@@ -151,3 +151,39 @@ describe("the ways around the names are refused at save", () => {
     expect(codes(run)).toEqual(["schematron.failed_assert"]);
   });
 });
+
+// Pentest 2026-11-30: a pattern computed when the step ran was compiled without the cost check
+// literal ones got at save; `matches(., concat('((a{1000}){1000})', '{1000}'))` (a billion
+// automaton positions) took the server to 6.4 GB in 20 s, stopped only by ASSAY_MEMORY_LIMIT_MB.
+// Every pattern is now checked before it is compiled (src/validators/shared/regex-cost.ts).
+describe("a computed pattern past the cost bound is an evaluation error, not compiled", () => {
+  const expand = (p: string) =>
+    `FORX0002: the pattern ${JSON.stringify(p.length > 60 ? `${p.slice(0, 60)}…` : p)} would expand to more than 20000 positions (its counted repetitions, multiplied where nested): it is not compiled`;
+  test.each([
+    ["matches(., concat('((a{1000}){1000})', '{1000}'))", "((a{1000}){1000}){1000}"],
+    // 40,000 positions: compiled before (~0.1 s), and the assert passed.
+    ["not(matches(., concat('(a{200})', '{200}')))", "(a{200}){200}"],
+    ["count(tokenize(., string-join(for $i in 1 to 30 return 'a{1000}', ''))) = 1", "a{1000}".repeat(30)],
+  ])("%s (was: compiled)", async (test, pattern) => {
+    const run = await runWith(test);
+    expect(run.status).toBe("failed");
+    expect(run.steps[0].findings).toEqual([
+      {
+        severity: "error",
+        code: "schematron.evaluation_error",
+        message: `the assert could not be evaluated: ${expand(pattern)}`,
+        path: "/a",
+        line: 1,
+        column: 1,
+        rule: test,
+      },
+    ]);
+  });
+
+  test("a computed pattern within it runs as before", async () => {
+    const run = await runWith(
+      "matches(., concat('^a{40}', '!$')) and count(tokenize(., concat('!', ''))) = 2",
+    );
+    expect([run.status, codes(run)]).toEqual(["succeeded", []]);
+  });
+});

@@ -66,5 +66,13 @@ export const CEL_COST_LIMIT = 10_000_000;
 export const CEL_MAX_STRING = 8 * 1024 * 1024;
 /** Regexes written by workflow authors (text_rules, csv_table pattern). */
 export const MAX_REGEX_LENGTH = 1000;
+/**
+ * Most positions one pattern may expand to before it is compiled (src/validators/shared/
+ * regex-cost.ts): Schematron's matches(), tokenize() and replace() and CEL's matches(), a literal
+ * at save and every pattern at run time, computed ones included. Measured (2026-11-30): 20,000
+ * cost xspattern ~30 ms and ~8 MB, RE2 about as much; `((a{100}){100}){100}` (a million) 0.8 s
+ * and 212 MB, and a billion took the server to 6.4 GB in 20 s.
+ */
+export const MAX_REGEX_COST = 20_000;
 /** Save-time issues reported for one config before giving up (a broken schema can yield hundreds). */
 export const MAX_CONFIG_ISSUES = 50;

@@ -5,28 +5,77 @@
 // holding "!". These take their place (xpath.ts resolves the names here): the same dialect as
 // every author's pattern (ECMA-262 syntax, as fontoxpath read them; docs/validators.md), linear
 // time, and a pattern RE2 cannot run is an error of the assertion, never a pass.
+// fn:matches#2 is fontoxpath's engine (xspattern, XSD syntax) behind a cost check: xspattern
+// expands counted repetitions as it compiles, and a pattern computed when the step ran (which no
+// save-time check reads) took the server to 6.4 GB in 20 s (pentest 2026-11-30). fontoxpath's
+// own matches() also keeps every pattern it compiled for good; these caches are bounded.
 import fx from "fontoxpath";
+import { compile as compileXsPattern } from "xspattern";
+import { MAX_REGEX_COST } from "../limits.ts";
+import { regexCost, regexCostProblem } from "../shared/regex-cost.ts";
 import { compileRangedRegex, type RangedRegex } from "../shared/user-regex.ts";
 
 export const REGEX_NS = "urn:assay:schematron:regex";
 
-/** Patterns compiled once per worker; a schema holds few, the bound only stops growth. */
-const cache = new Map<string, RangedRegex>();
+/**
+ * Compiled patterns kept per worker; a schema holds few, the bounds only stop growth: at most
+ * 1000, and at most CACHED_COST positions (regexCost) in all, since one may weigh ~8 MB.
+ */
+class PatternCache<T> {
+  readonly #kept = new Map<string, { value: T; cost: number }>();
+  #cost = 0;
+  get(key: string): T | undefined {
+    return this.#kept.get(key)?.value;
+  }
+  set(key: string, value: T, cost: number): void {
+    if (this.#kept.size >= MAX_CACHED || this.#cost + cost > CACHED_COST) {
+      this.#kept.clear();
+      this.#cost = 0;
+    }
+    this.#kept.set(key, { value, cost });
+    this.#cost += cost;
+  }
+}
 const MAX_CACHED = 1000;
+const CACHED_COST = 10 * MAX_REGEX_COST;
+
+const cache = new PatternCache<RangedRegex>();
 
 function compile(pattern: string, flags: string): RangedRegex {
   if (/[^smi]/.test(flags)) throw new Error(`FORX0001: flags "${flags}": Assay supports s, m and i`);
   const key = `${flags}/${pattern}`;
   let re = cache.get(key);
   if (re) return re;
+  const costly = regexCostProblem(pattern, "ecma");
+  if (costly) throw new Error(`FORX0002: ${costly}`);
   const c = compileRangedRegex(pattern, flags);
   if (!c.ok) throw new Error(`FORX0002: the pattern ${JSON.stringify(pattern)} ${c.message}`);
   re = c.re;
   if (re.test(""))
     throw new Error(`FORX0003: the pattern ${JSON.stringify(pattern)} matches the empty string`);
-  if (cache.size >= MAX_CACHED) cache.clear();
-  cache.set(key, re);
+  cache.set(key, re, regexCost(pattern, "ecma"));
   return re;
+}
+
+const xsPatterns = new PatternCache<(text: string) => boolean>();
+
+/**
+ * fn:matches#2's pattern compiled as fontoxpath's matches() compiles it (xspattern, XPath's
+ * dialect of XSD regular expressions), once its cost is known to be within MAX_REGEX_COST.
+ * Throws FORX0002 with the reason, as the save-time check (xpath.ts) words it.
+ */
+export function compileMatches(pattern: string): (text: string) => boolean {
+  let test = xsPatterns.get(pattern);
+  if (test) return test;
+  const costly = regexCostProblem(pattern, "xsd");
+  if (costly) throw new Error(`FORX0002: ${costly}`);
+  try {
+    test = compileXsPattern(pattern, { language: "xpath" });
+  } catch (e) {
+    throw new Error(`FORX0002: ${((e as Error).message ?? String(e)).split("\n")[0]}`);
+  }
+  xsPatterns.set(pattern, test, regexCost(pattern, "xsd"));
+  return test;
 }
 
 /**
@@ -107,12 +156,15 @@ function replace(input: string | null, pattern: string, replacement: string, fla
 
 let registered = false;
 
-/** Registers the four signatures in REGEX_NS (once per worker). */
+/** Registers the five signatures in REGEX_NS (once per worker). */
 export function registerRegexFunctions(): void {
   if (registered) return;
   registered = true;
   const name = (localName: string) => ({ namespaceURI: REGEX_NS, localName });
   const s = "xs:string";
+  fx.registerCustomXPathFunction(name("matches"), ["xs:string?", s], "xs:boolean", (_, i, p) =>
+    compileMatches(p)(i ?? ""),
+  );
   fx.registerCustomXPathFunction(name("tokenize"), ["xs:string?", s], "xs:string*", (_, i, p) =>
     tokenize(i, p),
   );
@@ -127,5 +179,6 @@ export function registerRegexFunctions(): void {
 
 /** Whether fn:`localName`#`arity` is one of ours. */
 export const isRegexFunction = (localName: string, arity: number) =>
+  (localName === "matches" && arity === 2) ||
   (localName === "tokenize" && (arity === 2 || arity === 3)) ||
   (localName === "replace" && (arity === 3 || arity === 4));

@@ -7,8 +7,9 @@
 // the others), so one that can never compile is refused at save instead of failing every run.
 import fx from "fontoxpath";
 import { slimdom } from "slimdom-sax-parser";
-// fontoxpath's own regex compiler (its dependency): matches() runs `compile(p, {language: "xpath"})`.
+// fontoxpath's own regex compiler (its dependency), which Assay's matches() runs too.
 import { compile as compileXsPattern } from "xspattern";
+import { regexCost, regexCostProblem } from "../shared/regex-cost.ts";
 import { CODEPOINT_NS, isCodepointFunction, registerCodepointFunctions } from "./codepoint-functions.ts";
 import {
   REGEX_NS,
@@ -103,7 +104,8 @@ export function xpathOptions(namespaces: Record<string, string>): XPathOptions {
       if (prefix === "" && localName === "current" && arity === 0)
         return { namespaceURI: ASSAY_NS, localName };
       const namespaceURI = prefix === "" ? FN_NS : resolve(prefix);
-      // fontoxpath's tokenize() and replace() backtrack (and give up): ours run on RE2.
+      // fontoxpath's tokenize() and replace() backtrack (and give up): ours run on RE2; its
+      // matches() compiles any pattern, however costly: ours checks the cost first.
       if (namespaceURI === FN_NS && isRegexFunction(localName, arity))
         return { namespaceURI: REGEX_NS, localName };
       // fontoxpath's count UTF-16 code units: ours count code points.
@@ -169,13 +171,12 @@ export interface ExpressionFacts {
 }
 
 /**
- * Most automaton positions (pattern length times its counted repetitions) one matches() pattern,
- * and all of one schema's together, may cost to compile at save (docs/limits.md): xspattern
- * builds its automaton eagerly, `((a{100}){100}){100}` holds a million positions, and the
- * save-time check runs on the API thread. A literal pattern past either is left to the run,
- * where it is the assertion's evaluation error as before.
+ * What compiling one schema's literal matches() patterns at save may cost in all, in positions
+ * (regexCost): xspattern builds its automaton eagerly and the save-time check runs on the API
+ * thread. A literal past MAX_REGEX_COST is refused, as every run would refuse it; literals past
+ * this budget are left to the run, where one that cannot compile is the assertion's evaluation
+ * error.
  */
-export const MAX_MATCHES_CHECK_COST = 20_000;
 export const MAX_MATCHES_CHECK_TOTAL = 200_000;
 
 /** What checking a schema's matches() patterns may still cost (one per expressionIssues call). */
@@ -183,30 +184,24 @@ export interface RegexBudget {
   left: number;
 }
 
-/** An upper bound of xspattern's work for `pattern`: counted repetitions multiply it. */
-function matchesCost(pattern: string): number {
-  let cost = Math.max(1, pattern.length);
-  for (const m of pattern.matchAll(/\{(\d+)(?:,(\d*))?\}/g))
-    cost *= Math.max(1, Number(m[1]), Number(m[2] || 0));
-  return cost;
-}
-
 const matchesChecked = new Map<string, string | null>();
 
-/** Why fontoxpath's matches() can never compile `pattern` (null: it can; undefined: not checked). */
+/** Why fn:matches#2 can never compile `pattern` (null: it can; undefined: not checked). */
 function matchesProblem(pattern: string, budget: RegexBudget): string | null | undefined {
   const known = matchesChecked.get(pattern);
   if (known !== undefined) return known;
-  const cost = matchesCost(pattern);
-  if (cost > MAX_MATCHES_CHECK_COST || cost > budget.left) return undefined;
+  const costly = regexCostProblem(pattern, "xsd");
+  if (costly) return `FORX0002: ${costly}`;
+  const cost = regexCost(pattern, "xsd");
+  if (cost > budget.left) return undefined;
   budget.left -= cost;
   let problem: string | null = null;
   try {
-    // The compile fontoxpath's matches() makes, called directly: fontoxpath keeps every pattern
-    // it compiles for ever, which on the API thread would grow with every schema saved.
+    // The compile matches() makes (regex-functions.ts), called directly: its cache keeps the
+    // automata, which on the API thread would hold memory for every schema saved.
     compileXsPattern(pattern, { language: "xpath" });
   } catch (e) {
-    // As fontoxpath words it: "FORX0002: " and the compiler's message.
+    // As the run words it: "FORX0002: " and the compiler's message.
     problem = `FORX0002: ${((e as Error).message ?? String(e)).split("\n")[0]}`;
   }
   if (matchesChecked.size >= 1000) matchesChecked.clear();

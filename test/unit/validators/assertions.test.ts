@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
+import { MAX_REGEX_COST } from "../../../src/validators/limits.ts";
 import { run } from "./helpers.ts";
 
 // The XML engine is loaded on demand (src/validators/shared/libxml.ts), as a worker does.
@@ -406,6 +407,45 @@ describe("assertions: regular expressions", () => {
     const rules = [{ id: "a", expr: 'data.s.matches("^(a+)+$")', message: "no match" }];
     const r = assert(rules, JSON.stringify({ s: `${"a".repeat(5000)}!` }), "JSON");
     expect(view(r).map((f) => [f.code, f.message])).toEqual([["assertion.failed", "no match"]]);
+  });
+
+  test("a pattern from the data is not compiled past the cost bound: the rule is an error, never a pass", () => {
+    // Compiled as it came, `a{1000}` a thousand times over (7 KB) took RE2 0.9 s and ~500 MB.
+    const rules = [{ id: "a", expr: "!data.s.matches(data.p)", message: "matched" }];
+    for (const p of [
+      "a{1000}".repeat(30),
+      "(a{100}){100}".repeat(3),
+      "\\Q[\\E" + "a{1000}".repeat(21) + "]",
+    ]) {
+      const r = assert(rules, JSON.stringify({ s: "b", p }), "JSON");
+      expect(view(r)).toEqual([
+        {
+          severity: "error",
+          code: "assertion.error",
+          message: `rule "a" could not be evaluated: the pattern ${JSON.stringify(p.length > 60 ? `${p.slice(0, 60)}…` : p)} would expand to more than ${MAX_REGEX_COST} positions (its counted repetitions, multiplied where nested): it is not compiled`,
+          path: null,
+          line: null,
+          column: null,
+          rule: "a",
+        },
+      ]);
+    }
+    // Within it, the same rule runs.
+    expect(view(assert(rules, JSON.stringify({ s: "b", p: "a{1000}".repeat(19) }), "JSON"))).toEqual([]);
+  });
+
+  test("a literal pattern past the cost bound is refused at save", () => {
+    expect(
+      checkStepConfig("assertions", {
+        rules: [{ id: "a", expr: `data.s.matches("${"a{1000}".repeat(21)}")`, message: "m" }],
+      }),
+    ).toEqual([
+      {
+        field: "rules[0].expr",
+        code: "invalid_expression",
+        message: `invalid regular expression: the pattern ${JSON.stringify(`${"a{1000}".repeat(21).slice(0, 60)}…`)} would expand to more than ${MAX_REGEX_COST} positions (its counted repetitions, multiplied where nested): it is not compiled`,
+      },
+    ]);
   });
 
   test("a literal pattern RE2 cannot compile is refused at save", () => {

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { checkStepConfig } from "../../../src/validators/registry.ts";
 import { loadLibxml } from "../../../src/validators/shared/libxml.ts";
+import { MAX_REGEX_COST } from "../../../src/validators/limits.ts";
 import { MAX_EXTENDS_EXPANSION } from "../../../src/validators/schematron/schema.ts";
 import { run } from "./helpers.ts";
 
@@ -169,10 +170,56 @@ describe("schematron save: literal regex patterns", () => {
     ]);
   });
 
-  test("a matches() pattern too costly to compile at save is left to the run", () => {
-    // ((a{100}){100}){100}: a million automaton positions; not compiled on the API thread.
-    expect(checkStepConfig("schematron", { schema: schema("matches(., '((a{100}){100}){100}')") })).toEqual(
-      [],
+  test("a matches() pattern past the cost bound is refused at save, as every run refuses it", () => {
+    // ((a{100}){100}){100}: a million automaton positions (it was left to the run, which compiled
+    // it: 0.8 s and 212 MB; a billion took the server to 6.4 GB).
+    refused(
+      "matches(., '((a{100}){100}){100}')",
+      `calls matches() with a pattern that can never run (FORX0002: the pattern "((a{100}){100}){100}" would expand to more than ${MAX_REGEX_COST} positions (its counted repetitions, multiplied where nested): it is not compiled)`,
+    );
+    refused(
+      "count(tokenize(., 'a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}')) = 1",
+      `calls tokenize() with a pattern that can never run (FORX0002: the pattern "a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{1000}a{10…" would expand to more than ${MAX_REGEX_COST} positions (its counted repetitions, multiplied where nested): it is not compiled)`,
+    );
+  });
+
+  test("a matches() literal whose counted repetitions follow each other is compiled at save", () => {
+    // Length times every count (the bound before) put it at 55 × 64 × 255 × 63 and left it to the
+    // run; its positions are 384, so the save compiles it and refuses what can never run.
+    refused(
+      "matches(., '[a-z]{1,64}@[a-z.]{1,255}\\.[a-z]{2,63}(')",
+      `calls matches() with a pattern that can never run (FORX0002: Error parsing pattern "[a-z]{1,64}@[a-z.]{1,255}\\.[a-z]{2,63}(" at offset 39: expected ")" but found "")`,
+    );
+    expect(
+      checkStepConfig("schematron", {
+        schema: schema("matches(., '[a-z]{1,64}@[a-z.]{1,255}\\.[a-z]{2,63}')"),
+      }),
+    ).toEqual([]);
+  });
+
+  test("a computed pattern past the cost bound is an evaluation error when the step runs, not compiled", () => {
+    const tests = [
+      "matches(., concat('((a{1000}){1000})', '{1000}'))",
+      "matches(., concat('(a{200})', '{200}'))",
+      "count(tokenize(., string-join(for $i in 1 to 30 return 'a{1000}', ''))) = 1",
+      "replace(., string-join(for $i in 1 to 30 return 'a{1000}', ''), '') = ''",
+    ];
+    const s = sch(`<sch:pattern><sch:rule context="x">
+${tests.map((t) => `<sch:assert test="${t}">r</sch:assert>`).join("\n")}
+</sch:rule></sch:pattern>`);
+    const expand = (p: string) =>
+      `FORX0002: the pattern ${JSON.stringify(p.length > 60 ? `${p.slice(0, 60)}…` : p)} would expand to more than ${MAX_REGEX_COST} positions (its counted repetitions, multiplied where nested): it is not compiled`;
+    const a30 = "a{1000}".repeat(30);
+    expect(run("schematron", { schema: s }, "<x>a</x>", "XML").findings).toEqual(
+      ["((a{1000}){1000}){1000}", "(a{200}){200}", a30, a30].map((p, i) => ({
+        severity: "error",
+        code: "schematron.evaluation_error",
+        message: `the assert could not be evaluated: ${expand(p)}`,
+        path: "/x",
+        line: 1,
+        column: 1,
+        rule: tests[i],
+      })),
     );
   });
 });

@@ -5,12 +5,17 @@
 //   accepts. uint() and double() likewise (double("") was 0).
 // - <, <=, >, >= on strings compared UTF-16 units; CEL orders strings by code point.
 // - matches() compiled its pattern on every call (30 µs); compiled patterns are kept here. The
-//   engine is RE2 (linear time), as CEL specifies, so no pattern can make a match run away.
+//   engine is RE2 (linear time), as CEL specifies, so no pattern can make a match run away; but
+//   compiling expands counted repetitions, and a pattern the data supplies (`s.matches(p)`) was
+//   compiled whatever it cost: `a{1000}` a thousand times over took 0.9 s and ~500 MB, ten
+//   thousand times over (70 KB) ~5 GB. Every pattern's cost is checked first (regex-cost.ts).
 import { headOf } from "../../../lib/text.ts";
 import { fail } from "../errors.ts";
 import { RE2JS } from "@bufbuild/re2";
 import { type CelFunc, CelScalar, celFunc, celMethod, celUint } from "@bufbuild/cel";
 import { charge } from "../meter.ts";
+import { MAX_REGEX_COST } from "../../limits.ts";
+import { regexCost, regexCostProblem } from "../../shared/regex-cost.ts";
 import { compareCodePoints } from "./code-points.ts";
 import { MAX_INT, MAX_UINT, MIN_INT } from "./numbers.ts";
 
@@ -41,19 +46,32 @@ export function quote(s: string): string {
 }
 
 const PATTERN_CACHE_SIZE = 256;
-const patterns = new Map<string, RE2JS>();
+/** Positions (regexCost) the kept patterns may hold in all: one may weigh ~10 MB. */
+const PATTERN_CACHE_COST = 10 * MAX_REGEX_COST;
+const patterns = new Map<string, { re: RE2JS; cost: number }>();
+let cachedCost = 0;
 
 function compiled(pattern: string): RE2JS {
-  let re = patterns.get(pattern);
-  if (re === undefined) {
-    re = RE2JS.compile(pattern);
-    if (patterns.size >= PATTERN_CACHE_SIZE) patterns.delete(patterns.keys().next().value as string);
-    patterns.set(pattern, re);
+  const hit = patterns.get(pattern);
+  if (hit) return hit.re;
+  const costly = regexCostProblem(pattern, "re2");
+  if (costly) fail(costly);
+  const re = RE2JS.compile(pattern);
+  const cost = regexCost(pattern, "re2");
+  while (
+    patterns.size > 0 &&
+    (patterns.size >= PATTERN_CACHE_SIZE || cachedCost + cost > PATTERN_CACHE_COST)
+  ) {
+    const oldest = patterns.keys().next().value as string;
+    cachedCost -= patterns.get(oldest)!.cost;
+    patterns.delete(oldest);
   }
+  patterns.set(pattern, { re, cost });
+  cachedCost += cost;
   return re;
 }
 
-/** Throws the RE2 parser's complaint for a bad pattern (save time checks literal patterns). */
+/** Throws the RE2 parser's complaint, or the cost's, for a bad pattern (save time checks literal patterns). */
 export function compilePattern(pattern: string): void {
   compiled(pattern);
 }
