@@ -11,6 +11,7 @@ import { DescendantVars } from "./descendants.ts";
 import { type AltPlan, CANDIDATES, planContext, planExpression } from "./match.ts";
 import { type XPathOptions, xpathOptions } from "./xpath.ts";
 import { OrderedExpressions } from "./codepoint-order.ts";
+import { EngineGuard } from "./engine-guard.ts";
 import { appendAll } from "../../lib/arrays.ts";
 
 export type ParameterValue = string | number | boolean;
@@ -48,6 +49,8 @@ export class Evaluator {
   readonly #descendants = new DescendantVars();
   /** Every expression goes through it: strings ordered by code point (codepoint-order.ts). */
   readonly #ordered: OrderedExpressions;
+  /** Every author's expression goes through it first: what Assay does not run is not run. */
+  readonly #guard: EngineGuard;
 
   constructor(
     readonly schema: Schematron,
@@ -57,6 +60,8 @@ export class Evaluator {
   ) {
     this.#opts = xpathOptions(schema.namespaces);
     this.#ordered = new OrderedExpressions(this.#opts);
+    this.#guard = new EngineGuard(schema.namespaces);
+    const guard = (expr: string) => this.#guard.expression(expr);
     const chosen = phase === null || phase === "#DEFAULT" ? (schema.defaultPhase ?? "#ALL") : phase;
     const active = chosen === "#ALL" ? null : schema.phases[chosen];
     this.#globals = [...schema.lets, ...(active?.lets ?? [])];
@@ -67,12 +72,12 @@ export class Evaluator {
       pattern,
       rules: pattern.rules.map((rule) => ({
         rule,
-        plans: planContext(rule.context, schema.namespaces),
+        plans: planContext(guard(rule.context), schema.namespaces),
         letClause: rule.lets.map(
-          (l) => `$${l.name} := (${this.#descendants.rewrite(l.value, schema.namespaces)})`,
+          (l) => `$${l.name} := (${this.#descendants.rewrite(guard(l.value), schema.namespaces)})`,
         ),
-        letValues: rule.lets.map((l) => this.#descendants.rewrite(l.value, schema.namespaces)),
-        tests: rule.checks.map((c) => this.#descendants.rewrite(c.test, schema.namespaces)),
+        letValues: rule.lets.map((l) => this.#descendants.rewrite(guard(l.value), schema.namespaces)),
+        tests: rule.checks.map((c) => this.#descendants.rewrite(guard(c.test), schema.namespaces)),
       })),
     }));
   }
@@ -83,7 +88,7 @@ export class Evaluator {
   }
 
   run(doc: SourceDocument, out: FindingCollector): void {
-    const scope = new Scope(this.#opts, this.#ordered, doc.root);
+    const scope = new Scope(this.#opts, this.#ordered, this.#guard, doc.root);
     for (const [name, key] of this.#descendants.keys) scope.vars[name] = nodeSequence(doc.named(key));
     for (const l of this.#globals) {
       if (!scope.bind(l, this.parameters)) return void out.add(scope.failure(l));
@@ -211,10 +216,11 @@ export class Evaluator {
   ) {
     let node = context;
     if (c.subject !== null) {
+      const subject = this.#guard.expression(c.subject);
       try {
         node =
           (fx.evaluateXPathToFirstNode(
-            this.#ordered.get(`${prefix}(${c.subject})`, [...letParts, c.subject]),
+            this.#ordered.get(`${prefix}(${subject})`, [...letParts, subject]),
             context,
             null,
             scope.vars,
@@ -254,12 +260,10 @@ function text(
   ordered: OrderedExpressions,
 ): string {
   if (typeof part === "string") return part;
+  const own = scope.guard.expression("select" in part ? part.select : (part.name ?? "."));
   const expr =
-    "select" in part
-      ? `${prefix}string-join((${part.select}) ! string(.), ' ')`
-      : `${prefix}name((${part.name ?? "."})[1])`;
+    "select" in part ? `${prefix}string-join((${own}) ! string(.), ' ')` : `${prefix}name((${own})[1])`;
   try {
-    const own = "select" in part ? part.select : (part.name ?? ".");
     return fx.evaluateXPathToString(ordered.get(expr, [...letParts, own]), node, null, scope.vars, opts);
   } catch (e) {
     return `[${errorText(e)}]`;
@@ -284,11 +288,12 @@ class Scope {
   constructor(
     readonly opts: XPathOptions,
     readonly ordered: OrderedExpressions,
+    readonly guard: EngineGuard,
     readonly root: XNode,
   ) {}
 
   child(): Scope {
-    const s = new Scope(this.opts, this.ordered, this.root);
+    const s = new Scope(this.opts, this.ordered, this.guard, this.root);
     s.vars = { ...this.vars };
     s.inlined = [...this.inlined];
     s.inlinedValues = [...this.inlinedValues];
@@ -301,12 +306,13 @@ class Scope {
       return true;
     }
     const prefix = this.inlined.length > 0 ? `let ${this.inlined.join(", ")} return ` : "";
+    const value = this.guard.expression(l.value);
     const instance = (t: string) => `every $i in $v satisfies $i instance of ${t.slice(0, -1)}`;
     const kind = `${PASSABLE.map((t, i) => `if (${instance(t)}) then ${i}`).join(" else ")} else -1`;
-    const expr = `${prefix}let $v := (${l.value}) return [array { $v }, ${kind}]`;
+    const expr = `${prefix}let $v := (${value}) return [array { $v }, ${kind}]`;
     try {
       const [items, kind] = fx.evaluateXPathToArray(
-        this.ordered.get(expr, [...this.inlinedValues, l.value]),
+        this.ordered.get(expr, [...this.inlinedValues, value]),
         this.root,
         null,
         this.vars,
@@ -315,8 +321,8 @@ class Scope {
       if (kind >= 0)
         this.vars[l.name] = fx.createTypedValueFactory(PASSABLE[kind])(items as never, fx.domFacade);
       else {
-        this.inlined.push(`$${l.name} := root(.) ! (${l.value})`);
-        this.inlinedValues.push(l.value);
+        this.inlined.push(`$${l.name} := root(.) ! (${value})`);
+        this.inlinedValues.push(value);
       }
       return true;
     } catch (e) {

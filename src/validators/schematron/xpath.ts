@@ -25,7 +25,7 @@ export const FN_NS = "http://www.w3.org/2005/xpath-functions";
  * check reads it, so it reached everything refused here (fontoxpath's backtracking tokenize() by
  * its Q{…} name, function-lookup(), string ordering by UTF-16 unit), and `version#0`.
  */
-const FONTOXPATH_NS = "http://fontoxml.com/fontoxpath";
+export const FONTOXPATH_NS = "http://fontoxml.com/fontoxpath";
 const ASSAY_NS = "urn:assay:schematron";
 
 /** Prefixes every expression knows without an sch:ns declaration. */
@@ -60,7 +60,10 @@ const OUTSIDE_READERS = new Set([
 
 let registered = false;
 
-/** XSLT's current(): the rule's context node, which evaluations pass as `currentContext`. */
+/**
+ * XSLT's current(): the rule's context node, which evaluations pass as `currentContext`; and
+ * refused($why), what engine-guard.ts evaluates instead of an expression Assay does not run.
+ */
 function registerCurrent(): void {
   if (registered) return;
   registered = true;
@@ -70,7 +73,19 @@ function registerCurrent(): void {
     "item()?",
     (dynamicContext: { currentContext?: unknown }) => dynamicContext.currentContext ?? null,
   );
+  fx.registerCustomXPathFunction(
+    { namespaceURI: ASSAY_NS, localName: "refused" },
+    ["xs:string"],
+    "item()*",
+    (_: unknown, why: string) => {
+      throw new Error(why);
+    },
+  );
 }
+
+/** An expression that raises `why` as its error (registerCurrent's refused()). */
+export const refusedExpression = (why: string): string =>
+  `Q{${ASSAY_NS}}refused('${why.replaceAll("'", "''")}')`;
 
 export type XPathOptions = NonNullable<Parameters<typeof fx.evaluateXPath>[5]>;
 
@@ -298,11 +313,18 @@ export function analyseExpression(
   return { problems: [...new Set(problems)], variables: [...variables] };
 }
 
-function functionProblem(
-  call: Element,
-  namespaces: Record<string, string>,
-  budget: RegexBudget,
-): string | null {
+/** The function a call, an arrow or a named reference names, as written and as resolved. */
+interface Callee {
+  nameEl: Element;
+  local: string;
+  prefix: string;
+  uri: string;
+  arity: number;
+  /** How a message names it: `prefix:local` or `local`. */
+  shown: string;
+}
+
+function callee(call: Element, namespaces: Record<string, string>): Callee | null {
   const kids = Array.from(call.children);
   // An arrow (`$x => f(…)`) names its function in an EQName and passes `$x` as the first argument;
   // to a dynamic function (`$x => $f()`) it has none: that function is checked where it is named.
@@ -318,14 +340,20 @@ function functionProblem(
       ? Number(kids.find((c) => c.localName === "integerConstantExpr")?.textContent ?? 0)
       : Array.from(kids.find((c) => c.localName === "arguments")?.children ?? []).length +
         (call.localName === "arrowExpr" ? 1 : 0);
-  const shown = prefix ? `${prefix}:${local}` : local;
-  if (uri === FONTOXPATH_NS)
+  return { nameEl, local, prefix, uri, arity, shown: prefix ? `${prefix}:${local}` : local };
+}
+
+/**
+ * Why a call reaches what Assay keeps out of an author's reach: fontoxpath's own functions, its
+ * versions of those Assay replaces, and function-lookup(), which could reach either by a name
+ * computed when the step runs. Checked at save, and again when a step is compiled to run
+ * (engine-guard.ts), for steps saved before one of these was refused.
+ */
+function engineProblem({ nameEl, local, uri, arity, shown }: Callee): string | null {
+  if (uri.trim() === FONTOXPATH_NS)
     return `calls ${nameEl.getAttributeNS(XQX, "URI") !== null ? `Q{${uri}}${local}` : shown}#${arity}, a function of the XPath engine itself, which Assay does not allow (evaluate() would run a string as XPath that no check reads)`;
-  if (uri === FN_NS && OUTSIDE_READERS.has(local))
-    return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
-  if (uri === FN_NS && local === "current" && arity === 0) return null;
-  // Both would reach fontoxpath's own tokenize() and replace(), which backtrack (regex-functions.ts).
-  // And these fontoxpath's string-to-codepoints() and compare(), which count UTF-16 code units.
+  // Both would reach fontoxpath's own matches(), tokenize() and replace() (regex-functions.ts),
+  // string-to-codepoints() and compare(), which count UTF-16 code units.
   if (
     uri === FN_NS &&
     (isRegexFunction(local, arity) || isCodepointFunction(local, arity)) &&
@@ -334,9 +362,52 @@ function functionProblem(
     return `calls Q{${FN_NS}}${local}, which Assay runs only as ${local}() or fn:${local}()`;
   if (uri === FN_NS && local === "function-lookup")
     return "calls function-lookup(), which Assay does not allow: name the function in the expression";
+  return null;
+}
+
+function functionProblem(
+  call: Element,
+  namespaces: Record<string, string>,
+  budget: RegexBudget,
+): string | null {
+  const c = callee(call, namespaces);
+  if (!c) return null;
+  const { uri, local, arity, shown } = c;
+  const engine = engineProblem(c);
+  if (engine) return engine;
+  if (uri === FN_NS && OUTSIDE_READERS.has(local))
+    return `calls ${shown}(), which would read outside the document: nothing is ever fetched`;
+  if (uri === FN_NS && local === "current" && arity === 0) return null;
   if (!functionExists(uri, local, arity))
     return `calls ${shown}#${arity}, which is not an available function`;
   return regexProblem(call, uri, local, shown, budget);
+}
+
+const CALLS = new Set(["functionCallExpr", "namedFunctionRef", "arrowExpr"]);
+
+/**
+ * What engineProblem says of each call in `text` ([] when none, or when it does not parse: that
+ * is the evaluation's own error). For engine-guard.ts, when a step is compiled to run.
+ */
+export function engineProblems(text: string, namespaces: Record<string, string>): string[] {
+  let ast: Element;
+  try {
+    ast = fx.parseScript(
+      text,
+      { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE },
+      scratch(),
+    ) as unknown as Element;
+  } catch {
+    return [];
+  }
+  const problems = new Set<string>();
+  for (const e of elements(ast)) {
+    if (e.namespaceURI !== XQX || !CALLS.has(e.localName)) continue;
+    const c = callee(e, namespaces);
+    const problem = c && engineProblem(c);
+    if (problem) problems.add(problem);
+  }
+  return [...problems];
 }
 
 let scratchDoc: unknown;
