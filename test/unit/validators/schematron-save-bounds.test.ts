@@ -184,7 +184,7 @@ describe("schematron save: literal regex patterns", () => {
   });
 
   test("a matches() literal whose counted repetitions follow each other is compiled at save", () => {
-    // Length times every count (the bound before) put it at 55 × 64 × 255 × 63 and left it to the
+    // Length times every count (the bound before) put it at 38 × 64 × 255 × 63 and left it to the
     // run; its positions are 384, so the save compiles it and refuses what can never run.
     refused(
       "matches(., '[a-z]{1,64}@[a-z.]{1,255}\\.[a-z]{2,63}(')",
