@@ -62,4 +62,15 @@ describe.skipIf(!hasChromium)("form errors in Chromium", () => {
     });
     expect((await w.json()).version).toBe(1);
   });
+
+  test("an error inside a JSON field names its item from the field's own name", async () => {
+    await page.goto("/app/orgs/acme/workflows/notes/edit");
+    const patterns = page.locator('[data-field="steps[0].config.patterns"]');
+    await patterns.fill(JSON.stringify([{ regex: "a", must: "maybe", message: "m" }]));
+    await page.getByRole("button", { name: "Save changes" }).click();
+    const error = page.locator(".field:has([data-field='steps[0].config.patterns']) .field-error");
+    await error.waitFor();
+    // It read "[0].must must be …": the item without the list it is an item of.
+    expect(await error.textContent()).toBe("✖ patterns[0].must must be equal to one of the allowed values");
+  });
 });

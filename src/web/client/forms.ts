@@ -26,7 +26,16 @@ function target(form: HTMLElement, field: string): { el: HTMLElement; rest: stri
       bestLen = f.length;
     }
   }
-  return best ? { el: best, rest: field.slice(bestLen).replace(/^\./, "") } : null;
+  if (!best) return null;
+  const rest = field.slice(bestLen).replace(/^\./, "");
+  // An item of the field's list ("[0].must") is named with the list ("patterns[0].must").
+  const own = rest.startsWith("[")
+    ? (best.dataset
+        .field!.split(/[.[\]]+/)
+        .filter(Boolean)
+        .pop() ?? "")
+    : "";
+  return { el: best, rest: own + rest };
 }
 
 /**
