@@ -300,3 +300,39 @@ describe("issue #19: a large document does not multiply in memory", () => {
     expect(peak - base).toBeLessThan(768 * 1024 ** 2);
   });
 });
+
+// Pentest 2026-11-30: matches() with a pattern from the data was compiled whatever it cost (RE2
+// expands a sequence of counted repetitions: `a{1000}` a thousand times over, 7 KB, took 0.9 s
+// and ~470 MB; ten thousand times ~5 GB). Past 20,000 positions it is the rule's error now.
+describe("a pattern from the data past the cost bound", () => {
+  test("the rule is an error naming the pattern, never a pass; within it the rule runs (was: compiled)", async () => {
+    await createWorkflow(s, author, {
+      slug: "data-pattern",
+      allowed_file_types: ["JSON"],
+      steps: [
+        {
+          name: "rules",
+          validator: "assertions",
+          config: { rules: [{ id: "p", expr: "!data.s.matches(data.p)", message: "matched" }] },
+        },
+      ],
+    });
+    const p = "a{1000}".repeat(30);
+    const r = await submit("data-pattern", JSON.stringify({ s: "b", p }));
+    expect(r.status).toBe(201);
+    expect(r.json.status).toBe("failed");
+    expect(r.json.steps[0].findings).toEqual([
+      {
+        severity: "error",
+        code: "assertion.error",
+        message: `rule "p" could not be evaluated: the pattern ${JSON.stringify(`${p.slice(0, 60)}…`)} would expand to more than 20000 positions (its counted repetitions, multiplied where nested): it is not compiled`,
+        path: null,
+        line: null,
+        column: null,
+        rule: "p",
+      },
+    ]);
+    const ok = await submit("data-pattern", JSON.stringify({ s: "b", p: "a{1000}".repeat(19) }));
+    expect([ok.status, ok.json.status, ok.json.steps[0].findings]).toEqual([201, "succeeded", []]);
+  });
+});
