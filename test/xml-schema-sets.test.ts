@@ -371,7 +371,7 @@ describe("a step includes and imports stored documents", () => {
         {
           field: "steps[0].config.schema_uri",
           code: "conflict",
-          message: "give either schema or schema_uri, not both",
+          message: "must not be given together with schema: give one or the other",
         },
       ]),
     );

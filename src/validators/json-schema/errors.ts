@@ -3,6 +3,7 @@
 // the offending value or key. `rule` is the keyword's location along the evaluation path, with
 // the `$ref`s it went through (ref-paths.ts: the errors come from the slotted copy).
 import { headOf } from "../../lib/text.ts";
+import { boundMessage } from "../shared/bound-words.ts";
 import { finding, pointerJoin } from "../shared/findings.ts";
 import type { Position } from "../shared/position.ts";
 import type { Finding } from "../types.ts";
@@ -108,7 +109,7 @@ function messageFor(e: TbError): string {
     case "boolean":
       return "no value is allowed here (the schema is false)";
     default:
-      return e.message;
+      return boundMessage(e);
   }
 }
 

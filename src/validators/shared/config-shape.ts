@@ -4,6 +4,7 @@ import Schema from "typebox/schema";
 import { Settings } from "typebox/system";
 import { MAX_CONFIG_ISSUES } from "../limits.ts";
 import type { ConfigIssue } from "../types.ts";
+import { boundMessage } from "./bound-words.ts";
 import { pointerSegments } from "./findings.ts";
 
 type Validator = ReturnType<typeof Schema.Compile>;
@@ -65,7 +66,7 @@ export function shapeIssues(schema: Record<string, unknown>, value: unknown): Co
         );
       }
     } else {
-      issues.push(issue(fieldFromPointer(e.instancePath), "invalid", e.message));
+      issues.push(issue(fieldFromPointer(e.instancePath), "invalid", boundMessage(e)));
     }
   }
   return issues.slice(0, MAX_CONFIG_ISSUES);

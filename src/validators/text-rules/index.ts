@@ -1,6 +1,7 @@
 // `text_rules`: size, line and encoding limits and author regexes over the raw text of any file.
 // Lengths count Unicode code points; columns are UTF-16 units like everywhere else.
 import { MAX_FINDING_MESSAGE_CHARS, MAX_REGEX_LENGTH } from "../limits.ts";
+import { counted } from "../shared/bound-words.ts";
 import { ALL_FILE_TYPES, COMMON_CONFIG_PROPERTIES, SEVERITY_SCHEMA } from "../shared/common.ts";
 import { issue, isPlainObject, shapeIssues } from "../shared/config-shape.ts";
 import { FindingCollector, finding } from "../shared/findings.ts";
@@ -139,17 +140,25 @@ function compile(config: unknown) {
     if (cfg.max_bytes !== undefined && bytes.length > cfg.max_bytes) {
       const where = storedPosition(input, Math.min(cfg.max_bytes, bytes.length));
       out.add(
-        finding("text.max_bytes", `${bytes.length} bytes, more than the ${cfg.max_bytes} allowed`, where),
+        finding(
+          "text.max_bytes",
+          `${counted(bytes.length, "byte")}, more than the ${cfg.max_bytes} allowed`,
+          where,
+        ),
       );
     }
     const lines = physicalLines(text);
     if (cfg.max_lines !== undefined && lines.length > cfg.max_lines) {
       const line = cfg.max_lines + 1;
       out.add(
-        finding("text.max_lines", `${lines.length} lines, more than the ${cfg.max_lines} allowed`, {
-          line,
-          column: 1,
-        }),
+        finding(
+          "text.max_lines",
+          `${counted(lines.length, "line")}, more than the ${cfg.max_lines} allowed`,
+          {
+            line,
+            column: 1,
+          },
+        ),
       );
     }
     const maxLen = cfg.max_line_length;

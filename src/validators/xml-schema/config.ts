@@ -116,7 +116,7 @@ export function checkXmlSchemaConfig(config: unknown, stored: Record<string, str
   const cfg = config as unknown as XmlSchemaConfig;
   const which = cfg.schema_uri !== undefined ? "schema_uri" : "schema";
   if (cfg.schema !== undefined && cfg.schema_uri !== undefined)
-    return [issue("schema_uri", "conflict", "give either schema or schema_uri, not both")];
+    return [issue("schema_uri", "conflict", "must not be given together with schema: give one or the other")];
   if (cfg.schema === undefined && cfg.schema_uri === undefined)
     return [issue("schema", "required", "is required (or schema_uri, for a stored XSD)")];
   if (cfg.schema_type !== "xsd" && (cfg.schema_uri !== undefined || cfg.documents !== undefined))

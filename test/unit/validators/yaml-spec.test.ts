@@ -204,7 +204,7 @@ describe("a finding under a key is placed where the key is, whatever the key's t
     ]);
     const names = { propertyNames: { minLength: 1 } };
     expect(all("json_schema", { schema: names }, "a: x\nNULL: 2\n")).toEqual([
-      ["error", "json_schema.minLength", "must not have fewer than 1 characters", "/", 2, 1],
+      ["error", "json_schema.minLength", "must not have fewer than 1 character", "/", 2, 1],
     ]);
   });
   test("boolean and number keys, as before", () => {
