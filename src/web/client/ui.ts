@@ -232,21 +232,20 @@ export function table(head: Head[], rows: Child[][], caption?: string): HTMLElem
       h(
         "tbody",
         null,
-        rows.map((r) =>
-          h(
-            "tr",
-            null,
-            // data-label: on a phone each row becomes a card of "label: value" lines (app.css).
-            r.map((c, i) =>
-              h(
-                "td",
-                { "data-label": (head[i] && headText(head[i])) || null },
-                h("div", { class: "cell" }, c),
-              ),
-            ),
-          ),
-        ),
+        rows.map((r) => tableRow(head, r)),
       ),
+    ),
+  );
+}
+
+/** One body row of a `table` with these heads (also to append rows to one already shown). */
+export function tableRow(head: Head[], cells: Child[]): HTMLTableRowElement {
+  return h(
+    "tr",
+    null,
+    // data-label: on a phone each row becomes a card of "label: value" lines (app.css).
+    cells.map((c, i) =>
+      h("td", { "data-label": (head[i] && headText(head[i])) || null }, h("div", { class: "cell" }, c)),
     ),
   );
 }
