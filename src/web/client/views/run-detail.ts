@@ -5,6 +5,7 @@ import { showHiddenControls } from "../../../lib/text.ts";
 import { type Child, h, mount } from "../dom.ts";
 import type { Ctx, Rendered } from "../router.ts";
 import { can, me } from "../session.ts";
+import type { ReportFormat } from "../../../reports/types.ts";
 import { FINAL, type Finding, type Run, type RunStep } from "../types.ts";
 import {
   badge,
@@ -162,6 +163,25 @@ function refocus(f: FocusKey): void {
   el.focus();
 }
 
+/** The formats the report endpoint offers; HTML is the heading's "HTML report" (a new tab). */
+const DOWNLOADS: Record<Exclude<ReportFormat, "html">, string> = {
+  json: "JSON",
+  junit: "JUnit XML",
+  sarif: "SARIF",
+};
+
+/**
+ * A download of each report format, as the HTML report is opened: a same-origin GET, which the
+ * session cookie authenticates (no token in the URL); the server's Content-Disposition names the
+ * file (assay-run-{id}.json, .junit.xml, .sarif).
+ */
+function reportLinks(path: string): Child {
+  return Object.entries(DOWNLOADS).map(([format, label], i) => [
+    i ? " · " : null,
+    h("a", { href: `/api/v1/${path}report/?format=${format}`, download: "" }, `${label} report`),
+  ]);
+}
+
 function progress(r: Run): string {
   if (r.status === "queued") return "Queued: waiting for a worker…";
   const running = r.steps.find((s) => s.status === "running");
@@ -258,6 +278,8 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
         h("dd", null, time(run.created_at), run.created_by?.username ? ` by ${run.created_by.username}` : ""),
         h("dt", null, "Duration"),
         h("dd", null, duration(run.duration_ms)),
+        h("dt", null, "Reports"),
+        h("dd", null, reportLinks(path)),
         h("dt", null, "Findings"),
         h(
           "dd",
