@@ -87,7 +87,7 @@ describe.skipIf(!hasChromium)("long lists in Chromium", () => {
     const cases: [string, string][] = [
       ["/app/orgs/acme/workflows/?page=99", "201 items in all"],
       ["/app/settings/tokens/?page=99", "51 items in all"],
-      ["/app/orgs/acme/workflows/wf-001/versions/?page=99", "1 items in all"],
+      ["/app/orgs/acme/workflows/wf-001/versions/?page=99", "(1 item in all)"],
       ["/app/orgs/acme/audit/?page=999", "items in all"],
     ];
     for (const [path, count] of cases) {

@@ -194,7 +194,11 @@ export const empty = (text: string) => h("p", { class: "empty" }, text);
  * on page 9 of a list of 16 would be false. The pager below leads back to the last page.
  */
 export const emptyPage = (count: number, text: string) =>
-  empty(count > 0 ? `This page is past the end of the list (${count} items in all).` : text);
+  empty(
+    count > 0
+      ? `This page is past the end of the list (${count} ${count === 1 ? "item" : "items"} in all).`
+      : text,
+  );
 
 /**
  * A column heading: shown, or (for a column whose cells say what they are: buttons, a badge) only
