@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { audit } from "../src/audit/append.ts";
 import { SYSTEM } from "../src/audit/actor.ts";
 import { verifyChain } from "../src/audit/verify.ts";
-import { get, run } from "../src/db/program.ts";
+import { each, get, run } from "../src/db/program.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { until } from "./helpers/fixtures.ts";
 import { type TestServer, call, startTestServer } from "./helpers/server.ts";
@@ -99,6 +99,38 @@ describe.skipIf(!onPostgres)("a group commit's audit entry and an org's suspensi
       before,
     );
     expect(entries.map((e) => e.action)).toEqual(["org.suspend", "run.cancel"]);
+    const v = await verifyChain(s.deps.db);
+    expect({ ok: v.ok, broken: v.broken }).toEqual({ ok: true, broken: null });
+  });
+  // The group's run writer sends its runs' findings and outbox rows as `each` (src/runs/final-rows.ts).
+  // The program that starts them stopped being counted before they were: for that moment the
+  // transaction read as quiet, and a waiting audit entry took the head before their statements.
+  test("programs started by `each` are waited for: the head is taken after their last statement", async () => {
+    const head = "SELECT coalesce((SELECT seq FROM audit_head WHERE id = 1), 0) AS seq";
+    const before = Number((await s.sql<{ seq: number | string }>(head))[0]!.seq);
+    const seen = await s.deps.db.txGroup([
+      () =>
+        audit(SYSTEM, {
+          action: "run.cancel",
+          org_id: null,
+          target_type: "run",
+          target_id: "each-run",
+          context: { reason: "test" },
+        }),
+      function* () {
+        const [a] = yield* each([
+          (function* () {
+            yield* get("SELECT 1 AS one");
+            return Number((yield* get<{ seq: number | string }>(head))!.seq);
+          })(),
+          (function* () {
+            return Number((yield* get<{ seq: number | string }>(head))!.seq);
+          })(),
+        ]);
+        return a;
+      },
+    ]);
+    expect(seen[1]).toBe(before);
     const v = await verifyChain(s.deps.db);
     expect({ ok: v.ok, broken: v.broken }).toEqual({ ok: true, broken: null });
   });

@@ -245,7 +245,12 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       const loaded = answer;
       return aside(q, () => loaded);
     }
-    if (o.op === "each") return aside(q, () => driveAll(q, o.programs));
+    if (o.op === "each") {
+      // Its programs counted before this one stops being: between the two the transaction read
+      // as quiet, and a waiting `alone` went ahead of their statements (as with `once` above).
+      const started = driveAll(q, o.programs);
+      return aside(q, () => started);
+    }
     if (o.op === "alone")
       return aside(q, async () => {
         // After the transaction's other statements (see `sending`), then behind the connection's
