@@ -13,6 +13,7 @@ import { SERVING_LOCK, serversHolding } from "../src/db/serving-lock.ts";
 import { createLogger } from "../src/lib/log.ts";
 import { startServer } from "../src/server.ts";
 import { emptyPgDatabase, onPostgres } from "./helpers/backend.ts";
+import { until } from "./helpers/fixtures.ts";
 import { call } from "./helpers/server.ts";
 
 const MAIN = `${import.meta.dir}/../src/main.ts`;
@@ -138,11 +139,10 @@ describe.skipIf(!onPostgres)("servers hold their PostgreSQL schema", () => {
     const [first] = await pids();
     expect(first).toBeGreaterThan(0);
     await sql.unsafe("SELECT pg_terminate_backend($1)", [first]);
-    for (let i = 0; i < 200; i++) {
+    await until(async () => {
       const now = await pids();
-      if (now.length === 1 && now[0] !== first) break;
-      await Bun.sleep(25);
-    }
+      return now.length === 1 && now[0] !== first;
+    }, "the lock taken again by a new session");
     const now = await pids();
     expect(now.length).toBe(1);
     expect(now[0]).not.toBe(first);
@@ -165,7 +165,7 @@ describe.skipIf(!onPostgres)("servers hold their PostgreSQL schema", () => {
         [LATEST + 1],
       );
     });
-    for (let i = 0; i < 400 && !told.length; i++) await Bun.sleep(25);
+    await until(() => told.length > 0, "the server told to stop");
     expect(told).toEqual([expect.stringContaining(`schema ${LATEST + 1}, this build knows ${LATEST}`)]);
     await Bun.sleep(200); // a few more checks' worth: told once, not at every check
     expect(told.length).toBe(1);
