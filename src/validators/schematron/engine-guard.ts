@@ -21,10 +21,10 @@ export class EngineGuard {
 
   constructor(readonly namespaces: Record<string, string>) {
     const prefixes = Object.keys(namespaces).filter((p) => namespaces[p]?.trim() === FONTOXPATH_NS);
+    // The prefix wherever it occurs: a `-` before it may be a minus, not part of a name
+    // (`0 -f:evaluate(…)` ran evaluate()); a needless match only costs the parse.
     this.#engine =
-      prefixes.length > 0
-        ? new RegExp(`(?:^|[^\\p{L}\\p{N}_.-])(?:${prefixes.map(literally).join("|")})\\s*:`, "u")
-        : null;
+      prefixes.length > 0 ? new RegExp(`(?:${prefixes.map(literally).join("|")})\\s*:`, "u") : null;
   }
 
   /** `expr`, or one that raises why it is not run (computed once per expression). */

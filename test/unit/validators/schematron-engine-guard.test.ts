@@ -22,6 +22,8 @@ const runStored = (test: string, ns = `<sch:ns prefix="f" uri="${FX}"/>`) => {
 
 test.each([
   ["f:version() = '3.34.0'", `calls f:version#0, ${ENGINE}`],
+  // A minus right before the prefix: `-` may be part of a name, but here it is an operator.
+  ["0 -f:evaluate('1', map{}) = -1", `calls f:evaluate#2, ${ENGINE}`],
   [`Q{ ${FX} }version() = '3.34.0'`, `calls Q{${FX}}version#0, ${ENGINE}`],
   [`'1' => Q{${FX}}evaluate(map{})`, `calls Q{${FX}}evaluate#2, ${ENGINE}`],
   [`let $f := Q{${FX}}version#0 return $f() = '3.34.0'`, `calls Q{${FX}}version#0, ${ENGINE}`],
