@@ -31,8 +31,12 @@ const BOOLEAN_OPERATOR = /^(?:!?=|<=?|>=?|<<|>>|\s(?:eq|ne|lt|le|gt|ge|is|and|or
 const NON_NUMERIC_FUNCTION =
   /^(?:fn:)?(?:not|exists|empty|boolean|contains|starts-with|ends-with|matches|true|false|normalize-space|string|lower-case|upper-case|local-name|name|namespace-uri|concat|substring|substring-before|substring-after|translate|string-join)\s*\(/;
 
-/** `position()` or `last()` anywhere outside a string literal. */
-const CONTEXT_POSITION = /(?<![\p{L}\p{N}_.-])(?:fn:)?(?:position|last)\s*\(/u;
+/**
+ * `position()` or `last()` anywhere outside a string literal. A `-` or `.` before it is not taken
+ * for part of a longer name: `3-last()` is a subtraction (it read as non-positional, and the
+ * rule matched the wrong nodes); a name that does end so only keeps the plain query.
+ */
+const CONTEXT_POSITION = /(?<![\p{L}\p{N}_])(?:fn:)?(?:position|last)\s*\(/u;
 const STRING_LITERAL = /"(?:[^"]|"")*"|'(?:[^']|'')*'/g;
 
 /**

@@ -179,6 +179,9 @@ describe("schematron: rules and patterns", () => {
     expect(fired("item[position() > 1]")).toEqual(["2", "4"]);
     expect(fired("a/item[position() = last()]")).toEqual(["2", "4"]);
     expect(fired("item[not(position() = 1)]")).toEqual(["2", "4"]);
+    // A minus right before the call: `3-last()` is 3 minus last(), not a name ending in -last.
+    expect(fired("item[@n = 3-last()]")).toEqual(["1"]);
+    expect(fired("item[@n = 6 -position()]")).toEqual(["4"]);
     expect(fired("item[@n != 'position()']")).toEqual(["1", "2", "3", "4"]);
     // In a test: `//item[position() = 1]` is the first item of each a.
     const counted = validate(
