@@ -188,7 +188,7 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
    * after deadlock_timeout. Waiting until the transaction's other programs are done or waiting
    * themselves, the head comes last in a group too (test/audit-group-lock-order.test.ts).
    */
-  const sending = new WeakMap<SQL, { n: number; quiet: (() => void)[] }>();
+  const sending = new WeakMap<SQL, { n: number; quiet: ((ended?: Error) => void)[] }>();
   // Counted only while the transaction lasts (inTx): a program of a group that failed may still
   // be running when the group has ended.
   const busy = (q: SQL) => {
@@ -205,7 +205,9 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
   /** Resolves once no program of the transaction is sending statements (the pool: at once). */
   const quiet = (q: SQL): Promise<void> => {
     const b = sending.get(q);
-    return !b || b.n === 0 ? Promise.resolve() : new Promise((r) => b.quiet.push(r));
+    return !b || b.n === 0
+      ? Promise.resolve()
+      : new Promise((resolve, reject) => b.quiet.push((ended) => (ended ? reject(ended) : resolve())));
   };
   /** `wait`, with this program counted as not sending meanwhile. */
   const aside = async <T>(q: SQL, wait: () => Promise<T>): Promise<T> => {
@@ -225,7 +227,11 @@ export function createPgDb(url: string, opts: PgOptions = {}): PgDb {
       return await work(t);
     } finally {
       onces.delete(t);
+      // A program still waiting when its group failed is refused, not left pending for good (it
+      // held its closure until the process ended) nor let through onto a finished transaction.
+      const waiting = sending.get(t)?.quiet ?? [];
       sending.delete(t);
+      for (const f of waiting) f(new Error("the transaction ended before this program could run"));
     }
   };
   const step = async (q: SQL, o: Op): Promise<unknown> => {
