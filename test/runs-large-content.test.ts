@@ -108,6 +108,8 @@ describe("content over 1 MiB", () => {
     });
     expect(queued.status).toBe(202);
     s = await restartTestServer(s, { retention_days: 1 });
+    // Swept once the server listens (src/runs/orphan-sweep.ts): the sweep its start began.
+    await s.deps.executor.orphanSweep();
     expect(await slices(orphan)).toBe(0);
     const done = await waitForRun(s, s.rootToken, queued.json.url);
     expect(done.status).toBe("succeeded");

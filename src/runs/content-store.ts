@@ -17,6 +17,14 @@ export const CONTENT_CHUNK_BYTES = 256 * 1024;
 
 export const isSliced = (bytes: number) => bytes > SLICED_ABOVE_BYTES;
 
+/** Slices one orphan statement reads at most (a range of content_chunks' key). */
+export const ORPHAN_SCAN = 2_000;
+/** The orphan sweep's statements, exported for the test of their plans. */
+export const ORPHANS =
+  "DELETE FROM content_chunks WHERE content_chunks.run_id >= CAST(? AS TEXT) AND content_chunks.run_id < CAST(? AS TEXT) AND NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)";
+export const ORPHAN_RANGE_END =
+  "SELECT run_id FROM content_chunks WHERE run_id > CAST(? AS TEXT) AND run_id < CAST(? AS TEXT) ORDER BY run_id LIMIT 1 OFFSET CAST(? AS INTEGER)";
+
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createContentStore(db: Db, batch: WriteBatcher) {
@@ -80,16 +88,24 @@ export function createContentStore(db: Db, batch: WriteBatcher) {
       });
     },
     /**
-     * At start: slices no submission counts on — their run was never written (a crash between the
-     * two writes), or its content was purged meanwhile. `before` (a run id, PostgreSQL): only
-     * slices of runs created before it — with several nodes, a younger run's slices may be a
-     * submission another node is writing right now. Run ids are UUIDv7: they sort by time.
+     * Slices no submission counts on — their run was never written (a crash between the two
+     * writes), or its content was purged meanwhile — among those of the runs from `from` up to
+     * `to` (by id, `to` excluded), all below the sweep's `before`: the slices of a run created
+     * from `before` on may be a submission being written right now. Run ids are UUIDv7: they sort by time. A range at a
+     * time (ORPHAN_SCAN slices, found by orphanRangeEnd), never the whole table: over 300,000
+     * slices one statement held the start 1.5 s warm and 4.3–4.7 s from a cold cache (2026-11-30).
      */
-    *removeOrphans(before?: string): Program<number> {
-      const orphan =
-        "DELETE FROM content_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r JOIN submissions s ON s.id = r.submission_id WHERE r.id = content_chunks.run_id AND s.content_chunks > 0)";
-      if (before === undefined) return yield* run(orphan);
-      return yield* run(`${orphan} AND content_chunks.run_id < CAST(? AS TEXT)`, before);
+    *removeOrphans(from: string, to: string): Program<number> {
+      return yield* run(ORPHANS, from, to);
+    },
+    /**
+     * The end (excluded) of the range from `from`: the slices of `from` and about `scan` after
+     * them, up to the next run id (always past `from`, so a sweep moves on whatever one run
+     * holds), or `before` when fewer remain below it.
+     */
+    *orphanRangeEnd(from: string, before: string, scan = ORPHAN_SCAN): Program<string> {
+      const row = yield* get<{ run_id: string }>(ORPHAN_RANGE_END, from, before, scan);
+      return row?.run_id ?? before;
     },
   };
 }

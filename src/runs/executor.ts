@@ -18,6 +18,7 @@ import { type FinalTx, createFinalCommit } from "./final-commit.ts";
 import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direct.ts";
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
+import { sweepOrphanContent } from "./orphan-sweep.ts";
 import type { GivenUpRun, JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, stepState, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
@@ -209,6 +210,8 @@ export function createExecutor(
   let again = false;
   /** Closed (shutdown began): no run starts here, and writes are no longer retried. */
   let closed = false;
+  /** The start's sweep of slices left without a run, once started (src/runs/orphan-sweep.ts). */
+  let orphanSweep: Promise<number> = Promise.resolve(0);
 
   const wake = (id: string) => {
     const set = waiters.get(id);
@@ -642,14 +645,21 @@ export function createExecutor(
     async start() {
       // One node (SQLite): every run left running was this process's, before it stopped. Several
       // nodes (PostgreSQL): only runs whose claim ran out; the others' runs are alive.
+      // Before anything of this process can create a run: the orphan sweep's bound (SQLite).
+      const startedAt = Date.now();
       const r = opts.shared
         ? await store.recoverExpired(opts.maxAttempts, givenUp, opts.node)
         : await store.recover(opts.maxAttempts, givenUp);
-      if (opts.shared) {
-        await store.refresh();
-        // An hour: far longer than any submission takes to write its slices and its run.
-        await store.removeOrphanContent(3_600_000);
-      }
+      if (opts.shared) await store.refresh();
+      // Not awaited: the server listens meanwhile (src/runs/orphan-sweep.ts). On one SQLite server
+      // every run created before this start is done writing; with several nodes, another may be
+      // writing one now: an hour is far longer than any submission takes to write its slices.
+      orphanSweep = sweepOrphanContent(
+        store,
+        log,
+        opts.shared ? startedAt - 3_600_000 : startedAt,
+        () => closed,
+      );
       afterGivenUp(r.failed);
       if (r.requeued || r.failed.length)
         log.info("recovered unfinished runs", { requeued: r.requeued, failed: r.failed.length });
@@ -936,7 +946,11 @@ export function createExecutor(
       // Let launch() continuations commit their final states or requeues before the database
       // closes (their writes are grouped, so they settle a tick later).
       await Promise.race([Promise.allSettled([...launches]), Bun.sleep(2000)]);
+      // It stops after its current range, before the database closes.
+      await orphanSweep;
     },
+    /** The start's sweep of slices without a run (tests await it); 0 before start. */
+    orphanSweep: () => orphanSweep,
   };
 }
 export type Executor = ReturnType<typeof createExecutor>;

@@ -16,7 +16,7 @@ import { dbNow, dbTimeIn } from "../db/clock.ts";
 import type { FinalTx } from "./executor.ts";
 import { now } from "../db/util.ts";
 import { WINDOW_MS, createWriteBatcher } from "./batch.ts";
-import { createContentStore, uuidv7Floor } from "./content-store.ts";
+import { createContentStore } from "./content-store.ts";
 import { type FinalRows, createFinalRowsWriter } from "./final-rows.ts";
 import { type Chunk, createFindingStore } from "./findings-store.ts";
 import { LINK_RUN, linkParams } from "./idempotency.ts";
@@ -722,18 +722,24 @@ export function createRunStore(db: Db, writer: WriterThread | null = null, commi
         const failed = [...(yield* giveUp("queued")), ...(yield* giveUp("running"))];
         if (failed.length && inTx) yield* inTx(failed);
         const requeued = yield* run("UPDATE runs SET status = 'queued' WHERE status = 'running'");
-        yield* contents.removeOrphans();
+        // Slices left without a run: after listening, a range at a time (src/runs/orphan-sweep.ts).
         return { requeued, failed, queued: yield* countQueued() };
       });
       queued = r.queued;
       return { requeued: r.requeued, failed: r.failed };
     },
     /**
-     * Several nodes (PostgreSQL), at start: content slices of runs never written, older than
-     * `minAgeMs` (a submission being written by another node is younger).
+     * Removes the orphan slices (content-store.ts removeOrphans) of one range of about `scan`
+     * slices from `from`, below `before`; returns where the next range starts, null past the last.
      */
-    async removeOrphanContent(minAgeMs: number): Promise<number> {
-      return db.exec(contents.removeOrphans(uuidv7Floor(Date.now() - minAgeMs)));
+    async removeOrphanContent(
+      from: string,
+      before: string,
+      scan?: number,
+    ): Promise<{ removed: number; next: string | null }> {
+      const to = await db.exec(contents.orphanRangeEnd(from, before, scan));
+      const removed = await db.exec(contents.removeOrphans(from, to));
+      return { removed, next: to === before ? null : to };
     },
     /**
      * Runs whose node stopped renewing its claim (it died, or lost the database for longer than a
