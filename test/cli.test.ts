@@ -1,8 +1,13 @@
 // The CLI as users run it: a real process on a temp data dir.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+// Each test runs up to ~30 `assay` processes one after another (24–26 s for the longest under a
+// CPU hog on 2 cores): the run's 60 s default would fail a machine 2.5× slower for its speed, not
+// for what the test checks. An upper bound on waiting, not a measure.
+setDefaultTimeout(300_000);
 
 const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
 const dataDir = join(dir, "data");
