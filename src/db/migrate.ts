@@ -21,6 +21,7 @@ import m0018 from "./migrations/0018_ids_never_reused.sql" with { type: "text" }
 import m0019 from "./migrations/0019_step_configs.sql" with { type: "text" };
 import m0020 from "./migrations/0020_web_session_indexes.sql" with { type: "text" };
 import m0021 from "./migrations/0021_pinned_documents.sql" with { type: "text" };
+import m0022 from "./migrations/0022_idempotency_in_progress.sql" with { type: "text" };
 import { pinnedDocumentsPostgres, pinnedDocumentsSqlite } from "./migrations/0021_pinned_documents.ts";
 import p0001 from "./migrations/postgres/0001_init.sql" with { type: "text" };
 import p0002 from "./migrations/postgres/0002_webhooks.sql" with { type: "text" };
@@ -39,6 +40,7 @@ import p0018 from "./migrations/postgres/0018_ids_never_reused.sql" with { type:
 import p0019 from "./migrations/postgres/0019_step_configs.sql" with { type: "text" };
 import p0020 from "./migrations/postgres/0020_web_session_indexes.sql" with { type: "text" };
 import p0021 from "./migrations/postgres/0021_pinned_documents.sql" with { type: "text" };
+import p0022 from "./migrations/postgres/0022_idempotency_in_progress.sql" with { type: "text" };
 import type { PgDb } from "./postgres.ts";
 import { assertForeignKeys, rebuildWithAutoincrement } from "./rebuild.ts";
 import { SERVING_LOCK, serversHolding } from "./serving-lock.ts";
@@ -127,6 +129,8 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: p0021,
     data: { sqlite: pinnedDocumentsSqlite, postgres: pinnedDocumentsPostgres },
   },
+  // An index only: an older node claims and answers keys as before, its writes keeping the index.
+  { version: 22, name: "idempotency_in_progress", sqlite: m0022, postgres: p0022, additive: true },
 ];
 
 export const LATEST = MIGRATIONS.at(-1)?.version ?? 0;

@@ -51,6 +51,15 @@ interface KeyRow {
   created_at: string;
 }
 
+/**
+ * What a SQLite server's start runs before it listens (releaseAbandoned): both read only the keys
+ * in progress, through the partial index idempotency_keys_in_progress (migration 22), not every
+ * key of the window.
+ */
+export const KEEP_LINKED =
+  "UPDATE idempotency_keys SET state = 'done' WHERE state = 'in_progress' AND body IS NOT NULL";
+export const FREE_ABANDONED = "DELETE FROM idempotency_keys WHERE state = 'in_progress'";
+
 /** 409 while the key's first request is being answered. */
 export const inProgress = () =>
   new AppError(
@@ -203,10 +212,8 @@ export function createIdempotencyStore(db: Db) {
      */
     async releaseAbandoned(): Promise<number> {
       return db.tx(function* () {
-        yield* run(
-          "UPDATE idempotency_keys SET state = 'done' WHERE state = 'in_progress' AND body IS NOT NULL",
-        );
-        return yield* run("DELETE FROM idempotency_keys WHERE state = 'in_progress'");
+        yield* run(KEEP_LINKED);
+        return yield* run(FREE_ABANDONED);
       });
     },
     /** A refused request's key is free again, unless its run was committed meanwhile. */
