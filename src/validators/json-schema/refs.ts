@@ -194,16 +194,12 @@ function locate(
   }
   const resources = new Map<unknown, string>();
   for (const [uri, r] of docs) resources.set(r.node, uri);
+  const segs = pointerSegments(hash);
+  if (!segs) return undefined;
   let node = res.node;
   let uri = doc;
   let rest: string[] = [];
-  for (const token of hash.slice(2).split("/")) {
-    let seg: string;
-    try {
-      seg = decodeURIComponent(token).replace(/~1/g, "/").replace(/~0/g, "~");
-    } catch {
-      return undefined;
-    }
+  for (const [token, seg] of segs) {
     if (typeof node !== "object" || node === null || !Object.hasOwn(node, seg)) return undefined;
     node = (node as Record<string, unknown>)[seg];
     rest.push(token);
@@ -252,16 +248,25 @@ export function absolutiseRefs(schema: unknown, rootUri: string, route: string):
   return named;
 }
 
-/** The value at a JSON Pointer fragment (`#/…`, percent-encoded) below `node`; undefined when none. */
-function valueAt(node: unknown, hash: string): unknown {
-  let cur = node;
+/** A JSON Pointer fragment's tokens (`#/…`) as written and decoded; undefined when one is not. */
+function pointerSegments(hash: string): [string, string][] | undefined {
+  const out: [string, string][] = [];
   for (const token of hash.slice(2).split("/")) {
-    let seg: string;
     try {
-      seg = decodeURIComponent(token).replace(/~1/g, "/").replace(/~0/g, "~");
+      out.push([token, decodeURIComponent(token).replace(/~1/g, "/").replace(/~0/g, "~")]);
     } catch {
       return undefined;
     }
+  }
+  return out;
+}
+
+/** The value at a JSON Pointer fragment (`#/…`, percent-encoded) below `node`; undefined when none. */
+function valueAt(node: unknown, hash: string): unknown {
+  const segs = pointerSegments(hash);
+  if (!segs) return undefined;
+  let cur = node;
+  for (const [, seg] of segs) {
     if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, seg)) return undefined;
     cur = (cur as Record<string, unknown>)[seg];
   }
