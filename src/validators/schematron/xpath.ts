@@ -257,6 +257,10 @@ function regexProblem(
   return why ? `calls ${shown}() with a pattern that can never run (${why})` : null;
 }
 
+/** An XPath 3.1 expression's syntax tree (fontoxpath's XML form); throws when it does not parse. */
+const parseXPath = (text: string): Element =>
+  fx.parseScript(text, { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE }, scratch()) as unknown as Element;
+
 /**
  * Parses one expression once; check.ts then checks its variables against each scope it runs in
  * (a pattern may run in several phases) without parsing it again.
@@ -268,11 +272,7 @@ export function analyseExpression(
 ): ExpressionFacts {
   let ast: Element;
   try {
-    ast = fx.parseScript(
-      text,
-      { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE },
-      scratch(),
-    ) as unknown as Element;
+    ast = parseXPath(text);
   } catch (e) {
     const first = ((e as Error).message ?? String(e)).split("\n")[0].replace(/^\d+:\s*/, "");
     return {
@@ -392,11 +392,7 @@ const CALLS = new Set(["functionCallExpr", "namedFunctionRef", "arrowExpr"]);
 export function engineProblems(text: string, namespaces: Record<string, string>): string[] {
   let ast: Element;
   try {
-    ast = fx.parseScript(
-      text,
-      { language: fx.evaluateXPath.XPATH_3_1_LANGUAGE },
-      scratch(),
-    ) as unknown as Element;
+    ast = parseXPath(text);
   } catch {
     return [];
   }
