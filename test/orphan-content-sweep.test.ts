@@ -6,7 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { all } from "../src/db/program.ts";
 import { createLogger } from "../src/lib/log.ts";
-import { ORPHANS, ORPHAN_RANGE_END, uuidv7Floor } from "../src/runs/content-store.ts";
+import { uuidv7 } from "../src/lib/uuid.ts";
+import { ORPHANS, ORPHAN_RANGE_END, SLICED_ABOVE_BYTES, uuidv7Floor } from "../src/runs/content-store.ts";
 import { sweepOrphanContent } from "../src/runs/orphan-sweep.ts";
 import { onPostgres } from "./helpers/backend.ts";
 import { createWorkflow } from "./helpers/fixtures.ts";
@@ -72,6 +73,39 @@ describe("slices without a run", () => {
       expect(await sweepOrphanContent(store, createLogger("silent"), Date.now(), () => true, 1)).toBe(0);
       expect(await slices(s, orphans[0]!)).toBe(1);
     } finally {
+      await s.close();
+    }
+  });
+
+  test("a run created after the start sorts after it even when the clock steps back, so the start's sweep spares its slices", async () => {
+    let s = await startTestServer();
+    const realNow = Date.now;
+    try {
+      await createWorkflow(s, s.rootToken, {
+        slug: "text",
+        allowed_file_types: ["TEXT"],
+        steps: [{ name: "size", validator: "text_rules", config: { max_bytes: 100_000_000 } }],
+      });
+      const startedBy = realNow();
+      s = await restartTestServer(s);
+      await s.deps.executor.orphanSweep();
+      // An NTP step back, an hour, before this process made any id: the start's sweep removes
+      // slices of ids below its start, and a sliced run's slices are written before its run.
+      Date.now = () => realNow() - 3_600_000;
+      const r = await call(s, "POST", "/api/v1/orgs/acme/workflows/text/runs/", {
+        token: s.rootToken,
+        raw: new Uint8Array(SLICED_ABOVE_BYTES + 1).fill(0x61),
+        headers: { "content-type": "text/plain", prefer: "respond-async" },
+      });
+      expect(r.status).toBe(202);
+      expect(r.json.id >= uuidv7Floor(startedBy)).toBe(true);
+      // A submission between its slices and its run, as the sweep the start began finds it.
+      const id = uuidv7();
+      await s.deps.runs.writeContent(id, new Uint8Array(SLICED_ABOVE_BYTES + 1));
+      expect(await sweepOrphanContent(s.deps.runs, createLogger("silent"), startedBy, () => false)).toBe(0);
+      expect(await slices(s, id)).toBe(5);
+    } finally {
+      Date.now = realNow;
       await s.close();
     }
   });

@@ -38,3 +38,16 @@ export function uuidv7(): string {
     `${t((b[o + 8]! & 0x3f) | 0x80)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`
   );
 }
+
+/**
+ * This thread's ids sort at or after the millisecond `ms` from now on, even if the clock steps
+ * back (an NTP step): the start's sweep of content slices without a run (src/runs/orphan-sweep.ts)
+ * takes every id below the start's time for a crash's leftover, and a sliced submission writes its
+ * slices before its run.
+ */
+export function uuidv7NotBefore(ms: number): void {
+  if (ms > lastMs) {
+    lastMs = ms;
+    seq = 0;
+  }
+}

@@ -19,6 +19,7 @@ import { type DirectRun, type FinalState, freshOf, runFromMemory } from "./direc
 import { type FreshRun, buildJob } from "./job.ts";
 import { createLeaseKeeper } from "./leases.ts";
 import { sweepOrphanContent } from "./orphan-sweep.ts";
+import { uuidv7NotBefore } from "../lib/uuid.ts";
 import type { GivenUpRun, JobSource, RunStore } from "./store.ts";
 import { applyOutcome, finalStatus, stepState, summarize } from "./summary.ts";
 import type { Run, RunStatus, RunStep } from "./types.ts";
@@ -647,6 +648,8 @@ export function createExecutor(
       // nodes (PostgreSQL): only runs whose claim ran out; the others' runs are alive.
       // Before anything of this process can create a run: the orphan sweep's bound (SQLite).
       const startedAt = Date.now();
+      // The runs this process creates from now on sort at or after it, whatever the clock does.
+      uuidv7NotBefore(startedAt);
       const r = opts.shared
         ? await store.recoverExpired(opts.maxAttempts, givenUp, opts.node)
         : await store.recover(opts.maxAttempts, givenUp);
