@@ -43,7 +43,9 @@ describe("the start's release of Idempotency-Keys left in progress", () => {
           return yield* all<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`);
         });
         const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
-        expect(text).toMatch(/(Bitmap Index|Index|Index Only) Scan (using|on) idempotency_keys_in_progress\b/);
+        expect(text).toMatch(
+          /(Bitmap Index|Index|Index Only) Scan (using|on) idempotency_keys_in_progress\b/,
+        );
         expect(text).not.toMatch(/Seq Scan/);
       }
     } finally {
