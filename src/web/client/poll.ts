@@ -10,24 +10,6 @@ import { errorNotice, notice } from "./ui.ts";
 
 export const POLL_MAX_MS = 30_000;
 
-/**
- * The wait between two polls, ended early by the view's signal: leaving the page clears the timer
- * (it lived on for up to 30 s after the page was gone, until 2026-11-30). Resolves either way; the
- * caller looks at the signal.
- */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 /** After a failed read: whether to stop, how long to wait before the next, and what to show. */
 export function afterFailedPoll(
   e: unknown,

@@ -20,7 +20,7 @@ import {
   tableRow,
   time,
 } from "../ui.ts";
-import { afterFailedPoll, pause } from "../poll.ts";
+import { afterFailedPoll } from "../poll.ts";
 import { type ContentView, contentViewer, goToLine } from "./content.ts";
 import { findingCounts } from "./runs.ts";
 
@@ -163,20 +163,6 @@ function refocus(f: FocusKey): void {
   el.focus();
 }
 
-/**
- * A polled run answer carries a step's first findings again; the pages "Show more" loaded after
- * them are kept (a step's findings do not change once it has them, so the same count means the
- * same findings).
- */
-function keepLoaded(was: Run, now: Run): Run {
-  for (const x of now.steps) {
-    const old = was.steps.find((o) => o.order === x.order);
-    if (old && old.findings_count === x.findings_count && old.findings.length > (x.findings?.length ?? 0))
-      x.findings = old.findings;
-  }
-  return now;
-}
-
 /** The formats the report endpoint offers; HTML is the heading's "HTML report" (a new tab). */
 const DOWNLOADS: Record<Exclude<ReportFormat, "html">, string> = {
   json: "JSON",
@@ -238,147 +224,105 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
   const content = h("div");
   const actions = h("div", { class: "actions" });
   let view: ContentView | null = null;
-  // What each part was last drawn from: a redraw rebuilds only the parts whose data changed, so a
-  // poll leaves a finished step's section, its loaded pages and the content view as the user left
-  // them (each poll that changed anything rebuilt all of it, back to the first 1000, until
-  // 2026-11-30).
-  const drawnFrom = new Map<HTMLElement, string>();
-  const changed = (part: HTMLElement, from: string) => {
-    if (drawnFrom.get(part) === from) return false;
-    drawnFrom.set(part, from);
-    return true;
-  };
-  const stepKey = (x: RunStep) => JSON.stringify({ ...x, findings: x.findings?.length ?? 0 });
-  const contentKey = () => JSON.stringify(run.steps.map((x) => [x.name, x.findings?.length ?? 0]));
   const draw = () => {
     const focus = whereFocus([summary, steps, content, actions]);
     drawParts();
-    // Only when the focused control was among the parts rebuilt (focus then falls to the body).
-    if (focus && (!document.activeElement || document.activeElement === document.body)) refocus(focus);
-  };
-  const drawSteps = () => {
-    if (!run.steps.length) {
-      if (changed(steps, "none")) mount(steps, empty("No steps."));
-      return;
-    }
-    const sections = [...steps.querySelectorAll<HTMLElement>(":scope > section.run-step")];
-    const section = (x: RunStep) => {
-      const el = stepSection(x, more);
-      drawnFrom.set(el, stepKey(x));
-      return el;
-    };
-    if (sections.length !== run.steps.length) {
-      drawnFrom.delete(steps);
-      mount(steps, run.steps.map(section));
-      return;
-    }
-    run.steps.forEach((x, i) => {
-      if (drawnFrom.get(sections[i]!) !== stepKey(x)) sections[i]!.replaceWith(section(x));
-    });
+    if (focus) refocus(focus);
   };
   const drawParts = () => {
     live.textContent = FINAL.has(run.status) ? `Finished: ${run.status.replace("_", " ")}.` : progress(run);
     const s = run.summary;
-    if (changed(summary, JSON.stringify({ ...run, steps: null })))
-      mount(
-        summary,
+    mount(
+      summary,
+      h(
+        "dl",
+        { class: "meta" },
+        h("dt", null, "Status"),
+        h("dd", null, badge(run.status)),
+        h("dt", null, "Workflow"),
         h(
-          "dl",
-          { class: "meta" },
-          h("dt", null, "Status"),
-          h("dd", null, badge(run.status)),
-          h("dt", null, "Workflow"),
+          "dd",
+          null,
+          h("a", { href: `/app/orgs/${org}/workflows/${run.workflow.slug}/` }, run.workflow.slug),
+          " · ",
+          // The version this run executed, as it was (by id: still there after a slug change).
           h(
-            "dd",
-            null,
-            h("a", { href: `/app/orgs/${org}/workflows/${run.workflow.slug}/` }, run.workflow.slug),
-            " · ",
-            // The version this run executed, as it was (by id: still there after a slug change).
-            h(
-              "a",
-              { href: `/app/orgs/${org}/workflows/${run.workflow.id}/versions/${run.workflow.version}/` },
-              `version ${run.workflow.version}`,
-            ),
+            "a",
+            { href: `/app/orgs/${org}/workflows/${run.workflow.id}/versions/${run.workflow.version}/` },
+            `version ${run.workflow.version}`,
           ),
-          h("dt", null, "File"),
-          h(
-            "dd",
-            null,
-            run.submission.filename ?? "(unnamed)",
-            ` · ${run.submission.file_type} · ${run.submission.content_type} · ${bytes(run.submission.size)}`,
-          ),
-          // The client's own fields, as JSON; bidirectional and invisible controls shown as escapes.
-          Object.keys(run.submission.metadata ?? {}).length
-            ? [
-                h("dt", null, "Metadata"),
+        ),
+        h("dt", null, "File"),
+        h(
+          "dd",
+          null,
+          run.submission.filename ?? "(unnamed)",
+          ` · ${run.submission.file_type} · ${run.submission.content_type} · ${bytes(run.submission.size)}`,
+        ),
+        // The client's own fields, as JSON; bidirectional and invisible controls shown as escapes.
+        Object.keys(run.submission.metadata ?? {}).length
+          ? [
+              h("dt", null, "Metadata"),
+              h(
+                "dd",
+                null,
                 h(
-                  "dd",
-                  null,
-                  h(
-                    "pre",
-                    { class: "code-block metadata" },
-                    showHiddenControls(JSON.stringify(run.submission.metadata, null, 2)),
-                  ),
+                  "pre",
+                  { class: "code-block metadata" },
+                  showHiddenControls(JSON.stringify(run.submission.metadata, null, 2)),
                 ),
-              ]
-            : null,
-          h("dt", null, "Submitted"),
-          h(
-            "dd",
-            null,
-            time(run.created_at),
-            run.created_by?.username ? ` by ${run.created_by.username}` : "",
-          ),
-          h("dt", null, "Duration"),
-          h("dd", null, duration(run.duration_ms)),
-          h("dt", null, "Reports"),
-          h("dd", null, reportLinks(path)),
-          h("dt", null, "Findings"),
-          h(
-            "dd",
-            null,
-            findingCounts(run),
-            s
-              ? `, ${s.infos} info · steps: ${s.steps_passed} passed, ${s.steps_failed} failed, ${s.steps_skipped} skipped`
-              : "",
-          ),
-        ),
-        s?.truncated
-          ? notice(
-              "warning",
-              h("p", null, "Some steps reported more findings than their limit; the list is truncated."),
-            )
+              ),
+            ]
           : null,
-        run.error ? notice("error", h("p", null, showHiddenControls(run.error))) : null,
-      );
-    drawSteps();
-    if (changed(content, contentKey())) {
-      view = text !== null ? contentViewer(text, run.steps) : null;
-      mount(content, view ? view.el : contentNote);
-    }
-    const mine = run.created_by?.username === me().username;
-    if (changed(actions, `${FINAL.has(run.status)}`))
-      mount(
-        actions,
-        // As the API decides: its creator (whatever their role now) or an Author.
-        !FINAL.has(run.status) && (mine || can(org, "author"))
-          ? h(
-              "button",
-              { type: "button", class: "button danger", "data-key": "cancel", onclick: cancel },
-              "Cancel run",
-            )
-          : null,
+        h("dt", null, "Submitted"),
+        h("dd", null, time(run.created_at), run.created_by?.username ? ` by ${run.created_by.username}` : ""),
+        h("dt", null, "Duration"),
+        h("dd", null, duration(run.duration_ms)),
+        h("dt", null, "Reports"),
+        h("dd", null, reportLinks(path)),
+        h("dt", null, "Findings"),
         h(
-          "a",
-          {
-            class: "button secondary",
-            href: `/api/v1/${path}report/?format=html`,
-            target: "_blank",
-            rel: "noopener",
-          },
-          "HTML report",
+          "dd",
+          null,
+          findingCounts(run),
+          s
+            ? `, ${s.infos} info · steps: ${s.steps_passed} passed, ${s.steps_failed} failed, ${s.steps_skipped} skipped`
+            : "",
         ),
-      );
+      ),
+      s?.truncated
+        ? notice(
+            "warning",
+            h("p", null, "Some steps reported more findings than their limit; the list is truncated."),
+          )
+        : null,
+      run.error ? notice("error", h("p", null, showHiddenControls(run.error))) : null,
+    );
+    mount(steps, run.steps.length ? run.steps.map((x) => stepSection(x, more)) : empty("No steps."));
+    view = text !== null ? contentViewer(text, run.steps) : null;
+    mount(content, view ? view.el : contentNote);
+    const mine = run.created_by?.username === me().username;
+    mount(
+      actions,
+      // As the API decides: its creator (whatever their role now) or an Author.
+      !FINAL.has(run.status) && (mine || can(org, "author"))
+        ? h(
+            "button",
+            { type: "button", class: "button danger", "data-key": "cancel", onclick: cancel },
+            "Cancel run",
+          )
+        : null,
+      h(
+        "a",
+        {
+          class: "button secondary",
+          href: `/api/v1/${path}report/?format=html`,
+          target: "_blank",
+          rel: "noopener",
+        },
+        "HTML report",
+      ),
+    );
   };
   /** The next page of a step's findings, appended to what the run answer carried. */
   const more = async (step: RunStep, section: HTMLElement, button: HTMLButtonElement) => {
@@ -406,9 +350,6 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
       step.findings.push(...added);
       appendFindings(step, section, added, more);
       view?.addFindings(step.name, added);
-      // The section and the content view now show these too: not a change for the next poll.
-      drawnFrom.set(section, stepKey(step));
-      drawnFrom.set(content, contentKey());
     } catch (e) {
       mount(problem, errorNotice(e));
     } finally {
@@ -429,11 +370,11 @@ export async function runDetailView(ctx: Ctx): Promise<Rendered> {
   void (async () => {
     let wait = 1000;
     while (!FINAL.has(run.status) && !ctx.signal.aborted) {
-      await pause(wait, ctx.signal);
+      await new Promise((r) => setTimeout(r, wait));
       if (ctx.signal.aborted) return;
       try {
         const before = JSON.stringify(run);
-        run = keepLoaded(run, await get<Run>(path, ctx.signal));
+        run = await get<Run>(path, ctx.signal);
         wait = 1000;
         pollProblem.replaceChildren();
         if (JSON.stringify(run) !== before) draw();

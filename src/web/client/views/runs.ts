@@ -5,7 +5,7 @@ import { type Page, enc, get, qs } from "../api.ts";
 import { type Child, field, h, mount, option } from "../dom.ts";
 import { type Ctx, type Rendered, navigate } from "../router.ts";
 import { refusedFilters, showErrors } from "../forms.ts";
-import { afterFailedPoll, pause } from "../poll.ts";
+import { afterFailedPoll } from "../poll.ts";
 import { FINAL, type Run, type Workflow } from "../types.ts";
 import { badge, duration, emptyPage, heading, pager, table, time } from "../ui.ts";
 
@@ -172,7 +172,7 @@ export async function runListView(ctx: Ctx): Promise<Rendered> {
     let last = data;
     let wait = 2000;
     while (last && !ctx.signal.aborted && last.results.some((r) => !FINAL.has(r.status))) {
-      await pause(wait, ctx.signal);
+      await new Promise((r) => setTimeout(r, wait));
       if (ctx.signal.aborted) return;
       try {
         const before = JSON.stringify(last);
